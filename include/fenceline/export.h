@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Symbol visibility and C++ linkage helpers shared by the public headers.
+ * Nothing in here is meant to be used by applications directly.
+ */
+#ifndef FENCELINE_EXPORT_H
+#define FENCELINE_EXPORT_H
+
+#if defined(FL_BUILDING_LIBRARY) && defined(__GNUC__)
+#define FL_EXPORT __attribute__((visibility("default")))
+#else
+#define FL_EXPORT
+#endif
+
+#ifdef __cplusplus
+#define FL_BEGIN_DECLS extern "C" {
+#define FL_END_DECLS   }
+#else
+#define FL_BEGIN_DECLS
+#define FL_END_DECLS
+#endif
+
+#endif /* FENCELINE_EXPORT_H */

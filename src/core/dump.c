@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The debug dump (layout documented in include/fenceline/debug.h), like the
+ * kernel's sync debugfs file: every live timeline with its pending points,
+ * then every live fence with its points.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <fenceline/debug.h>
+
+#include "core.h"
+
+static void print_status(FILE *out, int status, uint64_t ts)
+{
+	if (status == 0) {
+		fputs("active", out);
+		return;
+	}
+	if (status > 0)
+		fputs("signaled", out);
+	else
+		fprintf(out, "error %s", strerrorname_np(-status) ? strerrorname_np(-status) : "?");
+	fprintf(out, " @%" PRIu64 ".%09" PRIu64, ts / UINT64_C(1000000000),
+		ts % UINT64_C(1000000000));
+}
+
+static void pt_value(const struct fl_sync_pt *pt, char *buf, size_t size)
+{
+	if (pt->tl->ops->pt_value_str) {
+		buf[0] = '\0';
+		pt->tl->ops->pt_value_str(pt, buf, size);
+		buf[size - 1] = '\0';
+	} else {
+		snprintf(buf, size, "%" PRIu64, pt->value);
+	}
+}
+
+static int cmp_pts(const void *a, const void *b)
+{
+	return fl__pt_compare(*(struct fl_sync_pt *const *)a, *(struct fl_sync_pt *const *)b);
+}
+
+static void dump_timeline(FILE *out, struct fl_timeline *tl)
+{
+	char value[64] = "", pv[64];
+	struct fl_sync_pt **pts = NULL;
+	uint32_t n;
+
+	pthread_mutex_lock(&tl->lock);
+	if (tl->ops->timeline_value_str) {
+		tl->ops->timeline_value_str(tl, value, sizeof(value));
+		value[sizeof(value) - 1] = '\0';
+	}
+	n = tl->heap_len;
+	if (n) {
+		pts = malloc(n * sizeof(*pts));
+		if (pts) {
+			memcpy(pts, tl->heap, n * sizeof(*pts));
+			qsort(pts, n, sizeof(*pts), cmp_pts);
+		}
+	}
+	fprintf(out, "%s %s%s%s (%u pending)%s\n", tl->name, tl->ops->driver_name,
+		*value ? ": " : "", value, n, tl->dead ? " dead" : "");
+	for (uint32_t i = 0; pts && i < n; i++) {
+		pt_value(pts[i], pv, sizeof(pv));
+		fprintf(out, "  pt %s active\n", pv);
+	}
+	pthread_mutex_unlock(&tl->lock);
+	free(pts);
+	fputc('\n', out);
+}
+
+static void dump_fence(FILE *out, struct fl_fence *f)
+{
+	int status = fl__fence_compute_status(f);
+	int sticky = atomic_load(&f->status);
+
+	if (sticky)
+		status = sticky;
+	fprintf(out, "%s: ", f->name);
+	print_status(out, status, fl__fence_timestamp(f, status));
+	fputc('\n', out);
+	for (uint32_t i = 0; i < f->n; i++) {
+		struct fl_sync_pt *pt = f->m[i].pt;
+		char pv[64], tv[64] = "";
+		int s = atomic_load_explicit(&pt->status, memory_order_acquire);
+
+		pt_value(pt, pv, sizeof(pv));
+		if (pt->tl->ops->timeline_value_str) {
+			pthread_mutex_lock(&pt->tl->lock);
+			pt->tl->ops->timeline_value_str(pt->tl, tv, sizeof(tv));
+			pthread_mutex_unlock(&pt->tl->lock);
+			tv[sizeof(tv) - 1] = '\0';
+		}
+		fprintf(out, "  %s_pt %s%s%s ", pt->tl->name, pv, *tv ? " / " : "", tv);
+		print_status(out, s, atomic_load(&pt->timestamp_ns));
+		fputc('\n', out);
+	}
+	fputc('\n', out);
+}
+
+FL_EXPORT int fl_debug_dump(char **ret_text, size_t *ret_len)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out;
+
+	fl_return_if(!ret_text, -EINVAL);
+	out = open_memstream(&text, &len);
+	if (!out)
+		return -ENOMEM;
+	fl__registry_lock();
+	fputs("timelines:\n--------------\n", out);
+	for (struct fl_timeline *tl = fl__registry_timelines(); tl; tl = tl->reg_next)
+		dump_timeline(out, tl);
+	fputs("fences:\n--------------\n", out);
+	for (struct fl_fence *f = fl__registry_fences(); f; f = f->reg_next)
+		dump_fence(out, f);
+	fl__registry_unlock();
+	if (fclose(out) != 0 || !text) {
+		free(text);
+		return -ENOMEM;
+	}
+	*ret_text = text;
+	if (ret_len)
+		*ret_len = len;
+	return 0;
+}
+
+FL_EXPORT int fl_debug_print(FILE *out)
+{
+	char *text;
+	size_t len;
+	int r;
+
+	fl_return_if(!out, -EINVAL);
+	r = fl_debug_dump(&text, &len);
+	if (r < 0)
+		return r;
+	if (fwrite(text, 1, len, out) != len)
+		r = -EIO;
+	fflush(out);
+	free(text);
+	return r;
+}
+
+void fl__dump_on_timeout(void)
+{
+	const char *env = getenv("FENCELINE_DUMP_ON_TIMEOUT");
+
+	if (env && !strcmp(env, "0"))
+		return;
+	fputs("fenceline: fence wait timed out; sync state follows\n", stderr);
+	fl_debug_print(stderr);
+}

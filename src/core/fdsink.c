@@ -1,0 +1,502 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fence and timeline file descriptors.
+ *
+ * A fence fd is one end of an AF_UNIX stream socket pair; the core keeps
+ * the other end (a "sink"). When the fence completes, the core writes a
+ * 16-byte status record into the sink and shuts its write side down: every
+ * holder of the fd, in every process, sees POLLIN and can read the record
+ * with MSG_PEEK without consuming it. The sink stays open until every copy
+ * of the fd is closed, so holders see POLLIN and nothing else (no POLLHUP),
+ * like a kernel sync_file; a watcher thread notices the hang-up (EPOLLHUP
+ * on the sink) and releases the sink and the fence reference it held.
+ *
+ * A timeline fd is the same kind of pair, without records: the sink holds a
+ * timeline handle, dropped when the last copy of the fd is closed, which is
+ * what kills a timeline whose fd was closed even if nobody calls us again.
+ *
+ * fds are identified by the (st_dev, st_ino) of the user's end, which is
+ * the same for every dup and in every process.
+ */
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "core.h"
+
+#define RECORD_MAGIC 0x31464c46u /* "FLF1" */
+
+struct record {
+	uint32_t magic;
+	int32_t status;
+	uint64_t timestamp_ns;
+};
+
+enum sink_kind { SINK_FENCE, SINK_TIMELINE };
+
+struct fl__sink {
+	int fd; /* the core's end; -1 in a forked child */
+	dev_t dev;
+	ino_t ino;
+	enum sink_kind kind;
+	bool strong; /* holds a reference on fence (or a timeline handle) */
+	bool on_fence_list; /* on fence->sinks, under fence->lock */
+	struct fl_fence *fence; /* may be NULL: a weak sink whose fence is gone */
+	struct fl_timeline *tl;
+	struct fl__sink *next; /* fence->sinks, under fence->lock */
+	struct fl__sink *hash_next; /* under sink_lock */
+};
+
+static pthread_mutex_t sink_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct fl__sink **table;
+static size_t table_size, table_count;
+static int epfd = -1;
+static bool watcher_running;
+static bool atfork_done;
+
+struct fl__sink *fl__sink_next(struct fl__sink *s)
+{
+	return s->next;
+}
+
+void fl__sink_set_next(struct fl__sink *s, struct fl__sink *next)
+{
+	s->next = next;
+	s->on_fence_list = next != NULL;
+}
+
+static size_t bucket(dev_t dev, ino_t ino, size_t size)
+{
+	uint64_t h = (uint64_t)ino * 0x9e3779b97f4a7c15ull ^ (uint64_t)dev;
+
+	return (size_t)(h >> 17) & (size - 1);
+}
+
+/* Under sink_lock. */
+static int hash_insert(struct fl__sink *s)
+{
+	if (table_count + 1 > table_size / 2) {
+		size_t size = table_size ? table_size * 2 : 64;
+		struct fl__sink **t = calloc(size, sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		for (size_t i = 0; i < table_size; i++) {
+			struct fl__sink *e, *next;
+
+			for (e = table[i]; e; e = next) {
+				size_t b = bucket(e->dev, e->ino, size);
+
+				next = e->hash_next;
+				e->hash_next = t[b];
+				t[b] = e;
+			}
+		}
+		free(table);
+		table = t;
+		table_size = size;
+	}
+	size_t b = bucket(s->dev, s->ino, table_size);
+
+	s->hash_next = table[b];
+	table[b] = s;
+	table_count++;
+	return 0;
+}
+
+static void hash_remove(struct fl__sink *s)
+{
+	struct fl__sink **pp = &table[bucket(s->dev, s->ino, table_size)];
+
+	for (; *pp; pp = &(*pp)->hash_next) {
+		if (*pp == s) {
+			*pp = s->hash_next;
+			table_count--;
+			return;
+		}
+	}
+}
+
+static struct fl__sink *hash_find(dev_t dev, ino_t ino)
+{
+	if (!table_size)
+		return NULL;
+	for (struct fl__sink *s = table[bucket(dev, ino, table_size)]; s; s = s->hash_next)
+		if (s->ino == ino && s->dev == dev)
+			return s;
+	return NULL;
+}
+
+static void release_sink(struct fl__sink *s)
+{
+	struct fl_fence *f;
+
+	pthread_mutex_lock(&sink_lock);
+	hash_remove(s);
+	f = s->fence;
+	pthread_mutex_unlock(&sink_lock);
+
+	if (s->kind == SINK_FENCE && f && s->strong) {
+		/* The fence may still be pending: take the sink off its list first. */
+		pthread_mutex_lock(&f->lock);
+		if (s->on_fence_list) {
+			struct fl__sink **pp = &f->sinks;
+
+			while (*pp != s)
+				pp = &(*pp)->next;
+			*pp = s->next;
+			s->on_fence_list = false;
+		}
+		pthread_mutex_unlock(&f->lock);
+	}
+	if (s->fd >= 0) {
+		epoll_ctl(epfd, EPOLL_CTL_DEL, s->fd, NULL);
+		fl__close(s->fd);
+	}
+	if (s->kind == SINK_FENCE && f && s->strong)
+		fl_fence_unref(f);
+	if (s->kind == SINK_TIMELINE)
+		fl_timeline_unref(s->tl);
+	free(s);
+}
+
+static void *watcher(void *arg)
+{
+	int fd = (int)(intptr_t)arg;
+	struct epoll_event ev[32];
+
+	for (;;) {
+		int n = epoll_wait(fd, ev, FL_ARRAY_SIZE(ev), -1);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		for (int i = 0; i < n; i++)
+			release_sink(ev[i].data.ptr);
+	}
+	return NULL;
+}
+
+static void atfork_prepare(void)
+{
+	pthread_mutex_lock(&sink_lock);
+}
+
+static void atfork_parent(void)
+{
+	pthread_mutex_unlock(&sink_lock);
+}
+
+/*
+ * In a forked child, in-process objects are copies: the child must not keep
+ * the parent's sinks open (that would keep the parent's fds from ever
+ * hanging up) nor share its epoll set. Fence fds themselves stay valid.
+ */
+static void atfork_child(void)
+{
+	for (size_t i = 0; i < table_size; i++) {
+		for (struct fl__sink *s = table[i]; s; s = s->hash_next) {
+			if (s->fd >= 0)
+				close(s->fd);
+			s->fd = -1;
+		}
+	}
+	if (epfd >= 0)
+		close(epfd);
+	epfd = -1;
+	watcher_running = false;
+	pthread_mutex_unlock(&sink_lock);
+}
+
+/* Under sink_lock. */
+static int start_watcher_locked(void)
+{
+	pthread_attr_t attr;
+	pthread_t thread;
+	int fd, r;
+
+	if (watcher_running)
+		return 0;
+	if (!atfork_done) {
+		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+		atfork_done = true;
+	}
+	fd = epoll_create1(EPOLL_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	r = -pthread_create(&thread, &attr, watcher, (void *)(intptr_t)fd);
+	pthread_attr_destroy(&attr);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	epfd = fd;
+	watcher_running = true;
+	return 0;
+}
+
+/*
+ * Make a socket pair and a sink for it. On success the sink is registered
+ * and watched, and *ret_user_fd is the end to give out.
+ */
+static int sink_new(enum sink_kind kind, bool strong, struct fl_fence *f, struct fl_timeline *tl,
+		    struct fl__sink **ret_sink, int *ret_user_fd)
+{
+	struct epoll_event ev = { .events = 0 }; /* EPOLLHUP is always reported */
+	struct fl__sink *s;
+	int sv[2], r;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	r = fl__socketpair_cloexec(sv);
+	if (r < 0) {
+		free(s);
+		return r;
+	}
+	r = fl__fd_inode(sv[1], &s->dev, &s->ino);
+	if (r < 0)
+		goto fail;
+	s->fd = sv[0];
+	s->kind = kind;
+	s->strong = strong;
+	s->fence = f;
+	s->tl = tl;
+	ev.data.ptr = s;
+
+	pthread_mutex_lock(&sink_lock);
+	r = start_watcher_locked();
+	if (r == 0)
+		r = hash_insert(s);
+	if (r == 0 && epoll_ctl(epfd, EPOLL_CTL_ADD, s->fd, &ev) < 0) {
+		r = -errno;
+		hash_remove(s);
+	}
+	pthread_mutex_unlock(&sink_lock);
+	if (r < 0)
+		goto fail;
+	*ret_sink = s;
+	*ret_user_fd = sv[1];
+	return 0;
+fail:
+	fl__close(sv[0]);
+	fl__close(sv[1]);
+	free(s);
+	return r;
+}
+
+void fl__sink_write_locked(struct fl__sink *s, int status, uint64_t ts)
+{
+	struct record rec = { RECORD_MAGIC, status, ts };
+
+	if (s->fd < 0)
+		return;
+	/* Cannot block: 16 bytes into an empty socket. EPIPE when every holder is gone. */
+	(void)!send(s->fd, &rec, sizeof(rec), MSG_NOSIGNAL | MSG_DONTWAIT);
+	shutdown(s->fd, SHUT_WR);
+}
+
+void fl__sink_fence_destroyed(struct fl_fence *f)
+{
+	if (!f->own_sink)
+		return;
+	pthread_mutex_lock(&sink_lock);
+	f->own_sink->fence = NULL;
+	pthread_mutex_unlock(&sink_lock);
+	/* Its sink is released by the watcher once every copy of this fd is closed. */
+	fl__close(f->own_fd);
+}
+
+FL_EXPORT int fl_fence_export_fd(struct fl_fence *f, int *ret_fd)
+{
+	struct fl__sink *s;
+	bool link = false;
+	int fd, r, status;
+
+	fl_return_if(!f || !ret_fd, -EINVAL);
+	fl__fence_status(f); /* complete it now if its points already are */
+	r = sink_new(SINK_FENCE, true, fl_fence_ref(f), NULL, &s, &fd);
+	if (r < 0) {
+		fl_fence_unref(f);
+		return r;
+	}
+	pthread_mutex_lock(&f->lock);
+	if (f->completed) {
+		status = atomic_load(&f->status);
+		fl__sink_write_locked(s, status, fl__fence_timestamp(f, status));
+	} else {
+		s->next = f->sinks;
+		s->on_fence_list = true;
+		f->sinks = s;
+		link = !atomic_load(&f->status) && fl__fence_arm_locked(f);
+	}
+	pthread_mutex_unlock(&f->lock);
+	if (link)
+		fl__fence_link_members(f);
+	*ret_fd = fd;
+	return 0;
+}
+
+FL_EXPORT int fl_fence_get_fd(struct fl_fence *f)
+{
+	struct fl__sink *s;
+	bool link = false;
+	int fd, r, status;
+
+	fl_return_if(!f, -EINVAL);
+	fl__fence_status(f);
+	pthread_mutex_lock(&f->lock);
+	if (f->own_fd >= 0) {
+		fd = f->own_fd;
+		pthread_mutex_unlock(&f->lock);
+		return fd;
+	}
+	/* Weak: the fence itself holds the user end, so the sink must not hold the fence. */
+	r = sink_new(SINK_FENCE, false, f, NULL, &s, &fd);
+	if (r < 0) {
+		pthread_mutex_unlock(&f->lock);
+		return r;
+	}
+	f->own_sink = s;
+	f->own_fd = fd;
+	if (f->completed) {
+		status = atomic_load(&f->status);
+		fl__sink_write_locked(s, status, fl__fence_timestamp(f, status));
+	} else if (!atomic_load(&f->status)) {
+		link = fl__fence_arm_locked(f);
+	}
+	pthread_mutex_unlock(&f->lock);
+	if (link)
+		fl__fence_link_members(f);
+	return fd;
+}
+
+static int lookup(int fd, enum sink_kind kind, struct fl__sink **ret)
+{
+	dev_t dev;
+	ino_t ino;
+	int r = fl__fd_inode(fd, &dev, &ino);
+	struct fl__sink *s;
+
+	if (r < 0)
+		return r == -EBADF || r == -ENOTTY ? r : -EBADF;
+	s = hash_find(dev, ino);
+	if (!s || s->kind != kind)
+		return -ENOTTY;
+	*ret = s;
+	return 0;
+}
+
+FL_EXPORT int fl_fence_from_fd(int fd, struct fl_fence **ret_fence)
+{
+	struct fl__sink *s;
+	int r;
+
+	fl_return_if(!ret_fence, -EINVAL);
+	pthread_mutex_lock(&sink_lock);
+	r = lookup(fd, SINK_FENCE, &s);
+	if (r == 0 && !(s->fence && fl__fence_ref_unless_zero(s->fence)))
+		r = -ENOTTY;
+	if (r == 0)
+		*ret_fence = s->fence;
+	pthread_mutex_unlock(&sink_lock);
+	return r;
+}
+
+FL_EXPORT int fl_timeline_export_fd(struct fl_timeline *tl, int *ret_fd)
+{
+	struct fl__sink *s;
+	int fd, r;
+
+	fl_return_if(!tl || !ret_fd, -EINVAL);
+	r = sink_new(SINK_TIMELINE, true, NULL, fl_timeline_ref(tl), &s, &fd);
+	if (r < 0) {
+		fl_timeline_unref(tl);
+		return r;
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
+FL_EXPORT int fl_timeline_from_fd(int fd, struct fl_timeline **ret_timeline)
+{
+	struct fl__sink *s;
+	int r;
+
+	fl_return_if(!ret_timeline, -EINVAL);
+	pthread_mutex_lock(&sink_lock);
+	r = lookup(fd, SINK_TIMELINE, &s);
+	if (r == 0)
+		*ret_timeline = fl_timeline_ref(s->tl);
+	pthread_mutex_unlock(&sink_lock);
+	return r;
+}
+
+static int is_unix_stream(int fd)
+{
+	int v;
+	socklen_t len = sizeof(v);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &v, &len) < 0 || v != AF_UNIX)
+		return 0;
+	len = sizeof(v);
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &len) < 0 || v != SOCK_STREAM)
+		return 0;
+	return 1;
+}
+
+FL_EXPORT int fl_fence_fd_get_status(int fd)
+{
+	struct record rec;
+	ssize_t n;
+
+	fl_return_if(fd < 0, -EBADF);
+	n = recv(fd, &rec, sizeof(rec), MSG_PEEK | MSG_DONTWAIT);
+	if (n == (ssize_t)sizeof(rec))
+		return rec.magic == RECORD_MAGIC ? rec.status : -ENOTTY;
+	if (n == 0)
+		return is_unix_stream(fd) ? -ECONNRESET : -ENOTTY;
+	if (n > 0)
+		return -ENOTTY;
+	switch (errno) {
+	case EAGAIN:
+		return is_unix_stream(fd) ? FL_STATUS_ACTIVE : -ENOTTY;
+	case EBADF:
+		return -EBADF;
+	default:
+		return -ENOTTY;
+	}
+}
+
+FL_EXPORT int fl_fence_fd_wait(int fd, int timeout_ms)
+{
+	uint64_t deadline = timeout_ms > 0 ? fl__now_ns() + (uint64_t)timeout_ms * 1000000ull : 0;
+	int s = fl_fence_fd_get_status(fd);
+
+	while (s == FL_STATUS_ACTIVE) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int left = timeout_ms, r;
+
+		if (timeout_ms > 0) {
+			uint64_t now = fl__now_ns();
+
+			left = now >= deadline ? 0 : (int)((deadline - now + 999999) / 1000000);
+		}
+		r = poll(&p, 1, left);
+		if (r < 0 && errno != EINTR)
+			return -errno;
+		if (r == 0)
+			return -ETIME;
+		if (r > 0 && (p.revents & POLLNVAL))
+			return -EBADF;
+		s = fl_fence_fd_get_status(fd);
+	}
+	return s == FL_STATUS_SIGNALED ? 0 : s;
+}

@@ -1,0 +1,402 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Timelines and sync points: pending points live in a per-timeline min-heap
+ * ordered by the driver's signal order, so a signal looks only at points
+ * that can have changed: the earliest pending ones, stopping at the first
+ * that has not signalled (O(k log n) for k of n points).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+
+static atomic_uint_least64_t next_timeline_id = 1;
+
+int fl__pt_compare(const struct fl_sync_pt *a, const struct fl_sync_pt *b)
+{
+	const struct fl_timeline_ops *ops = a->tl->ops;
+
+	if (ops->compare)
+		return ops->compare(a, b);
+	return a->value < b->value ? -1 : a->value > b->value;
+}
+
+/* Heap helpers; callers hold tl->lock. */
+static void heap_set(struct fl_timeline *tl, uint32_t i, struct fl_sync_pt *pt)
+{
+	tl->heap[i] = pt;
+	pt->heap_idx = i;
+}
+
+static void heap_up(struct fl_timeline *tl, uint32_t i)
+{
+	struct fl_sync_pt *pt = tl->heap[i];
+
+	while (i > 0) {
+		uint32_t parent = (i - 1) / 2;
+
+		if (fl__pt_compare(tl->heap[parent], pt) <= 0)
+			break;
+		heap_set(tl, i, tl->heap[parent]);
+		i = parent;
+	}
+	heap_set(tl, i, pt);
+}
+
+static void heap_down(struct fl_timeline *tl, uint32_t i)
+{
+	struct fl_sync_pt *pt = tl->heap[i];
+
+	for (;;) {
+		uint32_t child = 2 * i + 1;
+
+		if (child >= tl->heap_len)
+			break;
+		if (child + 1 < tl->heap_len &&
+		    fl__pt_compare(tl->heap[child + 1], tl->heap[child]) < 0)
+			child++;
+		if (fl__pt_compare(pt, tl->heap[child]) <= 0)
+			break;
+		heap_set(tl, i, tl->heap[child]);
+		i = child;
+	}
+	heap_set(tl, i, pt);
+}
+
+static int heap_insert(struct fl_timeline *tl, struct fl_sync_pt *pt)
+{
+	if (tl->heap_len == tl->heap_cap) {
+		uint32_t cap = tl->heap_cap ? tl->heap_cap * 2 : 8;
+		struct fl_sync_pt **heap = realloc(tl->heap, cap * sizeof(*heap));
+
+		if (!heap)
+			return -ENOMEM;
+		tl->heap = heap;
+		tl->heap_cap = cap;
+	}
+	heap_set(tl, tl->heap_len++, pt);
+	heap_up(tl, tl->heap_len - 1);
+	return 0;
+}
+
+static void heap_remove(struct fl_timeline *tl, struct fl_sync_pt *pt)
+{
+	uint32_t i = pt->heap_idx;
+	struct fl_sync_pt *last;
+
+	pt->heap_idx = FL__NOT_QUEUED;
+	last = tl->heap[--tl->heap_len];
+	if (i == tl->heap_len)
+		return;
+	heap_set(tl, i, last);
+	if (i > 0 && fl__pt_compare(tl->heap[(i - 1) / 2], last) > 0)
+		heap_up(tl, i);
+	else
+		heap_down(tl, i);
+}
+
+void fl__timeline_mem_ref(struct fl_timeline *tl)
+{
+	atomic_fetch_add_explicit(&tl->refs, 1, memory_order_relaxed);
+}
+
+void fl__timeline_mem_unref(struct fl_timeline *tl)
+{
+	if (atomic_fetch_sub_explicit(&tl->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	fl__registry_del_timeline(tl);
+	if (tl->ops->release_timeline)
+		tl->ops->release_timeline(tl);
+	pthread_mutex_destroy(&tl->lock);
+	free(tl->heap);
+	free(tl);
+}
+
+FL_EXPORT int fl_timeline_create(const struct fl_timeline_ops *ops, const char *name,
+				 void *driver_data, struct fl_timeline **ret_timeline)
+{
+	struct fl_timeline *tl;
+
+	fl_return_if(!ops || !ops->driver_name || !ops->has_signaled || !ret_timeline, -EINVAL);
+	tl = calloc(1, sizeof(*tl));
+	if (!tl)
+		return -ENOMEM;
+	atomic_init(&tl->handles, 1);
+	atomic_init(&tl->refs, 1);
+	tl->ops = ops;
+	tl->driver_data = driver_data;
+	tl->id = atomic_fetch_add(&next_timeline_id, 1);
+	fl__name_copy(tl->name, sizeof(tl->name), name ? name : ops->driver_name);
+	pthread_mutex_init(&tl->lock, NULL);
+	fl__registry_add_timeline(tl);
+	*ret_timeline = tl;
+	return 0;
+}
+
+/* Status a pending point gets now, under tl->lock: has_signaled, or -ENOENT once dead. */
+static int check_locked(struct fl_timeline *tl, struct fl_sync_pt *pt)
+{
+	int r = tl->ops->has_signaled(pt);
+
+	if (r > 0)
+		r = FL_STATUS_SIGNALED;
+	if (r == 0 && tl->dead)
+		r = -ENOENT;
+	return r;
+}
+
+static void set_status_locked(struct fl_sync_pt *pt, int status, uint64_t ts)
+{
+	atomic_store_explicit(&pt->timestamp_ns, ts, memory_order_relaxed);
+	atomic_store_explicit(&pt->status, status, memory_order_release);
+}
+
+void fl__pt_activate_locked(struct fl_sync_pt *pt)
+{
+	struct fl_timeline *tl = pt->tl;
+	int r = check_locked(tl, pt);
+
+	if (r == 0 && heap_insert(tl, pt) == 0)
+		return;
+	/* Out of memory for the heap: fail the point rather than lose a wake-up. */
+	set_status_locked(pt, r ? r : -ENOMEM, fl__now_ns());
+}
+
+/*
+ * One signal pass under tl->lock: complete the earliest pending points that
+ * have signalled and collect the fences that became complete (with a ref).
+ */
+static int signal_locked(struct fl_timeline *tl, struct fl_fence **list)
+{
+	uint64_t ts = 0;
+	int count = 0;
+
+	while (tl->heap_len) {
+		struct fl_sync_pt *pt = tl->heap[0];
+		struct fl__member *m;
+		int r = check_locked(tl, pt);
+
+		if (r == 0)
+			break;
+		heap_remove(tl, pt);
+		if (!ts)
+			ts = fl__now_ns();
+		set_status_locked(pt, r, ts);
+		count++;
+		while ((m = pt->waiters)) {
+			pt->waiters = m->next;
+			if (m->next)
+				m->next->pprev = &pt->waiters;
+			m->next = NULL;
+			m->pprev = NULL;
+			if (fl__member_done(m->fence, r) && fl__fence_ref_unless_zero(m->fence)) {
+				m->fence->complete_next = *list;
+				*list = m->fence;
+			}
+		}
+	}
+	return count;
+}
+
+void fl__complete_list(struct fl_fence *list)
+{
+	/* The list is LIFO; reverse it so fences complete in point order. */
+	struct fl_fence *rev = NULL;
+
+	while (list) {
+		struct fl_fence *next = list->complete_next;
+
+		list->complete_next = rev;
+		rev = list;
+		list = next;
+	}
+	while (rev) {
+		struct fl_fence *next = rev->complete_next;
+
+		rev->complete_next = NULL;
+		fl__fence_complete(rev);
+		fl_fence_unref(rev);
+		rev = next;
+	}
+}
+
+FL_EXPORT int fl_timeline_signal(struct fl_timeline *tl)
+{
+	struct fl_fence *list = NULL;
+	int count;
+
+	fl_return_if(!tl, -EINVAL);
+	pthread_mutex_lock(&tl->lock);
+	count = signal_locked(tl, &list);
+	pthread_mutex_unlock(&tl->lock);
+	fl__complete_list(list);
+	return count;
+}
+
+static void kill_timeline(struct fl_timeline *tl)
+{
+	struct fl_fence *list = NULL;
+
+	pthread_mutex_lock(&tl->lock);
+	if (tl->dead) {
+		pthread_mutex_unlock(&tl->lock);
+		return;
+	}
+	tl->dead = true;
+	signal_locked(tl, &list);
+	pthread_mutex_unlock(&tl->lock);
+	fl__complete_list(list);
+}
+
+FL_EXPORT struct fl_timeline *fl_timeline_ref(struct fl_timeline *tl)
+{
+	if (tl)
+		atomic_fetch_add_explicit(&tl->handles, 1, memory_order_relaxed);
+	return tl;
+}
+
+FL_EXPORT struct fl_timeline *fl_timeline_unref(struct fl_timeline *tl)
+{
+	if (!tl)
+		return NULL;
+	if (atomic_fetch_sub_explicit(&tl->handles, 1, memory_order_acq_rel) != 1)
+		return NULL;
+	kill_timeline(tl);
+	fl__timeline_mem_unref(tl);
+	return NULL;
+}
+
+FL_EXPORT void fl_timeline_destroy(struct fl_timeline *tl)
+{
+	if (!tl)
+		return;
+	kill_timeline(tl);
+	fl_timeline_unref(tl);
+}
+
+FL_EXPORT const char *fl_timeline_get_name(const struct fl_timeline *tl)
+{
+	return tl ? tl->name : "";
+}
+
+FL_EXPORT const char *fl_timeline_get_driver_name(const struct fl_timeline *tl)
+{
+	return tl ? tl->ops->driver_name : "";
+}
+
+FL_EXPORT uint64_t fl_timeline_get_id(const struct fl_timeline *tl)
+{
+	return tl ? tl->id : 0;
+}
+
+FL_EXPORT int fl_timeline_is_alive(const struct fl_timeline *tl)
+{
+	struct fl_timeline *t = (struct fl_timeline *)tl;
+	int alive;
+
+	fl_return_if(!tl, -EINVAL);
+	pthread_mutex_lock(&t->lock);
+	alive = !t->dead;
+	pthread_mutex_unlock(&t->lock);
+	return alive;
+}
+
+FL_EXPORT int fl_timeline_get_pending_count(struct fl_timeline *tl)
+{
+	int n;
+
+	fl_return_if(!tl, -EINVAL);
+	pthread_mutex_lock(&tl->lock);
+	n = (int)tl->heap_len;
+	pthread_mutex_unlock(&tl->lock);
+	return n;
+}
+
+FL_EXPORT int fl_timeline_get_value_str(struct fl_timeline *tl, char *buf, size_t size)
+{
+	fl_return_if(!tl || !buf || !size, -EINVAL);
+	buf[0] = '\0';
+	if (tl->ops->timeline_value_str) {
+		pthread_mutex_lock(&tl->lock);
+		tl->ops->timeline_value_str(tl, buf, size);
+		pthread_mutex_unlock(&tl->lock);
+		buf[size - 1] = '\0';
+	}
+	return 0;
+}
+
+FL_EXPORT void *fl_timeline_get_driver_data(const struct fl_timeline *tl)
+{
+	return tl ? tl->driver_data : NULL;
+}
+
+FL_EXPORT const struct fl_timeline_ops *fl_timeline_get_ops(const struct fl_timeline *tl)
+{
+	return tl ? tl->ops : NULL;
+}
+
+struct fl_sync_pt *fl__pt_alloc(struct fl_timeline *tl, uint64_t value)
+{
+	struct fl_sync_pt *pt = calloc(1, sizeof(*pt) + tl->ops->pt_data_size);
+
+	if (!pt)
+		return NULL;
+	pt->tl = tl;
+	atomic_init(&pt->refs, 1);
+	pt->value = value;
+	pt->heap_idx = FL__NOT_QUEUED;
+	fl__timeline_mem_ref(tl);
+	return pt;
+}
+
+void fl__pt_ref(struct fl_sync_pt *pt)
+{
+	atomic_fetch_add_explicit(&pt->refs, 1, memory_order_relaxed);
+}
+
+void fl__pt_unref(struct fl_sync_pt *pt)
+{
+	struct fl_timeline *tl = pt->tl;
+
+	if (atomic_fetch_sub_explicit(&pt->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	/*
+	 * Nobody can wait on it any more: drop it from the pending heap. The
+	 * lock is taken even for a completed point so that a signal pass still
+	 * looking at it has finished before it is freed.
+	 */
+	pthread_mutex_lock(&tl->lock);
+	if (pt->heap_idx != FL__NOT_QUEUED)
+		heap_remove(tl, pt);
+	pthread_mutex_unlock(&tl->lock);
+	if (tl->ops->release_pt)
+		tl->ops->release_pt(pt);
+	free(pt);
+	fl__timeline_mem_unref(tl);
+}
+
+FL_EXPORT uint64_t fl_sync_pt_get_value(const struct fl_sync_pt *pt)
+{
+	return pt ? pt->value : 0;
+}
+
+FL_EXPORT struct fl_timeline *fl_sync_pt_get_timeline(const struct fl_sync_pt *pt)
+{
+	return pt ? pt->tl : NULL;
+}
+
+FL_EXPORT void *fl_sync_pt_get_driver_data(const struct fl_sync_pt *pt)
+{
+	if (!pt || !pt->tl->ops->pt_data_size)
+		return NULL;
+	return (void *)pt->data;
+}
+
+FL_EXPORT int fl_sync_pt_get_status(const struct fl_sync_pt *pt)
+{
+	if (!pt)
+		return -EINVAL;
+	return atomic_load_explicit(&((struct fl_sync_pt *)pt)->status, memory_order_acquire);
+}

@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sw_sync: a timeline whose value is a counter that software advances, like
+ * the kernel's drivers/dma-buf/sw_sync.c. Written against the public driver
+ * API only: the core does the ordering, waiting and bookkeeping; this file
+ * only says whether the counter has passed a point.
+ */
+#define FL_USE_UNSTABLE_DRIVER_API
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <fenceline/driver/timeline.h>
+#include <fenceline/sw_sync.h>
+
+struct sw_timeline {
+	_Atomic uint64_t value;
+	unsigned int flags;
+};
+
+static struct sw_timeline *sw_of(const struct fl_timeline *tl)
+{
+	return fl_timeline_get_driver_data(tl);
+}
+
+static int has_signaled64(struct fl_sync_pt *pt)
+{
+	const struct sw_timeline *sw = sw_of(fl_sync_pt_get_timeline(pt));
+
+	return atomic_load(&sw->value) >= fl_sync_pt_get_value(pt);
+}
+
+/* The kernel's comparison: a 32-bit signed difference, so values wrap around. */
+static int cmp32(uint32_t a, uint32_t b)
+{
+	if (a == b)
+		return 0;
+	return (int32_t)(a - b) < 0 ? -1 : 1;
+}
+
+static int has_signaled32(struct fl_sync_pt *pt)
+{
+	const struct sw_timeline *sw = sw_of(fl_sync_pt_get_timeline(pt));
+
+	return cmp32((uint32_t)atomic_load(&sw->value), (uint32_t)fl_sync_pt_get_value(pt)) >= 0;
+}
+
+static int compare32(const struct fl_sync_pt *a, const struct fl_sync_pt *b)
+{
+	return cmp32((uint32_t)fl_sync_pt_get_value(a), (uint32_t)fl_sync_pt_get_value(b));
+}
+
+static int fill_driver_data(const struct fl_sync_pt *pt, void *data, size_t size)
+{
+	uint32_t v = (uint32_t)fl_sync_pt_get_value(pt);
+
+	if (size < sizeof(v))
+		return -ENOMEM;
+	memcpy(data, &v, sizeof(v));
+	return sizeof(v);
+}
+
+static void timeline_value_str64(struct fl_timeline *tl, char *str, size_t size)
+{
+	snprintf(str, size, "%" PRIu64, (uint64_t)atomic_load(&sw_of(tl)->value));
+}
+
+static void timeline_value_str32(struct fl_timeline *tl, char *str, size_t size)
+{
+	/* The kernel prints its counter as a signed int. */
+	snprintf(str, size, "%d", (int32_t)(uint32_t)atomic_load(&sw_of(tl)->value));
+}
+
+static void pt_value_str64(const struct fl_sync_pt *pt, char *str, size_t size)
+{
+	snprintf(str, size, "%" PRIu64, fl_sync_pt_get_value(pt));
+}
+
+static void pt_value_str32(const struct fl_sync_pt *pt, char *str, size_t size)
+{
+	snprintf(str, size, "%u", (uint32_t)fl_sync_pt_get_value(pt));
+}
+
+static void release_timeline(struct fl_timeline *tl)
+{
+	free(sw_of(tl));
+}
+
+static const struct fl_timeline_ops sw_sync_ops64 = {
+	.driver_name = "sw_sync",
+	.has_signaled = has_signaled64,
+	.fill_driver_data = fill_driver_data,
+	.timeline_value_str = timeline_value_str64,
+	.pt_value_str = pt_value_str64,
+	.release_timeline = release_timeline,
+};
+
+static const struct fl_timeline_ops sw_sync_ops32 = {
+	.driver_name = "sw_sync",
+	.has_signaled = has_signaled32,
+	.compare = compare32,
+	.fill_driver_data = fill_driver_data,
+	.timeline_value_str = timeline_value_str32,
+	.pt_value_str = pt_value_str32,
+	.release_timeline = release_timeline,
+};
+
+FL_EXPORT int fl_timeline_is_sw_sync(const struct fl_timeline *tl)
+{
+	const struct fl_timeline_ops *ops = fl_timeline_get_ops(tl);
+
+	return ops == &sw_sync_ops64 || ops == &sw_sync_ops32;
+}
+
+FL_EXPORT int fl_sw_sync_timeline_create(const char *name, unsigned int flags,
+					 struct fl_timeline **ret_timeline)
+{
+	struct sw_timeline *sw;
+	int r;
+
+	if (!ret_timeline || (flags & ~(unsigned int)FL_SW_SYNC_32BIT))
+		return -EINVAL;
+	sw = calloc(1, sizeof(*sw));
+	if (!sw)
+		return -ENOMEM;
+	sw->flags = flags;
+	r = fl_timeline_create((flags & FL_SW_SYNC_32BIT) ? &sw_sync_ops32 : &sw_sync_ops64,
+			       name ? name : "sw_sync", sw, ret_timeline);
+	if (r < 0)
+		free(sw);
+	return r;
+}
+
+FL_EXPORT int fl_sw_sync_timeline_inc(struct fl_timeline *tl, uint64_t count)
+{
+	struct sw_timeline *sw;
+
+	if (!tl || !fl_timeline_is_sw_sync(tl))
+		return -EINVAL;
+	if (fl_timeline_is_alive(tl) != 1)
+		return -ENOENT;
+	sw = sw_of(tl);
+	if (!(sw->flags & FL_SW_SYNC_32BIT)) {
+		atomic_fetch_add(&sw->value, count);
+		fl_timeline_signal(tl);
+		return 0;
+	}
+	/*
+	 * Like the kernel, apply increments above INT_MAX in INT_MAX steps, so
+	 * that the wrap-around comparison sees every point passed on the way.
+	 */
+	count = (uint32_t)count;
+	do {
+		uint64_t step = count > INT_MAX ? INT_MAX : count;
+
+		atomic_fetch_add(&sw->value, step);
+		fl_timeline_signal(tl);
+		count -= step;
+	} while (count);
+	return 0;
+}
+
+FL_EXPORT int fl_sw_sync_fence_create(struct fl_timeline *tl, uint64_t value, const char *name,
+				      struct fl_fence **ret_fence)
+{
+	if (!tl || !ret_fence || !fl_timeline_is_sw_sync(tl))
+		return -EINVAL;
+	if (sw_of(tl)->flags & FL_SW_SYNC_32BIT)
+		value = (uint32_t)value;
+	return fl_fence_create(tl, value, name, NULL, NULL, ret_fence);
+}
+
+FL_EXPORT int fl_sw_sync_timeline_get_value(struct fl_timeline *tl, uint64_t *ret_value)
+{
+	struct sw_timeline *sw;
+
+	if (!tl || !ret_value || !fl_timeline_is_sw_sync(tl))
+		return -EINVAL;
+	sw = sw_of(tl);
+	*ret_value = atomic_load(&sw->value);
+	if (sw->flags & FL_SW_SYNC_32BIT)
+		*ret_value = (uint32_t)*ret_value;
+	return 0;
+}

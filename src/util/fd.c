@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The one place that makes raw fd syscalls, and the fd-table reserve.
+ *
+ * Why the reserve: Linux doubles a process's fd table when an fd lands past
+ * its end, and when the table is shared by several threads it waits for an
+ * RCU grace period first (expand_fdtable() -> synchronize_rcu()). The
+ * thread creating the fd stalls for milliseconds. Threads whose new fd fits
+ * the current table are not held up while a resize is in progress, so we
+ * grow the table from a short-lived helper thread as soon as fds reach half
+ * of it: the stall lands on the helper, not on whoever creates fences.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fenceline/fd.h>
+
+#include "util.h"
+
+int fl__socketpair_cloexec(int sv[2])
+{
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return -errno;
+	fl__fd_note(sv[0] > sv[1] ? sv[0] : sv[1]);
+	return 0;
+}
+
+int fl__fd_inode(int fd, dev_t *ret_dev, ino_t *ret_ino)
+{
+	struct stat st;
+
+	if (fd < 0)
+		return -EBADF;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISSOCK(st.st_mode))
+		return -ENOTTY;
+	*ret_dev = st.st_dev;
+	*ret_ino = st.st_ino;
+	return 0;
+}
+
+void fl__close(int fd)
+{
+	/* Never retry close() on Linux: the fd is gone even on EINTR. */
+	if (fd >= 0)
+		close(fd);
+}
+
+/* Current size of the fd table (FDSize in /proc/self/status), or -1. */
+static int read_fdsize(void)
+{
+	char line[128];
+	int size = -1;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "FDSize:", 7)) {
+			size = atoi(line + 7);
+			break;
+		}
+	}
+	fclose(f);
+	return size;
+}
+
+static unsigned int soft_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return 1u << 20;
+	return rl.rlim_cur > (1u << 30) ? (1u << 30) : (unsigned int)rl.rlim_cur;
+}
+
+FL_EXPORT int fl_fd_reserve(unsigned int count)
+{
+	int size, probe, fd;
+	unsigned int limit = soft_limit();
+
+	if (count == 0)
+		return read_fdsize() < 0 ? 0 : read_fdsize();
+	if (count > limit)
+		count = limit;
+	size = read_fdsize();
+	if (size >= 0 && (unsigned int)size >= count)
+		return size;
+	probe = eventfd(0, EFD_CLOEXEC);
+	if (probe < 0)
+		return -errno;
+	/* Placing an fd at count-1 makes the kernel size the table for it. */
+	fd = fcntl(probe, F_DUPFD_CLOEXEC, (int)count - 1);
+	if (fd < 0) {
+		int err = -errno;
+
+		close(probe);
+		return err == -EINVAL ? -EMFILE : err;
+	}
+	close(fd);
+	close(probe);
+	size = read_fdsize();
+	return size < 0 ? (int)count : size;
+}
+
+static atomic_int table_size = -1; /* -1: not read yet; 0: reserve disabled */
+static atomic_bool growing;
+static pthread_once_t reserve_once = PTHREAD_ONCE_INIT;
+
+static void reserve_init(void)
+{
+	const char *env = getenv("FENCELINE_FD_RESERVE");
+
+	if (env && !strcmp(env, "0")) {
+		atomic_store(&table_size, 0);
+		return;
+	}
+	atomic_store(&table_size, read_fdsize());
+}
+
+static void *grow_thread(void *arg)
+{
+	unsigned int target = (unsigned int)(uintptr_t)arg;
+	int size = fl_fd_reserve(target);
+
+	if (size > 0)
+		atomic_store(&table_size, size);
+	atomic_store(&growing, false);
+	return NULL;
+}
+
+void fl__fd_note(int fd)
+{
+	int size;
+	unsigned int target;
+	pthread_t thread;
+	pthread_attr_t attr;
+
+	pthread_once(&reserve_once, reserve_init);
+	size = atomic_load_explicit(&table_size, memory_order_relaxed);
+	if (size <= 0 || fd < size / 2)
+		return;
+	target = FL_MIN((unsigned int)size * 2, soft_limit());
+	if (target <= (unsigned int)size || atomic_exchange(&growing, true))
+		return;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	if (pthread_create(&thread, &attr, grow_thread, (void *)(uintptr_t)target) != 0)
+		atomic_store(&growing, false);
+	pthread_attr_destroy(&attr);
+}

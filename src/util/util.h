@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Small helpers every part may use: argument checks, clocks, futexes, fd
+ * wrappers and debug logging. Depends on nothing but libc.
+ */
+#ifndef FL_UTIL_H
+#define FL_UTIL_H
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define FL_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define FL_MIN(a, b)	 ((a) < (b) ? (a) : (b))
+#define FL_MAX(a, b)	 ((a) > (b) ? (a) : (b))
+
+/* Check a public entry point's argument; never aborts (style.md §5). */
+#define fl_return_if(cond, err)       \
+	do {                          \
+		if (cond)             \
+			return (err); \
+	} while (0)
+
+/* Copy a name into a fixed 32-byte field, truncating and NUL-terminating. */
+void fl__name_copy(char *dst, size_t size, const char *src);
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t fl__now_ns(void);
+
+/*
+ * Wait while *word == expected, at most timeout_ns (< 0: forever).
+ * Return: 0 when woken or the value differs, -ETIMEDOUT, -EINTR.
+ */
+int fl__futex_wait(atomic_int *word, int expected, int64_t timeout_ns);
+/* Wake every thread waiting on word. */
+void fl__futex_wake_all(atomic_int *word);
+
+/* fd helpers (src/util/fd.c is the one place that makes raw fd syscalls). */
+int fl__socketpair_cloexec(int sv[2]);
+int fl__fd_inode(int fd, dev_t *ret_dev, ino_t *ret_ino);
+int fl__fd_is_socket(int fd);
+void fl__close(int fd);
+/* Tell the fd-table reserve that fd was just allocated (may grow the table in the background). */
+void fl__fd_note(int fd);
+
+/* Debug logging, enabled by FENCELINE_DEBUG=<topic>[,<topic>...] or "all". */
+bool fl__log_enabled(const char *topic);
+void fl__log(const char *topic, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif /* FL_UTIL_H */
