@@ -51,7 +51,9 @@ struct fl_sync_pt;
  *	pending one; once it returns nonzero it is never asked again.
  *
  * @compare: optional. Return < 0 if @a signals before @b, 0 if together,
- *	> 0 if after. Context: timeline lock held, must not block. Used to
+ *	> 0 if after. Context: with or without the timeline lock held; must
+ *	depend only on the two points (their values and driver data) and must
+ *	not block. Used to
  *	keep pending points in signal order and, in merges, to keep the later
  *	of two points on this timeline. NULL: compare the 64-bit values.
  *
@@ -129,6 +131,7 @@ FL_EXPORT const struct fl_timeline_ops *fl_timeline_get_ops(const struct fl_time
  *	"<timeline>-<value>"
  * @init: optional; called with the new point before it is checked, to set
  *	up driver data (no lock held); may be NULL
+ * @init_data: passed to @init as its second argument
  * @ret_fence: on success, the new fence, owned by the caller
  *
  * The point is checked at once (has_signaled()): a point already passed is
