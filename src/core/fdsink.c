@@ -130,7 +130,7 @@ static struct fl__sink *hash_find(dev_t dev, ino_t ino)
 	return NULL;
 }
 
-static void release_sink(struct fl__sink *s)
+static void release_sink(int ep, struct fl__sink *s)
 {
 	struct fl_fence *f;
 
@@ -153,7 +153,7 @@ static void release_sink(struct fl__sink *s)
 		pthread_mutex_unlock(&f->lock);
 	}
 	if (s->fd >= 0) {
-		epoll_ctl(epfd, EPOLL_CTL_DEL, s->fd, NULL);
+		epoll_ctl(ep, EPOLL_CTL_DEL, s->fd, NULL);
 		fl__close(s->fd);
 	}
 	if (s->kind == SINK_FENCE && f && s->strong)
@@ -177,8 +177,21 @@ static void *watcher(void *arg)
 			break;
 		}
 		for (int i = 0; i < n; i++)
-			release_sink(ev[i].data.ptr);
+			release_sink(fd, ev[i].data.ptr);
+		/*
+		 * Nothing left to watch: exit rather than linger, so an idle
+		 * process has no fenceline thread. The next fd starts a new one.
+		 */
+		pthread_mutex_lock(&sink_lock);
+		if (table_count == 0 && epfd == fd) {
+			epfd = -1;
+			watcher_running = false;
+			pthread_mutex_unlock(&sink_lock);
+			break;
+		}
+		pthread_mutex_unlock(&sink_lock);
 	}
+	close(fd);
 	return NULL;
 }
 
@@ -231,7 +244,8 @@ static int start_watcher_locked(void)
 		return -errno;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	r = -pthread_create(&thread, &attr, watcher, (void *)(intptr_t)fd);
+	pthread_attr_setstacksize(&attr, 128 * 1024);
+	r = -fl__thread_start(&thread, &attr, watcher, (void *)(intptr_t)fd);
 	pthread_attr_destroy(&attr);
 	if (r < 0) {
 		close(fd);

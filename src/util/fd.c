@@ -155,7 +155,7 @@ void fl__fd_note(int fd)
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 64 * 1024);
-	if (pthread_create(&thread, &attr, grow_thread, (void *)(uintptr_t)target) != 0)
+	if (fl__thread_start(&thread, &attr, grow_thread, (void *)(uintptr_t)target) != 0)
 		atomic_store(&growing, false);
 	pthread_attr_destroy(&attr);
 }

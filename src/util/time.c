@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <limits.h>
 #include <linux/futex.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -51,4 +52,16 @@ int fl__futex_wait(atomic_int *word, int expected, int64_t timeout_ns)
 void fl__futex_wake_all(atomic_int *word)
 {
 	syscall(SYS_futex, (int *)word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+int fl__thread_start(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+	sigset_t all, old;
+	int r;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r = pthread_create(thread, attr, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return r;
 }

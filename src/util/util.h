@@ -46,6 +46,13 @@ void fl__close(int fd);
 /* Tell the fd-table reserve that fd was just allocated (may grow the table in the background). */
 void fl__fd_note(int fd);
 
+/*
+ * pthread_create() with every signal blocked in the new thread, so that the
+ * application's signal handlers never run on a fenceline thread.
+ */
+#include <pthread.h>
+int fl__thread_start(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
+
 /* Debug logging, enabled by FENCELINE_DEBUG=<topic>[,<topic>...] or "all". */
 bool fl__log_enabled(const char *topic);
 void fl__log(const char *topic, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
