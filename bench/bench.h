@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared plumbing of fl-bench: the clock, batch and sample statistics, the
+ * "name value unit" output with its table of printed figures (so that
+ * ratios can be computed from figures printed earlier in the same run), CPU
+ * pinning and the "is that thread asleep yet" probe.
+ */
+#ifndef FL_BENCH_H
+#define FL_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Batch repetitions; the figure is their median. */
+#define FL_BENCH_REPS 5
+
+/* Set by -q: fewer iterations, for CI smoke runs. */
+extern int fl__bench_quick;
+
+uint64_t fl__bench_now_ns(void);
+long fl__bench_iters(long normal, long quick);
+void fl__bench_die(const char *what, int err);
+
+/*
+ * A batch function does its own setup, times only its batch of @ops
+ * operations and returns the elapsed nanoseconds divided by the number of
+ * operations it wants to report (usually @ops).
+ */
+typedef double (*fl_bench_batch_fn)(void *arg, long ops);
+
+double fl__bench_batch_median(fl_bench_batch_fn fn, void *arg, long ops);
+
+struct fl_bench_lat {
+	size_t n;
+	double min, p50, p99, p999, max;
+};
+
+/* Sorts @samples in place. */
+void fl__bench_lat_stats(uint64_t *samples, size_t n, struct fl_bench_lat *ret_lat);
+
+void fl__bench_out(const char *name, double value, const char *unit);
+void fl__bench_outf(double value, const char *unit, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void fl__bench_comment(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+double fl__bench_get(const char *name);
+/* Prints @name = figure @num / figure @den, both printed earlier. */
+void fl__bench_ratio(const char *name, const char *num, const char *den);
+
+int fl__bench_nr_cpus(void);
+int fl__bench_pin(int cpu);
+void fl__bench_unpin(void);
+
+int fl__bench_open_task_stat(int tid);
+int fl__bench_wait_asleep(int statfd, uint64_t timeout_ns);
+
+void fl__bench_base(void);
+void fl__bench_create(void);
+void fl__bench_inc(void);
+void fl__bench_wake(void);
+void fl__bench_fdstall(const char *self_exe);
+int fl__bench_fdstall_child(const char *variant);
+
+#endif /* FL_BENCH_H */

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The NDK/platform part of libsync: sync_wait(), sync_merge() and
+ * sync_file_info(), on fenceline fence fds and, passed through to the
+ * kernel, on kernel sync_file fds.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include <android/sync.h>
+
+#include <fenceline/export.h>
+#include <fenceline/fence.h>
+
+#include "libsync-private.h"
+
+FL_EXPORT int sync_wait(int fd, int timeout)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int r;
+
+	if (fd < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	/* libsync restarts with the full timeout; so do we, for drop-in timing. */
+	do {
+		r = poll(&pfd, 1, timeout);
+	} while (r < 0 && (errno == EINTR || errno == EAGAIN));
+
+	if (r < 0)
+		return -1;
+	if (r == 0) {
+		errno = ETIME;
+		return -1;
+	}
+	if (pfd.revents & (POLLERR | POLLNVAL)) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
+
+static int32_t kernel_merge(const char *name, int32_t fd1, int32_t fd2)
+{
+	struct sync_merge_data data;
+
+	memset(&data, 0, sizeof(data));
+	fl__libsync_copy_name(data.name, sizeof(data.name), name);
+	data.fd2 = fd2;
+	if (ioctl(fd1, SYNC_IOC_MERGE, &data) < 0)
+		return -1;
+	return data.fence;
+}
+
+FL_EXPORT int32_t sync_merge(const char *name, int32_t fd1, int32_t fd2)
+{
+	struct fl_fence *a, *b, *merged;
+	int r, fd;
+
+	if (!name)
+		name = "";
+	if (fd1 < 0)
+		return fl__libsync_fail(-EBADF);
+
+	r = fl_fence_from_fd(fd1, &a);
+	if (r == -ENOTTY) {
+		/*
+		 * Not ours: let the fd's own driver answer, as libsync would. A
+		 * kernel sync_file merges with another one; anything else gives
+		 * the ioctl's ENOTTY, and a fenceline @fd2 gives ENOENT.
+		 */
+		return kernel_merge(name, fd1, fd2);
+	}
+	if (r < 0)
+		return fl__libsync_fail(r);
+
+	if (fd2 < 0 || fl_fence_from_fd(fd2, &b) < 0) {
+		/* The kernel's answer for any @fd2 that is not a fence it can merge. */
+		fl_fence_unref(a);
+		return fl__libsync_fail(-ENOENT);
+	}
+
+	/* WAIT_ALL completes like the kernel's dma_fence_array. */
+	r = fl_fence_merge(a, b, name, FL_MERGE_WAIT_ALL, &merged);
+	fl_fence_unref(a);
+	fl_fence_unref(b);
+	if (r < 0)
+		return fl__libsync_fail(r);
+	r = fl_fence_export_fd(merged, &fd);
+	fl_fence_unref(merged);
+	if (r < 0)
+		return fl__libsync_fail(r);
+	return fd;
+}
+
+static struct sync_file_info *file_info_from_snapshot(const struct fl__libsync_snapshot *snap)
+{
+	uint32_t n = snap->info.num_points;
+	struct sync_fence_info *entries;
+	struct sync_file_info *info;
+
+	info = calloc(1, sizeof(*info) + n * sizeof(*entries));
+	if (!info)
+		return NULL;
+	entries = (struct sync_fence_info *)(info + 1);
+
+	fl__libsync_copy_name(info->name, sizeof(info->name), snap->info.name);
+	info->status = snap->status;
+	info->num_fences = n;
+	info->sync_fence_info = (uint64_t)(uintptr_t)entries;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct fl_sync_pt_info *pt = &snap->points[i];
+
+		fl__libsync_copy_name(entries[i].obj_name, sizeof(entries[i].obj_name),
+				      pt->timeline_name);
+		fl__libsync_copy_name(entries[i].driver_name, sizeof(entries[i].driver_name),
+				      pt->driver_name);
+		entries[i].status = pt->status;
+		entries[i].flags = 0;
+		entries[i].timestamp_ns = pt->timestamp_ns;
+	}
+	return info;
+}
+
+FL_EXPORT struct sync_file_info *sync_file_info(int32_t fd)
+{
+	struct fl__libsync_snapshot snap;
+	struct sync_file_info *info;
+	int r;
+
+	r = fl__libsync_snapshot_init(&snap, fd);
+	if (r == -ENOTTY)
+		return fl__libsync_kernel_file_info(fd);
+	if (r < 0) {
+		errno = -r;
+		return NULL;
+	}
+	info = file_info_from_snapshot(&snap);
+	fl__libsync_snapshot_finish(&snap);
+	if (!info)
+		errno = ENOMEM;
+	return info;
+}
+
+FL_EXPORT void sync_file_info_free(struct sync_file_info *info)
+{
+	free(info);
+}

@@ -1,0 +1,386 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Every public fl_* function called with bad arguments: each must return
+ * the negative errno its header documents, from the fixed vocabulary of
+ * include/fenceline/fenceline.h, leave its ret_* outputs untouched, and not
+ * crash. One table, so a new function is one more row.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <fenceline/fenceline.h>
+
+#include "mock-driver.h"
+#include "runner.h"
+
+/* Objects and fds the rows use; outputs start as sentinels. */
+struct fixture {
+	struct fl_timeline *tl; /* sw_sync */
+	struct fl_timeline *other_tl; /* sw_sync, holding only fx->other */
+	struct mock_timeline *mock; /* not sw_sync */
+	struct fl_fence *fence; /* pending */
+	struct fl_fence *other; /* pending, on its own timeline */
+	struct fl_fence *done; /* signalled */
+	int fence_fd, timeline_fd;
+	int closed_fd, file_fd, pipe_fd;
+
+	struct fl_fence_cb cb, queued_cb;
+	struct fl_fence_info info;
+	char buf[64];
+
+	/* outputs */
+	struct fl_timeline *out_tl;
+	struct fl_fence *out_fence;
+	int out_fd;
+	uint64_t out_value;
+	char *out_text;
+	size_t out_len;
+};
+
+#define SENTINEL_PTR ((void *)0x5e17)
+#define SENTINEL_INT 0x5e17
+
+static void never_called(struct fl_fence *fence, struct fl_fence_cb *cb)
+{
+	fl__test_fail(__FILE__, __LINE__, "callback of a failed or removed add ran");
+}
+
+static int no_signal(struct fl_sync_pt *pt)
+{
+	return 0;
+}
+
+static const struct fl_timeline_ops no_name_ops = { .has_signaled = no_signal };
+static const struct fl_timeline_ops no_check_ops = { .driver_name = "broken" };
+static const struct fl_timeline_ops good_ops = { .driver_name = "good", .has_signaled = no_signal };
+
+/*
+ * X(name, expected, expression): the expression runs with `fx` in scope and
+ * must evaluate to an integer; pointer and string results are turned into
+ * 0 (the documented "nothing" answer) or 1 by the helpers below.
+ */
+#define IS_NULL(p)  ((p) == NULL ? 0 : 1)
+#define IS_EMPTY(s) ((s) != NULL && (s)[0] == '\0' ? 0 : 1)
+
+#define API_ERROR_CASES(X)                                                                        \
+	/* timeline.h */                                                                          \
+	X(timeline_ref_null, 0, IS_NULL(fl_timeline_ref(NULL)))                                   \
+	X(timeline_unref_null, 0, IS_NULL(fl_timeline_unref(NULL)))                               \
+	X(timeline_destroy_null, 0, (fl_timeline_destroy(NULL), 0))                               \
+	X(timeline_signal_null, -EINVAL, fl_timeline_signal(NULL))                                \
+	X(timeline_get_name_null, 0, IS_EMPTY(fl_timeline_get_name(NULL)))                        \
+	X(timeline_get_driver_name_null, 0, IS_EMPTY(fl_timeline_get_driver_name(NULL)))          \
+	X(timeline_get_id_null, 0, (long long)fl_timeline_get_id(NULL))                           \
+	X(timeline_is_alive_null, -EINVAL, fl_timeline_is_alive(NULL))                            \
+	X(timeline_get_pending_count_null, -EINVAL, fl_timeline_get_pending_count(NULL))          \
+	X(timeline_get_value_str_null_tl, -EINVAL,                                                \
+	  fl_timeline_get_value_str(NULL, fx->buf, sizeof(fx->buf)))                              \
+	X(timeline_get_value_str_null_buf, -EINVAL,                                               \
+	  fl_timeline_get_value_str(fx->tl, NULL, sizeof(fx->buf)))                               \
+	X(timeline_get_value_str_zero_size, -EINVAL,                                              \
+	  fl_timeline_get_value_str(fx->tl, fx->buf, 0))                                          \
+	X(timeline_export_fd_null_tl, -EINVAL, fl_timeline_export_fd(NULL, &fx->out_fd))          \
+	X(timeline_export_fd_null_ret, -EINVAL, fl_timeline_export_fd(fx->tl, NULL))              \
+	X(timeline_from_fd_minus_1, -EBADF, fl_timeline_from_fd(-1, &fx->out_tl))                 \
+	X(timeline_from_fd_closed, -EBADF, fl_timeline_from_fd(fx->closed_fd, &fx->out_tl))       \
+	X(timeline_from_fd_file, -ENOTTY, fl_timeline_from_fd(fx->file_fd, &fx->out_tl))          \
+	X(timeline_from_fd_pipe, -ENOTTY, fl_timeline_from_fd(fx->pipe_fd, &fx->out_tl))          \
+	X(timeline_from_fd_fence_fd, -ENOTTY, fl_timeline_from_fd(fx->fence_fd, &fx->out_tl))     \
+	X(timeline_from_fd_null_ret, -EINVAL, fl_timeline_from_fd(fx->timeline_fd, NULL))         \
+	/* fence.h */                                                                             \
+	X(fence_ref_null, 0, IS_NULL(fl_fence_ref(NULL)))                                         \
+	X(fence_unref_null, 0, IS_NULL(fl_fence_unref(NULL)))                                     \
+	X(fence_merge_null_a, -EINVAL, fl_fence_merge(NULL, fx->fence, "m", 0, &fx->out_fence))   \
+	X(fence_merge_null_b, -EINVAL, fl_fence_merge(fx->fence, NULL, "m", 0, &fx->out_fence))   \
+	X(fence_merge_null_ret, -EINVAL, fl_fence_merge(fx->fence, fx->other, "m", 0, NULL))      \
+	X(fence_merge_unknown_flag, -EINVAL,                                                      \
+	  fl_fence_merge(fx->fence, fx->other, "m", 1u << 1, &fx->out_fence))                     \
+	X(fence_merge_high_flag, -EINVAL,                                                         \
+	  fl_fence_merge(fx->fence, fx->other, "m", 1u << 31, &fx->out_fence))                    \
+	X(fence_get_status_null, -EINVAL, fl_fence_get_status(NULL))                              \
+	X(fence_wait_null, -EINVAL, fl_fence_wait(NULL, 0))                                       \
+	X(fence_wait_null_forever, -EINVAL, fl_fence_wait(NULL, -1))                              \
+	X(fence_add_callback_null_fence, -EINVAL,                                                 \
+	  fl_fence_add_callback(NULL, &fx->cb, never_called))                                     \
+	X(fence_add_callback_null_cb, -EINVAL,                                                    \
+	  fl_fence_add_callback(fx->fence, NULL, never_called))                                   \
+	X(fence_add_callback_null_func, -EINVAL, fl_fence_add_callback(fx->fence, &fx->cb, NULL)) \
+	X(fence_add_callback_signaled, -ENOENT,                                                   \
+	  fl_fence_add_callback(fx->done, &fx->cb, never_called))                                 \
+	X(fence_remove_callback_null_fence, -EINVAL, fl_fence_remove_callback(NULL, &fx->cb))     \
+	X(fence_remove_callback_null_cb, -EINVAL, fl_fence_remove_callback(fx->fence, NULL))      \
+	X(fence_remove_callback_never_queued, 0, fl_fence_remove_callback(fx->fence, &fx->cb))    \
+	X(fence_remove_callback_other_fence, -EINVAL,                                             \
+	  fl_fence_remove_callback(fx->fence, &fx->queued_cb))                                    \
+	X(fence_get_name_null, 0, IS_EMPTY(fl_fence_get_name(NULL)))                              \
+	X(fence_get_num_points_null, -EINVAL, fl_fence_get_num_points(NULL))                      \
+	X(fence_get_info_null, -EINVAL, fl_fence_get_info(NULL, &fx->info, NULL, 0))              \
+	X(fence_get_info_null_points, -EINVAL, fl_fence_get_info(fx->fence, &fx->info, NULL, 4))  \
+	X(fence_get_point_driver_data_null, -EINVAL,                                              \
+	  fl_fence_get_point_driver_data(NULL, 0, fx->buf, sizeof(fx->buf)))                      \
+	X(fence_get_point_driver_data_index_out_of_range, -EINVAL,                                \
+	  fl_fence_get_point_driver_data(fx->fence, 1, fx->buf, sizeof(fx->buf)))                 \
+	X(fence_get_point_driver_data_huge_index, -EINVAL,                                        \
+	  fl_fence_get_point_driver_data(fx->fence, UINT32_MAX, fx->buf, sizeof(fx->buf)))        \
+	X(fence_get_point_driver_data_null_buf, -EINVAL,                                          \
+	  fl_fence_get_point_driver_data(fx->fence, 0, NULL, 4))                                  \
+	X(fence_get_point_driver_data_short_buf, -ENOMEM,                                         \
+	  fl_fence_get_point_driver_data(fx->fence, 0, fx->buf, 1))                               \
+	X(fence_export_fd_null_fence, -EINVAL, fl_fence_export_fd(NULL, &fx->out_fd))             \
+	X(fence_export_fd_null_ret, -EINVAL, fl_fence_export_fd(fx->fence, NULL))                 \
+	X(fence_get_fd_null, -EINVAL, fl_fence_get_fd(NULL))                                      \
+	X(fence_from_fd_minus_1, -EBADF, fl_fence_from_fd(-1, &fx->out_fence))                    \
+	X(fence_from_fd_closed, -EBADF, fl_fence_from_fd(fx->closed_fd, &fx->out_fence))          \
+	X(fence_from_fd_file, -ENOTTY, fl_fence_from_fd(fx->file_fd, &fx->out_fence))             \
+	X(fence_from_fd_pipe, -ENOTTY, fl_fence_from_fd(fx->pipe_fd, &fx->out_fence))             \
+	X(fence_from_fd_timeline_fd, -ENOTTY, fl_fence_from_fd(fx->timeline_fd, &fx->out_fence))  \
+	X(fence_from_fd_null_ret, -EINVAL, fl_fence_from_fd(fx->fence_fd, NULL))                  \
+	X(fence_fd_get_status_minus_1, -EBADF, fl_fence_fd_get_status(-1))                        \
+	X(fence_fd_get_status_closed, -EBADF, fl_fence_fd_get_status(fx->closed_fd))              \
+	X(fence_fd_get_status_file, -ENOTTY, fl_fence_fd_get_status(fx->file_fd))                 \
+	X(fence_fd_get_status_pipe, -ENOTTY, fl_fence_fd_get_status(fx->pipe_fd))                 \
+	X(fence_fd_wait_minus_1, -EBADF, fl_fence_fd_wait(-1, 0))                                 \
+	X(fence_fd_wait_closed, -EBADF, fl_fence_fd_wait(fx->closed_fd, 0))                       \
+	X(fence_fd_wait_file, -ENOTTY, fl_fence_fd_wait(fx->file_fd, 0))                          \
+	X(fence_fd_wait_pipe, -ENOTTY, fl_fence_fd_wait(fx->pipe_fd, 0))                          \
+	X(fence_fd_wait_closed_forever, -EBADF, fl_fence_fd_wait(fx->closed_fd, -1))              \
+	/* sw_sync.h */                                                                           \
+	X(sw_sync_timeline_create_unknown_flag, -EINVAL,                                          \
+	  fl_sw_sync_timeline_create("x", 1u << 1, &fx->out_tl))                                  \
+	X(sw_sync_timeline_create_null_ret, -EINVAL, fl_sw_sync_timeline_create("x", 0, NULL))    \
+	X(sw_sync_timeline_inc_null, -EINVAL, fl_sw_sync_timeline_inc(NULL, 1))                   \
+	X(sw_sync_timeline_inc_not_sw_sync, -EINVAL, fl_sw_sync_timeline_inc(fx->mock->tl, 1))    \
+	X(sw_sync_fence_create_null_tl, -EINVAL,                                                  \
+	  fl_sw_sync_fence_create(NULL, 1, "f", &fx->out_fence))                                  \
+	X(sw_sync_fence_create_not_sw_sync, -EINVAL,                                              \
+	  fl_sw_sync_fence_create(fx->mock->tl, 1, "f", &fx->out_fence))                          \
+	X(sw_sync_fence_create_null_ret, -EINVAL, fl_sw_sync_fence_create(fx->tl, 1, "f", NULL))  \
+	X(sw_sync_timeline_get_value_null_tl, -EINVAL,                                            \
+	  fl_sw_sync_timeline_get_value(NULL, &fx->out_value))                                    \
+	X(sw_sync_timeline_get_value_null_ret, -EINVAL,                                           \
+	  fl_sw_sync_timeline_get_value(fx->tl, NULL))                                            \
+	X(sw_sync_timeline_get_value_not_sw_sync, -EINVAL,                                        \
+	  fl_sw_sync_timeline_get_value(fx->mock->tl, &fx->out_value))                            \
+	X(timeline_is_sw_sync_null, 0, fl_timeline_is_sw_sync(NULL))                              \
+	/* debug.h */                                                                             \
+	X(debug_dump_null_ret, -EINVAL, fl_debug_dump(NULL, &fx->out_len))                        \
+	X(debug_print_null, -EINVAL, fl_debug_print(NULL))                                        \
+	/* driver/timeline.h */                                                                   \
+	X(timeline_create_null_ops, -EINVAL, fl_timeline_create(NULL, "t", NULL, &fx->out_tl))    \
+	X(timeline_create_no_driver_name, -EINVAL,                                                \
+	  fl_timeline_create(&no_name_ops, "t", NULL, &fx->out_tl))                               \
+	X(timeline_create_no_has_signaled, -EINVAL,                                               \
+	  fl_timeline_create(&no_check_ops, "t", NULL, &fx->out_tl))                              \
+	X(timeline_create_null_ret, -EINVAL, fl_timeline_create(&good_ops, "t", NULL, NULL))      \
+	X(timeline_get_driver_data_null, 0, IS_NULL(fl_timeline_get_driver_data(NULL)))           \
+	X(timeline_get_ops_null, 0, IS_NULL(fl_timeline_get_ops(NULL)))                           \
+	X(fence_create_null_tl, -EINVAL,                                                          \
+	  fl_fence_create(NULL, 1, "f", NULL, NULL, &fx->out_fence))                              \
+	X(fence_create_null_ret, -EINVAL, fl_fence_create(fx->mock->tl, 1, "f", NULL, NULL, NULL))
+
+#define DEFINE_CASE(name, expected, expr)                \
+	static long long case_##name(struct fixture *fx) \
+	{                                                \
+		return (long long)(expr);                \
+	}
+API_ERROR_CASES(DEFINE_CASE)
+
+struct api_case {
+	const char *name;
+	long long expected;
+	long long (*call)(struct fixture *fx);
+};
+
+#define TABLE_ROW(name, expected, expr) { #name, expected, case_##name },
+static const struct api_case cases[] = { API_ERROR_CASES(TABLE_ROW) };
+
+static const int vocabulary[] = { EINVAL, EBADF, ENOTTY, ETIME, ENOENT, EMFILE, ENOMEM, EPERM };
+
+static int in_vocabulary(long long r)
+{
+	for (size_t i = 0; i < sizeof(vocabulary) / sizeof(vocabulary[0]); i++)
+		if (r == -vocabulary[i])
+			return 1;
+	return 0;
+}
+
+static void reset_outputs(struct fixture *fx)
+{
+	fx->out_tl = SENTINEL_PTR;
+	fx->out_fence = SENTINEL_PTR;
+	fx->out_fd = SENTINEL_INT;
+	fx->out_value = SENTINEL_INT;
+	fx->out_text = SENTINEL_PTR;
+	fx->out_len = SENTINEL_INT;
+}
+
+static int outputs_untouched(const struct fixture *fx)
+{
+	return fx->out_tl == SENTINEL_PTR && fx->out_fence == SENTINEL_PTR &&
+	       fx->out_fd == SENTINEL_INT && fx->out_value == SENTINEL_INT &&
+	       fx->out_text == SENTINEL_PTR && fx->out_len == SENTINEL_INT;
+}
+
+static void setup(struct fixture *fx)
+{
+	char path[] = "/tmp/fl-api-errors-XXXXXX";
+	int fds[2];
+
+	memset(fx, 0, sizeof(*fx));
+	fl_assert_int_eq(fl_sw_sync_timeline_create("api", 0, &fx->tl), 0);
+	fl_assert_int_eq(mock_timeline_create(0, "mock", &fx->mock), 0);
+	fl_assert_int_eq(fl_sw_sync_fence_create(fx->tl, 5, "pending", &fx->fence), 0);
+	fl_assert_int_eq(fl_sw_sync_fence_create(fx->tl, 0, "done", &fx->done), 0);
+	fl_assert_int_eq(fl_sw_sync_timeline_create("other", 0, &fx->other_tl), 0);
+	fl_assert_int_eq(fl_sw_sync_fence_create(fx->other_tl, 1, "other", &fx->other), 0);
+	fl_assert_int_eq(fl_fence_add_callback(fx->other, &fx->queued_cb, never_called), 0);
+	fl_assert_int_eq(fl_fence_export_fd(fx->fence, &fx->fence_fd), 0);
+	fl_assert_int_eq(fl_timeline_export_fd(fx->tl, &fx->timeline_fd), 0);
+
+	fx->file_fd = mkostemp(path, O_CLOEXEC);
+	fl_assert_int_ge(fx->file_fd, 0);
+	unlink(path);
+	fl_assert_int_eq(pipe2(fds, O_CLOEXEC), 0);
+	fx->pipe_fd = fds[0];
+	close(fds[1]);
+	/* An fd number that is surely closed: just freed, nothing opened since. */
+	fx->closed_fd = dup(fx->file_fd);
+	fl_assert_int_ge(fx->closed_fd, 0);
+	close(fx->closed_fd);
+}
+
+static void teardown(struct fixture *fx)
+{
+	fl_assert_int_eq(fl_fence_remove_callback(fx->other, &fx->queued_cb), 1);
+	close(fx->fence_fd);
+	close(fx->timeline_fd);
+	close(fx->file_fd);
+	close(fx->pipe_fd);
+	fl_fence_unref(fx->fence);
+	fl_fence_unref(fx->other);
+	fl_fence_unref(fx->done);
+	fl_timeline_unref(fx->tl);
+	fl_timeline_unref(fx->other_tl);
+	mock_timeline_free(fx->mock);
+}
+
+FL_TEST(every_public_function_rejects_bad_arguments_with_documented_errno)
+{
+	struct fixture fx;
+	int failures = 0;
+
+	setup(&fx);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct api_case *c = &cases[i];
+		long long r;
+
+		reset_outputs(&fx);
+		r = c->call(&fx);
+		if (r != c->expected) {
+			fprintf(stderr, "%s: returned %lld (%s), want %lld (%s)\n", c->name, r,
+				r < 0 ? strerror((int)-r) : "-", c->expected,
+				c->expected < 0 ? strerror((int)-c->expected) : "-");
+			failures++;
+		} else if (r < 0 && !in_vocabulary(r)) {
+			fprintf(stderr, "%s: %lld is not in the error vocabulary\n", c->name, r);
+			failures++;
+		}
+		if (!outputs_untouched(&fx)) {
+			fprintf(stderr, "%s: wrote an output parameter on failure\n", c->name);
+			failures++;
+		}
+	}
+	/* The objects the rows borrowed are unharmed. */
+	fl_assert_int_eq(fl_fence_get_status(fx.fence), 0);
+	fl_assert_int_eq(fl_fence_fd_get_status(fx.fence_fd), 0);
+	fl_assert_int_eq(fl_timeline_is_alive(fx.tl), 1);
+	teardown(&fx);
+	if (failures)
+		fl__test_fail(__FILE__, __LINE__, "%d of %zu rows failed", failures,
+			      sizeof(cases) / sizeof(cases[0]));
+}
+
+/* Public functions with no argument they can reject, tested elsewhere. */
+static const char *const exempt[] = {
+	"fl_fd_reserve", /* any count is valid: see fd_reserve_accepts_any_count */
+	/* Driver-side accessors of a point the core handed to the driver. */
+	"fl_sync_pt_get_value",
+	"fl_sync_pt_get_timeline",
+	"fl_sync_pt_get_driver_data",
+	"fl_sync_pt_get_status",
+};
+
+static int has_row(const char *function)
+{
+	size_t len = strlen(function) - strlen("fl_");
+
+	for (size_t i = 0; i < sizeof(exempt) / sizeof(exempt[0]); i++)
+		if (strcmp(exempt[i], function) == 0)
+			return 1;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (strncmp(cases[i].name, function + 3, len) == 0 && cases[i].name[len] == '_')
+			return 1;
+	return 0;
+}
+
+/* Calls @fn with the name of every FL_EXPORT function declared in @path. */
+static int for_each_export(const char *path, int (*fn)(const char *name))
+{
+	char *text = NULL, *p;
+	size_t size = 0;
+	int missing = 0;
+	FILE *in;
+
+	in = fopen(path, "re");
+	if (!in)
+		fl__test_fail(__FILE__, __LINE__, "%s: %s", path, strerror(errno));
+	fl_assert_int_ge(getdelim(&text, &size, '\0', in), 1);
+	fclose(in);
+	for (p = text; (p = strstr(p, "FL_EXPORT ")); p++) {
+		char *paren = strchr(p, '('), *name = paren, name_buf[64];
+
+		if (!paren)
+			break;
+		/* The function's name is the identifier just before its '('. */
+		while (name > p && (name[-1] == '_' || (name[-1] >= 'a' && name[-1] <= 'z') ||
+				    (name[-1] >= '0' && name[-1] <= '9')))
+			name--;
+		snprintf(name_buf, sizeof(name_buf), "%.*s", (int)(paren - name), name);
+		if (strncmp(name_buf, "fl_", 3) != 0)
+			continue;
+		if (!fn(name_buf)) {
+			fprintf(stderr, "%s: no bad-argument row for %s\n", path, name_buf);
+			missing++;
+		}
+	}
+	free(text);
+	return missing;
+}
+
+FL_TEST(table_covers_every_public_function)
+{
+	static const char *const headers[] = {
+		"fenceline/debug.h",   "fenceline/fd.h",       "fenceline/fence.h",
+		"fenceline/sw_sync.h", "fenceline/timeline.h", "fenceline/driver/timeline.h",
+	};
+	int missing = 0;
+
+	for (size_t i = 0; i < sizeof(headers) / sizeof(headers[0]); i++) {
+		char path[512];
+
+		snprintf(path, sizeof(path), "%s/%s", FL_INCLUDE_DIR, headers[i]);
+		missing += for_each_export(path, has_row);
+	}
+	fl_assert_int_eq(missing, 0);
+}
+
+FL_TEST(fd_reserve_accepts_any_count)
+{
+	fl_assert_int_ge(fl_fd_reserve(0), 0);
+	fl_assert_int_ge(fl_fd_reserve(64), 64);
+}

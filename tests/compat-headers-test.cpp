@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The three compat headers compile together as C++ (extern "C" linkage) and
+ * every function they declare links and runs. Same program as
+ * compat-headers-test.c.
+ */
+#include <android/sync.h>
+#include <sw_sync.h>
+#include <sync/sync.h>
+
+#include <cstdio>
+#include <unistd.h>
+
+int main()
+{
+	int tl = sw_sync_timeline_create();
+	if (tl < 0)
+		return 1;
+	int f = sw_sync_fence_create(tl, "fence", 1);
+	int m = sync_merge("merged", f, f);
+	bool ok = f >= 0 && m >= 0 && sw_sync_timeline_inc(tl, 1) == 0 && sync_wait(m, -1) == 0;
+	struct sync_file_info *info = sync_file_info(m);
+	ok = ok && info && info->num_fences == 1 && sync_get_fence_info(info)[0].status == 1;
+	sync_file_info_free(info);
+	close(m);
+	close(f);
+	close(tl);
+	if (!ok)
+		std::fprintf(stderr, "compat-headers-test (C++): a compat call failed\n");
+	return ok ? 0 : 1;
+}

@@ -1,0 +1,356 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sw_sync counter timeline: 64-bit by default, the kernel's 32-bit
+ * wrap-around arithmetic with FL_SW_SYNC_32BIT.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <fenceline/fenceline.h>
+
+#include "mock-driver.h"
+#include "runner.h"
+
+static struct fl_timeline *new_timeline(unsigned int flags)
+{
+	struct fl_timeline *tl = NULL;
+
+	fl_assert_int_eq(fl_sw_sync_timeline_create("sw", flags, &tl), 0);
+	fl_assert(tl != NULL);
+	return tl;
+}
+
+static struct fl_fence *new_fence(struct fl_timeline *tl, uint64_t value)
+{
+	struct fl_fence *f = NULL;
+
+	fl_assert_int_eq(fl_sw_sync_fence_create(tl, value, NULL, &f), 0);
+	fl_assert(f != NULL);
+	return f;
+}
+
+static uint64_t value_of(struct fl_timeline *tl)
+{
+	uint64_t v = 0;
+
+	fl_assert_int_eq(fl_sw_sync_timeline_get_value(tl, &v), 0);
+	return v;
+}
+
+FL_TEST(counter_starts_at_zero)
+{
+	struct fl_timeline *tl = new_timeline(0);
+	struct fl_fence *zero = new_fence(tl, 0), *one = new_fence(tl, 1);
+
+	fl_assert_int_eq(value_of(tl), 0);
+	fl_assert_int_eq(fl_fence_get_status(zero), 1);
+	fl_assert_int_eq(fl_fence_get_status(one), 0);
+	fl_fence_unref(zero);
+	fl_fence_unref(one);
+	fl_timeline_unref(tl);
+}
+
+FL_TEST(timeline_has_sw_sync_identity)
+{
+	struct fl_timeline *tl = NULL, *named = new_timeline(0);
+
+	fl_assert_int_eq(fl_sw_sync_timeline_create(NULL, 0, &tl), 0);
+	fl_assert_str_eq(fl_timeline_get_name(tl), "sw_sync");
+	fl_assert_str_eq(fl_timeline_get_driver_name(tl), "sw_sync");
+	fl_assert_str_eq(fl_timeline_get_name(named), "sw");
+	fl_assert_int_eq(fl_timeline_is_sw_sync(tl), 1);
+	fl_assert_int_eq(fl_timeline_is_alive(tl), 1);
+	fl_timeline_unref(named);
+	fl_timeline_unref(tl);
+}
+
+struct order_cb {
+	struct fl_fence_cb cb;
+	uint64_t value;
+	uint64_t *log;
+	int *len;
+};
+
+static void record_order(struct fl_fence *fence, struct fl_fence_cb *cb)
+{
+	struct order_cb *o = (struct order_cb *)cb;
+
+	o->log[(*o->len)++] = o->value;
+}
+
+FL_TEST(inc_signals_every_point_up_to_counter_in_order)
+{
+	enum { N = 6 };
+	static const uint64_t values[N] = { 4, 2, 6, 1, 5, 3 };
+	struct fl_timeline *tl = new_timeline(0);
+	struct order_cb cbs[N];
+	struct fl_fence *f[N];
+	uint64_t log[N];
+	int len = 0;
+
+	for (int i = 0; i < N; i++) {
+		f[i] = new_fence(tl, values[i]);
+		cbs[i] = (struct order_cb){ .value = values[i], .log = log, .len = &len };
+		fl_assert_int_eq(fl_fence_add_callback(f[i], &cbs[i].cb, record_order), 0);
+	}
+	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 3), 0);
+	fl_assert_int_eq(value_of(tl), 3);
+	fl_assert_int_eq(len, 3);
+	for (int i = 0; i < N; i++)
+		fl_assert_int_eq(fl_fence_get_status(f[i]), values[i] <= 3 ? 1 : 0);
+	fl_assert_int_eq(fl_timeline_get_pending_count(tl), 3);
+	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 3), 0);
+	fl_assert_int_eq(len, N);
+	for (int i = 0; i < N; i++)
+		fl_assert_int_eq(log[i], i + 1);
+	for (int i = 0; i < N; i++)
+		fl_fence_unref(f[i]);
+	fl_timeline_unref(tl);
+}
+
+FL_TEST(inc_by_zero_changes_nothing)
+{
+	struct fl_timeline *tl = new_timeline(0);
+	struct fl_fence *f = new_fence(tl, 1);
+
+	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 0), 0);
+	fl_assert_int_eq(value_of(tl), 0);
+	fl_assert_int_eq(fl_fence_get_status(f), 0);
+	fl_fence_unref(f);
+	fl_timeline_unref(tl);
+}
+
+FL_TEST(fence_at_reached_value_is_born_signaled)
+{
+	struct fl_timeline *tl = new_timeline(0);
+	struct fl_fence *f;
+
+	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 10), 0);
+	f = new_fence(tl, 7);
+	fl_assert_int_eq(fl_fence_get_status(f), 1);
+	fl_assert_int_eq(fl_timeline_get_pending_count(tl), 0);
+	fl_fence_unref(f);
+	fl_timeline_unref(tl);
+}
+
+FL_TEST(values_beyond_2_32_use_64_bits)
+{
+	struct fl_timeline *tl = new_timeline(0);
+	const uint64_t big = (1ull << 32) + 5;
+	struct fl_fence *f = new_fence(tl, big), *small = new_fence(tl, 5);
+
+	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 1ull << 32), 0);
+	fl_assert_int_eq(value_of(tl), 1ull << 32);
+	fl_assert_int_eq(fl_fence_get_status(small), 1);
+	fl_assert_int_eq(fl_fence_get_status(f), 0);
+	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 5), 0);
+	fl_assert_int_eq(fl_fence_get_status(f), 1);
+	fl_assert_int_eq(value_of(tl), big);
+	fl_fence_unref(small);
+	fl_fence_unref(f);
+
+	/* A point far beyond 2^32 ahead is not "passed" on a 64-bit counter. */
+	f = new_fence(tl, big + (1ull << 33));
+	fl_assert_int_eq(fl_fence_get_status(f), 0);
+	fl_fence_unref(f);
+	fl_timeline_unref(tl);
+}
+
+FL_TEST(inc_of_more_than_int_max_is_one_step_on_64_bit_timeline)
+{
+	struct fl_timeline *tl = new_timeline(0);
+	struct fl_fence *f = new_fence(tl, 0xF0000000u);
+
+	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 0xF0000000u), 0);
+	fl_assert_int_eq(value_of(tl), 0xF0000000u);
+	fl_assert_int_eq(fl_fence_get_status(f), 1);
+	fl_fence_unref(f);
+	fl_timeline_unref(tl);
+}
+
+/* Moves a 32-bit timeline to @target without crossing any point. */
+static void move_32bit(struct fl_timeline *tl, uint32_t target)
+{
+	uint32_t now = (uint32_t)value_of(tl);
+
+	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, (uint32_t)(target - now)), 0);
+	fl_assert_int_eq(value_of(tl), target);
+}
+
+FL_TEST(sw_sync_32bit_wraps_around)
+{
+	struct fl_timeline *tl = new_timeline(FL_SW_SYNC_32BIT);
+	struct fl_fence *f;
+
+	move_32bit(tl, 0xFFFFFFF0u);
+	f = new_fence(tl, 0x10);
+	fl_assert_int_eq(fl_fence_get_status(f), 0);
+	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 0x10), 0);
+	fl_assert_int_eq(value_of(tl), 0);
+	fl_assert_int_eq(fl_fence_get_status(f), 0);
+	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 0x10), 0);
+	fl_assert_int_eq(value_of(tl), 0x10);
+	fl_assert_int_eq(fl_fence_get_status(f), 1);
+	fl_fence_unref(f);
+	fl_timeline_unref(tl);
+}
+
+FL_TEST(sw_sync_32bit_point_more_than_2_31_ahead_is_born_signaled)
+{
+	struct fl_timeline *tl = new_timeline(FL_SW_SYNC_32BIT);
+	const uint32_t base = 0xFFFFFFF0u;
+	struct fl_fence *far, *near;
+
+	move_32bit(tl, base);
+	far = new_fence(tl, (uint32_t)(base + (1u << 31) + 1));
+	near = new_fence(tl, (uint32_t)(base + (1u << 31) - 1));
+	fl_assert_int_eq(fl_fence_get_status(far), 1);
+	fl_assert_int_eq(fl_fence_get_status(near), 0);
+	fl_assert_int_eq(fl_timeline_get_pending_count(tl), 1);
+	fl_fence_unref(far);
+	fl_fence_unref(near);
+	fl_timeline_unref(tl);
+}
+
+FL_TEST(sw_sync_32bit_inc_above_int_max_is_applied_in_steps)
+{
+	struct fl_timeline *tl = new_timeline(FL_SW_SYNC_32BIT);
+	struct fl_fence *f = new_fence(tl, 0x70000000u);
+
+	/*
+	 * In one step the counter would land 2^31 past the point, where the
+	 * wrap-around comparison calls it not yet reached; steps of at most
+	 * INT_MAX pass it on the way.
+	 */
+	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 0xF0000000u), 0);
+	fl_assert_int_eq(value_of(tl), 0xF0000000u);
+	fl_assert_int_eq(fl_fence_get_status(f), 1);
+	fl_fence_unref(f);
+	fl_timeline_unref(tl);
+}
+
+FL_TEST(sw_sync_32bit_inc_uses_low_32_bits_only)
+{
+	struct fl_timeline *tl = new_timeline(FL_SW_SYNC_32BIT);
+
+	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, (1ull << 32) + 5), 0);
+	fl_assert_int_eq(value_of(tl), 5);
+	fl_timeline_unref(tl);
+}
+
+FL_TEST(sw_sync_32bit_point_values_are_32_bit)
+{
+	struct fl_timeline *tl = new_timeline(FL_SW_SYNC_32BIT);
+	struct fl_fence *f = new_fence(tl, 3);
+	uint32_t data = 0;
+
+	fl_assert_int_eq(fl_fence_get_point_driver_data(f, 0, &data, sizeof(data)), 4);
+	fl_assert_int_eq(data, 3);
+	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 3), 0);
+	fl_assert_int_eq(fl_fence_get_status(f), 1);
+	fl_fence_unref(f);
+	fl_timeline_unref(tl);
+}
+
+FL_TEST(get_value_follows_inc)
+{
+	struct fl_timeline *tl = new_timeline(0);
+
+	for (uint64_t i = 1; i <= 5; i++) {
+		fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, i), 0);
+		fl_assert_int_eq(value_of(tl), i * (i + 1) / 2);
+	}
+	fl_timeline_unref(tl);
+}
+
+FL_TEST(value_str_prints_the_counter)
+{
+	struct fl_timeline *tl = new_timeline(0);
+	char buf[32];
+
+	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 41), 0);
+	fl_assert_int_eq(fl_timeline_get_value_str(tl, buf, sizeof(buf)), 0);
+	fl_assert_str_eq(buf, "41");
+	fl_timeline_unref(tl);
+}
+
+FL_TEST(is_sw_sync_is_false_for_other_timelines)
+{
+	struct mock_timeline *m = NULL;
+
+	fl_assert_int_eq(mock_timeline_create(0, "mock", &m), 0);
+	fl_assert_int_eq(fl_timeline_is_sw_sync(m->tl), 0);
+	fl_assert_int_eq(fl_timeline_is_sw_sync(NULL), 0);
+	mock_timeline_free(m);
+}
+
+FL_TEST(sw_sync_calls_on_other_timelines_return_einval)
+{
+	struct fl_fence *f = (struct fl_fence *)0x1;
+	struct mock_timeline *m = NULL;
+	uint64_t v = 99;
+
+	fl_assert_int_eq(mock_timeline_create(0, "mock", &m), 0);
+	fl_assert_int_eq(fl_sw_sync_timeline_inc(m->tl, 1), -EINVAL);
+	fl_assert_int_eq(fl_sw_sync_fence_create(m->tl, 1, NULL, &f), -EINVAL);
+	fl_assert(f == (struct fl_fence *)0x1);
+	fl_assert_int_eq(fl_sw_sync_timeline_get_value(m->tl, &v), -EINVAL);
+	fl_assert_int_eq(v, 99);
+	fl_assert_int_eq(m->counter, 0);
+	mock_timeline_free(m);
+}
+
+FL_TEST(fill_driver_data_writes_32_bit_value)
+{
+	struct fl_timeline *tl = new_timeline(0);
+	struct fl_fence *f = new_fence(tl, 0x12345678u);
+	uint32_t data = 0;
+	char small[2];
+
+	fl_assert_int_eq(fl_fence_get_point_driver_data(f, 0, &data, sizeof(data)), 4);
+	fl_assert_int_eq(data, 0x12345678u);
+	fl_assert_int_eq(fl_fence_get_point_driver_data(f, 0, small, sizeof(small)), -ENOMEM);
+	fl_fence_unref(f);
+	fl_timeline_unref(tl);
+}
+
+FL_TEST(inc_on_destroyed_timeline_returns_enoent)
+{
+	struct fl_timeline *tl = new_timeline(0);
+	struct fl_timeline *other = fl_timeline_ref(tl);
+	struct fl_fence *pending = new_fence(tl, 1), *late;
+
+	fl_timeline_destroy(tl);
+	fl_assert_int_eq(fl_fence_get_status(pending), -ENOENT);
+	fl_assert_int_eq(fl_sw_sync_timeline_inc(other, 1), -ENOENT);
+	late = new_fence(other, 5);
+	fl_assert_int_eq(fl_fence_get_status(late), -ENOENT);
+	fl_fence_unref(late);
+	fl_fence_unref(pending);
+	fl_timeline_unref(other);
+}
+
+FL_TEST(fence_name_is_kept_and_truncated)
+{
+	struct fl_timeline *tl = new_timeline(0);
+	struct fl_fence *f = NULL, *g = NULL;
+
+	fl_assert_int_eq(fl_sw_sync_fence_create(tl, 1, "frame", &f), 0);
+	fl_assert_str_eq(fl_fence_get_name(f), "frame");
+	fl_assert_int_eq(fl_sw_sync_fence_create(tl, 1, "0123456789012345678901234567890123", &g),
+			 0);
+	fl_assert_int_eq(strlen(fl_fence_get_name(g)), FL_NAME_MAX - 1);
+	fl_fence_unref(g);
+	fl_fence_unref(f);
+	fl_timeline_unref(tl);
+}
+
+FL_TEST(unknown_timeline_flags_return_einval)
+{
+	struct fl_timeline *tl = (struct fl_timeline *)0x1;
+
+	fl_assert_int_eq(fl_sw_sync_timeline_create("x", 1u << 5, &tl), -EINVAL);
+	fl_assert(tl == (struct fl_timeline *)0x1);
+}
