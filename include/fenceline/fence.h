@@ -266,9 +266,10 @@ FL_EXPORT int fl_fence_get_point_driver_data(struct fl_fence *fence, uint32_t in
  * @ret_fd: on success, a new O_CLOEXEC fd owned by the caller
  *
  * The fd becomes readable when the fence completes (see the DOC above) and
- * stays so. Every call makes a new fd; each stays valid after the fence
- * object itself is gone. fl_fence_from_fd() maps it back to the fence while
- * the fence lives.
+ * stays so. Every call makes a new fd. Like a kernel sync_file, the fd holds
+ * a reference on the fence: the fence object lives at least until every
+ * copy of the fd (dups, and copies in other processes) is closed, so
+ * fl_fence_from_fd() works on it until then.
  * Return: 0, -EINVAL, -EMFILE, -ENFILE or -ENOMEM.
  */
 FL_EXPORT int fl_fence_export_fd(struct fl_fence *fence, int *ret_fd);

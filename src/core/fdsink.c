@@ -402,7 +402,8 @@ static int lookup(int fd, enum sink_kind kind, struct fl__sink **ret)
 	if (r < 0)
 		return r == -EBADF || r == -ENOTTY ? r : -EBADF;
 	s = hash_find(dev, ino);
-	if (!s || s->kind != kind)
+	/* fd < 0: inherited through fork; the parent's objects are not ours. */
+	if (!s || s->kind != kind || s->fd < 0)
 		return -ENOTTY;
 	*ret = s;
 	return 0;
