@@ -286,7 +286,9 @@ void fl__fence_complete(struct fl_fence *f)
 		struct fl_fence_cb *cb = f->cbs;
 
 		f->cbs = cb->next;
-		if (!f->cbs)
+		if (f->cbs)
+			f->cbs->pprev = &f->cbs;
+		else
 			f->cbs_tail = &f->cbs;
 		cb->next = NULL;
 		cb->pprev = NULL;
