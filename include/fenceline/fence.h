@@ -269,7 +269,10 @@ FL_EXPORT int fl_fence_get_point_driver_data(struct fl_fence *fence, uint32_t in
  * stays so. Every call makes a new fd. Like a kernel sync_file, the fd holds
  * a reference on the fence: the fence object lives at least until every
  * copy of the fd (dups, and copies in other processes) is closed, so
- * fl_fence_from_fd() works on it until then.
+ * fl_fence_from_fd() works on it until then. In-process, each fd costs two
+ * descriptors of this process (the fd and the core's end of the pair, which
+ * the core closes shortly after the last copy of the fd is closed): count
+ * that against RLIMIT_NOFILE.
  * Return: 0, -EINVAL, -EMFILE, -ENFILE or -ENOMEM.
  */
 FL_EXPORT int fl_fence_export_fd(struct fl_fence *fence, int *ret_fd);
