@@ -6,12 +6,9 @@
  * keeps its fence alive; a callback may drop the last reference and free
  * its own record) and cancel racing signal.
  */
-/* For gettid(), pipe2(), POLLRDHUP, RUSAGE_THREAD and friends. */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
 #include <pthread.h>
 #include <sched.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -243,6 +240,97 @@ FL_TEST_TIMEOUT(remove_callback_from_inside_itself_returns_zero, 10)
 	fl_assert_int_eq(sr.runs, 1);
 	fl_assert_int_eq(sr.removed, 0);
 
+	fl_fence_unref(fence);
+	fl_timeline_unref(tl);
+}
+
+struct remover {
+	struct fl_fence_cb cb;
+	struct record *victim; /* queued after us on the same fence */
+	int removed;
+};
+
+static void remove_other_cb(struct fl_fence *fence, struct fl_fence_cb *cb)
+{
+	struct remover *r = container_of(cb, struct remover, cb);
+
+	r->removed = fl_fence_remove_callback(fence, &r->victim->cb);
+}
+
+FL_TEST_TIMEOUT(callback_removing_a_later_callback_of_its_fence_stops_it, 10)
+{
+	struct fl_timeline *tl = timeline_new("remove-other");
+	struct fl_fence *fence = fence_new(tl, 1, NULL);
+	struct record before, victim, after;
+	struct remover r = { .victim = &victim, .removed = 99 };
+
+	record_init(&before);
+	record_init(&victim);
+	record_init(&after);
+	fl_assert_int_eq(fl_fence_add_callback(fence, &before.cb, record_cb), 0);
+	fl_assert_int_eq(fl_fence_add_callback(fence, &r.cb, remove_other_cb), 0);
+	fl_assert_int_eq(fl_fence_add_callback(fence, &victim.cb, record_cb), 0);
+	fl_assert_int_eq(fl_fence_add_callback(fence, &after.cb, record_cb), 0);
+
+	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 1), 0);
+	fl_assert_int_eq(r.removed, 1);
+	fl_assert_int_eq(atomic_load(&victim.runs), 0);
+	fl_assert_int_eq(atomic_load(&before.runs), 1);
+	fl_assert_int_eq(atomic_load(&after.runs), 1);
+
+	fl_fence_unref(fence);
+	fl_timeline_unref(tl);
+}
+
+/*
+ * While one callback of a fence runs (held up on a semaphore, not on a
+ * fence), another thread removes a later callback of the same fence: the
+ * removal wins, so that callback must never run.
+ */
+struct stalled {
+	struct fl_fence_cb cb;
+	sem_t entered, release;
+};
+
+static void stalled_cb(struct fl_fence *fence, struct fl_fence_cb *cb)
+{
+	struct stalled *st = container_of(cb, struct stalled, cb);
+
+	sem_post(&st->entered);
+	while (sem_wait(&st->release) < 0)
+		;
+}
+
+FL_TEST_TIMEOUT(remove_of_a_queued_callback_while_another_runs_returns_one, 10)
+{
+	struct fl_timeline *tl = timeline_new("remove-during");
+	struct fl_fence *fence = fence_new(tl, 1, NULL);
+	struct incer inc = { .tl = tl, .count = 1 };
+	struct record victim, after;
+	struct stalled st;
+	pthread_t thread;
+
+	record_init(&victim);
+	record_init(&after);
+	fl_assert_int_eq(sem_init(&st.entered, 0, 0), 0);
+	fl_assert_int_eq(sem_init(&st.release, 0, 0), 0);
+	fl_assert_int_eq(fl_fence_add_callback(fence, &st.cb, stalled_cb), 0);
+	fl_assert_int_eq(fl_fence_add_callback(fence, &victim.cb, record_cb), 0);
+	fl_assert_int_eq(fl_fence_add_callback(fence, &after.cb, record_cb), 0);
+
+	fl_assert_int_eq(pthread_create(&thread, NULL, incer_main, &inc), 0);
+	while (sem_wait(&st.entered) < 0)
+		;
+	fl_assert_int_eq(fl_fence_remove_callback(fence, &victim.cb), 1);
+	sem_post(&st.release);
+	fl_assert_int_eq(pthread_join(thread, NULL), 0);
+
+	fl_assert_int_eq(atomic_load(&victim.runs), 0);
+	fl_assert_int_eq(atomic_load(&after.runs), 1);
+	fl_assert_int_eq(fl_fence_remove_callback(fence, &st.cb), 0);
+
+	sem_destroy(&st.release);
+	sem_destroy(&st.entered);
 	fl_fence_unref(fence);
 	fl_timeline_unref(tl);
 }

@@ -735,6 +735,46 @@ FL_TEST(forked_child_waits_on_inherited_fence_fd)
 	close(tl);
 }
 
+/*
+ * A forked child holds copies of the parent's fences and timelines, frozen
+ * at fork time. It must not be handed those copies: its info would claim
+ * "active" for a fence the parent has signalled, and its increments would
+ * move a timeline nobody else sees. Only polling is meaningful there.
+ */
+FL_TEST(forked_child_gets_no_stale_copies_of_fences_or_timelines)
+{
+	int tl = timeline();
+	int f = fence(tl, "shared", 1);
+	int go[2], status;
+	char c;
+	pid_t pid;
+
+	fl_assert_int_eq(pipe(go), 0);
+	pid = fork();
+	fl_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct sync_file_info *i;
+		int ok;
+
+		if (read(go[0], &c, 1) != 1 || sync_wait(f, -1) != 0)
+			_exit(2);
+		i = sync_file_info(f);
+		ok = i ? i->status == 1 : errno == ENOTTY;
+		sync_file_info_free(i);
+		ok = ok && sw_sync_timeline_inc(tl, 1) == -1 && errno == ENOTTY;
+		_exit(ok ? 0 : 1);
+	}
+	inc(tl, 1);
+	fl_assert_int_eq(write(go[1], "g", 1), 1);
+	fl_assert_int_eq(waitpid(pid, &status, 0), pid);
+	fl_assert(WIFEXITED(status));
+	fl_assert_int_eq(WEXITSTATUS(status), 0);
+	close(go[0]);
+	close(go[1]);
+	close(f);
+	close(tl);
+}
+
 /* The kernel's own sw_sync, when this machine has it (root and debugfs). */
 static int kernel_timeline(void)
 {

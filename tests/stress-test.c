@@ -8,10 +8,6 @@
  * cores under TSan. Random choices come from fixed seeds, so a failure
  * replays the same operations (though not the same interleaving).
  */
-/* For gettid(), pipe2(), POLLRDHUP, RUSAGE_THREAD and friends. */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -710,6 +706,9 @@ static void churn_cb(struct fl_fence *fence, struct fl_fence_cb *cb)
 	if (atomic_load(&slot->cancelled))
 		atomic_fetch_add(&slot->late_runs, 1);
 	atomic_fetch_add(&slot->runs, 1);
+	/* Widen the window in which other records are removed while this
+	 * one runs. */
+	sched_yield();
 	atomic_store(&slot->running, 0);
 }
 

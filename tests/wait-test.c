@@ -9,7 +9,7 @@
  * signals (so that the wake-up path is what runs), it watches the thread's
  * state in /proc; if that never shows, the test is weaker but still right.
  */
-/* For gettid(), pipe2(), POLLRDHUP, RUSAGE_THREAD and friends. */
+/* For gettid() and RUSAGE_THREAD. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif

@@ -27,7 +27,8 @@ FL_BEGIN_DECLS
  *
  * Grows the table now, in the calling thread (cheap while the process has
  * one thread). Tables never shrink.
- * Return: the table size reached (>= 0), or -EINVAL / -EMFILE.
+ * Return: the table size reached (>= 0; @count 0 only reports it), or
+ * -EMFILE if the table cannot grow that far.
  */
 FL_EXPORT int fl_fd_reserve(unsigned int count);
 

@@ -307,7 +307,9 @@ FL_EXPORT int fl_fence_from_fd(int fd, struct fl_fence **ret_fence);
  * call into the process that owns the fence.
  * Return: 0 active, 1 signalled, the fence's negative error, -ECONNRESET if
  * the signalling side went away without completing the fence, -EBADF if
- * @fd is not open, -ENOTTY if it is not a fenceline fence fd.
+ * @fd is not open, -ENOTTY if it is not a fenceline fence fd. An unrelated
+ * AF_UNIX stream socket with nothing to read looks like an active fence
+ * (0): in-process, fl_fence_from_fd() tells them apart.
  */
 FL_EXPORT int fl_fence_fd_get_status(int fd);
 
