@@ -152,6 +152,8 @@ static void release_sink(int ep, struct fl__sink *s)
 		}
 		pthread_mutex_unlock(&f->lock);
 	}
+	FL_LOG("fd", "every copy of a %s fd closed; closing core end %d",
+	       s->kind == SINK_FENCE ? "fence" : "timeline", s->fd);
 	if (s->fd >= 0) {
 		epoll_ctl(ep, EPOLL_CTL_DEL, s->fd, NULL);
 		fl__close(s->fd);
@@ -296,6 +298,8 @@ static int sink_new(enum sink_kind kind, bool strong, struct fl_fence *f, struct
 	pthread_mutex_unlock(&sink_lock);
 	if (r < 0)
 		goto fail;
+	FL_LOG("fd", "new %s fd %d (core end %d)", kind == SINK_FENCE ? "fence" : "timeline", sv[1],
+	       sv[0]);
 	*ret_sink = s;
 	*ret_user_fd = sv[1];
 	return 0;

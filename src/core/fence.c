@@ -268,6 +268,7 @@ void fl__fence_complete(struct fl_fence *f)
 	}
 	f->completed = true;
 	drop_self = f->armed;
+	FL_LOG("fence", "'%s' completed with status %d", f->name, status);
 	/* Records are written under the lock so a sink cannot be closed meanwhile. */
 	while ((s = f->sinks)) {
 		f->sinks = fl__sink_next(s);

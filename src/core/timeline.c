@@ -131,6 +131,7 @@ FL_EXPORT int fl_timeline_create(const struct fl_timeline_ops *ops, const char *
 	fl__name_copy(tl->name, sizeof(tl->name), name ? name : ops->driver_name);
 	pthread_mutex_init(&tl->lock, NULL);
 	fl__registry_add_timeline(tl);
+	FL_LOG("timeline", "created '%s' (%s), id %" PRIu64, tl->name, ops->driver_name, tl->id);
 	*ret_timeline = tl;
 	return 0;
 }
@@ -238,6 +239,7 @@ FL_EXPORT int fl_timeline_signal(struct fl_timeline *tl)
 static void kill_timeline(struct fl_timeline *tl)
 {
 	struct fl_fence *list = NULL;
+	int n;
 
 	pthread_mutex_lock(&tl->lock);
 	if (tl->dead) {
@@ -245,8 +247,9 @@ static void kill_timeline(struct fl_timeline *tl)
 		return;
 	}
 	tl->dead = true;
-	signal_locked(tl, &list);
+	n = signal_locked(tl, &list);
 	pthread_mutex_unlock(&tl->lock);
+	FL_LOG("timeline", "'%s' died; %d pending point(s) completed", tl->name, n);
 	fl__complete_list(list);
 }
 

@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,11 +7,12 @@
 #include "util.h"
 
 static const char *debug_env;
-static pthread_once_t debug_once = PTHREAD_ONCE_INIT;
+bool fl__log_on;
 
-static void read_env(void)
+__attribute__((constructor)) static void read_env(void)
 {
 	debug_env = getenv("FENCELINE_DEBUG");
+	fl__log_on = debug_env && *debug_env;
 }
 
 bool fl__log_enabled(const char *topic)
@@ -20,8 +20,7 @@ bool fl__log_enabled(const char *topic)
 	const char *p;
 	size_t n = strlen(topic);
 
-	pthread_once(&debug_once, read_env);
-	if (!debug_env || !*debug_env)
+	if (!fl__log_on)
 		return false;
 	for (p = debug_env; *p;) {
 		size_t len = strcspn(p, ",");

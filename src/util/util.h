@@ -53,8 +53,17 @@ void fl__fd_note(int fd);
 #include <pthread.h>
 int fl__thread_start(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
 
-/* Debug logging, enabled by FENCELINE_DEBUG=<topic>[,<topic>...] or "all". */
+/*
+ * Debug logging, enabled by FENCELINE_DEBUG=<topic>[,<topic>...] or "all"
+ * (read once at load time). FL_LOG costs one load of a global when off.
+ */
+extern bool fl__log_on;
 bool fl__log_enabled(const char *topic);
 void fl__log(const char *topic, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define FL_LOG(topic, ...)                           \
+	do {                                         \
+		if (fl__log_on)                      \
+			fl__log(topic, __VA_ARGS__); \
+	} while (0)
 
 #endif /* FL_UTIL_H */

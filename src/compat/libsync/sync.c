@@ -71,8 +71,8 @@ FL_EXPORT int32_t sync_merge(const char *name, int32_t fd1, int32_t fd2)
 	if (r == -ENOTTY) {
 		/*
 		 * Not ours: let the fd's own driver answer, as libsync would. A
-		 * kernel sync_file merges with another one; anything else gives
-		 * the ioctl's ENOTTY, and a fenceline @fd2 gives ENOENT.
+		 * kernel sync_file merges with another one (and answers ENOENT
+		 * for a fenceline @fd2); other fds typically answer ENOTTY.
 		 */
 		return kernel_merge(name, fd1, fd2);
 	}
