@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -54,6 +55,8 @@ static pthread_mutex_t sink_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct fl__sink **table;
 static size_t table_size, table_count;
 static int epfd = -1;
+static int wake_fd = -1; /* wakes the watcher to grow the fd table */
+static atomic_uint grow_target;
 static bool watcher_running;
 static bool atfork_done;
 
@@ -165,11 +168,24 @@ static void release_sink(int ep, struct fl__sink *s)
 	free(s);
 }
 
+/* The wake-up event: grow the fd table here, where its stall hurts nobody. */
+static void grow_fd_table(int wake)
+{
+	eventfd_t v;
+	unsigned int target;
+
+	(void)!eventfd_read(wake, &v);
+	target = atomic_exchange(&grow_target, 0);
+	if (target)
+		fl__fd_grow(target);
+}
+
 static void *watcher(void *arg)
 {
-	int fd = (int)(intptr_t)arg;
+	int fd = (int)(intptr_t)arg, wake = wake_fd;
 	struct epoll_event ev[32];
 
+	fl__fd_reserve_init();
 	for (;;) {
 		int n = epoll_wait(fd, ev, FL_ARRAY_SIZE(ev), -1);
 
@@ -178,8 +194,12 @@ static void *watcher(void *arg)
 				continue;
 			break;
 		}
-		for (int i = 0; i < n; i++)
-			release_sink(fd, ev[i].data.ptr);
+		for (int i = 0; i < n; i++) {
+			if (ev[i].data.ptr)
+				release_sink(fd, ev[i].data.ptr);
+			else
+				grow_fd_table(wake);
+		}
 		/*
 		 * Nothing left to watch: exit rather than linger, so an idle
 		 * process has no fenceline thread. The next fd starts a new one.
@@ -187,12 +207,17 @@ static void *watcher(void *arg)
 		pthread_mutex_lock(&sink_lock);
 		if (table_count == 0 && epfd == fd) {
 			epfd = -1;
+			wake_fd = -1;
 			watcher_running = false;
 			pthread_mutex_unlock(&sink_lock);
 			break;
 		}
 		pthread_mutex_unlock(&sink_lock);
 	}
+	/* A growth asked for just before going idle still happens. */
+	if (atomic_load(&grow_target))
+		grow_fd_table(wake);
+	close(wake);
 	close(fd);
 	return NULL;
 }
@@ -223,7 +248,10 @@ static void atfork_child(void)
 	}
 	if (epfd >= 0)
 		close(epfd);
+	if (wake_fd >= 0)
+		close(wake_fd);
 	epfd = -1;
+	wake_fd = -1;
 	watcher_running = false;
 	pthread_mutex_unlock(&sink_lock);
 }
@@ -241,15 +269,28 @@ static int start_watcher_locked(void)
 		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 		atfork_done = true;
 	}
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
+
 	fd = epoll_create1(EPOLL_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (wake_fd < 0 || epoll_ctl(fd, EPOLL_CTL_ADD, wake_fd, &ev) < 0) {
+		r = -errno;
+		if (wake_fd >= 0)
+			close(wake_fd);
+		wake_fd = -1;
+		close(fd);
+		return r;
+	}
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 128 * 1024);
 	r = -fl__thread_start(&thread, &attr, watcher, (void *)(intptr_t)fd);
 	pthread_attr_destroy(&attr);
 	if (r < 0) {
+		close(wake_fd);
+		wake_fd = -1;
 		close(fd);
 		return r;
 	}
@@ -294,6 +335,14 @@ static int sink_new(enum sink_kind kind, bool strong, struct fl_fence *f, struct
 	if (r == 0 && epoll_ctl(epfd, EPOLL_CTL_ADD, s->fd, &ev) < 0) {
 		r = -errno;
 		hash_remove(s);
+	}
+	if (r == 0) {
+		unsigned int target = fl__fd_grow_target(FL_MAX(sv[0], sv[1]));
+
+		if (target) {
+			atomic_store(&grow_target, target);
+			(void)!eventfd_write(wake_fd, 1);
+		}
 	}
 	pthread_mutex_unlock(&sink_lock);
 	if (r < 0)

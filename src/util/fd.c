@@ -8,7 +8,10 @@
  * thread creating the fd stalls for milliseconds. Threads whose new fd fits
  * the current table are not held up while a resize is in progress, so we
  * grow the table from a short-lived helper thread as soon as fds reach half
- * of it: the stall lands on the helper, not on whoever creates fences.
+ * of it: the stall lands on the helper, not on whoever creates fences. The
+ * helper is the core's fd watcher thread (src/core/fdsink.c), which exists
+ * whenever fenceline fds do: it asks fl__fd_grow_target() on every new fd
+ * and, when told to, calls fl__fd_grow() in its own thread.
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -29,7 +32,6 @@ int fl__socketpair_cloexec(int sv[2])
 {
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		return -errno;
-	fl__fd_note(sv[0] > sv[1] ? sv[0] : sv[1]);
 	return 0;
 }
 
@@ -112,50 +114,36 @@ FL_EXPORT int fl_fd_reserve(unsigned int count)
 	return size < 0 ? (int)count : size;
 }
 
-static atomic_int table_size = -1; /* -1: not read yet; 0: reserve disabled */
+static atomic_int table_size; /* 0: unknown, or the reserve is disabled */
 static atomic_bool growing;
-static pthread_once_t reserve_once = PTHREAD_ONCE_INIT;
 
-static void reserve_init(void)
+void fl__fd_reserve_init(void)
 {
 	const char *env = getenv("FENCELINE_FD_RESERVE");
 
-	if (env && !strcmp(env, "0")) {
-		atomic_store(&table_size, 0);
+	if (atomic_load(&table_size) || (env && !strcmp(env, "0")))
 		return;
-	}
 	atomic_store(&table_size, read_fdsize());
 }
 
-static void *grow_thread(void *arg)
+unsigned int fl__fd_grow_target(int fd)
 {
-	unsigned int target = (unsigned int)(uintptr_t)arg;
+	int size = atomic_load_explicit(&table_size, memory_order_relaxed);
+	unsigned int target;
+
+	if (size <= 0 || fd < size / 2)
+		return 0;
+	target = FL_MIN((unsigned int)size * 2, soft_limit());
+	if (target <= (unsigned int)size || atomic_exchange(&growing, true))
+		return 0;
+	return target;
+}
+
+void fl__fd_grow(unsigned int target)
+{
 	int size = fl_fd_reserve(target);
 
 	if (size > 0)
 		atomic_store(&table_size, size);
 	atomic_store(&growing, false);
-	return NULL;
-}
-
-void fl__fd_note(int fd)
-{
-	int size;
-	unsigned int target;
-	pthread_t thread;
-	pthread_attr_t attr;
-
-	pthread_once(&reserve_once, reserve_init);
-	size = atomic_load_explicit(&table_size, memory_order_relaxed);
-	if (size <= 0 || fd < size / 2)
-		return;
-	target = FL_MIN((unsigned int)size * 2, soft_limit());
-	if (target <= (unsigned int)size || atomic_exchange(&growing, true))
-		return;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, 64 * 1024);
-	if (fl__thread_start(&thread, &attr, grow_thread, (void *)(uintptr_t)target) != 0)
-		atomic_store(&growing, false);
-	pthread_attr_destroy(&attr);
 }

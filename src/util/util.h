@@ -43,8 +43,15 @@ int fl__socketpair_cloexec(int sv[2]);
 int fl__fd_inode(int fd, dev_t *ret_dev, ino_t *ret_ino);
 int fl__fd_is_socket(int fd);
 void fl__close(int fd);
-/* Tell the fd-table reserve that fd was just allocated (may grow the table in the background). */
-void fl__fd_note(int fd);
+/*
+ * The fd-table reserve (see fd.c). fl__fd_reserve_init() reads the table size
+ * (call it off the hot path). fl__fd_grow_target(fd) says whether a new fd
+ * warrants growing the table: it returns the size to grow to, and then the
+ * caller must make sure fl__fd_grow() runs (in another thread), or 0.
+ */
+void fl__fd_reserve_init(void);
+unsigned int fl__fd_grow_target(int fd);
+void fl__fd_grow(unsigned int target);
 
 /*
  * pthread_create() with every signal blocked in the new thread, so that the
