@@ -15,9 +15,8 @@
 
 #include <fenceline/fenceline.h>
 
+#include "helpers.h"
 #include "runner.h"
-
-#define container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
 struct record {
 	struct fl_fence_cb cb;
@@ -25,22 +24,6 @@ struct record {
 	pthread_t thread;
 	int status; /* fl_fence_get_status() seen inside the callback */
 };
-
-static struct fl_timeline *timeline_new(const char *name)
-{
-	struct fl_timeline *tl = NULL;
-
-	fl_assert_int_eq(fl_sw_sync_timeline_create(name, 0, &tl), 0);
-	return tl;
-}
-
-static struct fl_fence *fence_new(struct fl_timeline *tl, uint64_t value, const char *name)
-{
-	struct fl_fence *fence = NULL;
-
-	fl_assert_int_eq(fl_sw_sync_fence_create(tl, value, name, &fence), 0);
-	return fence;
-}
 
 static void record_init(struct record *rec)
 {
@@ -75,8 +58,8 @@ static void *incer_main(void *arg)
 
 FL_TEST(callback_runs_once_in_signalling_thread)
 {
-	struct fl_timeline *tl = timeline_new("once");
-	struct fl_fence *fence = fence_new(tl, 1, "once");
+	struct fl_timeline *tl = fl_test_timeline_new("once");
+	struct fl_fence *fence = fl_test_fence_new(tl, 1, "once");
 	struct incer inc = { .tl = tl, .count = 1 };
 	struct record rec;
 	pthread_t thread;
@@ -102,8 +85,8 @@ FL_TEST(callback_runs_once_in_signalling_thread)
 FL_TEST(several_callbacks_on_one_fence_each_run_once)
 {
 	enum { N = 5 };
-	struct fl_timeline *tl = timeline_new("several");
-	struct fl_fence *fence = fence_new(tl, 3, NULL);
+	struct fl_timeline *tl = fl_test_timeline_new("several");
+	struct fl_fence *fence = fl_test_fence_new(tl, 3, NULL);
 	struct record rec[N];
 
 	for (int i = 0; i < N; i++) {
@@ -125,9 +108,9 @@ FL_TEST(several_callbacks_on_one_fence_each_run_once)
 
 FL_TEST(add_callback_on_signaled_fence_returns_enoent_and_does_not_call)
 {
-	struct fl_timeline *tl = timeline_new("late");
-	struct fl_fence *born = fence_new(tl, 0, NULL);
-	struct fl_fence *later = fence_new(tl, 1, NULL);
+	struct fl_timeline *tl = fl_test_timeline_new("late");
+	struct fl_fence *born = fl_test_fence_new(tl, 0, NULL);
+	struct fl_fence *later = fl_test_fence_new(tl, 1, NULL);
 	struct fl_fence *failed;
 	struct record rec;
 
@@ -137,7 +120,7 @@ FL_TEST(add_callback_on_signaled_fence_returns_enoent_and_does_not_call)
 	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 1), 0);
 	fl_assert_int_eq(fl_fence_add_callback(later, &rec.cb, record_cb), -ENOENT);
 
-	failed = fence_new(tl, 10, NULL);
+	failed = fl_test_fence_new(tl, 10, NULL);
 	fl_timeline_destroy(tl);
 	fl_assert_int_eq(fl_fence_get_status(failed), -ENOENT);
 	fl_assert_int_eq(fl_fence_add_callback(failed, &rec.cb, record_cb), -ENOENT);
@@ -152,8 +135,8 @@ FL_TEST(add_callback_on_signaled_fence_returns_enoent_and_does_not_call)
 
 FL_TEST(remove_callback_before_signal_returns_one_and_it_never_runs)
 {
-	struct fl_timeline *tl = timeline_new("cancel");
-	struct fl_fence *fence = fence_new(tl, 1, NULL);
+	struct fl_timeline *tl = fl_test_timeline_new("cancel");
+	struct fl_fence *fence = fl_test_fence_new(tl, 1, NULL);
 	struct record rec;
 
 	record_init(&rec);
@@ -165,7 +148,7 @@ FL_TEST(remove_callback_before_signal_returns_one_and_it_never_runs)
 
 	/* A removed record may be queued again. */
 	fence = fl_fence_unref(fence);
-	fence = fence_new(tl, 2, NULL);
+	fence = fl_test_fence_new(tl, 2, NULL);
 	fl_assert_int_eq(fl_fence_add_callback(fence, &rec.cb, record_cb), 0);
 	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 1), 0);
 	fl_assert_int_eq(atomic_load(&rec.runs), 1);
@@ -176,8 +159,8 @@ FL_TEST(remove_callback_before_signal_returns_one_and_it_never_runs)
 
 FL_TEST(remove_callback_after_it_ran_returns_zero)
 {
-	struct fl_timeline *tl = timeline_new("ran");
-	struct fl_fence *fence = fence_new(tl, 1, NULL);
+	struct fl_timeline *tl = fl_test_timeline_new("ran");
+	struct fl_fence *fence = fl_test_fence_new(tl, 1, NULL);
 	struct record rec;
 
 	record_init(&rec);
@@ -193,9 +176,9 @@ FL_TEST(remove_callback_after_it_ran_returns_zero)
 
 FL_TEST(add_and_remove_callback_reject_bad_arguments)
 {
-	struct fl_timeline *tl = timeline_new("args");
-	struct fl_fence *fence = fence_new(tl, 1, NULL);
-	struct fl_fence *other = fence_new(tl, 2, NULL);
+	struct fl_timeline *tl = fl_test_timeline_new("args");
+	struct fl_fence *fence = fl_test_fence_new(tl, 1, NULL);
+	struct fl_fence *other = fl_test_fence_new(tl, 2, NULL);
 	struct record rec;
 
 	record_init(&rec);
@@ -231,8 +214,8 @@ static void self_remove_cb(struct fl_fence *fence, struct fl_fence_cb *cb)
 
 FL_TEST_TIMEOUT(remove_callback_from_inside_itself_returns_zero, 10)
 {
-	struct fl_timeline *tl = timeline_new("self");
-	struct fl_fence *fence = fence_new(tl, 1, NULL);
+	struct fl_timeline *tl = fl_test_timeline_new("self");
+	struct fl_fence *fence = fl_test_fence_new(tl, 1, NULL);
 	struct self_remover sr = { .removed = 99 };
 
 	fl_assert_int_eq(fl_fence_add_callback(fence, &sr.cb, self_remove_cb), 0);
@@ -259,8 +242,8 @@ static void remove_other_cb(struct fl_fence *fence, struct fl_fence_cb *cb)
 
 FL_TEST_TIMEOUT(callback_removing_a_later_callback_of_its_fence_stops_it, 10)
 {
-	struct fl_timeline *tl = timeline_new("remove-other");
-	struct fl_fence *fence = fence_new(tl, 1, NULL);
+	struct fl_timeline *tl = fl_test_timeline_new("remove-other");
+	struct fl_fence *fence = fl_test_fence_new(tl, 1, NULL);
 	struct record before, victim, after;
 	struct remover r = { .victim = &victim, .removed = 99 };
 
@@ -303,8 +286,8 @@ static void stalled_cb(struct fl_fence *fence, struct fl_fence_cb *cb)
 
 FL_TEST_TIMEOUT(remove_of_a_queued_callback_while_another_runs_returns_one, 10)
 {
-	struct fl_timeline *tl = timeline_new("remove-during");
-	struct fl_fence *fence = fence_new(tl, 1, NULL);
+	struct fl_timeline *tl = fl_test_timeline_new("remove-during");
+	struct fl_fence *fence = fl_test_fence_new(tl, 1, NULL);
 	struct incer inc = { .tl = tl, .count = 1 };
 	struct record victim, after;
 	struct stalled st;
@@ -370,11 +353,11 @@ static void chain_init(struct chain *c)
 
 FL_TEST_TIMEOUT(callback_can_add_callbacks_to_other_fences, 10)
 {
-	struct fl_timeline *tl1 = timeline_new("first");
-	struct fl_timeline *tl2 = timeline_new("second");
-	struct fl_fence *first = fence_new(tl1, 1, NULL);
-	struct fl_fence *second = fence_new(tl2, 1, NULL);
-	struct fl_fence *done = fence_new(tl2, 0, NULL);
+	struct fl_timeline *tl1 = fl_test_timeline_new("first");
+	struct fl_timeline *tl2 = fl_test_timeline_new("second");
+	struct fl_fence *first = fl_test_fence_new(tl1, 1, NULL);
+	struct fl_fence *second = fl_test_fence_new(tl2, 1, NULL);
+	struct fl_fence *done = fl_test_fence_new(tl2, 0, NULL);
 	struct chain c;
 
 	chain_init(&c);
@@ -401,17 +384,17 @@ FL_TEST_TIMEOUT(callback_can_add_callbacks_to_other_fences, 10)
 
 FL_TEST_TIMEOUT(callback_can_signal_another_timeline, 10)
 {
-	struct fl_timeline *tl1 = timeline_new("first");
-	struct fl_timeline *tl2 = timeline_new("second");
-	struct fl_fence *first = fence_new(tl1, 1, NULL);
-	struct fl_fence *second = fence_new(tl2, 1, NULL);
-	struct fl_fence *done = fence_new(tl1, 0, NULL);
+	struct fl_timeline *tl1 = fl_test_timeline_new("first");
+	struct fl_timeline *tl2 = fl_test_timeline_new("second");
+	struct fl_fence *first = fl_test_fence_new(tl1, 1, NULL);
+	struct fl_fence *second = fl_test_fence_new(tl2, 1, NULL);
+	struct fl_fence *done = fl_test_fence_new(tl1, 0, NULL);
 	struct record rec;
 	struct chain c;
 
 	record_init(&rec);
 	chain_init(&c);
-	c.next_pending = fence_new(tl2, 2, NULL);
+	c.next_pending = fl_test_fence_new(tl2, 2, NULL);
 	c.next_signaled = done;
 	c.next_tl = tl2;
 	fl_assert_int_eq(fl_fence_add_callback(second, &rec.cb, record_cb), 0);
@@ -473,12 +456,12 @@ static void add_owning_record(struct fl_fence *fence, atomic_int *runs, int *sta
  * the callback freed them is reported there. */
 FL_TEST(callback_may_unref_its_fence_and_free_its_record)
 {
-	struct fl_timeline *tl = timeline_new("selfish");
-	struct fl_timeline *other = timeline_new("other");
-	struct fl_fence *a = fence_new(tl, 1, NULL);
-	struct fl_fence *b = fence_new(other, 1, NULL);
+	struct fl_timeline *tl = fl_test_timeline_new("selfish");
+	struct fl_timeline *other = fl_test_timeline_new("other");
+	struct fl_fence *a = fl_test_fence_new(tl, 1, NULL);
+	struct fl_fence *b = fl_test_fence_new(other, 1, NULL);
 	struct fl_fence *merged = NULL;
-	struct fl_fence *doomed = fence_new(tl, 5, NULL);
+	struct fl_fence *doomed = fl_test_fence_new(tl, 5, NULL);
 	atomic_int runs;
 	int doomed_status = 99;
 
@@ -526,8 +509,8 @@ static void keepalive_cb(struct fl_fence *fence, struct fl_fence_cb *cb)
 
 FL_TEST(queued_callback_keeps_fence_alive_after_last_unref)
 {
-	struct fl_timeline *tl = timeline_new("keep");
-	struct fl_fence *fence = fence_new(tl, 1, "kept-alive");
+	struct fl_timeline *tl = fl_test_timeline_new("keep");
+	struct fl_fence *fence = fl_test_fence_new(tl, 1, "kept-alive");
 	struct keepalive k = { .status = 99 };
 
 	fl_assert_int_eq(fl_fence_add_callback(fence, &k.cb, keepalive_cb), 0);
@@ -545,9 +528,9 @@ FL_TEST(queued_callback_keeps_fence_alive_after_last_unref)
 
 FL_TEST(callbacks_on_fences_of_destroyed_timeline_fire_with_enoent)
 {
-	struct fl_timeline *tl = timeline_new("dying");
-	struct fl_fence *f1 = fence_new(tl, 1, NULL);
-	struct fl_fence *f2 = fence_new(tl, 2, "unowned");
+	struct fl_timeline *tl = fl_test_timeline_new("dying");
+	struct fl_fence *f1 = fl_test_fence_new(tl, 1, NULL);
+	struct fl_fence *f2 = fl_test_fence_new(tl, 2, "unowned");
 	struct record r1, r2;
 	struct keepalive k = { .status = 99 };
 
@@ -619,13 +602,13 @@ FL_TEST_TIMEOUT(remove_callback_racing_signal_has_exactly_one_winner, 60)
 	int removed_total = 0, ran_total = 0;
 
 	memset(&r, 0, sizeof(r));
-	r.tl = timeline_new("race");
+	r.tl = fl_test_timeline_new("race");
 	fl_assert_int_eq(pthread_barrier_init(&r.start, NULL, 2), 0);
 	fl_assert_int_eq(pthread_barrier_init(&r.end, NULL, 2), 0);
 	fl_assert_int_eq(pthread_create(&thread, NULL, race_signaller, &r), 0);
 
 	for (int i = 0; i < RACE_ROUNDS; i++) {
-		struct fl_fence *fence = fence_new(r.tl, (uint64_t)i + 1, NULL);
+		struct fl_fence *fence = fl_test_fence_new(r.tl, (uint64_t)i + 1, NULL);
 		int ret;
 
 		atomic_store(&r.ran, 0);

@@ -1,17 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The libsync compat API: Android's libsync unit tests and the kernel
- * selftests re-expressed as FL_TESTs (with smaller stress loops), plus the
- * error paths, fd flags, timeline death, wrap-around and fd passing.
+ * selftests re-expressed as FL_TESTs, plus the error paths, fd flags,
+ * timeline death, wrap-around and fd passing. The threaded stress tests
+ * and the random merges: compat-libsync-stress-test.c.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
@@ -25,52 +23,16 @@
 #include <fenceline/fence.h>
 #include <fenceline/libsync-legacy.h>
 
+#include "libsync-helpers.h"
 #include "runner.h"
 
 /* Long enough never to fire on a loaded machine; the runner's timeout is the real bound. */
 #define LONG_WAIT_MS 10000
 
-static int timeline(void)
-{
-	int fd = sw_sync_timeline_create();
-
-	fl_assert_int_ge(fd, 0);
-	return fd;
-}
-
-static int fence(int tl, const char *name, unsigned value)
-{
-	int fd = sw_sync_fence_create(tl, name, value);
-
-	fl_assert_int_ge(fd, 0);
-	return fd;
-}
-
-static int merge(const char *name, int a, int b)
-{
-	int fd = sync_merge(name, a, b);
-
-	fl_assert_int_ge(fd, 0);
-	return fd;
-}
-
-static void inc(int tl, unsigned count)
-{
-	fl_assert_int_eq(sw_sync_timeline_inc(tl, count), 0);
-}
-
-static struct sync_file_info *info(int fd)
-{
-	struct sync_file_info *i = sync_file_info(fd);
-
-	fl_assert(i != NULL);
-	return i;
-}
-
 /* Entries whose status is exactly @status (so -ENOENT is not "-1"), like AOSP's counters. */
 static int count_with_status(int fd, int32_t status)
 {
-	struct sync_file_info *i = info(fd);
+	struct sync_file_info *i = ls_info(fd);
 	struct sync_fence_info *e = sync_get_fence_info(i);
 	int n = 0;
 
@@ -90,57 +52,13 @@ static int count_signaled(int fd)
 	return count_with_status(fd, 1);
 }
 
-static uint32_t size_of(int fd)
-{
-	struct sync_file_info *i = info(fd);
-	uint32_t n = i->num_fences;
-
-	sync_file_info_free(i);
-	return n;
-}
-
 static int32_t status_of(int fd)
 {
-	struct sync_file_info *i = info(fd);
+	struct sync_file_info *i = ls_info(fd);
 	int32_t s = i->status;
 
 	sync_file_info_free(i);
 	return s;
-}
-
-/*
- * Legacy entries are packed by their own len, so they are misaligned when
- * they carry driver data (as on the kernel): read them with memcpy.
- */
-static void read_pt(const struct sync_pt_info *pt, struct sync_pt_info *out)
-{
-	memcpy(out, pt, offsetof(struct sync_pt_info, driver_data));
-}
-
-/* AOSP's CheckModernLegacyInfoMatch(). */
-static void check_modern_legacy_agree(int fd)
-{
-	struct sync_file_info *modern = info(fd);
-	struct sync_fence_info *e = sync_get_fence_info(modern);
-	struct sync_fence_info_data *legacy = sync_fence_info(fd);
-	struct sync_pt_info *itr = NULL, pt;
-	uint32_t n = 0;
-
-	fl_assert(legacy != NULL);
-	fl_assert_str_eq(modern->name, legacy->name);
-	fl_assert_int_eq(modern->status, legacy->status);
-	while ((itr = sync_pt_info(legacy, itr)) != NULL) {
-		fl_assert(n < modern->num_fences);
-		read_pt(itr, &pt);
-		fl_assert_str_eq(e[n].obj_name, pt.obj_name);
-		fl_assert_str_eq(e[n].driver_name, pt.driver_name);
-		fl_assert_int_eq(e[n].status, pt.status);
-		fl_assert(e[n].timestamp_ns == pt.timestamp_ns);
-		n++;
-	}
-	fl_assert_int_eq(n, modern->num_fences);
-	sync_fence_info_free(legacy);
-	sync_file_info_free(modern);
 }
 
 static bool is_ready(int fd)
@@ -152,7 +70,7 @@ static bool is_ready(int fd)
 
 FL_TEST(timeline_create_gives_valid_fd)
 {
-	int tl = timeline();
+	int tl = ls_timeline();
 
 	fl_assert_int_ge(fcntl(tl, F_GETFD), 0);
 	close(tl);
@@ -160,18 +78,18 @@ FL_TEST(timeline_create_gives_valid_fd)
 
 FL_TEST(fence_create_gives_valid_fd_with_matching_infos)
 {
-	int tl = timeline();
-	int f = fence(tl, "allocFence", 1);
+	int tl = ls_timeline();
+	int f = ls_fence(tl, "allocFence", 1);
 
 	fl_assert_int_ge(fcntl(f, F_GETFD), 0);
-	check_modern_legacy_agree(f);
+	ls_check_modern_legacy_agree(f);
 	close(f);
 	close(tl);
 }
 
 FL_TEST(fence_create_on_negative_timeline_fd_fails_ebadf)
 {
-	int tl = timeline();
+	int tl = ls_timeline();
 
 	fl_assert(tl > 0);
 	fl_assert_errno(sw_sync_fence_create(-1, "fence", 1), EBADF);
@@ -180,16 +98,16 @@ FL_TEST(fence_create_on_negative_timeline_fd_fails_ebadf)
 
 FL_TEST(sync_wait_reports_etime_until_value_reached)
 {
-	int tl = timeline();
-	int f = fence(tl, "allocFence", 5);
+	int tl = ls_timeline();
+	int f = ls_fence(tl, "allocFence", 5);
 
 	fl_assert_errno(sync_wait(f, 0), ETIME);
-	inc(tl, 1);
+	ls_inc(tl, 1);
 	fl_assert_errno(sync_wait(f, 0), ETIME);
-	inc(tl, 4);
+	ls_inc(tl, 4);
 	fl_assert_int_eq(sync_wait(f, 0), 0);
 	/* Overshooting keeps it signalled. */
-	inc(tl, 10);
+	ls_inc(tl, 10);
 	fl_assert_int_eq(sync_wait(f, 0), 0);
 	close(f);
 	close(tl);
@@ -197,8 +115,8 @@ FL_TEST(sync_wait_reports_etime_until_value_reached)
 
 FL_TEST(sync_wait_with_timeout_on_pending_fence_reports_etime)
 {
-	int tl = timeline();
-	int f = fence(tl, "pending", 1);
+	int tl = ls_timeline();
+	int f = ls_fence(tl, "pending", 1);
 
 	fl_assert_errno(sync_wait(f, 20), ETIME);
 	close(f);
@@ -207,8 +125,8 @@ FL_TEST(sync_wait_with_timeout_on_pending_fence_reports_etime)
 
 FL_TEST(select_reports_fence_readable_once_signaled)
 {
-	int tl = timeline();
-	int f = fence(tl, "allocFence", 100);
+	int tl = ls_timeline();
+	int f = ls_fence(tl, "allocFence", 100);
 	struct timeval tv = { 0, 0 };
 	fd_set set;
 
@@ -216,8 +134,8 @@ FL_TEST(select_reports_fence_readable_once_signaled)
 	FD_SET(f, &set);
 	fl_assert_int_eq(select(f + 1, &set, NULL, NULL, &tv), 0);
 
-	inc(tl, 100);
-	inc(tl, 100);
+	ls_inc(tl, 100);
+	ls_inc(tl, 100);
 	FD_ZERO(&set);
 	FD_SET(f, &set);
 	tv = (struct timeval){ 0, 0 };
@@ -229,34 +147,34 @@ FL_TEST(select_reports_fence_readable_once_signaled)
 
 FL_TEST(merge_on_one_timeline_keeps_only_latest_point)
 {
-	int tl = timeline();
-	int a = fence(tl, "allocFence", 1);
-	int b = fence(tl, "allocFence", 2);
-	int c = fence(tl, "allocFence", 3);
-	int ab = merge("mergeFence", a, b);
-	int d = merge("mergeFence", ab, c);
+	int tl = ls_timeline();
+	int a = ls_fence(tl, "allocFence", 1);
+	int b = ls_fence(tl, "allocFence", 2);
+	int c = ls_fence(tl, "allocFence", 3);
+	int ab = ls_merge("mergeFence", a, b);
+	int d = ls_merge("mergeFence", ab, c);
 
 	close(ab);
 	fl_assert_int_eq(count_active(a), 1);
 	fl_assert_int_eq(count_active(b), 1);
 	fl_assert_int_eq(count_active(c), 1);
 	fl_assert_int_eq(count_active(d), 1);
-	check_modern_legacy_agree(d);
+	ls_check_modern_legacy_agree(d);
 
-	inc(tl, 1);
+	ls_inc(tl, 1);
 	fl_assert_int_eq(count_signaled(a), 1);
 	fl_assert_int_eq(count_active(d), 1);
-	check_modern_legacy_agree(d);
+	ls_check_modern_legacy_agree(d);
 
-	inc(tl, 1);
+	ls_inc(tl, 1);
 	fl_assert_int_eq(count_signaled(b), 1);
 	fl_assert_int_eq(count_active(d), 1);
 
-	inc(tl, 1);
+	ls_inc(tl, 1);
 	fl_assert_int_eq(count_signaled(c), 1);
 	fl_assert_int_eq(count_active(d), 0);
 	fl_assert_int_eq(count_signaled(d), 1);
-	check_modern_legacy_agree(d);
+	ls_check_modern_legacy_agree(d);
 	for (int fd = 0, fds[] = { a, b, c, d }; fd < 4; fd++)
 		close(fds[fd]);
 	close(tl);
@@ -264,16 +182,16 @@ FL_TEST(merge_on_one_timeline_keeps_only_latest_point)
 
 FL_TEST(merge_of_fence_with_itself_gives_one_entry)
 {
-	int tl = timeline();
-	int f = fence(tl, "allocFence", 5);
-	int self = merge("selfMergeFence", f, f);
+	int tl = ls_timeline();
+	int f = ls_fence(tl, "allocFence", 5);
+	int self = ls_merge("selfMergeFence", f, f);
 
-	fl_assert_int_eq(size_of(self), 1);
+	fl_assert_int_eq(ls_size_of(self), 1);
 	fl_assert_int_eq(count_signaled(self), 0);
-	check_modern_legacy_agree(self);
-	inc(tl, 5);
+	ls_check_modern_legacy_agree(self);
+	ls_inc(tl, 5);
 	fl_assert_int_eq(count_signaled(self), 1);
-	check_modern_legacy_agree(self);
+	ls_check_modern_legacy_agree(self);
 	close(self);
 	close(f);
 	close(tl);
@@ -281,31 +199,31 @@ FL_TEST(merge_of_fence_with_itself_gives_one_entry)
 
 FL_TEST(merge_of_three_timelines_reports_each_point)
 {
-	int tla = timeline(), tlb = timeline(), tlc = timeline();
-	int a = fence(tla, "allocFence", 5);
-	int b = fence(tlb, "allocFence", 5);
-	int c = fence(tlc, "allocFence", 5);
-	int ba = merge("mergeFence", b, a);
-	int m = merge("mergeFence", c, ba);
+	int tla = ls_timeline(), tlb = ls_timeline(), tlc = ls_timeline();
+	int a = ls_fence(tla, "allocFence", 5);
+	int b = ls_fence(tlb, "allocFence", 5);
+	int c = ls_fence(tlc, "allocFence", 5);
+	int ba = ls_merge("mergeFence", b, a);
+	int m = ls_merge("mergeFence", c, ba);
 
 	close(ba);
 	fl_assert_int_eq(count_active(m), 3);
 	fl_assert_errno(sync_wait(m, 0), ETIME);
 
-	inc(tla, 5);
+	ls_inc(tla, 5);
 	fl_assert_int_eq(count_active(m), 2);
 	fl_assert_int_eq(count_signaled(m), 1);
-	check_modern_legacy_agree(m);
+	ls_check_modern_legacy_agree(m);
 
-	inc(tlb, 5);
+	ls_inc(tlb, 5);
 	fl_assert_int_eq(count_active(m), 1);
 	fl_assert_int_eq(count_signaled(m), 2);
-	check_modern_legacy_agree(m);
+	ls_check_modern_legacy_agree(m);
 
-	inc(tlc, 5);
+	ls_inc(tlc, 5);
 	fl_assert_int_eq(count_active(m), 0);
 	fl_assert_int_eq(count_signaled(m), 3);
-	check_modern_legacy_agree(m);
+	ls_check_modern_legacy_agree(m);
 
 	fl_assert_int_eq(sync_wait(m, 100), 0);
 	for (int k = 0, fds[] = { a, b, c, m, tla, tlb, tlc }; k < 7; k++)
@@ -314,9 +232,9 @@ FL_TEST(merge_of_three_timelines_reports_each_point)
 
 FL_TEST(info_of_active_fence_has_names_and_no_timestamp)
 {
-	int tl = timeline();
-	int f = fence(tl, "allocFence", 1);
-	struct sync_file_info *i = info(f);
+	int tl = ls_timeline();
+	int f = ls_fence(tl, "allocFence", 1);
+	struct sync_file_info *i = ls_info(f);
 	struct sync_fence_info *e = sync_get_fence_info(i);
 
 	fl_assert_int_eq(i->num_fences, 1);
@@ -333,14 +251,14 @@ FL_TEST(info_of_active_fence_has_names_and_no_timestamp)
 
 FL_TEST(info_of_signaled_fence_has_timestamp)
 {
-	int tl = timeline();
-	int f = fence(tl, "allocFence", 1);
+	int tl = ls_timeline();
+	int f = ls_fence(tl, "allocFence", 1);
 	struct sync_file_info *i;
 	struct sync_fence_info *e;
 
-	inc(tl, 1);
+	ls_inc(tl, 1);
 	fl_assert_int_eq(sync_wait(f, -1), 0);
-	i = info(f);
+	i = ls_info(f);
 	e = sync_get_fence_info(i);
 	fl_assert_int_eq(i->num_fences, 1);
 	fl_assert_int_eq(i->status, 1);
@@ -356,11 +274,11 @@ FL_TEST(info_of_signaled_fence_has_timestamp)
 FL_TEST(info_names_fence_timeline_and_driver)
 {
 	char comm[17] = "";
-	int tl = timeline();
-	int f = fence(tl, "a-fence-name-longer-than-31-bytes-is-cut", 1);
-	int g = fence(tl, NULL, 2);
-	int m = merge("merged-name", f, g);
-	struct sync_file_info *i = info(f);
+	int tl = ls_timeline();
+	int f = ls_fence(tl, "a-fence-name-longer-than-31-bytes-is-cut", 1);
+	int g = ls_fence(tl, NULL, 2);
+	int m = ls_merge("merged-name", f, g);
+	struct sync_file_info *i = ls_info(f);
 	struct sync_fence_info *e = sync_get_fence_info(i);
 
 	fl_assert_int_eq(prctl(PR_GET_NAME, comm, 0, 0, 0), 0);
@@ -369,7 +287,7 @@ FL_TEST(info_names_fence_timeline_and_driver)
 	fl_assert_str_eq(e[0].driver_name, "sw_sync");
 	sync_file_info_free(i);
 
-	i = info(m);
+	i = ls_info(m);
 	fl_assert_str_eq(i->name, "merged-name");
 	sync_file_info_free(i);
 	close(m);
@@ -380,10 +298,10 @@ FL_TEST(info_names_fence_timeline_and_driver)
 
 FL_TEST(info_status_is_first_entry_not_signaled_like_kernel)
 {
-	int tla = timeline(), tlb = timeline();
-	int a = fence(tla, "a", 1);
-	int b = fence(tlb, "b", 1);
-	int m = merge("m", a, b);
+	int tla = ls_timeline(), tlb = ls_timeline();
+	int a = ls_fence(tla, "a", 1);
+	int b = ls_fence(tlb, "b", 1);
+	int m = ls_merge("m", a, b);
 	struct sync_file_info *i;
 	struct sync_fence_info *e;
 
@@ -391,7 +309,7 @@ FL_TEST(info_status_is_first_entry_not_signaled_like_kernel)
 	close(tlb);
 	fl_assert_int_eq(sync_wait(b, LONG_WAIT_MS), 0);
 
-	i = info(m);
+	i = ls_info(m);
 	e = sync_get_fence_info(i);
 	fl_assert_int_eq(i->num_fences, 2);
 	fl_assert_int_eq(e[0].status, 0);
@@ -400,13 +318,13 @@ FL_TEST(info_status_is_first_entry_not_signaled_like_kernel)
 	sync_file_info_free(i);
 	/* The merged fence waits for every point, like a dma_fence_array. */
 	fl_assert_errno(sync_wait(m, 0), ETIME);
-	check_modern_legacy_agree(m);
+	ls_check_modern_legacy_agree(m);
 
-	inc(tla, 1);
+	ls_inc(tla, 1);
 	fl_assert_int_eq(status_of(m), -ENOENT);
 	/* Completed with an error is still "ready" for poll, hence for sync_wait. */
 	fl_assert_int_eq(sync_wait(m, 0), 0);
-	check_modern_legacy_agree(m);
+	ls_check_modern_legacy_agree(m);
 	close(m);
 	close(b);
 	close(a);
@@ -415,12 +333,12 @@ FL_TEST(info_status_is_first_entry_not_signaled_like_kernel)
 
 FL_TEST(timeline_close_fails_pending_fence_with_enoent)
 {
-	int tl = timeline();
-	int done = fence(tl, "signaled", 1);
-	int pending = fence(tl, "pending", 2);
+	int tl = ls_timeline();
+	int done = ls_fence(tl, "signaled", 1);
+	int pending = ls_fence(tl, "pending", 2);
 	struct pollfd p = { .fd = pending, .events = POLLIN };
 
-	inc(tl, 1);
+	ls_inc(tl, 1);
 	fl_assert(!is_ready(pending));
 	close(tl);
 
@@ -429,7 +347,7 @@ FL_TEST(timeline_close_fails_pending_fence_with_enoent)
 	fl_assert_int_eq(p.revents, POLLIN);
 	fl_assert_int_eq(status_of(pending), -ENOENT);
 	fl_assert_int_eq(sync_wait(pending, 0), 0);
-	check_modern_legacy_agree(pending);
+	ls_check_modern_legacy_agree(pending);
 	/* What had signalled before the close stays signalled. */
 	fl_assert_int_eq(status_of(done), 1);
 	close(pending);
@@ -438,14 +356,14 @@ FL_TEST(timeline_close_fails_pending_fence_with_enoent)
 
 FL_TEST(timeline_dup_keeps_timeline_alive_until_last_close)
 {
-	int tl = timeline();
+	int tl = ls_timeline();
 	int copy = dup(tl);
-	int f = fence(tl, "f", 1);
-	int g = fence(tl, "g", 2);
+	int f = ls_fence(tl, "f", 1);
+	int g = ls_fence(tl, "g", 2);
 
 	fl_assert_int_ge(copy, 0);
 	close(tl);
-	inc(copy, 1);
+	ls_inc(copy, 1);
 	fl_assert_int_eq(sync_wait(f, LONG_WAIT_MS), 0);
 	fl_assert_int_eq(status_of(f), 1);
 	fl_assert_int_eq(status_of(g), 0);
@@ -458,7 +376,7 @@ FL_TEST(timeline_dup_keeps_timeline_alive_until_last_close)
 
 FL_TEST(fence_create_on_closed_timeline_fd_fails_ebadf)
 {
-	int tl = timeline();
+	int tl = ls_timeline();
 
 	close(tl);
 	fl_assert_errno(sw_sync_fence_create(tl, "late", 1), EBADF);
@@ -467,22 +385,22 @@ FL_TEST(fence_create_on_closed_timeline_fd_fails_ebadf)
 
 FL_TEST(timeline_wraps_around_at_32_bits)
 {
-	int tl = timeline();
+	int tl = ls_timeline();
 	int behind, ahead, far;
 
-	inc(tl, 0xFFFFFFF0u);
+	ls_inc(tl, 0xFFFFFFF0u);
 	/* 0x20 ahead across the wrap: pending. */
-	ahead = fence(tl, "ahead", 0x10);
+	ahead = ls_fence(tl, "ahead", 0x10);
 	fl_assert_errno(sync_wait(ahead, 0), ETIME);
 	/* 2^31 + 1 ahead is, in 32-bit wrap arithmetic, behind: born signalled. */
-	far = fence(tl, "far", 0xFFFFFFF0u + 0x80000001u);
+	far = ls_fence(tl, "far", 0xFFFFFFF0u + 0x80000001u);
 	fl_assert_int_eq(sync_wait(far, 0), 0);
-	behind = fence(tl, "behind", 0xFFFFFFEFu);
+	behind = ls_fence(tl, "behind", 0xFFFFFFEFu);
 	fl_assert_int_eq(sync_wait(behind, 0), 0);
 
-	inc(tl, 0x1F);
+	ls_inc(tl, 0x1F);
 	fl_assert_errno(sync_wait(ahead, 0), ETIME);
-	inc(tl, 1);
+	ls_inc(tl, 1);
 	fl_assert_int_eq(sync_wait(ahead, 0), 0);
 	fl_assert_int_eq(status_of(ahead), 1);
 	close(behind);
@@ -493,9 +411,9 @@ FL_TEST(timeline_wraps_around_at_32_bits)
 
 FL_TEST(timeline_fd_is_inheritable_and_fence_fds_are_cloexec)
 {
-	int tl = timeline();
-	int f = fence(tl, "f", 1);
-	int m = merge("m", f, f);
+	int tl = ls_timeline();
+	int f = ls_fence(tl, "f", 1);
+	int m = ls_merge("m", f, f);
 
 	fl_assert_int_eq(fcntl(tl, F_GETFD) & FD_CLOEXEC, 0);
 	fl_assert_int_eq(fcntl(f, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
@@ -532,8 +450,8 @@ FL_TEST(sync_wait_works_on_any_pollable_fd)
 
 FL_TEST(sync_merge_rejects_bad_fds_like_the_ioctl)
 {
-	int tl = timeline();
-	int f = fence(tl, "f", 1);
+	int tl = ls_timeline();
+	int f = ls_fence(tl, "f", 1);
 	int p[2], closed;
 
 	fl_assert_int_eq(pipe(p), 0);
@@ -558,11 +476,11 @@ FL_TEST(sync_merge_rejects_bad_fds_like_the_ioctl)
 
 FL_TEST(sync_merge_with_null_name_works)
 {
-	int tl = timeline();
-	int f = fence(tl, "f", 1);
-	int m = merge(NULL, f, f);
+	int tl = ls_timeline();
+	int f = ls_fence(tl, "f", 1);
+	int m = ls_merge(NULL, f, f);
 
-	fl_assert_int_eq(size_of(m), 1);
+	fl_assert_int_eq(ls_size_of(m), 1);
 	close(m);
 	close(f);
 	close(tl);
@@ -570,7 +488,7 @@ FL_TEST(sync_merge_with_null_name_works)
 
 FL_TEST(info_calls_reject_bad_fds)
 {
-	int tl = timeline();
+	int tl = ls_timeline();
 	int p[2], closed;
 
 	fl_assert_int_eq(pipe(p), 0);
@@ -605,8 +523,8 @@ FL_TEST(info_calls_reject_bad_fds)
 
 FL_TEST(sw_sync_calls_reject_bad_fds)
 {
-	int tl = timeline();
-	int f = fence(tl, "f", 1);
+	int tl = ls_timeline();
+	int f = ls_fence(tl, "f", 1);
 	int p[2];
 
 	fl_assert_int_eq(pipe(p), 0);
@@ -624,8 +542,8 @@ FL_TEST(sw_sync_calls_reject_bad_fds)
 
 FL_TEST(fence_create_with_null_name_works)
 {
-	int tl = timeline();
-	int f = fence(tl, NULL, 1);
+	int tl = ls_timeline();
+	int f = ls_fence(tl, NULL, 1);
 
 	fl_assert_int_eq(count_active(f), 1);
 	close(f);
@@ -640,11 +558,11 @@ FL_TEST(legacy_info_packs_sw_sync_entries_with_driver_data)
 	uint32_t value;
 
 	for (int k = 0; k < 3; k++) {
-		tl[k] = timeline();
-		f[k] = fence(tl[k], "f", 10u + (unsigned)k);
+		tl[k] = ls_timeline();
+		f[k] = ls_fence(tl[k], "f", 10u + (unsigned)k);
 	}
-	ab = merge("ab", f[0], f[1]);
-	m = merge("abc", ab, f[2]);
+	ab = ls_merge("ab", f[0], f[1]);
+	m = ls_merge("abc", ab, f[2]);
 	legacy = sync_fence_info(m);
 	fl_assert(legacy != NULL);
 	fl_assert_str_eq(legacy->name, "abc");
@@ -652,7 +570,7 @@ FL_TEST(legacy_info_packs_sw_sync_entries_with_driver_data)
 	for (int k = 0; k < 3; k++) {
 		itr = sync_pt_info(legacy, itr);
 		fl_assert(itr != NULL);
-		read_pt(itr, &pt);
+		ls_read_pt(itr, &pt);
 		fl_assert_int_eq(pt.len, 84);
 		fl_assert_str_eq(pt.driver_name, "sw_sync");
 		memcpy(&value, (const uint8_t *)itr + offsetof(struct sync_pt_info, driver_data),
@@ -677,12 +595,12 @@ FL_TEST(legacy_info_fails_enomem_rather_than_truncate)
 	struct sync_fence_info_data *legacy;
 
 	for (int k = 0; k < N; k++)
-		tl[k] = timeline();
-	acc = fence(tl[0], "f", 1);
+		tl[k] = ls_timeline();
+	acc = ls_fence(tl[0], "f", 1);
 	for (int k = 1; k < N; k++) {
-		int f = fence(tl[k], "f", 1);
+		int f = ls_fence(tl[k], "f", 1);
 
-		next = merge("acc", acc, f);
+		next = ls_merge("acc", acc, f);
 		close(f);
 		close(acc);
 		acc = next;
@@ -693,7 +611,7 @@ FL_TEST(legacy_info_fails_enomem_rather_than_truncate)
 			sync_fence_info_free(legacy);
 		}
 	}
-	fl_assert_int_eq(size_of(acc), N);
+	fl_assert_int_eq(ls_size_of(acc), N);
 	errno = 0;
 	legacy = sync_fence_info(acc);
 	r = errno;
@@ -706,8 +624,8 @@ FL_TEST(legacy_info_fails_enomem_rather_than_truncate)
 
 FL_TEST(forked_child_waits_on_inherited_fence_fd)
 {
-	int tl = timeline();
-	int f = fence(tl, "shared", 1);
+	int tl = ls_timeline();
+	int f = ls_fence(tl, "shared", 1);
 	int ready[2], status;
 	char c;
 	pid_t pid;
@@ -725,7 +643,7 @@ FL_TEST(forked_child_waits_on_inherited_fence_fd)
 		_exit(ok ? 0 : 1);
 	}
 	fl_assert_int_eq(read(ready[0], &c, 1), 1);
-	inc(tl, 1);
+	ls_inc(tl, 1);
 	fl_assert_int_eq(waitpid(pid, &status, 0), pid);
 	fl_assert(WIFEXITED(status));
 	fl_assert_int_eq(WEXITSTATUS(status), 0);
@@ -743,8 +661,8 @@ FL_TEST(forked_child_waits_on_inherited_fence_fd)
  */
 FL_TEST(forked_child_gets_no_stale_copies_of_fences_or_timelines)
 {
-	int tl = timeline();
-	int f = fence(tl, "shared", 1);
+	int tl = ls_timeline();
+	int f = ls_fence(tl, "shared", 1);
 	int go[2], status;
 	char c;
 	pid_t pid;
@@ -764,7 +682,7 @@ FL_TEST(forked_child_gets_no_stale_copies_of_fences_or_timelines)
 		ok = ok && sw_sync_timeline_inc(tl, 1) == -1 && errno == ENOTTY;
 		_exit(ok ? 0 : 1);
 	}
-	inc(tl, 1);
+	ls_inc(tl, 1);
 	fl_assert_int_eq(write(go[1], "g", 1), 1);
 	fl_assert_int_eq(waitpid(pid, &status, 0), pid);
 	fl_assert(WIFEXITED(status));
@@ -806,14 +724,14 @@ FL_TEST(kernel_sync_files_pass_through)
 {
 	int ktl = kernel_timeline();
 	int ka = kernel_fence(ktl, 1), kb = kernel_fence(ktl, 2);
-	int tl = timeline();
-	int f = fence(tl, "f", 1);
-	int m = merge("kernel", ka, kb);
+	int tl = ls_timeline();
+	int f = ls_fence(tl, "f", 1);
+	int m = ls_merge("kernel", ka, kb);
 	uint32_t one = 1;
 
-	fl_assert_int_eq(size_of(m), 1);
+	fl_assert_int_eq(ls_size_of(m), 1);
 	fl_assert_int_eq(count_active(m), 1);
-	check_modern_legacy_agree(m);
+	ls_check_modern_legacy_agree(m);
 	/* Mixing the two kinds is not supported (yet): the kernel's answers. */
 	fl_assert_errno(sync_merge("mixed", ka, f), ENOENT);
 	fl_assert_errno(sync_merge("mixed", f, ka), ENOENT);
@@ -823,216 +741,4 @@ FL_TEST(kernel_sync_files_pass_through)
 	fl_assert_int_eq(status_of(m), 1);
 	for (int k = 0, fds[] = { m, f, tl, kb, ka, ktl }; k < 6; k++)
 		close(fds[k]);
-}
-
-/* Selftest 8 / AOSP StressTest.TwoThreadsSharedTimeline, with fewer rounds. */
-enum { TWO_THREADS_ROUNDS = 4096 };
-
-struct shared_timeline {
-	int tl;
-	int counter;
-};
-
-struct two_threads_arg {
-	struct shared_timeline *shared;
-	int id;
-	bool ok;
-};
-
-static void *two_threads_worker(void *data)
-{
-	struct two_threads_arg *arg = data;
-	struct shared_timeline *s = arg->shared;
-
-	arg->ok = false;
-	for (int i = 0; i < TWO_THREADS_ROUNDS; i++) {
-		int f = sw_sync_fence_create(s->tl, "fence", (unsigned)(2 * i + arg->id));
-
-		if (f < 0 || sync_wait(f, -1) != 0)
-			return NULL;
-		/*
-		 * The fence orders the two threads; relaxed atomics only keep
-		 * TSan, which cannot see ordering through poll(), quiet.
-		 */
-		if (__atomic_load_n(&s->counter, __ATOMIC_RELAXED) != 2 * i + arg->id) {
-			close(f);
-			return NULL;
-		}
-		__atomic_store_n(&s->counter, 2 * i + arg->id + 1, __ATOMIC_RELAXED);
-		if (sw_sync_timeline_inc(s->tl, 1) != 0)
-			return NULL;
-		close(f);
-	}
-	arg->ok = true;
-	return NULL;
-}
-
-FL_TEST(two_threads_alternate_on_shared_timeline)
-{
-	struct shared_timeline s = { .tl = timeline() };
-	struct two_threads_arg args[2] = { { &s, 0, false }, { &s, 1, false } };
-	pthread_t t[2];
-
-	for (int k = 0; k < 2; k++)
-		fl_assert_int_eq(pthread_create(&t[k], NULL, two_threads_worker, &args[k]), 0);
-	for (int k = 0; k < 2; k++)
-		fl_assert_int_eq(pthread_join(t[k], NULL), 0);
-	fl_assert(args[0].ok && args[1].ok);
-	fl_assert_int_eq(s.counter, 2 * TWO_THREADS_ROUNDS);
-	close(s.tl);
-}
-
-/* Selftest 9 / AOSP ConsumerStressTest.MultiProducerSingleConsumer, smaller. */
-enum { PRODUCERS = 4, PRODUCER_ROUNDS = 512 };
-
-struct mpsc {
-	int consumer_tl;
-	int producer_tl[PRODUCERS];
-	pthread_mutex_t lock;
-	int counter;
-};
-
-struct producer_arg {
-	struct mpsc *m;
-	int id;
-	bool ok;
-};
-
-/* Waits by polling the info, as AOSP's producers do for one id in eight. */
-static bool busy_wait_signaled(int fd)
-{
-	for (;;) {
-		struct sync_file_info *i = sync_file_info(fd);
-		struct sync_fence_info *e;
-		uint32_t signaled = 0;
-
-		if (!i)
-			return false;
-		e = sync_get_fence_info(i);
-		for (uint32_t k = 0; k < i->num_fences; k++) {
-			if (e[k].status < 0) {
-				sync_file_info_free(i);
-				return false;
-			}
-			signaled += e[k].status == 1;
-		}
-		if (signaled == i->num_fences) {
-			sync_file_info_free(i);
-			return true;
-		}
-		sync_file_info_free(i);
-		sched_yield();
-	}
-}
-
-static void *producer(void *data)
-{
-	struct producer_arg *arg = data;
-	struct mpsc *m = arg->m;
-
-	arg->ok = false;
-	for (int i = 0; i < PRODUCER_ROUNDS; i++) {
-		int f = sw_sync_fence_create(m->consumer_tl, "fence", (unsigned)i);
-		bool waited;
-
-		if (f < 0)
-			return NULL;
-		waited = arg->id == 0 ? busy_wait_signaled(f) : sync_wait(f, -1) == 0;
-		close(f);
-		if (!waited)
-			return NULL;
-		pthread_mutex_lock(&m->lock);
-		m->counter++;
-		pthread_mutex_unlock(&m->lock);
-		if (sw_sync_timeline_inc(m->producer_tl[arg->id], 1) != 0)
-			return NULL;
-	}
-	arg->ok = true;
-	return NULL;
-}
-
-FL_TEST(producers_and_consumer_stay_in_lockstep)
-{
-	struct mpsc m = { .consumer_tl = timeline(), .lock = PTHREAD_MUTEX_INITIALIZER };
-	struct producer_arg args[PRODUCERS];
-	pthread_t t[PRODUCERS];
-	int counter;
-
-	for (int k = 0; k < PRODUCERS; k++)
-		m.producer_tl[k] = timeline();
-	for (int k = 0; k < PRODUCERS; k++) {
-		args[k] = (struct producer_arg){ &m, k, false };
-		fl_assert_int_eq(pthread_create(&t[k], NULL, producer, &args[k]), 0);
-	}
-	for (int it = 1; it <= PRODUCER_ROUNDS; it++) {
-		int acc = fence(m.producer_tl[0], "name", (unsigned)it);
-
-		for (int k = 1; k < PRODUCERS; k++) {
-			int f = fence(m.producer_tl[k], "name", (unsigned)it);
-			int next = merge("name", acc, f);
-
-			close(f);
-			close(acc);
-			acc = next;
-		}
-		fl_assert_int_eq(sync_wait(acc, -1), 0);
-		close(acc);
-		pthread_mutex_lock(&m.lock);
-		counter = m.counter;
-		pthread_mutex_unlock(&m.lock);
-		fl_assert_int_eq(counter, PRODUCERS * it);
-		inc(m.consumer_tl, 1);
-	}
-	for (int k = 0; k < PRODUCERS; k++) {
-		fl_assert_int_eq(pthread_join(t[k], NULL), 0);
-		fl_assert(args[k].ok);
-		close(m.producer_tl[k]);
-	}
-	close(m.consumer_tl);
-}
-
-/* Selftest 10 / AOSP MergeStressTest.RandomMerge, smaller and with a fixed seed. */
-enum { RANDOM_TIMELINES = 16, RANDOM_MERGES = 256 };
-
-FL_TEST(random_merges_keep_one_point_per_timeline)
-{
-	int tl[RANDOM_TIMELINES];
-	long max[RANDOM_TIMELINES];
-	unsigned int seed = 12345;
-	uint32_t touched = 1;
-	int acc;
-
-	for (int k = 0; k < RANDOM_TIMELINES; k++) {
-		tl[k] = timeline();
-		max[k] = -1;
-	}
-	/* Born signalled, and still one of the entries: fenceline keeps signalled points. */
-	acc = fence(tl[0], "name", 0);
-	max[0] = 0;
-	for (int i = 0; i < RANDOM_MERGES; i++) {
-		int k = rand_r(&seed) % RANDOM_TIMELINES;
-		unsigned value = (unsigned)rand_r(&seed) & 0x7fffffffu;
-		int f = fence(tl[k], "name", value);
-		int next = merge("name", acc, f);
-
-		close(f);
-		close(acc);
-		acc = next;
-		if (max[k] < 0)
-			touched++;
-		if ((long)value > max[k])
-			max[k] = value;
-		check_modern_legacy_agree(acc);
-	}
-	fl_assert_int_eq(size_of(acc), touched);
-	for (int k = 0; k < RANDOM_TIMELINES; k++) {
-		if (max[k] < 0)
-			continue;
-		fl_assert_errno(sync_wait(acc, 0), ETIME);
-		inc(tl[k], (unsigned)max[k]);
-	}
-	fl_assert_int_eq(sync_wait(acc, 0), 0);
-	close(acc);
-	for (int k = 0; k < RANDOM_TIMELINES; k++)
-		close(tl[k]);
 }

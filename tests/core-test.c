@@ -6,20 +6,12 @@
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
-#include <time.h>
 
 #include <fenceline/fenceline.h>
 
+#include "helpers.h"
 #include "mock-driver.h"
 #include "runner.h"
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static struct fl_sync_pt_info point_info(struct fl_fence *f, uint32_t index)
 {
@@ -31,27 +23,9 @@ static struct fl_sync_pt_info point_info(struct fl_fence *f, uint32_t index)
 	return pts[index];
 }
 
-static struct mock_timeline *new_mock(unsigned int flags, const char *name)
-{
-	struct mock_timeline *m = NULL;
-
-	fl_assert_int_eq(mock_timeline_create(flags, name, &m), 0);
-	fl_assert(m != NULL);
-	return m;
-}
-
-static struct fl_fence *new_fence(struct mock_timeline *m, uint64_t value)
-{
-	struct fl_fence *f = NULL;
-
-	fl_assert_int_eq(mock_fence_create(m, value, NULL, &f), 0);
-	fl_assert(f != NULL);
-	return f;
-}
-
 FL_TEST(timeline_create_gives_alive_timeline_with_driver_identity)
 {
-	struct mock_timeline *m = new_mock(0, "gpu");
+	struct mock_timeline *m = mock_timeline_new(0, "gpu");
 
 	fl_assert_int_eq(fl_timeline_is_alive(m->tl), 1);
 	fl_assert_str_eq(fl_timeline_get_name(m->tl), "gpu");
@@ -65,7 +39,7 @@ FL_TEST(timeline_create_gives_alive_timeline_with_driver_identity)
 
 FL_TEST(timeline_create_without_name_uses_driver_name)
 {
-	struct mock_timeline *m = new_mock(MOCK_MINIMAL, NULL);
+	struct mock_timeline *m = mock_timeline_new(MOCK_MINIMAL, NULL);
 
 	fl_assert_str_eq(fl_timeline_get_name(m->tl), "mock-minimal");
 	mock_timeline_free(m);
@@ -74,7 +48,7 @@ FL_TEST(timeline_create_without_name_uses_driver_name)
 FL_TEST(timeline_name_is_truncated_to_31_bytes)
 {
 	const char *long_name = "0123456789012345678901234567890123456789";
-	struct mock_timeline *m = new_mock(0, long_name);
+	struct mock_timeline *m = mock_timeline_new(0, long_name);
 
 	fl_assert_int_eq(strlen(fl_timeline_get_name(m->tl)), FL_NAME_MAX - 1);
 	fl_assert_int_eq(strncmp(fl_timeline_get_name(m->tl), long_name, FL_NAME_MAX - 1), 0);
@@ -83,9 +57,9 @@ FL_TEST(timeline_name_is_truncated_to_31_bytes)
 
 FL_TEST(timeline_ids_increase_in_creation_order)
 {
-	struct mock_timeline *a = new_mock(0, "a");
-	struct mock_timeline *b = new_mock(0, "b");
-	struct mock_timeline *c = new_mock(MOCK_MINIMAL, "c");
+	struct mock_timeline *a = mock_timeline_new(0, "a");
+	struct mock_timeline *b = mock_timeline_new(0, "b");
+	struct mock_timeline *c = mock_timeline_new(MOCK_MINIMAL, "c");
 
 	fl_assert(fl_timeline_get_id(a->tl) > 0);
 	fl_assert(fl_timeline_get_id(b->tl) > fl_timeline_get_id(a->tl));
@@ -97,23 +71,23 @@ FL_TEST(timeline_ids_increase_in_creation_order)
 
 FL_TEST(timeline_ids_are_never_reused)
 {
-	struct mock_timeline *a = new_mock(0, "a");
+	struct mock_timeline *a = mock_timeline_new(0, "a");
 	uint64_t first = fl_timeline_get_id(a->tl);
 
 	mock_timeline_free(a);
-	a = new_mock(0, "a");
+	a = mock_timeline_new(0, "a");
 	fl_assert(fl_timeline_get_id(a->tl) > first);
 	mock_timeline_free(a);
 }
 
 FL_TEST(timeline_ref_returns_same_timeline_and_keeps_it_alive)
 {
-	struct mock_timeline *m = new_mock(0, "tl");
+	struct mock_timeline *m = mock_timeline_new(0, "tl");
 	struct fl_timeline *extra = fl_timeline_ref(m->tl);
 	struct fl_fence *f;
 
 	fl_assert(extra == m->tl);
-	f = new_fence(m, 5);
+	f = mock_fence_new(m, 5);
 	fl_assert(fl_timeline_unref(m->tl) == NULL);
 	m->tl = NULL;
 	fl_assert_int_eq(fl_timeline_is_alive(extra), 1);
@@ -130,12 +104,12 @@ FL_TEST(timeline_ref_returns_same_timeline_and_keeps_it_alive)
 
 FL_TEST(last_handle_unref_fails_pending_points_with_enoent)
 {
-	struct mock_timeline *m = new_mock(0, "tl");
+	struct mock_timeline *m = mock_timeline_new(0, "tl");
 	struct fl_fence *done, *pending;
 
 	mock_timeline_set_counter(m, 3);
-	done = new_fence(m, 2);
-	pending = new_fence(m, 10);
+	done = mock_fence_new(m, 2);
+	pending = mock_fence_new(m, 10);
 	m->tl = fl_timeline_unref(m->tl);
 
 	fl_assert_int_eq(fl_fence_get_status(done), 1);
@@ -149,13 +123,13 @@ FL_TEST(last_handle_unref_fails_pending_points_with_enoent)
 
 FL_TEST(timeline_destroy_fails_pending_points_and_keeps_signaled_ones)
 {
-	struct mock_timeline *m = new_mock(0, "tl");
+	struct mock_timeline *m = mock_timeline_new(0, "tl");
 	struct fl_timeline *other = fl_timeline_ref(m->tl);
 	struct fl_fence *done, *pending;
 	uint64_t done_ts;
 
-	done = new_fence(m, 1);
-	pending = new_fence(m, 2);
+	done = mock_fence_new(m, 1);
+	pending = mock_fence_new(m, 2);
 	mock_timeline_advance(m, 1);
 	done_ts = point_info(done, 0).timestamp_ns;
 
@@ -180,13 +154,13 @@ FL_TEST(timeline_destroy_fails_pending_points_and_keeps_signaled_ones)
 
 FL_TEST(fence_created_after_destroy_is_born_enoent)
 {
-	struct mock_timeline *m = new_mock(0, "tl");
+	struct mock_timeline *m = mock_timeline_new(0, "tl");
 	struct fl_timeline *other = fl_timeline_ref(m->tl);
 	struct fl_fence *f;
 
 	fl_timeline_destroy(m->tl);
 	m->tl = other;
-	f = new_fence(m, 7);
+	f = mock_fence_new(m, 7);
 	fl_assert_int_eq(fl_fence_get_status(f), -ENOENT);
 	fl_assert_int_eq(point_info(f, 0).status, -ENOENT);
 	fl_assert_int_eq(fl_timeline_get_pending_count(m->tl), 0);
@@ -205,16 +179,16 @@ FL_TEST(destroy_and_unref_accept_null)
 
 FL_TEST(fence_at_passed_value_is_born_signaled_with_timestamp_now)
 {
-	struct mock_timeline *m = new_mock(0, "tl");
+	struct mock_timeline *m = mock_timeline_new(0, "tl");
 	struct fl_fence_info info;
 	struct fl_sync_pt_info pt;
 	uint64_t before, after;
 	struct fl_fence *f;
 
 	mock_timeline_set_counter(m, 10);
-	before = now_ns();
-	f = new_fence(m, 10);
-	after = now_ns();
+	before = fl_test_now_ns();
+	f = mock_fence_new(m, 10);
+	after = fl_test_now_ns();
 
 	fl_assert_int_eq(fl_fence_get_status(f), 1);
 	pt = point_info(f, 0);
@@ -229,8 +203,8 @@ FL_TEST(fence_at_passed_value_is_born_signaled_with_timestamp_now)
 
 FL_TEST(pending_point_has_status_0_and_timestamp_0)
 {
-	struct mock_timeline *m = new_mock(0, "tl");
-	struct fl_fence *f = new_fence(m, 1);
+	struct mock_timeline *m = mock_timeline_new(0, "tl");
+	struct fl_fence *f = mock_fence_new(m, 1);
 	struct fl_fence_info info;
 	struct fl_sync_pt_info pt;
 
@@ -254,13 +228,13 @@ FL_TEST(pending_point_has_status_0_and_timestamp_0)
 
 FL_TEST(signal_sets_status_and_timestamp_once)
 {
-	struct mock_timeline *m = new_mock(0, "tl");
-	struct fl_fence *f = new_fence(m, 3);
+	struct mock_timeline *m = mock_timeline_new(0, "tl");
+	struct fl_fence *f = mock_fence_new(m, 3);
 	uint64_t before, after, ts;
 
-	before = now_ns();
+	before = fl_test_now_ns();
 	fl_assert_int_eq(mock_timeline_advance(m, 3), 1);
-	after = now_ns();
+	after = fl_test_now_ns();
 	fl_assert_int_eq(fl_fence_get_status(f), 1);
 	ts = point_info(f, 0).timestamp_ns;
 	fl_assert(ts >= before && ts <= after);
@@ -278,12 +252,12 @@ FL_TEST(signal_sets_status_and_timestamp_once)
 
 FL_TEST(timestamps_are_monotonic_across_points_signaled_in_order)
 {
-	struct mock_timeline *m = new_mock(0, "tl");
+	struct mock_timeline *m = mock_timeline_new(0, "tl");
 	struct fl_fence *f[6];
 	uint64_t prev = 0;
 
 	for (int i = 0; i < 6; i++)
-		f[i] = new_fence(m, i + 1);
+		f[i] = mock_fence_new(m, i + 1);
 	/* One point per signal, then three in one signal. */
 	mock_timeline_advance(m, 1);
 	mock_timeline_advance(m, 2);
@@ -302,8 +276,8 @@ FL_TEST(timestamps_are_monotonic_across_points_signaled_in_order)
 
 FL_TEST(has_signaled_error_propagates_to_point_and_fence)
 {
-	struct mock_timeline *m = new_mock(0, "tl");
-	struct fl_fence *f = new_fence(m, 4);
+	struct mock_timeline *m = mock_timeline_new(0, "tl");
+	struct fl_fence *f = mock_fence_new(m, 4);
 	struct fl_fence_info info;
 
 	mock_timeline_set_error(m, 4, -EIO);
@@ -322,11 +296,11 @@ FL_TEST(has_signaled_error_propagates_to_point_and_fence)
 
 FL_TEST(point_is_born_failed_when_has_signaled_errors_at_creation)
 {
-	struct mock_timeline *m = new_mock(MOCK_MINIMAL, "tl");
+	struct mock_timeline *m = mock_timeline_new(MOCK_MINIMAL, "tl");
 	struct fl_fence *f;
 
 	mock_timeline_set_error(m, 2, -EPIPE);
-	f = new_fence(m, 2);
+	f = mock_fence_new(m, 2);
 	fl_assert_int_eq(fl_fence_get_status(f), -EPIPE);
 	fl_assert_int_eq(fl_timeline_get_pending_count(m->tl), 0);
 	fl_fence_unref(f);
@@ -335,8 +309,8 @@ FL_TEST(point_is_born_failed_when_has_signaled_errors_at_creation)
 
 FL_TEST(two_point_fence_fails_as_soon_as_one_point_fails)
 {
-	struct mock_timeline *a = new_mock(0, "a"), *b = new_mock(0, "b");
-	struct fl_fence *fa = new_fence(a, 1), *fb = new_fence(b, 1), *both;
+	struct mock_timeline *a = mock_timeline_new(0, "a"), *b = mock_timeline_new(0, "b");
+	struct fl_fence *fa = mock_fence_new(a, 1), *fb = mock_fence_new(b, 1), *both;
 
 	fl_assert_int_eq(fl_fence_merge(fa, fb, "both", 0, &both), 0);
 	mock_timeline_set_error(b, 1, -EIO);
@@ -357,8 +331,9 @@ FL_TEST(two_point_fence_fails_as_soon_as_one_point_fails)
 
 FL_TEST(two_point_fence_signals_once_both_points_signal)
 {
-	struct mock_timeline *a = new_mock(0, "a"), *b = new_mock(MOCK_MINIMAL, "b");
-	struct fl_fence *fa = new_fence(a, 1), *fb = new_fence(b, 1), *both;
+	struct mock_timeline *a = mock_timeline_new(0, "a"),
+			     *b = mock_timeline_new(MOCK_MINIMAL, "b");
+	struct fl_fence *fa = mock_fence_new(a, 1), *fb = mock_fence_new(b, 1), *both;
 	struct fl_fence_info info;
 	uint64_t ts_b;
 
@@ -381,12 +356,12 @@ FL_TEST(two_point_fence_signals_once_both_points_signal)
 FL_TEST(signal_checks_only_points_that_can_have_changed)
 {
 	enum { N = 200, K = 7 };
-	struct mock_timeline *m = new_mock(0, "tl");
+	struct mock_timeline *m = mock_timeline_new(0, "tl");
 	struct fl_fence *f[N];
 
 	/* Created in a scrambled order: the core sorts, not the caller. */
 	for (int i = 0; i < N; i++)
-		f[i] = new_fence(m, (uint64_t)(i * 37 % N) + 1);
+		f[i] = mock_fence_new(m, (uint64_t)(i * 37 % N) + 1);
 	fl_assert_int_eq(fl_timeline_get_pending_count(m->tl), N);
 
 	mock_timeline_reset_calls(m);
@@ -414,14 +389,14 @@ FL_TEST(signal_checks_only_points_that_can_have_changed)
 
 FL_TEST(has_signaled_is_asked_once_at_creation)
 {
-	struct mock_timeline *m = new_mock(0, "tl");
+	struct mock_timeline *m = mock_timeline_new(0, "tl");
 	struct fl_fence *pending, *done;
 
 	mock_timeline_reset_calls(m);
-	pending = new_fence(m, 5);
+	pending = mock_fence_new(m, 5);
 	fl_assert_int_eq(m->calls.has_signaled, 1);
 	mock_timeline_set_counter(m, 2);
-	done = new_fence(m, 1);
+	done = mock_fence_new(m, 1);
 	fl_assert_int_eq(m->calls.has_signaled, 2);
 	fl_assert_int_eq(m->calls.has_signaled_before_init, 0);
 	fl_fence_unref(done);
@@ -429,34 +404,22 @@ FL_TEST(has_signaled_is_asked_once_at_creation)
 	mock_timeline_free(m);
 }
 
-struct order_cb {
-	struct fl_fence_cb cb;
-	uint64_t value;
-	uint64_t *log;
-	int *len;
-};
-
-static void record_order(struct fl_fence *fence, struct fl_fence_cb *cb)
-{
-	struct order_cb *o = (struct order_cb *)cb;
-
-	o->log[(*o->len)++] = o->value;
-}
-
 FL_TEST(points_complete_in_value_order)
 {
 	enum { N = 16 };
 	static const uint64_t values[N] = { 9, 3, 14, 1, 16, 7, 2, 12, 5, 11, 4, 15, 6, 10, 8, 13 };
-	struct mock_timeline *m = new_mock(0, "tl");
-	struct order_cb cbs[N];
+	struct mock_timeline *m = mock_timeline_new(0, "tl");
+	struct fl_test_order_cb cbs[N];
 	struct fl_fence *f[N];
 	uint64_t cb_log[N];
 	int cb_len = 0;
 
 	for (int i = 0; i < N; i++) {
-		f[i] = new_fence(m, values[i]);
-		cbs[i] = (struct order_cb){ .value = values[i], .log = cb_log, .len = &cb_len };
-		fl_assert_int_eq(fl_fence_add_callback(f[i], &cbs[i].cb, record_order), 0);
+		f[i] = mock_fence_new(m, values[i]);
+		cbs[i] = (struct fl_test_order_cb){ .value = values[i],
+						    .log = cb_log,
+						    .len = &cb_len };
+		fl_assert_int_eq(fl_fence_add_callback(f[i], &cbs[i].cb, fl_test_record_order), 0);
 	}
 	mock_timeline_reset_calls(m);
 	fl_assert_int_eq(mock_timeline_advance(m, N), N);
@@ -476,16 +439,18 @@ FL_TEST(pending_points_fail_in_value_order_on_destroy)
 {
 	enum { N = 8 };
 	static const uint64_t values[N] = { 5, 2, 8, 1, 7, 3, 6, 4 };
-	struct mock_timeline *m = new_mock(0, "tl");
-	struct order_cb cbs[N];
+	struct mock_timeline *m = mock_timeline_new(0, "tl");
+	struct fl_test_order_cb cbs[N];
 	struct fl_fence *f[N];
 	uint64_t cb_log[N];
 	int cb_len = 0;
 
 	for (int i = 0; i < N; i++) {
-		f[i] = new_fence(m, values[i]);
-		cbs[i] = (struct order_cb){ .value = values[i], .log = cb_log, .len = &cb_len };
-		fl_assert_int_eq(fl_fence_add_callback(f[i], &cbs[i].cb, record_order), 0);
+		f[i] = mock_fence_new(m, values[i]);
+		cbs[i] = (struct fl_test_order_cb){ .value = values[i],
+						    .log = cb_log,
+						    .len = &cb_len };
+		fl_assert_int_eq(fl_fence_add_callback(f[i], &cbs[i].cb, fl_test_record_order), 0);
 	}
 	fl_timeline_destroy(m->tl);
 	m->tl = NULL;
@@ -501,8 +466,9 @@ FL_TEST(pending_points_fail_in_value_order_on_destroy)
 
 FL_TEST(values_above_2_32_are_ordered_as_64_bit)
 {
-	struct mock_timeline *m = new_mock(MOCK_MINIMAL, "tl");
-	struct fl_fence *lo = new_fence(m, 1ull << 32), *hi = new_fence(m, (1ull << 40) + 1);
+	struct mock_timeline *m = mock_timeline_new(MOCK_MINIMAL, "tl");
+	struct fl_fence *lo = mock_fence_new(m, 1ull << 32),
+			*hi = mock_fence_new(m, (1ull << 40) + 1);
 
 	fl_assert_int_eq(mock_timeline_advance(m, (1ull << 32) + 5), 1);
 	fl_assert_int_eq(fl_fence_get_status(lo), 1);
@@ -517,12 +483,12 @@ FL_TEST(values_above_2_32_are_ordered_as_64_bit)
 
 FL_TEST(compare_op_orders_pending_points)
 {
-	struct mock_timeline *m = new_mock(MOCK_DESCENDING, "down");
+	struct mock_timeline *m = mock_timeline_new(MOCK_DESCENDING, "down");
 	struct fl_fence *f10, *f20, *f30;
 
-	f10 = new_fence(m, 10);
-	f30 = new_fence(m, 30);
-	f20 = new_fence(m, 20);
+	f10 = mock_fence_new(m, 10);
+	f30 = mock_fence_new(m, 30);
+	f20 = mock_fence_new(m, 20);
 	/* Counting down, 30 comes first. */
 	mock_timeline_reset_calls(m);
 	fl_assert_int_eq(mock_timeline_advance(m, 25), 1);
@@ -539,13 +505,13 @@ FL_TEST(compare_op_orders_pending_points)
 
 FL_TEST(release_hooks_run_when_memory_goes)
 {
-	struct mock_timeline *m = new_mock(0, "tl");
+	struct mock_timeline *m = mock_timeline_new(0, "tl");
 	struct fl_fence *a, *b, *c;
 
 	mock_timeline_set_counter(m, 1);
-	a = new_fence(m, 1);
-	b = new_fence(m, 2);
-	c = new_fence(m, 3);
+	a = mock_fence_new(m, 1);
+	b = mock_fence_new(m, 2);
+	c = mock_fence_new(m, 3);
 	fl_assert_int_eq(m->calls.release_pt, 0);
 	fl_fence_unref(a);
 	fl_assert_int_eq(m->calls.release_pt, 1);
@@ -564,7 +530,7 @@ FL_TEST(release_hooks_run_when_memory_goes)
 
 FL_TEST(release_timeline_runs_once_without_points)
 {
-	struct mock_timeline *m = new_mock(0, "tl");
+	struct mock_timeline *m = mock_timeline_new(0, "tl");
 	struct fl_timeline *extra = fl_timeline_ref(m->tl);
 
 	m->tl = fl_timeline_unref(m->tl);
@@ -576,14 +542,14 @@ FL_TEST(release_timeline_runs_once_without_points)
 
 FL_TEST(pending_count_tracks_pending_points_only)
 {
-	struct mock_timeline *m = new_mock(0, "tl");
+	struct mock_timeline *m = mock_timeline_new(0, "tl");
 	struct fl_fence *f[4];
 
 	mock_timeline_set_counter(m, 1);
-	f[0] = new_fence(m, 1); /* born signalled */
-	f[1] = new_fence(m, 2);
-	f[2] = new_fence(m, 3);
-	f[3] = new_fence(m, 4);
+	f[0] = mock_fence_new(m, 1); /* born signalled */
+	f[1] = mock_fence_new(m, 2);
+	f[2] = mock_fence_new(m, 3);
+	f[3] = mock_fence_new(m, 4);
 	fl_assert_int_eq(fl_timeline_get_pending_count(m->tl), 3);
 	mock_timeline_advance(m, 3);
 	fl_assert_int_eq(fl_timeline_get_pending_count(m->tl), 1);
@@ -596,7 +562,7 @@ FL_TEST(pending_count_tracks_pending_points_only)
 
 FL_TEST(value_str_uses_driver_op)
 {
-	struct mock_timeline *m = new_mock(0, "tl");
+	struct mock_timeline *m = mock_timeline_new(0, "tl");
 	char buf[32];
 
 	mock_timeline_set_counter(m, 12345);
@@ -610,7 +576,7 @@ FL_TEST(value_str_uses_driver_op)
 
 FL_TEST(value_str_without_driver_op_is_empty)
 {
-	struct mock_timeline *m = new_mock(MOCK_MINIMAL, "tl");
+	struct mock_timeline *m = mock_timeline_new(MOCK_MINIMAL, "tl");
 	char buf[8] = "junk";
 
 	fl_assert_int_eq(fl_timeline_get_value_str(m->tl, buf, sizeof(buf)), 0);
@@ -620,7 +586,7 @@ FL_TEST(value_str_without_driver_op_is_empty)
 
 FL_TEST(fence_name_defaults_to_timeline_and_value)
 {
-	struct mock_timeline *m = new_mock(0, "gpu");
+	struct mock_timeline *m = mock_timeline_new(0, "gpu");
 	struct fl_fence *f = NULL, *g = NULL;
 
 	fl_assert_int_eq(fl_fence_create(m->tl, 42, NULL, NULL, NULL, &f), 0);
@@ -635,7 +601,7 @@ FL_TEST(fence_name_defaults_to_timeline_and_value)
 FL_TEST(fence_name_is_truncated_to_31_bytes)
 {
 	const char *long_name = "frame-0123456789012345678901234567890123456789";
-	struct mock_timeline *m = new_mock(0, "tl");
+	struct mock_timeline *m = mock_timeline_new(0, "tl");
 	struct fl_fence_info info;
 	struct fl_fence *f;
 
@@ -669,7 +635,7 @@ static void check_init(struct fl_sync_pt *pt, void *data)
 
 FL_TEST(init_hook_sees_zeroed_driver_data_before_the_first_check)
 {
-	struct mock_timeline *m = new_mock(0, "tl");
+	struct mock_timeline *m = mock_timeline_new(0, "tl");
 	struct init_seen seen = { .tl = m->tl };
 	struct fl_fence *f;
 
@@ -686,8 +652,8 @@ FL_TEST(init_hook_sees_zeroed_driver_data_before_the_first_check)
 
 FL_TEST(minimal_driver_has_no_driver_data)
 {
-	struct mock_timeline *m = new_mock(MOCK_MINIMAL, "tl");
-	struct fl_fence *f = new_fence(m, 1);
+	struct mock_timeline *m = mock_timeline_new(MOCK_MINIMAL, "tl");
+	struct fl_fence *f = mock_fence_new(m, 1);
 	char buf[16];
 
 	fl_assert_int_eq(fl_fence_get_point_driver_data(f, 0, buf, sizeof(buf)), 0);
@@ -697,7 +663,7 @@ FL_TEST(minimal_driver_has_no_driver_data)
 
 FL_TEST(fill_driver_data_is_passed_through)
 {
-	struct mock_timeline *m = new_mock(0, "tl");
+	struct mock_timeline *m = mock_timeline_new(0, "tl");
 	struct fl_fence *f;
 	uint64_t tag = 0;
 	char small[4];
@@ -712,8 +678,8 @@ FL_TEST(fill_driver_data_is_passed_through)
 
 FL_TEST(fence_get_info_counts_then_fills)
 {
-	struct mock_timeline *a = new_mock(0, "a"), *b = new_mock(0, "b");
-	struct fl_fence *fa = new_fence(a, 1), *fb = new_fence(b, 2), *both;
+	struct mock_timeline *a = mock_timeline_new(0, "a"), *b = mock_timeline_new(0, "b");
+	struct fl_fence *fa = mock_fence_new(a, 1), *fb = mock_fence_new(b, 2), *both;
 	struct fl_sync_pt_info pts[2];
 	struct fl_fence_info info;
 
@@ -737,8 +703,8 @@ FL_TEST(fence_get_info_counts_then_fills)
 
 FL_TEST(fence_ref_returns_same_fence)
 {
-	struct mock_timeline *m = new_mock(0, "tl");
-	struct fl_fence *f = new_fence(m, 1);
+	struct mock_timeline *m = mock_timeline_new(0, "tl");
+	struct fl_fence *f = mock_fence_new(m, 1);
 
 	fl_assert(fl_fence_ref(f) == f);
 	fl_assert(fl_fence_unref(f) == NULL);

@@ -11,6 +11,7 @@
 
 #include <fenceline/fenceline.h>
 
+#include "helpers.h"
 #include "runner.h"
 
 static char *dump(void)
@@ -60,14 +61,6 @@ static struct fl_timeline *new_timeline(const char *name, uint64_t value)
 	return tl;
 }
 
-static struct fl_fence *new_fence(struct fl_timeline *tl, uint64_t value, const char *name)
-{
-	struct fl_fence *f = NULL;
-
-	fl_assert_int_eq(fl_sw_sync_fence_create(tl, value, name, &f), 0);
-	return f;
-}
-
 FL_TEST(dump_has_both_sections)
 {
 	char *text = dump();
@@ -81,7 +74,7 @@ FL_TEST(dump_has_both_sections)
 FL_TEST(dump_lists_timeline_with_value_and_pending_points)
 {
 	struct fl_timeline *tl = new_timeline("gpu", 41);
-	struct fl_fence *a = new_fence(tl, 43, "a"), *b = new_fence(tl, 42, "b");
+	struct fl_fence *a = fl_test_fence_new(tl, 43, "a"), *b = fl_test_fence_new(tl, 42, "b");
 	char *text = dump();
 	const char *line = line_starting(text, "gpu sw_sync: 41 (2 pending)\n");
 
@@ -105,7 +98,8 @@ FL_TEST(dump_lists_timeline_with_value_and_pending_points)
 FL_TEST(dump_lists_fence_with_points)
 {
 	struct fl_timeline *gpu = new_timeline("gpu", 41), *display = new_timeline("display", 12);
-	struct fl_fence *g = new_fence(gpu, 42, "g"), *d = new_fence(display, 12, "d");
+	struct fl_fence *g = fl_test_fence_new(gpu, 42, "g"),
+			*d = fl_test_fence_new(display, 12, "d");
 	struct fl_sync_pt_info pts[2];
 	struct fl_fence *frame;
 	char expect[128];
@@ -138,7 +132,7 @@ FL_TEST(dump_lists_fence_with_points)
 FL_TEST(dump_shows_errors_by_errno_name)
 {
 	struct fl_timeline *tl = new_timeline("doomed", 0);
-	struct fl_fence *f = new_fence(tl, 5, "orphan");
+	struct fl_fence *f = fl_test_fence_new(tl, 5, "orphan");
 	char *text;
 
 	fl_timeline_destroy(tl);
@@ -152,7 +146,7 @@ FL_TEST(dump_shows_errors_by_errno_name)
 FL_TEST(destroyed_objects_disappear_from_dump)
 {
 	struct fl_timeline *tl = new_timeline("ephemeral-tl", 0);
-	struct fl_fence *f = new_fence(tl, 1, "ephemeral-fence");
+	struct fl_fence *f = fl_test_fence_new(tl, 1, "ephemeral-fence");
 	char *text = dump();
 
 	assert_contains(text, "ephemeral-tl sw_sync");
@@ -219,7 +213,7 @@ static char *wait_capturing_stderr(struct fl_fence *f, int timeout_ms, int *ret_
 FL_TEST(wait_timeout_prints_dump_to_stderr)
 {
 	struct fl_timeline *tl = new_timeline("stuck-tl", 0);
-	struct fl_fence *f = new_fence(tl, 1, "stuck-fence");
+	struct fl_fence *f = fl_test_fence_new(tl, 1, "stuck-fence");
 	char *err;
 	int r;
 
@@ -237,7 +231,7 @@ FL_TEST(wait_timeout_prints_dump_to_stderr)
 FL_TEST(dump_on_timeout_env_0_suppresses_it)
 {
 	struct fl_timeline *tl = new_timeline("quiet-tl", 0);
-	struct fl_fence *f = new_fence(tl, 1, "quiet-fence");
+	struct fl_fence *f = fl_test_fence_new(tl, 1, "quiet-fence");
 	char *err;
 	int r;
 
@@ -255,7 +249,7 @@ FL_TEST(dump_on_timeout_env_0_suppresses_it)
 FL_TEST(wait_with_timeout_0_never_dumps)
 {
 	struct fl_timeline *tl = new_timeline("poll-tl", 0);
-	struct fl_fence *f = new_fence(tl, 1, "poll-fence");
+	struct fl_fence *f = fl_test_fence_new(tl, 1, "poll-fence");
 	char *err;
 	int r;
 
@@ -271,7 +265,7 @@ FL_TEST(wait_with_timeout_0_never_dumps)
 FL_TEST(wait_that_succeeds_never_dumps)
 {
 	struct fl_timeline *tl = new_timeline("done-tl", 1);
-	struct fl_fence *f = new_fence(tl, 1, "done-fence");
+	struct fl_fence *f = fl_test_fence_new(tl, 1, "done-fence");
 	char *err;
 	int r;
 

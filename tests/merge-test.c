@@ -14,22 +14,6 @@
 
 #define MAX_PTS 16
 
-static struct mock_timeline *new_mock(unsigned int flags, const char *name)
-{
-	struct mock_timeline *m = NULL;
-
-	fl_assert_int_eq(mock_timeline_create(flags, name, &m), 0);
-	return m;
-}
-
-static struct fl_fence *new_fence(struct mock_timeline *m, uint64_t value)
-{
-	struct fl_fence *f = NULL;
-
-	fl_assert_int_eq(mock_fence_create(m, value, NULL, &f), 0);
-	return f;
-}
-
 static struct fl_fence *merge(struct fl_fence *a, struct fl_fence *b, unsigned int flags)
 {
 	struct fl_fence *out = NULL;
@@ -65,8 +49,9 @@ static void assert_points(struct fl_fence *f, int n, const struct mock_timeline 
 
 FL_TEST(merge_of_two_timelines_holds_both_points)
 {
-	struct mock_timeline *a = new_mock(0, "a"), *b = new_mock(MOCK_MINIMAL, "b");
-	struct fl_fence *fa = new_fence(a, 3), *fb = new_fence(b, 9), *m;
+	struct mock_timeline *a = mock_timeline_new(0, "a"),
+			     *b = mock_timeline_new(MOCK_MINIMAL, "b");
+	struct fl_fence *fa = mock_fence_new(a, 3), *fb = mock_fence_new(b, 9), *m;
 	const struct mock_timeline *tls[] = { a, b };
 
 	m = merge(fa, fb, 0);
@@ -88,8 +73,8 @@ FL_TEST(merge_of_two_timelines_holds_both_points)
 
 static void check_keeps_later_point(unsigned int flags)
 {
-	struct mock_timeline *t = new_mock(flags, "t");
-	struct fl_fence *early = new_fence(t, 4), *late = new_fence(t, 8), *ab, *ba;
+	struct mock_timeline *t = mock_timeline_new(flags, "t");
+	struct fl_fence *early = mock_fence_new(t, 4), *late = mock_fence_new(t, 8), *ab, *ba;
 	const struct mock_timeline *tls[] = { t };
 
 	ab = merge(early, late, 0);
@@ -122,8 +107,8 @@ FL_TEST(merge_same_timeline_without_compare_keeps_larger_value)
 FL_TEST(merge_same_timeline_keeps_later_point_by_driver_compare)
 {
 	/* Counting down, 5 comes after 10 even though its value is smaller. */
-	struct mock_timeline *t = new_mock(MOCK_DESCENDING, "down");
-	struct fl_fence *f10 = new_fence(t, 10), *f5 = new_fence(t, 5), *ab, *ba;
+	struct mock_timeline *t = mock_timeline_new(MOCK_DESCENDING, "down");
+	struct fl_fence *f10 = mock_fence_new(t, 10), *f5 = mock_fence_new(t, 5), *ab, *ba;
 	const struct mock_timeline *tls[] = { t };
 
 	mock_timeline_reset_calls(t);
@@ -147,8 +132,8 @@ FL_TEST(merge_same_timeline_keeps_later_point_by_driver_compare)
 
 FL_TEST(merge_with_itself_gives_new_fence_with_same_points)
 {
-	struct mock_timeline *a = new_mock(0, "a"), *b = new_mock(0, "b");
-	struct fl_fence *fa = new_fence(a, 1), *fb = new_fence(b, 2), *ab, *self, *single;
+	struct mock_timeline *a = mock_timeline_new(0, "a"), *b = mock_timeline_new(0, "b");
+	struct fl_fence *fa = mock_fence_new(a, 1), *fb = mock_fence_new(b, 2), *ab, *self, *single;
 	const struct mock_timeline *tls[] = { a, b };
 
 	ab = merge(fa, fb, 0);
@@ -167,13 +152,13 @@ FL_TEST(merge_with_itself_gives_new_fence_with_same_points)
 
 FL_TEST(merge_with_signaled_fence_waits_for_the_other)
 {
-	struct mock_timeline *a = new_mock(0, "a"), *b = new_mock(0, "b");
+	struct mock_timeline *a = mock_timeline_new(0, "a"), *b = mock_timeline_new(0, "b");
 	struct fl_fence *done, *pending, *m, *same;
 	struct fl_sync_pt_info pts[MAX_PTS];
 
 	mock_timeline_set_counter(a, 5);
-	done = new_fence(a, 5);
-	pending = new_fence(b, 1);
+	done = mock_fence_new(a, 5);
+	pending = mock_fence_new(b, 1);
 	m = merge(done, pending, 0);
 	fl_assert_int_eq(points(m, pts), 2);
 	fl_assert_int_eq(pts[0].status, 1);
@@ -184,7 +169,7 @@ FL_TEST(merge_with_signaled_fence_waits_for_the_other)
 
 	/* On one timeline the pending later point wins over the signalled one. */
 	fl_fence_unref(pending);
-	pending = new_fence(a, 7);
+	pending = mock_fence_new(a, 7);
 	same = merge(pending, done, 0);
 	fl_assert_int_eq(points(same, pts), 1);
 	fl_assert_int_eq(pts[0].value, 7);
@@ -200,13 +185,13 @@ FL_TEST(merge_with_signaled_fence_waits_for_the_other)
 
 FL_TEST(merge_of_two_signaled_fences_is_born_signaled)
 {
-	struct mock_timeline *a = new_mock(0, "a"), *b = new_mock(0, "b");
+	struct mock_timeline *a = mock_timeline_new(0, "a"), *b = mock_timeline_new(0, "b");
 	struct fl_fence *fa, *fb, *m;
 
 	mock_timeline_set_counter(a, 1);
 	mock_timeline_set_counter(b, 1);
-	fa = new_fence(a, 1);
-	fb = new_fence(b, 1);
+	fa = mock_fence_new(a, 1);
+	fb = mock_fence_new(b, 1);
 	m = merge(fa, fb, 0);
 	fl_assert_int_eq(fl_fence_get_status(m), 1);
 	fl_assert_int_eq(fl_fence_wait(m, 0), 0);
@@ -219,14 +204,14 @@ FL_TEST(merge_of_two_signaled_fences_is_born_signaled)
 
 FL_TEST(merge_errored_point_wins_over_pending_later_point)
 {
-	struct mock_timeline *t = new_mock(0, "t"), *u = new_mock(0, "u");
+	struct mock_timeline *t = mock_timeline_new(0, "t"), *u = mock_timeline_new(0, "u");
 	struct fl_fence *failed, *later, *ab, *ba, *again, *other;
 	const struct mock_timeline *tls[] = { t, u };
 
 	mock_timeline_set_error(t, 3, -EIO);
-	failed = new_fence(t, 3);
+	failed = mock_fence_new(t, 3);
 	fl_assert_int_eq(fl_fence_get_status(failed), -EIO);
-	later = new_fence(t, 8);
+	later = mock_fence_new(t, 8);
 
 	ab = merge(failed, later, 0);
 	ba = merge(later, failed, 0);
@@ -236,7 +221,7 @@ FL_TEST(merge_errored_point_wins_over_pending_later_point)
 	fl_assert_int_eq(fl_fence_get_status(ba), -EIO);
 
 	/* The error survives further merges with newer points. */
-	other = new_fence(u, 1);
+	other = mock_fence_new(u, 1);
 	again = merge(ab, other, 0);
 	fl_fence_unref(ab);
 	ab = merge(again, later, 0);
@@ -261,10 +246,10 @@ FL_TEST(merge_chain_stays_bounded_by_timeline_count)
 	struct fl_fence *acc;
 
 	for (int i = 0; i < TIMELINES; i++)
-		tl[i] = new_mock(i % 2 ? MOCK_MINIMAL : 0, "chain");
-	acc = new_fence(tl[0], 0);
+		tl[i] = mock_timeline_new(i % 2 ? MOCK_MINIMAL : 0, "chain");
+	acc = mock_fence_new(tl[0], 0);
 	for (int i = 1; i <= MERGES; i++) {
-		struct fl_fence *f = new_fence(tl[i % TIMELINES], (uint64_t)i);
+		struct fl_fence *f = mock_fence_new(tl[i % TIMELINES], (uint64_t)i);
 		struct fl_fence *next = merge(acc, f, 0);
 
 		fl_fence_unref(f);
@@ -294,8 +279,8 @@ FL_TEST(merge_sorts_points_by_timeline_id)
 	struct fl_sync_pt_info pts[MAX_PTS];
 
 	for (int i = 0; i < N; i++) {
-		tl[i] = new_mock(0, "sorted");
-		f[i] = new_fence(tl[i], 100 - i);
+		tl[i] = mock_timeline_new(0, "sorted");
+		f[i] = mock_fence_new(tl[i], 100 - i);
 	}
 	/* Merge from the newest timeline to the oldest. */
 	acc = fl_fence_ref(f[N - 1]);
@@ -319,8 +304,10 @@ FL_TEST(merge_sorts_points_by_timeline_id)
 
 FL_TEST(merge_result_does_not_depend_on_argument_order)
 {
-	struct mock_timeline *a = new_mock(0, "a"), *b = new_mock(0, "b"), *c = new_mock(0, "c");
-	struct fl_fence *fa = new_fence(a, 1), *fb = new_fence(b, 2), *fc = new_fence(c, 3);
+	struct mock_timeline *a = mock_timeline_new(0, "a"), *b = mock_timeline_new(0, "b"),
+			     *c = mock_timeline_new(0, "c");
+	struct fl_fence *fa = mock_fence_new(a, 1), *fb = mock_fence_new(b, 2),
+			*fc = mock_fence_new(c, 3);
 	struct fl_fence *ac = merge(fa, fc, 0), *x, *y;
 	struct fl_sync_pt_info px[MAX_PTS], py[MAX_PTS];
 
@@ -346,8 +333,8 @@ FL_TEST(merge_result_does_not_depend_on_argument_order)
 
 FL_TEST(merge_default_fails_as_soon_as_one_point_fails)
 {
-	struct mock_timeline *a = new_mock(0, "a"), *b = new_mock(0, "b");
-	struct fl_fence *fa = new_fence(a, 1), *fb = new_fence(b, 1), *m;
+	struct mock_timeline *a = mock_timeline_new(0, "a"), *b = mock_timeline_new(0, "b");
+	struct fl_fence *fa = mock_fence_new(a, 1), *fb = mock_fence_new(b, 1), *m;
 
 	m = merge(fa, fb, 0);
 	mock_timeline_set_error(b, 1, -EIO);
@@ -364,8 +351,8 @@ FL_TEST(merge_default_fails_as_soon_as_one_point_fails)
 
 FL_TEST(merge_wait_all_waits_for_every_point)
 {
-	struct mock_timeline *a = new_mock(0, "a"), *b = new_mock(0, "b");
-	struct fl_fence *fa = new_fence(a, 1), *fb = new_fence(b, 1), *m;
+	struct mock_timeline *a = mock_timeline_new(0, "a"), *b = mock_timeline_new(0, "b");
+	struct fl_fence *fa = mock_fence_new(a, 1), *fb = mock_fence_new(b, 1), *m;
 	struct fl_fence_info info;
 
 	m = merge(fa, fb, FL_MERGE_WAIT_ALL);
@@ -386,8 +373,8 @@ FL_TEST(merge_wait_all_waits_for_every_point)
 
 FL_TEST(merge_wait_all_reports_first_error_in_point_order)
 {
-	struct mock_timeline *a = new_mock(0, "a"), *b = new_mock(0, "b");
-	struct fl_fence *fa = new_fence(a, 1), *fb = new_fence(b, 1), *all, *fast;
+	struct mock_timeline *a = mock_timeline_new(0, "a"), *b = mock_timeline_new(0, "b");
+	struct fl_fence *fa = mock_fence_new(a, 1), *fb = mock_fence_new(b, 1), *all, *fast;
 
 	all = merge(fb, fa, FL_MERGE_WAIT_ALL);
 	fast = merge(fa, fb, 0);
@@ -411,8 +398,8 @@ FL_TEST(merge_wait_all_reports_first_error_in_point_order)
 
 FL_TEST(merge_wait_all_signals_when_every_point_signals)
 {
-	struct mock_timeline *a = new_mock(0, "a"), *b = new_mock(0, "b");
-	struct fl_fence *fa = new_fence(a, 1), *fb = new_fence(b, 1), *m;
+	struct mock_timeline *a = mock_timeline_new(0, "a"), *b = mock_timeline_new(0, "b");
+	struct fl_fence *fa = mock_fence_new(a, 1), *fb = mock_fence_new(b, 1), *m;
 
 	m = merge(fa, fb, FL_MERGE_WAIT_ALL);
 	mock_timeline_advance(b, 1);
@@ -429,8 +416,8 @@ FL_TEST(merge_wait_all_signals_when_every_point_signals)
 FL_TEST(merge_name_defaults_to_merged_and_is_truncated)
 {
 	const char *long_name = "a-very-long-merged-fence-name-0123456789";
-	struct mock_timeline *t = new_mock(0, "t");
-	struct fl_fence *f = new_fence(t, 1), *m;
+	struct mock_timeline *t = mock_timeline_new(0, "t");
+	struct fl_fence *f = mock_fence_new(t, 1), *m;
 
 	fl_assert_int_eq(fl_fence_merge(f, f, NULL, 0, &m), 0);
 	fl_assert_str_eq(fl_fence_get_name(m), "merged");
@@ -448,7 +435,7 @@ FL_TEST(merge_name_defaults_to_merged_and_is_truncated)
 
 FL_TEST(merge_calls_dup_when_driver_has_it)
 {
-	struct mock_timeline *t = new_mock(0, "t"), *u = new_mock(0, "u");
+	struct mock_timeline *t = mock_timeline_new(0, "t"), *u = mock_timeline_new(0, "u");
 	struct fl_fence *ft, *fu, *m;
 	uint64_t tag = 0;
 
@@ -477,8 +464,8 @@ FL_TEST(merge_calls_dup_when_driver_has_it)
 
 FL_TEST(merge_fails_with_dup_error)
 {
-	struct mock_timeline *t = new_mock(0, "t"), *u = new_mock(0, "u");
-	struct fl_fence *ft = new_fence(t, 1), *fu = new_fence(u, 1);
+	struct mock_timeline *t = mock_timeline_new(0, "t"), *u = mock_timeline_new(0, "u");
+	struct fl_fence *ft = mock_fence_new(t, 1), *fu = mock_fence_new(u, 1);
 	struct fl_fence *m = (struct fl_fence *)0x1;
 
 	u->dup_error = -ENOMEM;
@@ -492,8 +479,8 @@ FL_TEST(merge_fails_with_dup_error)
 
 FL_TEST(merge_rejects_unknown_flags)
 {
-	struct mock_timeline *t = new_mock(0, "t");
-	struct fl_fence *f = new_fence(t, 1), *m = NULL;
+	struct mock_timeline *t = mock_timeline_new(0, "t");
+	struct fl_fence *f = mock_fence_new(t, 1), *m = NULL;
 
 	fl_assert_int_eq(fl_fence_merge(f, f, NULL, 1u << 7, &m), -EINVAL);
 	fl_assert(m == NULL);
@@ -503,8 +490,8 @@ FL_TEST(merge_rejects_unknown_flags)
 
 FL_TEST(merged_fence_timestamp_is_latest_point_timestamp)
 {
-	struct mock_timeline *a = new_mock(0, "a"), *b = new_mock(0, "b");
-	struct fl_fence *fa = new_fence(a, 1), *fb = new_fence(b, 1), *m;
+	struct mock_timeline *a = mock_timeline_new(0, "a"), *b = mock_timeline_new(0, "b");
+	struct fl_fence *fa = mock_fence_new(a, 1), *fb = mock_fence_new(b, 1), *m;
 	struct fl_sync_pt_info pts[MAX_PTS];
 	struct fl_fence_info info;
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "mock-driver.h"
+#include "runner.h"
 
 static struct mock_timeline *mock_of_pt(const struct fl_sync_pt *pt)
 {
@@ -195,6 +196,24 @@ int mock_fence_create_tagged(struct mock_timeline *mock, uint64_t value, uint64_
 	if (mock->flags & MOCK_MINIMAL)
 		return -EINVAL;
 	return fl_fence_create(mock->tl, value, NULL, init_pt, &args, ret_fence);
+}
+
+struct mock_timeline *mock_timeline_new(unsigned int flags, const char *name)
+{
+	struct mock_timeline *mock = NULL;
+
+	fl_assert_int_eq(mock_timeline_create(flags, name, &mock), 0);
+	fl_assert(mock != NULL);
+	return mock;
+}
+
+struct fl_fence *mock_fence_new(struct mock_timeline *mock, uint64_t value)
+{
+	struct fl_fence *fence = NULL;
+
+	fl_assert_int_eq(mock_fence_create(mock, value, NULL, &fence), 0);
+	fl_assert(fence != NULL);
+	return fence;
 }
 
 void mock_timeline_set_counter(struct mock_timeline *mock, uint64_t counter)

@@ -76,6 +76,10 @@ int mock_fence_create(struct mock_timeline *mock, uint64_t value, const char *na
 int mock_fence_create_tagged(struct mock_timeline *mock, uint64_t value, uint64_t tag,
 			     struct fl_fence **ret_fence);
 
+/* Shorthands for the two above that fail the test instead of returning an error. */
+struct mock_timeline *mock_timeline_new(unsigned int flags, const char *name);
+struct fl_fence *mock_fence_new(struct mock_timeline *mock, uint64_t value);
+
 /* Sets the counter without telling the core. */
 void mock_timeline_set_counter(struct mock_timeline *mock, uint64_t counter);
 /* Sets the counter and calls fl_timeline_signal(); returns its result. */

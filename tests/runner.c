@@ -38,15 +38,7 @@
 extern const struct fl_test __start_fl_tests[];
 extern const struct fl_test __stop_fl_tests[];
 
-#if defined(__SANITIZE_THREAD__)
-#define FL_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define FL_TSAN 1
-#endif
-#endif
-
-#ifdef FL_TSAN
+#if FL_TEST_UNDER_TSAN
 /*
  * ThreadSanitizer sleeps a second in every exiting process so late reports
  * can come in; with a forked child per test that is most of the run time.
@@ -150,6 +142,85 @@ static int for_each_fd(void (*fn)(int fd, void *data), void *data)
 int fl_test_count_fds(void)
 {
 	return for_each_fd(NULL, NULL);
+}
+
+struct snapshot_fill {
+	struct fl_test_fd_snapshot *snap;
+	bool complete;
+};
+
+static void snapshot_fd(int fd, void *data)
+{
+	struct snapshot_fill *fill = data;
+	struct fl_test_fd_snapshot *snap = fill->snap;
+	char path[64];
+	ssize_t len;
+
+	if (snap->n == FL_TEST_SNAPSHOT_MAX) {
+		fill->complete = false;
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	len = readlink(path, snap->links[snap->n], sizeof(snap->links[0]) - 1);
+	if (len < 0)
+		return; /* closed meanwhile */
+	snap->links[snap->n][len] = '\0';
+	snap->fds[snap->n++] = fd;
+}
+
+/* Returns false if there were too many fds to record. */
+static bool snapshot_take(struct fl_test_fd_snapshot *snap)
+{
+	struct snapshot_fill fill = { .snap = snap, .complete = true };
+
+	snap->n = 0;
+	for_each_fd(snapshot_fd, &fill);
+	return fill.complete;
+}
+
+void fl_test_fd_snapshot(struct fl_test_fd_snapshot *snap)
+{
+	if (!snapshot_take(snap))
+		fl__test_fail(__FILE__, __LINE__, "more than %d open fds to snapshot",
+			      FL_TEST_SNAPSHOT_MAX);
+}
+
+int fl_test_fds_new_since(const struct fl_test_fd_snapshot *base, char *what, size_t size)
+{
+	struct fl_test_fd_snapshot now;
+	int count = 0;
+
+	if (!snapshot_take(&now))
+		return FL_TEST_SNAPSHOT_MAX;
+	for (int i = 0; i < now.n; i++) {
+		bool known = false;
+
+		for (int j = 0; j < base->n && !known; j++)
+			known = base->fds[j] == now.fds[i] && !strcmp(base->links[j], now.links[i]);
+		if (known)
+			continue;
+		if (count++ == 0 && what)
+			snprintf(what, size, "fd %d -> %s", now.fds[i], now.links[i]);
+	}
+	return count;
+}
+
+void fl__test_expect_new_fds(const char *file, int line, const struct fl_test_fd_snapshot *base,
+			     int want)
+{
+	char what[128] = "";
+	int count = fl_test_fds_new_since(base, what, sizeof(what));
+
+	if (count != want)
+		fl__test_fail(file, line, "%d new fds, want %d (first: %s)", count, want, what);
+}
+
+void fl__test_wait_fds_back(const char *file, int line, const struct fl_test_fd_snapshot *base)
+{
+	for (int i = 0;
+	     i < LEAK_GRACE_MS / LEAK_POLL_MS && fl_test_fds_new_since(base, NULL, 0) > 0; i++)
+		usleep(LEAK_POLL_MS * 1000);
+	fl__test_expect_new_fds(file, line, base, 0);
 }
 
 struct fd_set_list {

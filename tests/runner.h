@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,56 @@ __attribute__((noreturn, format(printf, 1, 2))) void fl_test_skip(const char *fm
 
 /* Number of open fds of this process (from /proc/self/fd). */
 int fl_test_count_fds(void);
+
+/*
+ * The fds open at some moment, each with its /proc link ("socket:[123]"),
+ * so that a number closed and reused in between still counts as new.
+ * Compare against a snapshot rather than a count: the core closes its own
+ * ends of dropped fds asynchronously, also those of the runner's warm-up
+ * just before the test, so the count may still fall.
+ */
+#define FL_TEST_SNAPSHOT_MAX 256
+
+struct fl_test_fd_snapshot {
+	int n;
+	int fds[FL_TEST_SNAPSHOT_MAX];
+	char links[FL_TEST_SNAPSHOT_MAX][64];
+};
+
+/* Records the open fds; fails the test if there are too many to record. */
+void fl_test_fd_snapshot(struct fl_test_fd_snapshot *snap);
+
+/*
+ * Returns how many fds are open now that were not in @base (or
+ * FL_TEST_SNAPSHOT_MAX if there are too many to tell), and describes the
+ * first of them in @what unless it is NULL.
+ */
+int fl_test_fds_new_since(const struct fl_test_fd_snapshot *base, char *what, size_t size);
+
+/* Fails the test unless exactly @want fds are open that were not in @base. */
+#define fl_test_expect_new_fds(base, want) fl__test_expect_new_fds(__FILE__, __LINE__, base, want)
+
+/*
+ * Fails the test unless every fd opened since @base is closed within the
+ * runner's grace period (the core may close its ends asynchronously).
+ */
+#define fl_test_wait_fds_back(base) fl__test_wait_fds_back(__FILE__, __LINE__, base)
+
+void fl__test_expect_new_fds(const char *file, int line, const struct fl_test_fd_snapshot *base,
+			     int want);
+void fl__test_wait_fds_back(const char *file, int line, const struct fl_test_fd_snapshot *base);
+
+/* 1 in a ThreadSanitizer build (gcc or clang), else 0. */
+#if defined(__SANITIZE_THREAD__)
+#define FL_TEST_UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define FL_TEST_UNDER_TSAN 1
+#endif
+#endif
+#ifndef FL_TEST_UNDER_TSAN
+#define FL_TEST_UNDER_TSAN 0
+#endif
 
 #define fl_assert(cond)                                                                   \
 	do {                                                                              \

@@ -8,21 +8,18 @@
  * cores under TSan. Random choices come from fixed seeds, so a failure
  * replays the same operations (though not the same interleaving).
  */
-#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <fenceline/fenceline.h>
 
+#include "helpers.h"
 #include "runner.h"
-
-#define container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
 typedef void *(*thread_main_t)(void *);
 
@@ -41,38 +38,6 @@ static uint64_t rng_next(uint64_t *state)
 static unsigned int rng_below(uint64_t *state, unsigned int bound)
 {
 	return (unsigned int)(rng_next(state) >> 32) % bound;
-}
-
-static void sleep_ms(unsigned int ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
-static struct fl_timeline *timeline_new(const char *name)
-{
-	struct fl_timeline *tl = NULL;
-
-	fl_assert_int_eq(fl_sw_sync_timeline_create(name, 0, &tl), 0);
-	return tl;
-}
-
-static struct fl_fence *fence_new(struct fl_timeline *tl, uint64_t value)
-{
-	struct fl_fence *fence = NULL;
-
-	fl_assert_int_eq(fl_sw_sync_fence_create(tl, value, NULL, &fence), 0);
-	return fence;
-}
-
-static uint64_t timeline_value(struct fl_timeline *tl)
-{
-	uint64_t value = 0;
-
-	fl_assert_int_eq(fl_sw_sync_timeline_get_value(tl, &value), 0);
-	return value;
 }
 
 static void join_all(pthread_t *threads, int n)
@@ -103,7 +68,7 @@ struct order_thread {
 
 static void expect_earlier_signaled(struct order *o, uint64_t *rng, unsigned int value)
 {
-	fl_assert_int_ge(timeline_value(o->tl), value);
+	fl_assert_int_ge(fl_test_timeline_value(o->tl), value);
 	if (value > 1) {
 		unsigned int earlier = 1 + rng_below(rng, value - 1);
 
@@ -168,11 +133,11 @@ FL_TEST(concurrent_observers_see_points_signal_in_value_order)
 	pthread_t threads[N];
 
 	fl_assert(o);
-	o->tl = timeline_new("order");
+	o->tl = fl_test_timeline_new("order");
 	atomic_init(&o->incs_left, ORDER_FENCES);
 	atomic_init(&o->waiters_done, 0);
 	for (unsigned int v = 1; v <= ORDER_FENCES; v++)
-		o->fences[v] = fence_new(o->tl, v);
+		o->fences[v] = fl_test_fence_new(o->tl, v, NULL);
 
 	for (int i = 0; i < N; i++) {
 		thread_main_t fn = order_role(i);
@@ -181,7 +146,7 @@ FL_TEST(concurrent_observers_see_points_signal_in_value_order)
 		fl_assert_int_eq(pthread_create(&threads[i], NULL, fn, &args[i]), 0);
 	}
 	join_all(threads, N);
-	fl_assert_int_eq(timeline_value(o->tl), ORDER_FENCES);
+	fl_assert_int_eq(fl_test_timeline_value(o->tl), ORDER_FENCES);
 
 	for (unsigned int v = 1; v <= ORDER_FENCES; v++)
 		fl_fence_unref(o->fences[v]);
@@ -213,7 +178,7 @@ static void *shared_main(void *arg)
 
 	for (unsigned int i = 0; i < SHARED_ROUNDS; i++) {
 		unsigned int value = 2 * i + t->id;
-		struct fl_fence *fence = fence_new(t->s->tl, value);
+		struct fl_fence *fence = fl_test_fence_new(t->s->tl, value, NULL);
 
 		fl_assert_int_eq(fl_fence_wait(fence, -1), 0);
 		fl_assert_int_eq(t->s->counter, value);
@@ -226,7 +191,7 @@ static void *shared_main(void *arg)
 
 FL_TEST(two_threads_take_turns_on_one_timeline)
 {
-	struct shared s = { .tl = timeline_new("shared") };
+	struct shared s = { .tl = fl_test_timeline_new("shared") };
 	struct shared_thread args[2] = { { &s, 0 }, { &s, 1 } };
 	pthread_t threads[2];
 
@@ -234,7 +199,7 @@ FL_TEST(two_threads_take_turns_on_one_timeline)
 		fl_assert_int_eq(pthread_create(&threads[i], NULL, shared_main, &args[i]), 0);
 	join_all(threads, 2);
 	fl_assert_int_eq(s.counter, 2 * SHARED_ROUNDS);
-	fl_assert_int_eq(timeline_value(s.tl), 2 * SHARED_ROUNDS);
+	fl_assert_int_eq(fl_test_timeline_value(s.tl), 2 * SHARED_ROUNDS);
 
 	fl_timeline_unref(s.tl);
 }
@@ -256,7 +221,7 @@ static void *ponger_main(void *arg)
 	struct ping_pong *pp = arg;
 
 	for (uint64_t i = 1; i <= PING_ROUNDS; i++) {
-		struct fl_fence *fence = fence_new(pp->ping, i);
+		struct fl_fence *fence = fl_test_fence_new(pp->ping, i, NULL);
 
 		fl_assert_int_eq(fl_fence_wait(fence, -1), 0);
 		fl_assert_int_eq(pp->ball, 2 * i - 1);
@@ -269,12 +234,13 @@ static void *ponger_main(void *arg)
 
 FL_TEST(ping_pong_between_two_threads_on_two_timelines)
 {
-	struct ping_pong pp = { .ping = timeline_new("ping"), .pong = timeline_new("pong") };
+	struct ping_pong pp = { .ping = fl_test_timeline_new("ping"),
+				.pong = fl_test_timeline_new("pong") };
 	pthread_t ponger;
 
 	fl_assert_int_eq(pthread_create(&ponger, NULL, ponger_main, &pp), 0);
 	for (uint64_t i = 1; i <= PING_ROUNDS; i++) {
-		struct fl_fence *fence = fence_new(pp.pong, i);
+		struct fl_fence *fence = fl_test_fence_new(pp.pong, i, NULL);
 
 		pp.ball = 2 * i - 1;
 		fl_assert_int_eq(fl_sw_sync_timeline_inc(pp.ping, 1), 0);
@@ -338,7 +304,7 @@ static void check_signaled_implies_counters(struct merge_world *w, struct model_
 		return;
 	for (int t = 0; t < MERGE_TIMELINES; t++)
 		if (m->max[t])
-			fl_assert_int_ge(timeline_value(w->tls[t]), m->max[t]);
+			fl_assert_int_ge(fl_test_timeline_value(w->tls[t]), m->max[t]);
 }
 
 /* Only valid while no thread increments. */
@@ -376,7 +342,7 @@ static void check_all_exact(struct merge_world *w)
 	uint64_t counters[MERGE_TIMELINES];
 
 	for (int t = 0; t < MERGE_TIMELINES; t++)
-		counters[t] = timeline_value(w->tls[t]);
+		counters[t] = fl_test_timeline_value(w->tls[t]);
 	for (int i = 0; i < MERGE_THREADS; i++)
 		for (int k = 0; k < MERGE_FENCES; k++)
 			check_exact(w, &w->fences[i][k], counters);
@@ -411,7 +377,7 @@ static void *merge_builder(void *arg)
 			struct fl_fence *fence;
 
 			max[t] = 1 + rng_below(&mt->seed, MERGE_MAX_VALUE);
-			fence = fence_new(w->tls[t], max[t]);
+			fence = fl_test_fence_new(w->tls[t], max[t], NULL);
 			if (!acc->fence) {
 				acc->fence = fence;
 				memcpy(acc->max, max, sizeof(max));
@@ -487,7 +453,7 @@ FL_TEST(random_concurrent_merges_match_the_model)
 
 	fl_assert(w);
 	for (int t = 0; t < MERGE_TIMELINES; t++) {
-		w->tls[t] = timeline_new("merge");
+		w->tls[t] = fl_test_timeline_new("merge");
 		w->ids[t] = fl_timeline_get_id(w->tls[t]);
 	}
 
@@ -503,7 +469,7 @@ FL_TEST(random_concurrent_merges_match_the_model)
 
 	/* Timeline death fails exactly the fences that were still pending. */
 	for (int t = 0; t < MERGE_TIMELINES; t++) {
-		counters[t] = timeline_value(w->tls[t]);
+		counters[t] = fl_test_timeline_value(w->tls[t]);
 		fl_timeline_destroy(w->tls[t]);
 	}
 	for (int i = 0; i < MERGE_THREADS; i++) {
@@ -541,7 +507,8 @@ static void *fd_churn_main(void *arg)
 	for (int i = 0; i < FD_ROUNDS; i++) {
 		/* An offset of 0 gives a fence signalled at birth. */
 		unsigned int offset = rng_below(&c->seed, 4);
-		struct fl_fence *fence = fence_new(c->tl, timeline_value(c->tl) + offset);
+		struct fl_fence *fence =
+			fl_test_fence_new(c->tl, fl_test_timeline_value(c->tl) + offset, NULL);
 		struct fl_fence *found = NULL;
 		struct pollfd pfd = { .events = POLLIN };
 
@@ -570,91 +537,15 @@ static void *fd_churn_main(void *arg)
 	return NULL;
 }
 
-/*
- * The fds open at some moment, each with its /proc link, so that a number
- * closed and reused in between still counts as new. A plain count would
- * not do: the core closes its ends of dropped fds asynchronously, also
- * those of the runner's warm-up just before the test.
- */
-enum { SNAPSHOT_MAX = 256 };
-
-struct fd_snapshot {
-	int n;
-	int fds[SNAPSHOT_MAX];
-	char links[SNAPSHOT_MAX][64];
-};
-
-/* Returns false if there were too many fds to record. */
-static bool fd_snapshot_take(struct fd_snapshot *snap)
-{
-	DIR *dir = opendir("/proc/self/fd");
-	struct dirent *de;
-	bool complete = true;
-
-	fl_assert(dir);
-	snap->n = 0;
-	while ((de = readdir(dir))) {
-		char path[64];
-		ssize_t len;
-		int fd;
-
-		if (de->d_name[0] == '.' || atoi(de->d_name) == dirfd(dir))
-			continue;
-		if (snap->n == SNAPSHOT_MAX) {
-			complete = false;
-			break;
-		}
-		fd = atoi(de->d_name);
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		len = readlink(path, snap->links[snap->n], sizeof(snap->links[0]) - 1);
-		if (len < 0)
-			continue; /* closed meanwhile */
-		snap->links[snap->n][len] = '\0';
-		snap->fds[snap->n++] = fd;
-	}
-	closedir(dir);
-	return complete;
-}
-
-static void fd_snapshot_start(struct fd_snapshot *snap)
-{
-	fl_assert(fd_snapshot_take(snap));
-}
-
-static int fds_new_since(const struct fd_snapshot *base)
-{
-	struct fd_snapshot now;
-	int count = 0;
-
-	if (!fd_snapshot_take(&now))
-		return SNAPSHOT_MAX;
-	for (int i = 0; i < now.n; i++) {
-		bool known = false;
-
-		for (int j = 0; j < base->n && !known; j++)
-			known = base->fds[j] == now.fds[i] && !strcmp(base->links[j], now.links[i]);
-		count += !known;
-	}
-	return count;
-}
-
-/* The core may close its ends of dropped fds asynchronously: allow 3 s. */
-static void settle_no_new_fds(const struct fd_snapshot *base)
-{
-	for (int i = 0; i < 300 && fds_new_since(base) > 0; i++)
-		sleep_ms(10);
-	fl_assert_int_eq(fds_new_since(base), 0);
-}
-
 FL_TEST(concurrent_fd_export_and_close_leaves_no_fd_behind)
 {
 	struct fd_churn args[FD_THREADS];
 	pthread_t threads[FD_THREADS];
-	struct fd_snapshot start;
+	struct fl_test_fd_snapshot start;
 	struct fl_timeline *tl;
 
-	fd_snapshot_start(&start);
-	tl = timeline_new("fd-churn");
+	fl_test_fd_snapshot(&start);
+	tl = fl_test_timeline_new("fd-churn");
 
 	for (int i = 0; i < FD_THREADS; i++) {
 		args[i] = (struct fd_churn){ .tl = tl, .seed = 0xfdull * (i + 1), .incs = i == 0 };
@@ -664,7 +555,7 @@ FL_TEST(concurrent_fd_export_and_close_leaves_no_fd_behind)
 
 	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 10), 0);
 	fl_timeline_unref(tl);
-	settle_no_new_fds(&start);
+	fl_test_wait_fds_back(&start);
 }
 
 /*
@@ -721,7 +612,7 @@ static void *cb_adder(void *arg)
 		struct cb_slot *slot = &c->slots[t->id][v];
 
 		/* Stay near the signaller, which stays near us. */
-		while (timeline_value(c->tl) + 2 < v)
+		while (fl_test_timeline_value(c->tl) + 2 < v)
 			sched_yield();
 		slot->add_ret = fl_fence_add_callback(c->fences[v], &slot->cb, churn_cb);
 		fl_assert(slot->add_ret == 0 || slot->add_ret == -ENOENT);
@@ -760,9 +651,9 @@ FL_TEST(concurrent_add_and_remove_callback_racing_signal)
 	int ran = 0, cancelled = 0, refused = 0;
 
 	fl_assert(c);
-	c->tl = timeline_new("cb-churn");
+	c->tl = fl_test_timeline_new("cb-churn");
 	for (unsigned int v = 1; v <= CB_FENCES; v++)
-		c->fences[v] = fence_new(c->tl, v);
+		c->fences[v] = fl_test_fence_new(c->tl, v, NULL);
 	for (int i = 0; i < CB_THREADS; i++) {
 		args[i] = (struct cb_thread){ .c = c, .id = i, .seed = 0xcbull * (i + 1) };
 		fl_assert_int_eq(pthread_create(&threads[i], NULL, cb_adder, &args[i]), 0);

@@ -10,6 +10,7 @@
 
 #include <fenceline/fenceline.h>
 
+#include "helpers.h"
 #include "mock-driver.h"
 #include "runner.h"
 
@@ -22,29 +23,13 @@ static struct fl_timeline *new_timeline(unsigned int flags)
 	return tl;
 }
 
-static struct fl_fence *new_fence(struct fl_timeline *tl, uint64_t value)
-{
-	struct fl_fence *f = NULL;
-
-	fl_assert_int_eq(fl_sw_sync_fence_create(tl, value, NULL, &f), 0);
-	fl_assert(f != NULL);
-	return f;
-}
-
-static uint64_t value_of(struct fl_timeline *tl)
-{
-	uint64_t v = 0;
-
-	fl_assert_int_eq(fl_sw_sync_timeline_get_value(tl, &v), 0);
-	return v;
-}
-
 FL_TEST(counter_starts_at_zero)
 {
 	struct fl_timeline *tl = new_timeline(0);
-	struct fl_fence *zero = new_fence(tl, 0), *one = new_fence(tl, 1);
+	struct fl_fence *zero = fl_test_fence_new(tl, 0, NULL),
+			*one = fl_test_fence_new(tl, 1, NULL);
 
-	fl_assert_int_eq(value_of(tl), 0);
+	fl_assert_int_eq(fl_test_timeline_value(tl), 0);
 	fl_assert_int_eq(fl_fence_get_status(zero), 1);
 	fl_assert_int_eq(fl_fence_get_status(one), 0);
 	fl_fence_unref(zero);
@@ -66,37 +51,23 @@ FL_TEST(timeline_has_sw_sync_identity)
 	fl_timeline_unref(tl);
 }
 
-struct order_cb {
-	struct fl_fence_cb cb;
-	uint64_t value;
-	uint64_t *log;
-	int *len;
-};
-
-static void record_order(struct fl_fence *fence, struct fl_fence_cb *cb)
-{
-	struct order_cb *o = (struct order_cb *)cb;
-
-	o->log[(*o->len)++] = o->value;
-}
-
 FL_TEST(inc_signals_every_point_up_to_counter_in_order)
 {
 	enum { N = 6 };
 	static const uint64_t values[N] = { 4, 2, 6, 1, 5, 3 };
 	struct fl_timeline *tl = new_timeline(0);
-	struct order_cb cbs[N];
+	struct fl_test_order_cb cbs[N];
 	struct fl_fence *f[N];
 	uint64_t log[N];
 	int len = 0;
 
 	for (int i = 0; i < N; i++) {
-		f[i] = new_fence(tl, values[i]);
-		cbs[i] = (struct order_cb){ .value = values[i], .log = log, .len = &len };
-		fl_assert_int_eq(fl_fence_add_callback(f[i], &cbs[i].cb, record_order), 0);
+		f[i] = fl_test_fence_new(tl, values[i], NULL);
+		cbs[i] = (struct fl_test_order_cb){ .value = values[i], .log = log, .len = &len };
+		fl_assert_int_eq(fl_fence_add_callback(f[i], &cbs[i].cb, fl_test_record_order), 0);
 	}
 	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 3), 0);
-	fl_assert_int_eq(value_of(tl), 3);
+	fl_assert_int_eq(fl_test_timeline_value(tl), 3);
 	fl_assert_int_eq(len, 3);
 	for (int i = 0; i < N; i++)
 		fl_assert_int_eq(fl_fence_get_status(f[i]), values[i] <= 3 ? 1 : 0);
@@ -113,10 +84,10 @@ FL_TEST(inc_signals_every_point_up_to_counter_in_order)
 FL_TEST(inc_by_zero_changes_nothing)
 {
 	struct fl_timeline *tl = new_timeline(0);
-	struct fl_fence *f = new_fence(tl, 1);
+	struct fl_fence *f = fl_test_fence_new(tl, 1, NULL);
 
 	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 0), 0);
-	fl_assert_int_eq(value_of(tl), 0);
+	fl_assert_int_eq(fl_test_timeline_value(tl), 0);
 	fl_assert_int_eq(fl_fence_get_status(f), 0);
 	fl_fence_unref(f);
 	fl_timeline_unref(tl);
@@ -128,7 +99,7 @@ FL_TEST(fence_at_reached_value_is_born_signaled)
 	struct fl_fence *f;
 
 	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 10), 0);
-	f = new_fence(tl, 7);
+	f = fl_test_fence_new(tl, 7, NULL);
 	fl_assert_int_eq(fl_fence_get_status(f), 1);
 	fl_assert_int_eq(fl_timeline_get_pending_count(tl), 0);
 	fl_fence_unref(f);
@@ -139,20 +110,21 @@ FL_TEST(values_beyond_2_32_use_64_bits)
 {
 	struct fl_timeline *tl = new_timeline(0);
 	const uint64_t big = (1ull << 32) + 5;
-	struct fl_fence *f = new_fence(tl, big), *small = new_fence(tl, 5);
+	struct fl_fence *f = fl_test_fence_new(tl, big, NULL),
+			*small = fl_test_fence_new(tl, 5, NULL);
 
 	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 1ull << 32), 0);
-	fl_assert_int_eq(value_of(tl), 1ull << 32);
+	fl_assert_int_eq(fl_test_timeline_value(tl), 1ull << 32);
 	fl_assert_int_eq(fl_fence_get_status(small), 1);
 	fl_assert_int_eq(fl_fence_get_status(f), 0);
 	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 5), 0);
 	fl_assert_int_eq(fl_fence_get_status(f), 1);
-	fl_assert_int_eq(value_of(tl), big);
+	fl_assert_int_eq(fl_test_timeline_value(tl), big);
 	fl_fence_unref(small);
 	fl_fence_unref(f);
 
 	/* A point far beyond 2^32 ahead is not "passed" on a 64-bit counter. */
-	f = new_fence(tl, big + (1ull << 33));
+	f = fl_test_fence_new(tl, big + (1ull << 33), NULL);
 	fl_assert_int_eq(fl_fence_get_status(f), 0);
 	fl_fence_unref(f);
 	fl_timeline_unref(tl);
@@ -161,10 +133,10 @@ FL_TEST(values_beyond_2_32_use_64_bits)
 FL_TEST(inc_of_more_than_int_max_is_one_step_on_64_bit_timeline)
 {
 	struct fl_timeline *tl = new_timeline(0);
-	struct fl_fence *f = new_fence(tl, 0xF0000000u);
+	struct fl_fence *f = fl_test_fence_new(tl, 0xF0000000u, NULL);
 
 	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 0xF0000000u), 0);
-	fl_assert_int_eq(value_of(tl), 0xF0000000u);
+	fl_assert_int_eq(fl_test_timeline_value(tl), 0xF0000000u);
 	fl_assert_int_eq(fl_fence_get_status(f), 1);
 	fl_fence_unref(f);
 	fl_timeline_unref(tl);
@@ -173,10 +145,10 @@ FL_TEST(inc_of_more_than_int_max_is_one_step_on_64_bit_timeline)
 /* Moves a 32-bit timeline to @target without crossing any point. */
 static void move_32bit(struct fl_timeline *tl, uint32_t target)
 {
-	uint32_t now = (uint32_t)value_of(tl);
+	uint32_t now = (uint32_t)fl_test_timeline_value(tl);
 
 	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, (uint32_t)(target - now)), 0);
-	fl_assert_int_eq(value_of(tl), target);
+	fl_assert_int_eq(fl_test_timeline_value(tl), target);
 }
 
 FL_TEST(sw_sync_32bit_wraps_around)
@@ -185,13 +157,13 @@ FL_TEST(sw_sync_32bit_wraps_around)
 	struct fl_fence *f;
 
 	move_32bit(tl, 0xFFFFFFF0u);
-	f = new_fence(tl, 0x10);
+	f = fl_test_fence_new(tl, 0x10, NULL);
 	fl_assert_int_eq(fl_fence_get_status(f), 0);
 	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 0x10), 0);
-	fl_assert_int_eq(value_of(tl), 0);
+	fl_assert_int_eq(fl_test_timeline_value(tl), 0);
 	fl_assert_int_eq(fl_fence_get_status(f), 0);
 	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 0x10), 0);
-	fl_assert_int_eq(value_of(tl), 0x10);
+	fl_assert_int_eq(fl_test_timeline_value(tl), 0x10);
 	fl_assert_int_eq(fl_fence_get_status(f), 1);
 	fl_fence_unref(f);
 	fl_timeline_unref(tl);
@@ -204,8 +176,8 @@ FL_TEST(sw_sync_32bit_point_more_than_2_31_ahead_is_born_signaled)
 	struct fl_fence *far, *near;
 
 	move_32bit(tl, base);
-	far = new_fence(tl, (uint32_t)(base + (1u << 31) + 1));
-	near = new_fence(tl, (uint32_t)(base + (1u << 31) - 1));
+	far = fl_test_fence_new(tl, (uint32_t)(base + (1u << 31) + 1), NULL);
+	near = fl_test_fence_new(tl, (uint32_t)(base + (1u << 31) - 1), NULL);
 	fl_assert_int_eq(fl_fence_get_status(far), 1);
 	fl_assert_int_eq(fl_fence_get_status(near), 0);
 	fl_assert_int_eq(fl_timeline_get_pending_count(tl), 1);
@@ -217,7 +189,7 @@ FL_TEST(sw_sync_32bit_point_more_than_2_31_ahead_is_born_signaled)
 FL_TEST(sw_sync_32bit_inc_above_int_max_is_applied_in_steps)
 {
 	struct fl_timeline *tl = new_timeline(FL_SW_SYNC_32BIT);
-	struct fl_fence *f = new_fence(tl, 0x70000000u);
+	struct fl_fence *f = fl_test_fence_new(tl, 0x70000000u, NULL);
 
 	/*
 	 * In one step the counter would land 2^31 past the point, where the
@@ -225,7 +197,7 @@ FL_TEST(sw_sync_32bit_inc_above_int_max_is_applied_in_steps)
 	 * INT_MAX pass it on the way.
 	 */
 	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 0xF0000000u), 0);
-	fl_assert_int_eq(value_of(tl), 0xF0000000u);
+	fl_assert_int_eq(fl_test_timeline_value(tl), 0xF0000000u);
 	fl_assert_int_eq(fl_fence_get_status(f), 1);
 	fl_fence_unref(f);
 	fl_timeline_unref(tl);
@@ -236,14 +208,14 @@ FL_TEST(sw_sync_32bit_inc_uses_low_32_bits_only)
 	struct fl_timeline *tl = new_timeline(FL_SW_SYNC_32BIT);
 
 	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, (1ull << 32) + 5), 0);
-	fl_assert_int_eq(value_of(tl), 5);
+	fl_assert_int_eq(fl_test_timeline_value(tl), 5);
 	fl_timeline_unref(tl);
 }
 
 FL_TEST(sw_sync_32bit_point_values_are_32_bit)
 {
 	struct fl_timeline *tl = new_timeline(FL_SW_SYNC_32BIT);
-	struct fl_fence *f = new_fence(tl, 3);
+	struct fl_fence *f = fl_test_fence_new(tl, 3, NULL);
 	uint32_t data = 0;
 
 	fl_assert_int_eq(fl_fence_get_point_driver_data(f, 0, &data, sizeof(data)), 4);
@@ -260,7 +232,7 @@ FL_TEST(get_value_follows_inc)
 
 	for (uint64_t i = 1; i <= 5; i++) {
 		fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, i), 0);
-		fl_assert_int_eq(value_of(tl), i * (i + 1) / 2);
+		fl_assert_int_eq(fl_test_timeline_value(tl), i * (i + 1) / 2);
 	}
 	fl_timeline_unref(tl);
 }
@@ -305,7 +277,7 @@ FL_TEST(sw_sync_calls_on_other_timelines_return_einval)
 FL_TEST(fill_driver_data_writes_32_bit_value)
 {
 	struct fl_timeline *tl = new_timeline(0);
-	struct fl_fence *f = new_fence(tl, 0x12345678u);
+	struct fl_fence *f = fl_test_fence_new(tl, 0x12345678u, NULL);
 	uint32_t data = 0;
 	char small[2];
 
@@ -320,12 +292,12 @@ FL_TEST(inc_on_destroyed_timeline_returns_enoent)
 {
 	struct fl_timeline *tl = new_timeline(0);
 	struct fl_timeline *other = fl_timeline_ref(tl);
-	struct fl_fence *pending = new_fence(tl, 1), *late;
+	struct fl_fence *pending = fl_test_fence_new(tl, 1, NULL), *late;
 
 	fl_timeline_destroy(tl);
 	fl_assert_int_eq(fl_fence_get_status(pending), -ENOENT);
 	fl_assert_int_eq(fl_sw_sync_timeline_inc(other, 1), -ENOENT);
-	late = new_fence(other, 5);
+	late = fl_test_fence_new(other, 5, NULL);
 	fl_assert_int_eq(fl_fence_get_status(late), -ENOENT);
 	fl_fence_unref(late);
 	fl_fence_unref(pending);

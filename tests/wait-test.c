@@ -21,11 +21,11 @@
 #include <stdint.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <fenceline/fenceline.h>
 
+#include "helpers.h"
 #include "runner.h"
 
 #define MS 1000000ull
@@ -40,46 +40,14 @@ struct waiter {
 	uint64_t elapsed_ns;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void sleep_ms(unsigned int ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
-static struct fl_timeline *timeline_new(const char *name)
-{
-	struct fl_timeline *tl = NULL;
-
-	fl_assert_int_eq(fl_sw_sync_timeline_create(name, 0, &tl), 0);
-	return tl;
-}
-
-static struct fl_fence *fence_new(struct fl_timeline *tl, uint64_t value)
-{
-	struct fl_fence *fence = NULL;
-
-	fl_assert_int_eq(fl_sw_sync_fence_create(tl, value, NULL, &fence), 0);
-	return fence;
-}
-
 static void *waiter_main(void *arg)
 {
 	struct waiter *w = arg;
-	uint64_t start = now_ns();
+	uint64_t start = fl_test_now_ns();
 
 	atomic_store(&w->tid, (int)gettid());
 	w->ret = fl_fence_wait(w->fence, w->timeout_ms);
-	w->elapsed_ns = now_ns() - start;
+	w->elapsed_ns = fl_test_now_ns() - start;
 	atomic_store(&w->done, 1);
 	return NULL;
 }
@@ -134,14 +102,14 @@ static void waiter_until_asleep(struct waiter *w)
 		seen = tid && thread_state(tid) == 'S' ? seen + 1 : 0;
 		if (seen == 2)
 			return;
-		sleep_ms(1);
+		fl_test_sleep_ms(1);
 	}
 }
 
 FL_TEST(wait_returns_zero_when_fence_signaled)
 {
-	struct fl_timeline *tl = timeline_new("wait");
-	struct fl_fence *fence = fence_new(tl, 2);
+	struct fl_timeline *tl = fl_test_timeline_new("wait");
+	struct fl_fence *fence = fl_test_fence_new(tl, 2, NULL);
 
 	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 2), 0);
 	fl_assert_int_eq(fl_fence_wait(fence, -1), 0);
@@ -155,12 +123,12 @@ FL_TEST(wait_returns_zero_when_fence_signaled)
 
 FL_TEST(wait_on_fence_born_signaled_returns_zero)
 {
-	struct fl_timeline *tl = timeline_new("born");
-	struct fl_fence *at_zero = fence_new(tl, 0);
+	struct fl_timeline *tl = fl_test_timeline_new("born");
+	struct fl_fence *at_zero = fl_test_fence_new(tl, 0, NULL);
 	struct fl_fence *passed;
 
 	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 5), 0);
-	passed = fence_new(tl, 3);
+	passed = fl_test_fence_new(tl, 3, NULL);
 	fl_assert_int_eq(fl_fence_get_status(at_zero), FL_STATUS_SIGNALED);
 	fl_assert_int_eq(fl_fence_get_status(passed), FL_STATUS_SIGNALED);
 	fl_assert_int_eq(fl_fence_wait(at_zero, 0), 0);
@@ -186,8 +154,8 @@ FL_TEST(wait_rejects_null_fence)
  */
 FL_TEST(wait_with_zero_timeout_on_pending_fence_returns_etime_without_sleeping)
 {
-	struct fl_timeline *tl = timeline_new("zero");
-	struct fl_fence *fence = fence_new(tl, 1);
+	struct fl_timeline *tl = fl_test_timeline_new("zero");
+	struct fl_fence *fence = fl_test_fence_new(tl, 1, NULL);
 	FILE *capture = tmpfile();
 	int saved_stderr = dup(STDERR_FILENO);
 	struct rusage before, after;
@@ -220,14 +188,14 @@ FL_TEST(wait_with_zero_timeout_on_pending_fence_returns_etime_without_sleeping)
 
 FL_TEST(wait_with_positive_timeout_returns_etime_after_timeout)
 {
-	struct fl_timeline *tl = timeline_new("timeout");
-	struct fl_fence *fence = fence_new(tl, 1);
+	struct fl_timeline *tl = fl_test_timeline_new("timeout");
+	struct fl_fence *fence = fl_test_fence_new(tl, 1, NULL);
 	uint64_t start;
 
 	setenv("FENCELINE_DUMP_ON_TIMEOUT", "0", 1);
-	start = now_ns();
+	start = fl_test_now_ns();
 	fl_assert_int_eq(fl_fence_wait(fence, 50), -ETIME);
-	fl_assert_int_ge(now_ns() - start, 50 * MS);
+	fl_assert_int_ge(fl_test_now_ns() - start, 50 * MS);
 	fl_assert_int_eq(fl_fence_get_status(fence), FL_STATUS_ACTIVE);
 
 	fl_fence_unref(fence);
@@ -236,8 +204,8 @@ FL_TEST(wait_with_positive_timeout_returns_etime_after_timeout)
 
 FL_TEST(wait_with_timeout_returns_zero_when_signaled_in_time)
 {
-	struct fl_timeline *tl = timeline_new("in-time");
-	struct fl_fence *fence = fence_new(tl, 1);
+	struct fl_timeline *tl = fl_test_timeline_new("in-time");
+	struct fl_fence *fence = fl_test_fence_new(tl, 1, NULL);
 	struct waiter w;
 
 	waiter_start(&w, fence, 60000);
@@ -252,8 +220,8 @@ FL_TEST(wait_with_timeout_returns_zero_when_signaled_in_time)
 
 FL_TEST(wait_forever_blocks_until_another_thread_incs)
 {
-	struct fl_timeline *tl = timeline_new("forever");
-	struct fl_fence *fence = fence_new(tl, 2);
+	struct fl_timeline *tl = fl_test_timeline_new("forever");
+	struct fl_fence *fence = fl_test_fence_new(tl, 2, NULL);
 	struct waiter w;
 
 	waiter_start(&w, fence, -1);
@@ -262,7 +230,7 @@ FL_TEST(wait_forever_blocks_until_another_thread_incs)
 
 	/* Half way is not enough. */
 	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 1), 0);
-	sleep_ms(20);
+	fl_test_sleep_ms(20);
 	fl_assert(!atomic_load(&w.done));
 
 	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 1), 0);
@@ -275,8 +243,8 @@ FL_TEST(wait_forever_blocks_until_another_thread_incs)
 
 FL_TEST(wait_returns_enoent_when_timeline_destroyed_while_blocked)
 {
-	struct fl_timeline *tl = timeline_new("doomed");
-	struct fl_fence *fence = fence_new(tl, 1);
+	struct fl_timeline *tl = fl_test_timeline_new("doomed");
+	struct fl_fence *fence = fl_test_fence_new(tl, 1, NULL);
 	struct waiter w;
 
 	waiter_start(&w, fence, -1);
@@ -292,8 +260,8 @@ FL_TEST(wait_returns_enoent_when_timeline_destroyed_while_blocked)
 
 FL_TEST(wait_returns_enoent_when_last_timeline_handle_dropped_while_blocked)
 {
-	struct fl_timeline *tl = timeline_new("dropped");
-	struct fl_fence *fence = fence_new(tl, 1);
+	struct fl_timeline *tl = fl_test_timeline_new("dropped");
+	struct fl_fence *fence = fl_test_fence_new(tl, 1, NULL);
 	struct waiter w;
 
 	waiter_start(&w, fence, 60000);
@@ -308,8 +276,8 @@ FL_TEST(wait_returns_enoent_when_last_timeline_handle_dropped_while_blocked)
 FL_TEST(many_waiters_on_one_fence_all_wake)
 {
 	enum { N = 8 };
-	struct fl_timeline *tl = timeline_new("crowd");
-	struct fl_fence *fence = fence_new(tl, 1);
+	struct fl_timeline *tl = fl_test_timeline_new("crowd");
+	struct fl_fence *fence = fl_test_fence_new(tl, 1, NULL);
 	struct waiter w[N];
 
 	for (int i = 0; i < N; i++)
@@ -358,22 +326,22 @@ static bool interrupt_waiter(struct waiter *w)
 	fl_assert_int_eq(pthread_kill(w->thread, SIGUSR1), 0);
 	for (int i = 0; atomic_load(&sigusr1_count) == before; i++) {
 		fl_assert(i < 10000);
-		sleep_ms(1);
+		fl_test_sleep_ms(1);
 	}
 	return true;
 }
 
 FL_TEST(wait_forever_is_not_ended_by_signals)
 {
-	struct fl_timeline *tl = timeline_new("signals");
-	struct fl_fence *fence = fence_new(tl, 1);
+	struct fl_timeline *tl = fl_test_timeline_new("signals");
+	struct fl_fence *fence = fl_test_fence_new(tl, 1, NULL);
 	struct waiter w;
 
 	install_sigusr1();
 	waiter_start(&w, fence, -1);
 	for (int i = 0; i < 5; i++) {
 		fl_assert(interrupt_waiter(&w));
-		sleep_ms(5);
+		fl_test_sleep_ms(5);
 		fl_assert(!atomic_load(&w.done));
 	}
 	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 1), 0);
@@ -387,8 +355,8 @@ FL_TEST(wait_forever_is_not_ended_by_signals)
 
 FL_TEST(timed_wait_keeps_waiting_across_signals)
 {
-	struct fl_timeline *tl = timeline_new("signals-timed");
-	struct fl_fence *fence = fence_new(tl, 1);
+	struct fl_timeline *tl = fl_test_timeline_new("signals-timed");
+	struct fl_fence *fence = fl_test_fence_new(tl, 1, NULL);
 	struct waiter w;
 
 	setenv("FENCELINE_DUMP_ON_TIMEOUT", "0", 1);
@@ -407,10 +375,10 @@ FL_TEST(timed_wait_keeps_waiting_across_signals)
 
 FL_TEST(wait_all_merge_with_error_returns_after_every_point_completed)
 {
-	struct fl_timeline *tl_a = timeline_new("a");
-	struct fl_timeline *tl_b = timeline_new("b");
-	struct fl_fence *a = fence_new(tl_a, 1);
-	struct fl_fence *b = fence_new(tl_b, 1);
+	struct fl_timeline *tl_a = fl_test_timeline_new("a");
+	struct fl_timeline *tl_b = fl_test_timeline_new("b");
+	struct fl_fence *a = fl_test_fence_new(tl_a, 1, NULL);
+	struct fl_fence *b = fl_test_fence_new(tl_b, 1, NULL);
 	struct fl_fence *all = NULL, *any = NULL;
 	struct waiter w;
 
@@ -426,7 +394,7 @@ FL_TEST(wait_all_merge_with_error_returns_after_every_point_completed)
 	fl_assert_int_eq(fl_fence_wait(any, -1), -ENOENT);
 	fl_assert_int_eq(fl_fence_get_status(all), FL_STATUS_ACTIVE);
 	fl_assert_int_eq(fl_fence_wait(all, 0), -ETIME);
-	sleep_ms(20);
+	fl_test_sleep_ms(20);
 	fl_assert(!atomic_load(&w.done));
 
 	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl_b, 1), 0);
@@ -478,9 +446,9 @@ FL_TEST(writes_before_inc_are_visible_after_wait_returns)
 	char expect[48];
 
 	fl_assert(v && fences);
-	v->tl = timeline_new("visibility");
+	v->tl = fl_test_timeline_new("visibility");
 	for (uint64_t i = 1; i <= VISIBILITY_ROUNDS; i++)
-		fences[i] = fence_new(v->tl, i);
+		fences[i] = fl_test_fence_new(v->tl, i, NULL);
 
 	fl_assert_int_eq(pthread_create(&producer, NULL, visibility_producer, v), 0);
 	for (uint64_t i = 1; i <= VISIBILITY_ROUNDS; i++) {

@@ -1,0 +1,374 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fence and timeline fds across processes and as timeline owners: fds
+ * inherited over fork() or received over SCM_RIGHTS, the fd of a fence
+ * whose signalling process died, and timeline death on the close of its
+ * last fd.
+ */
+/* For pipe2() and MSG_CMSG_CLOEXEC. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fenceline/fenceline.h>
+
+#include "helpers.h"
+#include "runner.h"
+
+/*
+ * Child processes report through their exit status: 0 is success, any
+ * other value names the step that failed. They never call the runner's
+ * assertions, which belong to the test process.
+ */
+static int child_expect_pending(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int ret;
+
+	if (fl_fence_fd_get_status(fd) != FL_STATUS_ACTIVE)
+		return 20;
+	do
+		ret = poll(&pfd, 1, 0);
+	while (ret < 0 && errno == EINTR);
+	if (ret != 0)
+		return 21;
+	return 0;
+}
+
+static int child_expect_completion(int fd, int status)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int ret;
+
+	do
+		ret = poll(&pfd, 1, 30000);
+	while (ret < 0 && errno == EINTR);
+	if (ret != 1 || !(pfd.revents & POLLIN))
+		return 30;
+	if (fl_fence_fd_get_status(fd) != status)
+		return 31;
+	if (fl_fence_fd_wait(fd, 0) != (status == FL_STATUS_SIGNALED ? 0 : status))
+		return 32;
+	return 0;
+}
+
+static void expect_child_success(pid_t pid)
+{
+	int wstatus;
+
+	fl_assert_int_eq(waitpid(pid, &wstatus, 0), pid);
+	fl_assert(WIFEXITED(wstatus));
+	fl_assert_int_eq(WEXITSTATUS(wstatus), 0);
+}
+
+static int inherit_child(int fd, int ready_fd)
+{
+	int ret = child_expect_pending(fd);
+
+	if (ret)
+		return ret;
+	if (write(ready_fd, "r", 1) != 1)
+		return 22;
+	return child_expect_completion(fd, FL_STATUS_SIGNALED);
+}
+
+FL_TEST(forked_child_polls_inherited_fd_and_reads_status)
+{
+	struct fl_timeline *tl = fl_test_timeline_new("inherit");
+	struct fl_fence *fence = fl_test_fence_new(tl, 1, NULL);
+	int fd = fl_test_export_fd(fence);
+	int ready[2];
+	char byte;
+	pid_t pid;
+
+	fl_assert_int_eq(pipe2(ready, O_CLOEXEC), 0);
+	pid = fork();
+	fl_assert(pid >= 0);
+	if (pid == 0) {
+		close(ready[0]);
+		_exit(inherit_child(fd, ready[1]));
+	}
+	close(ready[1]);
+	if (read(ready[0], &byte, 1) != 1)
+		expect_child_success(pid);
+	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 1), 0);
+	expect_child_success(pid);
+
+	close(ready[0]);
+	close(fd);
+	fl_fence_unref(fence);
+	fl_timeline_unref(tl);
+}
+
+static int send_fd(int sock, int fd)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} control;
+	char byte = 'f';
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = control.buf,
+		.msg_controllen = sizeof(control.buf),
+	};
+	struct cmsghdr *cmsg;
+
+	memset(&control, 0, sizeof(control));
+	cmsg = CMSG_FIRSTHDR(&msg);
+	cmsg->cmsg_level = SOL_SOCKET;
+	cmsg->cmsg_type = SCM_RIGHTS;
+	cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
+	return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -1;
+}
+
+static int recv_fd(int sock)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} control;
+	char byte;
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = control.buf,
+		.msg_controllen = sizeof(control.buf),
+	};
+	struct cmsghdr *cmsg;
+	int fd;
+
+	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
+		return -1;
+	cmsg = CMSG_FIRSTHDR(&msg);
+	if (!cmsg || cmsg->cmsg_level != SOL_SOCKET || cmsg->cmsg_type != SCM_RIGHTS ||
+	    cmsg->cmsg_len != CMSG_LEN(sizeof(int)))
+		return -1;
+	memcpy(&fd, CMSG_DATA(cmsg), sizeof(int));
+	return fd;
+}
+
+static int scm_child(int sock)
+{
+	int done = recv_fd(sock), failing = recv_fd(sock);
+	int ret;
+
+	if (done < 0 || failing < 0)
+		return 10;
+	ret = child_expect_pending(done);
+	if (!ret)
+		ret = child_expect_pending(failing);
+	if (ret)
+		return ret;
+	if (write(sock, "r", 1) != 1)
+		return 22;
+	ret = child_expect_completion(done, FL_STATUS_SIGNALED);
+	if (!ret)
+		ret = child_expect_completion(failing, -ENOENT);
+	return ret;
+}
+
+FL_TEST(child_polls_fd_received_over_scm_rights_and_reads_status)
+{
+	struct fl_timeline *tl, *doomed;
+	struct fl_fence *done, *failing;
+	int sv[2], done_fd, fail_fd;
+	char byte;
+	pid_t pid;
+
+	/* Fork first, so the child can only get the fds by message. */
+	fl_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	pid = fork();
+	fl_assert(pid >= 0);
+	if (pid == 0) {
+		close(sv[0]);
+		_exit(scm_child(sv[1]));
+	}
+	close(sv[1]);
+
+	tl = fl_test_timeline_new("scm");
+	doomed = fl_test_timeline_new("scm-doomed");
+	done = fl_test_fence_new(tl, 1, NULL);
+	failing = fl_test_fence_new(doomed, 1, NULL);
+	done_fd = fl_test_export_fd(done);
+	fail_fd = fl_test_export_fd(failing);
+	fl_assert_int_eq(send_fd(sv[0], done_fd), 0);
+	fl_assert_int_eq(send_fd(sv[0], fail_fd), 0);
+	close(fail_fd);
+	close(done_fd);
+
+	if (read(sv[0], &byte, 1) != 1)
+		expect_child_success(pid);
+	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 1), 0);
+	fl_timeline_destroy(doomed);
+	expect_child_success(pid);
+
+	close(sv[0]);
+	fl_fence_unref(failing);
+	fl_fence_unref(done);
+	fl_timeline_unref(tl);
+}
+
+static int abandoning_child(int sock)
+{
+	struct fl_timeline *tl = NULL;
+	struct fl_fence *fence = NULL;
+	int fd = -1;
+
+	if (fl_sw_sync_timeline_create("abandoned", 0, &tl) < 0 ||
+	    fl_sw_sync_fence_create(tl, 1, NULL, &fence) < 0 || fl_fence_export_fd(fence, &fd) < 0)
+		return 10;
+	if (send_fd(sock, fd) < 0)
+		return 11;
+	/* Exit with the fence still pending and nothing torn down. */
+	return 0;
+}
+
+FL_TEST(fd_status_is_econnreset_when_signalling_process_dies)
+{
+	int sv[2], fd;
+	pid_t pid;
+
+	/* The child starts the core's fd watcher thread, and TSan refuses
+	 * new threads in a child forked from a threaded process. */
+	if (FL_TEST_UNDER_TSAN)
+		fl_test_skip("TSan cannot run threads in a child of a threaded process");
+	fl_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	pid = fork();
+	fl_assert(pid >= 0);
+	if (pid == 0) {
+		close(sv[0]);
+		_exit(abandoning_child(sv[1]));
+	}
+	close(sv[1]);
+	fd = recv_fd(sv[0]);
+	expect_child_success(pid);
+	fl_assert(fd >= 0);
+
+	fl_assert_int_eq(fl_fence_fd_get_status(fd), -ECONNRESET);
+	fl_assert_int_eq(fl_fence_fd_wait(fd, 10000), -ECONNRESET);
+
+	close(fd);
+	close(sv[0]);
+}
+
+FL_TEST(closing_last_timeline_fd_kills_the_timeline)
+{
+	struct fl_timeline *tl = fl_test_timeline_new("fd-owned");
+	struct fl_fence *fence = fl_test_fence_new(tl, 1, NULL);
+	int fence_fd = fl_test_export_fd(fence);
+	int tl_fd = -1;
+
+	fl_assert_int_eq(fl_timeline_export_fd(tl, &tl_fd), 0);
+	fl_assert(tl_fd >= 0);
+	tl = fl_timeline_unref(tl);
+	fl_assert_int_eq(fl_fence_get_status(fence), FL_STATUS_ACTIVE);
+
+	/* From here on this thread only uses poll(): the core must notice the
+	 * close by itself. */
+	close(tl_fd);
+	fl_assert(fl_test_poll_fd(fence_fd, POLLIN, 30000) & POLLIN);
+
+	fl_assert_int_eq(fl_fence_fd_get_status(fence_fd), -ENOENT);
+	fl_assert_int_eq(fl_fence_get_status(fence), -ENOENT);
+
+	close(fence_fd);
+	fl_fence_unref(fence);
+}
+
+FL_TEST(dup_of_timeline_fd_keeps_the_timeline_alive)
+{
+	struct fl_timeline *tl = fl_test_timeline_new("dup-owned");
+	struct fl_timeline *found = NULL;
+	struct fl_fence *fence = fl_test_fence_new(tl, 1, NULL);
+	int fence_fd = fl_test_export_fd(fence);
+	int tl_fd = -1, copy;
+
+	fl_assert_int_eq(fl_timeline_export_fd(tl, &tl_fd), 0);
+	tl = fl_timeline_unref(tl);
+	copy = dup(tl_fd);
+	fl_assert(copy >= 0);
+	close(tl_fd);
+
+	/* Give the core's watcher time to (wrongly) act on the close. */
+	fl_assert_int_eq(fl_test_poll_fd(fence_fd, POLLIN, 200), 0);
+	fl_assert_int_eq(fl_timeline_from_fd(copy, &found), 0);
+	fl_assert_int_eq(fl_timeline_is_alive(found), 1);
+	fl_assert_int_eq(fl_fence_get_status(fence), FL_STATUS_ACTIVE);
+	found = fl_timeline_unref(found);
+
+	close(copy);
+	fl_assert(fl_test_poll_fd(fence_fd, POLLIN, 30000) & POLLIN);
+	fl_assert_int_eq(fl_fence_fd_get_status(fence_fd), -ENOENT);
+
+	close(fence_fd);
+	fl_fence_unref(fence);
+}
+
+FL_TEST(closing_a_timeline_fd_while_a_handle_remains_keeps_it_alive)
+{
+	struct fl_timeline *tl = fl_test_timeline_new("both");
+	struct fl_fence *fence = fl_test_fence_new(tl, 1, NULL);
+	int fence_fd = fl_test_export_fd(fence);
+	int tl_fd = -1;
+
+	fl_assert_int_eq(fl_timeline_export_fd(tl, &tl_fd), 0);
+	close(tl_fd);
+	/* Our handle remains, so the close must not kill the timeline. */
+	fl_assert_int_eq(fl_test_poll_fd(fence_fd, POLLIN, 200), 0);
+	fl_assert_int_eq(fl_timeline_is_alive(tl), 1);
+	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 1), 0);
+	fl_assert_int_eq(fl_fence_fd_get_status(fence_fd), FL_STATUS_SIGNALED);
+
+	close(fence_fd);
+	fl_fence_unref(fence);
+	fl_timeline_unref(tl);
+}
+
+FL_TEST(timeline_from_fd_finds_the_timeline)
+{
+	struct fl_timeline *tl = fl_test_timeline_new("tl-from-fd");
+	struct fl_timeline *found = NULL;
+	struct fl_fence *fence = fl_test_fence_new(tl, 1, NULL);
+	int fence_fd = fl_test_export_fd(fence);
+	int tl_fd = -1, copy, pipefd[2];
+
+	fl_assert_int_eq(fl_timeline_export_fd(tl, &tl_fd), 0);
+	copy = dup(tl_fd);
+	fl_assert(copy >= 0);
+	fl_assert_int_eq(fl_timeline_from_fd(tl_fd, &found), 0);
+	fl_assert(found == tl);
+	found = fl_timeline_unref(found);
+	fl_assert_int_eq(fl_timeline_from_fd(copy, &found), 0);
+	fl_assert(found == tl);
+	/* The handle is a real one: it can signal. */
+	fl_assert_int_eq(fl_sw_sync_timeline_inc(found, 1), 0);
+	fl_assert_int_eq(fl_fence_get_status(fence), FL_STATUS_SIGNALED);
+	found = fl_timeline_unref(found);
+
+	fl_assert_int_eq(pipe2(pipefd, O_CLOEXEC), 0);
+	fl_assert_int_eq(fl_timeline_from_fd(pipefd[0], &found), -ENOTTY);
+	fl_assert_int_eq(fl_timeline_from_fd(fence_fd, &found), -ENOTTY);
+	fl_assert_int_eq(fl_timeline_from_fd(-1, &found), -EBADF);
+	close(pipefd[0]);
+	fl_assert_int_eq(fl_timeline_from_fd(pipefd[0], &found), -EBADF);
+	fl_assert(found == NULL);
+	fl_assert_int_eq(fl_timeline_export_fd(NULL, &tl_fd), -EINVAL);
+	fl_assert_int_eq(fl_timeline_export_fd(tl, NULL), -EINVAL);
+
+	close(pipefd[1]);
+	close(copy);
+	close(tl_fd);
+	close(fence_fd);
+	fl_fence_unref(fence);
+	fl_timeline_unref(tl);
+}

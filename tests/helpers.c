@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <poll.h>
+#include <time.h>
+
+#include "helpers.h"
+#include "runner.h"
+
+uint64_t fl_test_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void fl_test_sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+struct fl_timeline *fl_test_timeline_new(const char *name)
+{
+	struct fl_timeline *tl = NULL;
+
+	fl_assert_int_eq(fl_sw_sync_timeline_create(name, 0, &tl), 0);
+	fl_assert(tl != NULL);
+	return tl;
+}
+
+struct fl_fence *fl_test_fence_new(struct fl_timeline *tl, uint64_t value, const char *name)
+{
+	struct fl_fence *fence = NULL;
+
+	fl_assert_int_eq(fl_sw_sync_fence_create(tl, value, name, &fence), 0);
+	fl_assert(fence != NULL);
+	return fence;
+}
+
+uint64_t fl_test_timeline_value(struct fl_timeline *tl)
+{
+	uint64_t value = 0;
+
+	fl_assert_int_eq(fl_sw_sync_timeline_get_value(tl, &value), 0);
+	return value;
+}
+
+int fl_test_export_fd(struct fl_fence *fence)
+{
+	int fd = -1;
+
+	fl_assert_int_eq(fl_fence_export_fd(fence, &fd), 0);
+	fl_assert(fd >= 0);
+	return fd;
+}
+
+short fl_test_poll_fd(int fd, short events, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = events };
+	int ret;
+
+	do
+		ret = poll(&pfd, 1, timeout_ms);
+	while (ret < 0 && errno == EINTR);
+	fl_assert(ret >= 0);
+	return ret ? pfd.revents : 0;
+}
+
+void fl_test_record_order(struct fl_fence *fence, struct fl_fence_cb *cb)
+{
+	struct fl_test_order_cb *o = (struct fl_test_order_cb *)cb;
+
+	o->log[(*o->len)++] = o->value;
+}
