@@ -58,6 +58,9 @@ static int epfd = -1;
 static int wake_fd = -1; /* wakes the watcher to grow the fd table */
 static atomic_uint grow_target;
 static bool watcher_running;
+
+/* How long the watcher stays after the last fenceline fd is closed. */
+#define WATCHER_LINGER_MS 100
 static bool atfork_done;
 
 struct fl__sink *fl__sink_next(struct fl__sink *s)
@@ -82,7 +85,12 @@ static size_t bucket(dev_t dev, ino_t ino, size_t size)
 static int hash_insert(struct fl__sink *s)
 {
 	if (table_count + 1 > table_size / 2) {
-		size_t size = table_size ? table_size * 2 : 64;
+		/*
+		 * Rehashing runs on the export path under the lock; start big
+		 * enough (8 KiB) that a process under the default 1024-fd limit
+		 * never rehashes.
+		 */
+		size_t size = table_size ? table_size * 2 : 2048;
 		struct fl__sink **t = calloc(size, sizeof(*t));
 
 		if (!t)
@@ -185,9 +193,17 @@ static void *watcher(void *arg)
 	int fd = (int)(intptr_t)arg, wake = wake_fd;
 	struct epoll_event ev[32];
 
+	bool idle = false;
+
 	fl__fd_reserve_init();
 	for (;;) {
-		int n = epoll_wait(fd, ev, FL_ARRAY_SIZE(ev), -1);
+		/*
+		 * With nothing left to watch, wait a little longer and then exit,
+		 * so an idle process has no fenceline thread, while a program
+		 * that makes and closes fds in a loop does not restart us each
+		 * time. The next fd starts a new watcher.
+		 */
+		int n = epoll_wait(fd, ev, FL_ARRAY_SIZE(ev), idle ? WATCHER_LINGER_MS : -1);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -200,12 +216,9 @@ static void *watcher(void *arg)
 			else
 				grow_fd_table(wake);
 		}
-		/*
-		 * Nothing left to watch: exit rather than linger, so an idle
-		 * process has no fenceline thread. The next fd starts a new one.
-		 */
 		pthread_mutex_lock(&sink_lock);
-		if (table_count == 0 && epfd == fd) {
+		idle = table_count == 0;
+		if (idle && n == 0 && epfd == fd) {
 			epfd = -1;
 			wake_fd = -1;
 			watcher_running = false;

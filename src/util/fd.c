@@ -58,22 +58,29 @@ void fl__close(int fd)
 }
 
 /* Current size of the fd table (FDSize in /proc/self/status), or -1. */
-static int read_fdsize(void)
+/* A field of /proc/self/status ("FDSize:", "Threads:"), or -1. */
+static int read_status_field(const char *field)
 {
 	char line[128];
-	int size = -1;
+	int value = -1;
+	size_t n = strlen(field);
 	FILE *f = fopen("/proc/self/status", "re");
 
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "FDSize:", 7)) {
-			size = atoi(line + 7);
+		if (!strncmp(line, field, n)) {
+			value = atoi(line + n);
 			break;
 		}
 	}
 	fclose(f);
-	return size;
+	return value;
+}
+
+static int read_fdsize(void)
+{
+	return read_status_field("FDSize:");
 }
 
 static unsigned int soft_limit(void)
@@ -117,13 +124,48 @@ FL_EXPORT int fl_fd_reserve(unsigned int count)
 static atomic_int table_size; /* 0: unknown, or the reserve is disabled */
 static atomic_bool growing;
 
-void fl__fd_reserve_init(void)
+/* Below this size the table fills faster than a growth completes: grow it at once. */
+#define FL_FD_TABLE_FLOOR 1024u
+
+static bool reserve_disabled(void)
 {
 	const char *env = getenv("FENCELINE_FD_RESERVE");
 
-	if (atomic_load(&table_size) || (env && !strcmp(env, "0")))
+	return env && !strcmp(env, "0");
+}
+
+/*
+ * At load time most programs still have one thread, and then growing the
+ * table costs nothing: do it now. In a process that already has threads
+ * (a late dlopen()) leave it to the watcher rather than stall the loader.
+ */
+__attribute__((constructor)) static void reserve_at_load(void)
+{
+	if (reserve_disabled() || read_status_field("Threads:") != 1)
 		return;
-	atomic_store(&table_size, read_fdsize());
+	fl_fd_reserve(FL_MIN(FL_FD_TABLE_FLOOR, soft_limit()));
+}
+
+void fl__fd_reserve_init(void)
+{
+	int size;
+
+	if (atomic_load(&table_size) || reserve_disabled())
+		return;
+	size = read_fdsize();
+	/*
+	 * A burst of fd creation fills the upper half of a 64- or 128-slot
+	 * table in about one RCU grace period, outrunning a growth started at
+	 * the half-way mark; a 1024-slot table (8 KiB) costs nothing and gives
+	 * the watcher time.
+	 */
+	if (size > 0 && (unsigned int)size < FL_FD_TABLE_FLOOR) {
+		int grown = fl_fd_reserve(FL_MIN(FL_FD_TABLE_FLOOR, soft_limit()));
+
+		if (grown > size)
+			size = grown;
+	}
+	atomic_store(&table_size, size);
 }
 
 unsigned int fl__fd_grow_target(int fd)
