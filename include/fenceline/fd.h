@@ -6,10 +6,12 @@
  * than one thread each growth waits for an RCU grace period, which stalls
  * the thread creating the fd (15 ms has been seen on a 2-vCPU VM and about
  * 100 ms reported on a Raspberry Pi 4; 0.2 ms on the kernel fl-bench last
- * ran on). fenceline keeps that off the fence-creation path: when a
- * fenceline fd lands in the upper half of the table, the core's fd watcher
- * thread grows the table ahead of need, so fd-creating threads only meet
- * the stall if they outrun it. Applications
+ * ran on). fenceline keeps that off the fence-creation path: when the
+ * library is loaded into a process that still has one thread, it grows the
+ * table to 1024 slots at once (free then); otherwise the core's fd watcher
+ * thread does so when it starts. After that, when a fenceline fd lands in
+ * the upper half of the table, the watcher grows the table ahead of need,
+ * so fd-creating threads only meet the stall if they outrun it. Applications
  * can also size the table up front, before they start threads, with
  * fl_fd_reserve(). FENCELINE_FD_RESERVE=0 turns the automatic growth off
  * (for measurements).
