@@ -167,6 +167,29 @@ static const struct fl_timeline_ops good_ops = { .driver_name = "good", .has_sig
 	X(sw_sync_timeline_get_value_not_sw_sync, -EINVAL,                                        \
 	  fl_sw_sync_timeline_get_value(fx->mock->tl, &fx->out_value))                            \
 	X(timeline_is_sw_sync_null, 0, fl_timeline_is_sw_sync(NULL))                              \
+	/* transfer.h */                                                                          \
+	X(send_negative_sock, -EBADF, fl_send(-1, fx->buf, 1, NULL, 0))                           \
+	X(send_closed_sock, -EBADF, fl_send(fx->closed_fd, fx->buf, 1, NULL, 0))                  \
+	X(send_null_payload, -EINVAL, fl_send(fx->fence_fd, NULL, 4, NULL, 0))                    \
+	X(send_null_fds, -EINVAL, fl_send(fx->fence_fd, fx->buf, 1, NULL, 1))                     \
+	X(send_too_many_fds, -EINVAL, fl_send(fx->fence_fd, fx->buf, 1, &fx->fence_fd, 29))       \
+	X(send_payload_too_long, -EINVAL, fl_send(fx->fence_fd, fx->buf, 65537, NULL, 0))         \
+	X(recv_negative_sock, -EBADF, fl_recv(-1, fx->buf, 1, &fx->out_len, NULL, 0, NULL))       \
+	X(recv_closed_sock, -EBADF,                                                               \
+	  fl_recv(fx->closed_fd, fx->buf, 1, &fx->out_len, NULL, 0, NULL))                        \
+	X(recv_null_payload, -EINVAL, fl_recv(fx->fence_fd, NULL, 4, NULL, NULL, 0, NULL))        \
+	X(recv_null_fds, -EINVAL, fl_recv(fx->fence_fd, fx->buf, 1, NULL, NULL, 1, NULL))         \
+	X(fence_send_negative_sock, -EBADF, fl_fence_send(-1, fx->fence, NULL, 0))                \
+	X(fence_send_null_fence, -EINVAL, fl_fence_send(fx->fence_fd, NULL, NULL, 0))             \
+	X(fence_send_null_payload, -EINVAL, fl_fence_send(fx->fence_fd, fx->fence, NULL, 1))      \
+	X(fence_recv_negative_sock, -EBADF, fl_fence_recv(-1, &fx->out_fd, NULL, 0, NULL))        \
+	X(fence_recv_null_ret, -EINVAL, fl_fence_recv(fx->fence_fd, NULL, NULL, 0, &fx->out_len)) \
+	X(timeline_send_negative_sock, -EBADF, fl_timeline_send(-1, fx->tl, NULL, 0))             \
+	X(timeline_send_null_tl, -EINVAL, fl_timeline_send(fx->fence_fd, NULL, NULL, 0))          \
+	X(timeline_recv_negative_sock, -EBADF,                                                    \
+	  fl_timeline_recv(-1, &fx->out_fd, NULL, 0, &fx->out_len))                               \
+	X(timeline_recv_null_ret, -EINVAL,                                                        \
+	  fl_timeline_recv(fx->fence_fd, NULL, NULL, 0, &fx->out_len))                            \
 	/* debug.h */                                                                             \
 	X(debug_dump_null_ret, -EINVAL, fl_debug_dump(NULL, &fx->out_len))                        \
 	X(debug_print_null, -EINVAL, fl_debug_print(NULL))                                        \
@@ -365,8 +388,9 @@ static int for_each_export(const char *path, int (*fn)(const char *name))
 FL_TEST(table_covers_every_public_function)
 {
 	static const char *const headers[] = {
-		"fenceline/debug.h",   "fenceline/fd.h",       "fenceline/fence.h",
-		"fenceline/sw_sync.h", "fenceline/timeline.h", "fenceline/driver/timeline.h",
+		"fenceline/debug.h",	       "fenceline/fd.h",       "fenceline/fence.h",
+		"fenceline/sw_sync.h",	       "fenceline/timeline.h", "fenceline/transfer.h",
+		"fenceline/driver/timeline.h",
 	};
 	int missing = 0;
 

@@ -45,5 +45,6 @@
 #include <fenceline/fence.h>
 #include <fenceline/sw_sync.h>
 #include <fenceline/timeline.h>
+#include <fenceline/transfer.h>
 
 #endif /* FENCELINE_FENCELINE_H */

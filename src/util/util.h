@@ -41,7 +41,6 @@ void fl__futex_wake_all(atomic_int *word);
 /* fd helpers (src/util/fd.c is the one place that makes raw fd syscalls). */
 int fl__socketpair_cloexec(int sv[2]);
 int fl__fd_inode(int fd, dev_t *ret_dev, ino_t *ret_ino);
-int fl__fd_is_socket(int fd);
 void fl__close(int fd);
 /*
  * The fd-table reserve (see fd.c). fl__fd_reserve_init() reads the table size
