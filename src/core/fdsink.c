@@ -394,11 +394,33 @@ void fl__sink_fence_destroyed(struct fl_fence *f)
 	fl__close(f->own_fd);
 }
 
+/*
+ * Under f->lock: give a new sink its record now if the fence has completed;
+ * otherwise queue it (@queue; the own sink is written through f->own_sink)
+ * and arm the fence. True if the caller must then link members, unlocked.
+ */
+static bool attach_locked(struct fl_fence *f, struct fl__sink *s, bool queue)
+{
+	int status;
+
+	if (f->completed) {
+		status = atomic_load(&f->status);
+		fl__sink_write_locked(s, status, fl__fence_timestamp(f, status));
+		return false;
+	}
+	if (queue) {
+		s->next = f->sinks;
+		s->on_fence_list = true;
+		f->sinks = s;
+	}
+	return !atomic_load(&f->status) && fl__fence_arm_locked(f);
+}
+
 FL_EXPORT int fl_fence_export_fd(struct fl_fence *f, int *ret_fd)
 {
 	struct fl__sink *s;
-	bool link = false;
-	int fd, r, status;
+	bool link;
+	int fd, r;
 
 	fl_return_if(!f || !ret_fd, -EINVAL);
 	fl__fence_status(f); /* complete it now if its points already are */
@@ -408,15 +430,7 @@ FL_EXPORT int fl_fence_export_fd(struct fl_fence *f, int *ret_fd)
 		return r;
 	}
 	pthread_mutex_lock(&f->lock);
-	if (f->completed) {
-		status = atomic_load(&f->status);
-		fl__sink_write_locked(s, status, fl__fence_timestamp(f, status));
-	} else {
-		s->next = f->sinks;
-		s->on_fence_list = true;
-		f->sinks = s;
-		link = !atomic_load(&f->status) && fl__fence_arm_locked(f);
-	}
+	link = attach_locked(f, s, true);
 	pthread_mutex_unlock(&f->lock);
 	if (link)
 		fl__fence_link_members(f);
@@ -427,8 +441,8 @@ FL_EXPORT int fl_fence_export_fd(struct fl_fence *f, int *ret_fd)
 FL_EXPORT int fl_fence_get_fd(struct fl_fence *f)
 {
 	struct fl__sink *s;
-	bool link = false;
-	int fd, r, status;
+	bool link;
+	int fd, r;
 
 	fl_return_if(!f, -EINVAL);
 	fl__fence_status(f);
@@ -446,12 +460,7 @@ FL_EXPORT int fl_fence_get_fd(struct fl_fence *f)
 	}
 	f->own_sink = s;
 	f->own_fd = fd;
-	if (f->completed) {
-		status = atomic_load(&f->status);
-		fl__sink_write_locked(s, status, fl__fence_timestamp(f, status));
-	} else if (!atomic_load(&f->status)) {
-		link = fl__fence_arm_locked(f);
-	}
+	link = attach_locked(f, s, false);
 	pthread_mutex_unlock(&f->lock);
 	if (link)
 		fl__fence_link_members(f);
