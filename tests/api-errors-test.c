@@ -149,6 +149,53 @@ static const struct fl_timeline_ops good_ops = { .driver_name = "good", .has_sig
 	X(fence_fd_wait_file, -ENOTTY, fl_fence_fd_wait(fx->file_fd, 0))                          \
 	X(fence_fd_wait_pipe, -ENOTTY, fl_fence_fd_wait(fx->pipe_fd, 0))                          \
 	X(fence_fd_wait_closed_forever, -EBADF, fl_fence_fd_wait(fx->closed_fd, -1))              \
+	/* shared.h */                                                                            \
+	X(mode_set_unknown, -EINVAL, fl_mode_set((enum fl_mode)7))                                \
+	X(mode_get_is_a_mode, 1,                                                                  \
+	  fl_mode_get() == FL_MODE_DAEMON || fl_mode_get() == FL_MODE_IN_PROCESS)                 \
+	X(timeline_fd_create_unknown_flag, -EINVAL,                                               \
+	  fl_timeline_fd_create("x", 1u << 1, &fx->out_fd))                                       \
+	X(timeline_fd_create_null_ret, -EINVAL, fl_timeline_fd_create("x", 0, NULL))              \
+	X(timeline_fd_inc_minus_1, -EBADF, fl_timeline_fd_inc(-1, 1))                             \
+	X(timeline_fd_inc_closed, -EBADF, fl_timeline_fd_inc(fx->closed_fd, 1))                   \
+	X(timeline_fd_inc_file, -ENOTTY, fl_timeline_fd_inc(fx->file_fd, 1))                      \
+	X(timeline_fd_inc_pipe, -ENOTTY, fl_timeline_fd_inc(fx->pipe_fd, 1))                      \
+	X(timeline_fd_inc_fence_fd, -ENOTTY, fl_timeline_fd_inc(fx->fence_fd, 1))                 \
+	X(timeline_fd_get_value_null_ret, -EINVAL,                                                \
+	  fl_timeline_fd_get_value(fx->timeline_fd, NULL))                                        \
+	X(timeline_fd_get_value_minus_1, -EBADF, fl_timeline_fd_get_value(-1, &fx->out_value))    \
+	X(timeline_fd_get_value_file, -ENOTTY,                                                    \
+	  fl_timeline_fd_get_value(fx->file_fd, &fx->out_value))                                  \
+	X(timeline_fd_get_value_fence_fd, -ENOTTY,                                                \
+	  fl_timeline_fd_get_value(fx->fence_fd, &fx->out_value))                                 \
+	X(fence_fd_create_minus_1, -EBADF, fl_fence_fd_create(-1, 1, "f", &fx->out_fd))           \
+	X(fence_fd_create_closed, -EBADF, fl_fence_fd_create(fx->closed_fd, 1, "f", &fx->out_fd)) \
+	X(fence_fd_create_file, -ENOTTY, fl_fence_fd_create(fx->file_fd, 1, "f", &fx->out_fd))    \
+	X(fence_fd_create_fence_fd, -ENOTTY,                                                      \
+	  fl_fence_fd_create(fx->fence_fd, 1, "f", &fx->out_fd))                                  \
+	X(fence_fd_create_null_ret, -EINVAL, fl_fence_fd_create(fx->timeline_fd, 1, "f", NULL))   \
+	X(fence_fd_merge_minus_1, -EBADF,                                                         \
+	  fl_fence_fd_merge(-1, fx->fence_fd, "m", 0, &fx->out_fd))                               \
+	X(fence_fd_merge_file, -ENOTTY,                                                           \
+	  fl_fence_fd_merge(fx->file_fd, fx->fence_fd, "m", 0, &fx->out_fd))                      \
+	X(fence_fd_merge_timeline_fd, -ENOTTY,                                                    \
+	  fl_fence_fd_merge(fx->timeline_fd, fx->fence_fd, "m", 0, &fx->out_fd))                  \
+	X(fence_fd_merge_fd2_file, -ENOENT,                                                       \
+	  fl_fence_fd_merge(fx->fence_fd, fx->file_fd, "m", 0, &fx->out_fd))                      \
+	X(fence_fd_merge_fd2_minus_1, -ENOENT,                                                    \
+	  fl_fence_fd_merge(fx->fence_fd, -1, "m", 0, &fx->out_fd))                               \
+	X(fence_fd_merge_unknown_flag, -EINVAL,                                                   \
+	  fl_fence_fd_merge(fx->fence_fd, fx->fence_fd, "m", 1u << 1, &fx->out_fd))               \
+	X(fence_fd_merge_null_ret, -EINVAL,                                                       \
+	  fl_fence_fd_merge(fx->fence_fd, fx->fence_fd, "m", 0, NULL))                            \
+	X(fence_fd_get_info_minus_1, -EBADF, fl_fence_fd_get_info(-1, &fx->info, NULL, 0))        \
+	X(fence_fd_get_info_file, -ENOTTY, fl_fence_fd_get_info(fx->file_fd, &fx->info, NULL, 0)) \
+	X(fence_fd_get_info_timeline_fd, -ENOTTY,                                                 \
+	  fl_fence_fd_get_info(fx->timeline_fd, &fx->info, NULL, 0))                              \
+	X(fence_fd_get_info_null_points, -EINVAL,                                                 \
+	  fl_fence_fd_get_info(fx->fence_fd, &fx->info, NULL, 4))                                 \
+	X(daemon_connect_answers, 1, fl_daemon_connect() > 0)                                     \
+	X(daemon_flush_returns, 0, (fl_daemon_flush(), 0))                                        \
 	/* sw_sync.h */                                                                           \
 	X(sw_sync_timeline_create_unknown_flag, -EINVAL,                                          \
 	  fl_sw_sync_timeline_create("x", 1u << 1, &fx->out_tl))                                  \
@@ -388,9 +435,10 @@ static int for_each_export(const char *path, int (*fn)(const char *name))
 FL_TEST(table_covers_every_public_function)
 {
 	static const char *const headers[] = {
-		"fenceline/debug.h",	       "fenceline/fd.h",       "fenceline/fence.h",
-		"fenceline/sw_sync.h",	       "fenceline/timeline.h", "fenceline/transfer.h",
-		"fenceline/driver/timeline.h",
+		"fenceline/debug.h",	"fenceline/fd.h",
+		"fenceline/fence.h",	"fenceline/shared.h",
+		"fenceline/sw_sync.h",	"fenceline/timeline.h",
+		"fenceline/transfer.h", "fenceline/driver/timeline.h",
 	};
 	int missing = 0;
 

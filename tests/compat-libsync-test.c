@@ -22,8 +22,10 @@
 
 #include <fenceline/fence.h>
 #include <fenceline/libsync-legacy.h>
+#include <fenceline/shared.h>
 
 #include "libsync-helpers.h"
+
 #include "runner.h"
 
 /* Long enough never to fire on a loaded machine; the runner's timeout is the real bound. */
@@ -654,15 +656,20 @@ FL_TEST(forked_child_waits_on_inherited_fence_fd)
 }
 
 /*
- * A forked child holds copies of the parent's fences and timelines, frozen
- * at fork time. It must not be handed those copies: its info would claim
- * "active" for a fence the parent has signalled, and its increments would
- * move a timeline nobody else sees. Only polling is meaningful there.
+ * In in-process mode a forked child holds copies of the parent's fences and
+ * timelines, frozen at fork time. It must not be handed those copies: its
+ * info would claim "active" for a fence the parent has signalled, and its
+ * increments would move a timeline nobody else sees. Only polling is
+ * meaningful there. (In daemon mode the child shares the real objects:
+ * tests/daemon-test.c.)
  */
-FL_TEST(forked_child_gets_no_stale_copies_of_fences_or_timelines)
+FL_TEST(in_process_forked_child_gets_no_stale_copies_of_fences_or_timelines)
 {
-	int tl = ls_timeline();
-	int f = ls_fence(tl, "shared", 1);
+	int tl, f;
+
+	fl_mode_set(FL_MODE_IN_PROCESS);
+	tl = ls_timeline();
+	f = ls_fence(tl, "shared", 1);
 	int go[2], status;
 	char c;
 	pid_t pid;

@@ -357,6 +357,17 @@ static void run_body(const struct fl_test *t)
 	long deadline;
 
 	current = t;
+	/*
+	 * The library keeps one connection to the daemon for the life of the
+	 * process: make it before anything is counted, unless the test runs
+	 * in in-process mode (it must then never start a daemon).
+	 */
+	if (fl_mode_get() == FL_MODE_DAEMON) {
+		int r = fl_daemon_connect();
+
+		if (r < 0)
+			fl__test_fail(__FILE__, __LINE__, "daemon connection: %s", strerror(-r));
+	}
 	for_each_fd(collect_fd, &before_warm_up);
 	warm_up();
 	wait_warm_up_settled(&before_warm_up);
@@ -623,6 +634,8 @@ int main(int argc, char **argv)
 	int i;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* Each test has its own runtime dir, so its own daemon: let them go soon. */
+	setenv("FENCELINE_IDLE_MS", "500", 0);
 	if (argc == 2 && strcmp(argv[1], "--list") == 0) {
 		for (const struct fl_test *t = __start_fl_tests; t < __stop_fl_tests; t++)
 			printf("%s\n", t->name);

@@ -45,6 +45,7 @@
 #include <fenceline/fence.h>
 #include <fenceline/sw_sync.h>
 #include <fenceline/timeline.h>
+#include <fenceline/shared.h>
 #include <fenceline/transfer.h>
 
 #endif /* FENCELINE_FENCELINE_H */

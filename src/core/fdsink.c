@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "host.h"
 
 #define RECORD_MAGIC 0x31464c46u /* "FLF1" */
 
@@ -49,6 +50,8 @@ struct fl__sink {
 	struct fl_timeline *tl;
 	struct fl__sink *next; /* fence->sinks, under fence->lock */
 	struct fl__sink *hash_next; /* under sink_lock */
+	fl__host_release_fn release; /* host accounting, may be NULL */
+	void *owner;
 };
 
 static pthread_mutex_t sink_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -173,6 +176,8 @@ static void release_sink(int ep, struct fl__sink *s)
 		fl_fence_unref(f);
 	if (s->kind == SINK_TIMELINE)
 		fl_timeline_unref(s->tl);
+	if (s->release)
+		s->release(s->owner);
 	free(s);
 }
 
@@ -313,13 +318,46 @@ static int start_watcher_locked(void)
 }
 
 /*
+ * Register and watch a sink for the pair (@sink_fd, user end at dev/ino).
+ * On failure nothing is registered and the caller still owns both fds.
+ */
+static int sink_register(struct fl__sink *s, int sink_fd, int user_fd)
+{
+	struct epoll_event ev = { .events = 0 }; /* EPOLLHUP is always reported */
+	int r;
+
+	s->fd = sink_fd;
+	ev.data.ptr = s;
+	pthread_mutex_lock(&sink_lock);
+	r = start_watcher_locked();
+	if (r == 0 && hash_find(s->dev, s->ino))
+		r = -EEXIST; /* only reachable through fl__fence_adopt_fds() */
+	if (r == 0)
+		r = hash_insert(s);
+	if (r == 0 && epoll_ctl(epfd, EPOLL_CTL_ADD, s->fd, &ev) < 0) {
+		r = -errno;
+		hash_remove(s);
+	}
+	if (r == 0) {
+		unsigned int target = fl__fd_grow_target(FL_MAX(sink_fd, user_fd));
+
+		if (target) {
+			atomic_store(&grow_target, target);
+			(void)!eventfd_write(wake_fd, 1);
+		}
+	}
+	pthread_mutex_unlock(&sink_lock);
+	return r;
+}
+
+/*
  * Make a socket pair and a sink for it. On success the sink is registered
  * and watched, and *ret_user_fd is the end to give out.
  */
-static int sink_new(enum sink_kind kind, bool strong, struct fl_fence *f, struct fl_timeline *tl,
-		    struct fl__sink **ret_sink, int *ret_user_fd)
+static int sink_new_tracked(enum sink_kind kind, bool strong, struct fl_fence *f,
+			    struct fl_timeline *tl, fl__host_release_fn release, void *owner,
+			    struct fl__sink **ret_sink, int *ret_user_fd)
 {
-	struct epoll_event ev = { .events = 0 }; /* EPOLLHUP is always reported */
 	struct fl__sink *s;
 	int sv[2], r;
 
@@ -334,30 +372,13 @@ static int sink_new(enum sink_kind kind, bool strong, struct fl_fence *f, struct
 	r = fl__fd_inode(sv[1], &s->dev, &s->ino);
 	if (r < 0)
 		goto fail;
-	s->fd = sv[0];
 	s->kind = kind;
 	s->strong = strong;
 	s->fence = f;
 	s->tl = tl;
-	ev.data.ptr = s;
-
-	pthread_mutex_lock(&sink_lock);
-	r = start_watcher_locked();
-	if (r == 0)
-		r = hash_insert(s);
-	if (r == 0 && epoll_ctl(epfd, EPOLL_CTL_ADD, s->fd, &ev) < 0) {
-		r = -errno;
-		hash_remove(s);
-	}
-	if (r == 0) {
-		unsigned int target = fl__fd_grow_target(FL_MAX(sv[0], sv[1]));
-
-		if (target) {
-			atomic_store(&grow_target, target);
-			(void)!eventfd_write(wake_fd, 1);
-		}
-	}
-	pthread_mutex_unlock(&sink_lock);
+	s->release = release;
+	s->owner = owner;
+	r = sink_register(s, sv[0], sv[1]);
 	if (r < 0)
 		goto fail;
 	FL_LOG("fd", "new %s fd %d (core end %d)", kind == SINK_FENCE ? "fence" : "timeline", sv[1],
@@ -370,6 +391,12 @@ fail:
 	fl__close(sv[1]);
 	free(s);
 	return r;
+}
+
+static int sink_new(enum sink_kind kind, bool strong, struct fl_fence *f, struct fl_timeline *tl,
+		    struct fl__sink **ret_sink, int *ret_user_fd)
+{
+	return sink_new_tracked(kind, strong, f, tl, NULL, NULL, ret_sink, ret_user_fd);
 }
 
 void fl__sink_write_locked(struct fl__sink *s, int status, uint64_t ts)
@@ -548,6 +575,7 @@ FL_EXPORT int fl_fence_fd_get_status(int fd)
 	ssize_t n;
 
 	fl_return_if(fd < 0, -EBADF);
+	fl__fd_settle(); /* fences this process asked the daemon for exist by now */
 	n = recv(fd, &rec, sizeof(rec), MSG_PEEK | MSG_DONTWAIT);
 	if (n == (ssize_t)sizeof(rec))
 		return rec.magic == RECORD_MAGIC ? rec.status : -ENOTTY;
@@ -589,4 +617,115 @@ FL_EXPORT int fl_fence_fd_wait(int fd, int timeout_ms)
 		s = fl_fence_fd_get_status(fd);
 	}
 	return s == FL_STATUS_SIGNALED ? 0 : s;
+}
+
+/* Both ends of one connected AF_UNIX stream pair? Probe with random bytes. */
+static int check_pair(int sink, int user)
+{
+	uint64_t nonce[2], got[2];
+	ssize_t n;
+
+	if (!is_unix_stream(sink) || !is_unix_stream(user))
+		return -ENOTSOCK;
+	/* A genuine new pair has nothing queued either way. */
+	if (recv(sink, got, 1, MSG_PEEK | MSG_DONTWAIT) != -1 || errno != EAGAIN)
+		return -EINVAL;
+	if (recv(user, got, 1, MSG_PEEK | MSG_DONTWAIT) != -1 || errno != EAGAIN)
+		return -EINVAL;
+	if (fl__random(nonce, sizeof(nonce)) < 0)
+		return -EIO;
+	if (send(user, nonce, sizeof(nonce), MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof(nonce))
+		return -EINVAL;
+	n = recv(sink, got, sizeof(got), MSG_DONTWAIT);
+	if (n != (ssize_t)sizeof(got) || memcmp(nonce, got, sizeof(got)) != 0)
+		return -EINVAL;
+	return 0;
+}
+
+int fl__fence_adopt_fds(struct fl_fence *f, int sink, int user, fl__host_release_fn release,
+			void *owner)
+{
+	struct fl__sink *s;
+	bool link;
+	int r;
+
+	if (!f || sink < 0 || user < 0) {
+		r = -EBADF;
+		goto fail_fds;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		r = -ENOMEM;
+		goto fail_fds;
+	}
+	r = fl__fd_inode(user, &s->dev, &s->ino);
+	if (r == 0)
+		r = check_pair(sink, user);
+	if (r < 0)
+		goto fail;
+	s->kind = SINK_FENCE;
+	s->strong = true;
+	s->fence = fl_fence_ref(f);
+	s->release = release;
+	s->owner = owner;
+	fl__fence_status(f);
+	r = sink_register(s, sink, user);
+	if (r < 0) {
+		fl_fence_unref(f);
+		goto fail;
+	}
+	pthread_mutex_lock(&f->lock);
+	link = attach_locked(f, s, true);
+	pthread_mutex_unlock(&f->lock);
+	if (link)
+		fl__fence_link_members(f);
+	FL_LOG("fd", "adopted fence fd pair (core end %d)", sink);
+	fl__close(user);
+	return 0;
+fail:
+	free(s);
+fail_fds:
+	if (sink >= 0)
+		fl__close(sink);
+	if (user >= 0)
+		fl__close(user);
+	return r;
+}
+
+int fl__timeline_export_fd_tracked(struct fl_timeline *tl, int *ret_fd, fl__host_release_fn release,
+				   void *owner)
+{
+	struct fl__sink *s;
+	int fd, r;
+
+	fl_return_if(!tl || !ret_fd, -EINVAL);
+	r = sink_new_tracked(SINK_TIMELINE, true, NULL, fl_timeline_ref(tl), release, owner, &s,
+			     &fd);
+	if (r < 0) {
+		fl_timeline_unref(tl);
+		return r;
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
+size_t fl__sink_count(void)
+{
+	size_t n;
+
+	pthread_mutex_lock(&sink_lock);
+	n = table_count;
+	pthread_mutex_unlock(&sink_lock);
+	return n;
+}
+
+void fl__fd_pair_fail(int sink, int status)
+{
+	struct record rec = { RECORD_MAGIC, status, fl__now_ns() };
+
+	if (sink < 0)
+		return;
+	/* The record stays queued for the user end after we close ours. */
+	(void)!send(sink, &rec, sizeof(rec), MSG_NOSIGNAL | MSG_DONTWAIT);
+	fl__close(sink);
 }

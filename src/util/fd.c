@@ -15,10 +15,12 @@
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -188,4 +190,37 @@ void fl__fd_grow(unsigned int target)
 	if (size > 0)
 		atomic_store(&table_size, size);
 	atomic_store(&growing, false);
+}
+
+int fl__random(void *buf, size_t len)
+{
+	unsigned char *p = buf;
+
+	while (len) {
+		ssize_t n = getrandom(p, len, 0);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static void (*_Atomic settle_hook)(void);
+
+void fl__fd_set_settle_hook(void (*hook)(void))
+{
+	atomic_store(&settle_hook, hook);
+}
+
+void fl__fd_settle(void)
+{
+	void (*hook)(void) = atomic_load(&settle_hook);
+
+	if (hook)
+		hook();
 }

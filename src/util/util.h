@@ -43,6 +43,15 @@ int fl__socketpair_cloexec(int sv[2]);
 int fl__fd_inode(int fd, dev_t *ret_dev, ino_t *ret_ino);
 void fl__close(int fd);
 /*
+ * A hook run before reading a fence fd's status (fl_fence_fd_get_status()):
+ * the client sets it to wait for its queued one-way requests, so the core
+ * need not know about the daemon.
+ */
+void fl__fd_set_settle_hook(void (*hook)(void));
+void fl__fd_settle(void);
+/* Fill @buf with random bytes (getrandom). Return: 0 or -errno. */
+int fl__random(void *buf, size_t len);
+/*
  * The fd-table reserve (see fd.c). fl__fd_reserve_init() reads the table size
  * (call it off the hot path). fl__fd_grow_target(fd) says whether a new fd
  * warrants growing the table: it returns the size to grow to, and then the

@@ -7,8 +7,54 @@
 #include <linux/sync_file.h>
 
 #include <fenceline/fence.h>
+#include <fenceline/shared.h>
 
 #include "libsync-private.h"
+
+static void set_status(struct fl__libsync_snapshot *snap, int n)
+{
+	/*
+	 * Computed from the entries themselves, so that the status agrees with
+	 * the entries the caller sees even if the fence completes meanwhile.
+	 */
+	snap->status = FL_STATUS_SIGNALED;
+	for (int i = 0; i < n; i++) {
+		if (snap->points[i].status <= 0) {
+			snap->status = snap->points[i].status;
+			break;
+		}
+	}
+}
+
+/* A fence fd this process does not own (the daemon's): ask through the fd. */
+static int snapshot_by_fd(struct fl__libsync_snapshot *snap, int fd)
+{
+	struct fl_sync_pt_info *points;
+	struct fl_fence_info info;
+	uint32_t n;
+	int r;
+
+	r = fl_fence_fd_get_info(fd, &info, NULL, 0);
+	if (r < 0)
+		return r;
+	n = info.num_points;
+	points = calloc(n ? n : 1, sizeof(*points));
+	if (!points)
+		return -ENOMEM;
+	r = fl_fence_fd_get_info(fd, &info, points, n);
+	/* A fence's points never change; this only guards a confused daemon. */
+	if (r >= 0 && ((uint32_t)r != n || info.num_points != n))
+		r = -EIO;
+	if (r < 0) {
+		free(points);
+		return r;
+	}
+	snap->fence = NULL;
+	snap->info = info;
+	snap->points = points;
+	set_status(snap, r);
+	return 0;
+}
 
 int fl__libsync_snapshot_init(struct fl__libsync_snapshot *snap, int fd)
 {
@@ -20,6 +66,8 @@ int fl__libsync_snapshot_init(struct fl__libsync_snapshot *snap, int fd)
 	if (fd < 0)
 		return -EBADF;
 	r = fl_fence_from_fd(fd, &fence);
+	if (r == -ENOTTY)
+		return snapshot_by_fd(snap, fd);
 	if (r < 0)
 		return r;
 
@@ -45,17 +93,7 @@ int fl__libsync_snapshot_init(struct fl__libsync_snapshot *snap, int fd)
 	snap->info = info;
 	snap->info.num_points = (uint32_t)r;
 	snap->points = points;
-	/*
-	 * Computed from the entries themselves, so that the status agrees with
-	 * the entries the caller sees even if the fence completes meanwhile.
-	 */
-	snap->status = FL_STATUS_SIGNALED;
-	for (int i = 0; i < r; i++) {
-		if (points[i].status <= 0) {
-			snap->status = points[i].status;
-			break;
-		}
-	}
+	set_status(snap, r);
 	return 0;
 }
 
@@ -63,7 +101,8 @@ void fl__libsync_snapshot_finish(struct fl__libsync_snapshot *snap)
 {
 	free(snap->points);
 	snap->points = NULL;
-	snap->fence = fl_fence_unref(snap->fence);
+	if (snap->fence)
+		snap->fence = fl_fence_unref(snap->fence);
 }
 
 struct sync_file_info *fl__libsync_kernel_file_info(int fd)

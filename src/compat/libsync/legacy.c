@@ -78,8 +78,21 @@ static struct sync_fence_info_data *from_snapshot(struct fl__libsync_snapshot *s
 
 		if (LEGACY_INFO_SIZE - len < ENTRY_SIZE)
 			goto too_big;
-		data_len = fl_fence_get_point_driver_data(snap->fence, i, block + len + ENTRY_SIZE,
-							  LEGACY_INFO_SIZE - len - ENTRY_SIZE);
+		if (snap->fence) {
+			data_len =
+				fl_fence_get_point_driver_data(snap->fence, i,
+							       block + len + ENTRY_SIZE,
+							       LEGACY_INFO_SIZE - len - ENTRY_SIZE);
+		} else {
+			/* The daemon hosts only sw_sync: its driver data is the u32 value. */
+			uint32_t v = (uint32_t)pt->value;
+
+			data_len = -ENOMEM;
+			if (LEGACY_INFO_SIZE - len - ENTRY_SIZE >= sizeof(v)) {
+				memcpy(block + len + ENTRY_SIZE, &v, sizeof(v));
+				data_len = sizeof(v);
+			}
+		}
 		if (data_len == -ENOMEM)
 			goto too_big;
 		if (data_len < 0) {

@@ -15,6 +15,7 @@
 
 #include <fenceline/export.h>
 #include <fenceline/fence.h>
+#include <fenceline/shared.h>
 
 #include "libsync-private.h"
 
@@ -27,6 +28,8 @@ FL_EXPORT int sync_wait(int fd, int timeout)
 		errno = EINVAL;
 		return -1;
 	}
+	/* A fence this process just created on a passed value reads signalled. */
+	fl_daemon_flush();
 	/* libsync restarts with the full timeout; so do we, for drop-in timing. */
 	do {
 		r = poll(&pfd, 1, timeout);
@@ -59,15 +62,14 @@ static int32_t kernel_merge(const char *name, int32_t fd1, int32_t fd2)
 
 FL_EXPORT int32_t sync_merge(const char *name, int32_t fd1, int32_t fd2)
 {
-	struct fl_fence *a, *b, *merged;
 	int r, fd;
 
 	if (!name)
 		name = "";
 	if (fd1 < 0)
 		return fl__libsync_fail(-EBADF);
-
-	r = fl_fence_from_fd(fd1, &a);
+	/* WAIT_ALL completes like the kernel's dma_fence_array. */
+	r = fl_fence_fd_merge(fd1, fd2, name, FL_MERGE_WAIT_ALL, &fd);
 	if (r == -ENOTTY) {
 		/*
 		 * Not ours: let the fd's own driver answer, as libsync would. A
@@ -76,23 +78,6 @@ FL_EXPORT int32_t sync_merge(const char *name, int32_t fd1, int32_t fd2)
 		 */
 		return kernel_merge(name, fd1, fd2);
 	}
-	if (r < 0)
-		return fl__libsync_fail(r);
-
-	if (fd2 < 0 || fl_fence_from_fd(fd2, &b) < 0) {
-		/* The kernel's answer for any @fd2 that is not a fence it can merge. */
-		fl_fence_unref(a);
-		return fl__libsync_fail(-ENOENT);
-	}
-
-	/* WAIT_ALL completes like the kernel's dma_fence_array. */
-	r = fl_fence_merge(a, b, name, FL_MERGE_WAIT_ALL, &merged);
-	fl_fence_unref(a);
-	fl_fence_unref(b);
-	if (r < 0)
-		return fl__libsync_fail(r);
-	r = fl_fence_export_fd(merged, &fd);
-	fl_fence_unref(merged);
 	if (r < 0)
 		return fl__libsync_fail(r);
 	return fd;

@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * DOC: shared timelines and fences - the fd API that works across processes
+ *
+ * These functions name timelines and fences by file descriptor only, like
+ * the kernel's sw_sync and sync_file, so the objects can live anywhere:
+ *
+ * - in **daemon mode** (the default) they live in fencelined, which the
+ *   library starts on first use (see docs/daemon.md). Timeline and fence
+ *   fds then work in every process that holds a copy: passed with
+ *   SCM_RIGHTS (<fenceline/transfer.h>), inherited through fork() and
+ *   exec() (clear O_CLOEXEC first), or dup'd. A timeline dies, failing its
+ *   pending points with -ENOENT, when the last copy of its fd is closed in
+ *   every process (a SIGKILLed owner included); a fence lives while any
+ *   copy of its fd is open or another fence holds it.
+ * - in **in-process mode** they live in this process's core (no daemon, no
+ *   socket): choose it with fl_mode_set() or FENCELINE_MODE=in-process.
+ *   Such fence fds still wait (poll, fl_fence_fd_wait()) correctly in other
+ *   processes, but only this process can merge or query them.
+ *
+ * Waiting never talks to the daemon: a fence fd is readable once the fence
+ * has completed, and fl_fence_fd_get_status() reads the status from the fd.
+ * Merging and querying pass the fds themselves to the daemon as proof of
+ * possession; nothing can be looked up by a guessable id.
+ *
+ * If the daemon dies, every fence fd it served becomes readable with status
+ * -ECONNRESET, calls on its timeline fds fail with -ECONNRESET, and the
+ * next call that creates something starts a new daemon. These calls may be
+ * made from any number of threads, and in the child after fork().
+ */
+#ifndef FENCELINE_SHARED_H
+#define FENCELINE_SHARED_H
+
+#include <stdint.h>
+
+#include <fenceline/export.h>
+#include <fenceline/fence.h>
+
+FL_BEGIN_DECLS
+
+/**
+ * enum fl_mode - where new fd-API objects live
+ * @FL_MODE_DAEMON: in fencelined, usable from every process (the default)
+ * @FL_MODE_IN_PROCESS: in this process's core; no daemon is ever started
+ */
+enum fl_mode {
+	FL_MODE_DAEMON = 0,
+	FL_MODE_IN_PROCESS = 1,
+};
+
+/**
+ * fl_mode_set() - choose where timelines made from now on live
+ * @mode: %FL_MODE_DAEMON or %FL_MODE_IN_PROCESS
+ *
+ * Overrides FENCELINE_MODE ("daemon" or "in-process") for this process.
+ * Existing fds keep working whatever the mode; fences of both kinds can be
+ * waited on together, but merging an in-process fence with a daemon fence
+ * fails with -ENOENT.
+ * Return: 0, or -EINVAL for an unknown mode.
+ */
+FL_EXPORT int fl_mode_set(enum fl_mode mode);
+
+/**
+ * fl_mode_get() - the mode new timelines get
+ * Return: the mode last set, else the one FENCELINE_MODE names, else
+ * %FL_MODE_DAEMON.
+ */
+FL_EXPORT enum fl_mode fl_mode_get(void);
+
+/**
+ * fl_timeline_fd_create() - create a sw_sync timeline and return its fd
+ * @name: the timeline's name, truncated to 31 bytes; NULL gives "sw_sync"
+ * @flags: 0 or %FL_SW_SYNC_32BIT (<fenceline/sw_sync.h>)
+ * @ret_fd: on success, a new O_CLOEXEC fd owned by the caller: the handle
+ *	through which the timeline is signalled
+ * Return: 0; -EINVAL (bad flags or pointer); -EMFILE, -ENFILE, -ENOMEM;
+ * -EMFILE also when the daemon's per-client timeline limit is reached;
+ * -EACCES if the daemon refuses this user; -ECONNREFUSED if no daemon
+ * answers and none could be started.
+ */
+FL_EXPORT int fl_timeline_fd_create(const char *name, unsigned int flags, int *ret_fd);
+
+/**
+ * fl_timeline_fd_inc() - advance a timeline and signal the points it passed
+ * @timeline_fd: a timeline fd (borrowed)
+ * @count: how much to add
+ *
+ * Like SW_SYNC_IOC_INC: when this returns, every fence fd of a point at or
+ * below the new value is readable, in every process.
+ * Return: 0; -EBADF if @timeline_fd is not open; -ENOTTY if it is not a
+ * timeline fd; -ECONNRESET if the daemon serving it has died.
+ */
+FL_EXPORT int fl_timeline_fd_inc(int timeline_fd, uint64_t count);
+
+/**
+ * fl_timeline_fd_get_value() - the timeline's current value
+ * @timeline_fd: a timeline fd (borrowed)
+ * @ret_value: the value
+ * Return: as fl_timeline_fd_inc(), or -EINVAL for a NULL @ret_value.
+ */
+FL_EXPORT int fl_timeline_fd_get_value(int timeline_fd, uint64_t *ret_value);
+
+/**
+ * fl_fence_fd_create() - create a fence that signals when the timeline
+ * reaches @value
+ * @timeline_fd: a timeline fd (borrowed)
+ * @value: the point's value; at or below the current value gives a fence
+ *	that has already signalled
+ * @name: the fence's name, truncated to 31 bytes; NULL gives ""
+ * @ret_fd: on success, a new O_CLOEXEC fence fd owned by the caller
+ *
+ * For a daemon timeline this does not wait for the daemon: the request is
+ * queued behind earlier ones of this process, so a later
+ * fl_timeline_fd_inc(), merge or info sees the fence. A request the daemon
+ * then refuses (a per-client fence limit, a @timeline_fd that is not a
+ * timeline) completes the fence with that error (-EMFILE, -ENOTTY) instead
+ * of failing here.
+ * Return: 0; -EINVAL; -EBADF if @timeline_fd is not open; -EMFILE, -ENFILE,
+ * -ENOMEM; -ENOTTY for an in-process @timeline_fd that is not a timeline;
+ * -ECONNRESET if the daemon serving it has died.
+ */
+FL_EXPORT int fl_fence_fd_create(int timeline_fd, uint64_t value, const char *name, int *ret_fd);
+
+/**
+ * fl_fence_fd_merge() - make a fence fd that completes when both inputs have
+ * @fd1: a fence fd (borrowed)
+ * @fd2: a fence fd (borrowed)
+ * @name: the new fence's name, truncated to 31 bytes; NULL gives ""
+ * @flags: 0 or %FL_MERGE_WAIT_ALL (see fl_fence_merge())
+ * @ret_fd: on success, a new O_CLOEXEC fence fd owned by the caller
+ *
+ * The new fence lives on even when every process that made its inputs has
+ * exited. Both fds must be fences of the same home (the daemon, or this
+ * process in in-process mode).
+ * Return: 0; -EINVAL; -EBADF if @fd1 is not open; -ENOTTY if @fd1 is not
+ * a fence fd; -ENOENT if @fd2 is not a fence fd of the same home (the
+ * kernel's SYNC_IOC_MERGE answers); -EMFILE, -ENFILE, -ENOMEM;
+ * -ECONNRESET if the daemon serving them has died.
+ */
+FL_EXPORT int fl_fence_fd_merge(int fd1, int fd2, const char *name, unsigned int flags,
+				int *ret_fd);
+
+/**
+ * fl_fence_fd_get_info() - status, name and points of a fence, by fd
+ * @fd: a fence fd (borrowed)
+ * @ret_info: filled with the summary; may be NULL
+ * @points: array of @max_points entries to fill in point order; may be NULL
+ *	when @max_points is 0
+ * @max_points: capacity of @points
+ * Return: the number of entries written, or -EINVAL, -EBADF, -ENOTTY (not
+ * a fence fd of this process or of the daemon), -ECONNRESET.
+ */
+FL_EXPORT int fl_fence_fd_get_info(int fd, struct fl_fence_info *ret_info,
+				   struct fl_sync_pt_info *points, uint32_t max_points);
+
+/**
+ * fl_daemon_connect() - make sure a daemon answers, starting one if needed
+ *
+ * The fd API connects on first use by itself; call this to pay the start-up
+ * cost early or to check the set-up (socket path, permissions).
+ * Return: the daemon's pid (> 0), or -EACCES (refused: another user's
+ * daemon), -EPROTONOSUPPORT (a daemon of another protocol version),
+ * -ECONNREFUSED (none answers and none could be started), -ENAMETOOLONG
+ * (socket path), -EPERM (an unsafe socket directory).
+ */
+FL_EXPORT int fl_daemon_connect(void);
+
+/**
+ * fl_daemon_flush() - wait until the daemon has made this process's fences
+ *
+ * fl_fence_fd_create() on a daemon timeline does not wait for the daemon,
+ * so for a few microseconds a fence made for a value the timeline has
+ * already reached may not yet read as signalled through a plain poll().
+ * fl_fence_fd_get_status(), fl_fence_fd_wait() and libsync's sync_wait()
+ * call this first, so they never see that; call it yourself before a
+ * zero-timeout poll() that must see it. Costs one round trip to the
+ * daemon, and nothing when no creation is outstanding. Other processes
+ * never see the gap: the daemon handles a creation before any request that
+ * names the new fd.
+ */
+FL_EXPORT void fl_daemon_flush(void);
+
+FL_END_DECLS
+
+#endif /* FENCELINE_SHARED_H */

@@ -1,0 +1,473 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The connection to fencelined: finding the socket, starting the daemon,
+ * and one request at a time over one SOCK_SEQPACKET connection per process.
+ *
+ * Why one connection and a mutex: replies come back in order on the
+ * connection, so a thread that sent a request must be the one that reads
+ * the next reply. Requests are short (the daemon never blocks), so
+ * serialising them costs little. After fork() the child must not use the
+ * parent's connection (their requests and replies would interleave), so the
+ * child drops its copy and makes its own on first use.
+ */
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "util.h"
+
+extern char **environ;
+
+/* How long a caller waits for a daemon it started to answer. */
+#define START_TIMEOUT_MS 5000
+
+static struct {
+	pthread_mutex_t lock;
+	int fd; /* -1 when not connected */
+	pid_t pid; /* the process that made fd */
+	uint32_t seq;
+	pid_t daemon_pid;
+	bool atfork_done;
+	atomic_bool unflushed; /* one-way requests sent since the last reply */
+} conn = { PTHREAD_MUTEX_INITIALIZER, -1, 0, 0, 0, false, false };
+
+static void atfork_prepare(void)
+{
+	pthread_mutex_lock(&conn.lock);
+}
+
+static void atfork_parent(void)
+{
+	pthread_mutex_unlock(&conn.lock);
+}
+
+static void atfork_child(void)
+{
+	atomic_store(&conn.unflushed, false);
+	/* Closing our copy leaves the parent's connection untouched. */
+	if (conn.fd >= 0)
+		close(conn.fd);
+	conn.fd = -1;
+	pthread_mutex_unlock(&conn.lock);
+}
+
+/* $FENCELINE_SOCKET, else $XDG_RUNTIME_DIR/fenceline.sock, else /tmp/fenceline-UID/. */
+static int socket_path(char *buf, size_t cap)
+{
+	const char *env = getenv("FENCELINE_SOCKET");
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	char dir[64];
+	struct stat st;
+	int n;
+
+	if (env && env[0])
+		n = snprintf(buf, cap, "%s", env);
+	else if (xdg && xdg[0] == '/')
+		n = snprintf(buf, cap, "%s/fenceline.sock", xdg);
+	else {
+		snprintf(dir, sizeof(dir), "/tmp/fenceline-%u", (unsigned int)geteuid());
+		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+			return -errno;
+		/* Somebody else's directory, or one others can write to, is a trap. */
+		if (lstat(dir, &st) < 0)
+			return -errno;
+		if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077)) {
+			fprintf(stderr,
+				"fenceline: refusing the daemon socket directory %s: it must be "
+				"a directory owned by uid %u with mode 0700\n",
+				dir, (unsigned int)geteuid());
+			return -EPERM;
+		}
+		n = snprintf(buf, cap, "%s/fenceline.sock", dir);
+	}
+	if (n < 0 || (size_t)n >= cap || (size_t)n >= sizeof(((struct sockaddr_un *)0)->sun_path))
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+static int connect_once(const char *path)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	int fd;
+
+	strcpy(addr.sun_path, path); /* length checked by socket_path() */
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	while (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+		int r = -errno;
+
+		if (r == -EINTR)
+			continue;
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+static int send_packet(int fd, const void *buf, size_t len, const int *fds, unsigned int nfds)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int) * FL_PROTO_MAX_FDS)];
+	} cbuf;
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t n;
+
+	if (nfds) {
+		struct cmsghdr *c;
+
+		memset(&cbuf, 0, sizeof(cbuf));
+		msg.msg_control = cbuf.buf;
+		msg.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
+	}
+	do {
+		n = sendmsg(fd, &msg, MSG_NOSIGNAL);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	return n == (ssize_t)len ? 0 : -EPROTO;
+}
+
+/* Read one reply; closes any fd it carries unless @ret_fd takes it. */
+static int recv_packet(int fd, void *buf, size_t cap, int *ret_fd)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int) * FL_PROTO_MAX_FDS)];
+	} cbuf;
+	struct iovec iov = { .iov_base = buf, .iov_len = cap };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	int got = -1, extra = 0;
+	ssize_t n;
+
+	msg.msg_control = cbuf.buf;
+	msg.msg_controllen = sizeof(cbuf.buf);
+	do {
+		n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return errno == ECONNRESET || errno == EPIPE ? -ECONNRESET : -errno;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+			int x;
+
+			memcpy(&x, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (got < 0 && ret_fd)
+				got = x;
+			else {
+				close(x);
+				extra = 1;
+			}
+		}
+	}
+	if (n == 0) {
+		fl__close(got);
+		return -ECONNRESET;
+	}
+	if (extra || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+		fl__close(got);
+		return -EPROTO;
+	}
+	if (ret_fd)
+		*ret_fd = got;
+	return (int)n;
+}
+
+static int check_reply(const void *buf, int n, uint32_t op, uint32_t seq)
+{
+	struct fl_msg_hdr h;
+
+	if (n < (int)(sizeof(h) + sizeof(struct fl_msg_reply)))
+		return -EPROTO;
+	memcpy(&h, buf, sizeof(h));
+	if (h.op != (op | FL_OP_REPLY) || h.seq != seq || h.len != n - sizeof(h))
+		return -EPROTO;
+	return 0;
+}
+
+int32_t fl__client_reply_status(const void *reply)
+{
+	struct fl_msg_reply r;
+
+	memcpy(&r, (const char *)reply + sizeof(struct fl_msg_hdr), sizeof(r));
+	return r.status;
+}
+
+/* HELLO on a fresh connection. Return: the daemon's pid or a negative errno. */
+static int hello(int fd)
+{
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_hello b;
+	} req = { { FL_OP_HELLO, 0, 0, sizeof(struct fl_msg_hello) }, { FL_PROTO_VERSION, 0 } };
+	unsigned char buf[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_hello_reply)];
+	struct fl_msg_hello_reply rep;
+	int r, n;
+
+	r = send_packet(fd, &req, sizeof(req), NULL, 0);
+	if (r < 0)
+		return r == -EPIPE ? -ECONNRESET : r;
+	n = recv_packet(fd, buf, sizeof(buf), NULL);
+	if (n < 0)
+		return n;
+	r = check_reply(buf, n, FL_OP_HELLO, 0);
+	if (r < 0)
+		return r;
+	r = fl__client_reply_status(buf);
+	if (r < 0)
+		return r;
+	if (n != (int)sizeof(buf))
+		return -EPROTO;
+	memcpy(&rep, buf + sizeof(struct fl_msg_hdr), sizeof(rep));
+	return rep.pid > 0 ? (int)rep.pid : -EPROTO;
+}
+
+static const char *daemon_binary(void)
+{
+	const char *env = getenv("FENCELINE_DAEMON");
+
+	if (env && env[0])
+		return env;
+	if (access(FL_DAEMON_PATH, X_OK) == 0)
+		return FL_DAEMON_PATH;
+	return FL_DAEMON_BUILD_PATH;
+}
+
+/*
+ * Start a daemon for @path. The daemon detaches by itself once it listens
+ * (or finds another one starting), so the process we spawn exits soon and
+ * is reaped here.
+ */
+static int spawn_daemon(const char *path)
+{
+	char *argv[] = { (char *)daemon_binary(), (char *)"--socket", (char *)path, NULL };
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t none, all;
+	pid_t pid;
+	int r, status;
+
+	sigemptyset(&none);
+	sigfillset(&all);
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setsigdefault(&attr, &all);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
+						POSIX_SPAWN_SETSID);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	if (!getenv("FENCELINE_DAEMON_STDERR"))
+		posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	r = posix_spawn(&pid, argv[0], &fa, &attr, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	if (r != 0) {
+		fprintf(stderr, "fenceline: cannot start the daemon %s: %s\n", argv[0],
+			strerror(r));
+		return -ECONNREFUSED;
+	}
+	FL_LOG("daemon", "started %s --socket %s (pid %d)", argv[0], path, (int)pid);
+	/* ECHILD is fine: the application may reap children itself. */
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return 0;
+}
+
+static void sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* Under conn.lock: make sure conn.fd is this process's live connection. */
+static int ensure_connected_locked(void)
+{
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	uint64_t deadline = 0;
+	unsigned int backoff = 1;
+	bool spawned = false;
+	int fd, r;
+
+	if (!conn.atfork_done) {
+		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+		conn.atfork_done = true;
+	}
+	if (conn.fd >= 0 && conn.pid == getpid())
+		return 0;
+	if (conn.fd >= 0) {
+		/* Made by a parent (a fork we were not told about): not ours to use. */
+		close(conn.fd);
+		conn.fd = -1;
+	}
+	r = socket_path(path, sizeof(path));
+	if (r < 0)
+		return r;
+	for (;;) {
+		fd = connect_once(path);
+		if (fd >= 0) {
+			r = hello(fd);
+			if (r > 0) {
+				conn.fd = fd;
+				conn.pid = getpid();
+				conn.seq = 0;
+				conn.daemon_pid = r;
+				return 0;
+			}
+			close(fd);
+			if (r == -EACCES)
+				fprintf(stderr,
+					"fenceline: the daemon at %s refuses uid %u (start it with "
+					"--allow-uid, or use your own FENCELINE_SOCKET)\n",
+					path, (unsigned int)geteuid());
+			if (r == -EPROTONOSUPPORT)
+				fprintf(stderr,
+					"fenceline: the daemon at %s speaks another protocol "
+					"version than this library (%d)\n",
+					path, FL_PROTO_VERSION);
+			/* ECONNRESET: a daemon exiting while idle; try again. */
+			if (r != -ECONNRESET && r != -EPIPE)
+				return r;
+		} else if (fd != -ENOENT && fd != -ECONNREFUSED && fd != -ECONNRESET) {
+			if (fd == -EACCES)
+				fprintf(stderr, "fenceline: cannot connect to %s: %s\n", path,
+					strerror(EACCES));
+			return fd;
+		}
+		if (!spawned) {
+			r = spawn_daemon(path);
+			if (r < 0)
+				return r;
+			spawned = true;
+			deadline = fl__now_ns() + START_TIMEOUT_MS * 1000000ull;
+			continue;
+		}
+		if (fl__now_ns() > deadline) {
+			fprintf(stderr, "fenceline: no daemon answers at %s\n", path);
+			return -ECONNREFUSED;
+		}
+		sleep_ms(backoff);
+		backoff = FL_MIN(backoff * 2, 50u);
+	}
+}
+
+static void drop_locked(void)
+{
+	if (conn.fd >= 0)
+		close(conn.fd);
+	conn.fd = -1;
+}
+
+int fl__client_call(uint32_t op, uint32_t flags, const void *body, size_t body_len, const int *fds,
+		    unsigned int nfds, int oneway, void *reply, size_t reply_cap, int *ret_fd)
+{
+	unsigned char req[FL_PROTO_MAX_REQUEST];
+	struct fl_msg_hdr h = { op, flags, 0, (uint32_t)body_len };
+	int r, n, attempt = 0;
+
+	if (ret_fd)
+		*ret_fd = -1;
+	if (sizeof(h) + body_len > sizeof(req))
+		return -EINVAL;
+	pthread_mutex_lock(&conn.lock);
+retry:
+	r = ensure_connected_locked();
+	if (r < 0)
+		goto out;
+	h.seq = ++conn.seq;
+	memcpy(req, &h, sizeof(h));
+	memcpy(req + sizeof(h), body, body_len);
+	r = send_packet(conn.fd, req, sizeof(h) + body_len, fds, nfds);
+	if (r == -EPIPE || r == -ECONNRESET || r == -ENOTCONN) {
+		drop_locked();
+		FL_LOG("daemon", "connection lost while sending %s", fl__proto_op_name(op));
+		/* Nothing was done yet; a request naming no object can go to a new daemon. */
+		if (nfds == 0 && attempt++ == 0)
+			goto retry;
+		r = -ECONNRESET;
+		goto out;
+	}
+	if (r < 0)
+		goto out;
+	if (oneway) {
+		if (!atomic_load(&conn.unflushed))
+			fl__fd_set_settle_hook(fl__client_flush);
+		atomic_store(&conn.unflushed, true);
+		goto out;
+	}
+	n = recv_packet(conn.fd, reply, reply_cap, ret_fd);
+	if (n >= 0 && check_reply(reply, n, op, h.seq) < 0) {
+		if (ret_fd) {
+			fl__close(*ret_fd);
+			*ret_fd = -1;
+		}
+		n = -EPROTO;
+	}
+	if (n < 0) {
+		drop_locked();
+		FL_LOG("daemon", "connection lost waiting for %s: %d", fl__proto_op_name(op), n);
+		if (n == -ECONNRESET && nfds == 0 && attempt++ == 0 && op != FL_OP_TIMELINE_CREATE)
+			goto retry;
+		r = n;
+		goto out;
+	}
+	r = n;
+	/* Replies come in order: every earlier one-way request is done. */
+	atomic_store(&conn.unflushed, false);
+out:
+	pthread_mutex_unlock(&conn.lock);
+	return r;
+}
+
+void fl__client_flush(void)
+{
+	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_reply)];
+
+	if (!atomic_load(&conn.unflushed))
+		return;
+	pthread_mutex_lock(&conn.lock);
+	/* Only this process's own connection has anything to flush. */
+	bool ours = conn.fd >= 0 && conn.pid == getpid();
+
+	pthread_mutex_unlock(&conn.lock);
+	if (ours)
+		(void)fl__client_call(FL_OP_PING, 0, NULL, 0, NULL, 0, 0, reply, sizeof(reply),
+				      NULL);
+	else
+		atomic_store(&conn.unflushed, false);
+}
+
+int fl__client_daemon_pid(void)
+{
+	int r;
+
+	pthread_mutex_lock(&conn.lock);
+	r = ensure_connected_locked();
+	if (r == 0)
+		r = conn.daemon_pid;
+	pthread_mutex_unlock(&conn.lock);
+	return r;
+}

@@ -1,0 +1,396 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The fd API (<fenceline/shared.h>): each call first asks this process's
+ * core whether the fd is one of its own (in-process mode), and otherwise
+ * hands the fd to the daemon, which answers for its objects. Sending an fd
+ * the daemon does not know is harmless: it only says -ENOTTY.
+ */
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fenceline/fence.h>
+#include <fenceline/shared.h>
+#include <fenceline/sw_sync.h>
+#include <fenceline/timeline.h>
+
+#include "client.h"
+#include "util.h"
+
+static atomic_int mode = -1;
+
+FL_EXPORT int fl_mode_set(enum fl_mode m)
+{
+	fl_return_if(m != FL_MODE_DAEMON && m != FL_MODE_IN_PROCESS, -EINVAL);
+	atomic_store(&mode, (int)m);
+	return 0;
+}
+
+FL_EXPORT enum fl_mode fl_mode_get(void)
+{
+	int m = atomic_load(&mode);
+
+	if (m < 0) {
+		const char *env = getenv("FENCELINE_MODE");
+
+		m = env && (!strcmp(env, "in-process") || !strcmp(env, "inprocess"))
+			    ? FL_MODE_IN_PROCESS
+			    : FL_MODE_DAEMON;
+		atomic_store(&mode, m);
+	}
+	return (enum fl_mode)m;
+}
+
+/*
+ * An fd whose daemon end is gone shows POLLHUP (while the daemon lives, a
+ * fence or timeline fd never does): then the honest answer is that the
+ * daemon died, not that the fd is not ours.
+ */
+static int refine(int fd, int r)
+{
+	struct pollfd p = { .fd = fd, .events = 0 };
+	dev_t dev;
+	ino_t ino;
+
+	/* Only a socket can be one of ours (a pipe shows POLLHUP too). */
+	if ((r == -ENOTTY || r == -ENOENT || r == -EBADF) && fl__fd_inode(fd, &dev, &ino) == 0) {
+		if (poll(&p, 1, 0) == 1 && (p.revents & POLLHUP))
+			return -ECONNRESET;
+	}
+	return r;
+}
+
+static int dead_daemon_fd(int fd)
+{
+	return refine(fd, -ENOTTY) == -ECONNRESET;
+}
+
+/*
+ * Socket inodes this process has seen the daemon accept as timelines. A
+ * fence on a known timeline is created without waiting for the daemon; on
+ * an unknown fd the first creation waits, so that a wrong fd fails right
+ * away (-ENOTTY) like the kernel's ioctl. Direct-mapped and bounded: a
+ * forgotten entry only costs one round trip.
+ */
+#define TL_CACHE_SIZE 256
+static _Atomic uint64_t tl_cache[TL_CACHE_SIZE];
+
+static uint64_t fd_key(int fd)
+{
+	dev_t dev;
+	ino_t ino;
+
+	if (fl__fd_inode(fd, &dev, &ino) < 0)
+		return 0;
+	return ((uint64_t)ino * 0x9e3779b97f4a7c15ull) ^ (uint64_t)dev ^ 1;
+}
+
+static void tl_cache_add(uint64_t key)
+{
+	if (key)
+		atomic_store_explicit(&tl_cache[(key >> 32) % TL_CACHE_SIZE], key,
+				      memory_order_relaxed);
+}
+
+static bool tl_cache_has(uint64_t key)
+{
+	return key && atomic_load_explicit(&tl_cache[(key >> 32) % TL_CACHE_SIZE],
+					   memory_order_relaxed) == key;
+}
+
+FL_EXPORT int fl_timeline_fd_create(const char *name, unsigned int flags, int *ret_fd)
+{
+	struct fl_msg_timeline_create body = { .flags = flags };
+	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_reply)];
+	struct fl_timeline *tl;
+	int r, fd;
+
+	fl_return_if(!ret_fd || (flags & ~(unsigned int)FL_SW_SYNC_32BIT), -EINVAL);
+	if (fl_mode_get() == FL_MODE_IN_PROCESS) {
+		r = fl_sw_sync_timeline_create(name, flags, &tl);
+		if (r < 0)
+			return r;
+		r = fl_timeline_export_fd(tl, ret_fd);
+		fl_timeline_unref(tl); /* the fd is the handle now */
+		return r;
+	}
+	fl__name_copy(body.name, sizeof(body.name), name ? name : "sw_sync");
+	r = fl__client_call(FL_OP_TIMELINE_CREATE, 0, &body, sizeof(body), NULL, 0, 0, reply,
+			    sizeof(reply), &fd);
+	if (r < 0)
+		return r;
+	r = fl__client_reply_status(reply);
+	if (r < 0) {
+		fl__close(fd);
+		return r;
+	}
+	if (fd < 0)
+		return -EPROTO;
+	tl_cache_add(fd_key(fd));
+	*ret_fd = fd;
+	return 0;
+}
+
+/* In-process sw_sync timeline behind @fd: 0, -EBADF, or -ENOTTY (not ours). */
+static int local_timeline(int fd, struct fl_timeline **ret)
+{
+	int r = fl_timeline_from_fd(fd, ret);
+
+	if (r == 0 && !fl_timeline_is_sw_sync(*ret)) {
+		fl_timeline_unref(*ret);
+		return -EINVAL; /* ours, but driven by a driver, not by counting */
+	}
+	return r;
+}
+
+FL_EXPORT int fl_timeline_fd_inc(int timeline_fd, uint64_t count)
+{
+	struct fl_msg_timeline_inc body = { count };
+	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_reply)];
+	struct fl_timeline *tl;
+	int r;
+
+	fl_return_if(timeline_fd < 0, -EBADF);
+	r = local_timeline(timeline_fd, &tl);
+	if (r == 0) {
+		r = fl_sw_sync_timeline_inc(tl, count);
+		fl_timeline_unref(tl);
+		return r;
+	}
+	if (r != -ENOTTY)
+		return r == -EINVAL ? -ENOTTY : r;
+	if (!fd_key(timeline_fd))
+		return -ENOTTY; /* not a socket: no fenceline fd */
+	r = fl__client_call(FL_OP_TIMELINE_INC, 0, &body, sizeof(body), &timeline_fd, 1, 0, reply,
+			    sizeof(reply), NULL);
+	if (r >= 0)
+		r = fl__client_reply_status(reply);
+	if (r == 0)
+		tl_cache_add(fd_key(timeline_fd));
+	return refine(timeline_fd, r);
+}
+
+FL_EXPORT int fl_timeline_fd_get_value(int timeline_fd, uint64_t *ret_value)
+{
+	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_value_reply)];
+	struct fl_msg_value_reply v;
+	struct fl_timeline *tl;
+	int r;
+
+	fl_return_if(!ret_value, -EINVAL);
+	fl_return_if(timeline_fd < 0, -EBADF);
+	r = local_timeline(timeline_fd, &tl);
+	if (r == 0) {
+		r = fl_sw_sync_timeline_get_value(tl, ret_value);
+		fl_timeline_unref(tl);
+		return r;
+	}
+	if (r != -ENOTTY)
+		return r == -EINVAL ? -ENOTTY : r;
+	if (!fd_key(timeline_fd))
+		return -ENOTTY; /* not a socket: no fenceline fd */
+	r = fl__client_call(FL_OP_TIMELINE_GET_VALUE, 0, NULL, 0, &timeline_fd, 1, 0, reply,
+			    sizeof(reply), NULL);
+	if (r >= 0)
+		r = fl__client_reply_status(reply);
+	if (r == 0) {
+		memcpy(&v, reply + sizeof(struct fl_msg_hdr), sizeof(v));
+		*ret_value = v.value;
+	}
+	return refine(timeline_fd, r);
+}
+
+FL_EXPORT int fl_fence_fd_create(int timeline_fd, uint64_t value, const char *name, int *ret_fd)
+{
+	struct fl_msg_fence_create body = { .value = value };
+	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_reply)];
+	struct fl_timeline *tl;
+	struct fl_fence *f;
+	int r, sv[2], fds[3], oneway;
+	uint64_t key;
+
+	fl_return_if(!ret_fd, -EINVAL);
+	fl_return_if(timeline_fd < 0, -EBADF);
+	r = local_timeline(timeline_fd, &tl);
+	if (r == 0) {
+		r = fl_sw_sync_fence_create(tl, value, name ? name : "", &f);
+		fl_timeline_unref(tl);
+		if (r < 0)
+			return r;
+		r = fl_fence_export_fd(f, ret_fd);
+		fl_fence_unref(f);
+		return r;
+	}
+	if (r != -ENOTTY)
+		return r == -EINVAL ? -ENOTTY : r;
+	key = fd_key(timeline_fd);
+	if (!key)
+		return -ENOTTY; /* not even a socket */
+	/* The fence would only fail later; say now that its daemon is gone. */
+	if (dead_daemon_fd(timeline_fd))
+		return -ECONNRESET;
+	oneway = tl_cache_has(key);
+	fl__name_copy(body.name, sizeof(body.name), name ? name : "");
+	r = fl__socketpair_cloexec(sv);
+	if (r < 0)
+		return r;
+	fds[0] = timeline_fd;
+	fds[1] = sv[0];
+	fds[2] = sv[1];
+	/* One-way: the daemon's answer arrives as the fence's status. */
+	r = fl__client_call(FL_OP_FENCE_CREATE, oneway ? 0 : FL_MSG_F_REPLY, &body, sizeof(body),
+			    fds, 3, oneway, reply, sizeof(reply), NULL);
+	if (r > 0) {
+		r = fl__client_reply_status(reply);
+		if (r == 0)
+			tl_cache_add(key);
+	}
+	fl__close(sv[0]);
+	if (r < 0) {
+		fl__close(sv[1]);
+		return r == -EBADF ? -EBADF : refine(timeline_fd, r);
+	}
+	*ret_fd = sv[1];
+	return 0;
+}
+
+FL_EXPORT int fl_fence_fd_merge(int fd1, int fd2, const char *name, unsigned int flags, int *ret_fd)
+{
+	struct fl_msg_fence_merge body = { .flags = flags };
+	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_reply)];
+	struct fl_fence *a, *b, *m;
+	int r, sv[2], fds[4];
+
+	fl_return_if(!ret_fd || (flags & ~(unsigned int)FL_MERGE_WAIT_ALL), -EINVAL);
+	fl_return_if(fd1 < 0, -EBADF);
+	r = fl_fence_from_fd(fd1, &a);
+	if (r == 0) {
+		if (fd2 < 0 || fl_fence_from_fd(fd2, &b) < 0) {
+			fl_fence_unref(a);
+			return -ENOENT;
+		}
+		r = fl_fence_merge(a, b, name ? name : "", flags, &m);
+		fl_fence_unref(a);
+		fl_fence_unref(b);
+		if (r < 0)
+			return r;
+		r = fl_fence_export_fd(m, ret_fd);
+		fl_fence_unref(m);
+		return r;
+	}
+	if (r != -ENOTTY)
+		return r;
+	if (!fd_key(fd1))
+		return -ENOTTY; /* not a socket: no fenceline fd */
+	if (fd2 < 0)
+		return refine(fd1, -ENOENT);
+	fl__name_copy(body.name, sizeof(body.name), name ? name : "");
+	r = fl__socketpair_cloexec(sv);
+	if (r < 0)
+		return r;
+	fds[0] = fd1;
+	fds[1] = fd2;
+	fds[2] = sv[0];
+	fds[3] = sv[1];
+	r = fl__client_call(FL_OP_FENCE_MERGE, 0, &body, sizeof(body), fds, 4, 0, reply,
+			    sizeof(reply), NULL);
+	fl__close(sv[0]);
+	/* fd1 was open a moment ago: a send failing with EBADF means fd2 is not. */
+	if (r == -EBADF)
+		r = -ENOENT;
+	else if (r >= 0)
+		r = fl__client_reply_status(reply);
+	if (r < 0) {
+		fl__close(sv[1]);
+		return refine(fd1, r);
+	}
+	*ret_fd = sv[1];
+	return 0;
+}
+
+FL_EXPORT int fl_fence_fd_get_info(int fd, struct fl_fence_info *ret_info,
+				   struct fl_sync_pt_info *points, uint32_t max_points)
+{
+	unsigned char reply[FL_PROTO_MAX_REPLY];
+	struct fl_msg_info_reply rep;
+	struct fl_fence_info info;
+	struct fl_fence *f;
+	uint32_t done = 0;
+	int r;
+
+	fl_return_if(!points && max_points, -EINVAL);
+	fl_return_if(fd < 0, -EBADF);
+	r = fl_fence_from_fd(fd, &f);
+	if (r == 0) {
+		r = fl_fence_get_info(f, ret_info, points, max_points);
+		fl_fence_unref(f);
+		return r;
+	}
+	if (r != -ENOTTY)
+		return r;
+	if (!fd_key(fd))
+		return -ENOTTY;
+	do {
+		struct fl_msg_fence_info body = {
+			done, FL_MIN(max_points - done, (uint32_t)FL_PROTO_MAX_INFO_POINTS)
+		};
+		const unsigned char *p;
+
+		r = fl__client_call(FL_OP_FENCE_INFO, 0, &body, sizeof(body), &fd, 1, 0, reply,
+				    sizeof(reply), NULL);
+		if (r >= 0 && fl__client_reply_status(reply) < 0)
+			return refine(fd, fl__client_reply_status(reply));
+		if (r < 0)
+			return refine(fd, r);
+		if ((size_t)r < sizeof(struct fl_msg_hdr) + sizeof(rep))
+			return -EPROTO;
+		memcpy(&rep, reply + sizeof(struct fl_msg_hdr), sizeof(rep));
+		if (rep.first != done || rep.count > body.max ||
+		    (size_t)r != sizeof(struct fl_msg_hdr) + sizeof(rep) +
+					 rep.count * sizeof(struct fl_msg_point))
+			return -EPROTO;
+		if (done == 0) {
+			memset(&info, 0, sizeof(info));
+			memcpy(info.name, rep.name, sizeof(info.name));
+			info.name[sizeof(info.name) - 1] = '\0';
+			info.status = rep.status;
+			info.num_points = rep.num_points;
+			info.timestamp_ns = rep.timestamp_ns;
+		}
+		p = reply + sizeof(struct fl_msg_hdr) + sizeof(rep);
+		for (uint32_t i = 0; i < rep.count; i++) {
+			struct fl_msg_point pt;
+			struct fl_sync_pt_info *o = &points[done + i];
+
+			memcpy(&pt, p + i * sizeof(pt), sizeof(pt));
+			memcpy(o->timeline_name, pt.timeline_name, sizeof(o->timeline_name));
+			o->timeline_name[sizeof(o->timeline_name) - 1] = '\0';
+			memcpy(o->driver_name, pt.driver_name, sizeof(o->driver_name));
+			o->driver_name[sizeof(o->driver_name) - 1] = '\0';
+			o->status = pt.status;
+			o->flags = pt.flags;
+			o->timestamp_ns = pt.timestamp_ns;
+			o->value = pt.value;
+			o->timeline_id = pt.timeline_id;
+		}
+		done += rep.count;
+		/* A short page means the fence has no more points. */
+		if (rep.count < body.max)
+			break;
+	} while (done < max_points && done < info.num_points);
+	if (ret_info)
+		*ret_info = info;
+	return (int)done;
+}
+
+FL_EXPORT int fl_daemon_connect(void)
+{
+	return fl__client_daemon_pid();
+}
+
+FL_EXPORT void fl_daemon_flush(void)
+{
+	fl__client_flush();
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What a process hosting the core for others (fencelined) needs beyond the
+ * public API: fence fds whose socket pair a client made, a callback when the
+ * last copy of a handed-out fd is closed (for per-client accounting), and
+ * a count of the fds still open. Private to src/; only src/daemon uses it.
+ */
+#ifndef FL_CORE_HOST_H
+#define FL_CORE_HOST_H
+
+#include <stddef.h>
+
+#include <fenceline/fence.h>
+#include <fenceline/timeline.h>
+
+/* Called once, from the core's fd watcher thread, when a tracked fd is gone. */
+typedef void (*fl__host_release_fn)(void *owner);
+
+/*
+ * fl__fence_adopt_fds() - make a client-made socket pair a fence fd of @f
+ * @f: the fence (borrowed; the new fd holds its own reference)
+ * @sink: the pair's end the core keeps (ownership passes to the core)
+ * @user: the end the client keeps; this process's copy is closed here
+ * @release, @owner: called when every copy of @user is closed; may be NULL
+ *
+ * Checks that both are connected AF_UNIX stream sockets of one pair (a
+ * random probe sent through @user must arrive at @sink) and that @user is
+ * not already a fenceline fd, so nobody can make a known fd stand for
+ * another fence. Both fds are closed on every error path.
+ * Return: 0; -EBADF, -ENOTSOCK or -EINVAL for fds that do not qualify;
+ * -EEXIST if @user is already a fenceline fd; -ENOMEM.
+ */
+int fl__fence_adopt_fds(struct fl_fence *f, int sink, int user, fl__host_release_fn release,
+			void *owner);
+
+/*
+ * fl__timeline_export_fd_tracked() - fl_timeline_export_fd() with a
+ * release callback (see fl__fence_adopt_fds()).
+ */
+int fl__timeline_export_fd_tracked(struct fl_timeline *tl, int *ret_fd, fl__host_release_fn release,
+				   void *owner);
+
+/*
+ * fl__fd_pair_fail() - complete a fence fd pair that never got a fence
+ * @sink: the core's end of a client-made pair (closed here)
+ * @status: the negative errno the fd's holders will read as its status
+ */
+void fl__fd_pair_fail(int sink, int status);
+
+/* How many fence and timeline fds of this core are still open somewhere. */
+size_t fl__sink_count(void);
+
+#endif /* FL_CORE_HOST_H */

@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fencelined: hosts fenceline's core for every process of a user, so that
+ * timelines and fences work across processes (docs/daemon.md).
+ *
+ * Start-up is where "many processes starting a daemon at once end with
+ * exactly one" is decided: a daemon serves only while it holds an flock on
+ * "<socket>.lock". A starter that cannot take the lock waits until some
+ * daemon answers on the socket (then exits: that one serves) or the lock
+ * frees up (a daemon that was exiting), so nobody is left without a daemon.
+ * The process the library spawns returns only once the socket listens.
+ */
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "server.h"
+#include "util.h"
+
+#define DEFAULT_IDLE_MS	      5000
+#define DEFAULT_MAX_TIMELINES 4096
+#define DEFAULT_MAX_FENCES    65536
+#define START_WAIT_MS	      5000
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: fencelined [OPTION]...\n"
+		"Host fenceline timelines and fences for the processes of this user.\n"
+		"Normally started by the library on first use; see docs/daemon.md.\n\n"
+		"  -f, --foreground       stay in the foreground and log to stderr\n"
+		"  -s, --socket PATH      listen on PATH (default: $FENCELINE_SOCKET, else\n"
+		"                         $XDG_RUNTIME_DIR/fenceline.sock, else\n"
+		"                         /tmp/fenceline-$UID/fenceline.sock)\n"
+		"  -i, --idle-timeout MS  exit after MS ms without clients or live fds\n"
+		"                         (default %d, or $FENCELINE_IDLE_MS; 0 = never)\n"
+		"  -a, --allow-uid UID    also serve processes of UID (repeatable; 'all'\n"
+		"                         serves everyone; or $FENCELINE_ALLOW_UIDS=1,2)\n"
+		"      --max-timelines N  live timelines per client (default %d)\n"
+		"      --max-fences N     live fences per client (default %d)\n"
+		"  -h, --help             show this help\n"
+		"  -V, --version          show the version\n",
+		DEFAULT_IDLE_MS, DEFAULT_MAX_TIMELINES, DEFAULT_MAX_FENCES);
+}
+
+static int parse_uint(const char *s, unsigned int *ret)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || v > 0x7fffffffUL || s[0] == '-')
+		return -1;
+	*ret = (unsigned int)v;
+	return 0;
+}
+
+static int add_allow(struct server_config *cfg, const char *list)
+{
+	char buf[512], *save, *tok;
+
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		unsigned int uid;
+
+		if (!strcmp(tok, "all")) {
+			cfg->allow_all = true;
+			continue;
+		}
+		if (parse_uint(tok, &uid) < 0 || cfg->n_allow == FLD_MAX_ALLOW) {
+			fprintf(stderr, "fencelined: bad uid '%s'\n", tok);
+			return -1;
+		}
+		cfg->allow[cfg->n_allow++] = (uid_t)uid;
+	}
+	return 0;
+}
+
+static int default_path(char *buf, size_t cap)
+{
+	const char *env = getenv("FENCELINE_SOCKET"), *xdg = getenv("XDG_RUNTIME_DIR");
+	char dir[64];
+
+	if (env && env[0])
+		return snprintf(buf, cap, "%s", env);
+	if (xdg && xdg[0] == '/')
+		return snprintf(buf, cap, "%s/fenceline.sock", xdg);
+	snprintf(dir, sizeof(dir), "/tmp/fenceline-%u", (unsigned int)geteuid());
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return -1;
+	return snprintf(buf, cap, "%s/fenceline.sock", dir);
+}
+
+/* Every live fence costs us one fd: take all the fds we may. */
+static void raise_nofile(bool log)
+{
+	struct rlimit rl;
+	FILE *f;
+	unsigned long nr_open = 0;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return;
+	f = fopen("/proc/sys/fs/nr_open", "re");
+	if (f) {
+		if (fscanf(f, "%lu", &nr_open) != 1)
+			nr_open = 0;
+		fclose(f);
+	}
+	if (nr_open > rl.rlim_max) {
+		struct rlimit more = { nr_open, nr_open };
+
+		/* Works with CAP_SYS_RESOURCE (root); otherwise the hard limit stands. */
+		if (setrlimit(RLIMIT_NOFILE, &more) == 0) {
+			rl = more;
+			goto done;
+		}
+	}
+	rl.rlim_cur = rl.rlim_max;
+	setrlimit(RLIMIT_NOFILE, &rl);
+done:
+	if (log)
+		fld_log("fd limit %lu", (unsigned long)rl.rlim_cur);
+}
+
+static int try_connect(const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0), r;
+
+	if (fd < 0)
+		return 0;
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	r = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+	close(fd);
+	return r;
+}
+
+static void sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { 0, (long)ms * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/*
+ * Take the lock and listen on @path. Return: the listening fd, -EEXIST if
+ * another daemon serves @path, or another negative errno.
+ */
+static int listen_on(const char *path, int *ret_lock, bool shared, bool log)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	char lock_path[sizeof(a.sun_path) + 8];
+	uint64_t deadline = fl__now_ns() + START_WAIT_MS * 1000000ull;
+	int lfd, lock;
+
+	if (strlen(path) >= sizeof(a.sun_path))
+		return -ENAMETOOLONG;
+	snprintf(lock_path, sizeof(lock_path), "%s.lock", path);
+	lock = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (lock < 0)
+		return -errno;
+	while (flock(lock, LOCK_EX | LOCK_NB) < 0) {
+		if (try_connect(path)) {
+			close(lock);
+			return -EEXIST;
+		}
+		if (fl__now_ns() > deadline) {
+			close(lock);
+			return -EBUSY;
+		}
+		sleep_ms(5);
+	}
+	/* We hold the lock: a socket file left there belongs to a dead daemon. */
+	unlink(path);
+	strcpy(a.sun_path, path);
+	lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+	    chmod(path, shared ? 0666 : 0600) < 0 || listen(lfd, 512) < 0) {
+		int r = -errno;
+
+		if (lfd >= 0)
+			close(lfd);
+		close(lock);
+		return r;
+	}
+	if (log)
+		fld_log("listening on %s", path);
+	*ret_lock = lock;
+	return lfd;
+}
+
+/* systemd socket activation: LISTEN_PID/LISTEN_FDS, first fd is 3. */
+static int activation_fd(void)
+{
+	const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
+	unsigned int p, n;
+
+	if (!pid || !fds || parse_uint(pid, &p) < 0 || parse_uint(fds, &n) < 0)
+		return -1;
+	if ((pid_t)p != getpid() || n < 1)
+		return -1;
+	unsetenv("LISTEN_PID");
+	unsetenv("LISTEN_FDS");
+	unsetenv("LISTEN_FDNAMES");
+	fcntl(3, F_SETFD, FD_CLOEXEC);
+	fcntl(3, F_SETFL, fcntl(3, F_GETFL) | O_NONBLOCK);
+	return 3;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "idle-timeout", required_argument, NULL, 'i' },
+		{ "allow-uid", required_argument, NULL, 'a' },
+		{ "max-timelines", required_argument, NULL, 'T' },
+		{ "max-fences", required_argument, NULL, 'F' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct server_config cfg = {
+		.idle_ms = DEFAULT_IDLE_MS,
+		.max_timelines = DEFAULT_MAX_TIMELINES,
+		.max_fences = DEFAULT_MAX_FENCES,
+	};
+	char path[108] = "";
+	const char *env;
+	int o, lfd, lock = -1, r, activated;
+	struct stat st_bound;
+
+	env = getenv("FENCELINE_IDLE_MS");
+	if (env && parse_uint(env, &cfg.idle_ms) < 0) {
+		fprintf(stderr, "fencelined: bad FENCELINE_IDLE_MS '%s'\n", env);
+		return 2;
+	}
+	env = getenv("FENCELINE_ALLOW_UIDS");
+	if (env && env[0] && add_allow(&cfg, env) < 0)
+		return 2;
+	while ((o = getopt_long(argc, argv, "fs:i:a:hV", opts, NULL)) != -1) {
+		switch (o) {
+		case 'f':
+			cfg.foreground = true;
+			break;
+		case 's':
+			if (strlen(optarg) >= sizeof(path)) {
+				fprintf(stderr, "fencelined: socket path too long\n");
+				return 2;
+			}
+			strcpy(path, optarg);
+			break;
+		case 'i':
+			if (parse_uint(optarg, &cfg.idle_ms) < 0) {
+				fprintf(stderr, "fencelined: bad --idle-timeout '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'a':
+			if (add_allow(&cfg, optarg) < 0)
+				return 2;
+			break;
+		case 'T':
+		case 'F':
+			if (parse_uint(optarg, o == 'T' ? &cfg.max_timelines : &cfg.max_fences) <
+			    0) {
+				fprintf(stderr, "fencelined: bad limit '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("fencelined %s (protocol %d)\n", FL_VERSION, 1);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		usage(stderr);
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	activated = activation_fd();
+	/* Whatever fds a starter leaked to us would keep its fence fds from hanging up. */
+	close_range(activated >= 0 ? 4 : 3, ~0U, 0);
+	raise_nofile(cfg.foreground);
+
+	if (activated >= 0) {
+		lfd = activated;
+	} else {
+		if (!path[0] && (default_path(path, sizeof(path)) < 0 || strlen(path) >= 108)) {
+			fprintf(stderr, "fencelined: no usable socket path\n");
+			return 1;
+		}
+		lfd = listen_on(path, &lock, cfg.allow_all || cfg.n_allow, cfg.foreground);
+		if (lfd == -EEXIST) {
+			if (cfg.foreground)
+				fld_log("another daemon serves %s", path);
+			return 0;
+		}
+		if (lfd < 0) {
+			fprintf(stderr, "fencelined: cannot listen on %s: %s\n", path,
+				strerror(-lfd));
+			return 1;
+		}
+		stat(path, &st_bound);
+	}
+	if (!cfg.foreground) {
+		/* The starter waits for us: return to it now that the socket listens. */
+		pid_t pid = fork();
+
+		if (pid < 0) {
+			fprintf(stderr, "fencelined: fork: %s\n", strerror(errno));
+			return 1;
+		}
+		if (pid > 0)
+			_exit(0);
+		setsid();
+		if (chdir("/") < 0)
+			return 1;
+	}
+	r = fld_serve(lfd, &cfg);
+	if (r < 0)
+		fld_log("event loop failed: %s", strerror(-r));
+	if (activated < 0) {
+		struct stat st;
+
+		/* Remove the socket only if it is still ours, then free the lock. */
+		if (stat(path, &st) == 0 && st.st_ino == st_bound.st_ino &&
+		    st.st_dev == st_bound.st_dev)
+			unlink(path);
+		close(lfd);
+		close(lock);
+	} else {
+		close(lfd);
+	}
+	return r < 0 ? 1 : 0;
+}

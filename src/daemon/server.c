@@ -1,0 +1,635 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fencelined's event loop: accept clients, check who they are, decode each
+ * request (src/proto), act on the core, answer. The core itself is the
+ * unchanged in-process one; the daemon only adds fds that clients made
+ * (host.h) and per-client accounting.
+ *
+ * The loop is one thread; the core's fd watcher thread releases fds whose
+ * last copy was closed and reports that through release callbacks, the only
+ * place client counters change off the loop thread (hence the atomics).
+ */
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fenceline/fence.h>
+#include <fenceline/sw_sync.h>
+#include <fenceline/timeline.h>
+
+#include "host.h"
+#include "protocol.h"
+#include "server.h"
+#include "util.h"
+
+/* Requests handled from one client before the loop looks at the others. */
+#define BATCH 64
+
+struct client {
+	int fd;
+	uid_t uid;
+	pid_t pid;
+	bool greeted;
+	atomic_int refs; /* the connection, plus one per live object it made */
+	atomic_int timelines, fences; /* live objects it made */
+	struct client *prev, *next;
+};
+
+static struct server_config cfg;
+static struct client *clients;
+static struct client *zombies; /* disconnected; freed after the events at hand */
+static bool draining;
+static unsigned int nclients;
+static int epfd = -1;
+
+void fld_log(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "fencelined[%d]: ", (int)getpid());
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void client_unref(struct client *c)
+{
+	if (atomic_fetch_sub(&c->refs, 1) == 1)
+		free(c);
+}
+
+static void release_timeline(void *owner)
+{
+	struct client *c = owner;
+
+	atomic_fetch_sub(&c->timelines, 1);
+	client_unref(c);
+}
+
+static void release_fence(void *owner)
+{
+	struct client *c = owner;
+
+	atomic_fetch_sub(&c->fences, 1);
+	client_unref(c);
+}
+
+static bool uid_allowed(uid_t uid)
+{
+	if (uid == geteuid() || cfg.allow_all)
+		return true;
+	for (unsigned int i = 0; i < cfg.n_allow; i++)
+		if (cfg.allow[i] == uid)
+			return true;
+	return false;
+}
+
+static void disconnect(struct client *c, const char *why)
+{
+	if (why)
+		fld_log("client pid %d uid %u: %s; disconnecting", (int)c->pid,
+			(unsigned int)c->uid, why);
+	epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	c->fd = -1;
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		clients = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	nclients--;
+	/* Events already fetched may still name it: free it after them. */
+	c->prev = NULL;
+	c->next = zombies;
+	zombies = c;
+}
+
+static void bury_zombies(void)
+{
+	while (zombies) {
+		struct client *c = zombies;
+
+		zombies = c->next;
+		client_unref(c);
+	}
+}
+
+/* Send one reply packet. false: the client is gone or not reading; drop it. */
+static bool reply_send(struct client *c, const struct fl_msg_hdr *req, const void *body, size_t len,
+		       int fd)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} cbuf;
+	struct fl_msg_hdr h = { req->op | FL_OP_REPLY, 0, req->seq, (uint32_t)len };
+	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)body, len } };
+	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2 };
+	ssize_t n;
+
+	if (fd >= 0) {
+		struct cmsghdr *cm;
+
+		memset(&cbuf, 0, sizeof(cbuf));
+		msg.msg_control = cbuf.buf;
+		msg.msg_controllen = sizeof(cbuf.buf);
+		cm = CMSG_FIRSTHDR(&msg);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	}
+	do {
+		n = sendmsg(c->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+	} while (n < 0 && errno == EINTR);
+	if (n == (ssize_t)(sizeof(h) + len))
+		return true;
+	disconnect(c, n < 0 && errno == EAGAIN ? "does not read its replies" : NULL);
+	return false;
+}
+
+static bool reply_status(struct client *c, const struct fl_msg_hdr *req, int status)
+{
+	struct fl_msg_reply r = { status, 0 };
+
+	return reply_send(c, req, &r, sizeof(r), -1);
+}
+
+/* Answer a protocol violation, then drop the client. Always false. */
+static bool reject(struct client *c, const struct fl_msg_hdr *req, int status, const char *why)
+{
+	if (reply_status(c, req, status))
+		disconnect(c, why);
+	return false;
+}
+
+static void client_readable(struct client *c, int max);
+static int fence_of(struct client *c, int fd, struct fl_fence **ret);
+
+/* The sw_sync timeline behind a client's fd, or -ENOTTY as the kernel would say. */
+static int timeline_of(int fd, struct fl_timeline **ret)
+{
+	int r = fl_timeline_from_fd(fd, ret);
+
+	if (r < 0)
+		return -ENOTTY;
+	if (!fl_timeline_is_sw_sync(*ret)) {
+		fl_timeline_unref(*ret);
+		return -ENOTTY;
+	}
+	return 0;
+}
+
+static bool op_hello(struct client *c, const struct fl_proto_request *q)
+{
+	struct fl_msg_hello_reply r = {
+		{ 0, 0 }, FL_PROTO_VERSION, (uint32_t)getpid(), cfg.max_timelines, cfg.max_fences
+	};
+
+	c->greeted = true;
+	return reply_send(c, &q->hdr, &r, sizeof(r), -1);
+}
+
+static bool op_timeline_create(struct client *c, const struct fl_proto_request *q)
+{
+	struct fl_timeline *tl;
+	int r, fd = -1;
+	bool ok;
+
+	if ((unsigned int)atomic_load(&c->timelines) >= cfg.max_timelines)
+		return reply_status(c, &q->hdr, -EMFILE);
+	r = fl_sw_sync_timeline_create(q->u.timeline_create.name, q->u.timeline_create.flags, &tl);
+	if (r == 0) {
+		atomic_fetch_add(&c->refs, 1);
+		atomic_fetch_add(&c->timelines, 1);
+		r = fl__timeline_export_fd_tracked(tl, &fd, release_timeline, c);
+		if (r < 0) {
+			atomic_fetch_sub(&c->timelines, 1);
+			atomic_fetch_sub(&c->refs, 1);
+		}
+		fl_timeline_unref(tl); /* the fd is the only handle */
+	}
+	if (r < 0)
+		return reply_status(c, &q->hdr, r);
+	struct fl_msg_reply rep = { 0, 0 };
+
+	ok = reply_send(c, &q->hdr, &rep, sizeof(rep), fd);
+	close(fd); /* the client's copy (if it got one) is the handle now */
+	return ok;
+}
+
+static bool op_timeline_inc(struct client *c, const struct fl_proto_request *q, int *fds)
+{
+	struct fl_timeline *tl;
+	int r = timeline_of(fds[0], &tl);
+
+	if (r == 0) {
+		r = fl_sw_sync_timeline_inc(tl, q->u.timeline_inc.count);
+		fl_timeline_unref(tl);
+	}
+	return reply_status(c, &q->hdr, r);
+}
+
+static bool op_timeline_get_value(struct client *c, const struct fl_proto_request *q, int *fds)
+{
+	struct fl_msg_value_reply rep = { { 0, 0 }, 0 };
+	struct fl_timeline *tl;
+	int r = timeline_of(fds[0], &tl);
+
+	if (r == 0) {
+		r = fl_sw_sync_timeline_get_value(tl, &rep.value);
+		fl_timeline_unref(tl);
+	}
+	if (r < 0)
+		return reply_status(c, &q->hdr, r);
+	return reply_send(c, &q->hdr, &rep, sizeof(rep), -1);
+}
+
+/*
+ * Give a new fence the client's pair (@fds[0] sink, @fds[1] user end; both
+ * consumed). A pair that is not one is a lying client: -EBADMSG.
+ */
+static int adopt(struct client *c, struct fl_fence *f, int *fds)
+{
+	int r;
+
+	if ((unsigned int)atomic_load(&c->fences) >= cfg.max_fences) {
+		fl__fd_pair_fail(fds[0], -EMFILE);
+		close(fds[1]);
+		fds[0] = fds[1] = -1;
+		return -EMFILE;
+	}
+	atomic_fetch_add(&c->refs, 1);
+	atomic_fetch_add(&c->fences, 1);
+	r = fl__fence_adopt_fds(f, fds[0], fds[1], release_fence, c);
+	fds[0] = fds[1] = -1;
+	if (r < 0) {
+		atomic_fetch_sub(&c->fences, 1);
+		atomic_fetch_sub(&c->refs, 1);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+static bool op_fence_create(struct client *c, const struct fl_proto_request *q, int *fds)
+{
+	struct fl_timeline *tl;
+	struct fl_fence *f;
+	int r = timeline_of(fds[0], &tl);
+
+	if (r == 0) {
+		r = fl_sw_sync_fence_create(tl, q->u.fence_create.value, q->u.fence_create.name,
+					    &f);
+		fl_timeline_unref(tl);
+		if (r == 0) {
+			r = adopt(c, f, &fds[1]);
+			fl_fence_unref(f);
+		}
+	}
+	if (r == -EBADMSG)
+		return reject(c, &q->hdr, r, "FENCE_CREATE with fds that are not a socket pair");
+	if (r < 0 && fds[1] >= 0) {
+		/* One-way: the fence fd carries the answer. */
+		fl__fd_pair_fail(fds[1], r);
+		fds[1] = -1;
+	}
+	if (r < 0 || (q->hdr.flags & FL_MSG_F_REPLY))
+		return reply_status(c, &q->hdr, r);
+	return true;
+}
+
+static bool op_fence_merge(struct client *c, const struct fl_proto_request *q, int *fds)
+{
+	struct fl_fence *a = NULL, *b = NULL, *m = NULL;
+	int r;
+
+	if (fence_of(c, fds[0], &a) < 0)
+		r = -ENOTTY;
+	else if (fence_of(c, fds[1], &b) < 0)
+		r = -ENOENT;
+	else
+		r = fl_fence_merge(a, b, q->u.fence_merge.name, q->u.fence_merge.flags, &m);
+	if (a)
+		fl_fence_unref(a);
+	if (b)
+		fl_fence_unref(b);
+	if (r == 0) {
+		r = adopt(c, m, &fds[2]);
+		fl_fence_unref(m);
+	}
+	if (r == -EBADMSG)
+		return reject(c, &q->hdr, r, "FENCE_MERGE with fds that are not a socket pair");
+	return reply_status(c, &q->hdr, r);
+}
+
+static bool op_fence_info(struct client *c, const struct fl_proto_request *q, int *fds)
+{
+	unsigned char buf[FL_PROTO_MAX_REPLY];
+	struct fl_msg_info_reply rep;
+	struct fl_sync_pt_info *pts = NULL;
+	struct fl_fence_info info;
+	struct fl_fence *f;
+	uint32_t first = q->u.fence_info.first, want = q->u.fence_info.max, n;
+	int r;
+
+	if (fence_of(c, fds[0], &f) < 0)
+		return reply_status(c, &q->hdr, -ENOTTY);
+	n = (uint32_t)fl_fence_get_num_points(f);
+	if (first > n) {
+		fl_fence_unref(f);
+		return reply_status(c, &q->hdr, -EINVAL);
+	}
+	want = FL_MIN(want, n - first);
+	if (first + want) {
+		pts = calloc(first + want, sizeof(*pts));
+		if (!pts) {
+			fl_fence_unref(f);
+			return reply_status(c, &q->hdr, -ENOMEM);
+		}
+	}
+	r = fl_fence_get_info(f, &info, pts, first + want);
+	fl_fence_unref(f);
+	if (r < 0) {
+		free(pts);
+		return reply_status(c, &q->hdr, r);
+	}
+	memset(&rep, 0, sizeof(rep));
+	memcpy(rep.name, info.name, sizeof(rep.name));
+	rep.status = info.status;
+	rep.num_points = info.num_points;
+	rep.timestamp_ns = info.timestamp_ns;
+	rep.first = first;
+	rep.count = want;
+	memcpy(buf, &rep, sizeof(rep));
+	for (uint32_t i = 0; i < want; i++) {
+		const struct fl_sync_pt_info *s = &pts[first + i];
+		struct fl_msg_point p;
+
+		memset(&p, 0, sizeof(p));
+		memcpy(p.timeline_name, s->timeline_name, sizeof(p.timeline_name));
+		memcpy(p.driver_name, s->driver_name, sizeof(p.driver_name));
+		p.status = s->status;
+		p.flags = s->flags;
+		p.timestamp_ns = s->timestamp_ns;
+		p.value = s->value;
+		p.timeline_id = s->timeline_id;
+		memcpy(buf + sizeof(rep) + i * sizeof(p), &p, sizeof(p));
+	}
+	free(pts);
+	return reply_send(c, &q->hdr, buf, sizeof(rep) + want * sizeof(struct fl_msg_point), -1);
+}
+
+/*
+ * A fence fd we do not know may be one whose FENCE_CREATE another client
+ * sent (one-way) before passing the fd on, still unread in that client's
+ * socket: causality guarantees it is queued by now. So before answering
+ * "not a fence", handle everything the other clients have queued.
+ */
+static void drain_others(struct client *self)
+{
+	if (draining)
+		return;
+	draining = true;
+	for (struct client *c = clients, *next; c; c = next) {
+		next = c->next;
+		if (c != self)
+			client_readable(c, INT32_MAX);
+	}
+	draining = false;
+}
+
+static int fence_of(struct client *c, int fd, struct fl_fence **ret)
+{
+	if (fl_fence_from_fd(fd, ret) == 0)
+		return 0;
+	drain_others(c);
+	return fl_fence_from_fd(fd, ret);
+}
+
+/* Act on one decoded request. false: the client was disconnected. */
+static bool dispatch(struct client *c, const struct fl_proto_request *q, int *fds)
+{
+	if (!c->greeted && q->hdr.op != FL_OP_HELLO)
+		return reject(c, &q->hdr, -EPROTO, "first request is not HELLO");
+	switch (q->hdr.op) {
+	case FL_OP_HELLO:
+		return op_hello(c, q);
+	case FL_OP_TIMELINE_CREATE:
+		return op_timeline_create(c, q);
+	case FL_OP_TIMELINE_INC:
+		return op_timeline_inc(c, q, fds);
+	case FL_OP_TIMELINE_GET_VALUE:
+		return op_timeline_get_value(c, q, fds);
+	case FL_OP_FENCE_CREATE:
+		return op_fence_create(c, q, fds);
+	case FL_OP_FENCE_MERGE:
+		return op_fence_merge(c, q, fds);
+	case FL_OP_FENCE_INFO:
+		return op_fence_info(c, q, fds);
+	default: /* FL_OP_PING */
+		return reply_status(c, &q->hdr, 0);
+	}
+}
+
+/* Read and handle up to @max requests. */
+static void client_readable(struct client *c, int max)
+{
+	for (int i = 0; i < max && c->fd >= 0; i++) {
+		union {
+			struct cmsghdr align;
+			char buf[CMSG_SPACE(sizeof(int) * FL_PROTO_MAX_FDS)];
+		} cbuf;
+		unsigned char buf[FL_PROTO_MAX_REQUEST];
+		struct iovec iov = { buf, sizeof(buf) };
+		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+		struct fl_proto_request q;
+		int fds[FL_PROTO_MAX_FDS], nfds = 0, r;
+		bool bad_cmsg = false, alive;
+		ssize_t n;
+
+		msg.msg_control = cbuf.buf;
+		msg.msg_controllen = sizeof(cbuf.buf);
+		n = recvmsg(c->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN)
+				disconnect(c, NULL);
+			return;
+		}
+		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+			if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) {
+				bad_cmsg = true;
+				continue;
+			}
+			for (size_t k = 0; k < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); k++) {
+				int x;
+
+				memcpy(&x, CMSG_DATA(cm) + k * sizeof(int), sizeof(int));
+				if (nfds < FL_PROTO_MAX_FDS)
+					fds[nfds++] = x;
+				else
+					close(x);
+			}
+		}
+		if (n == 0 && nfds == 0) {
+			disconnect(c, NULL); /* EOF: the client closed or died */
+			return;
+		}
+		r = fl__proto_decode_request(buf, (size_t)n, (unsigned int)nfds,
+					     bad_cmsg || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)),
+					     &q);
+		if (r < 0) {
+			char why[96];
+
+			snprintf(why, sizeof(why), "malformed %s request (%s)",
+				 fl__proto_op_name(q.hdr.op), strerror(-r));
+			for (int k = 0; k < nfds; k++)
+				close(fds[k]);
+			if (n >= (ssize_t)sizeof(struct fl_msg_hdr))
+				reject(c, &q.hdr, r, why);
+			else
+				disconnect(c, why);
+			return;
+		}
+		alive = dispatch(c, &q, fds);
+		for (int k = 0; k < nfds; k++)
+			if (fds[k] >= 0)
+				close(fds[k]);
+		if (!alive || c->fd < 0)
+			return;
+	}
+}
+
+static void accept_clients(int lfd)
+{
+	for (;;) {
+		struct epoll_event ev = { .events = EPOLLIN };
+		struct ucred cred;
+		socklen_t len = sizeof(cred);
+		struct client *c;
+		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE)
+				fld_log("cannot accept a client: %s", strerror(errno));
+			return;
+		}
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+			close(fd);
+			continue;
+		}
+		if (!uid_allowed(cred.uid)) {
+			struct fl_msg_hdr h = { FL_OP_HELLO | FL_OP_REPLY, 0, 0,
+						sizeof(struct fl_msg_reply) };
+			struct {
+				struct fl_msg_hdr h;
+				struct fl_msg_reply r;
+			} no = { h, { -EACCES, 0 } };
+
+			fld_log("refusing pid %d: uid %u is not allowed (see --allow-uid)",
+				(int)cred.pid, (unsigned int)cred.uid);
+			(void)!send(fd, &no, sizeof(no), MSG_DONTWAIT | MSG_NOSIGNAL);
+			close(fd);
+			continue;
+		}
+		c = calloc(1, sizeof(*c));
+		if (!c) {
+			close(fd);
+			continue;
+		}
+		c->fd = fd;
+		c->uid = cred.uid;
+		c->pid = cred.pid;
+		atomic_init(&c->refs, 1);
+		ev.data.ptr = c;
+		if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+			close(fd);
+			free(c);
+			continue;
+		}
+		c->next = clients;
+		if (clients)
+			clients->prev = c;
+		clients = c;
+		nclients++;
+	}
+}
+
+int fld_serve(int lfd, const struct server_config *config)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
+	uint64_t idle_since = fl__now_ns();
+	sigset_t sigs;
+	int sfd;
+
+	cfg = *config;
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (epfd < 0)
+		return -errno;
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGHUP);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0)
+		return -errno;
+	ev.data.ptr = &lfd;
+	epoll_ctl(epfd, EPOLL_CTL_ADD, lfd, &ev);
+	ev.data.ptr = &sfd;
+	epoll_ctl(epfd, EPOLL_CTL_ADD, sfd, &ev);
+
+	for (;;) {
+		struct epoll_event evs[64];
+		/* While nobody is connected, look at the idle clock now and then. */
+		int timeout = nclients || !cfg.idle_ms ? -1 : 100;
+		int n = epoll_wait(epfd, evs, FL_ARRAY_SIZE(evs), timeout);
+
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		for (int i = 0; i < n; i++) {
+			if (evs[i].data.ptr == &lfd) {
+				accept_clients(lfd);
+			} else if (evs[i].data.ptr == &sfd) {
+				struct signalfd_siginfo si;
+
+				if (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+					fld_log("signal %u: exiting", si.ssi_signo);
+					goto out;
+				}
+			} else {
+				struct client *c = evs[i].data.ptr;
+
+				if (c->fd >= 0)
+					client_readable(c, BATCH);
+			}
+		}
+		bury_zombies();
+		if (nclients || fl__sink_count()) {
+			idle_since = fl__now_ns();
+		} else if (cfg.idle_ms &&
+			   fl__now_ns() - idle_since >= (uint64_t)cfg.idle_ms * 1000000ull) {
+			if (cfg.foreground)
+				fld_log("idle for %u ms: exiting", cfg.idle_ms);
+			break;
+		}
+	}
+out:
+	while (clients)
+		disconnect(clients, NULL);
+	bury_zombies();
+	close(sfd);
+	close(epfd);
+	return 0;
+}

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/* fencelined's parts: main.c (set-up) and server.c (the loop). */
+#ifndef FLD_SERVER_H
+#define FLD_SERVER_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#define FLD_MAX_ALLOW 32
+
+struct server_config {
+	unsigned int idle_ms; /* 0: never exit for idleness */
+	unsigned int max_timelines, max_fences; /* per client */
+	bool foreground;
+	bool allow_all; /* every uid may connect */
+	uid_t allow[FLD_MAX_ALLOW];
+	unsigned int n_allow;
+};
+
+/*
+ * Serve clients on the listening socket @lfd until idle or SIGTERM/SIGINT.
+ * Return: 0, or a negative errno if the loop could not run.
+ */
+int fld_serve(int lfd, const struct server_config *cfg);
+
+/* Log a line to stderr ("fencelined[pid]: ..."). */
+void fld_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif /* FLD_SERVER_H */

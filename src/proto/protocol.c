@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Request decoding: the one place that turns untrusted bytes from a client
+ * into a request the daemon acts on. It must accept exactly the packets
+ * docs/protocol.md describes and nothing else; the fuzz target
+ * (tests/fuzz/fuzz-protocol.c) holds it to that.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "protocol.h"
+
+_Static_assert(sizeof(struct fl_msg_hdr) == 16, "wire layout");
+_Static_assert(sizeof(struct fl_msg_timeline_create) == 40, "wire layout");
+_Static_assert(sizeof(struct fl_msg_fence_create) == 40, "wire layout");
+_Static_assert(sizeof(struct fl_msg_fence_merge) == 40, "wire layout");
+_Static_assert(sizeof(struct fl_msg_point) == 96, "wire layout");
+_Static_assert(sizeof(struct fl_msg_info_reply) == 64, "wire layout");
+_Static_assert(sizeof(struct fl_msg_hdr) + 40 <= FL_PROTO_MAX_REQUEST, "largest request fits");
+
+/* Mirrors of public flag values; protocol.h must not need the public headers. */
+#define SW_SYNC_32BIT  1u
+#define MERGE_WAIT_ALL 1u
+
+static const struct {
+	const char *name;
+	int size;
+	int nfds;
+} ops[] = {
+	[FL_OP_HELLO] = { "HELLO", sizeof(struct fl_msg_hello), 0 },
+	[FL_OP_TIMELINE_CREATE] = { "TIMELINE_CREATE", sizeof(struct fl_msg_timeline_create), 0 },
+	[FL_OP_TIMELINE_INC] = { "TIMELINE_INC", sizeof(struct fl_msg_timeline_inc), 1 },
+	[FL_OP_TIMELINE_GET_VALUE] = { "TIMELINE_GET_VALUE", 0, 1 },
+	[FL_OP_FENCE_CREATE] = { "FENCE_CREATE", sizeof(struct fl_msg_fence_create), 3 },
+	[FL_OP_FENCE_MERGE] = { "FENCE_MERGE", sizeof(struct fl_msg_fence_merge), 4 },
+	[FL_OP_FENCE_INFO] = { "FENCE_INFO", sizeof(struct fl_msg_fence_info), 1 },
+	[FL_OP_PING] = { "PING", 0, 0 },
+};
+
+static int known(uint32_t op)
+{
+	return op >= FL_OP_HELLO && op <= FL_OP_MAX_;
+}
+
+int fl__proto_request_nfds(uint32_t op)
+{
+	return known(op) ? ops[op].nfds : -1;
+}
+
+int fl__proto_request_size(uint32_t op)
+{
+	return known(op) ? ops[op].size : -1;
+}
+
+const char *fl__proto_op_name(uint32_t op)
+{
+	return known(op) ? ops[op].name : "?";
+}
+
+/* A name field must hold a NUL: the daemon never reads past the field. */
+static int name_ok(const char name[FL_PROTO_NAME_LEN])
+{
+	return memchr(name, '\0', FL_PROTO_NAME_LEN) != NULL;
+}
+
+static int check_body(struct fl_proto_request *r)
+{
+	switch (r->hdr.op) {
+	case FL_OP_HELLO:
+		if (r->u.hello.flags)
+			return -EINVAL;
+		if (r->u.hello.version != FL_PROTO_VERSION)
+			return -EPROTONOSUPPORT;
+		return 0;
+	case FL_OP_TIMELINE_CREATE:
+		if (!name_ok(r->u.timeline_create.name) ||
+		    (r->u.timeline_create.flags & ~SW_SYNC_32BIT) || r->u.timeline_create.pad)
+			return -EINVAL;
+		return 0;
+	case FL_OP_FENCE_CREATE:
+		return name_ok(r->u.fence_create.name) ? 0 : -EINVAL;
+	case FL_OP_FENCE_MERGE:
+		if (!name_ok(r->u.fence_merge.name) || (r->u.fence_merge.flags & ~MERGE_WAIT_ALL) ||
+		    r->u.fence_merge.pad)
+			return -EINVAL;
+		return 0;
+	case FL_OP_FENCE_INFO:
+		if (r->u.fence_info.max > FL_PROTO_MAX_INFO_POINTS)
+			return -EINVAL;
+		return 0;
+	default:
+		/* TIMELINE_INC: any count is valid, like SW_SYNC_IOC_INC's u32. */
+		return 0;
+	}
+}
+
+int fl__proto_decode_request(const void *buf, size_t len, unsigned int nfds, int truncated,
+			     struct fl_proto_request *ret)
+{
+	const unsigned char *p = buf;
+	uint32_t allowed_flags;
+
+	memset(ret, 0, sizeof(*ret));
+	if (len < sizeof(ret->hdr))
+		return -EPROTO;
+	memcpy(&ret->hdr, p, sizeof(ret->hdr));
+	ret->nfds = nfds;
+	if (truncated || ret->hdr.len != len - sizeof(ret->hdr))
+		return -EPROTO;
+	if (!known(ret->hdr.op))
+		return -EOPNOTSUPP;
+	if (ret->hdr.len != (uint32_t)ops[ret->hdr.op].size)
+		return -EPROTO;
+	allowed_flags = ret->hdr.op == FL_OP_FENCE_CREATE ? FL_MSG_F_REPLY : 0;
+	if (ret->hdr.flags & ~allowed_flags)
+		return -EINVAL;
+	if (nfds != (unsigned int)ops[ret->hdr.op].nfds)
+		return -EINVAL;
+	memcpy(&ret->u, p + sizeof(ret->hdr), ret->hdr.len);
+	return check_body(ret);
+}

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The wire protocol between the library and fencelined (docs/protocol.md is
+ * the prose version; keep both in step and bump FL_PROTO_VERSION on any
+ * incompatible change).
+ *
+ * One SOCK_SEQPACKET connection per client process. Every message is one
+ * packet: a 16-byte header, an op-specific body of exactly the size the op
+ * defines, and up to FL_PROTO_MAX_FDS descriptors as SCM_RIGHTS. Integers
+ * are host byte order (the peers share a machine). Requests are answered in
+ * order, each reply echoing the request's seq; FENCE_CREATE is one-way
+ * unless it sets FL_MSG_F_REPLY.
+ *
+ * Private to src/: the daemon, the client and the fuzz target include it.
+ */
+#ifndef FL_PROTOCOL_H
+#define FL_PROTOCOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define FL_PROTO_VERSION  1
+#define FL_PROTO_NAME_LEN 32
+#define FL_PROTO_MAX_FDS  4
+/* The largest request; replies may be up to FL_PROTO_MAX_REPLY. */
+#define FL_PROTO_MAX_REQUEST 64
+/* Points per FENCE_INFO reply: keeps a reply well inside a socket buffer. */
+#define FL_PROTO_MAX_INFO_POINTS 64
+
+enum fl_proto_op {
+	FL_OP_HELLO = 1, /* body hello; reply hello_reply */
+	FL_OP_TIMELINE_CREATE = 2, /* body timeline_create; reply: status + 1 fd */
+	FL_OP_TIMELINE_INC = 3, /* body timeline_inc, fds {timeline}; reply: status */
+	FL_OP_TIMELINE_GET_VALUE = 4, /* no body, fds {timeline}; reply value_reply */
+	FL_OP_FENCE_CREATE = 5, /* body fence_create, fds {timeline, sink, user} */
+	FL_OP_FENCE_MERGE = 6, /* body fence_merge, fds {a, b, sink, user}; reply: status */
+	FL_OP_FENCE_INFO = 7, /* body fence_info, fds {fence}; reply info_reply */
+	FL_OP_PING = 8, /* no body; reply: status */
+	FL_OP_MAX_ = FL_OP_PING,
+};
+
+/* Set in a reply's op. */
+#define FL_OP_REPLY 0x80000000u
+
+/* Header flags. */
+enum fl_msg_flags {
+	FL_MSG_F_REPLY = 1u << 0, /* FENCE_CREATE: answer even on success */
+};
+
+struct fl_msg_hdr {
+	uint32_t op;
+	uint32_t flags;
+	uint32_t seq; /* chosen by the client, echoed in the reply */
+	uint32_t len; /* bytes after the header */
+};
+
+struct fl_msg_hello {
+	uint32_t version; /* FL_PROTO_VERSION */
+	uint32_t flags; /* 0 */
+};
+
+struct fl_msg_timeline_create {
+	char name[FL_PROTO_NAME_LEN]; /* NUL-terminated */
+	uint32_t flags; /* 0 or FL_SW_SYNC_32BIT */
+	uint32_t pad; /* 0 */
+};
+
+struct fl_msg_timeline_inc {
+	uint64_t count;
+};
+
+struct fl_msg_fence_create {
+	uint64_t value;
+	char name[FL_PROTO_NAME_LEN];
+};
+
+struct fl_msg_fence_merge {
+	char name[FL_PROTO_NAME_LEN];
+	uint32_t flags; /* 0 or FL_MERGE_WAIT_ALL */
+	uint32_t pad; /* 0 */
+};
+
+struct fl_msg_fence_info {
+	uint32_t first; /* index of the first point wanted */
+	uint32_t max; /* at most this many, <= FL_PROTO_MAX_INFO_POINTS */
+};
+
+/* Every reply starts with this after the header. */
+struct fl_msg_reply {
+	int32_t status; /* 0 or a negative errno */
+	uint32_t pad;
+};
+
+struct fl_msg_hello_reply {
+	struct fl_msg_reply r;
+	uint32_t version;
+	uint32_t pid; /* the daemon's */
+	uint32_t max_timelines; /* per client */
+	uint32_t max_fences; /* per client */
+};
+
+struct fl_msg_value_reply {
+	struct fl_msg_reply r;
+	uint64_t value;
+};
+
+struct fl_msg_point {
+	char timeline_name[FL_PROTO_NAME_LEN];
+	char driver_name[FL_PROTO_NAME_LEN];
+	int32_t status;
+	uint32_t flags;
+	uint64_t timestamp_ns;
+	uint64_t value;
+	uint64_t timeline_id;
+};
+
+struct fl_msg_info_reply {
+	struct fl_msg_reply r;
+	char name[FL_PROTO_NAME_LEN];
+	int32_t status;
+	uint32_t num_points; /* all of the fence's points */
+	uint64_t timestamp_ns;
+	uint32_t first, count; /* points[] holds count points from first */
+	/* struct fl_msg_point points[count]; */
+};
+
+#define FL_PROTO_MAX_REPLY                                              \
+	(sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_info_reply) + \
+	 FL_PROTO_MAX_INFO_POINTS * sizeof(struct fl_msg_point))
+
+/* A request, decoded and checked; bodies point into the caller's buffer. */
+struct fl_proto_request {
+	struct fl_msg_hdr hdr;
+	union {
+		struct fl_msg_hello hello;
+		struct fl_msg_timeline_create timeline_create;
+		struct fl_msg_timeline_inc timeline_inc;
+		struct fl_msg_fence_create fence_create;
+		struct fl_msg_fence_merge fence_merge;
+		struct fl_msg_fence_info fence_info;
+	} u;
+	unsigned int nfds;
+};
+
+/*
+ * fl__proto_decode_request() - check one received packet
+ * @buf, @len: the packet
+ * @nfds: how many fds came with it
+ * @truncated: the packet or its fds did not fit (MSG_TRUNC or MSG_CTRUNC)
+ * @ret: filled on success; on failure ret->hdr holds what could be read
+ *	(zeroed if not even the header), so the daemon can answer by seq
+ *
+ * Checks everything that does not need the fds themselves: sizes, op, flags,
+ * fd count, names NUL-terminated, reserved fields zero, value ranges.
+ * Return: 0, or the errno to answer with: -EPROTO (too short, sizes
+ * disagree, truncated), -EOPNOTSUPP (unknown op), -EINVAL (bad flags,
+ * reserved field, name, value, or wrong number of fds), -EPROTONOSUPPORT
+ * (HELLO with another version).
+ */
+int fl__proto_decode_request(const void *buf, size_t len, unsigned int nfds, int truncated,
+			     struct fl_proto_request *ret);
+
+/* How many fds a valid request of @op carries (-1 for an unknown op). */
+int fl__proto_request_nfds(uint32_t op);
+
+/* The body size of a request of @op (-1 for an unknown op). */
+int fl__proto_request_size(uint32_t op);
+
+/* A human name for an op, for logs ("?" if unknown). */
+const char *fl__proto_op_name(uint32_t op);
+
+#endif /* FL_PROTOCOL_H */
