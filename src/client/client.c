@@ -399,7 +399,8 @@ retry:
 		goto out;
 	h.seq = ++conn.seq;
 	memcpy(req, &h, sizeof(h));
-	memcpy(req + sizeof(h), body, body_len);
+	if (body_len)
+		memcpy(req + sizeof(h), body, body_len);
 	r = send_packet(conn.fd, req, sizeof(h) + body_len, fds, nfds);
 	if (r == -EPIPE || r == -ECONNRESET || r == -ENOTCONN) {
 		drop_locked();
