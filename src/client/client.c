@@ -446,19 +446,26 @@ out:
 void fl__client_flush(void)
 {
 	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_reply)];
+	struct fl_msg_hdr h = { FL_OP_PING, 0, 0, 0 };
+	int n;
 
 	if (!atomic_load(&conn.unflushed))
 		return;
 	pthread_mutex_lock(&conn.lock);
-	/* Only this process's own connection has anything to flush. */
-	bool ours = conn.fd >= 0 && conn.pid == getpid();
-
+	/*
+	 * Only this process's live connection has anything to flush; never
+	 * connect (or start a daemon) just for this.
+	 */
+	if (conn.fd >= 0 && conn.pid == getpid() && atomic_load(&conn.unflushed)) {
+		h.seq = ++conn.seq;
+		n = send_packet(conn.fd, &h, sizeof(h), NULL, 0);
+		if (n == 0)
+			n = recv_packet(conn.fd, reply, sizeof(reply), NULL);
+		if (n < 0 || check_reply(reply, n, FL_OP_PING, h.seq) < 0)
+			drop_locked();
+	}
+	atomic_store(&conn.unflushed, false);
 	pthread_mutex_unlock(&conn.lock);
-	if (ours)
-		(void)fl__client_call(FL_OP_PING, 0, NULL, 0, NULL, 0, 0, reply, sizeof(reply),
-				      NULL);
-	else
-		atomic_store(&conn.unflushed, false);
 }
 
 int fl__client_daemon_pid(void)
