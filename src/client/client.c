@@ -41,7 +41,13 @@ static struct {
 	pid_t daemon_pid;
 	bool atfork_done;
 	atomic_bool unflushed; /* one-way requests sent since the last reply */
-} conn = { PTHREAD_MUTEX_INITIALIZER, -1, 0, 0, 0, false, false };
+	atomic_uint generation; /* bumped for every new connection */
+} conn = { PTHREAD_MUTEX_INITIALIZER, -1, 0, 0, 0, false, false, 0 };
+
+unsigned int fl__client_generation(void)
+{
+	return atomic_load_explicit(&conn.generation, memory_order_relaxed);
+}
 
 static void atfork_prepare(void)
 {
@@ -56,6 +62,7 @@ static void atfork_parent(void)
 static void atfork_child(void)
 {
 	atomic_store(&conn.unflushed, false);
+	atomic_fetch_add(&conn.generation, 1);
 	/* Closing our copy leaves the parent's connection untouched. */
 	if (conn.fd >= 0)
 		close(conn.fd);
@@ -316,13 +323,9 @@ static int ensure_connected_locked(void)
 		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 		conn.atfork_done = true;
 	}
-	if (conn.fd >= 0 && conn.pid == getpid())
+	/* A fork() drops the child's copy (atfork_child), so a live fd is ours. */
+	if (conn.fd >= 0)
 		return 0;
-	if (conn.fd >= 0) {
-		/* Made by a parent (a fork we were not told about): not ours to use. */
-		close(conn.fd);
-		conn.fd = -1;
-	}
 	r = socket_path(path, sizeof(path));
 	if (r < 0)
 		return r;
@@ -335,6 +338,7 @@ static int ensure_connected_locked(void)
 				conn.pid = getpid();
 				conn.seq = 0;
 				conn.daemon_pid = r;
+				atomic_fetch_add(&conn.generation, 1);
 				return 0;
 			}
 			close(fd);
@@ -456,7 +460,7 @@ void fl__client_flush(void)
 	 * Only this process's live connection has anything to flush; never
 	 * connect (or start a daemon) just for this.
 	 */
-	if (conn.fd >= 0 && conn.pid == getpid() && atomic_load(&conn.unflushed)) {
+	if (conn.fd >= 0 && atomic_load(&conn.unflushed)) {
 		h.seq = ++conn.seq;
 		n = send_packet(conn.fd, &h, sizeof(h), NULL, 0);
 		if (n == 0)

@@ -42,6 +42,9 @@ int32_t fl__client_reply_status(const void *reply);
  */
 void fl__client_flush(void);
 
+/* Changes whenever this process's connection (so maybe its daemon) changes. */
+unsigned int fl__client_generation(void);
+
 /* Connect if needed; the daemon's pid (> 0) or a negative errno. */
 int fl__client_daemon_pid(void);
 

@@ -77,14 +77,30 @@ static int dead_daemon_fd(int fd)
 #define TL_CACHE_SIZE 256
 static _Atomic uint64_t tl_cache[TL_CACHE_SIZE];
 
-static uint64_t fd_key(int fd)
+/*
+ * The cache key of a socket fd, tagged with the connection's generation so
+ * that a new daemon starts with an empty cache. 0 for anything that is not
+ * an open socket (*ret_err says which: -EBADF or -ENOTTY).
+ */
+static uint64_t fd_key_err(int fd, int *ret_err)
 {
 	dev_t dev;
 	ino_t ino;
+	int r = fl__fd_inode(fd, &dev, &ino);
 
-	if (fl__fd_inode(fd, &dev, &ino) < 0)
+	if (r < 0) {
+		if (ret_err)
+			*ret_err = r == -EBADF ? -EBADF : -ENOTTY;
 		return 0;
-	return ((uint64_t)ino * 0x9e3779b97f4a7c15ull) ^ (uint64_t)dev ^ 1;
+	}
+	return (((uint64_t)ino * 0x9e3779b97f4a7c15ull) ^ (uint64_t)dev ^
+		((uint64_t)fl__client_generation() * 0xbf58476d1ce4e5b9ull)) |
+	       1;
+}
+
+static uint64_t fd_key(int fd)
+{
+	return fd_key_err(fd, NULL);
 }
 
 static void tl_cache_add(uint64_t key)
@@ -150,25 +166,29 @@ FL_EXPORT int fl_timeline_fd_inc(int timeline_fd, uint64_t count)
 	struct fl_msg_timeline_inc body = { count };
 	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_reply)];
 	struct fl_timeline *tl;
+	uint64_t key;
 	int r;
 
 	fl_return_if(timeline_fd < 0, -EBADF);
-	r = local_timeline(timeline_fd, &tl);
-	if (r == 0) {
-		r = fl_sw_sync_timeline_inc(tl, count);
-		fl_timeline_unref(tl);
-		return r;
+	key = fd_key_err(timeline_fd, &r);
+	if (!key)
+		return r; /* not a socket: no fenceline fd */
+	if (!tl_cache_has(key)) {
+		r = local_timeline(timeline_fd, &tl);
+		if (r == 0) {
+			r = fl_sw_sync_timeline_inc(tl, count);
+			fl_timeline_unref(tl);
+			return r;
+		}
+		if (r != -ENOTTY)
+			return r == -EINVAL ? -ENOTTY : r;
 	}
-	if (r != -ENOTTY)
-		return r == -EINVAL ? -ENOTTY : r;
-	if (!fd_key(timeline_fd))
-		return -ENOTTY; /* not a socket: no fenceline fd */
 	r = fl__client_call(FL_OP_TIMELINE_INC, 0, &body, sizeof(body), &timeline_fd, 1, 0, reply,
 			    sizeof(reply), NULL);
 	if (r >= 0)
 		r = fl__client_reply_status(reply);
 	if (r == 0)
-		tl_cache_add(fd_key(timeline_fd));
+		tl_cache_add(key);
 	return refine(timeline_fd, r);
 }
 
@@ -213,25 +233,28 @@ FL_EXPORT int fl_fence_fd_create(int timeline_fd, uint64_t value, const char *na
 
 	fl_return_if(!ret_fd, -EINVAL);
 	fl_return_if(timeline_fd < 0, -EBADF);
-	r = local_timeline(timeline_fd, &tl);
-	if (r == 0) {
-		r = fl_sw_sync_fence_create(tl, value, name ? name : "", &f);
-		fl_timeline_unref(tl);
-		if (r < 0)
-			return r;
-		r = fl_fence_export_fd(f, ret_fd);
-		fl_fence_unref(f);
-		return r;
-	}
-	if (r != -ENOTTY)
-		return r == -EINVAL ? -ENOTTY : r;
-	key = fd_key(timeline_fd);
+	key = fd_key_err(timeline_fd, &r);
 	if (!key)
-		return -ENOTTY; /* not even a socket */
-	/* The fence would only fail later; say now that its daemon is gone. */
-	if (dead_daemon_fd(timeline_fd))
-		return -ECONNRESET;
+		return r; /* not a socket: no fenceline fd */
+	/* A timeline this connection's daemon knows: the one-way fast path. */
 	oneway = tl_cache_has(key);
+	if (!oneway) {
+		r = local_timeline(timeline_fd, &tl);
+		if (r == 0) {
+			r = fl_sw_sync_fence_create(tl, value, name ? name : "", &f);
+			fl_timeline_unref(tl);
+			if (r < 0)
+				return r;
+			r = fl_fence_export_fd(f, ret_fd);
+			fl_fence_unref(f);
+			return r;
+		}
+		if (r != -ENOTTY)
+			return r == -EINVAL ? -ENOTTY : r;
+		/* The fence would only fail later; say now that its daemon is gone. */
+		if (dead_daemon_fd(timeline_fd))
+			return -ECONNRESET;
+	}
 	fl__name_copy(body.name, sizeof(body.name), name ? name : "");
 	r = fl__socketpair_cloexec(sv);
 	if (r < 0)

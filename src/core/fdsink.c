@@ -169,7 +169,12 @@ static void release_sink(int ep, struct fl__sink *s)
 	FL_LOG("fd", "every copy of a %s fd closed; closing core end %d",
 	       s->kind == SINK_FENCE ? "fence" : "timeline", s->fd);
 	if (s->fd >= 0) {
-		epoll_ctl(ep, EPOLL_CTL_DEL, s->fd, NULL);
+		/*
+		 * No EPOLL_CTL_DEL: the registration is one-shot and already
+		 * disabled, so even a sink whose file lives on in another
+		 * process (an adopted one a client kept a copy of) reports
+		 * nothing more. One syscall less per fd.
+		 */
 		fl__close(s->fd);
 	}
 	if (s->kind == SINK_FENCE && f && s->strong)
@@ -323,7 +328,8 @@ static int start_watcher_locked(void)
  */
 static int sink_register(struct fl__sink *s, int sink_fd, int user_fd)
 {
-	struct epoll_event ev = { .events = 0 }; /* EPOLLHUP is always reported */
+	/* EPOLLHUP is always reported; once, then the registration is disabled. */
+	struct epoll_event ev = { .events = EPOLLONESHOT };
 	int r;
 
 	s->fd = sink_fd;
@@ -619,23 +625,47 @@ FL_EXPORT int fl_fence_fd_wait(int fd, int timeout_ms)
 	return s == FL_STATUS_SIGNALED ? 0 : s;
 }
 
-/* Both ends of one connected AF_UNIX stream pair? Probe with random bytes. */
+/*
+ * Random nonces for check_pair(), 16 bytes each, from a buffer refilled by
+ * getrandom() once per 256 probes (syscalls are what adoption costs).
+ */
+static pthread_mutex_t nonce_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t nonce_buf[512];
+static size_t nonce_left;
+
+static int next_nonce(uint64_t nonce[2])
+{
+	int r = 0;
+
+	pthread_mutex_lock(&nonce_lock);
+	if (nonce_left < 2) {
+		r = fl__random(nonce_buf, sizeof(nonce_buf));
+		nonce_left = r < 0 ? 0 : FL_ARRAY_SIZE(nonce_buf);
+	}
+	if (r == 0) {
+		nonce_left -= 2;
+		memcpy(nonce, &nonce_buf[nonce_left], 2 * sizeof(*nonce));
+		memset(&nonce_buf[nonce_left], 0, 2 * sizeof(*nonce));
+	}
+	pthread_mutex_unlock(&nonce_lock);
+	return r;
+}
+
+/*
+ * Are @sink and @user the two ends of one connected socket pair? Bytes
+ * nobody can guess, sent through @user, must come out of @sink first. That
+ * also rules out non-sockets (send() fails) and a sink with stale data
+ * queued (it would be read first and differ).
+ */
 static int check_pair(int sink, int user)
 {
 	uint64_t nonce[2], got[2];
 	ssize_t n;
 
-	if (!is_unix_stream(sink) || !is_unix_stream(user))
-		return -ENOTSOCK;
-	/* A genuine new pair has nothing queued either way. */
-	if (recv(sink, got, 1, MSG_PEEK | MSG_DONTWAIT) != -1 || errno != EAGAIN)
-		return -EINVAL;
-	if (recv(user, got, 1, MSG_PEEK | MSG_DONTWAIT) != -1 || errno != EAGAIN)
-		return -EINVAL;
-	if (fl__random(nonce, sizeof(nonce)) < 0)
+	if (next_nonce(nonce) < 0)
 		return -EIO;
 	if (send(user, nonce, sizeof(nonce), MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof(nonce))
-		return -EINVAL;
+		return errno == ENOTSOCK ? -ENOTSOCK : -EINVAL;
 	n = recv(sink, got, sizeof(got), MSG_DONTWAIT);
 	if (n != (ssize_t)sizeof(got) || memcmp(nonce, got, sizeof(got)) != 0)
 		return -EINVAL;
