@@ -43,9 +43,9 @@
 #include <fenceline/debug.h>
 #include <fenceline/fd.h>
 #include <fenceline/fence.h>
+#include <fenceline/shared.h>
 #include <fenceline/sw_sync.h>
 #include <fenceline/timeline.h>
-#include <fenceline/shared.h>
 #include <fenceline/transfer.h>
 
 #endif /* FENCELINE_FENCELINE_H */

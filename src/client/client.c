@@ -233,11 +233,15 @@ static int hello(int fd)
 	int r, n;
 
 	r = send_packet(fd, &req, sizeof(req), NULL, 0);
-	if (r < 0)
-		return r == -EPIPE ? -ECONNRESET : r;
+	/*
+	 * A daemon that refuses us answers before reading and hangs up, so our
+	 * send can fail with EPIPE while its reply (-EACCES) waits to be read.
+	 */
+	if (r < 0 && r != -EPIPE && r != -ECONNRESET)
+		return r;
 	n = recv_packet(fd, buf, sizeof(buf), NULL);
-	if (n < 0)
-		return n;
+	if (n <= 0)
+		return n < 0 && r == 0 ? n : -ECONNRESET;
 	r = check_reply(buf, n, FL_OP_HELLO, 0);
 	if (r < 0)
 		return r;
@@ -347,6 +351,11 @@ static int ensure_connected_locked(void)
 					"fenceline: the daemon at %s refuses uid %u (start it with "
 					"--allow-uid, or use your own FENCELINE_SOCKET)\n",
 					path, (unsigned int)geteuid());
+			if (r == -EMFILE)
+				fprintf(stderr,
+					"fenceline: the daemon at %s is out of fds (see "
+					"docs/daemon.md, \"File descriptor limits\")\n",
+					path);
 			if (r == -EPROTONOSUPPORT)
 				fprintf(stderr,
 					"fenceline: the daemon at %s speaks another protocol "

@@ -715,8 +715,15 @@ int fl__fence_adopt_fds(struct fl_fence *f, int sink, int user, fl__host_release
 fail:
 	free(s);
 fail_fds:
-	if (sink >= 0)
+	/*
+	 * A pair that is not one gets nothing written to it. A real one that
+	 * we could not take (no memory, no fds) carries the error to whoever
+	 * holds the user end, like a fence that failed.
+	 */
+	if (r == -EBADF || r == -ENOTSOCK || r == -EINVAL || r == -EEXIST)
 		fl__close(sink);
+	else
+		fl__fd_pair_fail(sink, r);
 	if (user >= 0)
 		fl__close(user);
 	return r;

@@ -26,9 +26,12 @@ typedef void (*fl__host_release_fn)(void *owner);
  * Checks that both are connected AF_UNIX stream sockets of one pair (a
  * random probe sent through @user must arrive at @sink) and that @user is
  * not already a fenceline fd, so nobody can make a known fd stand for
- * another fence. Both fds are closed on every error path.
+ * another fence. Both fds are closed on every error path; when the pair
+ * qualified but could not be taken, the error is first written to @sink,
+ * so the user end reads as a fence that failed with it.
  * Return: 0; -EBADF, -ENOTSOCK or -EINVAL for fds that do not qualify;
- * -EEXIST if @user is already a fenceline fd; -ENOMEM.
+ * -EEXIST if @user is already a fenceline fd; -ENOMEM, -EMFILE, -EIO (the
+ * fence fd then carries the error).
  */
 int fl__fence_adopt_fds(struct fl_fence *f, int sink, int user, fl__host_release_fn release,
 			void *owner);

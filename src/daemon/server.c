@@ -9,6 +9,7 @@
  * last copy was closed and reports that through release callbacks, the only
  * place client counters change off the loop thread (hence the atomics).
  */
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -276,7 +277,10 @@ static int adopt(struct client *c, struct fl_fence *f, int *fds)
 	if (r < 0) {
 		atomic_fetch_sub(&c->fences, 1);
 		atomic_fetch_sub(&c->refs, 1);
-		return -EBADMSG;
+		/* Only fds that are not a pair are the client's fault. */
+		if (r == -EBADF || r == -ENOTSOCK || r == -EINVAL || r == -EEXIST)
+			return -EBADMSG;
+		return r;
 	}
 	return 0;
 }
@@ -303,7 +307,8 @@ static bool op_fence_create(struct client *c, const struct fl_proto_request *q, 
 		fl__fd_pair_fail(fds[1], r);
 		fds[1] = -1;
 	}
-	if (r < 0 || (q->hdr.flags & FL_MSG_F_REPLY))
+	/* A one-way create has its answer in the fence fd: a reply would be unexpected. */
+	if (q->hdr.flags & FL_MSG_F_REPLY)
 		return reply_status(c, &q->hdr, r);
 	return true;
 }
@@ -441,6 +446,55 @@ static bool dispatch(struct client *c, const struct fl_proto_request *q, int *fd
 	}
 }
 
+/*
+ * The kernel could not give us every fd of a request (MSG_CTRUNC with room
+ * to spare in our buffer): this daemon is out of fds, which is not the
+ * client's fault. Answer -EMFILE as the request would have been answered
+ * (a fence whose sink arrived fails with it) and keep the client.
+ * Return: false when @buf is not a request with fds we know.
+ */
+static bool shed_out_of_fds(struct client *c, const unsigned char *buf, ssize_t n, int *fds,
+			    int nfds)
+{
+	static bool logged;
+	struct fl_msg_hdr h;
+	int sink = -1;
+
+	if (n < (ssize_t)sizeof(h))
+		return false;
+	memcpy(&h, buf, sizeof(h));
+	switch (h.op) {
+	case FL_OP_FENCE_CREATE:
+		sink = 1;
+		break;
+	case FL_OP_FENCE_MERGE:
+		sink = 2;
+		break;
+	case FL_OP_TIMELINE_INC:
+	case FL_OP_TIMELINE_GET_VALUE:
+	case FL_OP_FENCE_INFO:
+		break;
+	default:
+		return false;
+	}
+	if (!logged) {
+		fld_log("out of fds (raise the limit: docs/daemon.md); failing requests with "
+			"EMFILE");
+		logged = true;
+	}
+	if (sink >= 0 && sink < nfds) {
+		fl__fd_pair_fail(fds[sink], -EMFILE);
+		fds[sink] = -1;
+	}
+	for (int k = 0; k < nfds; k++)
+		if (fds[k] >= 0)
+			close(fds[k]);
+	if (h.op == FL_OP_FENCE_CREATE && !(h.flags & FL_MSG_F_REPLY))
+		return true;
+	reply_status(c, &h, -EMFILE);
+	return true;
+}
+
 /* Read and handle up to @max requests. */
 static void client_readable(struct client *c, int max)
 {
@@ -486,6 +540,9 @@ static void client_readable(struct client *c, int max)
 			disconnect(c, NULL); /* EOF: the client closed or died */
 			return;
 		}
+		if ((msg.msg_flags & (MSG_CTRUNC | MSG_TRUNC)) == MSG_CTRUNC && !bad_cmsg &&
+		    nfds < FL_PROTO_MAX_FDS && shed_out_of_fds(c, buf, n, fds, nfds))
+			continue;
 		r = fl__proto_decode_request(buf, (size_t)n, (unsigned int)nfds,
 					     bad_cmsg || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)),
 					     &q);
@@ -511,6 +568,88 @@ static void client_readable(struct client *c, int max)
 	}
 }
 
+/* Answer a connection we will not serve with @status and hang up. */
+static void turn_away(int fd, int status)
+{
+	struct fl_msg_hdr h = { FL_OP_HELLO | FL_OP_REPLY, 0, 0, sizeof(struct fl_msg_reply) };
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_reply r;
+	} no = { h, { status, 0 } };
+	char hello[64];
+
+	(void)!send(fd, &no, sizeof(no), MSG_DONTWAIT | MSG_NOSIGNAL);
+	/*
+	 * Closing with its HELLO unread would reset the connection, and the
+	 * peer would see ECONNRESET instead of our answer: read it first.
+	 */
+	while (recv(fd, hello, sizeof(hello), MSG_DONTWAIT) > 0)
+		;
+	close(fd);
+}
+
+/*
+ * An fd kept in reserve, so that a daemon out of fds can still accept a
+ * client to tell it so (-EMFILE) instead of leaving it waiting in the
+ * backlog, and the listening socket does not report readable forever.
+ */
+static int spare_fd = -1;
+
+/*
+ * Without a spare (or when even it cannot be used: the limit was lowered
+ * under us), stop listening for a moment rather than spin on a listening
+ * socket that stays readable; the clients wait in the backlog.
+ */
+#define LISTEN_PAUSE_MS 100
+static uint64_t listen_paused_until;
+
+static bool accept_out_of_fds(int lfd)
+{
+	int fd = -1;
+
+	if (spare_fd >= 0) {
+		int err;
+
+		close(spare_fd);
+		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		err = errno;
+		if (fd >= 0)
+			turn_away(fd, -EMFILE);
+		spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (fd >= 0)
+			return true;
+		if (err == EAGAIN)
+			return false; /* nobody else is waiting */
+	}
+	if (!listen_paused_until) {
+		struct epoll_event ev = { .events = 0, .data.ptr = NULL };
+
+		fld_log("cannot accept clients: out of fds; pausing");
+		ev.data.ptr = (void *)&listen_paused_until; /* never reported with no events */
+		epoll_ctl(epfd, EPOLL_CTL_MOD, lfd, &ev);
+		listen_paused_until = fl__now_ns() + LISTEN_PAUSE_MS * 1000000ull;
+	}
+	return false;
+}
+
+/* Listen again once the pause is over; returns the epoll timeout it needs. */
+static int resume_listening(int *lfd, int timeout)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = lfd };
+	uint64_t now = fl__now_ns();
+	int left;
+
+	if (!listen_paused_until)
+		return timeout;
+	if (now >= listen_paused_until) {
+		listen_paused_until = 0;
+		epoll_ctl(epfd, EPOLL_CTL_MOD, *lfd, &ev);
+		return timeout;
+	}
+	left = (int)((listen_paused_until - now + 999999) / 1000000);
+	return timeout < 0 || left < timeout ? left : timeout;
+}
+
 static void accept_clients(int lfd)
 {
 	for (;;) {
@@ -521,31 +660,23 @@ static void accept_clients(int lfd)
 		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
 		if (fd < 0) {
-			if (errno == EMFILE || errno == ENFILE)
-				fld_log("cannot accept a client: %s", strerror(errno));
-			return;
+			if ((errno != EMFILE && errno != ENFILE) || !accept_out_of_fds(lfd))
+				return;
+			continue;
 		}
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
 			close(fd);
 			continue;
 		}
 		if (!uid_allowed(cred.uid)) {
-			struct fl_msg_hdr h = { FL_OP_HELLO | FL_OP_REPLY, 0, 0,
-						sizeof(struct fl_msg_reply) };
-			struct {
-				struct fl_msg_hdr h;
-				struct fl_msg_reply r;
-			} no = { h, { -EACCES, 0 } };
-
 			fld_log("refusing pid %d: uid %u is not allowed (see --allow-uid)",
 				(int)cred.pid, (unsigned int)cred.uid);
-			(void)!send(fd, &no, sizeof(no), MSG_DONTWAIT | MSG_NOSIGNAL);
-			close(fd);
+			turn_away(fd, -EACCES);
 			continue;
 		}
 		c = calloc(1, sizeof(*c));
 		if (!c) {
-			close(fd);
+			turn_away(fd, -ENOMEM);
 			continue;
 		}
 		c->fd = fd;
@@ -574,6 +705,7 @@ int fld_serve(int lfd, const struct server_config *config)
 	int sfd;
 
 	cfg = *config;
+	spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (epfd < 0)
 		return -errno;
@@ -593,7 +725,7 @@ int fld_serve(int lfd, const struct server_config *config)
 	for (;;) {
 		struct epoll_event evs[64];
 		/* While nobody is connected, look at the idle clock now and then. */
-		int timeout = nclients || !cfg.idle_ms ? -1 : 100;
+		int timeout = resume_listening(&lfd, nclients || !cfg.idle_ms ? -1 : 100);
 		int n = epoll_wait(epfd, evs, FL_ARRAY_SIZE(evs), timeout);
 
 		if (n < 0 && errno != EINTR)
@@ -631,5 +763,7 @@ out:
 	bury_zombies();
 	close(sfd);
 	close(epfd);
+	if (spare_fd >= 0)
+		close(spare_fd);
 	return 0;
 }
