@@ -1,0 +1,778 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fencelined against the world: many clients at once, clients of another
+ * user, raw connections sending what no library would, per-client limits,
+ * many processes starting a daemon at the same moment, and the idle exit.
+ * Each test that can checks the daemon's own fds (/proc/PID/fd) return to
+ * their count from before, since a leak inside the daemon is invisible to
+ * the runner's check of the test process.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fenceline/fenceline.h>
+#include <fenceline/shared.h>
+#include <fenceline/transfer.h>
+
+#include "daemon-helpers.h"
+#include "helpers.h"
+#include "protocol.h"
+#include "runner.h"
+
+static int new_timeline(const char *name)
+{
+	int fd = -1;
+
+	fl_assert_int_eq(fl_timeline_fd_create(name, 0, &fd), 0);
+	return fd;
+}
+
+static int new_fence(int tl, uint64_t value, const char *name)
+{
+	int fd = -1;
+
+	fl_assert_int_eq(fl_fence_fd_create(tl, value, name, &fd), 0);
+	return fd;
+}
+
+static int new_merge(int a, int b, const char *name)
+{
+	int fd = -1;
+
+	fl_assert_int_eq(fl_fence_fd_merge(a, b, name, 0, &fd), 0);
+	return fd;
+}
+
+/* One full round of the fd API through the library: it must keep working. */
+static void library_round(void)
+{
+	int tl = new_timeline("good"), f = new_fence(tl, 1, "good"), m = new_merge(f, f, "good");
+	struct fl_fence_info info;
+
+	fl_assert_int_eq(fl_fence_fd_get_info(m, &info, NULL, 0), 0);
+	fl_assert_int_eq(info.num_points, 1);
+	fl_assert_int_eq(fl_timeline_fd_inc(tl, 1), 0);
+	fl_assert_int_eq(fl_fence_fd_wait(m, DL_LONG_WAIT_MS), 0);
+	close(m);
+	close(f);
+	close(tl);
+}
+
+/* ---- many clients ---- */
+
+#define HAMMER_PROCS 32
+#define HAMMER_ITERS 25
+
+/*
+ * One of a pair of processes: each round makes a timeline and fences,
+ * merges, queries and signals them, and swaps a fence with its partner,
+ * which merges it with one of its own.
+ */
+static void hammer_process(int index, int partner_sock, int start)
+{
+	char byte, name[32];
+
+	snprintf(name, sizeof(name), "hammer-%d", index);
+	dl_read_all(start, &byte, 1);
+	for (int it = 0; it < HAMMER_ITERS; it++) {
+		struct fl_sync_pt_info pts[2];
+		struct fl_fence_info info;
+		int tl = new_timeline(name);
+		int f1 = new_fence(tl, 1, "one"), f2 = new_fence(tl, 2, "two");
+		int m = new_merge(f1, f2, name), theirs, both;
+		uint64_t v;
+
+		fl_assert_int_eq(fl_fence_fd_get_info(m, &info, pts, 2), 1);
+		fl_assert_int_eq(pts[0].value, 2);
+		fl_assert_str_eq(info.name, name);
+		dl_send_fd(partner_sock, f2);
+		theirs = dl_recv_fd(partner_sock);
+		both = new_merge(theirs, f2, "both");
+		fl_assert_int_eq(fl_fence_fd_get_info(both, &info, pts, 2), 2);
+		fl_assert_int_eq(info.status, FL_STATUS_ACTIVE);
+		fl_assert_int_eq(fl_timeline_fd_inc(tl, 1), 0);
+		fl_assert_int_eq(fl_fence_fd_wait(f1, DL_LONG_WAIT_MS), 0);
+		fl_assert_int_eq(fl_fence_fd_get_status(m), FL_STATUS_ACTIVE);
+		fl_assert_int_eq(fl_timeline_fd_inc(tl, 1), 0);
+		fl_assert_int_eq(fl_fence_fd_wait(m, DL_LONG_WAIT_MS), 0);
+		/* Needs the partner's timeline too, which it signals in its own round. */
+		fl_assert_int_eq(fl_fence_fd_wait(both, DL_LONG_WAIT_MS), 0);
+		/*
+		 * Not wait(theirs, 0): "both" and "theirs" are separate fences of
+		 * the partner's point, and one fd may turn readable a moment
+		 * before the other.
+		 */
+		fl_assert_int_eq(fl_fence_fd_wait(theirs, DL_LONG_WAIT_MS), 0);
+		fl_assert_int_eq(fl_timeline_fd_get_value(tl, &v), 0);
+		fl_assert_int_eq(v, 2);
+		/* Keep the partner's timeline alive until both are done with it. */
+		dl_write_all(partner_sock, "d", 1);
+		dl_read_all(partner_sock, &byte, 1);
+		close(both);
+		close(theirs);
+		close(m);
+		close(f2);
+		close(f1);
+		close(tl);
+	}
+	_exit(0);
+}
+
+FL_TEST_TIMEOUT(many_processes_hammer_one_daemon_without_leaking, 180)
+{
+	pid_t pids[HAMMER_PROCS], daemon = fl_daemon_connect();
+	int start[2], base;
+
+	fl_assert(daemon > 0);
+	/* Make the daemon start whatever it keeps (its fd watcher) before counting. */
+	library_round();
+	base = dl_daemon_fd_baseline(daemon);
+
+	fl_assert_int_eq(pipe2(start, O_CLOEXEC), 0);
+	for (int i = 0; i < HAMMER_PROCS; i += 2) {
+		int sv[2];
+
+		/* Stream pairs: fl_send() frames the payload byte; the "d" bytes are raw. */
+		fl_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+		for (int k = 0; k < 2; k++) {
+			pids[i + k] = dl_fork();
+			if (pids[i + k] == 0) {
+				close(start[1]);
+				close(sv[1 - k]);
+				hammer_process(i + k, sv[k], start[0]);
+			}
+		}
+		close(sv[0]);
+		close(sv[1]);
+	}
+	close(start[0]);
+	/* All at once. */
+	for (int i = 0; i < HAMMER_PROCS; i++)
+		dl_write_all(start[1], "s", 1);
+	for (int i = 0; i < HAMMER_PROCS; i++)
+		dl_wait_child_ok(pids[i]);
+	close(start[1]);
+	fl_assert_int_eq(fl_daemon_connect(), daemon);
+	library_round();
+	dl_expect_daemon_fds_back(daemon, base);
+}
+
+/* ---- other users ---- */
+
+#define NOBODY 65534
+
+static int connect_as_nobody(const char *path)
+{
+	pid_t pid = dl_fork();
+	int status;
+
+	if (pid == 0) {
+		int r;
+
+		if (setgroups(0, NULL) < 0 || setgid(NOBODY) < 0 || setuid(NOBODY) < 0)
+			_exit(100);
+		setenv("FENCELINE_SOCKET", path, 1);
+		r = fl_daemon_connect();
+		_exit(r == -EACCES ? 1 : r > 0 ? 0 : 2);
+	}
+	fl_assert_int_eq(waitpid(pid, &status, 0), pid);
+	fl_assert(WIFEXITED(status));
+	fl_assert_int_ne(WEXITSTATUS(status), 100);
+	return WEXITSTATUS(status);
+}
+
+FL_TEST(daemon_refuses_other_user_unless_allowed)
+{
+	char dir[] = "/tmp/fl-daemon-uid-XXXXXX", closed[128], open_[128];
+	static const char *const allow[] = { "--allow-uid", "65534", "--idle-timeout", "0", NULL };
+	static const char *const own[] = { "--idle-timeout", "0", NULL };
+	pid_t d;
+
+	if (geteuid() != 0)
+		fl_test_skip("needs root to become another user");
+	fl_assert(mkdtemp(dir));
+	fl_assert_int_eq(chmod(dir, 0755), 0);
+	snprintf(closed, sizeof(closed), "%s/own.sock", dir);
+	snprintf(open_, sizeof(open_), "%s/shared.sock", dir);
+
+	/* A daemon for root only; the socket opened up so that only the daemon says no. */
+	d = dl_daemon_start(closed, own);
+	fl_assert_int_eq(chmod(closed, 0666), 0);
+	fl_assert_int_eq(connect_as_nobody(closed), 1);
+	dl_daemon_stop(d);
+
+	/* --allow-uid: the daemon opens the socket itself and serves nobody. */
+	d = dl_daemon_start(open_, allow);
+	{
+		struct stat st;
+
+		fl_assert_int_eq(stat(open_, &st), 0);
+		fl_assert_int_eq(st.st_mode & 0777, 0666);
+	}
+	fl_assert_int_eq(connect_as_nobody(open_), 0);
+	dl_daemon_stop(d);
+
+	unlink(closed);
+	unlink(open_);
+	{
+		char lock[160];
+
+		snprintf(lock, sizeof(lock), "%s.lock", closed);
+		unlink(lock);
+		snprintf(lock, sizeof(lock), "%s.lock", open_);
+		unlink(lock);
+	}
+	fl_assert_int_eq(rmdir(dir), 0);
+}
+
+/* ---- raw connections ---- */
+
+static int raw_connect(void)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	fl_assert(fd >= 0);
+	dl_runtime_path("fenceline.sock", a.sun_path, sizeof(a.sun_path));
+	fl_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	return fd;
+}
+
+static void raw_send(int sock, const void *buf, size_t len, const int *fds, unsigned int nfds)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int) * 16)];
+	} cbuf;
+	struct iovec iov = { (void *)buf, len };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	fl_assert(nfds <= 16);
+	if (nfds) {
+		struct cmsghdr *c;
+
+		memset(&cbuf, 0, sizeof(cbuf));
+		msg.msg_control = cbuf.buf;
+		msg.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
+	}
+	fl_assert_int_eq(sendmsg(sock, &msg, MSG_NOSIGNAL), (ssize_t)len);
+}
+
+/* Receives one reply; returns its status, or 1 on EOF (disconnected). */
+static int raw_reply(int sock, uint32_t op, uint32_t seq)
+{
+	unsigned char buf[FL_PROTO_MAX_REPLY];
+	struct fl_msg_hdr h;
+	struct fl_msg_reply r;
+	ssize_t n;
+
+	do
+		n = recv(sock, buf, sizeof(buf), 0);
+	while (n < 0 && errno == EINTR);
+	if (n == 0 || (n < 0 && errno == ECONNRESET))
+		return 1;
+	fl_assert((size_t)n >= sizeof(h) + sizeof(r));
+	memcpy(&h, buf, sizeof(h));
+	memcpy(&r, buf + sizeof(h), sizeof(r));
+	fl_assert_int_eq(h.op, op | FL_OP_REPLY);
+	fl_assert_int_eq(h.seq, seq);
+	fl_assert_int_eq(h.len, (size_t)n - sizeof(h));
+	return r.status;
+}
+
+static void raw_hello(int sock)
+{
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_hello b;
+	} req = { { FL_OP_HELLO, 0, 7, sizeof(struct fl_msg_hello) }, { FL_PROTO_VERSION, 0 } };
+
+	raw_send(sock, &req, sizeof(req), NULL, 0);
+	fl_assert_int_eq(raw_reply(sock, FL_OP_HELLO, 7), 0);
+}
+
+/* The daemon answered @status (if @status is not 1) and then hung up. */
+static void expect_reject(int sock, uint32_t op, uint32_t seq, int status)
+{
+	if (status != 1)
+		fl_assert_int_eq(raw_reply(sock, op, seq), status);
+	fl_assert_int_eq(raw_reply(sock, op, seq), 1);
+	close(sock);
+}
+
+static void raw_ping_ok(int sock, uint32_t seq)
+{
+	struct fl_msg_hdr h = { FL_OP_PING, 0, seq, 0 };
+
+	raw_send(sock, &h, sizeof(h), NULL, 0);
+	fl_assert_int_eq(raw_reply(sock, FL_OP_PING, seq), 0);
+}
+
+static void hostile_packets(void)
+{
+	struct fl_msg_hdr h;
+	unsigned char junk[40];
+	int s, p[2], sv1[2], sv2[2], fds[10], tl;
+
+	/* Garbage: a header that names nothing sensible. */
+	s = raw_connect();
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = (unsigned char)(0xa5 ^ (i * 37));
+	raw_send(s, junk, sizeof(junk), NULL, 0);
+	memcpy(&h, junk, sizeof(h));
+	expect_reject(s, h.op & ~FL_OP_REPLY, h.seq, -EPROTO);
+	library_round();
+
+	/* Shorter than a header: no seq to answer, just the door. */
+	s = raw_connect();
+	raw_send(s, "\x01\x00\x00", 3, NULL, 0);
+	fl_assert_int_eq(raw_reply(s, 0, 0), 1);
+	close(s);
+
+	/* A HELLO whose length field disagrees with the packet. */
+	s = raw_connect();
+	{
+		struct {
+			struct fl_msg_hdr h;
+			struct fl_msg_hello b;
+		} req = { { FL_OP_HELLO, 0, 3, sizeof(struct fl_msg_hello) + 4 },
+			  { FL_PROTO_VERSION, 0 } };
+
+		raw_send(s, &req, sizeof(req), NULL, 0);
+	}
+	expect_reject(s, FL_OP_HELLO, 3, -EPROTO);
+
+	/* An op nobody defined, after a proper HELLO. */
+	s = raw_connect();
+	raw_hello(s);
+	h = (struct fl_msg_hdr){ 99, 0, 8, 0 };
+	raw_send(s, &h, sizeof(h), NULL, 0);
+	expect_reject(s, 99, 8, -EOPNOTSUPP);
+	library_round();
+
+	/* A request before HELLO. */
+	s = raw_connect();
+	h = (struct fl_msg_hdr){ FL_OP_PING, 0, 5, 0 };
+	raw_send(s, &h, sizeof(h), NULL, 0);
+	expect_reject(s, FL_OP_PING, 5, -EPROTO);
+
+	/* FENCE_CREATE whose "pair" is two unrelated sockets. */
+	tl = new_timeline("victim");
+	s = raw_connect();
+	raw_hello(s);
+	fl_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv1), 0);
+	fl_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv2), 0);
+	{
+		struct {
+			struct fl_msg_hdr h;
+			struct fl_msg_fence_create b;
+		} req = { { FL_OP_FENCE_CREATE, FL_MSG_F_REPLY, 9,
+			    sizeof(struct fl_msg_fence_create) },
+			  { 1, "liar" } };
+		int three[3] = { tl, sv1[0], sv2[1] };
+
+		raw_send(s, &req, sizeof(req), three, 3);
+	}
+	expect_reject(s, FL_OP_FENCE_CREATE, 9, -EBADMSG);
+	for (int i = 0; i < 2; i++) {
+		close(sv1[i]);
+		close(sv2[i]);
+	}
+	/* The timeline the liar named is unharmed. */
+	{
+		int f = new_fence(tl, 1, "after-liar");
+
+		fl_assert_int_eq(fl_timeline_fd_inc(tl, 1), 0);
+		fl_assert_int_eq(fl_fence_fd_wait(f, DL_LONG_WAIT_MS), 0);
+		close(f);
+	}
+
+	/* Ten fds on a PING: more than any request carries. */
+	s = raw_connect();
+	raw_hello(s);
+	for (int i = 0; i < 10; i += 2)
+		fl_assert_int_eq(pipe2(&fds[i], O_CLOEXEC), 0);
+	h = (struct fl_msg_hdr){ FL_OP_PING, 0, 11, 0 };
+	raw_send(s, &h, sizeof(h), fds, 10);
+	for (int i = 0; i < 10; i++)
+		close(fds[i]);
+	expect_reject(s, FL_OP_PING, 11, -EPROTO);
+
+	/* Non-sockets where a timeline or a fence belongs: an answer, not a hang-up. */
+	s = raw_connect();
+	raw_hello(s);
+	fl_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+	{
+		struct {
+			struct fl_msg_hdr h;
+			struct fl_msg_timeline_inc b;
+		} inc = { { FL_OP_TIMELINE_INC, 0, 20, sizeof(struct fl_msg_timeline_inc) },
+			  { 1 } };
+		struct {
+			struct fl_msg_hdr h;
+			struct fl_msg_fence_info b;
+		} info = { { FL_OP_FENCE_INFO, 0, 21, sizeof(struct fl_msg_fence_info) },
+			   { 0, 1 } };
+		struct fl_msg_hdr get = { FL_OP_TIMELINE_GET_VALUE, 0, 22, 0 };
+
+		raw_send(s, &inc, sizeof(inc), &p[0], 1);
+		fl_assert_int_eq(raw_reply(s, FL_OP_TIMELINE_INC, 20), -ENOTTY);
+		raw_send(s, &info, sizeof(info), &p[1], 1);
+		fl_assert_int_eq(raw_reply(s, FL_OP_FENCE_INFO, 21), -ENOTTY);
+		/* A timeline fd where a fence belongs, and the reverse. */
+		info.h.seq = 23;
+		raw_send(s, &info, sizeof(info), &tl, 1);
+		fl_assert_int_eq(raw_reply(s, FL_OP_FENCE_INFO, 23), -ENOTTY);
+		raw_send(s, &get, sizeof(get), &p[0], 1);
+		fl_assert_int_eq(raw_reply(s, FL_OP_TIMELINE_GET_VALUE, 22), -ENOTTY);
+	}
+	raw_ping_ok(s, 30);
+	close(s);
+	close(p[0]);
+	close(p[1]);
+	close(tl);
+}
+
+FL_TEST(hostile_packets_get_errors_or_disconnect_and_leak_nothing)
+{
+	pid_t daemon = fl_daemon_connect(), good;
+	int stop[2], base;
+
+	fl_assert(daemon > 0);
+	library_round();
+	base = dl_daemon_fd_baseline(daemon);
+
+	/* A well-behaved client keeps working from another process throughout. */
+	fl_assert_int_eq(pipe2(stop, O_CLOEXEC), 0);
+	good = dl_fork();
+	if (good == 0) {
+		char byte;
+
+		close(stop[1]);
+		fcntl(stop[0], F_SETFL, O_NONBLOCK);
+		while (read(stop[0], &byte, 1) < 0 && errno == EAGAIN)
+			library_round();
+		_exit(0);
+	}
+	close(stop[0]);
+	hostile_packets();
+	library_round();
+	close(stop[1]);
+	dl_wait_child_ok(good);
+
+	fl_assert_int_eq(fl_daemon_connect(), daemon);
+	dl_expect_daemon_fds_back(daemon, base);
+}
+
+/* ---- limits ---- */
+
+static void limits_child(const char *path)
+{
+	int tl[3], f[6], m = -1, r;
+	uint64_t deadline;
+
+	fl_assert_int_eq(setenv("FENCELINE_SOCKET", path, 1), 0);
+	tl[0] = new_timeline("limit-0");
+	tl[1] = new_timeline("limit-1");
+	fl_assert_int_eq(fl_timeline_fd_create("limit-2", 0, &tl[2]), -EMFILE);
+
+	for (int i = 0; i < 4; i++)
+		f[i] = new_fence(tl[0], (uint64_t)i + 1, "ok");
+	/* The fifth is accepted here and failed by the daemon. */
+	f[4] = new_fence(tl[0], 5, "over");
+	dl_expect_fence_status(f[4], -EMFILE);
+	fl_assert_int_eq(fl_fence_fd_merge(f[0], f[1], "over", 0, &m), -EMFILE);
+	for (int i = 0; i < 4; i++)
+		fl_assert_int_eq(fl_fence_fd_get_status(f[i]), FL_STATUS_ACTIVE);
+
+	/* Closing frees room, once the daemon has seen the last copy go. */
+	close(f[4]);
+	close(f[0]);
+	deadline = fl_test_now_ns() + DL_LONG_WAIT_MS * 1000000ull;
+	for (;;) {
+		f[5] = new_fence(tl[0], 6, "room");
+		fl_daemon_flush();
+		r = fl_fence_fd_get_status(f[5]);
+		if (r != -EMFILE)
+			break;
+		close(f[5]);
+		fl_assert(fl_test_now_ns() < deadline);
+		fl_test_sleep_ms(5);
+	}
+	fl_assert_int_eq(r, FL_STATUS_ACTIVE);
+
+	close(tl[1]);
+	for (;;) {
+		r = fl_timeline_fd_create("limit-2", 0, &tl[2]);
+		if (r != -EMFILE)
+			break;
+		fl_assert(fl_test_now_ns() < deadline);
+		fl_test_sleep_ms(5);
+	}
+	fl_assert_int_eq(r, 0);
+	fl_assert_int_eq(fl_timeline_fd_inc(tl[0], 6), 0);
+	for (int i = 1; i < 4; i++)
+		dl_expect_fence_status(f[i], FL_STATUS_SIGNALED);
+	dl_expect_fence_status(f[5], FL_STATUS_SIGNALED);
+	_exit(0);
+}
+
+FL_TEST(daemon_limits_timelines_and_fences_per_client)
+{
+	static const char *const limits[] = {
+		"--max-fences", "4", "--max-timelines", "2", "--idle-timeout", "0", NULL
+	};
+	char path[256];
+	pid_t d, pid;
+	int base;
+
+	dl_runtime_path("limits.sock", path, sizeof(path));
+	d = dl_daemon_start(path, limits);
+	base = dl_daemon_fd_baseline(d);
+	/* The test process is connected elsewhere: a child picks the socket first thing. */
+	pid = dl_fork();
+	if (pid == 0)
+		limits_child(path);
+	dl_wait_child_ok(pid);
+	/* Twice: the limits count live objects, and the first client's are all gone. */
+	pid = dl_fork();
+	if (pid == 0)
+		limits_child(path);
+	dl_wait_child_ok(pid);
+	dl_expect_daemon_fds_back(d, base);
+	dl_daemon_stop(d);
+}
+
+/* ---- start-up and exit ---- */
+
+#define RACERS 16
+
+FL_TEST(processes_starting_at_once_get_exactly_one_daemon)
+{
+	char path[256];
+	int go[2], results[2];
+	pid_t pids[RACERS], first = 0;
+
+	dl_runtime_path("race.sock", path, sizeof(path));
+	fl_assert_int_eq(pipe2(go, O_CLOEXEC), 0);
+	fl_assert_int_eq(pipe2(results, O_CLOEXEC), 0);
+	for (int i = 0; i < RACERS; i++) {
+		pids[i] = dl_fork();
+		if (pids[i] == 0) {
+			char byte;
+			int32_t pid;
+
+			close(go[1]);
+			close(results[0]);
+			fl_assert_int_eq(setenv("FENCELINE_SOCKET", path, 1), 0);
+			/* Blocks until the test closes the write end: everyone at once. */
+			fl_assert_int_eq(read(go[0], &byte, 1), 0);
+			pid = fl_daemon_connect();
+			dl_write_all(results[1], &pid, sizeof(pid));
+			_exit(0);
+		}
+	}
+	close(go[0]);
+	close(results[1]);
+	close(go[1]);
+	for (int i = 0; i < RACERS; i++) {
+		int32_t pid;
+
+		dl_read_all(results[0], &pid, sizeof(pid));
+		fl_assert(pid > 0);
+		if (!first)
+			first = pid;
+		fl_assert_int_eq(pid, first);
+	}
+	for (int i = 0; i < RACERS; i++)
+		dl_wait_child_ok(pids[i]);
+	close(results[0]);
+	/* The daemon is not our child and nobody uses it any more. */
+	kill(first, SIGTERM);
+}
+
+FL_TEST(idle_daemon_stays_while_a_fence_fd_lives_then_exits)
+{
+	static const char *const idle[] = { "--idle-timeout", "200", NULL };
+	char path[256];
+	int sv[2], fence, status;
+	uint64_t deadline;
+	pid_t d, pid, r;
+
+	dl_runtime_path("idle.sock", path, sizeof(path));
+	d = dl_daemon_start(path, idle);
+	fl_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	pid = dl_fork();
+	if (pid == 0) {
+		int tl, f;
+
+		close(sv[0]);
+		fl_assert_int_eq(setenv("FENCELINE_SOCKET", path, 1), 0);
+		fl_assert_int_eq(fl_daemon_connect(), d);
+		tl = new_timeline("idle");
+		f = new_fence(tl, 1, "kept");
+		fl_daemon_flush();
+		dl_send_fd(sv[1], f);
+		_exit(0);
+	}
+	close(sv[1]);
+	fence = dl_recv_fd(sv[0]);
+	close(sv[0]);
+	dl_wait_child_ok(pid);
+
+	/* No client is connected, but our fence fd is the daemon's: five idle timeouts. */
+	fl_test_sleep_ms(1000);
+	fl_assert_int_eq(waitpid(d, &status, WNOHANG), 0);
+	/* Its owner exited, so the timeline died, and the daemon answered that. */
+	dl_expect_fence_status(fence, -ENOENT);
+	fl_test_sleep_ms(500);
+	fl_assert_int_eq(waitpid(d, &status, WNOHANG), 0);
+
+	close(fence);
+	deadline = fl_test_now_ns() + DL_LONG_WAIT_MS * 1000000ull;
+	while ((r = waitpid(d, &status, WNOHANG)) == 0 && fl_test_now_ns() < deadline)
+		fl_test_sleep_ms(10);
+	if (r == 0) {
+		kill(d, SIGKILL);
+		waitpid(d, &status, 0);
+		fl__test_fail(__FILE__, __LINE__, "daemon still running after the last fd closed");
+	}
+	fl_assert(WIFEXITED(status));
+	fl_assert_int_eq(WEXITSTATUS(status), 0);
+	fl_assert_errno(access(path, F_OK), ENOENT);
+}
+
+/* ---- out of fds ---- */
+
+/* The highest fd number process @pid has open (@lowest_free: else the lowest it has not). */
+static int fd_number(pid_t pid, bool lowest_free)
+{
+	static bool open_fd[4096];
+	char path[64];
+	struct dirent *de;
+	DIR *dir;
+	int top = -1;
+
+	memset(open_fd, 0, sizeof(open_fd));
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	dir = opendir(path);
+	fl_assert(dir != NULL);
+	while ((de = readdir(dir))) {
+		int fd = atoi(de->d_name);
+
+		if (de->d_name[0] == '.')
+			continue;
+		fl_assert(fd < (int)sizeof(open_fd));
+		open_fd[fd] = true;
+		top = fd > top ? fd : top;
+	}
+	closedir(dir);
+	if (lowest_free)
+		for (int fd = 0; fd <= top; fd++)
+			if (!open_fd[fd])
+				return fd;
+	return top;
+}
+
+static void set_fd_limit(pid_t pid, rlim_t soft)
+{
+	struct rlimit old, lim;
+
+	fl_assert_int_eq(prlimit(pid, RLIMIT_NOFILE, NULL, &old), 0);
+	lim.rlim_cur = soft;
+	lim.rlim_max = old.rlim_max;
+	fl_assert_int_eq(prlimit(pid, RLIMIT_NOFILE, &lim, NULL), 0);
+}
+
+static void out_of_fds_child(const char *path, pid_t daemon)
+{
+	int tl, f[64], n = 0, m = -1, r;
+	struct rlimit saved;
+	uint64_t value;
+	pid_t other;
+
+	fl_assert_int_eq(setenv("FENCELINE_SOCKET", path, 1), 0);
+	fl_assert_int_eq(fl_daemon_connect(), daemon);
+	tl = new_timeline("out-of-fds");
+	f[n++] = new_fence(tl, 1, "first");
+	f[n++] = new_fence(tl, 1, "second");
+	fl_daemon_flush(); /* both made before the limit drops */
+	fl_assert_int_eq(fl_fence_fd_get_status(f[1]), FL_STATUS_ACTIVE);
+	fl_assert_int_eq(prlimit(daemon, RLIMIT_NOFILE, NULL, &saved), 0);
+
+	/* No fd above the ones it has: every new fence must fail, not hang or cut us off. */
+	set_fd_limit(daemon, (rlim_t)fd_number(daemon, false) + 1);
+	for (;;) {
+		fl_assert(n < (int)(sizeof(f) / sizeof(f[0])));
+		f[n] = new_fence(tl, 1, "over");
+		fl_daemon_flush();
+		r = fl_fence_fd_get_status(f[n++]);
+		if (r != FL_STATUS_ACTIVE)
+			break; /* the first ones may fill holes in its fd table */
+	}
+	/* -EMFILE when the kernel gave it the pair's sink, else the sink's end-of-file. */
+	fl_assert(r == -EMFILE || r == -ECONNRESET);
+
+	/*
+	 * A failed request can leave a hole in its fd table; with the limit at
+	 * the lowest free number it has none, and every call fails with -EMFILE.
+	 */
+	set_fd_limit(daemon, (rlim_t)fd_number(daemon, true));
+	fl_assert_int_eq(fl_fence_fd_merge(f[0], f[1], "over", 0, &m), -EMFILE);
+	fl_assert_int_eq(fl_timeline_fd_get_value(tl, &value), -EMFILE);
+	/* A new client hears it too, through the fd the daemon keeps in reserve. */
+	other = dl_fork();
+	if (other == 0)
+		_exit(fl_daemon_connect() == -EMFILE ? 0 : 1);
+	dl_wait_child_ok(other);
+
+	/* Room again: the same connection works on. */
+	fl_assert_int_eq(prlimit(daemon, RLIMIT_NOFILE, &saved, NULL), 0);
+	fl_assert_int_eq(fl_timeline_fd_get_value(tl, &value), 0);
+	fl_assert_int_eq(fl_fence_fd_merge(f[0], f[1], "room", 0, &m), 0);
+	fl_assert_int_eq(fl_timeline_fd_inc(tl, 1), 0);
+	dl_expect_fence_status(m, FL_STATUS_SIGNALED);
+	close(m);
+	for (int i = 0; i < n; i++)
+		close(f[i]);
+	close(tl);
+	_exit(0);
+}
+
+FL_TEST(daemon_out_of_fds_fails_requests_with_emfile_and_keeps_clients)
+{
+	static const char *const args[] = { "--idle-timeout", "0", NULL };
+	char path[256];
+	pid_t d, pid;
+	int base;
+
+	dl_runtime_path("nofds.sock", path, sizeof(path));
+	d = dl_daemon_start(path, args);
+	base = dl_daemon_fd_baseline(d);
+	pid = dl_fork();
+	if (pid == 0)
+		out_of_fds_child(path, d);
+	dl_wait_child_ok(pid);
+	dl_expect_daemon_fds_back(d, base);
+	dl_daemon_stop(d);
+}
