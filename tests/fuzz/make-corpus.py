@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Write the seed corpus of fuzz-protocol: one valid request per op.
+
+usage: make-corpus.py [OUTDIR]    (default: corpus/ next to this script)
+
+Each file is one fuzz input: a first byte giving the number of fds that came
+with the packet (fuzz-protocol.c: bits 0-3 modulo 6; bits 4-7 clear: not
+truncated), then the packet as docs/protocol.md lays it out. Integers are
+written little-endian, the byte order of the machines we fuzz on (the
+protocol itself uses host byte order). Run it again after changing the
+protocol, and commit the result.
+"""
+import os
+import struct
+import sys
+
+VERSION = 1
+NAME_LEN = 32
+
+HELLO, TIMELINE_CREATE, TIMELINE_INC, TIMELINE_GET_VALUE = 1, 2, 3, 4
+FENCE_CREATE, FENCE_MERGE, FENCE_INFO, PING = 5, 6, 7, 8
+F_REPLY = 1
+SW_SYNC_32BIT = 1
+MERGE_WAIT_ALL = 1
+
+
+def name(s):
+    b = s.encode()
+    assert len(b) < NAME_LEN
+    return b.ljust(NAME_LEN, b"\0")
+
+
+def packet(nfds, op, seq, body, flags=0):
+    hdr = struct.pack("<IIII", op, flags, seq, len(body))
+    return bytes([nfds]) + hdr + body
+
+
+SEEDS = {
+    "hello": packet(0, HELLO, 0, struct.pack("<II", VERSION, 0)),
+    "timeline-create": packet(0, TIMELINE_CREATE, 1,
+                              name("sw_sync") + struct.pack("<II", 0, 0)),
+    "timeline-create-32bit": packet(0, TIMELINE_CREATE, 2,
+                                    name("wrap") + struct.pack("<II", SW_SYNC_32BIT, 0)),
+    "timeline-inc": packet(1, TIMELINE_INC, 3, struct.pack("<Q", 1)),
+    "timeline-get-value": packet(1, TIMELINE_GET_VALUE, 4, b""),
+    "fence-create": packet(3, FENCE_CREATE, 5, struct.pack("<Q", 1) + name("frame")),
+    "fence-create-reply": packet(3, FENCE_CREATE, 6, struct.pack("<Q", 2) + name(""),
+                                 flags=F_REPLY),
+    "fence-merge": packet(4, FENCE_MERGE, 7,
+                          name("merged") + struct.pack("<II", MERGE_WAIT_ALL, 0)),
+    "fence-info": packet(1, FENCE_INFO, 8, struct.pack("<II", 0, 64)),
+    "ping": packet(0, PING, 9, b""),
+}
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(
+        os.path.abspath(__file__)), "corpus")
+    os.makedirs(out, exist_ok=True)
+    for fname, data in sorted(SEEDS.items()):
+        with open(os.path.join(out, fname), "wb") as f:
+            f.write(data)
+
+
+if __name__ == "__main__":
+    main()
