@@ -58,6 +58,7 @@ void fl__bench_create(void);
 void fl__bench_inc(void);
 void fl__bench_wake(void);
 void fl__bench_fdstall(const char *self_exe);
+void fl__bench_daemon(void);
 int fl__bench_fdstall_child(const char *variant);
 
 #endif /* FL_BENCH_H */

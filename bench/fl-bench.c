@@ -25,13 +25,15 @@ struct section {
 	int selected;
 };
 
-enum { SEC_CREATE, SEC_INC, SEC_WAKE, SEC_FDSTALL, NR_SECTIONS };
+enum { SEC_CREATE, SEC_INC, SEC_WAKE, SEC_FDSTALL, SEC_DAEMON, NR_SECTIONS };
 
 static struct section sections[NR_SECTIONS] = {
 	[SEC_CREATE] = { "create", "create/merge/info cost vs socketpair, eventfd, getppid", 0 },
 	[SEC_INC] = { "inc", "inc cost with 1, 1000, 100000 pending points", 0 },
 	[SEC_WAKE] = { "wake", "signal->wake latency: fence fd vs eventfd, wait vs condvar", 0 },
 	[SEC_FDSTALL] = { "fdstall", "fd-table growth stall with threads alive", 0 },
+	[SEC_DAEMON] = { "daemon", "fd API via fencelined: create, requests, wake, clients, memory",
+			 0 },
 };
 
 static void usage(FILE *out, const char *argv0)
@@ -227,6 +229,8 @@ int main(int argc, char **argv)
 		fl__bench_wake();
 	if (sections[SEC_FDSTALL].selected)
 		fl__bench_fdstall("/proc/self/exe");
+	if (sections[SEC_DAEMON].selected)
+		fl__bench_daemon();
 	loadavg("at end");
 	return 0;
 }

@@ -1,0 +1,959 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Section "daemon": the fd API (<fenceline/shared.h>) in daemon mode, where
+ * every timeline and fence lives in fencelined. Each figure stands next to
+ * the least that the same job costs without fenceline: a socketpair per
+ * fence, a bare request/reply to another process, an eventfd wake across
+ * processes. The section starts its own daemon on a private socket, so a
+ * daemon the user already runs is neither measured nor disturbed.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fenceline/fenceline.h>
+#include <fenceline/shared.h>
+
+#include "bench.h"
+
+/* Long enough never to fire on a healthy run; a sample that hits it is
+ * counted as bad instead of hanging the benchmark. */
+#define WAKE_TIMEOUT_MS 10000
+
+/* The daemon refuses more than 65536 live fences per client by default, so
+ * the memory part never asks one process for more than this. */
+#define MEM_PER_CHILD_MAX 50000
+
+#define MEM_TARGET_MIB	  64.0
+
+static char sock_dir[64];
+
+static void check(int r, const char *what)
+{
+	if (r < 0)
+		fl__bench_die(what, r);
+}
+
+static double elapsed_per_op(uint64_t t0, long ops)
+{
+	return (double)(fl__bench_now_ns() - t0) / (double)ops;
+}
+
+/* Targets are informational: a miss is printed, never an exit status. */
+static void target(const char *ratio, const char *cmp, double limit)
+{
+	double v = fl__bench_get(ratio);
+	int ok = strcmp(cmp, "<=") == 0 ? v <= limit : v >= limit;
+
+	fl__bench_comment("target %s %s %.2f: %s (%.2f)", ratio, cmp, limit, ok ? "PASS" : "MISS",
+			  v);
+}
+
+static void *shared_alloc(size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		fl__bench_die("mmap", errno);
+	return p;
+}
+
+static pid_t fork_or_die(void)
+{
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		fl__bench_die("fork", errno);
+	return pid;
+}
+
+static void reap(pid_t pid, const char *what)
+{
+	int st;
+
+	if (waitpid(pid, &st, 0) < 0)
+		fl__bench_die("waitpid", errno);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		fflush(stdout);
+		fprintf(stderr, "fl-bench: %s child failed (status 0x%x)\n", what, st);
+		exit(1);
+	}
+}
+
+/* A child reports failure through its exit status; the parent names it. */
+static void child_check(int r, const char *what)
+{
+	if (r < 0) {
+		fprintf(stderr, "fl-bench: child %d: %s: %s\n", (int)getpid(), what, strerror(-r));
+		_exit(1);
+	}
+}
+
+/* The private daemon: its socket lives in a fresh directory, and an idle
+ * daemon exits soon after the bench does. */
+static int daemon_setup(void)
+{
+	char path[128];
+	int pid;
+
+	snprintf(sock_dir, sizeof(sock_dir), "/tmp/fl-bench-daemon-XXXXXX");
+	if (!mkdtemp(sock_dir))
+		fl__bench_die("mkdtemp", errno);
+	snprintf(path, sizeof(path), "%s/fenceline.sock", sock_dir);
+	if (setenv("FENCELINE_SOCKET", path, 1) < 0 || setenv("FENCELINE_IDLE_MS", "300", 1) < 0)
+		fl__bench_die("setenv", errno);
+	if (fl_mode_get() != FL_MODE_DAEMON)
+		check(fl_mode_set(FL_MODE_DAEMON), "fl_mode_set");
+	pid = fl_daemon_connect();
+	check(pid, "fl_daemon_connect");
+	return pid;
+}
+
+/* Connected clients keep working without the socket's name, and the daemon
+ * exits on its own once idle, so the directory can go at once. */
+static void daemon_cleanup(void)
+{
+	DIR *d = opendir(sock_dir);
+	struct dirent *e;
+
+	if (d) {
+		while ((e = readdir(d)))
+			if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+				unlinkat(dirfd(d), e->d_name, 0);
+		closedir(d);
+	}
+	rmdir(sock_dir);
+}
+
+/* 1: fence creation */
+
+struct create_ctx {
+	int tl;
+};
+
+static double b_socketpair(void *arg, long ops)
+{
+	uint64_t t0 = fl__bench_now_ns();
+	int sv[2];
+
+	for (long i = 0; i < ops; i++) {
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+			fl__bench_die("socketpair", errno);
+		close(sv[0]);
+		close(sv[1]);
+	}
+	return elapsed_per_op(t0, ops);
+}
+
+/* Creation is one-way, so the client can run ahead of the daemon until the
+ * socket buffer fills; the flush at the end puts the daemon's share of the
+ * batch inside the timed window. */
+static double b_create(void *arg, long ops)
+{
+	struct create_ctx *c = arg;
+	uint64_t t0 = fl__bench_now_ns();
+	int fd;
+
+	for (long i = 0; i < ops; i++) {
+		check(fl_fence_fd_create(c->tl, 1, "bench", &fd), "fl_fence_fd_create");
+		close(fd);
+	}
+	fl_daemon_flush();
+	return elapsed_per_op(t0, ops);
+}
+
+/* The single call, daemon kept in step: a flush every 64 calls (outside the
+ * timed window) stops the samples from measuring a full socket buffer. */
+static void create_call_p50(struct create_ctx *c, long n)
+{
+	uint64_t *sp = calloc((size_t)n, sizeof(*sp)), *fc = calloc((size_t)n, sizeof(*fc));
+	struct fl_bench_lat st;
+	int sv[2], fd;
+
+	if (!sp || !fc)
+		fl__bench_die("calloc", ENOMEM);
+	for (long i = 0; i < n; i++) {
+		uint64_t t0 = fl__bench_now_ns();
+
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+			fl__bench_die("socketpair", errno);
+		sp[i] = fl__bench_now_ns() - t0;
+		close(sv[0]);
+		close(sv[1]);
+
+		t0 = fl__bench_now_ns();
+		check(fl_fence_fd_create(c->tl, 1, "bench", &fd), "fl_fence_fd_create");
+		fc[i] = fl__bench_now_ns() - t0;
+		close(fd);
+		if (i % 64 == 63)
+			fl_daemon_flush();
+	}
+	fl_daemon_flush();
+	fl__bench_lat_stats(fc, (size_t)n, &st);
+	fl__bench_out("daemon_create_call_p50", st.p50, "ns");
+	fl__bench_out("daemon_create_call_p99", st.p99, "ns");
+	fl__bench_lat_stats(sp, (size_t)n, &st);
+	fl__bench_out("daemon_baseline_socketpair_call_p50", st.p50, "ns");
+	free(sp);
+	free(fc);
+}
+
+static void part_create(void)
+{
+	long ops = fl__bench_iters(20000, 1000), samples = fl__bench_iters(10000, 1000);
+	struct create_ctx c;
+	int fd;
+
+	fl__bench_comment("daemon 1: fence creation, ns per op (batch: create + close, then one "
+			  "fl_daemon_flush(); median of %d batches)",
+			  FL_BENCH_REPS);
+	check(fl_timeline_fd_create("bench-create", 0, &c.tl), "fl_timeline_fd_create");
+	/* The first creation on a timeline waits for the daemon's answer;
+	 * the rest take the one-way path measured here. */
+	check(fl_fence_fd_create(c.tl, 1, "warm", &fd), "fl_fence_fd_create");
+	close(fd);
+
+	fl__bench_out("daemon_create_fence_fd", fl__bench_batch_median(b_create, &c, ops), "ns");
+	fl__bench_out("daemon_baseline_socketpair_close",
+		      fl__bench_batch_median(b_socketpair, NULL, ops), "ns");
+	create_call_p50(&c, samples);
+	fl__bench_ratio("ratio_daemon_create_over_socketpair", "daemon_create_fence_fd",
+			"daemon_baseline_socketpair_close");
+	fl__bench_ratio("ratio_daemon_create_call_over_socketpair_p50", "daemon_create_call_p50",
+			"daemon_baseline_socketpair_call_p50");
+	target("ratio_daemon_create_over_socketpair", "<=", 3.0);
+	close(c.tl);
+}
+
+/* 2: merge and info against a bare round trip */
+
+struct req_ctx {
+	int a, b, merged;
+	int echo; /* our end of the echo child's SOCK_SEQPACKET pair */
+};
+
+static double b_merge(void *arg, long ops)
+{
+	struct req_ctx *c = arg;
+	uint64_t t0 = fl__bench_now_ns();
+	int m;
+
+	for (long i = 0; i < ops; i++) {
+		check(fl_fence_fd_merge(c->a, c->b, "bench", 0, &m), "fl_fence_fd_merge");
+		close(m);
+	}
+	return elapsed_per_op(t0, ops);
+}
+
+static double b_info1(void *arg, long ops)
+{
+	struct req_ctx *c = arg;
+	struct fl_sync_pt_info pts[1];
+	struct fl_fence_info info;
+	uint64_t t0 = fl__bench_now_ns();
+
+	for (long i = 0; i < ops; i++)
+		check(fl_fence_fd_get_info(c->a, &info, pts, 1), "fl_fence_fd_get_info");
+	return elapsed_per_op(t0, ops);
+}
+
+static double b_info2(void *arg, long ops)
+{
+	struct req_ctx *c = arg;
+	struct fl_sync_pt_info pts[2];
+	struct fl_fence_info info;
+	uint64_t t0 = fl__bench_now_ns();
+
+	for (long i = 0; i < ops; i++)
+		check(fl_fence_fd_get_info(c->merged, &info, pts, 2), "fl_fence_fd_get_info");
+	return elapsed_per_op(t0, ops);
+}
+
+/* A request the size of a merge request, and its echo. */
+static double b_roundtrip(void *arg, long ops)
+{
+	struct req_ctx *c = arg;
+	char buf[64] = { 0 };
+	uint64_t t0 = fl__bench_now_ns();
+
+	for (long i = 0; i < ops; i++) {
+		if (write(c->echo, buf, 48) != 48)
+			fl__bench_die("echo write", errno);
+		if (read(c->echo, buf, sizeof(buf)) != 48)
+			fl__bench_die("echo read", errno ? errno : EIO);
+	}
+	return elapsed_per_op(t0, ops);
+}
+
+static pid_t start_echo(int *ret_fd)
+{
+	int sv[2];
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		fl__bench_die("socketpair", errno);
+	pid = fork_or_die();
+	if (pid == 0) {
+		char buf[256];
+		ssize_t n;
+
+		close(sv[0]);
+		while ((n = read(sv[1], buf, sizeof(buf))) > 0)
+			if (write(sv[1], buf, (size_t)n) != n)
+				_exit(1);
+		_exit(n == 0 ? 0 : 1);
+	}
+	close(sv[1]);
+	*ret_fd = sv[0];
+	return pid;
+}
+
+static void part_requests(void)
+{
+	long ops = fl__bench_iters(10000, 500);
+	struct req_ctx c;
+	int tl1, tl2;
+	pid_t echo;
+
+	fl__bench_comment("daemon 2: requests that wait for the daemon's answer, ns per op "
+			  "(median of %d batches)",
+			  FL_BENCH_REPS);
+	check(fl_timeline_fd_create("bench-a", 0, &tl1), "fl_timeline_fd_create");
+	check(fl_timeline_fd_create("bench-b", 0, &tl2), "fl_timeline_fd_create");
+	check(fl_fence_fd_create(tl1, 1, "a", &c.a), "fl_fence_fd_create");
+	check(fl_fence_fd_create(tl2, 1, "b", &c.b), "fl_fence_fd_create");
+	check(fl_fence_fd_merge(c.a, c.b, "ab", 0, &c.merged), "fl_fence_fd_merge");
+	{
+		struct fl_fence_info info;
+		struct fl_sync_pt_info pts[2];
+
+		check(fl_fence_fd_get_info(c.merged, &info, pts, 2), "fl_fence_fd_get_info");
+		if (info.num_points != 2)
+			fl__bench_comment("warning: merged fence has %u points, expected 2",
+					  info.num_points);
+	}
+	echo = start_echo(&c.echo);
+
+	fl__bench_out("daemon_merge_2tl", fl__bench_batch_median(b_merge, &c, ops), "ns");
+	fl__bench_out("daemon_info_1pt", fl__bench_batch_median(b_info1, &c, ops), "ns");
+	fl__bench_out("daemon_info_2pt", fl__bench_batch_median(b_info2, &c, ops), "ns");
+	fl__bench_out("baseline_seqpacket_roundtrip", fl__bench_batch_median(b_roundtrip, &c, ops),
+		      "ns");
+	fl__bench_ratio("ratio_daemon_merge_over_roundtrip", "daemon_merge_2tl",
+			"baseline_seqpacket_roundtrip");
+	fl__bench_ratio("ratio_daemon_info_1pt_over_roundtrip", "daemon_info_1pt",
+			"baseline_seqpacket_roundtrip");
+	fl__bench_ratio("ratio_daemon_info_2pt_over_roundtrip", "daemon_info_2pt",
+			"baseline_seqpacket_roundtrip");
+
+	close(c.echo);
+	reap(echo, "echo");
+	close(c.merged);
+	close(c.a);
+	close(c.b);
+	close(tl1);
+	close(tl2);
+}
+
+/* 3: cross-process signal -> wake */
+
+struct xwake_shm {
+	_Atomic long ready, done;
+	uint64_t t1[]; /* wake time of each sample, 0 if the wait failed */
+};
+
+static int send_fd(int sock, int fd)
+{
+	char data = 0, cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { .iov_base = &data, .iov_len = 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = cbuf,
+		.msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -errno;
+}
+
+static int recv_fd(int sock)
+{
+	char data, cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = &data, .iov_len = 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = cbuf,
+		.msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *cm;
+	int fd;
+
+	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
+		return -EIO;
+	cm = CMSG_FIRSTHDR(&msg);
+	if (!cm || cm->cmsg_type != SCM_RIGHTS)
+		return -EIO;
+	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd;
+}
+
+/* Process B: for each sample, get the fd to wait on (a fence fd over the
+ * socket, or the inherited eventfd), say so, and block in poll(). */
+static void xwake_waiter(struct xwake_shm *s, int sock, int efd, long n, int cpu)
+{
+	if (fl__bench_pin(cpu) < 0)
+		_exit(1);
+	for (long i = 0; i < n; i++) {
+		struct pollfd pfd = { .events = POLLIN };
+		uint64_t t, v;
+		int ok;
+
+		pfd.fd = efd >= 0 ? efd : recv_fd(sock);
+		if (pfd.fd < 0)
+			_exit(1);
+		atomic_store(&s->ready, i + 1);
+		ok = poll(&pfd, 1, WAKE_TIMEOUT_MS) == 1 && (pfd.revents & POLLIN);
+		t = fl__bench_now_ns();
+		if (efd >= 0 && read(efd, &v, sizeof(v)) != sizeof(v))
+			ok = 0;
+		if (efd < 0)
+			close(pfd.fd);
+		s->t1[i] = ok ? t : 0;
+		atomic_store(&s->done, i + 1);
+	}
+	_exit(0);
+}
+
+static void spin_until(_Atomic long *v, long want)
+{
+	while (atomic_load(v) < want)
+		sched_yield();
+}
+
+/* Returns -ENODEV if the placement needs CPUs the process lacks. */
+static int xwake_case(int fence, int same_cpu, long samples)
+{
+	const char *kind = fence ? "fence" : "eventfd", *where = same_cpu ? "same" : "cross";
+	long warmup = samples / 20, n = samples + warmup, m = 0, bad = 0, awake = 0;
+	size_t shm_size = sizeof(struct xwake_shm) + (size_t)n * sizeof(uint64_t);
+	uint64_t *lat = calloc((size_t)samples, sizeof(*lat));
+	struct xwake_shm *s;
+	struct fl_bench_lat st;
+	int sv[2], efd = -1, tl = -1, statfd, r;
+	char path[64];
+	pid_t pid;
+
+	if (!lat)
+		fl__bench_die("calloc", ENOMEM);
+	if (!same_cpu && fl__bench_nr_cpus() < 2) {
+		free(lat);
+		return -ENODEV;
+	}
+	s = shared_alloc(shm_size);
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		fl__bench_die("socketpair", errno);
+	if (fence)
+		check(fl_timeline_fd_create("bench-xwake", 0, &tl), "fl_timeline_fd_create");
+	else if ((efd = eventfd(0, EFD_CLOEXEC)) < 0)
+		fl__bench_die("eventfd", errno);
+
+	r = fl__bench_pin(0);
+	if (r < 0)
+		fl__bench_die("pin signaller", r);
+	pid = fork_or_die();
+	if (pid == 0) {
+		close(sv[0]);
+		if (tl >= 0)
+			close(tl); /* A alone holds the timeline */
+		xwake_waiter(s, sv[1], efd, n, same_cpu ? 0 : 1);
+	}
+	close(sv[1]);
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	statfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (statfd < 0)
+		fl__bench_die(path, errno);
+
+	for (long i = 0; i < n; i++) {
+		uint64_t one = 1, t0;
+
+		/* Making and handing over the fence is set-up, outside the
+		 * timed window; the flush leaves the daemon idle at t0. */
+		if (fence) {
+			int fd;
+
+			check(fl_fence_fd_create(tl, (uint64_t)i + 1, "xwake", &fd),
+			      "fl_fence_fd_create");
+			fl_daemon_flush();
+			check(send_fd(sv[0], fd), "send fence fd");
+			close(fd);
+		}
+		spin_until(&s->ready, i + 1);
+		if (fl__bench_wait_asleep(statfd, 1000000000u) < 0)
+			awake++;
+
+		t0 = fl__bench_now_ns();
+		if (fence)
+			check(fl_timeline_fd_inc(tl, 1), "fl_timeline_fd_inc");
+		else if (write(efd, &one, sizeof(one)) != sizeof(one))
+			fl__bench_die("eventfd write", errno);
+		spin_until(&s->done, i + 1);
+
+		if (i >= warmup) {
+			if (s->t1[i] == 0 || s->t1[i] < t0)
+				bad++;
+			else
+				lat[m++] = s->t1[i] - t0;
+		}
+	}
+	reap(pid, "wake waiter");
+	fl__bench_unpin();
+	close(statfd);
+	close(sv[0]);
+	if (tl >= 0)
+		close(tl);
+	if (efd >= 0)
+		close(efd);
+	munmap(s, shm_size);
+
+	if (bad || awake)
+		fl__bench_comment("warning: daemon_wake_%s_%s: %ld failed waits, %ld signals sent "
+				  "before the waiter was seen asleep",
+				  kind, where, bad, awake);
+	fl__bench_lat_stats(lat, (size_t)m, &st);
+	fl__bench_outf(st.min, "ns", "daemon_wake_%s_%s_min", kind, where);
+	fl__bench_outf(st.p50, "ns", "daemon_wake_%s_%s_p50", kind, where);
+	fl__bench_outf(st.p99, "ns", "daemon_wake_%s_%s_p99", kind, where);
+	fl__bench_outf((double)m, "samples", "daemon_wake_%s_%s_samples", kind, where);
+	free(lat);
+	return 0;
+}
+
+static void part_wake(void)
+{
+	long samples = fl__bench_iters(5000, 500);
+
+	fl__bench_comment("daemon 3: signal in process A -> poll() wakes in process B, ns per "
+			  "sample; cross = A and B on different CPUs, same = one CPU (the daemon "
+			  "is not pinned)");
+	for (int same = 0; same <= 1; same++) {
+		const char *where = same ? "same" : "cross";
+		char name[96], num[64], den[64];
+
+		if (xwake_case(1, same, samples) == -ENODEV ||
+		    xwake_case(0, same, samples) == -ENODEV) {
+			fl__bench_comment("skip: daemon wake %s needs 2 usable CPUs", where);
+			continue;
+		}
+		for (int p = 0; p < 2; p++) {
+			const char *stat = p ? "p99" : "p50";
+
+			snprintf(name, sizeof(name), "ratio_daemon_wake_fence_over_eventfd_%s_%s",
+				 where, stat);
+			snprintf(num, sizeof(num), "daemon_wake_fence_%s_%s", where, stat);
+			snprintf(den, sizeof(den), "daemon_wake_eventfd_%s_%s", where, stat);
+			fl__bench_ratio(name, num, den);
+		}
+		snprintf(name, sizeof(name), "ratio_daemon_wake_fence_over_eventfd_%s_p50", where);
+		target(name, "<=", 2.0);
+	}
+}
+
+/* 4: throughput with many clients */
+
+/* Daemon requests per iteration of the mixed loop: create, inc, merge, info
+ * (the two closes reach the daemon too, as hang-ups, but are not counted). */
+#define TPUT_OPS_PER_ITER 4
+
+struct tput_shm {
+	uint64_t go_ns, run_ns;
+	struct {
+		long iters;
+		uint64_t end_ns;
+	} child[];
+};
+
+static void tput_client(struct tput_shm *s, int idx, int ready_w, int go_r)
+{
+	struct fl_fence_info info;
+	struct fl_sync_pt_info pts[2];
+	uint64_t deadline, v = 0;
+	int tl, tl_held, held, f, m;
+	long iters = 0;
+	char c = 0;
+
+	/* Connecting and the first (answered) creation on each timeline are
+	 * set-up, done before the start. */
+	child_check(fl_timeline_fd_create("tput", 0, &tl), "fl_timeline_fd_create");
+	child_check(fl_timeline_fd_create("tput-held", 0, &tl_held), "fl_timeline_fd_create");
+	child_check(fl_fence_fd_create(tl_held, 1, "held", &held), "fl_fence_fd_create");
+	child_check(fl_fence_fd_create(tl, 1, "warm", &f), "fl_fence_fd_create");
+	close(f);
+	if (write(ready_w, &c, 1) != 1)
+		_exit(1);
+	close(ready_w);
+	if (read(go_r, &c, 1) != 0) /* EOF: go */
+		_exit(1);
+	deadline = s->go_ns + s->run_ns;
+	do {
+		child_check(fl_fence_fd_create(tl, v + 1, "t", &f), "fl_fence_fd_create");
+		child_check(fl_timeline_fd_inc(tl, 1), "fl_timeline_fd_inc");
+		v++;
+		child_check(fl_fence_fd_merge(f, held, "m", 0, &m), "fl_fence_fd_merge");
+		child_check(fl_fence_fd_get_info(m, &info, pts, 2), "fl_fence_fd_get_info");
+		close(f);
+		close(m);
+		iters++;
+	} while (fl__bench_now_ns() < deadline);
+	s->child[idx].end_ns = fl__bench_now_ns();
+	s->child[idx].iters = iters;
+	_exit(0);
+}
+
+static double tput_run(int nclients, uint64_t run_ns)
+{
+	size_t size = sizeof(struct tput_shm) +
+		      (size_t)nclients * sizeof(((struct tput_shm *)0)->child[0]);
+	struct tput_shm *s = shared_alloc(size);
+	pid_t *pids = calloc((size_t)nclients, sizeof(*pids));
+	int ready[2], go[2];
+	uint64_t end = 0;
+	long iters = 0;
+	char c;
+
+	if (!pids)
+		fl__bench_die("calloc", ENOMEM);
+	if (pipe2(ready, O_CLOEXEC) < 0 || pipe2(go, O_CLOEXEC) < 0)
+		fl__bench_die("pipe2", errno);
+	s->run_ns = run_ns;
+	for (int i = 0; i < nclients; i++) {
+		pids[i] = fork_or_die();
+		if (pids[i] == 0) {
+			close(ready[0]);
+			close(go[1]);
+			tput_client(s, i, ready[1], go[0]);
+		}
+	}
+	close(ready[1]);
+	close(go[0]);
+	for (int i = 0; i < nclients; i++)
+		if (read(ready[0], &c, 1) != 1)
+			fl__bench_die("a throughput client failed to start", EIO);
+	s->go_ns = fl__bench_now_ns();
+	close(go[1]);
+	for (int i = 0; i < nclients; i++)
+		reap(pids[i], "throughput");
+	for (int i = 0; i < nclients; i++) {
+		iters += s->child[i].iters;
+		if (s->child[i].end_ns > end)
+			end = s->child[i].end_ns;
+	}
+	end -= s->go_ns;
+	close(ready[0]);
+	free(pids);
+	munmap(s, size);
+	return (double)iters * TPUT_OPS_PER_ITER * 1e9 / (double)end;
+}
+
+static void part_throughput(void)
+{
+	static const int counts[] = { 1, 8, 32 };
+	uint64_t run_ns = (uint64_t)fl__bench_iters(1000, 200) * 1000000u;
+
+	fl__bench_comment("daemon 4: daemon requests per second (create, inc, merge, info per "
+			  "iteration, plus two closes) from N client processes for %.1f s",
+			  (double)run_ns / 1e9);
+	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
+		fl__bench_outf(tput_run(counts[i], run_ns), "ops/s", "daemon_tput_%dclients",
+			       counts[i]);
+	fl__bench_out("baseline_seqpacket_roundtrip_rate",
+		      1e9 / fl__bench_get("baseline_seqpacket_roundtrip"), "ops/s");
+	fl__bench_ratio("ratio_daemon_tput_1client_over_roundtrip_rate", "daemon_tput_1clients",
+			"baseline_seqpacket_roundtrip_rate");
+	fl__bench_ratio("ratio_daemon_tput_8_over_1clients", "daemon_tput_8clients",
+			"daemon_tput_1clients");
+	fl__bench_ratio("ratio_daemon_tput_32_over_1clients", "daemon_tput_32clients",
+			"daemon_tput_1clients");
+	target("ratio_daemon_tput_32_over_1clients", ">=", 1.0);
+}
+
+/* 5: memory */
+
+static long status_kib(int pid, const char *field)
+{
+	char path[64], line[256];
+	size_t len = strlen(field);
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		fl__bench_die(path, errno);
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, field, len) == 0 && line[len] == ':')
+			v = strtol(line + len + 1, NULL, 10);
+	fclose(f);
+	if (v < 0)
+		fl__bench_die("no VmRSS in /proc/<pid>/status", EINVAL);
+	return v;
+}
+
+static long meminfo_kib(const char *field)
+{
+	char line[256];
+	size_t len = strlen(field);
+	long v = -1;
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, field, len) == 0 && line[len] == ':')
+			v = strtol(line + len + 1, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+/* Room for @want fds per process: the hard limit may rise up to
+ * fs.nr_open with CAP_SYS_RESOURCE; otherwise the soft limit rises to the
+ * hard one. Returns the soft limit now in force. */
+static long raise_nofile(long want)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return 1024;
+	if (rl.rlim_cur < (rlim_t)want) {
+		struct rlimit more = { (rlim_t)want, (rlim_t)want };
+		FILE *f = fopen("/proc/sys/fs/nr_open", "re");
+		long nr_open = 0;
+
+		if (f) {
+			if (fscanf(f, "%ld", &nr_open) != 1)
+				nr_open = 0;
+			fclose(f);
+		}
+		if (nr_open > 0 && more.rlim_max > (rlim_t)nr_open)
+			more.rlim_cur = more.rlim_max = (rlim_t)nr_open;
+		if (more.rlim_max < rl.rlim_max)
+			more.rlim_max = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &more) < 0) {
+			more.rlim_cur = rl.rlim_max < (rlim_t)want ? rl.rlim_max : (rlim_t)want;
+			more.rlim_max = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &more);
+		}
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return 1024;
+	return rl.rlim_cur == RLIM_INFINITY ? want : (long)rl.rlim_cur;
+}
+
+static long count_fds(int pid)
+{
+	char path[64];
+	struct dirent *e;
+	long n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* The daemon holds an fd per live fence, so its own fd limit (which it
+ * raises as far as it may) caps what this part can ask of it. */
+static long daemon_nofile(int pid)
+{
+	char path[64], line[256];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/limits", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, "Max open files", 14) == 0)
+			v = strtol(line + 14, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+static void mem_holder(long count, int ready_w, int go_r)
+{
+	int tl, fd;
+	char c = 0;
+
+	child_check(fl_timeline_fd_create("mem", 0, &tl), "fl_timeline_fd_create");
+	for (long i = 0; i < count; i++)
+		child_check(fl_fence_fd_create(tl, 1, "m", &fd), "fl_fence_fd_create");
+	/* Every fence made, and each still pending: no error came back. */
+	fl_daemon_flush();
+	if (fl_fence_fd_get_status(fd) != 0)
+		child_check(-EIO, "last fence not pending");
+	if (write(ready_w, &c, 1) != 1)
+		_exit(1);
+	close(ready_w);
+	if (read(go_r, &c, 1) != 0)
+		_exit(1);
+	_exit(0);
+}
+
+static void part_memory(int daemon_pid)
+{
+	long want = fl__bench_iters(100000, 10000), count = want, per_child, room, slab0, slab1;
+	long dlimit = daemon_nofile(daemon_pid), dfds0 = count_fds(daemon_pid), dfds1;
+	struct rlimit saved;
+	int ready[2], go[2], nchildren;
+	double rss0, rss1, delta;
+	uint64_t t0, t1;
+	long dfds2;
+	pid_t *pids;
+	char c;
+
+	fl__bench_comment("daemon 5: the daemon's VmRSS before and after child processes make "
+			  "and hold fences");
+	if (getrlimit(RLIMIT_NOFILE, &saved) < 0)
+		fl__bench_die("getrlimit", errno);
+	room = raise_nofile(MEM_PER_CHILD_MAX + 256) - 256;
+	per_child = room < MEM_PER_CHILD_MAX ? room : MEM_PER_CHILD_MAX;
+	if (per_child < 1000) {
+		fl__bench_comment("skip: daemon memory needs at least 1256 fds per process");
+		setrlimit(RLIMIT_NOFILE, &saved);
+		return;
+	}
+	/* Keep 1024 fds of headroom: a daemon out of fds would disconnect a
+	 * client instead of failing its fence (see docs/benchmarks.md). */
+	if (dlimit > 0 && dfds0 >= 0 && count > dlimit - dfds0 - 1024) {
+		count = (dlimit - dfds0 - 1024) / 1000 * 1000;
+		if (count < 1000) {
+			fl__bench_comment("skip: daemon memory: the daemon can open only %ld fds",
+					  dlimit);
+			setrlimit(RLIMIT_NOFILE, &saved);
+			return;
+		}
+		fl__bench_comment(
+			"warning: the daemon may open only %ld fds (RLIMIT_NOFILE; "
+			"raising it past the hard limit needs CAP_SYS_RESOURCE) and holds "
+			"one per live fence: %ld fences instead of %ld; the ratio scales "
+			"the delta to 100k",
+			dlimit, count, want);
+	}
+	nchildren = (int)((count + per_child - 1) / per_child);
+	fl__bench_comment("%ld live pending fences, held by %d child processes%s", count, nchildren,
+			  fl__bench_quick ? " (quick run: 10k fences, not 100k; the ratio scales "
+					    "the delta to 100k)"
+					  : "");
+	pids = calloc((size_t)nchildren, sizeof(*pids));
+	if (!pids)
+		fl__bench_die("calloc", ENOMEM);
+	if (pipe2(ready, O_CLOEXEC) < 0 || pipe2(go, O_CLOEXEC) < 0)
+		fl__bench_die("pipe2", errno);
+
+	rss0 = (double)status_kib(daemon_pid, "VmRSS") / 1024.0;
+	slab0 = meminfo_kib("Slab");
+	for (int i = 0; i < nchildren; i++) {
+		long share = count / nchildren + (i < count % nchildren);
+
+		pids[i] = fork_or_die();
+		if (pids[i] == 0) {
+			close(ready[0]);
+			close(go[1]);
+			mem_holder(share, ready[1], go[0]);
+		}
+	}
+	close(ready[1]);
+	close(go[0]);
+	for (int i = 0; i < nchildren; i++)
+		if (read(ready[0], &c, 1) != 1)
+			fl__bench_die("a fence-holding child failed", EIO);
+	rss1 = (double)status_kib(daemon_pid, "VmRSS") / 1024.0;
+	slab1 = meminfo_kib("Slab");
+	dfds1 = count_fds(daemon_pid);
+	close(go[1]);
+	t0 = fl__bench_now_ns();
+	for (int i = 0; i < nchildren; i++)
+		reap(pids[i], "memory");
+	/* The children's exit closed every fence fd; the daemon notices each
+	 * hang-up and frees that fence. */
+	while ((dfds2 = count_fds(daemon_pid)) > dfds0 + 16 &&
+	       fl__bench_now_ns() - t0 < 30000000000u)
+		usleep(1000);
+	t1 = fl__bench_now_ns();
+	close(ready[0]);
+	free(pids);
+	setrlimit(RLIMIT_NOFILE, &saved);
+
+	delta = rss1 - rss0;
+	fl__bench_out("daemon_mem_fences", (double)count, "fences");
+	fl__bench_out("daemon_rss_before", rss0, "MiB");
+	fl__bench_out("daemon_rss_after", rss1, "MiB");
+	fl__bench_out("daemon_rss_delta", delta, "MiB");
+	fl__bench_out("daemon_rss_per_fence", delta * 1048576.0 / (double)count, "bytes");
+	if (dfds0 >= 0 && dfds1 >= 0)
+		fl__bench_out("daemon_fds_per_fence", (double)(dfds1 - dfds0) / (double)count,
+			      "fds");
+	/* The same number of bare socketpairs costs no user memory at all,
+	 * only kernel memory; the kernel's share is shown for scale. */
+	if (slab0 > 0 && slab1 > 0)
+		fl__bench_comment("kernel Slab grew by %.1f MiB system-wide (the fences' socket "
+				  "pairs, in the kernel, not in any RSS)",
+				  (double)(slab1 - slab0) / 1024.0);
+	if (dfds2 > dfds0 + 16)
+		fl__bench_comment("warning: 30 s after the holders exited the daemon still has %ld "
+				  "fds open (%ld before)",
+				  dfds2, dfds0);
+	else
+		fl__bench_out("daemon_release_per_fence", (double)(t1 - t0) / (double)count, "ns");
+	fl__bench_out("daemon_rss_delta_per_100k", delta * 100000.0 / (double)count, "MiB");
+	fl__bench_out("daemon_mem_target", MEM_TARGET_MIB, "MiB");
+	fl__bench_ratio("ratio_daemon_rss_delta_over_target", "daemon_rss_delta_per_100k",
+			"daemon_mem_target");
+	target("ratio_daemon_rss_delta_over_target", "<=", 1.0);
+}
+
+void fl__bench_daemon(void)
+{
+	int pid;
+
+	fl__bench_comment("section daemon: the fd API served by fencelined (daemon mode), "
+			  "against socketpairs, a bare request/reply and an eventfd");
+	pid = daemon_setup();
+	fl__bench_comment("daemon pid %d, socket in %s", pid, sock_dir);
+	/* Memory first, while the daemon's heap is fresh: later parts leave
+	 * freed memory behind that new fences would reuse unseen. */
+	part_memory(pid);
+	part_create();
+	part_requests();
+	part_wake();
+	part_throughput();
+	fl__bench_out("daemon_rss_end", (double)status_kib(pid, "VmRSS") / 1024.0, "MiB");
+	fl__bench_outf((double)count_fds(pid), "fds", "daemon_fds_end");
+	daemon_cleanup();
+}
