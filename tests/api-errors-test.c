@@ -196,6 +196,7 @@ static const struct fl_timeline_ops good_ops = { .driver_name = "good", .has_sig
 	  fl_fence_fd_get_info(fx->fence_fd, &fx->info, NULL, 4))                                 \
 	X(daemon_connect_answers, 1, fl_daemon_connect() > 0)                                     \
 	X(daemon_flush_returns, 0, (fl_daemon_flush(), 0))                                        \
+	X(daemon_disconnect_returns, 0, (fl_daemon_disconnect(), 0))                              \
 	/* sw_sync.h */                                                                           \
 	X(sw_sync_timeline_create_unknown_flag, -EINVAL,                                          \
 	  fl_sw_sync_timeline_create("x", 1u << 1, &fx->out_tl))                                  \

@@ -375,6 +375,11 @@ static void run_body(const struct fl_test *t)
 
 	t->run();
 
+	/* Its connection was counted, but not the fence fds it keeps ready since. */
+	if (fl_mode_get() == FL_MODE_DAEMON) {
+		fl_daemon_disconnect();
+		fl_daemon_connect();
+	}
 	/* The core closes its side of closed fds asynchronously: give it time. */
 	deadline = now_ms() + LEAK_GRACE_MS;
 	while ((count = fl_test_count_fds()) > base_count && now_ms() < deadline)

@@ -180,6 +180,19 @@ FL_EXPORT int fl_daemon_connect(void);
  */
 FL_EXPORT void fl_daemon_flush(void);
 
+/**
+ * fl_daemon_disconnect() - close this process's connection to the daemon
+ *
+ * To create fences without waiting, the library keeps a few fence fds ready
+ * (up to 32, handed out by the daemon, and close-on-exec), besides its one
+ * connection. This flushes (fl_daemon_flush()), then closes both, for a
+ * program that counts its fds (a leak check) or is about to lower its fd
+ * limit. Every fence and timeline fd stays valid: they live as long as
+ * their fds. The next call that needs the daemon connects again. Never
+ * fails; does nothing when not connected.
+ */
+FL_EXPORT void fl_daemon_disconnect(void);
+
 FL_END_DECLS
 
 #endif /* FENCELINE_SHARED_H */

@@ -42,7 +42,30 @@ static struct {
 	bool atfork_done;
 	atomic_bool unflushed; /* one-way requests sent since the last reply */
 	atomic_uint generation; /* bumped for every new connection */
-} conn = { PTHREAD_MUTEX_INITIALIZER, -1, 0, 0, 0, false, false, 0 };
+	/* Fence fds from POOL_FILL not made fences yet, oldest first. */
+	int pool[FL_PROTO_POOL_FILL_MAX];
+	unsigned int pool_head, pool_count;
+	uint32_t pool_slot; /* the daemon's slot number of pool[pool_head] */
+	unsigned int pool_batch; /* the next POOL_FILL's count */
+} conn = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
+
+/* Pooled fds belong to one connection: gone with it (and not inherited). */
+static void pool_drop_locked(void)
+{
+	for (; conn.pool_count; conn.pool_count--, conn.pool_head++)
+		close(conn.pool[conn.pool_head % FL_PROTO_POOL_FILL_MAX]);
+	conn.pool_head = 0;
+	conn.pool_slot = 0;
+	conn.pool_batch = 0;
+}
+
+/* The connection that answered this thread's last fl__client_call(). */
+static _Thread_local unsigned int answered_generation;
+
+unsigned int fl__client_answered_generation(void)
+{
+	return answered_generation;
+}
 
 unsigned int fl__client_generation(void)
 {
@@ -67,6 +90,7 @@ static void atfork_child(void)
 	if (conn.fd >= 0)
 		close(conn.fd);
 	conn.fd = -1;
+	pool_drop_locked();
 	pthread_mutex_unlock(&conn.lock);
 }
 
@@ -152,6 +176,56 @@ static int send_packet(int fd, const void *buf, size_t len, const int *fds, unsi
 	if (n < 0)
 		return -errno;
 	return n == (ssize_t)len ? 0 : -EPROTO;
+}
+
+/*
+ * Read one reply carrying up to @max fds, stored in @fds (*@ret_nfds of
+ * them). More fds than that, or a truncated packet, is -EPROTO with every
+ * fd closed.
+ */
+static int recv_packet_fds(int fd, void *buf, size_t cap, int *fds, unsigned int max,
+			   unsigned int *ret_nfds)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int) * FL_PROTO_POOL_FILL_MAX)];
+	} cbuf;
+	struct iovec iov = { .iov_base = buf, .iov_len = cap };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	unsigned int got = 0;
+	int extra = 0;
+	ssize_t n;
+
+	*ret_nfds = 0;
+	msg.msg_control = cbuf.buf;
+	msg.msg_controllen = sizeof(cbuf.buf);
+	do {
+		n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return errno == ECONNRESET || errno == EPIPE ? -ECONNRESET : -errno;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+			int x;
+
+			memcpy(&x, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (got < max)
+				fds[got++] = x;
+			else {
+				close(x);
+				extra = 1;
+			}
+		}
+	}
+	if (n == 0 || extra || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+		for (unsigned int i = 0; i < got; i++)
+			close(fds[i]);
+		return n == 0 ? -ECONNRESET : -EPROTO;
+	}
+	*ret_nfds = got;
+	return (int)n;
 }
 
 /* Read one reply; closes any fd it carries unless @ret_fd takes it. */
@@ -392,6 +466,7 @@ static void drop_locked(void)
 	if (conn.fd >= 0)
 		close(conn.fd);
 	conn.fd = -1;
+	pool_drop_locked();
 }
 
 int fl__client_call(uint32_t op, uint32_t flags, const void *body, size_t body_len, const int *fds,
@@ -449,8 +524,124 @@ retry:
 		goto out;
 	}
 	r = n;
+	answered_generation = atomic_load(&conn.generation);
 	/* Replies come in order: every earlier one-way request is done. */
 	atomic_store(&conn.unflushed, false);
+out:
+	pthread_mutex_unlock(&conn.lock);
+	return r;
+}
+
+/* Under conn.lock, connected: get more pooled fds (a round trip per batch). */
+static int pool_fill_locked(void)
+{
+	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_pool_reply)];
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_pool_fill b;
+	} req = { { FL_OP_POOL_FILL, 0, 0, sizeof(struct fl_msg_pool_fill) }, { 0, 0 } };
+	struct fl_msg_pool_reply rep;
+	int fds[FL_PROTO_POOL_FILL_MAX], r, n;
+	unsigned int nfds;
+
+	/* Start small (a process making one fence should not hold 32 fds), then grow. */
+	conn.pool_batch = conn.pool_batch ? FL_MIN(conn.pool_batch * 2, FL_PROTO_POOL_FILL_MAX) : 4;
+	req.b.count = conn.pool_batch;
+	req.h.seq = ++conn.seq;
+	r = send_packet(conn.fd, &req, sizeof(req), NULL, 0);
+	if (r < 0) {
+		drop_locked();
+		return r == -EPIPE || r == -ENOTCONN ? -ECONNRESET : r;
+	}
+	n = recv_packet_fds(conn.fd, reply, sizeof(reply), fds, FL_PROTO_POOL_FILL_MAX, &nfds);
+	if (n >= 0 && check_reply(reply, n, FL_OP_POOL_FILL, req.h.seq) < 0)
+		n = -EPROTO;
+	if (n < 0) {
+		for (unsigned int i = 0; i < nfds; i++)
+			close(fds[i]);
+		drop_locked();
+		return n;
+	}
+	atomic_store(&conn.unflushed, false);
+	r = fl__client_reply_status(reply);
+	if (r == 0 && n != (int)sizeof(reply))
+		r = -EPROTO;
+	if (r == 0) {
+		memcpy(&rep, reply + sizeof(struct fl_msg_hdr), sizeof(rep));
+		if (rep.count != nfds || !nfds || rep.first != conn.pool_slot + conn.pool_count)
+			r = -EPROTO;
+	}
+	if (r < 0) {
+		for (unsigned int i = 0; i < nfds; i++)
+			close(fds[i]);
+		if (r == -EPROTO)
+			drop_locked();
+		return r;
+	}
+	for (unsigned int i = 0; i < nfds; i++)
+		conn.pool[(conn.pool_head + conn.pool_count + i) % FL_PROTO_POOL_FILL_MAX] = fds[i];
+	conn.pool_count += nfds;
+	return 0;
+}
+
+int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t value,
+			 const char *name, bool reply_wanted, int *ret_fd)
+{
+	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_reply)];
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_fence_new b;
+	} req = { { FL_OP_FENCE_NEW, reply_wanted ? FL_MSG_F_REPLY : 0, 0,
+		    sizeof(struct fl_msg_fence_new) },
+		  { .value = value, .handle = handle } };
+	int r, n, fd;
+
+	fl__name_copy(req.b.name, sizeof(req.b.name), name);
+	pthread_mutex_lock(&conn.lock);
+	/* The handle is from the connection of that generation only. */
+	if (conn.fd < 0 || atomic_load(&conn.generation) != generation) {
+		r = -ESTALE;
+		goto out;
+	}
+	if (!conn.pool_count) {
+		r = pool_fill_locked();
+		if (r < 0)
+			goto out;
+	}
+	fd = conn.pool[conn.pool_head % FL_PROTO_POOL_FILL_MAX];
+	req.b.slot = conn.pool_slot;
+	req.h.seq = ++conn.seq;
+	r = send_packet(conn.fd, &req, sizeof(req), NULL, 0);
+	if (r < 0) {
+		drop_locked();
+		r = r == -EPIPE || r == -ENOTCONN ? -ECONNRESET : r;
+		goto out;
+	}
+	conn.pool_head++;
+	conn.pool_count--;
+	conn.pool_slot++;
+	if (!reply_wanted) {
+		if (!atomic_load(&conn.unflushed))
+			fl__fd_set_settle_hook(fl__client_flush);
+		atomic_store(&conn.unflushed, true);
+		*ret_fd = fd;
+		goto out;
+	}
+	n = recv_packet(conn.fd, reply, sizeof(reply), NULL);
+	if (n >= 0 && check_reply(reply, n, FL_OP_FENCE_NEW, req.h.seq) < 0)
+		n = -EPROTO;
+	if (n < 0) {
+		close(fd);
+		drop_locked();
+		r = n;
+		goto out;
+	}
+	atomic_store(&conn.unflushed, false);
+	r = fl__client_reply_status(reply);
+	if (r < 0)
+		close(fd);
+	else
+		*ret_fd = fd;
 out:
 	pthread_mutex_unlock(&conn.lock);
 	return r;
@@ -477,6 +668,14 @@ void fl__client_flush(void)
 		if (n < 0 || check_reply(reply, n, FL_OP_PING, h.seq) < 0)
 			drop_locked();
 	}
+	atomic_store(&conn.unflushed, false);
+	pthread_mutex_unlock(&conn.lock);
+}
+
+void fl__client_disconnect(void)
+{
+	pthread_mutex_lock(&conn.lock);
+	drop_locked();
 	atomic_store(&conn.unflushed, false);
 	pthread_mutex_unlock(&conn.lock);
 }

@@ -6,6 +6,7 @@
 #ifndef FL_CLIENT_H
 #define FL_CLIENT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,10 +43,33 @@ int32_t fl__client_reply_status(const void *reply);
  */
 void fl__client_flush(void);
 
+/*
+ * fl__client_fence_new() - make a fence of a bound timeline from a pooled fd
+ * @generation: fl__client_generation() when @handle was bound
+ * @handle: from TIMELINE_BIND on that connection
+ * @reply_wanted: wait for the daemon's answer; else one-way, and the fd
+ *	carries any failure as its status
+ * @ret_fd: the fence fd, the caller's
+ *
+ * Return: 0; -ESTALE when the connection of @generation is gone (bind
+ * again); a connection error; with @reply_wanted, the daemon's error.
+ */
+int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t value,
+			 const char *name, bool reply_wanted, int *ret_fd);
+
 /* Changes whenever this process's connection (so maybe its daemon) changes. */
 unsigned int fl__client_generation(void);
 
 /* Connect if needed; the daemon's pid (> 0) or a negative errno. */
 int fl__client_daemon_pid(void);
+
+/* Close the connection and the pooled fence fds (the next call reconnects). */
+void fl__client_disconnect(void);
+
+/*
+ * The generation of the connection that answered the calling thread's last
+ * successful fl__client_call(): what a handle in that answer belongs to.
+ */
+unsigned int fl__client_answered_generation(void);
 
 #endif /* FL_CLIENT_H */

@@ -82,7 +82,7 @@ static _Atomic uint64_t tl_cache[TL_CACHE_SIZE];
  * that a new daemon starts with an empty cache. 0 for anything that is not
  * an open socket (*ret_err says which: -EBADF or -ENOTTY).
  */
-static uint64_t fd_key_err(int fd, int *ret_err)
+static uint64_t fd_key_gen(int fd, unsigned int generation, int *ret_err)
 {
 	dev_t dev;
 	ino_t ino;
@@ -94,8 +94,13 @@ static uint64_t fd_key_err(int fd, int *ret_err)
 		return 0;
 	}
 	return (((uint64_t)ino * 0x9e3779b97f4a7c15ull) ^ (uint64_t)dev ^
-		((uint64_t)fl__client_generation() * 0xbf58476d1ce4e5b9ull)) |
+		((uint64_t)generation * 0xbf58476d1ce4e5b9ull)) |
 	       1;
+}
+
+static uint64_t fd_key_err(int fd, int *ret_err)
+{
+	return fd_key_gen(fd, fl__client_generation(), ret_err);
 }
 
 static uint64_t fd_key(int fd)
@@ -103,25 +108,62 @@ static uint64_t fd_key(int fd)
 	return fd_key_err(fd, NULL);
 }
 
-static void tl_cache_add(uint64_t key)
+/*
+ * An entry is the key's upper 48 bits and, below them, the timeline's
+ * handle on this connection plus one (0: known, not bound). Handles are
+ * below FL_PROTO_MAX_HANDLES, which fits.
+ */
+#define TL_HANDLE_BITS 16
+#define TL_TAG(key)    ((key) & ~((1ull << TL_HANDLE_BITS) - 1))
+_Static_assert(FL_PROTO_MAX_HANDLES < (1u << TL_HANDLE_BITS) - 1, "handle fits an entry");
+
+static _Atomic uint64_t *tl_slot(uint64_t key)
 {
-	if (key)
-		atomic_store_explicit(&tl_cache[(key >> 32) % TL_CACHE_SIZE], key,
-				      memory_order_relaxed);
+	return &tl_cache[(key >> 32) % TL_CACHE_SIZE];
+}
+
+/* @handle: the timeline's handle, or UINT32_MAX when the daemon gave none. */
+static void tl_cache_add(uint64_t key, uint32_t handle)
+{
+	uint64_t old;
+
+	if (!key)
+		return;
+	old = atomic_load_explicit(tl_slot(key), memory_order_relaxed);
+	if (handle >= FL_PROTO_MAX_HANDLES) {
+		if (TL_TAG(old) == TL_TAG(key))
+			return; /* known already, maybe with a handle: keep it */
+		handle = UINT32_MAX;
+	}
+	atomic_store_explicit(tl_slot(key), TL_TAG(key) | (uint64_t)(handle + 1),
+			      memory_order_relaxed);
 }
 
 static bool tl_cache_has(uint64_t key)
 {
-	return key && atomic_load_explicit(&tl_cache[(key >> 32) % TL_CACHE_SIZE],
-					   memory_order_relaxed) == key;
+	return key && TL_TAG(atomic_load_explicit(tl_slot(key), memory_order_relaxed)) ==
+			      TL_TAG(key);
+}
+
+/* The timeline's handle on this connection, if the cache has one. */
+static bool tl_cache_handle(uint64_t key, uint32_t *ret)
+{
+	uint64_t e = key ? atomic_load_explicit(tl_slot(key), memory_order_relaxed) : 0;
+	uint32_t low = (uint32_t)(e & ((1ull << TL_HANDLE_BITS) - 1));
+
+	if (!key || TL_TAG(e) != TL_TAG(key) || !low)
+		return false;
+	*ret = low - 1;
+	return true;
 }
 
 FL_EXPORT int fl_timeline_fd_create(const char *name, unsigned int flags, int *ret_fd)
 {
 	struct fl_msg_timeline_create body = { .flags = flags };
-	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_reply)];
+	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_bind_reply)];
+	struct fl_msg_bind_reply bound;
 	struct fl_timeline *tl;
-	int r, fd;
+	int r, n, fd;
 
 	fl_return_if(!ret_fd || (flags & ~(unsigned int)FL_SW_SYNC_32BIT), -EINVAL);
 	if (fl_mode_get() == FL_MODE_IN_PROCESS) {
@@ -137,14 +179,18 @@ FL_EXPORT int fl_timeline_fd_create(const char *name, unsigned int flags, int *r
 			    sizeof(reply), &fd);
 	if (r < 0)
 		return r;
+	n = r;
 	r = fl__client_reply_status(reply);
 	if (r < 0) {
 		fl__close(fd);
 		return r;
 	}
-	if (fd < 0)
+	if (fd < 0 || n != (int)sizeof(reply)) {
+		fl__close(fd);
 		return -EPROTO;
-	tl_cache_add(fd_key(fd));
+	}
+	memcpy(&bound, reply + sizeof(struct fl_msg_hdr), sizeof(bound));
+	tl_cache_add(fd_key_gen(fd, fl__client_answered_generation(), NULL), bound.handle);
 	*ret_fd = fd;
 	return 0;
 }
@@ -188,7 +234,7 @@ FL_EXPORT int fl_timeline_fd_inc(int timeline_fd, uint64_t count)
 	if (r >= 0)
 		r = fl__client_reply_status(reply);
 	if (r == 0)
-		tl_cache_add(key);
+		tl_cache_add(key, UINT32_MAX);
 	return refine(timeline_fd, r);
 }
 
@@ -224,59 +270,68 @@ FL_EXPORT int fl_timeline_fd_get_value(int timeline_fd, uint64_t *ret_value)
 
 FL_EXPORT int fl_fence_fd_create(int timeline_fd, uint64_t value, const char *name, int *ret_fd)
 {
-	struct fl_msg_fence_create body = { .value = value };
-	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_reply)];
+	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_bind_reply)];
+	struct fl_msg_bind_reply bound;
 	struct fl_timeline *tl;
 	struct fl_fence *f;
-	int r, sv[2], fds[3], oneway;
+	unsigned int generation;
+	uint32_t handle;
 	uint64_t key;
+	int r;
 
 	fl_return_if(!ret_fd, -EINVAL);
 	fl_return_if(timeline_fd < 0, -EBADF);
-	key = fd_key_err(timeline_fd, &r);
+	generation = fl__client_generation();
+	key = fd_key_gen(timeline_fd, generation, &r);
 	if (!key)
 		return r; /* not a socket: no fenceline fd */
-	/* A timeline this connection's daemon knows: the one-way fast path. */
-	oneway = tl_cache_has(key);
-	if (!oneway) {
-		r = local_timeline(timeline_fd, &tl);
-		if (r == 0) {
-			r = fl_sw_sync_fence_create(tl, value, name ? name : "", &f);
-			fl_timeline_unref(tl);
-			if (r < 0)
-				return r;
-			r = fl_fence_export_fd(f, ret_fd);
-			fl_fence_unref(f);
+	/*
+	 * A timeline bound on this connection: one message, no fds, no wait;
+	 * the daemon's answer arrives as the fence's status.
+	 */
+	if (tl_cache_handle(key, &handle)) {
+		r = fl__client_fence_new(generation, handle, value, name ? name : "", false, ret_fd);
+		if (r != -ESTALE)
+			return r < 0 ? refine(timeline_fd, r) : 0;
+	}
+	r = local_timeline(timeline_fd, &tl);
+	if (r == 0) {
+		r = fl_sw_sync_fence_create(tl, value, name ? name : "", &f);
+		fl_timeline_unref(tl);
+		if (r < 0)
 			return r;
-		}
-		if (r != -ENOTTY)
-			return r == -EINVAL ? -ENOTTY : r;
-		/* The fence would only fail later; say now that its daemon is gone. */
-		if (dead_daemon_fd(timeline_fd))
-			return -ECONNRESET;
-	}
-	fl__name_copy(body.name, sizeof(body.name), name ? name : "");
-	r = fl__socketpair_cloexec(sv);
-	if (r < 0)
+		r = fl_fence_export_fd(f, ret_fd);
+		fl_fence_unref(f);
 		return r;
-	fds[0] = timeline_fd;
-	fds[1] = sv[0];
-	fds[2] = sv[1];
-	/* One-way: the daemon's answer arrives as the fence's status. */
-	r = fl__client_call(FL_OP_FENCE_CREATE, oneway ? 0 : FL_MSG_F_REPLY, &body, sizeof(body),
-			    fds, 3, oneway, reply, sizeof(reply), NULL);
-	if (r > 0) {
+	}
+	if (r != -ENOTTY)
+		return r == -EINVAL ? -ENOTTY : r;
+	/* The fence would only fail later; say now that its daemon is gone. */
+	if (dead_daemon_fd(timeline_fd))
+		return -ECONNRESET;
+	/*
+	 * First use on this connection: bind (sending the fd proves we hold
+	 * it), then create waiting for the answer, so that a wrong fd or value
+	 * fails right away like the kernel's ioctl.
+	 */
+	r = fl__client_call(FL_OP_TIMELINE_BIND, 0, NULL, 0, &timeline_fd, 1, 0, reply,
+			    sizeof(reply), NULL);
+	if (r >= 0) {
+		int n = r;
+
 		r = fl__client_reply_status(reply);
-		if (r == 0)
-			tl_cache_add(key);
+		if (r == 0 && n != (int)sizeof(reply))
+			r = -EPROTO;
 	}
-	fl__close(sv[0]);
-	if (r < 0) {
-		fl__close(sv[1]);
+	if (r < 0)
 		return r == -EBADF ? -EBADF : refine(timeline_fd, r);
-	}
-	*ret_fd = sv[1];
-	return 0;
+	memcpy(&bound, reply + sizeof(struct fl_msg_hdr), sizeof(bound));
+	generation = fl__client_answered_generation();
+	tl_cache_add(fd_key_gen(timeline_fd, generation, NULL), bound.handle);
+	r = fl__client_fence_new(generation, bound.handle, value, name ? name : "", true, ret_fd);
+	if (r == -ESTALE)
+		r = -ECONNRESET; /* the connection went away in between */
+	return r < 0 ? refine(timeline_fd, r) : 0;
 }
 
 FL_EXPORT int fl_fence_fd_merge(int fd1, int fd2, const char *name, unsigned int flags, int *ret_fd)
@@ -416,4 +471,10 @@ FL_EXPORT int fl_daemon_connect(void)
 FL_EXPORT void fl_daemon_flush(void)
 {
 	fl__client_flush();
+}
+
+FL_EXPORT void fl_daemon_disconnect(void)
+{
+	fl__client_flush();
+	fl__client_disconnect();
 }

@@ -672,11 +672,71 @@ static int check_pair(int sink, int user)
 	return 0;
 }
 
+int fl__timeline_from_key(dev_t dev, ino_t ino, struct fl_timeline **ret)
+{
+	struct fl__sink *s;
+	int r = -ENOENT;
+
+	pthread_mutex_lock(&sink_lock);
+	s = hash_find(dev, ino);
+	if (s && s->kind == SINK_TIMELINE && s->fd >= 0) {
+		*ret = fl_timeline_ref(s->tl);
+		r = 0;
+	}
+	pthread_mutex_unlock(&sink_lock);
+	return r;
+}
+
+/* Register @s (dev/ino set) as @f's sink @sink; @user only sizes the fd table. */
+static int adopt_sink(struct fl_fence *f, struct fl__sink *s, int sink, int user,
+		      fl__host_release_fn release, void *owner)
+{
+	bool link;
+	int r;
+
+	s->kind = SINK_FENCE;
+	s->strong = true;
+	s->fence = fl_fence_ref(f);
+	s->release = release;
+	s->owner = owner;
+	fl__fence_status(f);
+	r = sink_register(s, sink, user);
+	if (r < 0) {
+		fl_fence_unref(f);
+		return r;
+	}
+	pthread_mutex_lock(&f->lock);
+	link = attach_locked(f, s, true);
+	pthread_mutex_unlock(&f->lock);
+	if (link)
+		fl__fence_link_members(f);
+	return 0;
+}
+
+int fl__fence_adopt_sink(struct fl_fence *f, int sink, dev_t dev, ino_t ino,
+			 fl__host_release_fn release, void *owner)
+{
+	struct fl__sink *s = calloc(1, sizeof(*s));
+	int r = s ? 0 : -ENOMEM;
+
+	if (s) {
+		s->dev = dev;
+		s->ino = ino;
+		r = adopt_sink(f, s, sink, sink, release, owner);
+	}
+	if (r < 0) {
+		free(s);
+		fl__fd_pair_fail(sink, r);
+		return r;
+	}
+	FL_LOG("fd", "adopted pooled fence fd pair (core end %d)", sink);
+	return 0;
+}
+
 int fl__fence_adopt_fds(struct fl_fence *f, int sink, int user, fl__host_release_fn release,
 			void *owner)
 {
 	struct fl__sink *s;
-	bool link;
 	int r;
 
 	if (!f || sink < 0 || user < 0) {
@@ -691,24 +751,10 @@ int fl__fence_adopt_fds(struct fl_fence *f, int sink, int user, fl__host_release
 	r = fl__fd_inode(user, &s->dev, &s->ino);
 	if (r == 0)
 		r = check_pair(sink, user);
+	if (r == 0)
+		r = adopt_sink(f, s, sink, user, release, owner);
 	if (r < 0)
 		goto fail;
-	s->kind = SINK_FENCE;
-	s->strong = true;
-	s->fence = fl_fence_ref(f);
-	s->release = release;
-	s->owner = owner;
-	fl__fence_status(f);
-	r = sink_register(s, sink, user);
-	if (r < 0) {
-		fl_fence_unref(f);
-		goto fail;
-	}
-	pthread_mutex_lock(&f->lock);
-	link = attach_locked(f, s, true);
-	pthread_mutex_unlock(&f->lock);
-	if (link)
-		fl__fence_link_members(f);
 	FL_LOG("fd", "adopted fence fd pair (core end %d)", sink);
 	fl__close(user);
 	return 0;

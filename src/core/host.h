@@ -9,6 +9,7 @@
 #define FL_CORE_HOST_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include <fenceline/fence.h>
 #include <fenceline/timeline.h>
@@ -35,6 +36,29 @@ typedef void (*fl__host_release_fn)(void *owner);
  */
 int fl__fence_adopt_fds(struct fl_fence *f, int sink, int user, fl__host_release_fn release,
 			void *owner);
+
+/*
+ * fl__fence_adopt_sink() - fl__fence_adopt_fds() for a pair the host made
+ * itself, so there is nothing to check
+ * @sink: the end the core keeps (ownership passes to the core)
+ * @dev, @ino: the inode of the other end, which the host gave out
+ *
+ * On failure the error is written to @sink before it is closed, so the
+ * other end reads as a fence that failed with it.
+ * Return: 0, -ENOMEM, -EEXIST (the inode is already a fenceline fd), or an
+ * epoll_ctl() error.
+ */
+int fl__fence_adopt_sink(struct fl_fence *f, int sink, dev_t dev, ino_t ino,
+			 fl__host_release_fn release, void *owner);
+
+/*
+ * fl__timeline_from_key() - the timeline whose fd has inode (@dev, @ino)
+ *
+ * fl_timeline_from_fd() for a host that remembers a client's timeline by
+ * inode instead of receiving the fd each time. The caller owns the
+ * reference. Return: 0, or -ENOENT when no live timeline fd has that inode.
+ */
+int fl__timeline_from_key(dev_t dev, ino_t ino, struct fl_timeline **ret);
 
 /*
  * fl__timeline_export_fd_tracked() - fl_timeline_export_fd() with a

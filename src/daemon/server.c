@@ -41,6 +41,21 @@ struct client {
 	bool greeted;
 	atomic_int refs; /* the connection, plus one per live object it made */
 	atomic_int timelines, fences; /* live objects it made */
+	/* TIMELINE_BIND: handle -> the timeline fd's inode and the timeline's id. */
+	struct handle {
+		dev_t dev;
+		ino_t ino;
+		uint64_t id;
+	} *handles;
+	uint32_t nhandles, handles_cap;
+	/* POOL_FILL: socket pairs handed out, sinks kept here, oldest first. */
+	struct pooled {
+		int sink;
+		dev_t dev;
+		ino_t ino;
+	} pool[FL_PROTO_POOL_MAX];
+	uint32_t pool_head, pool_count; /* pool[head % MAX] holds slot pool_slot */
+	uint32_t pool_slot; /* the slot number of the oldest pooled fd */
 	struct client *prev, *next;
 };
 
@@ -102,6 +117,12 @@ static void disconnect(struct client *c, const char *why)
 	epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	c->fd = -1;
+	/* Pooled fds it never used read as the connection's end. */
+	for (; c->pool_count; c->pool_count--, c->pool_head++)
+		close(c->pool[c->pool_head % FL_PROTO_POOL_MAX].sink);
+	free(c->handles);
+	c->handles = NULL;
+	c->nhandles = c->handles_cap = 0;
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -126,29 +147,29 @@ static void bury_zombies(void)
 }
 
 /* Send one reply packet. false: the client is gone or not reading; drop it. */
-static bool reply_send(struct client *c, const struct fl_msg_hdr *req, const void *body, size_t len,
-		       int fd)
+static bool reply_send_fds(struct client *c, const struct fl_msg_hdr *req, const void *body,
+			   size_t len, const int *fds, unsigned int nfds)
 {
 	union {
 		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(sizeof(int) * FL_PROTO_POOL_FILL_MAX)];
 	} cbuf;
 	struct fl_msg_hdr h = { req->op | FL_OP_REPLY, 0, req->seq, (uint32_t)len };
 	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)body, len } };
 	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2 };
 	ssize_t n;
 
-	if (fd >= 0) {
+	if (nfds) {
 		struct cmsghdr *cm;
 
 		memset(&cbuf, 0, sizeof(cbuf));
 		msg.msg_control = cbuf.buf;
-		msg.msg_controllen = sizeof(cbuf.buf);
+		msg.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
 		cm = CMSG_FIRSTHDR(&msg);
 		cm->cmsg_level = SOL_SOCKET;
 		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
 	}
 	do {
 		n = sendmsg(c->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -157,6 +178,12 @@ static bool reply_send(struct client *c, const struct fl_msg_hdr *req, const voi
 		return true;
 	disconnect(c, n < 0 && errno == EAGAIN ? "does not read its replies" : NULL);
 	return false;
+}
+
+static bool reply_send(struct client *c, const struct fl_msg_hdr *req, const void *body, size_t len,
+		       int fd)
+{
+	return reply_send_fds(c, req, body, len, &fd, fd >= 0 ? 1 : 0);
 }
 
 static bool reply_status(struct client *c, const struct fl_msg_hdr *req, int status)
@@ -175,6 +202,7 @@ static bool reject(struct client *c, const struct fl_msg_hdr *req, int status, c
 }
 
 static void client_readable(struct client *c, int max);
+static int bind_handle(struct client *c, int fd, uint64_t id);
 static int fence_of(struct client *c, int fd, struct fl_fence **ret);
 
 /* The sw_sync timeline behind a client's fd, or -ENOTTY as the kernel would say. */
@@ -203,6 +231,7 @@ static bool op_hello(struct client *c, const struct fl_proto_request *q)
 
 static bool op_timeline_create(struct client *c, const struct fl_proto_request *q)
 {
+	struct fl_msg_bind_reply rep = { { 0, 0 }, UINT32_MAX, 0 };
 	struct fl_timeline *tl;
 	int r, fd = -1;
 	bool ok;
@@ -217,12 +246,17 @@ static bool op_timeline_create(struct client *c, const struct fl_proto_request *
 		if (r < 0) {
 			atomic_fetch_sub(&c->timelines, 1);
 			atomic_fetch_sub(&c->refs, 1);
+		} else {
+			/* Bound already, so its first fence needs no TIMELINE_BIND. */
+			int h = bind_handle(c, fd, fl_timeline_get_id(tl));
+
+			if (h >= 0)
+				rep.handle = (uint32_t)h;
 		}
 		fl_timeline_unref(tl); /* the fd is the only handle */
 	}
 	if (r < 0)
 		return reply_status(c, &q->hdr, r);
-	struct fl_msg_reply rep = { 0, 0 };
 
 	ok = reply_send(c, &q->hdr, &rep, sizeof(rep), fd);
 	close(fd); /* the client's copy (if it got one) is the handle now */
@@ -308,6 +342,158 @@ static bool op_fence_create(struct client *c, const struct fl_proto_request *q, 
 		fds[1] = -1;
 	}
 	/* A one-way create has its answer in the fence fd: a reply would be unexpected. */
+	if (q->hdr.flags & FL_MSG_F_REPLY)
+		return reply_status(c, &q->hdr, r);
+	return true;
+}
+
+/*
+ * TIMELINE_BIND: remember the timeline behind @fds[0] for this connection,
+ * so that FENCE_NEW can name it without sending the fd. The client proved
+ * it holds the timeline by sending it; the handle names the fd's inode and
+ * the timeline's id, so it never stands for another timeline later.
+ */
+static int bind_handle(struct client *c, int fd, uint64_t id)
+{
+	struct fl_timeline *tl;
+	dev_t dev;
+	ino_t ino;
+	uint32_t i;
+	int r = fl__fd_inode(fd, &dev, &ino);
+
+	if (r < 0)
+		return r;
+	for (i = 0; i < c->nhandles; i++)
+		if (c->handles[i].ino == ino && c->handles[i].dev == dev)
+			break;
+	if (i == c->nhandles) {
+		/* A slot whose timeline is gone is reused first. */
+		for (i = 0; i < c->nhandles; i++)
+			if (fl__timeline_from_key(c->handles[i].dev, c->handles[i].ino, &tl) < 0)
+				break;
+			else
+				fl_timeline_unref(tl);
+	}
+	if (i == c->handles_cap) {
+		uint32_t cap = c->handles_cap ? c->handles_cap * 2 : 16;
+		struct handle *h;
+
+		if (cap > FL_PROTO_MAX_HANDLES)
+			return -EMFILE;
+		h = realloc(c->handles, cap * sizeof(*h));
+		if (!h)
+			return -ENOMEM;
+		c->handles = h;
+		c->handles_cap = cap;
+	}
+	if (i == c->nhandles)
+		c->nhandles++;
+	c->handles[i] = (struct handle){ dev, ino, id };
+	return (int)i;
+}
+
+static bool op_timeline_bind(struct client *c, const struct fl_proto_request *q, int *fds)
+{
+	struct fl_msg_bind_reply rep = { { 0, 0 }, 0, 0 };
+	struct fl_timeline *tl;
+	uint64_t id;
+	int r = timeline_of(fds[0], &tl);
+
+	if (r < 0)
+		return reply_status(c, &q->hdr, r);
+	id = fl_timeline_get_id(tl);
+	fl_timeline_unref(tl);
+	r = bind_handle(c, fds[0], id);
+	if (r < 0)
+		return reply_status(c, &q->hdr, r);
+	rep.handle = (uint32_t)r;
+	return reply_send(c, &q->hdr, &rep, sizeof(rep), -1);
+}
+
+/* POOL_FILL: hand out socket pairs that FENCE_NEW makes fences of later. */
+static bool op_pool_fill(struct client *c, const struct fl_proto_request *q)
+{
+	struct fl_msg_pool_reply rep = { { 0, 0 }, c->pool_slot + c->pool_count, 0 };
+	int user[FL_PROTO_POOL_FILL_MAX];
+	uint32_t want = q->u.pool_fill.count, n = 0;
+	bool alive;
+	int r = 0;
+
+	if (want > FL_PROTO_POOL_MAX - c->pool_count)
+		return reply_status(c, &q->hdr, -ENOSPC);
+	for (; n < want; n++) {
+		struct pooled *p = &c->pool[(c->pool_head + c->pool_count + n) % FL_PROTO_POOL_MAX];
+		int sv[2];
+
+		r = fl__socketpair_cloexec(sv);
+		if (r == 0) {
+			r = fl__fd_inode(sv[1], &p->dev, &p->ino);
+			if (r < 0) {
+				close(sv[0]);
+				close(sv[1]);
+			}
+		}
+		if (r < 0)
+			break;
+		p->sink = sv[0];
+		user[n] = sv[1];
+	}
+	/* Out of fds after a few: hand out what we have. */
+	if (n == 0)
+		return reply_status(c, &q->hdr, r);
+	rep.count = n;
+	alive = reply_send_fds(c, &q->hdr, &rep, sizeof(rep), user, n);
+	for (uint32_t i = 0; i < n; i++)
+		close(user[i]);
+	if (!alive) {
+		for (uint32_t i = 0; i < n; i++)
+			close(c->pool[(c->pool_head + c->pool_count + i) % FL_PROTO_POOL_MAX].sink);
+		return false;
+	}
+	c->pool_count += n;
+	return true;
+}
+
+/* FENCE_NEW: the oldest pooled fd becomes a fence of a bound timeline. */
+static bool op_fence_new(struct client *c, const struct fl_proto_request *q)
+{
+	const struct fl_msg_fence_new *b = &q->u.fence_new;
+	struct fl_timeline *tl = NULL;
+	struct fl_fence *f;
+	struct pooled p;
+	int r;
+
+	if (!c->pool_count || b->slot != c->pool_slot)
+		return reject(c, &q->hdr, -EBADMSG, "FENCE_NEW names a slot it was not given");
+	p = c->pool[c->pool_head % FL_PROTO_POOL_MAX];
+	c->pool_head++;
+	c->pool_count--;
+	c->pool_slot++;
+	if (b->handle >= c->nhandles) {
+		fl__fd_pair_fail(p.sink, -EBADMSG);
+		return reject(c, &q->hdr, -EBADMSG, "FENCE_NEW names a timeline it did not bind");
+	}
+	r = fl__timeline_from_key(c->handles[b->handle].dev, c->handles[b->handle].ino, &tl);
+	if (r == 0 && fl_timeline_get_id(tl) != c->handles[b->handle].id)
+		r = -ENOENT; /* another timeline has that inode now */
+	if (r == 0 && (unsigned int)atomic_load(&c->fences) >= cfg.max_fences)
+		r = -EMFILE;
+	if (r == 0)
+		r = fl_sw_sync_fence_create(tl, b->value, b->name, &f);
+	if (tl)
+		fl_timeline_unref(tl);
+	if (r == 0) {
+		atomic_fetch_add(&c->refs, 1);
+		atomic_fetch_add(&c->fences, 1);
+		r = fl__fence_adopt_sink(f, p.sink, p.dev, p.ino, release_fence, c);
+		fl_fence_unref(f);
+		if (r < 0) {
+			atomic_fetch_sub(&c->fences, 1);
+			atomic_fetch_sub(&c->refs, 1);
+		}
+	} else {
+		fl__fd_pair_fail(p.sink, r);
+	}
 	if (q->hdr.flags & FL_MSG_F_REPLY)
 		return reply_status(c, &q->hdr, r);
 	return true;
@@ -441,6 +627,12 @@ static bool dispatch(struct client *c, const struct fl_proto_request *q, int *fd
 		return op_fence_merge(c, q, fds);
 	case FL_OP_FENCE_INFO:
 		return op_fence_info(c, q, fds);
+	case FL_OP_TIMELINE_BIND:
+		return op_timeline_bind(c, q, fds);
+	case FL_OP_POOL_FILL:
+		return op_pool_fill(c, q);
+	case FL_OP_FENCE_NEW:
+		return op_fence_new(c, q);
 	default: /* FL_OP_PING */
 		return reply_status(c, &q->hdr, 0);
 	}

@@ -14,9 +14,10 @@ _Static_assert(sizeof(struct fl_msg_hdr) == 16, "wire layout");
 _Static_assert(sizeof(struct fl_msg_timeline_create) == 40, "wire layout");
 _Static_assert(sizeof(struct fl_msg_fence_create) == 40, "wire layout");
 _Static_assert(sizeof(struct fl_msg_fence_merge) == 40, "wire layout");
+_Static_assert(sizeof(struct fl_msg_fence_new) == 48, "wire layout");
 _Static_assert(sizeof(struct fl_msg_point) == 96, "wire layout");
 _Static_assert(sizeof(struct fl_msg_info_reply) == 64, "wire layout");
-_Static_assert(sizeof(struct fl_msg_hdr) + 40 <= FL_PROTO_MAX_REQUEST, "largest request fits");
+_Static_assert(sizeof(struct fl_msg_hdr) + 48 <= FL_PROTO_MAX_REQUEST, "largest request fits");
 
 /* Mirrors of public flag values; protocol.h must not need the public headers. */
 #define SW_SYNC_32BIT  1u
@@ -35,6 +36,9 @@ static const struct {
 	[FL_OP_FENCE_MERGE] = { "FENCE_MERGE", sizeof(struct fl_msg_fence_merge), 4 },
 	[FL_OP_FENCE_INFO] = { "FENCE_INFO", sizeof(struct fl_msg_fence_info), 1 },
 	[FL_OP_PING] = { "PING", 0, 0 },
+	[FL_OP_TIMELINE_BIND] = { "TIMELINE_BIND", 0, 1 },
+	[FL_OP_POOL_FILL] = { "POOL_FILL", sizeof(struct fl_msg_pool_fill), 0 },
+	[FL_OP_FENCE_NEW] = { "FENCE_NEW", sizeof(struct fl_msg_fence_new), 0 },
 };
 
 static int known(uint32_t op)
@@ -88,6 +92,13 @@ static int check_body(struct fl_proto_request *r)
 		if (r->u.fence_info.max > FL_PROTO_MAX_INFO_POINTS)
 			return -EINVAL;
 		return 0;
+	case FL_OP_POOL_FILL:
+		if (!r->u.pool_fill.count || r->u.pool_fill.count > FL_PROTO_POOL_FILL_MAX ||
+		    r->u.pool_fill.pad)
+			return -EINVAL;
+		return 0;
+	case FL_OP_FENCE_NEW:
+		return name_ok(r->u.fence_new.name) ? 0 : -EINVAL;
 	default:
 		/* TIMELINE_INC: any count is valid, like SW_SYNC_IOC_INC's u32. */
 		return 0;
@@ -111,7 +122,9 @@ int fl__proto_decode_request(const void *buf, size_t len, unsigned int nfds, int
 		return -EOPNOTSUPP;
 	if (ret->hdr.len != (uint32_t)ops[ret->hdr.op].size)
 		return -EPROTO;
-	allowed_flags = ret->hdr.op == FL_OP_FENCE_CREATE ? FL_MSG_F_REPLY : 0;
+	allowed_flags = ret->hdr.op == FL_OP_FENCE_CREATE || ret->hdr.op == FL_OP_FENCE_NEW ?
+				FL_MSG_F_REPLY :
+				0;
 	if (ret->hdr.flags & ~allowed_flags)
 		return -EINVAL;
 	if (nfds != (unsigned int)ops[ret->hdr.op].nfds)

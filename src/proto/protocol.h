@@ -8,8 +8,8 @@
  * packet: a 16-byte header, an op-specific body of exactly the size the op
  * defines, and up to FL_PROTO_MAX_FDS descriptors as SCM_RIGHTS. Integers
  * are host byte order (the peers share a machine). Requests are answered in
- * order, each reply echoing the request's seq; FENCE_CREATE is one-way
- * unless it sets FL_MSG_F_REPLY.
+ * order, each reply echoing the request's seq; FENCE_CREATE and FENCE_NEW
+ * are one-way unless they set FL_MSG_F_REPLY.
  *
  * Private to src/: the daemon, the client and the fuzz target include it.
  */
@@ -19,24 +19,32 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FL_PROTO_VERSION  1
+#define FL_PROTO_VERSION  2
 #define FL_PROTO_NAME_LEN 32
 #define FL_PROTO_MAX_FDS  4
 /* The largest request; replies may be up to FL_PROTO_MAX_REPLY. */
 #define FL_PROTO_MAX_REQUEST 64
+/* Fence fds per POOL_FILL reply, and pooled per client at most. */
+#define FL_PROTO_POOL_FILL_MAX 32
+#define FL_PROTO_POOL_MAX      64
+/* Timelines a client may bind (TIMELINE_BIND handles). */
+#define FL_PROTO_MAX_HANDLES 4096
 /* Points per FENCE_INFO reply: keeps a reply well inside a socket buffer. */
 #define FL_PROTO_MAX_INFO_POINTS 64
 
 enum fl_proto_op {
 	FL_OP_HELLO = 1, /* body hello; reply hello_reply */
-	FL_OP_TIMELINE_CREATE = 2, /* body timeline_create; reply: status + 1 fd */
+	FL_OP_TIMELINE_CREATE = 2, /* body timeline_create; reply bind_reply + 1 fd */
 	FL_OP_TIMELINE_INC = 3, /* body timeline_inc, fds {timeline}; reply: status */
 	FL_OP_TIMELINE_GET_VALUE = 4, /* no body, fds {timeline}; reply value_reply */
 	FL_OP_FENCE_CREATE = 5, /* body fence_create, fds {timeline, sink, user} */
 	FL_OP_FENCE_MERGE = 6, /* body fence_merge, fds {a, b, sink, user}; reply: status */
 	FL_OP_FENCE_INFO = 7, /* body fence_info, fds {fence}; reply info_reply */
 	FL_OP_PING = 8, /* no body; reply: status */
-	FL_OP_MAX_ = FL_OP_PING,
+	FL_OP_TIMELINE_BIND = 9, /* no body, fds {timeline}; reply bind_reply */
+	FL_OP_POOL_FILL = 10, /* body pool_fill; reply pool_reply + count fds */
+	FL_OP_FENCE_NEW = 11, /* body fence_new, no fds */
+	FL_OP_MAX_ = FL_OP_FENCE_NEW,
 };
 
 /* Set in a reply's op. */
@@ -44,7 +52,7 @@ enum fl_proto_op {
 
 /* Header flags. */
 enum fl_msg_flags {
-	FL_MSG_F_REPLY = 1u << 0, /* FENCE_CREATE: answer even on success */
+	FL_MSG_F_REPLY = 1u << 0, /* FENCE_CREATE, FENCE_NEW: answer even on success */
 };
 
 struct fl_msg_hdr {
@@ -85,6 +93,24 @@ struct fl_msg_fence_info {
 	uint32_t max; /* at most this many, <= FL_PROTO_MAX_INFO_POINTS */
 };
 
+/* Ask for @count (1..FL_PROTO_POOL_FILL_MAX) fence fds not yet bound to a fence. */
+struct fl_msg_pool_fill {
+	uint32_t count;
+	uint32_t pad; /* 0 */
+};
+
+/*
+ * Make the pooled fd @slot a fence of the bound timeline @handle. Pooled
+ * fds are used in the order the daemon handed them out: @slot must be the
+ * oldest one left (slots count up from 0 per connection).
+ */
+struct fl_msg_fence_new {
+	uint64_t value;
+	char name[FL_PROTO_NAME_LEN];
+	uint32_t handle;
+	uint32_t slot;
+};
+
 /* Every reply starts with this after the header. */
 struct fl_msg_reply {
 	int32_t status; /* 0 or a negative errno */
@@ -97,6 +123,18 @@ struct fl_msg_hello_reply {
 	uint32_t pid; /* the daemon's */
 	uint32_t max_timelines; /* per client */
 	uint32_t max_fences; /* per client */
+};
+
+struct fl_msg_bind_reply {
+	struct fl_msg_reply r;
+	uint32_t handle; /* names the timeline on this connection; UINT32_MAX: none */
+	uint32_t pad;
+};
+
+struct fl_msg_pool_reply {
+	struct fl_msg_reply r;
+	uint32_t first; /* slot of the first fd */
+	uint32_t count; /* fds attached, in slot order */
 };
 
 struct fl_msg_value_reply {
@@ -138,6 +176,8 @@ struct fl_proto_request {
 		struct fl_msg_fence_create fence_create;
 		struct fl_msg_fence_merge fence_merge;
 		struct fl_msg_fence_info fence_info;
+		struct fl_msg_pool_fill pool_fill;
+		struct fl_msg_fence_new fence_new;
 	} u;
 	unsigned int nfds;
 };

@@ -50,6 +50,9 @@ static const struct {
 	{ 6, 40, 4 }, /* FENCE_MERGE */
 	{ 7, 8, 1 }, /* FENCE_INFO */
 	{ 8, 0, 0 }, /* PING */
+	{ 9, 0, 1 }, /* TIMELINE_BIND */
+	{ 10, 8, 0 }, /* POOL_FILL */
+	{ 11, 48, 0 }, /* FENCE_NEW */
 };
 
 /* The errnos a decode may fail with, one bit each. */
@@ -129,7 +132,7 @@ static int violations(const uint8_t *pkt, size_t len, unsigned int nfds, bool tr
 		return bad | E_OPNOTSUPP;
 	if (hlen != spec[i].size)
 		bad |= E_PROTO;
-	if (flags & ~(op == 5 ? 1u : 0u))
+	if (flags & ~(op == 5 || op == 11 ? 1u : 0u))
 		bad |= E_INVAL;
 	if (nfds != spec[i].nfds)
 		bad |= E_INVAL;
@@ -156,6 +159,14 @@ static int violations(const uint8_t *pkt, size_t len, unsigned int nfds, bool tr
 		break;
 	case 7: /* FENCE_INFO: first, max */
 		if (u32_at(b, 4) > 64)
+			bad |= E_INVAL;
+		break;
+	case 10: /* POOL_FILL: count 1..32, pad */
+		if (u32_at(b, 0) < 1 || u32_at(b, 0) > 32 || u32_at(b, 4))
+			bad |= E_INVAL;
+		break;
+	case 11: /* FENCE_NEW: value, name[32], handle, slot */
+		if (!memchr(b + 8, 0, 32))
 			bad |= E_INVAL;
 		break;
 	default: /* TIMELINE_INC takes any count; the others have no body */
@@ -196,7 +207,19 @@ static void check_body(const struct fl_proto_request *q, const uint8_t *b)
 		CHECK(q->u.fence_info.max <= FL_PROTO_MAX_INFO_POINTS);
 		CHECK(q->u.fence_info.first == u32_at(b, 0) && q->u.fence_info.max == u32_at(b, 4));
 		break;
+	case FL_OP_POOL_FILL:
+		CHECK(q->u.pool_fill.count >= 1 && q->u.pool_fill.count <= FL_PROTO_POOL_FILL_MAX);
+		CHECK(q->u.pool_fill.count == u32_at(b, 0) && q->u.pool_fill.pad == 0);
+		break;
+	case FL_OP_FENCE_NEW:
+		CHECK(q->u.fence_new.value == u64_at(b, 0));
+		CHECK(has_nul(q->u.fence_new.name));
+		CHECK(memcmp(q->u.fence_new.name, b + 8, 32) == 0);
+		CHECK(q->u.fence_new.handle == u32_at(b, 40) &&
+		      q->u.fence_new.slot == u32_at(b, 44));
+		break;
 	case FL_OP_TIMELINE_GET_VALUE:
+	case FL_OP_TIMELINE_BIND:
 	case FL_OP_PING:
 		break;
 	default:
@@ -208,13 +231,13 @@ static void check_body(const struct fl_proto_request *q, const uint8_t *b)
 static void check_tables(void)
 {
 	static bool done;
-	static const uint32_t unknown[] = { 0,	       9, 0x7fffffff, FL_OP_REPLY, FL_OP_REPLY | 1,
+	static const uint32_t unknown[] = { 0,	       12, 0x7fffffff, FL_OP_REPLY, FL_OP_REPLY | 1,
 					    0xffffffff };
 
 	if (done)
 		return;
 	done = true;
-	CHECK(FL_OP_MAX_ == 8 && sizeof(struct fl_msg_hdr) == HDR);
+	CHECK(FL_OP_MAX_ == 11 && sizeof(struct fl_msg_hdr) == HDR);
 	for (size_t i = 0; i < sizeof(spec) / sizeof(spec[0]); i++) {
 		CHECK(fl__proto_request_size(spec[i].op) == (int)spec[i].size);
 		CHECK(fl__proto_request_nfds(spec[i].op) == (int)spec[i].nfds);
@@ -271,7 +294,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(fl__proto_request_size(q.hdr.op) == (int)q.hdr.len);
 		CHECK(fl__proto_request_nfds(q.hdr.op) == (int)nfds && q.nfds == nfds);
 		CHECK(q.hdr.flags == 0 ||
-		      (q.hdr.op == FL_OP_FENCE_CREATE && q.hdr.flags == FL_MSG_F_REPLY));
+		      ((q.hdr.op == FL_OP_FENCE_CREATE || q.hdr.op == FL_OP_FENCE_NEW) &&
+		       q.hdr.flags == FL_MSG_F_REPLY));
 		check_body(&q, pkt + HDR);
 	} else {
 		CHECK(err_bit(r) != 0);

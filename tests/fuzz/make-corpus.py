@@ -15,11 +15,12 @@ import os
 import struct
 import sys
 
-VERSION = 1
+VERSION = 2
 NAME_LEN = 32
 
 HELLO, TIMELINE_CREATE, TIMELINE_INC, TIMELINE_GET_VALUE = 1, 2, 3, 4
 FENCE_CREATE, FENCE_MERGE, FENCE_INFO, PING = 5, 6, 7, 8
+TIMELINE_BIND, POOL_FILL, FENCE_NEW = 9, 10, 11
 F_REPLY = 1
 SW_SYNC_32BIT = 1
 MERGE_WAIT_ALL = 1
@@ -51,6 +52,12 @@ SEEDS = {
                           name("merged") + struct.pack("<II", MERGE_WAIT_ALL, 0)),
     "fence-info": packet(1, FENCE_INFO, 8, struct.pack("<II", 0, 64)),
     "ping": packet(0, PING, 9, b""),
+    "timeline-bind": packet(1, TIMELINE_BIND, 10, b""),
+    "pool-fill": packet(0, POOL_FILL, 11, struct.pack("<II", 32, 0)),
+    "fence-new": packet(0, FENCE_NEW, 12, struct.pack("<Q", 1) + name("frame") +
+                        struct.pack("<II", 0, 0)),
+    "fence-new-reply": packet(0, FENCE_NEW, 13, struct.pack("<Q", 3) + name("") +
+                              struct.pack("<II", 1, 5), flags=F_REPLY),
 }
 
 
