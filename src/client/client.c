@@ -584,8 +584,8 @@ static int pool_fill_locked(void)
 	return 0;
 }
 
-int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t value,
-			 const char *name, bool reply_wanted, int *ret_fd)
+int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t value, const char *name,
+			 bool reply_wanted, int *ret_fd)
 {
 	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_reply)];
 	struct {

@@ -54,8 +54,8 @@ void fl__client_flush(void);
  * Return: 0; -ESTALE when the connection of @generation is gone (bind
  * again); a connection error; with @reply_wanted, the daemon's error.
  */
-int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t value,
-			 const char *name, bool reply_wanted, int *ret_fd);
+int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t value, const char *name,
+			 bool reply_wanted, int *ret_fd);
 
 /* Changes whenever this process's connection (so maybe its daemon) changes. */
 unsigned int fl__client_generation(void);

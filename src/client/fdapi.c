@@ -141,8 +141,8 @@ static void tl_cache_add(uint64_t key, uint32_t handle)
 
 static bool tl_cache_has(uint64_t key)
 {
-	return key && TL_TAG(atomic_load_explicit(tl_slot(key), memory_order_relaxed)) ==
-			      TL_TAG(key);
+	return key &&
+	       TL_TAG(atomic_load_explicit(tl_slot(key), memory_order_relaxed)) == TL_TAG(key);
 }
 
 /* The timeline's handle on this connection, if the cache has one. */
@@ -290,7 +290,8 @@ FL_EXPORT int fl_fence_fd_create(int timeline_fd, uint64_t value, const char *na
 	 * the daemon's answer arrives as the fence's status.
 	 */
 	if (tl_cache_handle(key, &handle)) {
-		r = fl__client_fence_new(generation, handle, value, name ? name : "", false, ret_fd);
+		r = fl__client_fence_new(generation, handle, value, name ? name : "", false,
+					 ret_fd);
 		if (r != -ESTALE)
 			return r < 0 ? refine(timeline_fd, r) : 0;
 	}

@@ -46,7 +46,7 @@ struct client {
 		dev_t dev;
 		ino_t ino;
 		uint64_t id;
-	} *handles;
+	} * handles;
 	uint32_t nhandles, handles_cap;
 	/* POOL_FILL: socket pairs handed out, sinks kept here, oldest first. */
 	struct pooled {
