@@ -469,8 +469,9 @@ static void drop_locked(void)
 	pool_drop_locked();
 }
 
-int fl__client_call(uint32_t op, uint32_t flags, const void *body, size_t body_len, const int *fds,
-		    unsigned int nfds, int oneway, void *reply, size_t reply_cap, int *ret_fd)
+static int call(unsigned int generation, uint32_t op, uint32_t flags, const void *body,
+		size_t body_len, const int *fds, unsigned int nfds, int oneway, void *reply,
+		size_t reply_cap, int *ret_fd)
 {
 	unsigned char req[FL_PROTO_MAX_REQUEST];
 	struct fl_msg_hdr h = { op, flags, 0, (uint32_t)body_len };
@@ -482,6 +483,11 @@ int fl__client_call(uint32_t op, uint32_t flags, const void *body, size_t body_l
 		return -EINVAL;
 	pthread_mutex_lock(&conn.lock);
 retry:
+	/* A request naming a handle must go to the connection that gave it. */
+	if (generation && (conn.fd < 0 || atomic_load(&conn.generation) != generation)) {
+		r = -ESTALE;
+		goto out;
+	}
 	r = ensure_connected_locked();
 	if (r < 0)
 		goto out;
@@ -670,6 +676,18 @@ void fl__client_flush(void)
 	}
 	atomic_store(&conn.unflushed, false);
 	pthread_mutex_unlock(&conn.lock);
+}
+
+int fl__client_call(uint32_t op, uint32_t flags, const void *body, size_t body_len, const int *fds,
+		    unsigned int nfds, int oneway, void *reply, size_t reply_cap, int *ret_fd)
+{
+	return call(0, op, flags, body, body_len, fds, nfds, oneway, reply, reply_cap, ret_fd);
+}
+
+int fl__client_call_on(unsigned int generation, uint32_t op, const void *body, size_t body_len,
+		       void *reply, size_t reply_cap)
+{
+	return call(generation, op, 0, body, body_len, NULL, 0, 0, reply, reply_cap, NULL);
 }
 
 void fl__client_disconnect(void)

@@ -34,6 +34,16 @@ int fl__client_call(uint32_t op, uint32_t flags, const void *body, size_t body_l
 		    unsigned int nfds, int oneway, void *reply, size_t reply_cap, int *ret_fd);
 
 /* The status field of a reply packet returned by fl__client_call(). */
+/*
+ * fl__client_call_on() - a request without fds that names a handle from
+ * the connection of @generation (see fl__client_fence_new())
+ *
+ * Return: like fl__client_call(); -ESTALE when that connection is gone
+ * (the request was not sent: bind again).
+ */
+int fl__client_call_on(unsigned int generation, uint32_t op, const void *body, size_t body_len,
+		       void *reply, size_t reply_cap);
+
 int32_t fl__client_reply_status(const void *reply);
 
 /*

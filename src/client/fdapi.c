@@ -209,6 +209,8 @@ static int local_timeline(int fd, struct fl_timeline **ret)
 
 FL_EXPORT int fl_timeline_fd_inc(int timeline_fd, uint64_t count)
 {
+	struct fl_msg_timeline_signal sig = { .count = count };
+	unsigned int generation;
 	struct fl_msg_timeline_inc body = { count };
 	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_reply)];
 	struct fl_timeline *tl;
@@ -216,9 +218,19 @@ FL_EXPORT int fl_timeline_fd_inc(int timeline_fd, uint64_t count)
 	int r;
 
 	fl_return_if(timeline_fd < 0, -EBADF);
-	key = fd_key_err(timeline_fd, &r);
+	generation = fl__client_generation();
+	key = fd_key_gen(timeline_fd, generation, &r);
 	if (!key)
 		return r; /* not a socket: no fenceline fd */
+	/* Bound on this connection: no need to send the fd. */
+	if (tl_cache_handle(key, &sig.handle)) {
+		r = fl__client_call_on(generation, FL_OP_TIMELINE_SIGNAL, &sig, sizeof(sig), reply,
+				       sizeof(reply));
+		if (r >= 0)
+			r = fl__client_reply_status(reply);
+		if (r != -ESTALE)
+			return refine(timeline_fd, r);
+	}
 	if (!tl_cache_has(key)) {
 		r = local_timeline(timeline_fd, &tl);
 		if (r == 0) {

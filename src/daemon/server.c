@@ -454,6 +454,35 @@ static bool op_pool_fill(struct client *c, const struct fl_proto_request *q)
 	return true;
 }
 
+/* The live timeline behind @handle: 0, or -ENOENT (gone, or another has its inode now). */
+static int handle_timeline(struct client *c, uint32_t handle, struct fl_timeline **ret)
+{
+	int r = fl__timeline_from_key(c->handles[handle].dev, c->handles[handle].ino, ret);
+
+	if (r == 0 && fl_timeline_get_id(*ret) != c->handles[handle].id) {
+		fl_timeline_unref(*ret);
+		r = -ENOENT;
+	}
+	return r;
+}
+
+/* TIMELINE_SIGNAL: TIMELINE_INC on a bound timeline. */
+static bool op_timeline_signal(struct client *c, const struct fl_proto_request *q)
+{
+	struct fl_timeline *tl;
+	int r;
+
+	if (q->u.timeline_signal.handle >= c->nhandles)
+		return reject(c, &q->hdr, -EBADMSG,
+			      "TIMELINE_SIGNAL names a timeline it did not bind");
+	r = handle_timeline(c, q->u.timeline_signal.handle, &tl);
+	if (r == 0) {
+		r = fl_sw_sync_timeline_inc(tl, q->u.timeline_signal.count);
+		fl_timeline_unref(tl);
+	}
+	return reply_status(c, &q->hdr, r);
+}
+
 /* FENCE_NEW: the oldest pooled fd becomes a fence of a bound timeline. */
 static bool op_fence_new(struct client *c, const struct fl_proto_request *q)
 {
@@ -473,9 +502,9 @@ static bool op_fence_new(struct client *c, const struct fl_proto_request *q)
 		fl__fd_pair_fail(p.sink, -EBADMSG);
 		return reject(c, &q->hdr, -EBADMSG, "FENCE_NEW names a timeline it did not bind");
 	}
-	r = fl__timeline_from_key(c->handles[b->handle].dev, c->handles[b->handle].ino, &tl);
-	if (r == 0 && fl_timeline_get_id(tl) != c->handles[b->handle].id)
-		r = -ENOENT; /* another timeline has that inode now */
+	r = handle_timeline(c, b->handle, &tl);
+	if (r < 0)
+		tl = NULL;
 	if (r == 0 && (unsigned int)atomic_load(&c->fences) >= cfg.max_fences)
 		r = -EMFILE;
 	if (r == 0)
@@ -633,6 +662,8 @@ static bool dispatch(struct client *c, const struct fl_proto_request *q, int *fd
 		return op_pool_fill(c, q);
 	case FL_OP_FENCE_NEW:
 		return op_fence_new(c, q);
+	case FL_OP_TIMELINE_SIGNAL:
+		return op_timeline_signal(c, q);
 	default: /* FL_OP_PING */
 		return reply_status(c, &q->hdr, 0);
 	}

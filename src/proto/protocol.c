@@ -39,6 +39,7 @@ static const struct {
 	[FL_OP_TIMELINE_BIND] = { "TIMELINE_BIND", 0, 1 },
 	[FL_OP_POOL_FILL] = { "POOL_FILL", sizeof(struct fl_msg_pool_fill), 0 },
 	[FL_OP_FENCE_NEW] = { "FENCE_NEW", sizeof(struct fl_msg_fence_new), 0 },
+	[FL_OP_TIMELINE_SIGNAL] = { "TIMELINE_SIGNAL", sizeof(struct fl_msg_timeline_signal), 0 },
 };
 
 static int known(uint32_t op)
@@ -99,6 +100,8 @@ static int check_body(struct fl_proto_request *r)
 		return 0;
 	case FL_OP_FENCE_NEW:
 		return name_ok(r->u.fence_new.name) ? 0 : -EINVAL;
+	case FL_OP_TIMELINE_SIGNAL:
+		return r->u.timeline_signal.pad ? -EINVAL : 0;
 	default:
 		/* TIMELINE_INC: any count is valid, like SW_SYNC_IOC_INC's u32. */
 		return 0;

@@ -44,7 +44,8 @@ enum fl_proto_op {
 	FL_OP_TIMELINE_BIND = 9, /* no body, fds {timeline}; reply bind_reply */
 	FL_OP_POOL_FILL = 10, /* body pool_fill; reply pool_reply + count fds */
 	FL_OP_FENCE_NEW = 11, /* body fence_new, no fds */
-	FL_OP_MAX_ = FL_OP_FENCE_NEW,
+	FL_OP_TIMELINE_SIGNAL = 12, /* body timeline_signal, no fds; reply: status */
+	FL_OP_MAX_ = FL_OP_TIMELINE_SIGNAL,
 };
 
 /* Set in a reply's op. */
@@ -109,6 +110,13 @@ struct fl_msg_fence_new {
 	char name[FL_PROTO_NAME_LEN];
 	uint32_t handle;
 	uint32_t slot;
+};
+
+/* TIMELINE_INC of a bound timeline, without sending its fd. */
+struct fl_msg_timeline_signal {
+	uint64_t count;
+	uint32_t handle;
+	uint32_t pad; /* 0 */
 };
 
 /* Every reply starts with this after the header. */
@@ -178,6 +186,7 @@ struct fl_proto_request {
 		struct fl_msg_fence_info fence_info;
 		struct fl_msg_pool_fill pool_fill;
 		struct fl_msg_fence_new fence_new;
+		struct fl_msg_timeline_signal timeline_signal;
 	} u;
 	unsigned int nfds;
 };

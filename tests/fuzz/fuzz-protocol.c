@@ -53,6 +53,7 @@ static const struct {
 	{ 9, 0, 1 }, /* TIMELINE_BIND */
 	{ 10, 8, 0 }, /* POOL_FILL */
 	{ 11, 48, 0 }, /* FENCE_NEW */
+	{ 12, 16, 0 }, /* TIMELINE_SIGNAL */
 };
 
 /* The errnos a decode may fail with, one bit each. */
@@ -169,6 +170,10 @@ static int violations(const uint8_t *pkt, size_t len, unsigned int nfds, bool tr
 		if (!memchr(b + 8, 0, 32))
 			bad |= E_INVAL;
 		break;
+	case 12: /* TIMELINE_SIGNAL: count, handle, pad */
+		if (u32_at(b, 12))
+			bad |= E_INVAL;
+		break;
 	default: /* TIMELINE_INC takes any count; the others have no body */
 		break;
 	}
@@ -218,6 +223,10 @@ static void check_body(const struct fl_proto_request *q, const uint8_t *b)
 		CHECK(q->u.fence_new.handle == u32_at(b, 40) &&
 		      q->u.fence_new.slot == u32_at(b, 44));
 		break;
+	case FL_OP_TIMELINE_SIGNAL:
+		CHECK(q->u.timeline_signal.count == u64_at(b, 0));
+		CHECK(q->u.timeline_signal.handle == u32_at(b, 8) && q->u.timeline_signal.pad == 0);
+		break;
 	case FL_OP_TIMELINE_GET_VALUE:
 	case FL_OP_TIMELINE_BIND:
 	case FL_OP_PING:
@@ -231,13 +240,13 @@ static void check_body(const struct fl_proto_request *q, const uint8_t *b)
 static void check_tables(void)
 {
 	static bool done;
-	static const uint32_t unknown[] = { 0,	       12, 0x7fffffff, FL_OP_REPLY, FL_OP_REPLY | 1,
+	static const uint32_t unknown[] = { 0,	       13, 0x7fffffff, FL_OP_REPLY, FL_OP_REPLY | 1,
 					    0xffffffff };
 
 	if (done)
 		return;
 	done = true;
-	CHECK(FL_OP_MAX_ == 11 && sizeof(struct fl_msg_hdr) == HDR);
+	CHECK(FL_OP_MAX_ == 12 && sizeof(struct fl_msg_hdr) == HDR);
 	for (size_t i = 0; i < sizeof(spec) / sizeof(spec[0]); i++) {
 		CHECK(fl__proto_request_size(spec[i].op) == (int)spec[i].size);
 		CHECK(fl__proto_request_nfds(spec[i].op) == (int)spec[i].nfds);

@@ -20,7 +20,7 @@ NAME_LEN = 32
 
 HELLO, TIMELINE_CREATE, TIMELINE_INC, TIMELINE_GET_VALUE = 1, 2, 3, 4
 FENCE_CREATE, FENCE_MERGE, FENCE_INFO, PING = 5, 6, 7, 8
-TIMELINE_BIND, POOL_FILL, FENCE_NEW = 9, 10, 11
+TIMELINE_BIND, POOL_FILL, FENCE_NEW, TIMELINE_SIGNAL = 9, 10, 11, 12
 F_REPLY = 1
 SW_SYNC_32BIT = 1
 MERGE_WAIT_ALL = 1
@@ -58,6 +58,7 @@ SEEDS = {
                         struct.pack("<II", 0, 0)),
     "fence-new-reply": packet(0, FENCE_NEW, 13, struct.pack("<Q", 3) + name("") +
                               struct.pack("<II", 1, 5), flags=F_REPLY),
+    "timeline-signal": packet(0, TIMELINE_SIGNAL, 14, struct.pack("<QII", 1, 0, 0)),
 }
 
 
