@@ -709,7 +709,7 @@ static void set_fd_limit(pid_t pid, rlim_t soft)
 
 static void out_of_fds_child(const char *path, pid_t daemon)
 {
-	int tl, f[64], n = 0, m = -1, r;
+	int tl, unbound, f[64], n = 0, m = -1, r;
 	struct rlimit saved;
 	uint64_t value;
 	pid_t other;
@@ -717,6 +717,10 @@ static void out_of_fds_child(const char *path, pid_t daemon)
 	fl_assert_int_eq(setenv("FENCELINE_SOCKET", path, 1), 0);
 	fl_assert_int_eq(fl_daemon_connect(), daemon);
 	tl = new_timeline("out-of-fds");
+	/* A timeline the next connection has not bound: its first fence must bind it. */
+	unbound = new_timeline("unbound");
+	fl_daemon_disconnect();
+	fl_assert_int_eq(fl_daemon_connect(), daemon);
 	f[n++] = new_fence(tl, 1, "first");
 	f[n++] = new_fence(tl, 1, "second");
 	fl_daemon_flush(); /* both made before the limit drops */
@@ -748,6 +752,7 @@ static void out_of_fds_child(const char *path, pid_t daemon)
 	set_fd_limit(daemon, (rlim_t)fd_number(daemon, true));
 	fl_assert_int_eq(fl_fence_fd_merge(f[0], f[1], "over", 0, &m), -EMFILE);
 	fl_assert_int_eq(fl_timeline_fd_get_value(tl, &value), -EMFILE);
+	fl_assert_int_eq(fl_fence_fd_create(unbound, 1, "bind", &m), -EMFILE);
 	/* A new client hears it too, through the fd the daemon keeps in reserve. */
 	other = dl_fork();
 	if (other == 0)
@@ -763,6 +768,7 @@ static void out_of_fds_child(const char *path, pid_t daemon)
 	close(m);
 	for (int i = 0; i < n; i++)
 		close(f[i]);
+	close(unbound);
 	close(tl);
 	_exit(0);
 }

@@ -695,6 +695,7 @@ static bool shed_out_of_fds(struct client *c, const unsigned char *buf, ssize_t 
 		break;
 	case FL_OP_TIMELINE_INC:
 	case FL_OP_TIMELINE_GET_VALUE:
+	case FL_OP_TIMELINE_BIND:
 	case FL_OP_FENCE_INFO:
 		break;
 	default:
