@@ -293,7 +293,7 @@ static int raw_reply(int sock, uint32_t op, uint32_t seq)
 	while (n < 0 && errno == EINTR);
 	if (n == 0 || (n < 0 && errno == ECONNRESET))
 		return 1;
-	fl_assert((size_t)n >= sizeof(h) + sizeof(r));
+	fl_assert(n >= (ssize_t)(sizeof(h) + sizeof(r)));
 	memcpy(&h, buf, sizeof(h));
 	memcpy(&r, buf + sizeof(h), sizeof(r));
 	fl_assert_int_eq(h.op, op | FL_OP_REPLY);
@@ -328,6 +328,279 @@ static void raw_ping_ok(int sock, uint32_t seq)
 
 	raw_send(sock, &h, sizeof(h), NULL, 0);
 	fl_assert_int_eq(raw_reply(sock, FL_OP_PING, seq), 0);
+}
+
+/*
+ * raw_reply() for the replies that may carry fds (TIMELINE_CREATE,
+ * TIMELINE_BIND, POOL_FILL): receives them with SCM_RIGHTS instead of
+ * letting the kernel drop them. On success the body (status first) must be
+ * exactly @size bytes and goes to @body; the fds go to @fds (room for
+ * FL_PROTO_POOL_FILL_MAX), their number to *@nfds. An error must be a bare
+ * status without fds. Returns the status, or 1 on EOF (disconnected).
+ */
+static int raw_reply_fds(int sock, uint32_t op, uint32_t seq, void *body, size_t size, int *fds,
+			 unsigned int *nfds)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int) * FL_PROTO_POOL_FILL_MAX)];
+	} cbuf;
+	unsigned char buf[FL_PROTO_MAX_REPLY];
+	struct iovec iov = { buf, sizeof(buf) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct fl_msg_hdr h;
+	struct fl_msg_reply r;
+	ssize_t n;
+
+	*nfds = 0;
+	msg.msg_control = cbuf.buf;
+	msg.msg_controllen = sizeof(cbuf.buf);
+	do
+		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n == 0 || (n < 0 && errno == ECONNRESET))
+		return 1;
+	fl_assert(n >= (ssize_t)(sizeof(h) + sizeof(r)));
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+		size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+		fl_assert(c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS);
+		fl_assert(*nfds + k <= FL_PROTO_POOL_FILL_MAX);
+		memcpy(&fds[*nfds], CMSG_DATA(c), k * sizeof(int));
+		*nfds += (unsigned int)k;
+	}
+	/* Our buffer holds the most any reply carries: the daemon sent more, or junk. */
+	fl_assert(!(msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)));
+	memcpy(&h, buf, sizeof(h));
+	memcpy(&r, buf + sizeof(h), sizeof(r));
+	fl_assert_int_eq(h.op, op | FL_OP_REPLY);
+	fl_assert_int_eq(h.seq, seq);
+	fl_assert_int_eq(h.len, (size_t)n - sizeof(h));
+	if (r.status == 0) {
+		fl_assert_int_eq(h.len, size);
+		memcpy(body, buf + sizeof(h), size);
+	} else {
+		fl_assert_int_eq(h.len, sizeof(r));
+		fl_assert_int_eq(*nfds, 0);
+	}
+	return r.status;
+}
+
+static void close_fds(const int *fds, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		close(fds[i]);
+}
+
+/* TIMELINE_CREATE: returns the timeline fd that came with the reply, its handle in *@handle. */
+static int raw_timeline_create(int sock, uint32_t seq, const char *name, uint32_t *handle)
+{
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_timeline_create b;
+	} req = { { FL_OP_TIMELINE_CREATE, 0, seq, sizeof(struct fl_msg_timeline_create) } };
+	struct fl_msg_bind_reply rep;
+	int fds[FL_PROTO_POOL_FILL_MAX];
+	unsigned int n;
+
+	snprintf(req.b.name, sizeof(req.b.name), "%s", name);
+	raw_send(sock, &req, sizeof(req), NULL, 0);
+	fl_assert_int_eq(
+		raw_reply_fds(sock, FL_OP_TIMELINE_CREATE, seq, &rep, sizeof(rep), fds, &n), 0);
+	fl_assert_int_eq(n, 1);
+	fl_assert_int_ne(rep.handle, UINT32_MAX);
+	*handle = rep.handle;
+	return fds[0];
+}
+
+/* TIMELINE_BIND of @fd: returns the status, the handle in *@handle on success. */
+static int raw_bind(int sock, uint32_t seq, int fd, uint32_t *handle)
+{
+	struct fl_msg_hdr h = { FL_OP_TIMELINE_BIND, 0, seq, 0 };
+	struct fl_msg_bind_reply rep;
+	int fds[FL_PROTO_POOL_FILL_MAX];
+	unsigned int n;
+	int r;
+
+	raw_send(sock, &h, sizeof(h), &fd, 1);
+	r = raw_reply_fds(sock, FL_OP_TIMELINE_BIND, seq, &rep, sizeof(rep), fds, &n);
+	fl_assert_int_eq(n, 0);
+	if (r == 0)
+		*handle = rep.handle;
+	return r;
+}
+
+static void raw_send_pool_fill(int sock, uint32_t seq, uint32_t count, uint32_t pad)
+{
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_pool_fill b;
+	} req = { { FL_OP_POOL_FILL, 0, seq, sizeof(struct fl_msg_pool_fill) }, { count, pad } };
+
+	raw_send(sock, &req, sizeof(req), NULL, 0);
+}
+
+/* A POOL_FILL that must work in full: @count fds, slots @first onwards, to @fds. */
+static void raw_pool_fill_ok(int sock, uint32_t seq, uint32_t count, uint32_t first, int *fds)
+{
+	struct fl_msg_pool_reply rep;
+	unsigned int n;
+
+	raw_send_pool_fill(sock, seq, count, 0);
+	fl_assert_int_eq(raw_reply_fds(sock, FL_OP_POOL_FILL, seq, &rep, sizeof(rep), fds, &n), 0);
+	fl_assert_int_eq(rep.first, first);
+	fl_assert_int_eq(rep.count, count);
+	fl_assert_int_eq(n, count);
+	/* Not fences yet: nothing to read. */
+	for (unsigned int i = 0; i < n; i++)
+		fl_assert_int_eq(fl_fence_fd_get_status(fds[i]), FL_STATUS_ACTIVE);
+}
+
+/* A POOL_FILL the daemon must refuse with @status without hanging up. */
+static void raw_pool_fill_fails(int sock, uint32_t seq, uint32_t count, int status)
+{
+	struct fl_msg_pool_reply rep;
+	int fds[FL_PROTO_POOL_FILL_MAX];
+	unsigned int n;
+
+	raw_send_pool_fill(sock, seq, count, 0);
+	fl_assert_int_eq(raw_reply_fds(sock, FL_OP_POOL_FILL, seq, &rep, sizeof(rep), fds, &n),
+			 status);
+}
+
+static void raw_send_fence_new(int sock, uint32_t seq, uint32_t flags, uint64_t value,
+			       uint32_t handle, uint32_t slot)
+{
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_fence_new b;
+	} req = { { FL_OP_FENCE_NEW, flags, seq, sizeof(struct fl_msg_fence_new) },
+		  { value, "raw", handle, slot } };
+
+	raw_send(sock, &req, sizeof(req), NULL, 0);
+}
+
+/* Protocol 2's ops, raw: TIMELINE_BIND, POOL_FILL and FENCE_NEW. */
+static void hostile_pool_packets(void)
+{
+	static const struct fl_msg_pool_fill bad_fills[] = {
+		{ 0, 0 },
+		{ FL_PROTO_POOL_FILL_MAX + 1, 0 },
+		{ 1, 1 },
+	};
+	int s, a[FL_PROTO_POOL_FILL_MAX], b[FL_PROTO_POOL_FILL_MAX], c[FL_PROTO_POOL_FILL_MAX];
+	/* What a third fill may still have: exactly up to the limit. */
+	const uint32_t rest = FL_PROTO_POOL_MAX - FL_PROTO_POOL_FILL_MAX - 4;
+	int sv[2], p[2], tl;
+	uint32_t handle, again;
+
+	/* Fills of nothing, of more than one reply carries, with pad set: malformed. */
+	for (uint32_t i = 0; i < sizeof(bad_fills) / sizeof(bad_fills[0]); i++) {
+		s = raw_connect();
+		raw_hello(s);
+		raw_send_pool_fill(s, 40 + i, bad_fills[i].count, bad_fills[i].pad);
+		expect_reject(s, FL_OP_POOL_FILL, 40 + i, -EINVAL);
+	}
+	library_round();
+
+	/*
+	 * Fills up to FL_PROTO_POOL_MAX unused fds, exactly: one more is
+	 * -ENOSPC, which hands out nothing and keeps the connection.
+	 */
+	s = raw_connect();
+	raw_hello(s);
+	raw_pool_fill_ok(s, 50, 4, 0, a);
+	raw_pool_fill_ok(s, 51, FL_PROTO_POOL_FILL_MAX, 4, b);
+	raw_pool_fill_fails(s, 52, FL_PROTO_POOL_FILL_MAX, -ENOSPC);
+	raw_ping_ok(s, 53);
+	raw_pool_fill_ok(s, 54, rest, FL_PROTO_POOL_FILL_MAX + 4, c);
+	raw_pool_fill_fails(s, 55, 1, -ENOSPC);
+	raw_ping_ok(s, 56);
+	close(s);
+	/* The daemon closed its ends with the connection: unused fds read end-of-file. */
+	dl_expect_fence_status(a[0], -ECONNRESET);
+	dl_expect_fence_status(c[rest - 1], -ECONNRESET);
+	close_fds(a, 4);
+	close_fds(b, FL_PROTO_POOL_FILL_MAX);
+	close_fds(c, rest);
+
+	/* FENCE_NEW with no pooled fd at all; one-way, but a violation is answered. */
+	s = raw_connect();
+	raw_hello(s);
+	raw_send_fence_new(s, 60, 0, 1, 0, 0);
+	expect_reject(s, FL_OP_FENCE_NEW, 60, -EBADMSG);
+
+	/* FENCE_NEW skipping the oldest pooled fd, on a bound timeline: only the slot is wrong. */
+	s = raw_connect();
+	raw_hello(s);
+	tl = raw_timeline_create(s, 61, "skipped", &handle);
+	raw_pool_fill_ok(s, 62, 2, 0, a);
+	raw_send_fence_new(s, 63, 0, 1, handle, 1);
+	expect_reject(s, FL_OP_FENCE_NEW, 63, -EBADMSG);
+	/* Neither slot was used: both are unused fds of a closed connection. */
+	dl_expect_fence_status(a[0], -ECONNRESET);
+	dl_expect_fence_status(a[1], -ECONNRESET);
+	close_fds(a, 2);
+	close(tl);
+
+	/* FENCE_NEW naming a handle this connection never got (others have handle 0). */
+	s = raw_connect();
+	raw_hello(s);
+	raw_pool_fill_ok(s, 64, 1, 0, a);
+	raw_send_fence_new(s, 65, FL_MSG_F_REPLY, 1, 0, 0);
+	expect_reject(s, FL_OP_FENCE_NEW, 65, -EBADMSG);
+	/* Its slot was used up first, and says why: the record was sent before the reply. */
+	fl_assert_int_eq(fl_fence_fd_get_status(a[0]), -EBADMSG);
+	close(a[0]);
+	library_round();
+
+	/* Binding what is not a timeline is an answer, not a hang-up. */
+	s = raw_connect();
+	raw_hello(s);
+	fl_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	fl_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+	fl_assert_int_eq(raw_bind(s, 70, sv[0], &handle), -ENOTTY);
+	fl_assert_int_eq(raw_bind(s, 71, p[0], &handle), -ENOTTY);
+	/* A socket the daemon made itself, but not a timeline. */
+	raw_pool_fill_ok(s, 72, 1, 0, a);
+	fl_assert_int_eq(raw_bind(s, 73, a[0], &handle), -ENOTTY);
+	raw_ping_ok(s, 74);
+	close(s);
+	close(a[0]);
+	close(sv[0]);
+	close(sv[1]);
+	close(p[0]);
+	close(p[1]);
+
+	/* All of it working: create (bound already), fill, FENCE_NEW, signal. */
+	s = raw_connect();
+	raw_hello(s);
+	tl = raw_timeline_create(s, 80, "raw", &handle);
+	fl_assert_int_eq(handle, 0); /* handles count from 0 per connection */
+	/* Every copy of a timeline fd has the same inode: the same handle again. */
+	fl_assert_int_eq(raw_bind(s, 81, tl, &again), 0);
+	fl_assert_int_eq(again, handle);
+	raw_pool_fill_ok(s, 82, 1, 0, a);
+	raw_send_fence_new(s, 83, FL_MSG_F_REPLY, 1, handle, 0);
+	fl_assert_int_eq(raw_reply(s, FL_OP_FENCE_NEW, 83), 0);
+	fl_assert_int_eq(fl_fence_fd_get_status(a[0]), FL_STATUS_ACTIVE);
+	/* A fence now, which is still not a timeline. */
+	fl_assert_int_eq(raw_bind(s, 84, a[0], &again), -ENOTTY);
+	{
+		struct {
+			struct fl_msg_hdr h;
+			struct fl_msg_timeline_inc b;
+		} inc = { { FL_OP_TIMELINE_INC, 0, 85, sizeof(struct fl_msg_timeline_inc) },
+			  { 1 } };
+
+		raw_send(s, &inc, sizeof(inc), &tl, 1);
+		fl_assert_int_eq(raw_reply(s, FL_OP_TIMELINE_INC, 85), 0);
+	}
+	dl_expect_fence_status(a[0], FL_STATUS_SIGNALED);
+	raw_ping_ok(s, 86);
+	close(s);
+	close(a[0]);
+	close(tl);
 }
 
 static void hostile_packets(void)
@@ -453,6 +726,8 @@ static void hostile_packets(void)
 	close(p[0]);
 	close(p[1]);
 	close(tl);
+
+	hostile_pool_packets();
 }
 
 FL_TEST(hostile_packets_get_errors_or_disconnect_and_leak_nothing)
