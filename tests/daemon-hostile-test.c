@@ -407,7 +407,10 @@ static int raw_timeline_create(int sock, uint32_t seq, const char *name, uint32_
 	raw_send(sock, &req, sizeof(req), NULL, 0);
 	fl_assert_int_eq(
 		raw_reply_fds(sock, FL_OP_TIMELINE_CREATE, seq, &rep, sizeof(rep), fds, &n), 0);
-	fl_assert_int_eq(n, 1);
+	/* The creator also gets the timeline's shared counter. */
+	fl_assert_int_eq(rep.flags, FL_BIND_F_SHARED);
+	fl_assert_int_eq(n, 2);
+	close(fds[1]);
 	fl_assert_int_ne(rep.handle, UINT32_MAX);
 	*handle = rep.handle;
 	return fds[0];
@@ -486,7 +489,7 @@ static void hostile_pool_packets(void)
 	static const struct fl_msg_pool_fill bad_fills[] = {
 		{ 0, 0 },
 		{ FL_PROTO_POOL_FILL_MAX + 1, 0 },
-		{ 1, 1 },
+		{ 1, 2 },
 	};
 	int s, a[FL_PROTO_POOL_FILL_MAX], b[FL_PROTO_POOL_FILL_MAX], c[FL_PROTO_POOL_FILL_MAX];
 	/* What a third fill may still have: exactly up to the limit. */
@@ -494,11 +497,11 @@ static void hostile_pool_packets(void)
 	int sv[2], p[2], tl;
 	uint32_t handle, again;
 
-	/* Fills of nothing, of more than one reply carries, with pad set: malformed. */
+	/* Fills of nothing, of more than one reply carries, with an unknown flag: malformed. */
 	for (uint32_t i = 0; i < sizeof(bad_fills) / sizeof(bad_fills[0]); i++) {
 		s = raw_connect();
 		raw_hello(s);
-		raw_send_pool_fill(s, 40 + i, bad_fills[i].count, bad_fills[i].pad);
+		raw_send_pool_fill(s, 40 + i, bad_fills[i].count, bad_fills[i].flags);
 		expect_reject(s, FL_OP_POOL_FILL, 40 + i, -EINVAL);
 	}
 	library_round();

@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -33,6 +35,31 @@ extern char **environ;
 /* How long a caller waits for a daemon it started to answer. */
 #define START_TIMEOUT_MS 5000
 
+/*
+ * Owned timelines (see fl__client_owned_signal()): how many this process
+ * signals itself, and how many signal ends of their fences it keeps open
+ * at most (each is an fd).
+ */
+#define OWNED_MAX 64
+#define KEPT_MAX  64
+/*
+ * Signal ends cost an fd each on the way here and a close; they pay off
+ * only for fences this process signals itself before it drops them. Keep
+ * score: a fence completed through its end counts up, an end given up
+ * unused counts down, and pool fills ask for ends only while the score is
+ * not negative. A signal of a timeline with fences made without ends
+ * counts up too (ends would have served), so the score can recover.
+ */
+#define ENDS_SCORE_MAX 64
+
+/* Watches the connection for the daemon's death while signal ends are kept. */
+struct watch {
+	atomic_int refs; /* the thread and conn */
+	int conn_fd; /* a copy of the connection */
+	int stop_fd; /* eventfd: conn lets go */
+	unsigned int generation;
+};
+
 static struct {
 	pthread_mutex_t lock;
 	int fd; /* -1 when not connected */
@@ -44,19 +71,133 @@ static struct {
 	atomic_uint generation; /* bumped for every new connection */
 	/* Fence fds from POOL_FILL not made fences yet, oldest first. */
 	int pool[FL_PROTO_POOL_FILL_MAX];
+	int pool_sig[FL_PROTO_POOL_FILL_MAX]; /* their signal ends, or -1 */
 	unsigned int pool_head, pool_count;
 	uint32_t pool_slot; /* the daemon's slot number of pool[pool_head] */
 	unsigned int pool_batch; /* the next POOL_FILL's count */
+	/* Timelines this connection created, with their shared counters. */
+	struct owned {
+		uint32_t handle;
+		bool is32;
+		bool unkept; /* made a fence without an end since the last signal */
+		struct fl_proto_shared_timeline *page;
+	} owned[OWNED_MAX];
+	unsigned int nowned;
+	/* Signal ends of pending fences of owned timelines. */
+	struct kept {
+		uint32_t handle;
+		uint64_t value;
+		int fd;
+	} kept[KEPT_MAX];
+	unsigned int nkept;
+	int ends_score;
+	struct watch *watch; /* running while anything is kept */
 } conn = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
+
+static void watch_unref(struct watch *w)
+{
+	if (atomic_fetch_sub(&w->refs, 1) == 1) {
+		close(w->conn_fd);
+		close(w->stop_fd);
+		free(w);
+	}
+}
+
+/*
+ * Close the kept signal ends. The daemon completes those fences itself
+ * (it keeps its own end), or, if it is gone, closing ours is what makes
+ * their holders read end-of-file.
+ */
+static void kept_drop_locked(void)
+{
+	for (unsigned int i = 0; i < conn.nkept; i++)
+		close(conn.kept[i].fd);
+	conn.nkept = 0;
+}
 
 /* Pooled fds belong to one connection: gone with it (and not inherited). */
 static void pool_drop_locked(void)
 {
-	for (; conn.pool_count; conn.pool_count--, conn.pool_head++)
+	for (; conn.pool_count; conn.pool_count--, conn.pool_head++) {
 		close(conn.pool[conn.pool_head % FL_PROTO_POOL_FILL_MAX]);
+		fl__close(conn.pool_sig[conn.pool_head % FL_PROTO_POOL_FILL_MAX]);
+	}
 	conn.pool_head = 0;
 	conn.pool_slot = 0;
 	conn.pool_batch = 0;
+	conn.ends_score = 0;
+	kept_drop_locked();
+	for (unsigned int i = 0; i < conn.nowned; i++)
+		munmap(conn.owned[i].page, FL_PROTO_SHARED_SIZE);
+	conn.nowned = 0;
+	if (conn.watch) {
+		uint64_t one = 1;
+
+		(void)!write(conn.watch->stop_fd, &one, sizeof(one));
+		watch_unref(conn.watch);
+		conn.watch = NULL;
+	}
+}
+
+/*
+ * The watcher: a process that keeps signal ends would otherwise keep its
+ * fences' sockets open after the daemon died, and their waiters would hang
+ * instead of reading end-of-file. When the connection hangs up, close them.
+ */
+static void *watch_main(void *arg)
+{
+	struct watch *w = arg;
+	struct pollfd p[2] = { { w->conn_fd, POLLRDHUP, 0 }, { w->stop_fd, POLLIN, 0 } };
+
+	while (poll(p, 2, -1) < 0 && errno == EINTR)
+		;
+	if (!(p[1].revents & POLLIN)) {
+		pthread_mutex_lock(&conn.lock);
+		if (atomic_load(&conn.generation) == w->generation)
+			kept_drop_locked();
+		pthread_mutex_unlock(&conn.lock);
+		FL_LOG("daemon", "connection hung up: signal ends closed");
+	}
+	watch_unref(w);
+	return NULL;
+}
+
+/* Under conn.lock, connected: make sure a watcher runs. */
+static int watch_start_locked(void)
+{
+	struct watch *w;
+	pthread_attr_t attr;
+	pthread_t t;
+	int r;
+
+	if (conn.watch)
+		return 0;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->conn_fd = fcntl(conn.fd, F_DUPFD_CLOEXEC, 0);
+	w->stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (w->conn_fd < 0 || w->stop_fd < 0) {
+		r = -errno;
+		fl__close(w->conn_fd);
+		fl__close(w->stop_fd);
+		free(w);
+		return r;
+	}
+	w->generation = atomic_load(&conn.generation);
+	atomic_init(&w->refs, 2);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	r = fl__thread_start(&t, &attr, watch_main, w);
+	pthread_attr_destroy(&attr);
+	if (r != 0) {
+		atomic_store(&w->refs, 1);
+		watch_unref(w);
+		return -r;
+	}
+	conn.watch = w;
+	return 0;
 }
 
 /* The connection that answered this thread's last fl__client_call(). */
@@ -90,6 +231,13 @@ static void atfork_child(void)
 	if (conn.fd >= 0)
 		close(conn.fd);
 	conn.fd = -1;
+	/* No watcher thread in the child: only its copies of the watcher's fds. */
+	if (conn.watch) {
+		close(conn.watch->conn_fd);
+		close(conn.watch->stop_fd);
+		free(conn.watch);
+		conn.watch = NULL;
+	}
 	pool_drop_locked();
 	pthread_mutex_unlock(&conn.lock);
 }
@@ -188,7 +336,7 @@ static int recv_packet_fds(int fd, void *buf, size_t cap, int *fds, unsigned int
 {
 	union {
 		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int) * FL_PROTO_POOL_FILL_MAX)];
+		char buf[CMSG_SPACE(sizeof(int) * 2 * FL_PROTO_POOL_FILL_MAX)];
 	} cbuf;
 	struct iovec iov = { .iov_base = buf, .iov_len = cap };
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
@@ -546,20 +694,24 @@ static int pool_fill_locked(void)
 		struct fl_msg_hdr h;
 		struct fl_msg_pool_fill b;
 	} req = { { FL_OP_POOL_FILL, 0, 0, sizeof(struct fl_msg_pool_fill) }, { 0, 0 } };
-	struct fl_msg_pool_reply rep;
-	int fds[FL_PROTO_POOL_FILL_MAX], r, n;
-	unsigned int nfds;
+	struct fl_msg_pool_reply rep = { { 0, 0 }, 0, 0 };
+	int fds[2 * FL_PROTO_POOL_FILL_MAX], r, n;
+	unsigned int nfds, per;
 
 	/* Start small (a process making one fence should not hold 32 fds), then grow. */
 	conn.pool_batch = conn.pool_batch ? FL_MIN(conn.pool_batch * 2, FL_PROTO_POOL_FILL_MAX) : 4;
 	req.b.count = conn.pool_batch;
+	/* Signal ends are only of use for fences of timelines we own. */
+	req.b.flags = conn.nowned && conn.ends_score >= 0 ? FL_POOL_F_SIGNAL_ENDS : 0;
+	per = req.b.flags ? 2 : 1;
 	req.h.seq = ++conn.seq;
 	r = send_packet(conn.fd, &req, sizeof(req), NULL, 0);
 	if (r < 0) {
 		drop_locked();
 		return r == -EPIPE || r == -ENOTCONN ? -ECONNRESET : r;
 	}
-	n = recv_packet_fds(conn.fd, reply, sizeof(reply), fds, FL_PROTO_POOL_FILL_MAX, &nfds);
+	n = recv_packet_fds(conn.fd, reply, sizeof(reply), fds, per * FL_PROTO_POOL_FILL_MAX,
+			    &nfds);
 	if (n >= 0 && check_reply(reply, n, FL_OP_POOL_FILL, req.h.seq) < 0)
 		n = -EPROTO;
 	if (n < 0) {
@@ -574,7 +726,8 @@ static int pool_fill_locked(void)
 		r = -EPROTO;
 	if (r == 0) {
 		memcpy(&rep, reply + sizeof(struct fl_msg_hdr), sizeof(rep));
-		if (rep.count != nfds || !nfds || rep.first != conn.pool_slot + conn.pool_count)
+		if (rep.count * per != nfds || !nfds || rep.count > req.b.count ||
+		    rep.first != conn.pool_slot + conn.pool_count)
 			r = -EPROTO;
 	}
 	if (r < 0) {
@@ -584,10 +737,111 @@ static int pool_fill_locked(void)
 			drop_locked();
 		return r;
 	}
-	for (unsigned int i = 0; i < nfds; i++)
-		conn.pool[(conn.pool_head + conn.pool_count + i) % FL_PROTO_POOL_FILL_MAX] = fds[i];
-	conn.pool_count += nfds;
+	for (unsigned int i = 0; i < rep.count; i++) {
+		unsigned int at = (conn.pool_head + conn.pool_count + i) % FL_PROTO_POOL_FILL_MAX;
+
+		conn.pool[at] = fds[i];
+		conn.pool_sig[at] = per == 2 ? fds[rep.count + i] : -1;
+	}
+	conn.pool_count += rep.count;
 	return 0;
+}
+
+static struct owned *owned_find_locked(uint32_t handle)
+{
+	for (unsigned int i = 0; i < conn.nowned; i++)
+		if (conn.owned[i].handle == handle)
+			return &conn.owned[i];
+	return NULL;
+}
+
+/*
+ * Under conn.lock: the daemon reuses the handle of a timeline that is gone,
+ * so a handle it gives again no longer names a timeline we own.
+ */
+static void owned_forget_locked(uint32_t handle)
+{
+	for (unsigned int i = 0; i < conn.nkept;) {
+		if (conn.kept[i].handle == handle) {
+			close(conn.kept[i].fd);
+			conn.kept[i] = conn.kept[--conn.nkept];
+		} else {
+			i++;
+		}
+	}
+	for (unsigned int i = 0; i < conn.nowned; i++)
+		if (conn.owned[i].handle == handle) {
+			munmap(conn.owned[i].page, FL_PROTO_SHARED_SIZE);
+			conn.owned[i] = conn.owned[--conn.nowned];
+			break;
+		}
+}
+
+void fl__client_bound(unsigned int generation, uint32_t handle)
+{
+	pthread_mutex_lock(&conn.lock);
+	if (conn.fd >= 0 && atomic_load(&conn.generation) == generation)
+		owned_forget_locked(handle);
+	pthread_mutex_unlock(&conn.lock);
+}
+
+/* Has the owned timeline @o, at counter value @now, reached @value? Like sw_sync's check. */
+static bool owned_reached(const struct owned *o, uint64_t now, uint64_t value)
+{
+	if (o->is32)
+		return (int32_t)((uint32_t)now - (uint32_t)value) >= 0;
+	return now >= value;
+}
+
+/*
+ * Under conn.lock: keep @sig, the signal end of a new fence of @handle for
+ * @value, if the timeline is ours and the fence is still pending; else
+ * close it (the daemon completes the fence).
+ */
+static void kept_add_locked(uint32_t handle, uint64_t value, int sig)
+{
+	struct owned *o = owned_find_locked(handle);
+
+	if (sig < 0) {
+		if (o)
+			o->unkept = true;
+		return;
+	}
+	if (!o || owned_reached(o, __atomic_load_n(&o->page->value, __ATOMIC_SEQ_CST), value)) {
+		close(sig);
+		return;
+	}
+	if (conn.nkept == KEPT_MAX) {
+		/* Make room: ends of fences already reached go first, then the oldest. */
+		unsigned int j = 0;
+
+		for (unsigned int i = 0; i < conn.nkept; i++) {
+			struct kept *k = &conn.kept[i];
+			struct owned *ko = owned_find_locked(k->handle);
+
+			if (!ko ||
+			    owned_reached(ko, __atomic_load_n(&ko->page->value, __ATOMIC_SEQ_CST),
+					  k->value))
+				close(k->fd);
+			else
+				conn.kept[j++] = *k;
+		}
+		conn.ends_score = FL_MAX(conn.ends_score - (int)(KEPT_MAX - j), -ENDS_SCORE_MAX);
+		conn.nkept = j;
+		if (j == KEPT_MAX) {
+			conn.ends_score = FL_MAX(conn.ends_score - 1, -ENDS_SCORE_MAX);
+			close(conn.kept[0].fd);
+			memmove(&conn.kept[0], &conn.kept[1],
+				(KEPT_MAX - 1) * sizeof(conn.kept[0]));
+			conn.nkept--;
+		}
+	}
+	/* Without a watcher the daemon's death could leave this fence's waiters hanging. */
+	if (watch_start_locked() < 0) {
+		close(sig);
+		return;
+	}
+	conn.kept[conn.nkept++] = (struct kept){ handle, value, sig };
 }
 
 int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t value, const char *name,
@@ -600,7 +854,7 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
 	} req = { { FL_OP_FENCE_NEW, reply_wanted ? FL_MSG_F_REPLY : 0, 0,
 		    sizeof(struct fl_msg_fence_new) },
 		  { .value = value, .handle = handle } };
-	int r, n, fd;
+	int r, n, fd, sig;
 
 	fl__name_copy(req.b.name, sizeof(req.b.name), name);
 	pthread_mutex_lock(&conn.lock);
@@ -615,6 +869,7 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
 			goto out;
 	}
 	fd = conn.pool[conn.pool_head % FL_PROTO_POOL_FILL_MAX];
+	sig = conn.pool_sig[conn.pool_head % FL_PROTO_POOL_FILL_MAX];
 	req.b.slot = conn.pool_slot;
 	req.h.seq = ++conn.seq;
 	r = send_packet(conn.fd, &req, sizeof(req), NULL, 0);
@@ -626,6 +881,7 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
 	conn.pool_head++;
 	conn.pool_count--;
 	conn.pool_slot++;
+	kept_add_locked(handle, value, sig);
 	if (!reply_wanted) {
 		if (!atomic_load(&conn.unflushed))
 			fl__fd_set_settle_hook(fl__client_flush);
@@ -644,10 +900,160 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
 	}
 	atomic_store(&conn.unflushed, false);
 	r = fl__client_reply_status(reply);
-	if (r < 0)
+	if (r < 0) {
 		close(fd);
-	else
+		for (unsigned int i = 0; i < conn.nkept; i++)
+			if (conn.kept[i].fd == sig) {
+				close(sig);
+				conn.kept[i] = conn.kept[--conn.nkept];
+				break;
+			}
+	} else {
 		*ret_fd = fd;
+	}
+out:
+	pthread_mutex_unlock(&conn.lock);
+	return r;
+}
+
+int fl__client_timeline_create(const char *name, unsigned int flags, int *ret_fd,
+			       uint32_t *ret_handle, unsigned int *ret_generation)
+{
+	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_bind_reply)];
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_timeline_create b;
+	} req = { { FL_OP_TIMELINE_CREATE, 0, 0, sizeof(struct fl_msg_timeline_create) },
+		  { .flags = flags } };
+	struct fl_msg_bind_reply rep;
+	struct fl_proto_shared_timeline *page;
+	int fds[2], r, n;
+	unsigned int nfds = 0;
+
+	fl__name_copy(req.b.name, sizeof(req.b.name), name);
+	pthread_mutex_lock(&conn.lock);
+	r = ensure_connected_locked();
+	if (r < 0)
+		goto out;
+	req.h.seq = ++conn.seq;
+	r = send_packet(conn.fd, &req, sizeof(req), NULL, 0);
+	if (r < 0) {
+		drop_locked();
+		r = r == -EPIPE || r == -ENOTCONN ? -ECONNRESET : r;
+		goto out;
+	}
+	n = recv_packet_fds(conn.fd, reply, sizeof(reply), fds, 2, &nfds);
+	if (n >= 0 && check_reply(reply, n, FL_OP_TIMELINE_CREATE, req.h.seq) < 0)
+		n = -EPROTO;
+	if (n < 0) {
+		for (unsigned int i = 0; i < nfds; i++)
+			close(fds[i]);
+		drop_locked();
+		r = n;
+		goto out;
+	}
+	atomic_store(&conn.unflushed, false);
+	r = fl__client_reply_status(reply);
+	if (r == 0 && n != (int)sizeof(reply))
+		r = -EPROTO;
+	if (r == 0) {
+		memcpy(&rep, reply + sizeof(struct fl_msg_hdr), sizeof(rep));
+		if (nfds != ((rep.flags & FL_BIND_F_SHARED) ? 2u : 1u))
+			r = -EPROTO;
+	}
+	if (r < 0) {
+		for (unsigned int i = 0; i < nfds; i++)
+			close(fds[i]);
+		goto out;
+	}
+	owned_forget_locked(rep.handle);
+	if (nfds == 2) {
+		/* Without room to track it, the timeline just goes through the daemon. */
+		if (conn.nowned < OWNED_MAX && rep.handle < FL_PROTO_MAX_HANDLES) {
+			page = mmap(NULL, FL_PROTO_SHARED_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+				    fds[1], 0);
+			if (page != MAP_FAILED)
+				conn.owned[conn.nowned++] =
+					(struct owned){ rep.handle, flags != 0, false, page };
+		}
+		close(fds[1]);
+	}
+	*ret_fd = fds[0];
+	*ret_handle = rep.handle;
+	*ret_generation = atomic_load(&conn.generation);
+out:
+	pthread_mutex_unlock(&conn.lock);
+	return r;
+}
+
+int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t count)
+{
+	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_reply)];
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_timeline_sync b;
+	} req = { { FL_OP_TIMELINE_SYNC, 0, 0, sizeof(struct fl_msg_timeline_sync) },
+		  { handle, 0 } };
+	struct fl__record rec = { FL__RECORD_MAGIC, 1, 0 };
+	struct owned *o;
+	uint64_t add, now;
+	int r, n;
+
+	pthread_mutex_lock(&conn.lock);
+	if (conn.fd < 0 || atomic_load(&conn.generation) != generation) {
+		r = -ESTALE;
+		goto out;
+	}
+	o = owned_find_locked(handle);
+	add = o && o->is32 ? (uint32_t)count : count;
+	/* Large steps (the daemon applies them in INT_MAX steps) and wrap-arounds: its job. */
+	if (!o ||
+	    (o->is32 ? add > INT32_MAX
+		     : add > UINT64_MAX - __atomic_load_n(&o->page->value, __ATOMIC_SEQ_CST))) {
+		r = -ENOSYS;
+		goto out;
+	}
+	now = __atomic_add_fetch(&o->page->value, add, __ATOMIC_SEQ_CST);
+	if (o->unkept) {
+		o->unkept = false;
+		conn.ends_score = FL_MIN(conn.ends_score + 1, ENDS_SCORE_MAX);
+	}
+	/*
+	 * Our own fences first, straight into their sockets: their waiters
+	 * wake now, without waiting for the daemon to be scheduled.
+	 */
+	rec.timestamp_ns = fl__now_ns();
+	for (unsigned int i = 0; i < conn.nkept;) {
+		struct kept *k = &conn.kept[i];
+
+		if (k->handle != handle || !owned_reached(o, now, k->value)) {
+			i++;
+			continue;
+		}
+		/* EPIPE: the daemon completed it already (or failed it). */
+		(void)!send(k->fd, &rec, sizeof(rec), MSG_NOSIGNAL | MSG_DONTWAIT);
+		shutdown(k->fd, SHUT_WR);
+		close(k->fd);
+		*k = conn.kept[--conn.nkept];
+		conn.ends_score = FL_MIN(conn.ends_score + 1, ENDS_SCORE_MAX);
+	}
+	/* Then the daemon completes every other point, before we return. */
+	req.h.seq = ++conn.seq;
+	r = send_packet(conn.fd, &req, sizeof(req), NULL, 0);
+	if (r == 0) {
+		n = recv_packet(conn.fd, reply, sizeof(reply), NULL);
+		if (n >= 0 && check_reply(reply, n, FL_OP_TIMELINE_SYNC, req.h.seq) < 0)
+			n = -EPROTO;
+		r = n < 0 ? n : fl__client_reply_status(reply);
+		if (n >= 0)
+			atomic_store(&conn.unflushed, false);
+	}
+	if (r == -EPIPE || r == -ENOTCONN || r == -ECONNRESET || r == -EPROTO ||
+	    (r < 0 && r != -ENOENT && r != -EINVAL)) {
+		drop_locked();
+		if (r == -EPIPE || r == -ENOTCONN)
+			r = -ECONNRESET;
+	}
 out:
 	pthread_mutex_unlock(&conn.lock);
 	return r;

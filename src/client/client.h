@@ -67,6 +67,40 @@ void fl__client_flush(void);
 int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t value, const char *name,
 			 bool reply_wanted, int *ret_fd);
 
+/*
+ * fl__client_timeline_create() - TIMELINE_CREATE
+ * @ret_fd: the timeline fd, the caller's
+ * @ret_handle: its handle on the connection (UINT32_MAX: none)
+ * @ret_generation: that connection's generation
+ *
+ * When the daemon gives the timeline a shared counter, this process owns
+ * it: fl__client_owned_signal() signals it.
+ * Return: 0, a connection error, or the daemon's error.
+ */
+int fl__client_timeline_create(const char *name, unsigned int flags, int *ret_fd,
+			       uint32_t *ret_handle, unsigned int *ret_generation);
+
+/*
+ * fl__client_owned_signal() - add @count to a timeline this process owns
+ *
+ * Adds to the shared counter, completes the fences of that timeline this
+ * process made (writing their records itself, so their waiters wake
+ * without a hop through the daemon), then waits until the daemon has
+ * completed every other point.
+ * Return: 0; -ENOSYS when the timeline is not owned here or the step is
+ * one for the daemon (send TIMELINE_SIGNAL instead); -ESTALE when the
+ * connection of @generation is gone; a connection error or the daemon's
+ * (-ENOENT: the timeline is dead).
+ */
+int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t count);
+
+/*
+ * fl__client_bound() - TIMELINE_BIND on the connection of @generation
+ * answered @handle: if it named a timeline this process owned, that one is
+ * gone (the daemon reuses handles).
+ */
+void fl__client_bound(unsigned int generation, uint32_t handle);
+
 /* Changes whenever this process's connection (so maybe its daemon) changes. */
 unsigned int fl__client_generation(void);
 

@@ -159,11 +159,10 @@ static bool tl_cache_handle(uint64_t key, uint32_t *ret)
 
 FL_EXPORT int fl_timeline_fd_create(const char *name, unsigned int flags, int *ret_fd)
 {
-	struct fl_msg_timeline_create body = { .flags = flags };
-	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_bind_reply)];
-	struct fl_msg_bind_reply bound;
 	struct fl_timeline *tl;
-	int r, n, fd;
+	unsigned int generation;
+	uint32_t handle;
+	int r, fd;
 
 	fl_return_if(!ret_fd || (flags & ~(unsigned int)FL_SW_SYNC_32BIT), -EINVAL);
 	if (fl_mode_get() == FL_MODE_IN_PROCESS) {
@@ -174,23 +173,10 @@ FL_EXPORT int fl_timeline_fd_create(const char *name, unsigned int flags, int *r
 		fl_timeline_unref(tl); /* the fd is the handle now */
 		return r;
 	}
-	fl__name_copy(body.name, sizeof(body.name), name ? name : "sw_sync");
-	r = fl__client_call(FL_OP_TIMELINE_CREATE, 0, &body, sizeof(body), NULL, 0, 0, reply,
-			    sizeof(reply), &fd);
+	r = fl__client_timeline_create(name ? name : "sw_sync", flags, &fd, &handle, &generation);
 	if (r < 0)
 		return r;
-	n = r;
-	r = fl__client_reply_status(reply);
-	if (r < 0) {
-		fl__close(fd);
-		return r;
-	}
-	if (fd < 0 || n != (int)sizeof(reply)) {
-		fl__close(fd);
-		return -EPROTO;
-	}
-	memcpy(&bound, reply + sizeof(struct fl_msg_hdr), sizeof(bound));
-	tl_cache_add(fd_key_gen(fd, fl__client_answered_generation(), NULL), bound.handle);
+	tl_cache_add(fd_key_gen(fd, generation, NULL), handle);
 	*ret_fd = fd;
 	return 0;
 }
@@ -224,6 +210,10 @@ FL_EXPORT int fl_timeline_fd_inc(int timeline_fd, uint64_t count)
 		return r; /* not a socket: no fenceline fd */
 	/* Bound on this connection: no need to send the fd. */
 	if (tl_cache_handle(key, &sig.handle)) {
+		/* Ours: one hop for our own fences. */
+		r = fl__client_owned_signal(generation, sig.handle, count);
+		if (r != -ENOSYS && r != -ESTALE)
+			return refine(timeline_fd, r);
 		r = fl__client_call_on(generation, FL_OP_TIMELINE_SIGNAL, &sig, sizeof(sig), reply,
 				       sizeof(reply));
 		if (r >= 0)
@@ -340,6 +330,7 @@ FL_EXPORT int fl_fence_fd_create(int timeline_fd, uint64_t value, const char *na
 		return r == -EBADF ? -EBADF : refine(timeline_fd, r);
 	memcpy(&bound, reply + sizeof(struct fl_msg_hdr), sizeof(bound));
 	generation = fl__client_answered_generation();
+	fl__client_bound(generation, bound.handle);
 	tl_cache_add(fd_key_gen(timeline_fd, generation, NULL), bound.handle);
 	r = fl__client_fence_new(generation, bound.handle, value, name ? name : "", true, ret_fd);
 	if (r == -ESTALE)

@@ -29,14 +29,6 @@
 #include "core.h"
 #include "host.h"
 
-#define RECORD_MAGIC 0x31464c46u /* "FLF1" */
-
-struct record {
-	uint32_t magic;
-	int32_t status;
-	uint64_t timestamp_ns;
-};
-
 enum sink_kind { SINK_FENCE, SINK_TIMELINE };
 
 struct fl__sink {
@@ -407,7 +399,7 @@ static int sink_new(enum sink_kind kind, bool strong, struct fl_fence *f, struct
 
 void fl__sink_write_locked(struct fl__sink *s, int status, uint64_t ts)
 {
-	struct record rec = { RECORD_MAGIC, status, ts };
+	struct fl__record rec = { FL__RECORD_MAGIC, status, ts };
 
 	if (s->fd < 0)
 		return;
@@ -577,14 +569,14 @@ static int is_unix_stream(int fd)
 
 FL_EXPORT int fl_fence_fd_get_status(int fd)
 {
-	struct record rec;
+	struct fl__record rec;
 	ssize_t n;
 
 	fl_return_if(fd < 0, -EBADF);
 	fl__fd_settle(); /* fences this process asked the daemon for exist by now */
 	n = recv(fd, &rec, sizeof(rec), MSG_PEEK | MSG_DONTWAIT);
 	if (n == (ssize_t)sizeof(rec))
-		return rec.magic == RECORD_MAGIC ? rec.status : -ENOTTY;
+		return rec.magic == FL__RECORD_MAGIC ? rec.status : -ENOTTY;
 	if (n == 0)
 		return is_unix_stream(fd) ? -ECONNRESET : -ENOTTY;
 	if (n > 0)
@@ -699,18 +691,36 @@ static int adopt_sink(struct fl_fence *f, struct fl__sink *s, int sink, int user
 	s->fence = fl_fence_ref(f);
 	s->release = release;
 	s->owner = owner;
+	s->fd = sink;
 	fl__fence_status(f);
-	r = sink_register(s, sink, user);
-	if (r < 0) {
-		fl_fence_unref(f);
-		return r;
-	}
+	/*
+	 * Attach before the watcher can see the sink: unlike an fd we export,
+	 * this one's user end is out there already, and if every copy of it is
+	 * closed, the watcher releases (frees) the sink as soon as it is
+	 * registered.
+	 */
 	pthread_mutex_lock(&f->lock);
 	link = attach_locked(f, s, true);
 	pthread_mutex_unlock(&f->lock);
+	r = sink_register(s, sink, user);
+	if (r < 0) {
+		pthread_mutex_lock(&f->lock);
+		if (s->on_fence_list) {
+			struct fl__sink **pp = &f->sinks;
+
+			while (*pp != s)
+				pp = &(*pp)->next;
+			*pp = s->next;
+			s->on_fence_list = false;
+		}
+		pthread_mutex_unlock(&f->lock);
+	}
+	/* Armed by attach_locked(): link it even without the sink, so it completes. */
 	if (link)
 		fl__fence_link_members(f);
-	return 0;
+	if (r < 0)
+		fl_fence_unref(f);
+	return r;
 }
 
 int fl__fence_adopt_sink(struct fl_fence *f, int sink, dev_t dev, ino_t ino,
@@ -804,7 +814,7 @@ size_t fl__sink_count(void)
 
 void fl__fd_pair_fail(int sink, int status)
 {
-	struct record rec = { RECORD_MAGIC, status, fl__now_ns() };
+	struct fl__record rec = { FL__RECORD_MAGIC, status, fl__now_ns() };
 
 	if (sink < 0)
 		return;

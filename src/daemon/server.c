@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -59,6 +60,23 @@ struct client {
 	struct client *prev, *next;
 };
 
+/*
+ * Timelines with a shared counter (struct fl_proto_shared_timeline): the
+ * counter is the timeline's value, and @synced what the core timeline has
+ * been brought up to. Found again by the timeline fd's inode and the
+ * timeline's id, like handles, so holding one keeps no timeline alive.
+ */
+struct shared_tl {
+	struct shared_tl *next;
+	struct fl_proto_shared_timeline *page;
+	dev_t dev;
+	ino_t ino;
+	uint64_t id;
+	uint64_t synced;
+	bool is32;
+};
+
+static struct shared_tl *shared;
 static struct server_config cfg;
 static struct client *clients;
 static struct client *zombies; /* disconnected; freed after the events at hand */
@@ -152,7 +170,7 @@ static bool reply_send_fds(struct client *c, const struct fl_msg_hdr *req, const
 {
 	union {
 		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int) * FL_PROTO_POOL_FILL_MAX)];
+		char buf[CMSG_SPACE(sizeof(int) * 2 * FL_PROTO_POOL_FILL_MAX)];
 	} cbuf;
 	struct fl_msg_hdr h = { req->op | FL_OP_REPLY, 0, req->seq, (uint32_t)len };
 	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)body, len } };
@@ -176,7 +194,12 @@ static bool reply_send_fds(struct client *c, const struct fl_msg_hdr *req, const
 	} while (n < 0 && errno == EINTR);
 	if (n == (ssize_t)(sizeof(h) + len))
 		return true;
-	disconnect(c, n < 0 && errno == EAGAIN ? "does not read its replies" : NULL);
+	if (n < 0 && errno == EAGAIN)
+		disconnect(c, "does not read its replies");
+	else if (n < 0 && errno != EPIPE && errno != ECONNRESET)
+		disconnect(c, strerror(errno)); /* ours, not the client's: say so */
+	else
+		disconnect(c, NULL);
 	return false;
 }
 
@@ -219,6 +242,147 @@ static int timeline_of(int fd, struct fl_timeline **ret)
 	return 0;
 }
 
+/* The live timeline of @s (a reference), or NULL once it is gone. */
+static struct fl_timeline *shared_timeline(struct shared_tl *s)
+{
+	struct fl_timeline *tl;
+
+	if (fl__timeline_from_key(s->dev, s->ino, &tl) < 0)
+		return NULL;
+	if (fl_timeline_get_id(tl) != s->id) {
+		fl_timeline_unref(tl);
+		return NULL;
+	}
+	return tl;
+}
+
+static struct shared_tl *shared_find(struct fl_timeline *tl)
+{
+	uint64_t id = fl_timeline_get_id(tl);
+
+	for (struct shared_tl *s = shared; s; s = s->next)
+		if (s->id == id)
+			return s;
+	return NULL;
+}
+
+/*
+ * Bring @tl up to its shared counter. Any value is taken as the owner's
+ * (it can only hurt its own timeline): the timeline advances by the
+ * difference, modulo 2^64, as sw_sync's counter would.
+ * Return: 0, or -ENOENT when the timeline is dead.
+ */
+static int shared_sync(struct shared_tl *s, struct fl_timeline *tl)
+{
+	uint64_t target = __atomic_load_n(&s->page->value, __ATOMIC_SEQ_CST);
+	uint64_t delta = target - s->synced;
+	int r = 0;
+
+	if (!delta)
+		return fl_timeline_is_alive(tl) == 1 ? 0 : -ENOENT;
+	s->synced = target;
+	if (!s->is32)
+		return fl_sw_sync_timeline_inc(tl, delta);
+	/*
+	 * Only the low 32 bits count, and a 32-bit timeline must see every
+	 * point on the way (the driver steps by INT_MAX): more than one wrap
+	 * passes nothing a single wrap does not.
+	 */
+	if (delta > (1ull << 33))
+		delta = (1ull << 32) + (uint32_t)delta;
+	while (delta && r == 0) {
+		uint64_t step = FL_MIN(delta, (uint64_t)INT32_MAX);
+
+		r = fl_sw_sync_timeline_inc(tl, step);
+		delta -= step;
+	}
+	return r;
+}
+
+/* Before anything could look at a shared timeline: catch up with every counter. */
+static void shared_sync_all(void)
+{
+	for (struct shared_tl *s = shared; s; s = s->next) {
+		struct fl_timeline *tl;
+
+		if (__atomic_load_n(&s->page->value, __ATOMIC_SEQ_CST) == s->synced)
+			continue;
+		tl = shared_timeline(s);
+		if (tl) {
+			shared_sync(s, tl);
+			fl_timeline_unref(tl);
+		}
+	}
+}
+
+/* Free the counters of timelines that are gone (on creation: O(timelines)). */
+static void shared_collect(void)
+{
+	for (struct shared_tl **pp = &shared, *s; (s = *pp);) {
+		struct fl_timeline *tl = shared_timeline(s);
+
+		if (tl) {
+			fl_timeline_unref(tl);
+			pp = &s->next;
+			continue;
+		}
+		*pp = s->next;
+		munmap(s->page, FL_PROTO_SHARED_SIZE);
+		free(s);
+	}
+}
+
+/*
+ * Give a new timeline (its fd: @fd) a shared counter. Return: the memfd to
+ * send its creator (sealed, so nobody can shrink it under our mapping), or
+ * a negative errno: the timeline then works through the daemon only.
+ */
+static int shared_new(struct fl_timeline *tl, int fd, bool is32)
+{
+	struct shared_tl *s = calloc(1, sizeof(*s));
+	int mfd = -1, r;
+
+	if (!s)
+		return -ENOMEM;
+	r = fl__fd_inode(fd, &s->dev, &s->ino);
+	if (r < 0)
+		goto fail;
+	mfd = memfd_create("fenceline-timeline", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (mfd < 0 || ftruncate(mfd, FL_PROTO_SHARED_SIZE) < 0 ||
+	    fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	s->page = mmap(NULL, FL_PROTO_SHARED_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+	if (s->page == MAP_FAILED) {
+		r = -errno;
+		goto fail;
+	}
+	s->id = fl_timeline_get_id(tl);
+	s->is32 = is32;
+	s->next = shared;
+	shared = s;
+	return mfd;
+fail:
+	if (mfd >= 0)
+		close(mfd);
+	free(s);
+	return r;
+}
+
+/* TIMELINE_INC and TIMELINE_SIGNAL: through the counter if there is one. */
+static int timeline_add(struct fl_timeline *tl, uint64_t count)
+{
+	struct shared_tl *s = shared_find(tl);
+
+	if (!s)
+		return fl_sw_sync_timeline_inc(tl, count);
+	if (fl_timeline_is_alive(tl) != 1)
+		return -ENOENT;
+	__atomic_add_fetch(&s->page->value, s->is32 ? (uint32_t)count : count, __ATOMIC_SEQ_CST);
+	return shared_sync(s, tl);
+}
+
 static bool op_hello(struct client *c, const struct fl_proto_request *q)
 {
 	struct fl_msg_hello_reply r = {
@@ -233,33 +397,42 @@ static bool op_timeline_create(struct client *c, const struct fl_proto_request *
 {
 	struct fl_msg_bind_reply rep = { { 0, 0 }, UINT32_MAX, 0 };
 	struct fl_timeline *tl;
-	int r, fd = -1;
+	int r, fds[2] = { -1, -1 };
 	bool ok;
 
 	if ((unsigned int)atomic_load(&c->timelines) >= cfg.max_timelines)
 		return reply_status(c, &q->hdr, -EMFILE);
+	shared_collect();
 	r = fl_sw_sync_timeline_create(q->u.timeline_create.name, q->u.timeline_create.flags, &tl);
 	if (r == 0) {
 		atomic_fetch_add(&c->refs, 1);
 		atomic_fetch_add(&c->timelines, 1);
-		r = fl__timeline_export_fd_tracked(tl, &fd, release_timeline, c);
+		r = fl__timeline_export_fd_tracked(tl, &fds[0], release_timeline, c);
 		if (r < 0) {
 			atomic_fetch_sub(&c->timelines, 1);
 			atomic_fetch_sub(&c->refs, 1);
 		} else {
 			/* Bound already, so its first fence needs no TIMELINE_BIND. */
-			int h = bind_handle(c, fd, fl_timeline_get_id(tl));
+			int h = bind_handle(c, fds[0], fl_timeline_get_id(tl));
 
-			if (h >= 0)
+			if (h >= 0) {
 				rep.handle = (uint32_t)h;
+				/* Without a handle it could not name it in TIMELINE_SYNC. */
+				fds[1] = shared_new(tl, fds[0], q->u.timeline_create.flags != 0);
+				if (fds[1] >= 0)
+					rep.flags = FL_BIND_F_SHARED;
+			}
 		}
 		fl_timeline_unref(tl); /* the fd is the only handle */
 	}
 	if (r < 0)
 		return reply_status(c, &q->hdr, r);
 
-	ok = reply_send(c, &q->hdr, &rep, sizeof(rep), fd);
-	close(fd); /* the client's copy (if it got one) is the handle now */
+	ok = reply_send_fds(c, &q->hdr, &rep, sizeof(rep), fds, fds[1] >= 0 ? 2 : 1);
+	/* The client's copies (if it got them) are the handle and its counter now. */
+	close(fds[0]);
+	if (fds[1] >= 0)
+		close(fds[1]);
 	return ok;
 }
 
@@ -269,7 +442,7 @@ static bool op_timeline_inc(struct client *c, const struct fl_proto_request *q, 
 	int r = timeline_of(fds[0], &tl);
 
 	if (r == 0) {
-		r = fl_sw_sync_timeline_inc(tl, q->u.timeline_inc.count);
+		r = timeline_add(tl, q->u.timeline_inc.count);
 		fl_timeline_unref(tl);
 	}
 	return reply_status(c, &q->hdr, r);
@@ -414,9 +587,10 @@ static bool op_timeline_bind(struct client *c, const struct fl_proto_request *q,
 static bool op_pool_fill(struct client *c, const struct fl_proto_request *q)
 {
 	struct fl_msg_pool_reply rep = { { 0, 0 }, c->pool_slot + c->pool_count, 0 };
-	int user[FL_PROTO_POOL_FILL_MAX];
+	/* The fence fds, then (FL_POOL_F_SIGNAL_ENDS) copies of our ends. */
+	int user[2 * FL_PROTO_POOL_FILL_MAX];
 	uint32_t want = q->u.pool_fill.count, n = 0;
-	bool alive;
+	bool ends = q->u.pool_fill.flags & FL_POOL_F_SIGNAL_ENDS, alive;
 	int r = 0;
 
 	if (want > FL_PROTO_POOL_MAX - c->pool_count)
@@ -433,6 +607,14 @@ static bool op_pool_fill(struct client *c, const struct fl_proto_request *q)
 				close(sv[1]);
 			}
 		}
+		if (r == 0 && ends) {
+			user[FL_PROTO_POOL_FILL_MAX + n] = fcntl(sv[0], F_DUPFD_CLOEXEC, 0);
+			if (user[FL_PROTO_POOL_FILL_MAX + n] < 0) {
+				r = -errno;
+				close(sv[0]);
+				close(sv[1]);
+			}
+		}
 		if (r < 0)
 			break;
 		p->sink = sv[0];
@@ -442,8 +624,10 @@ static bool op_pool_fill(struct client *c, const struct fl_proto_request *q)
 	if (n == 0)
 		return reply_status(c, &q->hdr, r);
 	rep.count = n;
-	alive = reply_send_fds(c, &q->hdr, &rep, sizeof(rep), user, n);
-	for (uint32_t i = 0; i < n; i++)
+	if (ends)
+		memmove(&user[n], &user[FL_PROTO_POOL_FILL_MAX], n * sizeof(int));
+	alive = reply_send_fds(c, &q->hdr, &rep, sizeof(rep), user, ends ? 2 * n : n);
+	for (uint32_t i = 0; i < (ends ? 2 * n : n); i++)
 		close(user[i]);
 	if (!alive) {
 		for (uint32_t i = 0; i < n; i++)
@@ -477,7 +661,29 @@ static bool op_timeline_signal(struct client *c, const struct fl_proto_request *
 			      "TIMELINE_SIGNAL names a timeline it did not bind");
 	r = handle_timeline(c, q->u.timeline_signal.handle, &tl);
 	if (r == 0) {
-		r = fl_sw_sync_timeline_inc(tl, q->u.timeline_signal.count);
+		r = timeline_add(tl, q->u.timeline_signal.count);
+		fl_timeline_unref(tl);
+	}
+	return reply_status(c, &q->hdr, r);
+}
+
+/*
+ * TIMELINE_SYNC: the owner added to the counter and completed its own
+ * fences; shared_sync_all() already did the rest before we got here.
+ */
+static bool op_timeline_sync(struct client *c, const struct fl_proto_request *q)
+{
+	struct fl_timeline *tl;
+	struct shared_tl *s;
+	int r;
+
+	if (q->u.timeline_sync.handle >= c->nhandles)
+		return reject(c, &q->hdr, -EBADMSG,
+			      "TIMELINE_SYNC names a timeline it did not bind");
+	r = handle_timeline(c, q->u.timeline_sync.handle, &tl);
+	if (r == 0) {
+		s = shared_find(tl);
+		r = s ? shared_sync(s, tl) : -EINVAL;
 		fl_timeline_unref(tl);
 	}
 	return reply_status(c, &q->hdr, r);
@@ -641,6 +847,14 @@ static bool dispatch(struct client *c, const struct fl_proto_request *q, int *fd
 {
 	if (!c->greeted && q->hdr.op != FL_OP_HELLO)
 		return reject(c, &q->hdr, -EPROTO, "first request is not HELLO");
+	/*
+	 * An owner completes its fences before telling us, so a fence fd can
+	 * read as signalled while its point here is not yet: every request
+	 * that could look at a timeline first catches up with the counters.
+	 */
+	if (shared && q->hdr.op != FL_OP_HELLO && q->hdr.op != FL_OP_PING &&
+	    q->hdr.op != FL_OP_POOL_FILL)
+		shared_sync_all();
 	switch (q->hdr.op) {
 	case FL_OP_HELLO:
 		return op_hello(c, q);
@@ -664,6 +878,8 @@ static bool dispatch(struct client *c, const struct fl_proto_request *q, int *fd
 		return op_fence_new(c, q);
 	case FL_OP_TIMELINE_SIGNAL:
 		return op_timeline_signal(c, q);
+	case FL_OP_TIMELINE_SYNC:
+		return op_timeline_sync(c, q);
 	default: /* FL_OP_PING */
 		return reply_status(c, &q->hdr, 0);
 	}
@@ -742,7 +958,7 @@ static void client_readable(struct client *c, int max)
 			if (errno == EINTR)
 				continue;
 			if (errno != EAGAIN)
-				disconnect(c, NULL);
+				disconnect(c, errno == ECONNRESET ? NULL : strerror(errno));
 			return;
 		}
 		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
@@ -954,6 +1170,9 @@ int fld_serve(int lfd, const struct server_config *config)
 
 		if (n < 0 && errno != EINTR)
 			return -errno;
+		/* Busy until now: the idle period starts when the last client leaves. */
+		if (nclients || fl__sink_count())
+			idle_since = fl__now_ns();
 		for (int i = 0; i < n; i++) {
 			if (evs[i].data.ptr == &lfd) {
 				accept_clients(lfd);
@@ -985,6 +1204,13 @@ out:
 	while (clients)
 		disconnect(clients, NULL);
 	bury_zombies();
+	while (shared) {
+		struct shared_tl *s = shared;
+
+		shared = s->next;
+		munmap(s->page, FL_PROTO_SHARED_SIZE);
+		free(s);
+	}
 	close(sfd);
 	close(epfd);
 	if (spare_fd >= 0)

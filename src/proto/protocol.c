@@ -17,6 +17,8 @@ _Static_assert(sizeof(struct fl_msg_fence_merge) == 40, "wire layout");
 _Static_assert(sizeof(struct fl_msg_fence_new) == 48, "wire layout");
 _Static_assert(sizeof(struct fl_msg_point) == 96, "wire layout");
 _Static_assert(sizeof(struct fl_msg_info_reply) == 64, "wire layout");
+_Static_assert(sizeof(struct fl_msg_timeline_sync) == 8, "wire layout");
+_Static_assert(sizeof(struct fl_proto_shared_timeline) <= FL_PROTO_SHARED_SIZE, "fits its page");
 _Static_assert(sizeof(struct fl_msg_hdr) + 48 <= FL_PROTO_MAX_REQUEST, "largest request fits");
 
 /* Mirrors of public flag values; protocol.h must not need the public headers. */
@@ -40,6 +42,7 @@ static const struct {
 	[FL_OP_POOL_FILL] = { "POOL_FILL", sizeof(struct fl_msg_pool_fill), 0 },
 	[FL_OP_FENCE_NEW] = { "FENCE_NEW", sizeof(struct fl_msg_fence_new), 0 },
 	[FL_OP_TIMELINE_SIGNAL] = { "TIMELINE_SIGNAL", sizeof(struct fl_msg_timeline_signal), 0 },
+	[FL_OP_TIMELINE_SYNC] = { "TIMELINE_SYNC", sizeof(struct fl_msg_timeline_sync), 0 },
 };
 
 static int known(uint32_t op)
@@ -95,13 +98,15 @@ static int check_body(struct fl_proto_request *r)
 		return 0;
 	case FL_OP_POOL_FILL:
 		if (!r->u.pool_fill.count || r->u.pool_fill.count > FL_PROTO_POOL_FILL_MAX ||
-		    r->u.pool_fill.pad)
+		    (r->u.pool_fill.flags & ~FL_POOL_F_SIGNAL_ENDS))
 			return -EINVAL;
 		return 0;
 	case FL_OP_FENCE_NEW:
 		return name_ok(r->u.fence_new.name) ? 0 : -EINVAL;
 	case FL_OP_TIMELINE_SIGNAL:
 		return r->u.timeline_signal.pad ? -EINVAL : 0;
+	case FL_OP_TIMELINE_SYNC:
+		return r->u.timeline_sync.pad ? -EINVAL : 0;
 	default:
 		/* TIMELINE_INC: any count is valid, like SW_SYNC_IOC_INC's u32. */
 		return 0;

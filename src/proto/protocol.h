@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FL_PROTO_VERSION  2
+#define FL_PROTO_VERSION  3
 #define FL_PROTO_NAME_LEN 32
 #define FL_PROTO_MAX_FDS  4
 /* The largest request; replies may be up to FL_PROTO_MAX_REPLY. */
@@ -45,7 +45,8 @@ enum fl_proto_op {
 	FL_OP_POOL_FILL = 10, /* body pool_fill; reply pool_reply + count fds */
 	FL_OP_FENCE_NEW = 11, /* body fence_new, no fds */
 	FL_OP_TIMELINE_SIGNAL = 12, /* body timeline_signal, no fds; reply: status */
-	FL_OP_MAX_ = FL_OP_TIMELINE_SIGNAL,
+	FL_OP_TIMELINE_SYNC = 13, /* body timeline_sync, no fds; reply: status */
+	FL_OP_MAX_ = FL_OP_TIMELINE_SYNC,
 };
 
 /* Set in a reply's op. */
@@ -94,11 +95,19 @@ struct fl_msg_fence_info {
 	uint32_t max; /* at most this many, <= FL_PROTO_MAX_INFO_POINTS */
 };
 
-/* Ask for @count (1..FL_PROTO_POOL_FILL_MAX) fence fds not yet bound to a fence. */
+/*
+ * Ask for @count (1..FL_PROTO_POOL_FILL_MAX) fence fds not yet bound to a
+ * fence. With FL_POOL_F_SIGNAL_ENDS the reply carries 2 * count fds: the
+ * count fence fds, then in the same order a copy of the daemon's end of
+ * each (its "signal end"), so that the client can complete a fence of a
+ * timeline it owns itself (see struct fl_proto_shared_timeline).
+ */
 struct fl_msg_pool_fill {
 	uint32_t count;
-	uint32_t pad; /* 0 */
+	uint32_t flags; /* 0 or FL_POOL_F_SIGNAL_ENDS */
 };
+
+#define FL_POOL_F_SIGNAL_ENDS 1u
 
 /*
  * Make the pooled fd @slot a fence of the bound timeline @handle. Pooled
@@ -119,6 +128,31 @@ struct fl_msg_timeline_signal {
 	uint32_t pad; /* 0 */
 };
 
+/*
+ * Bring a timeline this connection owns (it created it and got its shared
+ * counter) up to the counter's value: the client added to the counter and
+ * completed its own fences; the daemon completes every other point.
+ */
+struct fl_msg_timeline_sync {
+	uint32_t handle;
+	uint32_t pad; /* 0 */
+};
+
+/*
+ * The shared counter of an owned timeline: a memfd page the daemon sends
+ * with TIMELINE_CREATE's reply (FL_BIND_F_SHARED) and maps itself. It is
+ * the timeline's value: whoever signals adds to it atomically (the owner
+ * directly, everybody else through the daemon), and the daemon brings its
+ * timeline up to it before every request that could see the timeline.
+ * With FL_SW_SYNC_32BIT only the low 32 bits count. The daemon trusts it
+ * for nothing but that value: a client can only scribble on its own.
+ */
+struct fl_proto_shared_timeline {
+	uint64_t value; /* accessed with __atomic builtins, seq_cst */
+	uint64_t reserved[7];
+};
+#define FL_PROTO_SHARED_SIZE 4096
+
 /* Every reply starts with this after the header. */
 struct fl_msg_reply {
 	int32_t status; /* 0 or a negative errno */
@@ -136,8 +170,11 @@ struct fl_msg_hello_reply {
 struct fl_msg_bind_reply {
 	struct fl_msg_reply r;
 	uint32_t handle; /* names the timeline on this connection; UINT32_MAX: none */
-	uint32_t pad;
+	uint32_t flags; /* TIMELINE_CREATE: FL_BIND_F_SHARED, else 0 */
 };
+
+/* A second fd follows the timeline's: its shared counter page. */
+#define FL_BIND_F_SHARED 1u
 
 struct fl_msg_pool_reply {
 	struct fl_msg_reply r;
@@ -187,6 +224,7 @@ struct fl_proto_request {
 		struct fl_msg_pool_fill pool_fill;
 		struct fl_msg_fence_new fence_new;
 		struct fl_msg_timeline_signal timeline_signal;
+		struct fl_msg_timeline_sync timeline_sync;
 	} u;
 	unsigned int nfds;
 };

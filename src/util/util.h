@@ -38,6 +38,19 @@ int fl__futex_wait(atomic_int *word, int expected, int64_t timeout_ns);
 /* Wake every thread waiting on word. */
 void fl__futex_wake_all(atomic_int *word);
 
+/*
+ * The status record a completed fence fd carries (see src/core/fdsink.c):
+ * written once into the end the fd's holders do not have, then that end's
+ * write side is shut down. The core writes it, and so does a client that
+ * signals a timeline it owns through the daemon (src/client).
+ */
+#define FL__RECORD_MAGIC 0x31464c46u /* "FLF1" */
+struct fl__record {
+	uint32_t magic;
+	int32_t status;
+	uint64_t timestamp_ns;
+};
+
 /* fd helpers (src/util/fd.c is the one place that makes raw fd syscalls). */
 int fl__socketpair_cloexec(int sv[2]);
 int fl__fd_inode(int fd, dev_t *ret_dev, ino_t *ret_ino);
