@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -244,15 +245,24 @@ FL_TEST(daemon_refuses_other_user_unless_allowed)
 
 /* ---- raw connections ---- */
 
-static int raw_connect(void)
+/* A connection to the daemon at @path (NULL: the one the library uses). */
+static int raw_connect_to(const char *path)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 
 	fl_assert(fd >= 0);
-	dl_runtime_path("fenceline.sock", a.sun_path, sizeof(a.sun_path));
+	if (path)
+		snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	else
+		dl_runtime_path("fenceline.sock", a.sun_path, sizeof(a.sun_path));
 	fl_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
 	return fd;
+}
+
+static int raw_connect(void)
+{
+	return raw_connect_to(NULL);
 }
 
 static void raw_send(int sock, const void *buf, size_t len, const int *fds, unsigned int nfds)
@@ -330,20 +340,23 @@ static void raw_ping_ok(int sock, uint32_t seq)
 	fl_assert_int_eq(raw_reply(sock, FL_OP_PING, seq), 0);
 }
 
+/* The most fds a reply carries: POOL_FILL with signal ends. */
+#define RAW_MAX_FDS (2 * FL_PROTO_POOL_FILL_MAX)
+
 /*
  * raw_reply() for the replies that may carry fds (TIMELINE_CREATE,
  * TIMELINE_BIND, POOL_FILL): receives them with SCM_RIGHTS instead of
  * letting the kernel drop them. On success the body (status first) must be
  * exactly @size bytes and goes to @body; the fds go to @fds (room for
- * FL_PROTO_POOL_FILL_MAX), their number to *@nfds. An error must be a bare
- * status without fds. Returns the status, or 1 on EOF (disconnected).
+ * @cap), their number to *@nfds. An error must be a bare status without
+ * fds. Returns the status, or 1 on EOF (disconnected).
  */
 static int raw_reply_fds(int sock, uint32_t op, uint32_t seq, void *body, size_t size, int *fds,
-			 unsigned int *nfds)
+			 unsigned int cap, unsigned int *nfds)
 {
 	union {
 		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int) * FL_PROTO_POOL_FILL_MAX)];
+		char buf[CMSG_SPACE(sizeof(int) * RAW_MAX_FDS)];
 	} cbuf;
 	unsigned char buf[FL_PROTO_MAX_REPLY];
 	struct iovec iov = { buf, sizeof(buf) };
@@ -365,7 +378,7 @@ static int raw_reply_fds(int sock, uint32_t op, uint32_t seq, void *body, size_t
 		size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
 
 		fl_assert(c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS);
-		fl_assert(*nfds + k <= FL_PROTO_POOL_FILL_MAX);
+		fl_assert(*nfds + k <= cap);
 		memcpy(&fds[*nfds], CMSG_DATA(c), k * sizeof(int));
 		*nfds += (unsigned int)k;
 	}
@@ -392,28 +405,44 @@ static void close_fds(const int *fds, unsigned int n)
 		close(fds[i]);
 }
 
-/* TIMELINE_CREATE: returns the timeline fd that came with the reply, its handle in *@handle. */
-static int raw_timeline_create(int sock, uint32_t seq, const char *name, uint32_t *handle)
+/*
+ * TIMELINE_CREATE with @flags (0 or FL_SW_SYNC_32BIT): returns the timeline
+ * fd that came with the reply, its handle in *@handle, and the shared
+ * counter's memfd in *@memfd (closed if @memfd is NULL).
+ */
+static int raw_timeline_create_flags(int sock, uint32_t seq, const char *name, uint32_t flags,
+				     uint32_t *handle, int *memfd)
 {
 	struct {
 		struct fl_msg_hdr h;
 		struct fl_msg_timeline_create b;
-	} req = { { FL_OP_TIMELINE_CREATE, 0, seq, sizeof(struct fl_msg_timeline_create) } };
+	} req = { { FL_OP_TIMELINE_CREATE, 0, seq, sizeof(struct fl_msg_timeline_create) },
+		  { .flags = flags } };
 	struct fl_msg_bind_reply rep;
-	int fds[FL_PROTO_POOL_FILL_MAX];
+	int fds[RAW_MAX_FDS];
 	unsigned int n;
 
 	snprintf(req.b.name, sizeof(req.b.name), "%s", name);
 	raw_send(sock, &req, sizeof(req), NULL, 0);
-	fl_assert_int_eq(
-		raw_reply_fds(sock, FL_OP_TIMELINE_CREATE, seq, &rep, sizeof(rep), fds, &n), 0);
+	fl_assert_int_eq(raw_reply_fds(sock, FL_OP_TIMELINE_CREATE, seq, &rep, sizeof(rep), fds,
+				       RAW_MAX_FDS, &n),
+			 0);
 	/* The creator also gets the timeline's shared counter. */
 	fl_assert_int_eq(rep.flags, FL_BIND_F_SHARED);
 	fl_assert_int_eq(n, 2);
-	close(fds[1]);
+	if (memfd)
+		*memfd = fds[1];
+	else
+		close(fds[1]);
 	fl_assert_int_ne(rep.handle, UINT32_MAX);
 	*handle = rep.handle;
 	return fds[0];
+}
+
+/* TIMELINE_CREATE: returns the timeline fd that came with the reply, its handle in *@handle. */
+static int raw_timeline_create(int sock, uint32_t seq, const char *name, uint32_t *handle)
+{
+	return raw_timeline_create_flags(sock, seq, name, 0, handle, NULL);
 }
 
 /* TIMELINE_BIND of @fd: returns the status, the handle in *@handle on success. */
@@ -421,24 +450,24 @@ static int raw_bind(int sock, uint32_t seq, int fd, uint32_t *handle)
 {
 	struct fl_msg_hdr h = { FL_OP_TIMELINE_BIND, 0, seq, 0 };
 	struct fl_msg_bind_reply rep;
-	int fds[FL_PROTO_POOL_FILL_MAX];
+	int fds[RAW_MAX_FDS];
 	unsigned int n;
 	int r;
 
 	raw_send(sock, &h, sizeof(h), &fd, 1);
-	r = raw_reply_fds(sock, FL_OP_TIMELINE_BIND, seq, &rep, sizeof(rep), fds, &n);
+	r = raw_reply_fds(sock, FL_OP_TIMELINE_BIND, seq, &rep, sizeof(rep), fds, RAW_MAX_FDS, &n);
 	fl_assert_int_eq(n, 0);
 	if (r == 0)
 		*handle = rep.handle;
 	return r;
 }
 
-static void raw_send_pool_fill(int sock, uint32_t seq, uint32_t count, uint32_t pad)
+static void raw_send_pool_fill(int sock, uint32_t seq, uint32_t count, uint32_t flags)
 {
 	struct {
 		struct fl_msg_hdr h;
 		struct fl_msg_pool_fill b;
-	} req = { { FL_OP_POOL_FILL, 0, seq, sizeof(struct fl_msg_pool_fill) }, { count, pad } };
+	} req = { { FL_OP_POOL_FILL, 0, seq, sizeof(struct fl_msg_pool_fill) }, { count, flags } };
 
 	raw_send(sock, &req, sizeof(req), NULL, 0);
 }
@@ -450,7 +479,8 @@ static void raw_pool_fill_ok(int sock, uint32_t seq, uint32_t count, uint32_t fi
 	unsigned int n;
 
 	raw_send_pool_fill(sock, seq, count, 0);
-	fl_assert_int_eq(raw_reply_fds(sock, FL_OP_POOL_FILL, seq, &rep, sizeof(rep), fds, &n), 0);
+	fl_assert_int_eq(
+		raw_reply_fds(sock, FL_OP_POOL_FILL, seq, &rep, sizeof(rep), fds, count, &n), 0);
 	fl_assert_int_eq(rep.first, first);
 	fl_assert_int_eq(rep.count, count);
 	fl_assert_int_eq(n, count);
@@ -463,11 +493,12 @@ static void raw_pool_fill_ok(int sock, uint32_t seq, uint32_t count, uint32_t fi
 static void raw_pool_fill_fails(int sock, uint32_t seq, uint32_t count, int status)
 {
 	struct fl_msg_pool_reply rep;
-	int fds[FL_PROTO_POOL_FILL_MAX];
+	int fds[RAW_MAX_FDS];
 	unsigned int n;
 
 	raw_send_pool_fill(sock, seq, count, 0);
-	fl_assert_int_eq(raw_reply_fds(sock, FL_OP_POOL_FILL, seq, &rep, sizeof(rep), fds, &n),
+	fl_assert_int_eq(raw_reply_fds(sock, FL_OP_POOL_FILL, seq, &rep, sizeof(rep), fds,
+				       RAW_MAX_FDS, &n),
 			 status);
 }
 
@@ -606,6 +637,620 @@ static void hostile_pool_packets(void)
 	close(tl);
 }
 
+/* Protocol 3's shared counters, signal ends and TIMELINE_SYNC, raw. */
+
+/* A fence fd's status record (struct fl__record, src/util/util.h), as an owner writes it. */
+#define RECORD_MAGIC 0x31464c46u
+struct record {
+	uint32_t magic;
+	int32_t status;
+	uint64_t timestamp_ns;
+};
+_Static_assert(sizeof(struct record) == 16, "the record's size on the wire");
+
+/* Quick, for an answer that must not take long: generous for slow (sanitized) builds. */
+#define QUICK_MS 1000
+
+/*
+ * POOL_FILL with FL_POOL_F_SIGNAL_ENDS that must work in full: @count fence
+ * fds (slots @first onwards) to @fds, then their signal ends in the same
+ * order: room for 2 * @count.
+ */
+static void raw_pool_fill_ends_ok(int sock, uint32_t seq, uint32_t count, uint32_t first, int *fds)
+{
+	struct fl_msg_pool_reply rep;
+	unsigned int n;
+
+	raw_send_pool_fill(sock, seq, count, FL_POOL_F_SIGNAL_ENDS);
+	fl_assert_int_eq(raw_reply_fds(sock, FL_OP_POOL_FILL, seq, &rep, sizeof(rep), fds,
+				       2 * count, &n),
+			 0);
+	fl_assert_int_eq(rep.first, first);
+	fl_assert_int_eq(rep.count, count);
+	fl_assert_int_eq(n, 2 * count);
+	for (unsigned int i = 0; i < count; i++)
+		fl_assert_int_eq(fl_fence_fd_get_status(fds[i]), FL_STATUS_ACTIVE);
+}
+
+/* FENCE_NEW of the next pooled slot that must work (asks for the answer). */
+static void raw_fence_new_ok(int sock, uint32_t seq, uint64_t value, uint32_t handle, uint32_t slot)
+{
+	raw_send_fence_new(sock, seq, FL_MSG_F_REPLY, value, handle, slot);
+	fl_assert_int_eq(raw_reply(sock, FL_OP_FENCE_NEW, seq), 0);
+}
+
+static void raw_send_timeline_sync(int sock, uint32_t seq, uint32_t handle, uint32_t pad)
+{
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_timeline_sync b;
+	} req = { { FL_OP_TIMELINE_SYNC, 0, seq, sizeof(struct fl_msg_timeline_sync) },
+		  { handle, pad } };
+
+	raw_send(sock, &req, sizeof(req), NULL, 0);
+}
+
+/* TIMELINE_SYNC of @handle: returns the status (1: disconnected). */
+static int raw_timeline_sync(int sock, uint32_t seq, uint32_t handle)
+{
+	raw_send_timeline_sync(sock, seq, handle, 0);
+	return raw_reply(sock, FL_OP_TIMELINE_SYNC, seq);
+}
+
+/* raw_timeline_sync() that must answer within QUICK_MS. */
+static int raw_timeline_sync_quick(int sock, uint32_t seq, uint32_t handle)
+{
+	uint64_t t0 = fl_test_now_ns();
+	int r = raw_timeline_sync(sock, seq, handle);
+	uint64_t ms = (fl_test_now_ns() - t0) / 1000000;
+
+	if (ms >= QUICK_MS)
+		fl__test_fail(__FILE__, __LINE__, "TIMELINE_SYNC took %llu ms",
+			      (unsigned long long)ms);
+	return r;
+}
+
+/* TIMELINE_SIGNAL of @handle by @count: returns the status. */
+static int raw_timeline_signal(int sock, uint32_t seq, uint32_t handle, uint64_t count)
+{
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_timeline_signal b;
+	} req = { { FL_OP_TIMELINE_SIGNAL, 0, seq, sizeof(struct fl_msg_timeline_signal) },
+		  { count, handle, 0 } };
+
+	raw_send(sock, &req, sizeof(req), NULL, 0);
+	return raw_reply(sock, FL_OP_TIMELINE_SIGNAL, seq);
+}
+
+/* Receives a reply of exactly @size bytes after the header that must be a success. */
+static void raw_reply_body(int sock, uint32_t op, uint32_t seq, void *body, size_t size)
+{
+	unsigned char buf[FL_PROTO_MAX_REPLY];
+	struct fl_msg_hdr h;
+	struct fl_msg_reply r;
+	ssize_t n;
+
+	do
+		n = recv(sock, buf, sizeof(buf), 0);
+	while (n < 0 && errno == EINTR);
+	fl_assert(n >= (ssize_t)(sizeof(h) + sizeof(r)));
+	memcpy(&h, buf, sizeof(h));
+	memcpy(&r, buf + sizeof(h), sizeof(r));
+	fl_assert_int_eq(h.op, op | FL_OP_REPLY);
+	fl_assert_int_eq(h.seq, seq);
+	fl_assert_int_eq(r.status, 0);
+	fl_assert_int_eq(n, sizeof(h) + size);
+	memcpy(body, buf + sizeof(h), size);
+}
+
+/* TIMELINE_GET_VALUE of @tl, which must work. */
+static uint64_t raw_get_value(int sock, uint32_t seq, int tl)
+{
+	struct fl_msg_hdr h = { FL_OP_TIMELINE_GET_VALUE, 0, seq, 0 };
+	struct fl_msg_value_reply rep;
+
+	raw_send(sock, &h, sizeof(h), &tl, 1);
+	raw_reply_body(sock, FL_OP_TIMELINE_GET_VALUE, seq, &rep, sizeof(rep));
+	return rep.value;
+}
+
+/* The status of fence @fd as the daemon has it (FENCE_INFO, no points). */
+static int raw_fence_status(int sock, uint32_t seq, int fd)
+{
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_fence_info b;
+	} req = { { FL_OP_FENCE_INFO, 0, seq, sizeof(struct fl_msg_fence_info) }, { 0, 0 } };
+	struct fl_msg_info_reply rep;
+
+	raw_send(sock, &req, sizeof(req), &fd, 1);
+	raw_reply_body(sock, FL_OP_FENCE_INFO, seq, &rep, sizeof(rep));
+	fl_assert_int_eq(rep.num_points, 1);
+	fl_assert_int_eq(rep.count, 0);
+	return rep.status;
+}
+
+/* FENCE_INFO of @fd, which must fail: returns the status. */
+static int raw_fence_info_fails(int sock, uint32_t seq, int fd)
+{
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_fence_info b;
+	} req = { { FL_OP_FENCE_INFO, 0, seq, sizeof(struct fl_msg_fence_info) }, { 0, 0 } };
+	int r;
+
+	raw_send(sock, &req, sizeof(req), &fd, 1);
+	r = raw_reply(sock, FL_OP_FENCE_INFO, seq);
+	fl_assert(r < 0);
+	return r;
+}
+
+/* The status of fence @fd as the daemon tells the library (through a copy of the fd). */
+static int library_fence_status(int fd)
+{
+	struct fl_fence_info info;
+	int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+
+	fl_assert(copy >= 0);
+	fl_assert_int_eq(fl_fence_fd_get_info(copy, &info, NULL, 0), 0);
+	close(copy);
+	return info.status;
+}
+
+static struct fl_proto_shared_timeline *counter_map(int memfd)
+{
+	void *p = mmap(NULL, FL_PROTO_SHARED_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+
+	fl_assert(p != MAP_FAILED);
+	return p;
+}
+
+static void counter_unmap(struct fl_proto_shared_timeline *ctr)
+{
+	fl_assert_int_eq(munmap(ctr, FL_PROTO_SHARED_SIZE), 0);
+}
+
+static void counter_set(struct fl_proto_shared_timeline *ctr, uint64_t value)
+{
+	__atomic_store_n(&ctr->value, value, __ATOMIC_SEQ_CST);
+}
+
+static uint64_t counter_get(struct fl_proto_shared_timeline *ctr)
+{
+	return __atomic_load_n(&ctr->value, __ATOMIC_SEQ_CST);
+}
+
+/* Complete a fence as its timeline's owner does: a record into its signal end, then EOF. */
+static void signal_end_complete(int sig, int32_t status, uint64_t timestamp_ns)
+{
+	struct record rec = { RECORD_MAGIC, status, timestamp_ns };
+
+	fl_assert_int_eq(send(sig, &rec, sizeof(rec), MSG_NOSIGNAL | MSG_DONTWAIT), sizeof(rec));
+	fl_assert_int_eq(shutdown(sig, SHUT_WR), 0);
+}
+
+/* Bytes queued for fence fd @fd (at most 32), without taking them. */
+static ssize_t queued_bytes(int fd, void *buf)
+{
+	return recv(fd, buf, 32, MSG_PEEK | MSG_DONTWAIT);
+}
+
+static void expect_unix_stream(int fd)
+{
+	int v;
+	socklen_t len = sizeof(v);
+
+	fl_assert_int_eq(getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &v, &len), 0);
+	fl_assert_int_eq(v, AF_UNIX);
+	len = sizeof(v);
+	fl_assert_int_eq(getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &len), 0);
+	fl_assert_int_eq(v, SOCK_STREAM);
+}
+
+/* @a and @b are the two ends of one connected pair: bytes go through both ways. */
+static void expect_pair(int a, int b, uint64_t tag)
+{
+	uint64_t got = 0;
+
+	expect_unix_stream(a);
+	expect_unix_stream(b);
+	fl_assert_int_eq(send(a, &tag, sizeof(tag), MSG_NOSIGNAL | MSG_DONTWAIT), sizeof(tag));
+	fl_assert_int_eq(recv(b, &got, sizeof(got), MSG_DONTWAIT), sizeof(got));
+	fl_assert_int_eq(got, tag);
+	tag = ~tag;
+	fl_assert_int_eq(send(b, &tag, sizeof(tag), MSG_NOSIGNAL | MSG_DONTWAIT), sizeof(tag));
+	fl_assert_int_eq(recv(a, &got, sizeof(got), MSG_DONTWAIT), sizeof(got));
+	fl_assert_int_eq(got, tag);
+}
+
+static uint64_t xorshift64(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/*
+ * The owner of timeline @tl (handle @handle on @sock, counter @ctr) stores
+ * @value and syncs: the daemon answers quickly, and its timeline reads the
+ * counter (the low 32 bits of it if @is32). @seed names the run.
+ */
+static void scribble(int sock, uint32_t *seq, int tl, uint32_t handle,
+		     struct fl_proto_shared_timeline *ctr, bool is32, uint64_t value, uint64_t seed)
+{
+	uint64_t want = is32 ? (uint32_t)value : value, got;
+	int r;
+
+	counter_set(ctr, value);
+	r = raw_timeline_sync_quick(sock, (*seq)++, handle);
+	if (r != 0)
+		fl__test_fail(__FILE__, __LINE__, "seed %llu: TIMELINE_SYNC to %llu: %d",
+			      (unsigned long long)seed, (unsigned long long)value, r);
+	got = raw_get_value(sock, (*seq)++, tl);
+	if (got != want)
+		fl__test_fail(__FILE__, __LINE__, "seed %llu: counter %llu, timeline %llu",
+			      (unsigned long long)seed, (unsigned long long)value,
+			      (unsigned long long)got);
+}
+
+/* Sync @handle until its timeline (whose fd was closed) is gone: -ENOENT, connection kept. */
+static void sync_until_gone(int sock, uint32_t *seq, uint32_t handle,
+			    struct fl_proto_shared_timeline *ctr)
+{
+	uint64_t deadline = fl_test_now_ns() + DL_LONG_WAIT_MS * 1000000ull;
+	int r;
+
+	for (;;) {
+		counter_set(ctr, counter_get(ctr) + 1);
+		r = raw_timeline_sync(sock, (*seq)++, handle);
+		if (r == -ENOENT)
+			break;
+		fl_assert_int_eq(r, 0);
+		fl_assert(fl_test_now_ns() < deadline);
+		fl_test_sleep_ms(5);
+	}
+	raw_ping_ok(sock, (*seq)++);
+}
+
+/* Junk into a signal end until its socket is full (the daemon's record cannot go in). */
+static void fill_signal_end(int sig)
+{
+	char junk[4096];
+	ssize_t n;
+
+	memset(junk, 0x5a, sizeof(junk));
+	do
+		n = send(sig, junk, sizeof(junk), MSG_NOSIGNAL | MSG_DONTWAIT);
+	while (n > 0);
+	fl_assert_int_eq(n, -1);
+	fl_assert(errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+/*
+ * A TIMELINE_SYNC of a timeline the connection owns, but with header flags
+ * @flags, body length @len, @pad, and the timeline's fd attached if
+ * @with_fd: the decoder must refuse it with @status, then hang up.
+ */
+static void sync_malformed(uint32_t flags, uint32_t len, uint32_t pad, bool with_fd, int status)
+{
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_timeline_sync b;
+	} req = { { FL_OP_TIMELINE_SYNC, flags, 190, len }, { 0, pad } };
+	uint32_t handle;
+	int s = raw_connect(), tl;
+
+	raw_hello(s);
+	tl = raw_timeline_create(s, 189, "malformed", &handle);
+	req.b.handle = handle;
+	raw_send(s, &req, sizeof(req.h) + len, with_fd ? &tl : NULL, with_fd ? 1 : 0);
+	expect_reject(s, FL_OP_TIMELINE_SYNC, 190, status);
+	close(tl);
+}
+
+/*
+ * Protocol 3's owned timelines, raw: the shared counter, signal ends, and
+ * TIMELINE_SYNC, with an owner that scribbles and lies.
+ */
+static void hostile_shared_packets(void)
+{
+	struct fl_proto_shared_timeline *ctr, *ctr32, *ctr_new;
+	int s, s2, s3, tl, tl32, tl_new, mfd, pend, f[RAW_MAX_FDS];
+	uint32_t handle, handle32, handle_new, h2, slot = 0, seq = 100;
+	uint64_t seed = fl_test_now_ns() | 1, x, v;
+	unsigned char peek[32];
+	struct record rec;
+	struct stat st;
+
+	/* The creator gets the counter: one page, sealed against shrinking, growing and resealing. */
+	s = raw_connect();
+	raw_hello(s);
+	tl = raw_timeline_create_flags(s, seq++, "owned", 0, &handle, &mfd);
+	fl_assert_int_eq(fstat(mfd, &st), 0);
+	fl_assert_int_eq(st.st_size, FL_PROTO_SHARED_SIZE);
+	fl_assert_errno(ftruncate(mfd, 0), EPERM);
+	fl_assert_errno(ftruncate(mfd, 2 * FL_PROTO_SHARED_SIZE), EPERM);
+	fl_assert_int_eq(fcntl(mfd, F_GET_SEALS) & (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL),
+			 F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+	/* Say F_SEAL_WRITE, which would make the daemon's own stores fail: no more seals. */
+	fl_assert_errno(fcntl(mfd, F_ADD_SEALS, F_SEAL_WRITE), EPERM);
+	ctr = counter_map(mfd);
+	fl_assert_int_eq(counter_get(ctr), 0);
+	/* The counter's fd is no timeline (nor fence): an answer, not a hang-up. */
+	fl_assert_int_eq(raw_bind(s, seq++, mfd, &h2), -ENOTTY);
+	fl_assert_int_eq(raw_fence_info_fails(s, seq++, mfd), -ENOTTY);
+
+	/*
+	 * The owner stores to the counter and tells nobody: the daemon
+	 * catches up before it answers anyone (here: the library's FENCE_INFO).
+	 */
+	raw_pool_fill_ends_ok(s, seq++, 1, slot, f);
+	raw_fence_new_ok(s, seq++, 1, handle, slot++);
+	fl_assert_int_eq(library_fence_status(f[0]), FL_STATUS_ACTIVE);
+	counter_set(ctr, 1);
+	fl_assert_int_eq(library_fence_status(f[0]), FL_STATUS_SIGNALED);
+	dl_expect_fence_status(f[0], FL_STATUS_SIGNALED);
+	fl_assert_int_eq(queued_bytes(f[0], peek), sizeof(struct record));
+	fl_assert_int_eq(raw_get_value(s, seq++, tl), 1);
+	close_fds(f, 2);
+
+	/* The owner completes its fence first; the daemon, catching up, adds no record. */
+	s2 = raw_connect();
+	raw_hello(s2);
+	raw_pool_fill_ends_ok(s, seq++, 1, slot, f);
+	raw_fence_new_ok(s, seq++, 2, handle, slot++);
+	signal_end_complete(f[1], FL_STATUS_SIGNALED, 12345);
+	fl_assert_int_eq(fl_fence_fd_get_status(f[0]), FL_STATUS_SIGNALED);
+	fl_assert_int_eq(raw_fence_status(s2, seq++, f[0]), FL_STATUS_ACTIVE); /* counter still 1 */
+	counter_set(ctr, 2);
+	fl_assert_int_eq(raw_timeline_sync(s, seq++, handle), 0);
+	fl_assert_int_eq(raw_fence_status(s2, seq++, f[0]), FL_STATUS_SIGNALED);
+	fl_assert_int_eq(queued_bytes(f[0], peek), sizeof(rec));
+	memcpy(&rec, peek, sizeof(rec));
+	fl_assert_int_eq(rec.timestamp_ns, 12345); /* ours */
+	close_fds(f, 2);
+
+	/*
+	 * Signal ends abused: one hung up both ways under a pending fence (the
+	 * daemon's end is that same socket), one stuffed with junk so that the
+	 * daemon's record cannot go in. Neither may hurt the daemon.
+	 */
+	raw_pool_fill_ends_ok(s, seq++, 2, slot, f);
+	raw_fence_new_ok(s, seq++, 3, handle, slot++);
+	raw_fence_new_ok(s, seq++, 3, handle, slot++);
+	fl_assert_int_eq(shutdown(f[2], SHUT_RDWR), 0);
+	dl_expect_fence_status(f[0], -ECONNRESET);
+	fill_signal_end(f[3]);
+	counter_set(ctr, 3);
+	fl_assert_int_eq(raw_timeline_sync_quick(s, seq++, handle), 0);
+	fl_assert_int_eq(fl_fence_fd_get_status(f[1]), -ENOTTY); /* junk is no record */
+	fl_assert_int_eq(raw_fence_status(s2, seq++, f[1]), FL_STATUS_SIGNALED);
+	close_fds(f, 4);
+	raw_ping_ok(s, seq++);
+	raw_ping_ok(s2, seq++);
+
+	/* Nor is a signal end a fence or a timeline (it is the daemon's end of one). */
+	raw_pool_fill_ends_ok(s, seq++, 1, slot, f);
+	raw_fence_new_ok(s, seq++, 4, handle, slot++);
+	fl_assert_int_eq(raw_fence_info_fails(s2, seq++, f[1]), -ENOTTY);
+	fl_assert_int_eq(raw_bind(s2, seq++, f[1], &h2), -ENOTTY);
+	close_fds(f, 2);
+
+	/*
+	 * The rest of the page is not the daemon's business, and a hole
+	 * punched in it (the seals allow that) reads as a counter of 0.
+	 */
+	memset(ctr->reserved, 0xff, sizeof(ctr->reserved));
+	counter_set(ctr, 4);
+	fl_assert_int_eq(raw_timeline_sync(s, seq++, handle), 0);
+	fl_assert_int_eq(raw_get_value(s, seq++, tl), 4);
+	fl_assert_int_eq(fallocate(mfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
+				   FL_PROTO_SHARED_SIZE),
+			 0);
+	fl_assert_int_eq(counter_get(ctr), 0);
+	fl_assert_int_eq(raw_timeline_sync(s, seq++, handle), 0);
+	fl_assert_int_eq(raw_get_value(s, seq++, tl), 0);
+	counter_set(ctr, 9); /* the same page for both of us again */
+	fl_assert_int_eq(raw_timeline_sync(s, seq++, handle), 0);
+	fl_assert_int_eq(raw_get_value(s, seq++, tl), 9);
+	close(mfd);
+	library_round();
+
+	/*
+	 * Scribbling: the counter is the owner's to ruin, and only its own
+	 * timeline follows it (modulo 2^64). A fence far ahead passes on the way.
+	 */
+	raw_pool_fill_ok(s, seq++, 1, slot, f);
+	raw_fence_new_ok(s, seq++, 1000, handle, slot++);
+	pend = f[0];
+	scribble(s, &seq, tl, handle, ctr, false, UINT64_MAX, 0);
+	dl_expect_fence_status(pend, FL_STATUS_SIGNALED);
+	close(pend);
+	scribble(s, &seq, tl, handle, ctr, false, 0, 0);
+	scribble(s, &seq, tl, handle, ctr, false, 1ull << 63, 0);
+	scribble(s, &seq, tl, handle, ctr, false, 7, 0);
+	x = seed;
+	for (int i = 0; i < 32; i++)
+		scribble(s, &seq, tl, handle, ctr, false, xorshift64(&x), seed);
+	/* Everybody else's signal goes into the counter too. */
+	v = counter_get(ctr);
+	fl_assert_int_eq(fl_timeline_fd_inc(tl, 1), 0);
+	fl_assert_int_eq(counter_get(ctr), v + 1);
+	fl_assert_int_eq(raw_get_value(s, seq++, tl), v + 1);
+	library_round();
+
+	/* A 32-bit timeline: a jump of 2^40 is a single wrap, not a loop of 2^9 of them. */
+	tl32 = raw_timeline_create_flags(s, seq++, "owned-32", FL_SW_SYNC_32BIT, &handle32, &mfd);
+	ctr32 = counter_map(mfd);
+	close(mfd);
+	raw_pool_fill_ok(s, seq++, 1, slot, f);
+	raw_fence_new_ok(s, seq++, 3, handle32, slot++);
+	pend = f[0];
+	scribble(s, &seq, tl32, handle32, ctr32, true, 1ull << 40, 0);
+	dl_expect_fence_status(pend, FL_STATUS_SIGNALED);
+	close(pend);
+	scribble(s, &seq, tl32, handle32, ctr32, true, UINT64_MAX, 0);
+	scribble(s, &seq, tl32, handle32, ctr32, true, 0, 0);
+	scribble(s, &seq, tl32, handle32, ctr32, true, (1ull << 33) + 5, 0);
+	scribble(s, &seq, tl32, handle32, ctr32, true, UINT32_MAX, 0);
+	for (int i = 0; i < 32; i++)
+		scribble(s, &seq, tl32, handle32, ctr32, true, xorshift64(&x), seed);
+	v = counter_get(ctr32);
+	fl_assert_int_eq(fl_timeline_fd_inc(tl32, 1), 0);
+	fl_assert_int_eq(counter_get(ctr32), v + 1);
+	fl_assert_int_eq(raw_get_value(s, seq++, tl32), (uint32_t)(v + 1));
+
+	/*
+	 * Its fd closed, the timeline dies: -ENOENT, and its pending fence
+	 * says so (2^30 ahead, which the syncs meanwhile do not reach).
+	 */
+	raw_pool_fill_ok(s, seq++, 1, slot, f);
+	raw_fence_new_ok(s, seq++, (uint32_t)(v + (1u << 30)), handle32, slot++);
+	pend = f[0];
+	close(tl32);
+	sync_until_gone(s, &seq, handle32, ctr32);
+	dl_expect_fence_status(pend, -ENOENT);
+	close(pend);
+	/* A new timeline (it may get the dead one's handle) has a counter of its own. */
+	tl_new = raw_timeline_create_flags(s, seq++, "after", 0, &handle_new, &mfd);
+	ctr_new = counter_map(mfd);
+	close(mfd);
+	counter_set(ctr32, 12345);
+	fl_assert_int_eq(raw_timeline_sync(s, seq++, handle_new), 0);
+	fl_assert_int_eq(raw_timeline_sync(s, seq++, handle32),
+			 handle32 == handle_new ? 0 : -ENOENT);
+	fl_assert_int_eq(raw_get_value(s, seq++, tl_new), 0);
+	counter_set(ctr_new, 5);
+	fl_assert_int_eq(raw_timeline_sync(s, seq++, handle_new), 0);
+	fl_assert_int_eq(raw_get_value(s, seq++, tl_new), 5);
+	counter_unmap(ctr32);
+	counter_unmap(ctr_new);
+	close(tl_new);
+	library_round();
+
+	/* Malformed: a pad, a flag, a body too short, an fd: refused by the decoder. */
+	sync_malformed(0, sizeof(struct fl_msg_timeline_sync), 1, false, -EINVAL);
+	sync_malformed(0, sizeof(struct fl_msg_timeline_sync), UINT32_MAX, false, -EINVAL);
+	sync_malformed(FL_MSG_F_REPLY, sizeof(struct fl_msg_timeline_sync), 0, false, -EINVAL);
+	sync_malformed(0, sizeof(uint32_t), 0, false, -EPROTO);
+	sync_malformed(0, sizeof(struct fl_msg_timeline_sync), 0, true, -EINVAL);
+
+	/* Handles this connection never got: none at all, one past the last, the largest. */
+	s3 = raw_connect();
+	raw_hello(s3);
+	raw_send_timeline_sync(s3, 192, 0, 0);
+	expect_reject(s3, FL_OP_TIMELINE_SYNC, 192, -EBADMSG);
+	for (int i = 0; i < 2; i++) {
+		uint32_t h3;
+		int tl3;
+
+		s3 = raw_connect();
+		raw_hello(s3);
+		tl3 = raw_timeline_create(s3, 193, "unbound", &h3);
+		raw_send_timeline_sync(s3, 194, i ? UINT32_MAX : h3 + 1, 0);
+		expect_reject(s3, FL_OP_TIMELINE_SYNC, 194, -EBADMSG);
+		close(tl3);
+	}
+	library_round();
+
+	/*
+	 * Not the creator: a connection that bound the timeline has no
+	 * counter, and its TIMELINE_SYNC only catches up with the owner's.
+	 */
+	fl_assert_int_eq(raw_bind(s2, seq++, tl, &h2), 0);
+	scribble(s, &seq, tl, handle, ctr, false, 100, 0);
+	v = 103;
+	raw_pool_fill_ok(s2, seq++, 1, 0, f);
+	raw_fence_new_ok(s2, seq++, v, h2, 0);
+	counter_set(ctr, v);
+	fl_assert_int_eq(raw_timeline_sync(s2, seq++, h2), 0);
+	dl_expect_fence_status(f[0], FL_STATUS_SIGNALED);
+	close(f[0]);
+	fl_assert_int_eq(raw_get_value(s2, seq++, tl), v);
+	fl_assert_int_eq(raw_timeline_signal(s2, seq++, h2, 2), 0);
+	fl_assert_int_eq(counter_get(ctr), v + 2);
+	fl_assert_int_eq(raw_timeline_sync(s, seq++, handle), 0);
+	fl_assert_int_eq(raw_get_value(s, seq++, tl), v + 2);
+	close(tl);
+	sync_until_gone(s2, &seq, h2, ctr);
+	fl_assert_int_eq(raw_timeline_sync(s, seq++, handle), -ENOENT);
+	counter_unmap(ctr);
+	close(s2);
+	close(s);
+	library_round();
+
+	/*
+	 * A full fill with signal ends: 64 fds, the second half connected to
+	 * the first, in order. The pairs outlive the connection while we hold
+	 * both ends, and leak nothing in the daemon.
+	 */
+	s = raw_connect();
+	raw_hello(s);
+	raw_pool_fill_ends_ok(s, seq++, FL_PROTO_POOL_FILL_MAX, 0, f);
+	for (int i = 0; i < FL_PROTO_POOL_FILL_MAX; i++)
+		expect_pair(f[i], f[FL_PROTO_POOL_FILL_MAX + i],
+			    0x51ed000000000000ull + (uint64_t)i);
+	/* Nothing left behind by the check: still no record. */
+	for (int i = 0; i < FL_PROTO_POOL_FILL_MAX; i++)
+		fl_assert_int_eq(fl_fence_fd_get_status(f[i]), FL_STATUS_ACTIVE);
+	tl = raw_timeline_create(s, seq++, "ends", &handle);
+	raw_fence_new_ok(s, seq++, 1, handle, 0);
+	fl_assert_int_eq(raw_timeline_signal(s, seq++, handle, 1), 0);
+	dl_expect_fence_status(f[0], FL_STATUS_SIGNALED);
+	close(s);
+	/* An unused pair whose signal end we keep: still ours to complete. */
+	signal_end_complete(f[FL_PROTO_POOL_FILL_MAX + 1], -EIO, 1);
+	dl_expect_fence_status(f[1], -EIO);
+	/* One whose signal end we close: end-of-file once the daemon closed its end too. */
+	close(f[FL_PROTO_POOL_FILL_MAX + 2]);
+	f[FL_PROTO_POOL_FILL_MAX + 2] = -1;
+	dl_expect_fence_status(f[2], -ECONNRESET);
+	close_fds(f, 2 * FL_PROTO_POOL_FILL_MAX);
+	close(tl);
+	library_round();
+
+	/*
+	 * A pooled fence fd and its signal end are a real pair: offered to
+	 * FENCE_CREATE, then the slot used by FENCE_NEW. The client only
+	 * confuses its own fence; the daemon answers both and leaks nothing.
+	 */
+	s = raw_connect();
+	raw_hello(s);
+	tl = raw_timeline_create(s, seq++, "pooled-pair", &handle);
+	raw_pool_fill_ends_ok(s, seq++, 1, 0, f);
+	{
+		struct {
+			struct fl_msg_hdr h;
+			struct fl_msg_fence_create b;
+		} req = { { FL_OP_FENCE_CREATE, FL_MSG_F_REPLY, seq,
+			    sizeof(struct fl_msg_fence_create) },
+			  { 1, "pooled" } };
+		int three[3] = { tl, f[1], f[0] };
+		int r;
+
+		raw_send(s, &req, sizeof(req), three, 3);
+		r = raw_reply(s, FL_OP_FENCE_CREATE, seq++);
+		if (r == 0) {
+			raw_send_fence_new(s, seq, FL_MSG_F_REPLY, 1, handle, 0);
+			r = raw_reply(s, FL_OP_FENCE_NEW, seq++);
+			fl_assert(r <= 0);
+			fl_assert_int_eq(raw_timeline_signal(s, seq++, handle, 1), 0);
+			/* Completed, with whatever the mix-up left in it first. */
+			fl_assert_int_ne(fl_fence_fd_get_status(f[0]), FL_STATUS_ACTIVE);
+			raw_ping_ok(s, seq++);
+			close(s);
+		} else {
+			fl_assert_int_eq(r, -EBADMSG);
+			expect_reject(s, FL_OP_FENCE_CREATE, seq - 1, 1);
+		}
+	}
+	close_fds(f, 2);
+	close(tl);
+	library_round();
+}
+
 static void hostile_packets(void)
 {
 	struct fl_msg_hdr h;
@@ -731,6 +1376,7 @@ static void hostile_packets(void)
 	close(tl);
 
 	hostile_pool_packets();
+	hostile_shared_packets();
 }
 
 FL_TEST(hostile_packets_get_errors_or_disconnect_and_leak_nothing)
@@ -1065,6 +1711,171 @@ FL_TEST(daemon_out_of_fds_fails_requests_with_emfile_and_keeps_clients)
 	if (pid == 0)
 		out_of_fds_child(path, d);
 	dl_wait_child_ok(pid);
+	dl_expect_daemon_fds_back(d, base);
+	dl_daemon_stop(d);
+}
+
+/* ---- a timeline without a shared counter ---- */
+
+/* The @nth (from 1) lowest fd number process @pid does not have open. */
+static int nth_free_fd(pid_t pid, int nth)
+{
+	static bool open_fd[4096];
+	char path[64];
+	struct dirent *de;
+	DIR *dir;
+
+	memset(open_fd, 0, sizeof(open_fd));
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	dir = opendir(path);
+	fl_assert(dir != NULL);
+	while ((de = readdir(dir))) {
+		int fd = atoi(de->d_name);
+
+		if (de->d_name[0] == '.')
+			continue;
+		fl_assert(fd < (int)sizeof(open_fd));
+		open_fd[fd] = true;
+	}
+	closedir(dir);
+	for (int fd = 0; fd < (int)sizeof(open_fd); fd++)
+		if (!open_fd[fd] && --nth == 0)
+			return fd;
+	fl_assert(!"no free fd number");
+	return -1;
+}
+
+/* The shared counters process @pid has mapped (each daemon-made one is named so). */
+static int counter_mappings(pid_t pid)
+{
+	char path[64], line[4096];
+	FILE *maps;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	maps = fopen(path, "re");
+	fl_assert(maps != NULL);
+	while (fgets(line, sizeof(line), maps))
+		if (strstr(line, "memfd:fenceline-timeline"))
+			n++;
+	fclose(maps);
+	return n;
+}
+
+/*
+ * A daemon that cannot make a timeline's counter (out of fds right after
+ * the timeline's own pair) still makes the timeline, without
+ * FL_BIND_F_SHARED; TIMELINE_SYNC of it is -EINVAL and keeps the
+ * connection. And the counters of dead timelines are unmapped again.
+ */
+FL_TEST(timeline_without_counter_sync_is_einval_and_dead_counters_are_unmapped)
+{
+	static const char *const args[] = { "--idle-timeout", "0", NULL };
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_timeline_create b;
+	} req = { { FL_OP_TIMELINE_CREATE, 0, 3, sizeof(struct fl_msg_timeline_create) },
+		  { "no-counter", 0, 0 } };
+	struct fl_msg_bind_reply rep;
+	struct rlimit saved;
+	char path[256];
+	int s, s2, keep, tl, base, fds[RAW_MAX_FDS], r;
+	uint32_t kept, handle, h2, seq = 10;
+	unsigned int n, m;
+	uint64_t deadline;
+	pid_t d;
+
+	dl_runtime_path("nocounter.sock", path, sizeof(path));
+	d = dl_daemon_start(path, args);
+	base = dl_daemon_fd_baseline(d);
+	s = raw_connect_to(path);
+	raw_hello(s);
+	/* A live timeline keeps the daemon's fd watcher (and its fds) running. */
+	keep = raw_timeline_create(s, 2, "keep", &kept);
+	fl_assert_int_eq(counter_mappings(d), 1);
+	(void)dl_daemon_fd_baseline(d);
+
+	/* Room for exactly the timeline's socket pair: the memfd does not fit. */
+	fl_assert_int_eq(prlimit(d, RLIMIT_NOFILE, NULL, &saved), 0);
+	set_fd_limit(d, (rlim_t)nth_free_fd(d, 2) + 1);
+	raw_send(s, &req, sizeof(req), NULL, 0);
+	r = raw_reply_fds(s, FL_OP_TIMELINE_CREATE, 3, &rep, sizeof(rep), fds, RAW_MAX_FDS, &n);
+	fl_assert_int_eq(prlimit(d, RLIMIT_NOFILE, &saved, NULL), 0);
+	fl_assert_int_eq(r, 0);
+	fl_assert_int_eq(rep.flags, 0);
+	fl_assert_int_eq(n, 1);
+	fl_assert_int_ne(rep.handle, UINT32_MAX);
+	tl = fds[0];
+	handle = rep.handle;
+	fl_assert_int_eq(counter_mappings(d), 1);
+
+	/* Nothing to catch up with: -EINVAL, for its creator and for whoever bound it. */
+	fl_assert_int_eq(raw_timeline_sync(s, seq++, handle), -EINVAL);
+	raw_ping_ok(s, seq++);
+	s2 = raw_connect_to(path);
+	raw_hello(s2);
+	fl_assert_int_eq(raw_bind(s2, seq++, tl, &h2), 0);
+	fl_assert_int_eq(raw_timeline_sync(s2, seq++, h2), -EINVAL);
+	/* The timeline works through the daemon alone. */
+	raw_pool_fill_ok(s2, seq++, 1, 0, fds);
+	raw_fence_new_ok(s2, seq++, 1, h2, 0);
+	fl_assert_int_eq(raw_timeline_signal(s, seq++, handle, 1), 0);
+	dl_expect_fence_status(fds[0], FL_STATUS_SIGNALED);
+	close(fds[0]);
+	fl_assert_int_eq(raw_get_value(s2, seq++, tl), 1);
+	/* The one with a counter is unaffected. */
+	fl_assert_int_eq(raw_timeline_sync(s, seq++, kept), 0);
+	raw_ping_ok(s2, seq++);
+	close(s2);
+	close(tl);
+
+	/*
+	 * Signal ends out of fds: room for one pair and its copy, and then the
+	 * next pair's: one fence fd and its end come back. Then room for a
+	 * pair but not the copy: -EMFILE, and the connection stays.
+	 */
+	{
+		struct fl_msg_pool_reply prep, prep2;
+		int r2;
+
+		/* The fds of what we closed are free (the count settles) before counting. */
+		(void)dl_daemon_fd_baseline(d);
+		set_fd_limit(d, (rlim_t)nth_free_fd(d, 5) + 1);
+		raw_send_pool_fill(s, seq, 4, FL_POOL_F_SIGNAL_ENDS);
+		r = raw_reply_fds(s, FL_OP_POOL_FILL, seq++, &prep, sizeof(prep), fds, RAW_MAX_FDS,
+				  &n);
+		/* Answered once the daemon closed its copies of what it sent. */
+		raw_ping_ok(s, seq++);
+		set_fd_limit(d, (rlim_t)nth_free_fd(d, 2) + 1);
+		raw_send_pool_fill(s, seq, 1, FL_POOL_F_SIGNAL_ENDS);
+		r2 = raw_reply_fds(s, FL_OP_POOL_FILL, seq++, &prep2, sizeof(prep2), &fds[2],
+				   RAW_MAX_FDS - 2, &m);
+		fl_assert_int_eq(prlimit(d, RLIMIT_NOFILE, &saved, NULL), 0);
+		fl_assert_int_eq(r, 0);
+		fl_assert_int_eq(prep.first, 0);
+		fl_assert_int_eq(prep.count, 1);
+		fl_assert_int_eq(n, 2);
+		fl_assert_int_eq(r2, -EMFILE);
+		fl_assert_int_eq(m, 0);
+	}
+	raw_ping_ok(s, seq++);
+	expect_pair(fds[0], fds[1], 0x5107);
+	raw_fence_new_ok(s, seq++, 1, kept, 0);
+	signal_end_complete(fds[1], FL_STATUS_SIGNALED, 1);
+	fl_assert_int_eq(fl_fence_fd_get_status(fds[0]), FL_STATUS_SIGNALED);
+	close_fds(fds, 2);
+	close(keep);
+
+	/* Each creation unmaps the counters of dead timelines: only its own stays. */
+	deadline = fl_test_now_ns() + DL_LONG_WAIT_MS * 1000000ull;
+	do {
+		fl_assert(fl_test_now_ns() < deadline);
+		fl_test_sleep_ms(10);
+		tl = raw_timeline_create(s, seq++, "collect", &handle);
+		m = counter_mappings(d);
+		close(tl);
+	} while (m != 1);
+	close(s);
 	dl_expect_daemon_fds_back(d, base);
 	dl_daemon_stop(d);
 }
