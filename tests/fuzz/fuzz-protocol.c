@@ -54,6 +54,7 @@ static const struct {
 	{ 10, 8, 0 }, /* POOL_FILL */
 	{ 11, 48, 0 }, /* FENCE_NEW */
 	{ 12, 16, 0 }, /* TIMELINE_SIGNAL */
+	{ 13, 8, 0 }, /* TIMELINE_SYNC */
 };
 
 /* The errnos a decode may fail with, one bit each. */
@@ -162,8 +163,8 @@ static int violations(const uint8_t *pkt, size_t len, unsigned int nfds, bool tr
 		if (u32_at(b, 4) > 64)
 			bad |= E_INVAL;
 		break;
-	case 10: /* POOL_FILL: count 1..32, pad */
-		if (u32_at(b, 0) < 1 || u32_at(b, 0) > 32 || u32_at(b, 4))
+	case 10: /* POOL_FILL: count 1..32, flags (SIGNAL_ENDS = 1) */
+		if (u32_at(b, 0) < 1 || u32_at(b, 0) > 32 || (u32_at(b, 4) & ~1u))
 			bad |= E_INVAL;
 		break;
 	case 11: /* FENCE_NEW: value, name[32], handle, slot */
@@ -172,6 +173,10 @@ static int violations(const uint8_t *pkt, size_t len, unsigned int nfds, bool tr
 		break;
 	case 12: /* TIMELINE_SIGNAL: count, handle, pad */
 		if (u32_at(b, 12))
+			bad |= E_INVAL;
+		break;
+	case 13: /* TIMELINE_SYNC: handle, pad */
+		if (u32_at(b, 4))
 			bad |= E_INVAL;
 		break;
 	default: /* TIMELINE_INC takes any count; the others have no body */
@@ -214,7 +219,8 @@ static void check_body(const struct fl_proto_request *q, const uint8_t *b)
 		break;
 	case FL_OP_POOL_FILL:
 		CHECK(q->u.pool_fill.count >= 1 && q->u.pool_fill.count <= FL_PROTO_POOL_FILL_MAX);
-		CHECK(q->u.pool_fill.count == u32_at(b, 0) && q->u.pool_fill.pad == 0);
+		CHECK(q->u.pool_fill.count == u32_at(b, 0) && (q->u.pool_fill.flags & ~1u) == 0);
+		CHECK(q->u.pool_fill.flags == u32_at(b, 4));
 		break;
 	case FL_OP_FENCE_NEW:
 		CHECK(q->u.fence_new.value == u64_at(b, 0));
@@ -226,6 +232,9 @@ static void check_body(const struct fl_proto_request *q, const uint8_t *b)
 	case FL_OP_TIMELINE_SIGNAL:
 		CHECK(q->u.timeline_signal.count == u64_at(b, 0));
 		CHECK(q->u.timeline_signal.handle == u32_at(b, 8) && q->u.timeline_signal.pad == 0);
+		break;
+	case FL_OP_TIMELINE_SYNC:
+		CHECK(q->u.timeline_sync.handle == u32_at(b, 0) && q->u.timeline_sync.pad == 0);
 		break;
 	case FL_OP_TIMELINE_GET_VALUE:
 	case FL_OP_TIMELINE_BIND:
@@ -240,13 +249,13 @@ static void check_body(const struct fl_proto_request *q, const uint8_t *b)
 static void check_tables(void)
 {
 	static bool done;
-	static const uint32_t unknown[] = { 0,	       13, 0x7fffffff, FL_OP_REPLY, FL_OP_REPLY | 1,
+	static const uint32_t unknown[] = { 0,	       14, 0x7fffffff, FL_OP_REPLY, FL_OP_REPLY | 1,
 					    0xffffffff };
 
 	if (done)
 		return;
 	done = true;
-	CHECK(FL_OP_MAX_ == 12 && sizeof(struct fl_msg_hdr) == HDR);
+	CHECK(FL_OP_MAX_ == 13 && sizeof(struct fl_msg_hdr) == HDR);
 	for (size_t i = 0; i < sizeof(spec) / sizeof(spec[0]); i++) {
 		CHECK(fl__proto_request_size(spec[i].op) == (int)spec[i].size);
 		CHECK(fl__proto_request_nfds(spec[i].op) == (int)spec[i].nfds);

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Write the seed corpus of fuzz-protocol: one valid request per op.
+"""Write the seed corpus of fuzz-protocol: valid requests of every op, and a few
+invalid ones (named *-bad-*) next to the rule they break.
 
 usage: make-corpus.py [OUTDIR]    (default: corpus/ next to this script)
 
@@ -15,15 +16,17 @@ import os
 import struct
 import sys
 
-VERSION = 2
+VERSION = 3
 NAME_LEN = 32
 
 HELLO, TIMELINE_CREATE, TIMELINE_INC, TIMELINE_GET_VALUE = 1, 2, 3, 4
 FENCE_CREATE, FENCE_MERGE, FENCE_INFO, PING = 5, 6, 7, 8
 TIMELINE_BIND, POOL_FILL, FENCE_NEW, TIMELINE_SIGNAL = 9, 10, 11, 12
+TIMELINE_SYNC = 13
 F_REPLY = 1
 SW_SYNC_32BIT = 1
 MERGE_WAIT_ALL = 1
+POOL_F_SIGNAL_ENDS = 1
 
 
 def name(s):
@@ -54,11 +57,16 @@ SEEDS = {
     "ping": packet(0, PING, 9, b""),
     "timeline-bind": packet(1, TIMELINE_BIND, 10, b""),
     "pool-fill": packet(0, POOL_FILL, 11, struct.pack("<II", 32, 0)),
+    "pool-fill-signal-ends": packet(0, POOL_FILL, 15,
+                                    struct.pack("<II", 4, POOL_F_SIGNAL_ENDS)),
     "fence-new": packet(0, FENCE_NEW, 12, struct.pack("<Q", 1) + name("frame") +
                         struct.pack("<II", 0, 0)),
     "fence-new-reply": packet(0, FENCE_NEW, 13, struct.pack("<Q", 3) + name("") +
                               struct.pack("<II", 1, 5), flags=F_REPLY),
     "timeline-signal": packet(0, TIMELINE_SIGNAL, 14, struct.pack("<QII", 1, 0, 0)),
+    "timeline-sync": packet(0, TIMELINE_SYNC, 16, struct.pack("<II", 0, 0)),
+    # Invalid: pad must be 0 (-EINVAL).
+    "timeline-sync-bad-pad": packet(0, TIMELINE_SYNC, 17, struct.pack("<II", 0, 1)),
 }
 
 
