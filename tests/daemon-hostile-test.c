@@ -1538,6 +1538,47 @@ FL_TEST(processes_starting_at_once_get_exactly_one_daemon)
 	kill(first, SIGTERM);
 }
 
+/*
+ * A daemon waits for its clients without a timeout, so its idle clock must
+ * restart when the last one leaves: measured from before a long quiet
+ * connection, the idle period would be over the moment it closed, and a
+ * client arriving just then would find the daemon gone.
+ */
+FL_TEST(idle_period_starts_when_the_last_client_leaves)
+{
+	static const char *const idle[] = { "--idle-timeout", "300", NULL };
+	char path[256];
+	uint64_t deadline;
+	int status;
+	pid_t d, pid, r;
+
+	dl_runtime_path("idle-late.sock", path, sizeof(path));
+	d = dl_daemon_start(path, idle);
+	pid = dl_fork();
+	if (pid == 0) {
+		fl_assert_int_eq(setenv("FENCELINE_SOCKET", path, 1), 0);
+		fl_assert_int_eq(fl_daemon_connect(), d);
+		fl_test_sleep_ms(900); /* three idle periods, connected and quiet */
+		fl_daemon_disconnect();
+		_exit(0);
+	}
+	dl_wait_child_ok(pid);
+	fl_test_sleep_ms(100);
+	fl_assert_int_eq(waitpid(d, &status, WNOHANG), 0);
+
+	deadline = fl_test_now_ns() + DL_LONG_WAIT_MS * 1000000ull;
+	while ((r = waitpid(d, &status, WNOHANG)) == 0 && fl_test_now_ns() < deadline)
+		fl_test_sleep_ms(10);
+	if (r == 0) {
+		kill(d, SIGKILL);
+		waitpid(d, &status, 0);
+		fl__test_fail(__FILE__, __LINE__,
+			      "daemon still running long after its idle period");
+	}
+	fl_assert(WIFEXITED(status));
+	fl_assert_int_eq(WEXITSTATUS(status), 0);
+}
+
 FL_TEST(idle_daemon_stays_while_a_fence_fd_lives_then_exits)
 {
 	static const char *const idle[] = { "--idle-timeout", "200", NULL };
