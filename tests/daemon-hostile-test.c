@@ -1967,3 +1967,80 @@ FL_TEST(fence_fds_closed_before_the_daemon_made_them_are_released_once)
 	fl_assert_int_eq(kill(d, 0), 0);
 	dl_daemon_stop(d);
 }
+
+/* TIMELINE_INC with the fd: the status. */
+static int raw_inc(int sock, uint32_t seq, int tl, uint64_t count)
+{
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_timeline_inc b;
+	} req = { { FL_OP_TIMELINE_INC, 0, seq, sizeof(struct fl_msg_timeline_inc) }, { count } };
+
+	raw_send(sock, &req, sizeof(req), &tl, 1);
+	return raw_reply(sock, FL_OP_TIMELINE_INC, seq);
+}
+
+/* TIMELINE_CREATE: 1 if the reply came with a shared counter (closed here), 0 if not. */
+static int raw_create_has_counter(int sock, uint32_t seq, int *ret_tl)
+{
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_timeline_create b;
+	} req = { { FL_OP_TIMELINE_CREATE, 0, seq, sizeof(struct fl_msg_timeline_create) },
+		  { "many", 0, 0 } };
+	struct fl_msg_bind_reply rep;
+	int fds[RAW_MAX_FDS];
+	unsigned int n;
+
+	raw_send(sock, &req, sizeof(req), NULL, 0);
+	fl_assert_int_eq(raw_reply_fds(sock, FL_OP_TIMELINE_CREATE, seq, &rep, sizeof(rep), fds,
+				       RAW_MAX_FDS, &n),
+			 0);
+	fl_assert_int_eq(n, rep.flags & FL_BIND_F_SHARED ? 2u : 1u);
+	if (n == 2)
+		close(fds[1]);
+	*ret_tl = fds[0];
+	return n == 2;
+}
+
+/*
+ * Each counter costs the daemon a page: a client gets them for 64 live
+ * timelines (as many as the library tracks), the rest work through the
+ * daemon, and a timeline that dies gives its counter back.
+ */
+FL_TEST(shared_counters_are_limited_per_client_and_given_back)
+{
+	static const char *const args[] = { "--idle-timeout", "0", NULL };
+	char path[256];
+	int s, tl[70], extra, base;
+	uint32_t seq = 100;
+	pid_t d;
+
+	dl_runtime_path("counters.sock", path, sizeof(path));
+	d = dl_daemon_start(path, args);
+	base = dl_daemon_fd_baseline(d);
+	s = raw_connect_to(path);
+	raw_hello(s);
+	for (int i = 0; i < 70; i++)
+		fl_assert_int_eq(raw_create_has_counter(s, seq++, &tl[i]), i < 64);
+	/* Still a timeline like any other. */
+	fl_assert_int_eq(raw_inc(s, seq++, tl[69], 1), 0);
+	close(tl[3]);
+	close(tl[69]);
+	/* The daemon notices the closes on its watcher thread: give it a moment. */
+	for (int tries = 0;; tries++) {
+		int has = raw_create_has_counter(s, seq++, &extra);
+
+		close(extra);
+		if (has)
+			break;
+		fl_assert(tries < 200);
+		fl_test_sleep_ms(10);
+	}
+	for (int i = 0; i < 69; i++)
+		if (i != 3)
+			close(tl[i]);
+	close(s);
+	dl_expect_daemon_fds_back(d, base);
+	dl_daemon_stop(d);
+}

@@ -57,6 +57,7 @@ struct client {
 	} pool[FL_PROTO_POOL_MAX];
 	uint32_t pool_head, pool_count; /* pool[head % MAX] holds slot pool_slot */
 	uint32_t pool_slot; /* the slot number of the oldest pooled fd */
+	unsigned int nshared; /* shared counters it owns (shared_tl.owner) */
 	struct client *prev, *next;
 };
 
@@ -67,8 +68,9 @@ struct client {
  * timeline's id, like handles, so holding one keeps no timeline alive.
  */
 struct shared_tl {
-	struct shared_tl *next;
+	struct shared_tl *next; /* in its hash bucket */
 	struct fl_proto_shared_timeline *page;
+	struct client *owner; /* its creator, while connected */
 	dev_t dev;
 	ino_t ino;
 	uint64_t id;
@@ -76,7 +78,20 @@ struct shared_tl {
 	bool is32;
 };
 
-static struct shared_tl *shared;
+/*
+ * Counters a client may own at once (the library tracks as many). Each one
+ * costs the daemon a page of shared memory, so a client with thousands of
+ * timelines gets counters for the first ones only; the others work through
+ * the daemon.
+ */
+#define SHARED_PER_CLIENT 64
+/* Hash buckets by timeline id (ids count up, so the low bits spread them). */
+#define SHARED_BUCKETS 256
+
+static struct shared_tl *shared[SHARED_BUCKETS];
+static unsigned int nshared;
+
+static void shared_disown(struct client *c);
 static struct server_config cfg;
 static struct client *clients;
 static struct client *zombies; /* disconnected; freed after the events at hand */
@@ -138,6 +153,7 @@ static void disconnect(struct client *c, const char *why)
 	/* Pooled fds it never used read as the connection's end. */
 	for (; c->pool_count; c->pool_count--, c->pool_head++)
 		close(c->pool[c->pool_head % FL_PROTO_POOL_MAX].sink);
+	shared_disown(c);
 	free(c->handles);
 	c->handles = NULL;
 	c->nhandles = c->handles_cap = 0;
@@ -256,14 +272,17 @@ static struct fl_timeline *shared_timeline(struct shared_tl *s)
 	return tl;
 }
 
-static struct shared_tl *shared_find(struct fl_timeline *tl)
+static struct shared_tl *shared_find_id(uint64_t id)
 {
-	uint64_t id = fl_timeline_get_id(tl);
-
-	for (struct shared_tl *s = shared; s; s = s->next)
+	for (struct shared_tl *s = shared[id % SHARED_BUCKETS]; s; s = s->next)
 		if (s->id == id)
 			return s;
 	return NULL;
+}
+
+static struct shared_tl *shared_find(struct fl_timeline *tl)
+{
+	return nshared ? shared_find_id(fl_timeline_get_id(tl)) : NULL;
 }
 
 /*
@@ -299,13 +318,48 @@ static int shared_sync(struct shared_tl *s, struct fl_timeline *tl)
 	return r;
 }
 
-/* Before anything could look at a shared timeline: catch up with every counter. */
-static void shared_sync_all(void)
+/*
+ * An owner completes its fences before it tells us, so a fence fd can read
+ * as signalled while its point here is not yet. So before the daemon looks
+ * at a timeline for a request (creating a fence on it, its value, a merge
+ * or info of a fence with a point on it), it catches up with the counter.
+ */
+static void shared_sync_tl(struct fl_timeline *tl)
 {
-	for (struct shared_tl *s = shared; s; s = s->next) {
+	struct shared_tl *s = shared_find(tl);
+
+	if (s)
+		shared_sync(s, tl);
+}
+
+/* shared_sync_tl() for the timelines of @f's pending points. */
+static void shared_sync_fence(struct fl_fence *f)
+{
+	struct fl_sync_pt_info few[8], *pts = few;
+	int n = fl_fence_get_num_points(f), got;
+
+	if (!nshared || n <= 0)
+		return;
+	if (n > (int)FL_ARRAY_SIZE(few) && !(pts = calloc((size_t)n, sizeof(*pts)))) {
+		/* Out of memory: catch up with every counter instead. */
+		for (unsigned int b = 0; b < SHARED_BUCKETS; b++)
+			for (struct shared_tl *s = shared[b]; s; s = s->next) {
+				struct fl_timeline *tl = shared_timeline(s);
+
+				if (tl) {
+					shared_sync(s, tl);
+					fl_timeline_unref(tl);
+				}
+			}
+		return;
+	}
+	got = fl_fence_get_info(f, NULL, pts, (uint32_t)n);
+	for (int i = 0; i < got; i++) {
+		struct shared_tl *s;
 		struct fl_timeline *tl;
 
-		if (__atomic_load_n(&s->page->value, __ATOMIC_SEQ_CST) == s->synced)
+		if (pts[i].status != 0 || !(s = shared_find_id(pts[i].timeline_id)) ||
+		    __atomic_load_n(&s->page->value, __ATOMIC_SEQ_CST) == s->synced)
 			continue;
 		tl = shared_timeline(s);
 		if (tl) {
@@ -313,23 +367,47 @@ static void shared_sync_all(void)
 			fl_timeline_unref(tl);
 		}
 	}
+	if (pts != few)
+		free(pts);
 }
 
-/* Free the counters of timelines that are gone (on creation: O(timelines)). */
+static void shared_free(struct shared_tl **pp)
+{
+	struct shared_tl *s = *pp;
+
+	*pp = s->next;
+	if (s->owner)
+		s->owner->nshared--;
+	munmap(s->page, FL_PROTO_SHARED_SIZE);
+	free(s);
+	nshared--;
+}
+
+/* Free the counters of timelines that are gone (on creation: O(counters)). */
 static void shared_collect(void)
 {
-	for (struct shared_tl **pp = &shared, *s; (s = *pp);) {
-		struct fl_timeline *tl = shared_timeline(s);
+	for (unsigned int b = 0; nshared && b < SHARED_BUCKETS; b++)
+		for (struct shared_tl **pp = &shared[b], *s; (s = *pp);) {
+			struct fl_timeline *tl = shared_timeline(s);
 
-		if (tl) {
-			fl_timeline_unref(tl);
-			pp = &s->next;
-			continue;
+			if (tl) {
+				fl_timeline_unref(tl);
+				pp = &s->next;
+			} else {
+				shared_free(pp);
+			}
 		}
-		*pp = s->next;
-		munmap(s->page, FL_PROTO_SHARED_SIZE);
-		free(s);
-	}
+}
+
+/* A client goes: its counters stay with their timelines, without an owner. */
+static void shared_disown(struct client *c)
+{
+	for (unsigned int b = 0; c->nshared && b < SHARED_BUCKETS; b++)
+		for (struct shared_tl *s = shared[b]; s; s = s->next)
+			if (s->owner == c) {
+				s->owner = NULL;
+				c->nshared--;
+			}
 }
 
 /*
@@ -337,11 +415,14 @@ static void shared_collect(void)
  * send its creator (sealed, so nobody can shrink it under our mapping), or
  * a negative errno: the timeline then works through the daemon only.
  */
-static int shared_new(struct fl_timeline *tl, int fd, bool is32)
+static int shared_new(struct client *c, struct fl_timeline *tl, int fd, bool is32)
 {
-	struct shared_tl *s = calloc(1, sizeof(*s));
+	struct shared_tl *s;
 	int mfd = -1, r;
 
+	if (c->nshared >= SHARED_PER_CLIENT)
+		return -EMFILE;
+	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	r = fl__fd_inode(fd, &s->dev, &s->ino);
@@ -360,8 +441,11 @@ static int shared_new(struct fl_timeline *tl, int fd, bool is32)
 	}
 	s->id = fl_timeline_get_id(tl);
 	s->is32 = is32;
-	s->next = shared;
-	shared = s;
+	s->owner = c;
+	c->nshared++;
+	s->next = shared[s->id % SHARED_BUCKETS];
+	shared[s->id % SHARED_BUCKETS] = s;
+	nshared++;
 	return mfd;
 fail:
 	if (mfd >= 0)
@@ -418,7 +502,7 @@ static bool op_timeline_create(struct client *c, const struct fl_proto_request *
 			if (h >= 0) {
 				rep.handle = (uint32_t)h;
 				/* Without a handle it could not name it in TIMELINE_SYNC. */
-				fds[1] = shared_new(tl, fds[0], q->u.timeline_create.flags != 0);
+				fds[1] = shared_new(c, tl, fds[0], q->u.timeline_create.flags != 0);
 				if (fds[1] >= 0)
 					rep.flags = FL_BIND_F_SHARED;
 			}
@@ -455,6 +539,7 @@ static bool op_timeline_get_value(struct client *c, const struct fl_proto_reques
 	int r = timeline_of(fds[0], &tl);
 
 	if (r == 0) {
+		shared_sync_tl(tl);
 		r = fl_sw_sync_timeline_get_value(tl, &rep.value);
 		fl_timeline_unref(tl);
 	}
@@ -499,6 +584,7 @@ static bool op_fence_create(struct client *c, const struct fl_proto_request *q, 
 	int r = timeline_of(fds[0], &tl);
 
 	if (r == 0) {
+		shared_sync_tl(tl);
 		r = fl_sw_sync_fence_create(tl, q->u.fence_create.value, q->u.fence_create.name,
 					    &f);
 		fl_timeline_unref(tl);
@@ -669,7 +755,7 @@ static bool op_timeline_signal(struct client *c, const struct fl_proto_request *
 
 /*
  * TIMELINE_SYNC: the owner added to the counter and completed its own
- * fences; shared_sync_all() already did the rest before we got here.
+ * fences; we complete every other point.
  */
 static bool op_timeline_sync(struct client *c, const struct fl_proto_request *q)
 {
@@ -713,8 +799,10 @@ static bool op_fence_new(struct client *c, const struct fl_proto_request *q)
 		tl = NULL;
 	if (r == 0 && (unsigned int)atomic_load(&c->fences) >= cfg.max_fences)
 		r = -EMFILE;
-	if (r == 0)
+	if (r == 0) {
+		shared_sync_tl(tl); /* a fence for a value reached is born signalled */
 		r = fl_sw_sync_fence_create(tl, b->value, b->name, &f);
+	}
 	if (tl)
 		fl_timeline_unref(tl);
 	if (r == 0) {
@@ -743,8 +831,11 @@ static bool op_fence_merge(struct client *c, const struct fl_proto_request *q, i
 		r = -ENOTTY;
 	else if (fence_of(c, fds[1], &b) < 0)
 		r = -ENOENT;
-	else
+	else {
+		shared_sync_fence(a);
+		shared_sync_fence(b);
 		r = fl_fence_merge(a, b, q->u.fence_merge.name, q->u.fence_merge.flags, &m);
+	}
 	if (a)
 		fl_fence_unref(a);
 	if (b)
@@ -770,6 +861,7 @@ static bool op_fence_info(struct client *c, const struct fl_proto_request *q, in
 
 	if (fence_of(c, fds[0], &f) < 0)
 		return reply_status(c, &q->hdr, -ENOTTY);
+	shared_sync_fence(f);
 	n = (uint32_t)fl_fence_get_num_points(f);
 	if (first > n) {
 		fl_fence_unref(f);
@@ -847,14 +939,6 @@ static bool dispatch(struct client *c, const struct fl_proto_request *q, int *fd
 {
 	if (!c->greeted && q->hdr.op != FL_OP_HELLO)
 		return reject(c, &q->hdr, -EPROTO, "first request is not HELLO");
-	/*
-	 * An owner completes its fences before telling us, so a fence fd can
-	 * read as signalled while its point here is not yet: every request
-	 * that could look at a timeline first catches up with the counters.
-	 */
-	if (shared && q->hdr.op != FL_OP_HELLO && q->hdr.op != FL_OP_PING &&
-	    q->hdr.op != FL_OP_POOL_FILL)
-		shared_sync_all();
 	switch (q->hdr.op) {
 	case FL_OP_HELLO:
 		return op_hello(c, q);
@@ -1204,13 +1288,9 @@ out:
 	while (clients)
 		disconnect(clients, NULL);
 	bury_zombies();
-	while (shared) {
-		struct shared_tl *s = shared;
-
-		shared = s->next;
-		munmap(s->page, FL_PROTO_SHARED_SIZE);
-		free(s);
-	}
+	for (unsigned int b = 0; b < SHARED_BUCKETS; b++)
+		while (shared[b])
+			shared_free(&shared[b]);
 	close(sfd);
 	close(epfd);
 	if (spare_fd >= 0)
