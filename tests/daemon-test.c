@@ -1301,3 +1301,28 @@ FL_TEST(libsync_fence_sent_to_another_process_is_waited_merged_and_queried)
 	close(sv[0]);
 	close(go[1]);
 }
+
+/*
+ * An owner's signal ends and its connection watcher (a thread with two fds)
+ * go with the connection: a program that counts its fds right after
+ * fl_daemon_disconnect() must find every one of them closed.
+ */
+FL_TEST(disconnect_closes_signal_ends_and_the_watcher_at_once)
+{
+	int before, tl, f[3];
+
+	fl_daemon_disconnect();
+	before = dl_proc_fd_count(getpid());
+	for (int round = 0; round < 20; round++) {
+		tl = new_timeline("watched");
+		for (int i = 0; i < 3; i++)
+			f[i] = new_fence(tl, (uint64_t)i + 1, "kept");
+		fl_daemon_flush();
+		fl_assert_int_eq(fl_timeline_fd_inc(tl, 1), 0);
+		for (int i = 0; i < 3; i++)
+			close(f[i]);
+		close(tl);
+		fl_daemon_disconnect();
+		fl_assert_int_eq(dl_proc_fd_count(getpid()), before);
+	}
+}

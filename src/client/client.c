@@ -52,11 +52,18 @@ extern char **environ;
  */
 #define ENDS_SCORE_MAX 64
 
-/* Watches the connection for the daemon's death while signal ends are kept. */
+/*
+ * Watches the connection for the daemon's death while signal ends are kept.
+ * conn owns it and its fds, and joins the thread before closing them, so
+ * that a program that counts its fds after fl_daemon_disconnect() finds
+ * them all closed.
+ */
 struct watch {
-	atomic_int refs; /* the thread and conn */
+	pthread_t thread;
+	atomic_bool stop; /* conn is letting go: exit without taking conn.lock */
+	atomic_bool done; /* the thread has finished (the connection hung up) */
 	int conn_fd; /* a copy of the connection */
-	int stop_fd; /* eventfd: conn lets go */
+	int stop_fd; /* eventfd: wakes the thread to look at @stop */
 	unsigned int generation;
 };
 
@@ -94,13 +101,11 @@ static struct {
 	struct watch *watch; /* running while anything is kept */
 } conn = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
 
-static void watch_unref(struct watch *w)
+static void watch_free(struct watch *w)
 {
-	if (atomic_fetch_sub(&w->refs, 1) == 1) {
-		close(w->conn_fd);
-		close(w->stop_fd);
-		free(w);
-	}
+	close(w->conn_fd);
+	close(w->stop_fd);
+	free(w);
 }
 
 /*
@@ -133,8 +138,11 @@ static void pool_drop_locked(void)
 	if (conn.watch) {
 		uint64_t one = 1;
 
+		/* The thread never waits for conn.lock once it sees @stop: join it here. */
+		atomic_store(&conn.watch->stop, true);
 		(void)!write(conn.watch->stop_fd, &one, sizeof(one));
-		watch_unref(conn.watch);
+		pthread_join(conn.watch->thread, NULL);
+		watch_free(conn.watch);
 		conn.watch = NULL;
 	}
 }
@@ -151,14 +159,22 @@ static void *watch_main(void *arg)
 
 	while (poll(p, 2, -1) < 0 && errno == EINTR)
 		;
-	if (!(p[1].revents & POLLIN)) {
-		pthread_mutex_lock(&conn.lock);
-		if (atomic_load(&conn.generation) == w->generation)
-			kept_drop_locked();
-		pthread_mutex_unlock(&conn.lock);
-		FL_LOG("daemon", "connection hung up: signal ends closed");
+	/*
+	 * Hung up. conn.lock's holder may be joining us (it dropped the
+	 * connection meanwhile), so never block on the lock: try, and give up
+	 * once told to stop.
+	 */
+	while (!atomic_load(&w->stop)) {
+		if (pthread_mutex_trylock(&conn.lock) == 0) {
+			if (atomic_load(&conn.generation) == w->generation)
+				kept_drop_locked();
+			pthread_mutex_unlock(&conn.lock);
+			FL_LOG("daemon", "connection hung up: signal ends closed");
+			break;
+		}
+		poll(NULL, 0, 1);
 	}
-	watch_unref(w);
+	atomic_store(&w->done, true);
 	return NULL;
 }
 
@@ -167,11 +183,10 @@ static int watch_start_locked(void)
 {
 	struct watch *w;
 	pthread_attr_t attr;
-	pthread_t t;
 	int r;
 
 	if (conn.watch)
-		return 0;
+		return atomic_load(&conn.watch->done) ? -ECONNRESET : 0;
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
@@ -185,15 +200,12 @@ static int watch_start_locked(void)
 		return r;
 	}
 	w->generation = atomic_load(&conn.generation);
-	atomic_init(&w->refs, 2);
 	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 64 * 1024);
-	r = fl__thread_start(&t, &attr, watch_main, w);
+	r = fl__thread_start(&w->thread, &attr, watch_main, w);
 	pthread_attr_destroy(&attr);
 	if (r != 0) {
-		atomic_store(&w->refs, 1);
-		watch_unref(w);
+		watch_free(w);
 		return -r;
 	}
 	conn.watch = w;
@@ -233,9 +245,7 @@ static void atfork_child(void)
 	conn.fd = -1;
 	/* No watcher thread in the child: only its copies of the watcher's fds. */
 	if (conn.watch) {
-		close(conn.watch->conn_fd);
-		close(conn.watch->stop_fd);
-		free(conn.watch);
+		watch_free(conn.watch);
 		conn.watch = NULL;
 	}
 	pool_drop_locked();
