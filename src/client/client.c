@@ -45,10 +45,10 @@ extern char **environ;
 /*
  * Signal ends cost an fd each on the way here and a close; they pay off
  * only for fences this process signals itself before it drops them. Keep
- * score: a fence completed through its end counts up, an end given up
- * unused counts down, and pool fills ask for ends only while the score is
- * not negative. A signal of a timeline with fences made without ends
- * counts up too (ends would have served), so the score can recover.
+ * score: an end given up unused counts down, and pool fills ask for ends
+ * only while the score is not negative. A fence completed through its end,
+ * or a signal of a timeline with fences made without ends (ends would have
+ * served), lifts the score to at least 1 (ends_useful_locked()).
  */
 #define ENDS_SCORE_MAX 64
 
@@ -757,6 +757,17 @@ static int pool_fill_locked(void)
 	return 0;
 }
 
+/*
+ * Signal ends served (or would have served) a signal: ask for them again at
+ * once. One use outweighs any number of ends given up before it, so a
+ * process that signals its fences keeps getting ends even if it also drops
+ * many; only one that never signals stops asking.
+ */
+static void ends_useful_locked(void)
+{
+	conn.ends_score = FL_MIN(FL_MAX(conn.ends_score, 0) + 1, ENDS_SCORE_MAX);
+}
+
 static struct owned *owned_find_locked(uint32_t handle)
 {
 	for (unsigned int i = 0; i < conn.nowned; i++)
@@ -1026,7 +1037,7 @@ int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t c
 	now = __atomic_add_fetch(&o->page->value, add, __ATOMIC_SEQ_CST);
 	if (o->unkept) {
 		o->unkept = false;
-		conn.ends_score = FL_MIN(conn.ends_score + 1, ENDS_SCORE_MAX);
+		ends_useful_locked();
 	}
 	/*
 	 * Our own fences first, straight into their sockets: their waiters
@@ -1045,7 +1056,7 @@ int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t c
 		shutdown(k->fd, SHUT_WR);
 		close(k->fd);
 		*k = conn.kept[--conn.nkept];
-		conn.ends_score = FL_MIN(conn.ends_score + 1, ENDS_SCORE_MAX);
+		ends_useful_locked();
 	}
 	/* Then the daemon completes every other point, before we return. */
 	req.h.seq = ++conn.seq;
