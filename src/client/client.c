@@ -696,6 +696,55 @@ out:
 	return r;
 }
 
+static void close_fds(const int *fds, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		close(fds[i]);
+}
+
+/*
+ * Under conn.lock, connected: send @req (@len bytes with its header, no
+ * fds; the seq is set here) and read its reply, which must be @reply_len
+ * bytes on success, with up to @max fds (*@nfds of them in @fds, the
+ * caller's when this returns 0; closed otherwise).
+ * Return: the reply's status, -EPROTO for a reply of the wrong size, or a
+ * connection error (the connection is then dropped).
+ */
+static int roundtrip_fds_locked(void *req, size_t len, void *reply, size_t reply_len, int *fds,
+				unsigned int max, unsigned int *nfds)
+{
+	struct fl_msg_hdr h;
+	int r, n;
+
+	*nfds = 0;
+	memcpy(&h, req, sizeof(h));
+	h.seq = ++conn.seq;
+	memcpy(req, &h, sizeof(h));
+	r = send_packet(conn.fd, req, len, NULL, 0);
+	if (r < 0) {
+		drop_locked();
+		return r == -EPIPE || r == -ENOTCONN ? -ECONNRESET : r;
+	}
+	n = recv_packet_fds(conn.fd, reply, reply_len, fds, max, nfds);
+	if (n >= 0 && check_reply(reply, n, h.op, h.seq) < 0)
+		n = -EPROTO;
+	if (n < 0) {
+		close_fds(fds, *nfds);
+		*nfds = 0;
+		drop_locked();
+		return n;
+	}
+	atomic_store(&conn.unflushed, false);
+	r = fl__client_reply_status(reply);
+	if (r == 0 && n != (int)reply_len)
+		r = -EPROTO;
+	if (r < 0) {
+		close_fds(fds, *nfds);
+		*nfds = 0;
+	}
+	return r;
+}
+
 /* Under conn.lock, connected: get more pooled fds (a round trip per batch). */
 static int pool_fill_locked(void)
 {
@@ -705,7 +754,7 @@ static int pool_fill_locked(void)
 		struct fl_msg_pool_fill b;
 	} req = { { FL_OP_POOL_FILL, 0, 0, sizeof(struct fl_msg_pool_fill) }, { 0, 0 } };
 	struct fl_msg_pool_reply rep = { { 0, 0 }, 0, 0 };
-	int fds[2 * FL_PROTO_POOL_FILL_MAX], r, n;
+	int fds[2 * FL_PROTO_POOL_FILL_MAX], r;
 	unsigned int nfds, per;
 
 	/* Start small (a process making one fence should not hold 32 fds), then grow. */
@@ -714,35 +763,17 @@ static int pool_fill_locked(void)
 	/* Signal ends are only of use for fences of timelines we own. */
 	req.b.flags = conn.nowned && conn.ends_score >= 0 ? FL_POOL_F_SIGNAL_ENDS : 0;
 	per = req.b.flags ? 2 : 1;
-	req.h.seq = ++conn.seq;
-	r = send_packet(conn.fd, &req, sizeof(req), NULL, 0);
-	if (r < 0) {
-		drop_locked();
-		return r == -EPIPE || r == -ENOTCONN ? -ECONNRESET : r;
-	}
-	n = recv_packet_fds(conn.fd, reply, sizeof(reply), fds, per * FL_PROTO_POOL_FILL_MAX,
-			    &nfds);
-	if (n >= 0 && check_reply(reply, n, FL_OP_POOL_FILL, req.h.seq) < 0)
-		n = -EPROTO;
-	if (n < 0) {
-		for (unsigned int i = 0; i < nfds; i++)
-			close(fds[i]);
-		drop_locked();
-		return n;
-	}
-	atomic_store(&conn.unflushed, false);
-	r = fl__client_reply_status(reply);
-	if (r == 0 && n != (int)sizeof(reply))
-		r = -EPROTO;
+	r = roundtrip_fds_locked(&req, sizeof(req), reply, sizeof(reply), fds,
+				 per * FL_PROTO_POOL_FILL_MAX, &nfds);
 	if (r == 0) {
 		memcpy(&rep, reply + sizeof(struct fl_msg_hdr), sizeof(rep));
 		if (rep.count * per != nfds || !nfds || rep.count > req.b.count ||
-		    rep.first != conn.pool_slot + conn.pool_count)
+		    rep.first != conn.pool_slot + conn.pool_count) {
+			close_fds(fds, nfds);
 			r = -EPROTO;
+		}
 	}
 	if (r < 0) {
-		for (unsigned int i = 0; i < nfds; i++)
-			close(fds[i]);
 		if (r == -EPROTO)
 			drop_locked();
 		return r;
@@ -948,7 +979,7 @@ int fl__client_timeline_create(const char *name, unsigned int flags, int *ret_fd
 		  { .flags = flags } };
 	struct fl_msg_bind_reply rep;
 	struct fl_proto_shared_timeline *page;
-	int fds[2], r, n;
+	int fds[2], r;
 	unsigned int nfds = 0;
 
 	fl__name_copy(req.b.name, sizeof(req.b.name), name);
@@ -956,35 +987,13 @@ int fl__client_timeline_create(const char *name, unsigned int flags, int *ret_fd
 	r = ensure_connected_locked();
 	if (r < 0)
 		goto out;
-	req.h.seq = ++conn.seq;
-	r = send_packet(conn.fd, &req, sizeof(req), NULL, 0);
-	if (r < 0) {
-		drop_locked();
-		r = r == -EPIPE || r == -ENOTCONN ? -ECONNRESET : r;
+	r = roundtrip_fds_locked(&req, sizeof(req), reply, sizeof(reply), fds, 2, &nfds);
+	if (r < 0)
 		goto out;
-	}
-	n = recv_packet_fds(conn.fd, reply, sizeof(reply), fds, 2, &nfds);
-	if (n >= 0 && check_reply(reply, n, FL_OP_TIMELINE_CREATE, req.h.seq) < 0)
-		n = -EPROTO;
-	if (n < 0) {
-		for (unsigned int i = 0; i < nfds; i++)
-			close(fds[i]);
-		drop_locked();
-		r = n;
-		goto out;
-	}
-	atomic_store(&conn.unflushed, false);
-	r = fl__client_reply_status(reply);
-	if (r == 0 && n != (int)sizeof(reply))
+	memcpy(&rep, reply + sizeof(struct fl_msg_hdr), sizeof(rep));
+	if (nfds != ((rep.flags & FL_BIND_F_SHARED) ? 2u : 1u)) {
+		close_fds(fds, nfds);
 		r = -EPROTO;
-	if (r == 0) {
-		memcpy(&rep, reply + sizeof(struct fl_msg_hdr), sizeof(rep));
-		if (nfds != ((rep.flags & FL_BIND_F_SHARED) ? 2u : 1u))
-			r = -EPROTO;
-	}
-	if (r < 0) {
-		for (unsigned int i = 0; i < nfds; i++)
-			close(fds[i]);
 		goto out;
 	}
 	owned_forget_locked(rep.handle);

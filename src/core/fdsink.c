@@ -69,6 +69,19 @@ void fl__sink_set_next(struct fl__sink *s, struct fl__sink *next)
 	s->on_fence_list = next != NULL;
 }
 
+/* Under f->lock: take @s off @f's list of sinks waiting for a record, if it is on it. */
+static void sink_unlink_locked(struct fl_fence *f, struct fl__sink *s)
+{
+	struct fl__sink **pp = &f->sinks;
+
+	if (!s->on_fence_list)
+		return;
+	while (*pp != s)
+		pp = &(*pp)->next;
+	*pp = s->next;
+	s->on_fence_list = false;
+}
+
 static size_t bucket(dev_t dev, ino_t ino, size_t size)
 {
 	uint64_t h = (uint64_t)ino * 0x9e3779b97f4a7c15ull ^ (uint64_t)dev;
@@ -148,14 +161,7 @@ static void release_sink(int ep, struct fl__sink *s)
 	if (s->kind == SINK_FENCE && f && s->strong) {
 		/* The fence may still be pending: take the sink off its list first. */
 		pthread_mutex_lock(&f->lock);
-		if (s->on_fence_list) {
-			struct fl__sink **pp = &f->sinks;
-
-			while (*pp != s)
-				pp = &(*pp)->next;
-			*pp = s->next;
-			s->on_fence_list = false;
-		}
+		sink_unlink_locked(f, s);
 		pthread_mutex_unlock(&f->lock);
 	}
 	FL_LOG("fd", "every copy of a %s fd closed; closing core end %d",
@@ -705,14 +711,7 @@ static int adopt_sink(struct fl_fence *f, struct fl__sink *s, int sink, int user
 	r = sink_register(s, sink, user);
 	if (r < 0) {
 		pthread_mutex_lock(&f->lock);
-		if (s->on_fence_list) {
-			struct fl__sink **pp = &f->sinks;
-
-			while (*pp != s)
-				pp = &(*pp)->next;
-			*pp = s->next;
-			s->on_fence_list = false;
-		}
+		sink_unlink_locked(f, s);
 		pthread_mutex_unlock(&f->lock);
 	}
 	/* Armed by attach_locked(): link it even without the sink, so it completes. */
