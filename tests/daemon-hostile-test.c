@@ -1738,22 +1738,32 @@ static void out_of_fds_child(const char *path, pid_t daemon)
 	_exit(0);
 }
 
-FL_TEST(daemon_out_of_fds_fails_requests_with_emfile_and_keeps_clients)
+/*
+ * Start a daemon of our own on socket @name, run @child in a process of its
+ * own against it, and check the daemon's fds are back to where they were.
+ * Return: the daemon, still running (the caller stops it).
+ */
+static pid_t child_on_own_daemon(const char *name, void (*child)(const char *path, pid_t daemon))
 {
 	static const char *const args[] = { "--idle-timeout", "0", NULL };
 	char path[256];
 	pid_t d, pid;
 	int base;
 
-	dl_runtime_path("nofds.sock", path, sizeof(path));
+	dl_runtime_path(name, path, sizeof(path));
 	d = dl_daemon_start(path, args);
 	base = dl_daemon_fd_baseline(d);
 	pid = dl_fork();
 	if (pid == 0)
-		out_of_fds_child(path, d);
+		child(path, d);
 	dl_wait_child_ok(pid);
 	dl_expect_daemon_fds_back(d, base);
-	dl_daemon_stop(d);
+	return d;
+}
+
+FL_TEST(daemon_out_of_fds_fails_requests_with_emfile_and_keeps_clients)
+{
+	dl_daemon_stop(child_on_own_daemon("nofds.sock", out_of_fds_child));
 }
 
 /* ---- a timeline without a shared counter ---- */
@@ -1950,19 +1960,8 @@ static void closed_early_child(const char *path, pid_t d)
 
 FL_TEST(fence_fds_closed_before_the_daemon_made_them_are_released_once)
 {
-	static const char *const args[] = { "--idle-timeout", "0", NULL };
-	char path[256];
-	pid_t d, pid;
-	int base;
+	pid_t d = child_on_own_daemon("early.sock", closed_early_child);
 
-	dl_runtime_path("early.sock", path, sizeof(path));
-	d = dl_daemon_start(path, args);
-	base = dl_daemon_fd_baseline(d);
-	pid = dl_fork();
-	if (pid == 0)
-		closed_early_child(path, d);
-	dl_wait_child_ok(pid);
-	dl_expect_daemon_fds_back(d, base);
 	/* Still the same daemon: it did not crash on the way. */
 	fl_assert_int_eq(kill(d, 0), 0);
 	dl_daemon_stop(d);
