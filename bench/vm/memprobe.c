@@ -19,15 +19,14 @@
 #include <fenceline/fenceline.h>
 #include <fenceline/shared.h>
 
-static long status_kib(int pid, const char *field)
+/* The number after "@field:" in a /proc file of "Name: value kB" lines, or -1. */
+static long proc_field_kib(const char *path, const char *field)
 {
-	char path[64], line[256];
+	char line[256];
 	size_t len = strlen(field);
 	long v = -1;
-	FILE *f;
+	FILE *f = fopen(path, "re");
 
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "re");
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f))
@@ -37,20 +36,17 @@ static long status_kib(int pid, const char *field)
 	return v;
 }
 
+static long status_kib(int pid, const char *field)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	return proc_field_kib(path, field);
+}
+
 static long meminfo_kib(const char *field)
 {
-	char line[256];
-	size_t len = strlen(field);
-	long v = -1;
-	FILE *f = fopen("/proc/meminfo", "re");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, field, len) == 0 && line[len] == ':')
-			v = strtol(line + len + 1, NULL, 10);
-	fclose(f);
-	return v;
+	return proc_field_kib("/proc/meminfo", field);
 }
 
 static long count_fds(int pid)
