@@ -32,6 +32,7 @@ struct fixture {
 	struct fl_fence_cb cb, queued_cb;
 	struct fl_fence_info info;
 	char buf[64];
+	uint64_t mem[2]; /* a counter's memory, never attached */
 
 	/* outputs */
 	struct fl_timeline *out_tl;
@@ -215,6 +216,21 @@ static const struct fl_timeline_ops good_ops = { .driver_name = "good", .has_sig
 	X(sw_sync_timeline_get_value_not_sw_sync, -EINVAL,                                        \
 	  fl_sw_sync_timeline_get_value(fx->mock->tl, &fx->out_value))                            \
 	X(timeline_is_sw_sync_null, 0, fl_timeline_is_sw_sync(NULL))                              \
+	X(sw_sync_timeline_attach_counter_null_tl, -EINVAL,                                       \
+	  fl_sw_sync_timeline_attach_counter(NULL, fx->mem, sizeof(fx->mem), &fx->mem[0]))        \
+	X(sw_sync_timeline_attach_counter_not_sw_sync, -EINVAL,                                   \
+	  fl_sw_sync_timeline_attach_counter(fx->mock->tl, fx->mem, 16, &fx->mem[0]))             \
+	X(sw_sync_timeline_attach_counter_null_map, -EINVAL,                                      \
+	  fl_sw_sync_timeline_attach_counter(fx->tl, NULL, sizeof(fx->mem), &fx->mem[0]))         \
+	X(sw_sync_timeline_attach_counter_outside_map, -EINVAL,                                   \
+	  fl_sw_sync_timeline_attach_counter(fx->tl, fx->mem, sizeof(fx->mem[0]), &fx->mem[1]))   \
+	X(sw_sync_timeline_attach_counter_misaligned, -EINVAL,                                    \
+	  fl_sw_sync_timeline_attach_counter(fx->tl, fx->mem, sizeof(fx->mem),                    \
+					     (uint64_t *)((uintptr_t)fx->mem + 1)))               \
+	X(sw_sync_timeline_catch_up_null, -EINVAL, fl_sw_sync_timeline_catch_up(NULL))            \
+	X(sw_sync_timeline_catch_up_not_sw_sync, -EINVAL,                                         \
+	  fl_sw_sync_timeline_catch_up(fx->mock->tl))                                             \
+	X(sw_sync_timeline_catch_up_without_counter, 0, fl_sw_sync_timeline_catch_up(fx->tl))     \
 	/* transfer.h */                                                                          \
 	X(send_negative_sock, -EBADF, fl_send(-1, fx->buf, 1, NULL, 0))                           \
 	X(send_closed_sock, -EBADF, fl_send(fx->closed_fd, fx->buf, 1, NULL, 0))                  \

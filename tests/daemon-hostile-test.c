@@ -821,12 +821,18 @@ static uint64_t counter_get(struct fl_proto_shared_timeline *ctr)
 	return __atomic_load_n(&ctr->value, __ATOMIC_SEQ_CST);
 }
 
-/* Complete a fence as its timeline's owner does: a record into its signal end, then EOF. */
-static void signal_end_complete(int sig, int32_t status, uint64_t timestamp_ns)
+/* Complete a fence as its timeline's owner does: a record into its signal end. */
+static void signal_end_record(int sig, int32_t status, uint64_t timestamp_ns)
 {
 	struct record rec = { RECORD_MAGIC, status, timestamp_ns };
 
 	fl_assert_int_eq(send(sig, &rec, sizeof(rec), MSG_NOSIGNAL | MSG_DONTWAIT), sizeof(rec));
+}
+
+/* The same, then EOF, as the daemon completes a fence (also allowed to holders). */
+static void signal_end_complete(int sig, int32_t status, uint64_t timestamp_ns)
+{
+	signal_end_record(sig, status, timestamp_ns);
 	fl_assert_int_eq(shutdown(sig, SHUT_WR), 0);
 }
 
@@ -996,12 +1002,15 @@ static void hostile_shared_packets(void)
 	fl_assert_int_eq(raw_get_value(s, seq++, tl), 1);
 	close_fds(f, 2);
 
-	/* The owner completes its fence first; the daemon, catching up, adds no record. */
+	/*
+	 * The owner completes its fence first (a record, no shutdown); the
+	 * daemon, catching up, sees it queued and adds no record.
+	 */
 	s2 = raw_connect();
 	raw_hello(s2);
 	raw_pool_fill_ends_ok(s, seq++, 1, slot, f);
 	raw_fence_new_ok(s, seq++, 2, handle, slot++);
-	signal_end_complete(f[1], FL_STATUS_SIGNALED, 12345);
+	signal_end_record(f[1], FL_STATUS_SIGNALED, 12345);
 	fl_assert_int_eq(fl_fence_fd_get_status(f[0]), FL_STATUS_SIGNALED);
 	fl_assert_int_eq(raw_fence_status(s2, seq++, f[0]), FL_STATUS_ACTIVE); /* counter still 1 */
 	counter_set(ctr, 2);
@@ -1796,19 +1805,36 @@ static int nth_free_fd(pid_t pid, int nth)
 	return -1;
 }
 
-/* The shared counters process @pid has mapped (each daemon-made one is named so). */
+/*
+ * The shared counters process @pid has mapped (each daemon-made one is
+ * named so): distinct memfds, as the daemon maps each twice (its own view
+ * and its timeline's).
+ */
 static int counter_mappings(pid_t pid)
 {
 	char path[64], line[4096];
+	unsigned long inodes[256];
 	FILE *maps;
 	int n = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	maps = fopen(path, "re");
 	fl_assert(maps != NULL);
-	while (fgets(line, sizeof(line), maps))
-		if (strstr(line, "memfd:fenceline-timeline"))
-			n++;
+	while (fgets(line, sizeof(line), maps)) {
+		unsigned long ino = 0;
+		int i;
+
+		if (!strstr(line, "memfd:fenceline-timeline"))
+			continue;
+		/* address perms offset dev inode path */
+		fl_assert_int_eq(sscanf(line, "%*s %*s %*s %*s %lu", &ino), 1);
+		for (i = 0; i < n && inodes[i] != ino; i++)
+			;
+		if (i == n) {
+			fl_assert(n < (int)(sizeof(inodes) / sizeof(inodes[0])));
+			inodes[n++] = ino;
+		}
+	}
 	fclose(maps);
 	return n;
 }

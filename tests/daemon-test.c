@@ -591,13 +591,14 @@ struct stopped_inc {
 /*
  * fl_timeline_fd_inc(@tl, @count) in a thread while the daemon is
  * stopped, polling @until(@arg) until it says yes (or DL_LONG_WAIT_MS):
- * what the owner completes itself, it completes without the daemon; the
- * inc itself returns only once the daemon has run again. No library call
- * on this thread meanwhile: the inc thread holds the connection while it
- * waits for the reply.
+ * what the owner completes itself, it completes without the daemon. The
+ * inc itself returns without the daemon only if it reached no point the
+ * daemon must complete: with @may_return, give it until the deadline to
+ * return. No library call on this thread meanwhile: the inc thread holds
+ * the connection while it waits for a reply.
  */
 static void inc_while_daemon_stopped(int tl, uint64_t count, bool (*until)(void *), void *arg,
-				     struct stopped_inc *out)
+				     bool may_return, struct stopped_inc *out)
 {
 	uint64_t deadline = fl_test_now_ns() + DL_LONG_WAIT_MS * 1000000ull;
 	struct inc_thread inc = { .tl = tl, .count = count };
@@ -609,6 +610,8 @@ static void inc_while_daemon_stopped(int tl, uint64_t count, bool (*until)(void 
 	if (d.stopped)
 		started = pthread_create(&inc.thread, NULL, inc_thread_main, &inc) == 0;
 	while (started && !(out->seen = until(arg)) && fl_test_now_ns() < deadline)
+		fl_test_sleep_ms(1);
+	while (started && may_return && !atomic_load(&inc.done) && fl_test_now_ns() < deadline)
 		fl_test_sleep_ms(1);
 	out->returned_early = atomic_load(&inc.done);
 	daemon_resume(&d);
@@ -669,15 +672,15 @@ FL_TEST(owner_signal_wakes_other_process_while_daemon_is_stopped)
 	close(ready[0]);
 
 	/* The waiter reads the record our inc wrote: one hop, no daemon. */
-	inc_while_daemon_stopped(tl, 1, fd_readable_cb, &woke[0], &si);
+	inc_while_daemon_stopped(tl, 1, fd_readable_cb, &woke[0], true, &si);
 	if (!si.seen) {
 		kill(waiter, SIGKILL);
 		waitpid(waiter, NULL, 0);
 		fl__test_fail(__FILE__, __LINE__,
 			      "the waiter did not wake while the daemon was stopped");
 	}
-	/* Yet the inc waited for the daemon to complete every other point. */
-	fl_assert(!si.returned_early);
+	/* Nothing else waited on that point: the inc did not wait for the daemon either. */
+	fl_assert(si.returned_early);
 	fl_assert_int_eq(si.ret, 0);
 	dl_wait_child_ok(waiter);
 	close(woke[0]);
@@ -685,6 +688,51 @@ FL_TEST(owner_signal_wakes_other_process_while_daemon_is_stopped)
 	fl_assert_int_eq(fl_timeline_fd_get_value(tl, &v), 0);
 	fl_assert_int_eq(v, 1);
 	close(fence);
+	close(tl);
+}
+
+/*
+ * A merged fence has a sink only the daemon writes: an inc that reaches
+ * its point waits for the daemon (as SW_SYNC_IOC_INC returns with every
+ * point signalled), one that reaches only the owner's fences does not.
+ */
+FL_TEST(owner_inc_waits_for_stopped_daemon_only_when_it_reaches_a_merged_point)
+{
+	int tl = new_timeline("owned");
+	int f1 = new_fence(tl, 1, "f1"), f2 = new_fence(tl, 2, "f2"), m = new_merge(f2, f2, "m");
+	struct stopped_inc si;
+	uint64_t v = 0;
+
+	fl_daemon_flush();
+	inc_while_daemon_stopped(tl, 1, fd_readable_cb, &f1, true, &si);
+	fl_assert(si.seen);
+	fl_assert(si.returned_early);
+	fl_assert_int_eq(si.ret, 0);
+	fl_assert(!fence_fd_readable(f2));
+	fl_assert(!fence_fd_readable(m));
+
+	/* f2 is ours, so it wakes with the daemon stopped; m and the inc wait. */
+	inc_while_daemon_stopped(tl, 1, fd_readable_cb, &f2, false, &si);
+	fl_assert(si.seen);
+	fl_assert(!si.returned_early);
+	fl_assert_int_eq(si.ret, 0);
+	fl_assert(fence_fd_readable(m));
+	dl_expect_fence_status(m, FL_STATUS_SIGNALED);
+	dl_expect_fence_status(f2, FL_STATUS_SIGNALED);
+	dl_expect_fence_status(f1, FL_STATUS_SIGNALED);
+	fl_assert_int_eq(fl_timeline_fd_get_value(tl, &v), 0);
+	fl_assert_int_eq(v, 2);
+
+	/* Past every point the daemon must complete: no waiting from now on. */
+	close(m);
+	m = new_fence(tl, 3, "f3");
+	fl_daemon_flush();
+	inc_while_daemon_stopped(tl, 1, fd_readable_cb, &m, true, &si);
+	fl_assert(si.returned_early);
+	fl_assert_int_eq(si.ret, 0);
+	close(m);
+	close(f2);
+	close(f1);
 	close(tl);
 }
 
@@ -849,9 +897,9 @@ FL_TEST(forked_child_signals_owner_timeline_through_daemon_and_counter_stays_sha
 	 * The owner adds on top of the child's step, not from a count of its
 	 * own: it reaches 2 and completes f2 itself, daemon stopped or not.
 	 */
-	inc_while_daemon_stopped(tl, 1, fd_readable_cb, &f2, &si);
+	inc_while_daemon_stopped(tl, 1, fd_readable_cb, &f2, true, &si);
 	fl_assert(si.seen);
-	fl_assert(!si.returned_early);
+	fl_assert(si.returned_early);
 	fl_assert_int_eq(si.ret, 0);
 	fl_assert_int_eq(fl_fence_fd_get_status(f2), FL_STATUS_SIGNALED);
 	fl_assert(!fence_fd_readable(f3));
@@ -1027,7 +1075,8 @@ FL_TEST(owner_signal_on_32bit_timeline_wraps_like_sw_sync)
 	 * Through 2^32: b passes, c not yet (the value is 0). The owner
 	 * completes b itself, so with the daemon stopped.
 	 */
-	inc_while_daemon_stopped(w.tl, 0x10, fd_readable_cb, &w.fences[2].fd /* b */, &si);
+	/* 32-bit timelines always wait for the daemon (sync_at is 0). */
+	inc_while_daemon_stopped(w.tl, 0x10, fd_readable_cb, &w.fences[2].fd /* b */, false, &si);
 	fl_assert(si.seen);
 	fl_assert(!si.returned_early);
 	fl_assert_int_eq(si.ret, 0);
@@ -1052,7 +1101,7 @@ FL_TEST(owner_signal_on_32bit_timeline_wraps_like_sw_sync)
 	 * 2^33 by now: only the low 32 bits may count).
 	 */
 	wrap_fence_new(&w, 'g', 5);
-	inc_while_daemon_stopped(w.tl, 2, fd_readable_cb, &w.fences[7].fd /* g */, &si);
+	inc_while_daemon_stopped(w.tl, 2, fd_readable_cb, &w.fences[7].fd /* g */, false, &si);
 	fl_assert(si.seen);
 	fl_assert(!si.returned_early);
 	fl_assert_int_eq(si.ret, 0);

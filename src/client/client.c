@@ -846,25 +846,29 @@ static bool owned_reached(const struct owned *o, uint64_t now, uint64_t value)
 }
 
 /*
- * Under conn.lock: keep @sig, the signal end of a new fence of @handle for
- * @value, if the timeline is ours and the fence is still pending; else
- * close it (the daemon completes the fence).
+ * Under conn.lock, before FENCE_NEW: whether to keep @sig, the signal end
+ * of a new fence of @handle for @value: only for a timeline of ours whose
+ * counter has not reached the value, while there is room. The daemon is
+ * told (FL_MSG_F_KEPT) and leaves that fence to us when our counter gets
+ * there, so a kept end is only ever let go of once its fence is complete
+ * (or its timeline, or the connection, is gone). Return: true (the caller
+ * owns @sig and keeps it once the request is sent), or false (closed).
  */
-static void kept_add_locked(uint32_t handle, uint64_t value, int sig)
+static bool kept_prepare_locked(uint32_t handle, uint64_t value, int sig)
 {
 	struct owned *o = owned_find_locked(handle);
 
 	if (sig < 0) {
 		if (o)
 			o->unkept = true;
-		return;
+		return false;
 	}
 	if (!o || owned_reached(o, __atomic_load_n(&o->page->value, __ATOMIC_SEQ_CST), value)) {
 		close(sig);
-		return;
+		return false;
 	}
 	if (conn.nkept == KEPT_MAX) {
-		/* Make room: ends of fences already reached go first, then the oldest. */
+		/* Make room: ends of fences others signalled through the daemon go. */
 		unsigned int j = 0;
 
 		for (unsigned int i = 0; i < conn.nkept; i++) {
@@ -880,20 +884,18 @@ static void kept_add_locked(uint32_t handle, uint64_t value, int sig)
 		}
 		conn.ends_score = FL_MAX(conn.ends_score - (int)(KEPT_MAX - j), -ENDS_SCORE_MAX);
 		conn.nkept = j;
-		if (j == KEPT_MAX) {
-			conn.ends_score = FL_MAX(conn.ends_score - 1, -ENDS_SCORE_MAX);
-			close(conn.kept[0].fd);
-			memmove(&conn.kept[0], &conn.kept[1],
-				(KEPT_MAX - 1) * sizeof(conn.kept[0]));
-			conn.nkept--;
-		}
 	}
-	/* Without a watcher the daemon's death could leave this fence's waiters hanging. */
-	if (watch_start_locked() < 0) {
+	/*
+	 * Full of pending fences, or no watcher (without one the daemon's
+	 * death could leave this fence's waiters hanging): the daemon
+	 * completes this one.
+	 */
+	if (conn.nkept == KEPT_MAX || watch_start_locked() < 0) {
+		conn.ends_score = FL_MAX(conn.ends_score - 1, -ENDS_SCORE_MAX);
 		close(sig);
-		return;
+		return false;
 	}
-	conn.kept[conn.nkept++] = (struct kept){ handle, value, sig };
+	return true;
 }
 
 int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t value, const char *name,
@@ -907,6 +909,7 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
 		    sizeof(struct fl_msg_fence_new) },
 		  { .value = value, .handle = handle } };
 	int r, n, fd, sig;
+	bool keep;
 
 	fl__name_copy(req.b.name, sizeof(req.b.name), name);
 	pthread_mutex_lock(&conn.lock);
@@ -922,10 +925,16 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
 	}
 	fd = conn.pool[conn.pool_head % FL_PROTO_POOL_FILL_MAX];
 	sig = conn.pool_sig[conn.pool_head % FL_PROTO_POOL_FILL_MAX];
+	conn.pool_sig[conn.pool_head % FL_PROTO_POOL_FILL_MAX] = -1;
+	keep = kept_prepare_locked(handle, value, sig);
+	if (keep)
+		req.h.flags |= FL_MSG_F_KEPT;
 	req.b.slot = conn.pool_slot;
 	req.h.seq = ++conn.seq;
 	r = send_packet(conn.fd, &req, sizeof(req), NULL, 0);
 	if (r < 0) {
+		if (keep)
+			close(sig);
 		drop_locked();
 		r = r == -EPIPE || r == -ENOTCONN ? -ECONNRESET : r;
 		goto out;
@@ -933,7 +942,8 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
 	conn.pool_head++;
 	conn.pool_count--;
 	conn.pool_slot++;
-	kept_add_locked(handle, value, sig);
+	if (keep)
+		conn.kept[conn.nkept++] = (struct kept){ handle, value, sig };
 	if (!reply_wanted) {
 		if (!atomic_load(&conn.unflushed))
 			fl__fd_set_settle_hook(fl__client_flush);
@@ -954,7 +964,7 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
 	r = fl__client_reply_status(reply);
 	if (r < 0) {
 		close(fd);
-		for (unsigned int i = 0; i < conn.nkept; i++)
+		for (unsigned int i = 0; keep && i < conn.nkept; i++)
 			if (conn.kept[i].fd == sig) {
 				close(sig);
 				conn.kept[i] = conn.kept[--conn.nkept];
@@ -1060,14 +1070,32 @@ int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t c
 			i++;
 			continue;
 		}
-		/* EPIPE: the daemon completed it already (or failed it). */
+		/*
+		 * EPIPE: the daemon completed it already (or failed it). No
+		 * shutdown: the daemon sees our record and adds none, while a
+		 * shutdown would wake its fd watcher, which then competes with
+		 * the waiters for a CPU just as they wake.
+		 */
 		(void)!send(k->fd, &rec, sizeof(rec), MSG_NOSIGNAL | MSG_DONTWAIT);
-		shutdown(k->fd, SHUT_WR);
 		close(k->fd);
 		*k = conn.kept[--conn.nkept];
 		ends_useful_locked();
 	}
-	/* Then the daemon completes every other point, before we return. */
+	/*
+	 * Then the daemon completes every other point before we return, if
+	 * we reached one: below sync_at every pending point is one of ours.
+	 * Even then, a daemon that died must not go unnoticed.
+	 */
+	if (now < __atomic_load_n(&o->page->sync_at, __ATOMIC_SEQ_CST)) {
+		struct pollfd p = { conn.fd, POLLRDHUP, 0 };
+
+		r = 0;
+		if (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
+			drop_locked();
+			r = -ECONNRESET;
+		}
+		goto out;
+	}
 	req.h.seq = ++conn.seq;
 	r = send_packet(conn.fd, &req, sizeof(req), NULL, 0);
 	if (r == 0) {

@@ -23,8 +23,11 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <linux/sockios.h>
 
 #include "core.h"
 #include "host.h"
@@ -38,6 +41,7 @@ struct fl__sink {
 	enum sink_kind kind;
 	bool strong; /* holds a reference on fence (or a timeline handle) */
 	bool on_fence_list; /* on fence->sinks, under fence->lock */
+	bool adopted; /* a host's pair: others may hold this end too (signal ends) */
 	struct fl_fence *fence; /* may be NULL: a weak sink whose fence is gone */
 	struct fl_timeline *tl;
 	struct fl__sink *next; /* fence->sinks, under fence->lock */
@@ -406,11 +410,20 @@ static int sink_new(enum sink_kind kind, bool strong, struct fl_fence *f, struct
 void fl__sink_write_locked(struct fl__sink *s, int status, uint64_t ts)
 {
 	struct fl__record rec = { FL__RECORD_MAGIC, status, ts };
+	int queued = 0;
 
 	if (s->fd < 0)
 		return;
-	/* Cannot block: 16 bytes into an empty socket. EPIPE when every holder is gone. */
-	(void)!send(s->fd, &rec, sizeof(rec), MSG_NOSIGNAL | MSG_DONTWAIT);
+	/*
+	 * A timeline's owner writes the record of its own fences through a
+	 * copy of an adopted end (and does not shut it down: that would wake
+	 * our fd watcher as its waiters wake). Readers only peek, so a record
+	 * there is still queued: it stands, and we add none.
+	 * Cannot block: 16 bytes into an empty socket. EPIPE when every
+	 * holder is gone (or the write side was shut down).
+	 */
+	if (!s->adopted || ioctl(s->fd, SIOCOUTQ, &queued) < 0 || queued == 0)
+		(void)!send(s->fd, &rec, sizeof(rec), MSG_NOSIGNAL | MSG_DONTWAIT);
 	shutdown(s->fd, SHUT_WR);
 }
 
@@ -694,6 +707,7 @@ static int adopt_sink(struct fl_fence *f, struct fl__sink *s, int sink, int user
 
 	s->kind = SINK_FENCE;
 	s->strong = true;
+	s->adopted = true;
 	s->fence = fl_fence_ref(f);
 	s->release = release;
 	s->owner = owner;

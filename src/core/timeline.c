@@ -241,6 +241,9 @@ static void kill_timeline(struct fl_timeline *tl)
 	struct fl_fence *list = NULL;
 	int n;
 
+	/* Points the driver's counter reached complete as signalled, not -ENOENT. */
+	if (tl->ops->dying && fl_timeline_is_alive(tl) == 1)
+		tl->ops->dying(tl);
 	pthread_mutex_lock(&tl->lock);
 	if (tl->dead) {
 		pthread_mutex_unlock(&tl->lock);

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "protocol.h"
 #include "server.h"
 #include "util.h"
 
@@ -283,7 +284,7 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		case 'V':
-			printf("fencelined %s (protocol %d)\n", FL_VERSION, 1);
+			printf("fencelined %s (protocol %d)\n", FL_VERSION, FL_PROTO_VERSION);
 			return 0;
 		default:
 			usage(stderr);

@@ -55,6 +55,7 @@ struct client {
 		int sink;
 		dev_t dev;
 		ino_t ino;
+		bool end_given; /* a copy of @sink went with it (FL_POOL_F_SIGNAL_ENDS) */
 	} pool[FL_PROTO_POOL_MAX];
 	uint32_t pool_head, pool_count; /* pool[head % MAX] holds slot pool_slot */
 	uint32_t pool_slot; /* the slot number of the oldest pooled fd */
@@ -64,20 +65,32 @@ struct client {
 
 /*
  * Timelines with a shared counter (struct fl_proto_shared_timeline): the
- * counter is the timeline's value, and @synced what the core timeline has
- * been brought up to. Found again by the timeline fd's inode and the
- * timeline's id, like handles, so holding one keeps no timeline alive.
+ * counter is the timeline's value (its sw_sync driver has the counter
+ * attached, through a mapping of its own, so that it catches up even when
+ * the timeline dies in the fd watcher's thread). Found again by the
+ * timeline fd's inode and the timeline's id, like handles, so holding one
+ * keeps no timeline alive.
  */
 struct shared_tl {
 	struct shared_tl *next; /* in its hash bucket */
-	struct fl_proto_shared_timeline *page;
+	struct fl_proto_shared_timeline *page; /* ours, for sync_at */
 	struct client *owner; /* its creator, while connected */
 	dev_t dev;
 	ino_t ino;
 	uint64_t id;
-	uint64_t synced;
+	uint64_t synced; /* the counter when we last caught up */
+	/*
+	 * Min-heap of the values of points we must complete ourselves (see
+	 * sync_at); its top is sync_at. A heap grown past MUST_MAX, or one
+	 * we could not grow, is given up: sync_at stays 0 (always sync).
+	 */
+	uint64_t *must;
+	uint32_t nmust, must_cap;
+	bool must_lost;
 	bool is32;
 };
+
+#define MUST_MAX 4096
 
 /*
  * Counters a client may own at once (the library tracks as many). Each one
@@ -290,37 +303,96 @@ static struct shared_tl *shared_find(struct fl_timeline *tl)
 	return nshared ? shared_find_id(fl_timeline_get_id(tl)) : NULL;
 }
 
+static void must_publish(struct shared_tl *s)
+{
+	uint64_t at = s->must_lost || s->is32 ? 0 : s->nmust ? s->must[0] : UINT64_MAX;
+
+	__atomic_store_n(&s->page->sync_at, at, __ATOMIC_SEQ_CST);
+}
+
+/* Pop the points the timeline reached (at @value) off the must heap. */
+static void must_pop_reached(struct shared_tl *s, uint64_t value)
+{
+	while (s->nmust && s->must[0] <= value) {
+		uint64_t last = s->must[--s->nmust];
+		uint32_t i = 0;
+
+		for (;;) {
+			uint32_t c = 2 * i + 1;
+
+			if (c >= s->nmust)
+				break;
+			if (c + 1 < s->nmust && s->must[c + 1] < s->must[c])
+				c++;
+			if (last <= s->must[c])
+				break;
+			s->must[i] = s->must[c];
+			i = c;
+		}
+		if (s->nmust)
+			s->must[i] = last;
+	}
+}
+
+static void must_push(struct shared_tl *s, uint64_t value)
+{
+	uint32_t i;
+
+	if (s->must_lost)
+		return;
+	if (s->nmust == s->must_cap) {
+		uint32_t cap = s->must_cap ? s->must_cap * 2 : 16;
+		uint64_t *m = cap <= MUST_MAX ? realloc(s->must, cap * sizeof(*m)) : NULL;
+
+		if (!m) {
+			free(s->must);
+			s->must = NULL;
+			s->nmust = s->must_cap = 0;
+			s->must_lost = true;
+			return;
+		}
+		s->must = m;
+		s->must_cap = cap;
+	}
+	for (i = s->nmust++; i > 0 && s->must[(i - 1) / 2] > value; i = (i - 1) / 2)
+		s->must[i] = s->must[(i - 1) / 2];
+	s->must[i] = value;
+}
+
 /*
- * Bring @tl up to its shared counter. Any value is taken as the owner's
- * (it can only hurt its own timeline): the timeline advances by the
- * difference, modulo 2^64, as sw_sync's counter would.
+ * Bring @tl up to its shared counter (its driver applies the difference,
+ * modulo 2^64, as sw_sync's counter would: any value is taken as the
+ * owner's, who can only hurt its own timeline), then raise sync_at past
+ * the points that completed.
  * Return: 0, or -ENOENT when the timeline is dead.
  */
 static int shared_sync(struct shared_tl *s, struct fl_timeline *tl)
 {
-	uint64_t target = __atomic_load_n(&s->page->value, __ATOMIC_SEQ_CST);
-	uint64_t delta = target - s->synced;
-	int r = 0;
+	uint64_t value;
+	int r;
 
-	if (!delta)
-		return fl_timeline_is_alive(tl) == 1 ? 0 : -ENOENT;
-	s->synced = target;
-	if (!s->is32)
-		return fl_sw_sync_timeline_inc(tl, delta);
-	/*
-	 * Only the low 32 bits count, and a 32-bit timeline must see every
-	 * point on the way (the driver steps by INT_MAX): more than one wrap
-	 * passes nothing a single wrap does not.
-	 */
-	if (delta > (1ull << 33))
-		delta = (1ull << 32) + (uint32_t)delta;
-	while (delta && r == 0) {
-		uint64_t step = FL_MIN(delta, (uint64_t)INT32_MAX);
-
-		r = fl_sw_sync_timeline_inc(tl, step);
-		delta -= step;
+	s->synced = __atomic_load_n(&s->page->value, __ATOMIC_SEQ_CST);
+	r = fl_sw_sync_timeline_catch_up(tl);
+	if (s->nmust && fl_sw_sync_timeline_get_value(tl, &value) == 0) {
+		must_pop_reached(s, value);
+		must_publish(s);
 	}
 	return r;
+}
+
+/*
+ * A pending point at @value on @tl that only we can complete: make the
+ * owner wake us when its counter gets there. sync_at goes down before we
+ * read the counter (in shared_sync()), so an addition we do not see yet
+ * sees the new sync_at.
+ */
+static void shared_must(struct shared_tl *s, struct fl_timeline *tl, uint64_t value)
+{
+	if (!s->is32) {
+		must_push(s, value);
+		must_publish(s);
+	}
+	shared_sync(s, tl);
 }
 
 /*
@@ -337,8 +409,12 @@ static void shared_sync_tl(struct fl_timeline *tl)
 		shared_sync(s, tl);
 }
 
-/* shared_sync_tl() for the timelines of @f's pending points. */
-static void shared_sync_fence(struct fl_fence *f)
+/*
+ * For each pending point of @f on a timeline with a counter: catch up with
+ * it (@must false), or also count the point as one we must complete (@must
+ * true). Without memory to list the points, every counter is done.
+ */
+static void shared_fence_points(struct fl_fence *f, bool must)
 {
 	struct fl_sync_pt_info few[8], *pts = few;
 	int n = fl_fence_get_num_points(f), got;
@@ -346,15 +422,21 @@ static void shared_sync_fence(struct fl_fence *f)
 	if (!nshared || n <= 0)
 		return;
 	if (n > (int)FL_ARRAY_SIZE(few) && !(pts = calloc((size_t)n, sizeof(*pts)))) {
-		/* Out of memory: catch up with every counter instead. */
 		for (unsigned int b = 0; b < SHARED_BUCKETS; b++)
 			for (struct shared_tl *s = shared[b]; s; s = s->next) {
 				struct fl_timeline *tl = shared_timeline(s);
 
-				if (tl) {
-					shared_sync(s, tl);
-					fl_timeline_unref(tl);
+				if (!tl)
+					continue;
+				if (must) {
+					free(s->must);
+					s->must = NULL;
+					s->nmust = s->must_cap = 0;
+					s->must_lost = true;
+					must_publish(s);
 				}
+				shared_sync(s, tl);
+				fl_timeline_unref(tl);
 			}
 		return;
 	}
@@ -364,16 +446,24 @@ static void shared_sync_fence(struct fl_fence *f)
 		struct fl_timeline *tl;
 
 		if (pts[i].status != 0 || !(s = shared_find_id(pts[i].timeline_id)) ||
-		    __atomic_load_n(&s->page->value, __ATOMIC_SEQ_CST) == s->synced)
+		    (!must && __atomic_load_n(&s->page->value, __ATOMIC_SEQ_CST) == s->synced))
 			continue;
 		tl = shared_timeline(s);
-		if (tl) {
+		if (!tl)
+			continue;
+		if (must)
+			shared_must(s, tl, pts[i].value);
+		else
 			shared_sync(s, tl);
-			fl_timeline_unref(tl);
-		}
+		fl_timeline_unref(tl);
 	}
 	if (pts != few)
 		free(pts);
+}
+
+static void shared_sync_fence(struct fl_fence *f)
+{
+	shared_fence_points(f, false);
 }
 
 static void shared_free(struct shared_tl **pp)
@@ -384,6 +474,7 @@ static void shared_free(struct shared_tl **pp)
 	if (s->owner)
 		s->owner->nshared--;
 	munmap(s->page, FL_PROTO_SHARED_SIZE);
+	free(s->must);
 	free(s);
 	nshared--;
 }
@@ -422,6 +513,7 @@ static void shared_disown(struct client *c)
  */
 static int shared_new(struct client *c, struct fl_timeline *tl, int fd, bool is32)
 {
+	struct fl_proto_shared_timeline *drv;
 	struct shared_tl *s;
 	int mfd = -1, r;
 
@@ -444,8 +536,19 @@ static int shared_new(struct client *c, struct fl_timeline *tl, int fd, bool is3
 		r = -errno;
 		goto fail;
 	}
+	drv = mmap(NULL, FL_PROTO_SHARED_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+	if (drv == MAP_FAILED) {
+		r = -errno;
+		goto fail;
+	}
+	r = fl_sw_sync_timeline_attach_counter(tl, drv, FL_PROTO_SHARED_SIZE, &drv->value);
+	if (r < 0) {
+		munmap(drv, FL_PROTO_SHARED_SIZE);
+		goto fail;
+	}
 	s->id = fl_timeline_get_id(tl);
 	s->is32 = is32;
+	must_publish(s);
 	s->owner = c;
 	c->nshared++;
 	s->next = shared[s->id % SHARED_BUCKETS];
@@ -453,6 +556,8 @@ static int shared_new(struct client *c, struct fl_timeline *tl, int fd, bool is3
 	nshared++;
 	return mfd;
 fail:
+	if (s->page && s->page != MAP_FAILED)
+		munmap(s->page, FL_PROTO_SHARED_SIZE);
 	if (mfd >= 0)
 		close(mfd);
 	free(s);
@@ -462,14 +567,21 @@ fail:
 /* TIMELINE_INC and TIMELINE_SIGNAL: through the counter if there is one. */
 static int timeline_add(struct fl_timeline *tl, uint64_t count)
 {
+	struct shared_tl *s;
+	int r = fl_sw_sync_timeline_inc(tl, count);
+
+	if (r == 0 && (s = shared_find(tl)))
+		r = shared_sync(s, tl);
+	return r;
+}
+
+/* A new fence @f on @tl (at @value) that we must complete: see shared_must(). */
+static void shared_must_tl(struct fl_timeline *tl, uint64_t value)
+{
 	struct shared_tl *s = shared_find(tl);
 
-	if (!s)
-		return fl_sw_sync_timeline_inc(tl, count);
-	if (fl_timeline_is_alive(tl) != 1)
-		return -ENOENT;
-	__atomic_add_fetch(&s->page->value, s->is32 ? (uint32_t)count : count, __ATOMIC_SEQ_CST);
-	return shared_sync(s, tl);
+	if (s)
+		shared_must(s, tl, value);
 }
 
 static bool op_hello(struct client *c, const struct fl_proto_request *q)
@@ -592,11 +704,14 @@ static bool op_fence_create(struct client *c, const struct fl_proto_request *q, 
 		shared_sync_tl(tl);
 		r = fl_sw_sync_fence_create(tl, q->u.fence_create.value, q->u.fence_create.name,
 					    &f);
-		fl_timeline_unref(tl);
 		if (r == 0) {
 			r = adopt(c, f, &fds[1]);
 			fl_fence_unref(f);
 		}
+		/* Nobody else holds its sink: ours to complete. */
+		if (r == 0)
+			shared_must_tl(tl, q->u.fence_create.value);
+		fl_timeline_unref(tl);
 	}
 	if (r == -EBADMSG)
 		return reject(c, &q->hdr, r, "FENCE_CREATE with fds that are not a socket pair");
@@ -709,6 +824,7 @@ static bool op_pool_fill(struct client *c, const struct fl_proto_request *q)
 		if (r < 0)
 			break;
 		p->sink = sv[0];
+		p->end_given = ends;
 		user[n] = sv[1];
 	}
 	/* Out of fds after a few: hand out what we have. */
@@ -786,6 +902,7 @@ static bool op_fence_new(struct client *c, const struct fl_proto_request *q)
 	const struct fl_msg_fence_new *b = &q->u.fence_new;
 	struct fl_timeline *tl = NULL;
 	struct fl_fence *f;
+	struct shared_tl *s;
 	struct pooled p;
 	int r;
 
@@ -808,8 +925,6 @@ static bool op_fence_new(struct client *c, const struct fl_proto_request *q)
 		shared_sync_tl(tl); /* a fence for a value reached is born signalled */
 		r = fl_sw_sync_fence_create(tl, b->value, b->name, &f);
 	}
-	if (tl)
-		fl_timeline_unref(tl);
 	if (r == 0) {
 		atomic_fetch_add(&c->refs, 1);
 		atomic_fetch_add(&c->fences, 1);
@@ -822,6 +937,16 @@ static bool op_fence_new(struct client *c, const struct fl_proto_request *q)
 	} else {
 		fl__fd_pair_fail(p.sink, r);
 	}
+	/*
+	 * The owner completes a fence whose signal end it kept when its
+	 * counter gets there; it can only claim that for its own timeline and
+	 * a slot that came with an end (else it would only delay its own).
+	 */
+	if (r == 0 && (s = shared_find(tl)) &&
+	    !((q->hdr.flags & FL_MSG_F_KEPT) && p.end_given && s->owner == c))
+		shared_must(s, tl, b->value);
+	if (tl)
+		fl_timeline_unref(tl);
 	if (q->hdr.flags & FL_MSG_F_REPLY)
 		return reply_status(c, &q->hdr, r);
 	return true;
@@ -840,6 +965,9 @@ static bool op_fence_merge(struct client *c, const struct fl_proto_request *q, i
 		shared_sync_fence(a);
 		shared_sync_fence(b);
 		r = fl_fence_merge(a, b, q->u.fence_merge.name, q->u.fence_merge.flags, &m);
+		/* The merged fence has a sink of its own, which only we write. */
+		if (r == 0)
+			shared_fence_points(m, true);
 	}
 	if (a)
 		fl_fence_unref(a);

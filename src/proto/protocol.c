@@ -130,9 +130,9 @@ int fl__proto_decode_request(const void *buf, size_t len, unsigned int nfds, int
 		return -EOPNOTSUPP;
 	if (ret->hdr.len != (uint32_t)ops[ret->hdr.op].size)
 		return -EPROTO;
-	allowed_flags = ret->hdr.op == FL_OP_FENCE_CREATE || ret->hdr.op == FL_OP_FENCE_NEW
-				? FL_MSG_F_REPLY
-				: 0;
+	allowed_flags = ret->hdr.op == FL_OP_FENCE_CREATE ? FL_MSG_F_REPLY
+			: ret->hdr.op == FL_OP_FENCE_NEW  ? FL_MSG_F_REPLY | FL_MSG_F_KEPT
+							  : 0;
 	if (ret->hdr.flags & ~allowed_flags)
 		return -EINVAL;
 	if (nfds != (unsigned int)ops[ret->hdr.op].nfds)

@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FL_PROTO_VERSION  3
+#define FL_PROTO_VERSION  4
 #define FL_PROTO_NAME_LEN 32
 #define FL_PROTO_MAX_FDS  4
 /* The largest request; replies may be up to FL_PROTO_MAX_REPLY. */
@@ -55,6 +55,12 @@ enum fl_proto_op {
 /* Header flags. */
 enum fl_msg_flags {
 	FL_MSG_F_REPLY = 1u << 0, /* FENCE_CREATE, FENCE_NEW: answer even on success */
+	/*
+	 * FENCE_NEW by a timeline's owner, on a slot filled with a signal end
+	 * that it kept: it completes the fence itself, so its counter reaching
+	 * the value needs no TIMELINE_SYNC (struct fl_proto_shared_timeline).
+	 */
+	FL_MSG_F_KEPT = 1u << 1,
 };
 
 struct fl_msg_hdr {
@@ -146,10 +152,20 @@ struct fl_msg_timeline_sync {
  * timeline up to it before every request that could see the timeline.
  * With FL_SW_SYNC_32BIT only the low 32 bits count. The daemon trusts it
  * for nothing but that value: a client can only scribble on its own.
+ *
+ * @sync_at is the daemon's: the lowest value of a pending point it must
+ * complete itself (every fence but those made with FL_MSG_F_KEPT; merges;
+ * all points of 32-bit timelines), UINT64_MAX for none. An owner whose
+ * addition takes the counter to @sync_at or beyond sends TIMELINE_SYNC and
+ * waits for its answer; below it, nobody waits for the daemon, which
+ * catches up when a request looks at the timeline or the timeline dies.
+ * The daemon lowers @sync_at before it reads the counter, and the owner
+ * adds before it reads @sync_at, so one of them always sees the other.
  */
 struct fl_proto_shared_timeline {
 	uint64_t value; /* accessed with __atomic builtins, seq_cst */
-	uint64_t reserved[7];
+	uint64_t sync_at; /* written by the daemon only; seq_cst */
+	uint64_t reserved[6];
 };
 #define FL_PROTO_SHARED_SIZE 4096
 

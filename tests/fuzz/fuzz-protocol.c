@@ -134,7 +134,8 @@ static int violations(const uint8_t *pkt, size_t len, unsigned int nfds, bool tr
 		return bad | E_OPNOTSUPP;
 	if (hlen != spec[i].size)
 		bad |= E_PROTO;
-	if (flags & ~(op == 5 || op == 11 ? 1u : 0u))
+	/* REPLY (1) on FENCE_CREATE and FENCE_NEW; KEPT (2) on FENCE_NEW. */
+	if (flags & ~(op == 5 ? 1u : op == 11 ? 3u : 0u))
 		bad |= E_INVAL;
 	if (nfds != spec[i].nfds)
 		bad |= E_INVAL;
@@ -313,7 +314,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(fl__proto_request_nfds(q.hdr.op) == (int)nfds && q.nfds == nfds);
 		CHECK(q.hdr.flags == 0 ||
 		      ((q.hdr.op == FL_OP_FENCE_CREATE || q.hdr.op == FL_OP_FENCE_NEW) &&
-		       q.hdr.flags == FL_MSG_F_REPLY));
+		       q.hdr.flags == FL_MSG_F_REPLY) ||
+		      (q.hdr.op == FL_OP_FENCE_NEW &&
+		       (q.hdr.flags & ~(FL_MSG_F_REPLY | FL_MSG_F_KEPT)) == 0));
 		check_body(&q, pkt + HDR);
 	} else {
 		CHECK(err_bit(r) != 0);

@@ -16,7 +16,7 @@ import os
 import struct
 import sys
 
-VERSION = 3
+VERSION = 4
 NAME_LEN = 32
 
 HELLO, TIMELINE_CREATE, TIMELINE_INC, TIMELINE_GET_VALUE = 1, 2, 3, 4
@@ -24,6 +24,7 @@ FENCE_CREATE, FENCE_MERGE, FENCE_INFO, PING = 5, 6, 7, 8
 TIMELINE_BIND, POOL_FILL, FENCE_NEW, TIMELINE_SIGNAL = 9, 10, 11, 12
 TIMELINE_SYNC = 13
 F_REPLY = 1
+F_KEPT = 2
 SW_SYNC_32BIT = 1
 MERGE_WAIT_ALL = 1
 POOL_F_SIGNAL_ENDS = 1
@@ -63,6 +64,11 @@ SEEDS = {
                         struct.pack("<II", 0, 0)),
     "fence-new-reply": packet(0, FENCE_NEW, 13, struct.pack("<Q", 3) + name("") +
                               struct.pack("<II", 1, 5), flags=F_REPLY),
+    "fence-new-kept": packet(0, FENCE_NEW, 18, struct.pack("<Q", 4) + name("own") +
+                             struct.pack("<II", 0, 6), flags=F_KEPT | F_REPLY),
+    # Invalid: KEPT is for FENCE_NEW only (-EINVAL).
+    "fence-create-bad-kept": packet(3, FENCE_CREATE, 19, struct.pack("<Q", 1) + name(""),
+                                    flags=F_KEPT),
     "timeline-signal": packet(0, TIMELINE_SIGNAL, 14, struct.pack("<QII", 1, 0, 0)),
     "timeline-sync": packet(0, TIMELINE_SYNC, 16, struct.pack("<II", 0, 0)),
     # Invalid: pad must be 0 (-EINVAL).

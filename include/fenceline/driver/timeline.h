@@ -80,6 +80,13 @@ struct fl_sync_pt;
  *
  * @release_timeline: optional. Called just before the timeline's memory is
  *	freed: after it died and its last point was freed. Context: no lock.
+ *
+ * @dying: optional. Called once when the timeline dies (its last handle
+ *	went, or fl_timeline_destroy()), before the core fails its pending
+ *	points with -ENOENT: the last chance for a driver whose counter moved
+ *	without a fl_timeline_signal() yet (e.g. a counter another process
+ *	writes) to signal what it reached. Context: no lock held; may call
+ *	fl_timeline_signal(); any thread that drops the last handle.
  */
 struct fl_timeline_ops {
 	const char *driver_name;
@@ -92,6 +99,7 @@ struct fl_timeline_ops {
 	void (*pt_value_str)(const struct fl_sync_pt *pt, char *str, size_t size);
 	void (*release_pt)(struct fl_sync_pt *pt);
 	void (*release_timeline)(struct fl_timeline *tl);
+	void (*dying)(struct fl_timeline *tl);
 };
 
 /**

@@ -9,10 +9,12 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <fenceline/driver/timeline.h>
 #include <fenceline/sw_sync.h>
@@ -20,6 +22,17 @@
 struct sw_timeline {
 	_Atomic uint64_t value;
 	unsigned int flags;
+	/*
+	 * An attached counter (fl_sw_sync_timeline_attach_counter()): what it
+	 * gained since @synced is yet to be applied to @value. @sync_lock
+	 * makes each gain applied once, whichever thread catches up;
+	 * @counter is set once, under it, and read with an acquire load.
+	 */
+	uint64_t *counter;
+	void *map;
+	size_t map_size;
+	uint64_t synced;
+	pthread_mutex_t sync_lock;
 };
 
 static struct sw_timeline *sw_of(const struct fl_timeline *tl)
@@ -87,7 +100,76 @@ static void pt_value_str32(const struct fl_sync_pt *pt, char *str, size_t size)
 
 static void release_timeline(struct fl_timeline *tl)
 {
-	free(sw_of(tl));
+	struct sw_timeline *sw = sw_of(tl);
+
+	if (sw->map)
+		munmap(sw->map, sw->map_size);
+	pthread_mutex_destroy(&sw->sync_lock);
+	free(sw);
+}
+
+/*
+ * Add @count to the value and signal; on a 32-bit timeline only the low
+ * 32 bits count and, like the kernel, increments above INT_MAX go in
+ * INT_MAX steps, so that the wrap-around comparison sees every point
+ * passed on the way.
+ */
+static void advance(struct fl_timeline *tl, struct sw_timeline *sw, uint64_t count)
+{
+	if (!(sw->flags & FL_SW_SYNC_32BIT)) {
+		atomic_fetch_add(&sw->value, count);
+		fl_timeline_signal(tl);
+		return;
+	}
+	count = (uint32_t)count;
+	do {
+		uint64_t step = count > INT_MAX ? INT_MAX : count;
+
+		atomic_fetch_add(&sw->value, step);
+		fl_timeline_signal(tl);
+		count -= step;
+	} while (count);
+}
+
+/* Apply what the attached counter gained since the last time. */
+static uint64_t *counter_of(struct sw_timeline *sw)
+{
+	return __atomic_load_n(&sw->counter, __ATOMIC_ACQUIRE);
+}
+
+static void catch_up(struct fl_timeline *tl, struct sw_timeline *sw)
+{
+	uint64_t target, delta;
+
+	pthread_mutex_lock(&sw->sync_lock);
+	target = __atomic_load_n(sw->counter, __ATOMIC_SEQ_CST);
+	delta = target - sw->synced;
+	sw->synced = target;
+	if (delta && (sw->flags & FL_SW_SYNC_32BIT)) {
+		/*
+		 * More than one wrap passes nothing a single wrap does not:
+		 * keep the walk short whatever was written to the counter.
+		 */
+		if (delta > (1ull << 33))
+			delta = (1ull << 32) + (uint32_t)delta;
+		while (delta) {
+			uint64_t step = delta > UINT32_MAX ? INT_MAX : delta;
+
+			advance(tl, sw, step);
+			delta -= step;
+		}
+	} else if (delta) {
+		advance(tl, sw, delta);
+	}
+	pthread_mutex_unlock(&sw->sync_lock);
+}
+
+static void dying(struct fl_timeline *tl)
+{
+	struct sw_timeline *sw = sw_of(tl);
+
+	if (counter_of(sw))
+		catch_up(tl, sw);
 }
 
 static const struct fl_timeline_ops sw_sync_ops64 = {
@@ -97,6 +179,7 @@ static const struct fl_timeline_ops sw_sync_ops64 = {
 	.timeline_value_str = timeline_value_str64,
 	.pt_value_str = pt_value_str64,
 	.release_timeline = release_timeline,
+	.dying = dying,
 };
 
 static const struct fl_timeline_ops sw_sync_ops32 = {
@@ -107,6 +190,7 @@ static const struct fl_timeline_ops sw_sync_ops32 = {
 	.timeline_value_str = timeline_value_str32,
 	.pt_value_str = pt_value_str32,
 	.release_timeline = release_timeline,
+	.dying = dying,
 };
 
 FL_EXPORT int fl_timeline_is_sw_sync(const struct fl_timeline *tl)
@@ -128,10 +212,13 @@ FL_EXPORT int fl_sw_sync_timeline_create(const char *name, unsigned int flags,
 	if (!sw)
 		return -ENOMEM;
 	sw->flags = flags;
+	pthread_mutex_init(&sw->sync_lock, NULL);
 	r = fl_timeline_create((flags & FL_SW_SYNC_32BIT) ? &sw_sync_ops32 : &sw_sync_ops64,
 			       name ? name : "sw_sync", sw, ret_timeline);
-	if (r < 0)
+	if (r < 0) {
+		pthread_mutex_destroy(&sw->sync_lock);
 		free(sw);
+	}
 	return r;
 }
 
@@ -144,24 +231,51 @@ FL_EXPORT int fl_sw_sync_timeline_inc(struct fl_timeline *tl, uint64_t count)
 	if (fl_timeline_is_alive(tl) != 1)
 		return -ENOENT;
 	sw = sw_of(tl);
-	if (!(sw->flags & FL_SW_SYNC_32BIT)) {
-		atomic_fetch_add(&sw->value, count);
-		fl_timeline_signal(tl);
+	if (!counter_of(sw)) {
+		advance(tl, sw, count);
 		return 0;
 	}
-	/*
-	 * Like the kernel, apply increments above INT_MAX in INT_MAX steps, so
-	 * that the wrap-around comparison sees every point passed on the way.
-	 */
-	count = (uint32_t)count;
-	do {
-		uint64_t step = count > INT_MAX ? INT_MAX : count;
-
-		atomic_fetch_add(&sw->value, step);
-		fl_timeline_signal(tl);
-		count -= step;
-	} while (count);
+	if (sw->flags & FL_SW_SYNC_32BIT)
+		count = (uint32_t)count;
+	__atomic_add_fetch(counter_of(sw), count, __ATOMIC_SEQ_CST);
+	catch_up(tl, sw);
 	return 0;
+}
+
+FL_EXPORT int fl_sw_sync_timeline_attach_counter(struct fl_timeline *tl, void *map, size_t map_size,
+						 uint64_t *counter)
+{
+	struct sw_timeline *sw;
+	int r = 0;
+
+	if (!tl || !map || !counter || !fl_timeline_is_sw_sync(tl) ||
+	    (uintptr_t)counter % sizeof(*counter) || (char *)counter < (char *)map ||
+	    (size_t)((char *)counter - (char *)map) + sizeof(*counter) > map_size)
+		return -EINVAL;
+	sw = sw_of(tl);
+	pthread_mutex_lock(&sw->sync_lock);
+	if (sw->counter) {
+		r = -EBUSY;
+	} else {
+		sw->synced = __atomic_load_n(counter, __ATOMIC_SEQ_CST);
+		sw->map = map;
+		sw->map_size = map_size;
+		__atomic_store_n(&sw->counter, counter, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&sw->sync_lock);
+	return r;
+}
+
+FL_EXPORT int fl_sw_sync_timeline_catch_up(struct fl_timeline *tl)
+{
+	struct sw_timeline *sw;
+
+	if (!tl || !fl_timeline_is_sw_sync(tl))
+		return -EINVAL;
+	sw = sw_of(tl);
+	if (counter_of(sw))
+		catch_up(tl, sw);
+	return fl_timeline_is_alive(tl) == 1 ? 0 : -ENOENT;
 }
 
 FL_EXPORT int fl_sw_sync_fence_create(struct fl_timeline *tl, uint64_t value, const char *name,
