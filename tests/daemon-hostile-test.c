@@ -2069,3 +2069,120 @@ FL_TEST(shared_counters_are_limited_per_client_and_given_back)
 	dl_expect_daemon_fds_back(d, base);
 	dl_daemon_stop(d);
 }
+
+static uint64_t sync_at(struct fl_proto_shared_timeline *ctr)
+{
+	return __atomic_load_n(&ctr->sync_at, __ATOMIC_SEQ_CST);
+}
+
+/* FENCE_NEW of the next pooled slot with @flags (plus the answer), which must work. */
+static void raw_fence_new_flags_ok(int sock, uint32_t seq, uint32_t flags, uint64_t value,
+				   uint32_t handle, uint32_t slot)
+{
+	raw_send_fence_new(sock, seq, flags | FL_MSG_F_REPLY, value, handle, slot);
+	fl_assert_int_eq(raw_reply(sock, FL_OP_FENCE_NEW, seq), 0);
+}
+
+/*
+ * sync_at is the lowest pending value the daemon must complete itself:
+ * every fence but the owner's own with a kept signal end. A client can
+ * claim FL_MSG_F_KEPT only for a slot that came with an end, on a timeline
+ * it owns; everything else counts. On 32-bit timelines it is always 0.
+ */
+FL_TEST(sync_at_is_the_lowest_point_only_the_daemon_can_complete)
+{
+	struct fl_proto_shared_timeline *ctr, *ctr32;
+	uint32_t seq = 1, slot = 0, handle, h2, h32;
+	int s = raw_connect(), s2 = raw_connect(), mfd, mfd32, tl, tl32, bare[1], f[4], g[2];
+
+	raw_hello(s);
+	raw_hello(s2);
+	tl = raw_timeline_create_flags(s, seq++, "sync-at", 0, &handle, &mfd);
+	ctr = counter_map(mfd);
+	fl_assert(sync_at(ctr) == UINT64_MAX);
+
+	/* A slot without a signal end: KEPT is not believed. */
+	raw_pool_fill_ok(s, seq++, 1, slot, bare);
+	raw_fence_new_flags_ok(s, seq++, FL_MSG_F_KEPT, 5, handle, slot++);
+	fl_assert_int_eq(sync_at(ctr), 5);
+	/* With its end, the owner's own; without the flag, the daemon's. */
+	raw_pool_fill_ends_ok(s, seq++, 2, slot, f);
+	raw_fence_new_flags_ok(s, seq++, FL_MSG_F_KEPT, 3, handle, slot++);
+	fl_assert_int_eq(sync_at(ctr), 5);
+	raw_fence_new_flags_ok(s, seq++, 0, 4, handle, slot++);
+	fl_assert_int_eq(sync_at(ctr), 4);
+	/* Another connection is no owner, signal end or not. */
+	fl_assert_int_eq(raw_bind(s2, seq++, tl, &h2), 0);
+	raw_pool_fill_ends_ok(s2, seq++, 1, 0, g);
+	raw_fence_new_flags_ok(s2, seq++, FL_MSG_F_KEPT, 2, h2, 0);
+	fl_assert_int_eq(sync_at(ctr), 2);
+
+	/* Each catch-up raises it past the points it completed. */
+	counter_set(ctr, 2);
+	fl_assert_int_eq(raw_timeline_sync(s, seq++, handle), 0);
+	fl_assert_int_eq(sync_at(ctr), 4);
+	dl_expect_fence_status(g[0], FL_STATUS_SIGNALED);
+	/* The kept fence at 3: we wrote no record, so the daemon's catch-up did. */
+	counter_set(ctr, 3);
+	fl_assert_int_eq(raw_timeline_sync(s, seq++, handle), 0);
+	fl_assert_int_eq(sync_at(ctr), 4);
+	dl_expect_fence_status(f[0], FL_STATUS_SIGNALED);
+	counter_set(ctr, 5);
+	fl_assert_int_eq(raw_timeline_sync(s, seq++, handle), 0);
+	fl_assert(sync_at(ctr) == UINT64_MAX);
+	dl_expect_fence_status(f[1], FL_STATUS_SIGNALED);
+	dl_expect_fence_status(bare[0], FL_STATUS_SIGNALED);
+	/* A point born signalled is nobody's to wait for. */
+	close(bare[0]);
+	raw_pool_fill_ok(s, seq++, 1, slot, bare);
+	raw_fence_new_flags_ok(s, seq++, 0, 5, handle, slot++);
+	fl_assert(sync_at(ctr) == UINT64_MAX);
+	dl_expect_fence_status(bare[0], FL_STATUS_SIGNALED);
+	close(bare[0]);
+
+	tl32 = raw_timeline_create_flags(s, seq++, "sync-at-32", FL_SW_SYNC_32BIT, &h32, &mfd32);
+	ctr32 = counter_map(mfd32);
+	fl_assert_int_eq(sync_at(ctr32), 0);
+
+	counter_unmap(ctr32);
+	counter_unmap(ctr);
+	close_fds(f, 4);
+	close_fds(g, 2);
+	close(mfd32);
+	close(mfd);
+	close(tl32);
+	close(tl);
+	close(s2);
+	close(s);
+}
+
+/*
+ * Points the daemon must complete cost it 8 bytes each until it does: a
+ * client that makes thousands far ahead (and drops their fds) only makes
+ * its own signals wait for the daemon from then on (sync_at 0).
+ */
+FL_TEST(more_than_4096_points_for_the_daemon_make_the_owner_always_sync)
+{
+	struct fl_proto_shared_timeline *ctr;
+	uint32_t seq = 1, slot = 0, handle;
+	int s = raw_connect(), mfd, tl, fds[32];
+
+	raw_hello(s);
+	tl = raw_timeline_create_flags(s, seq++, "many", 0, &handle, &mfd);
+	ctr = counter_map(mfd);
+	for (int batch = 0; batch < 4097 / 32 + 1; batch++) {
+		raw_pool_fill_ok(s, seq++, 32, slot, fds);
+		for (int i = 0; i < 32; i++, slot++)
+			raw_send_fence_new(s, seq++, 0, 1000000 - (uint64_t)slot, handle, slot);
+		raw_ping_ok(s, seq++);
+		close_fds(fds, 32);
+		fl_assert_int_eq(sync_at(ctr), slot <= 4096 ? 1000000 - (uint64_t)(slot - 1) : 0);
+	}
+	counter_set(ctr, 2000000);
+	fl_assert_int_eq(raw_timeline_sync(s, seq++, handle), 0);
+	fl_assert_int_eq(sync_at(ctr), 0);
+	counter_unmap(ctr);
+	close(mfd);
+	close(tl);
+	close(s);
+}

@@ -86,7 +86,10 @@ FL_EXPORT int fl_timeline_fd_create(const char *name, unsigned int flags, int *r
  * @count: how much to add
  *
  * Like SW_SYNC_IOC_INC: when this returns, every fence fd of a point at or
- * below the new value is readable, in every process.
+ * below the new value is readable, in every process. In the process that
+ * created the timeline, the fences it made complete without a hop through
+ * the daemon, and the call waits for the daemon only if it reached a point
+ * that only the daemon can complete (a merged fence, another process's).
  * Return: 0; -EBADF if @timeline_fd is not open; -ENOTTY if it is not a
  * timeline fd; -ECONNRESET if the daemon serving it has died.
  */

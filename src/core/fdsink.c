@@ -57,6 +57,8 @@ static int epfd = -1;
 static int wake_fd = -1; /* wakes the watcher to grow the fd table */
 static atomic_uint grow_target;
 static bool watcher_running;
+/* fl__watcher_host_fd(): the host's loop runs the watcher, no thread. */
+static bool host_driven;
 
 /* How long the watcher stays after the last fenceline fd is closed. */
 #define WATCHER_LINGER_MS 100
@@ -200,6 +202,17 @@ static void grow_fd_table(int wake)
 		fl__fd_grow(target);
 }
 
+/* One watcher pass over @ep: what epoll_wait() gave. */
+static void watch_events(int ep, int wake, const struct epoll_event *ev, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (ev[i].data.ptr)
+			release_sink(ep, ev[i].data.ptr);
+		else
+			grow_fd_table(wake);
+	}
+}
+
 static void *watcher(void *arg)
 {
 	int fd = (int)(intptr_t)arg, wake = wake_fd;
@@ -222,12 +235,7 @@ static void *watcher(void *arg)
 				continue;
 			break;
 		}
-		for (int i = 0; i < n; i++) {
-			if (ev[i].data.ptr)
-				release_sink(fd, ev[i].data.ptr);
-			else
-				grow_fd_table(wake);
-		}
+		watch_events(fd, wake, ev, n);
 		pthread_mutex_lock(&sink_lock);
 		idle = table_count == 0;
 		if (idle && n == 0 && epfd == fd) {
@@ -290,7 +298,7 @@ static int start_watcher_locked(void)
 
 	if (watcher_running)
 		return 0;
-	if (!atfork_done) {
+	if (!atfork_done && !host_driven) {
 		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 		atfork_done = true;
 	}
@@ -308,6 +316,11 @@ static int start_watcher_locked(void)
 		close(fd);
 		return r;
 	}
+	if (host_driven) {
+		epfd = fd;
+		watcher_running = true;
+		return 0;
+	}
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 128 * 1024);
@@ -322,6 +335,35 @@ static int start_watcher_locked(void)
 	epfd = fd;
 	watcher_running = true;
 	return 0;
+}
+
+int fl__watcher_host_fd(void)
+{
+	int r;
+
+	pthread_mutex_lock(&sink_lock);
+	if (watcher_running && !host_driven) {
+		r = -EBUSY;
+	} else {
+		host_driven = true;
+		r = start_watcher_locked();
+		if (r == 0)
+			r = epfd;
+	}
+	pthread_mutex_unlock(&sink_lock);
+	return r;
+}
+
+void fl__watcher_dispatch(void)
+{
+	struct epoll_event ev[32];
+	int n;
+
+	do {
+		n = epoll_wait(epfd, ev, FL_ARRAY_SIZE(ev), 0);
+		if (n > 0)
+			watch_events(epfd, wake_fd, ev, n);
+	} while (n == (int)FL_ARRAY_SIZE(ev));
 }
 
 /*

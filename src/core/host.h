@@ -2,8 +2,8 @@
 /*
  * What a process hosting the core for others (fencelined) needs beyond the
  * public API: fence fds whose socket pair a client made, a callback when the
- * last copy of a handed-out fd is closed (for per-client accounting), and
- * a count of the fds still open. Private to src/; only src/daemon uses it.
+ * last copy of a handed-out fd is closed (for per-client accounting), the
+ * fd watcher in its own loop, and a count of the fds still open. Private to src/; only src/daemon uses it.
  */
 #ifndef FL_CORE_HOST_H
 #define FL_CORE_HOST_H
@@ -73,6 +73,25 @@ int fl__timeline_export_fd_tracked(struct fl_timeline *tl, int *ret_fd, fl__host
  * @status: the negative errno the fd's holders will read as its status
  */
 void fl__fd_pair_fail(int sink, int status);
+
+/*
+ * fl__watcher_host_fd() - run the fd watcher in the host's own loop
+ *
+ * Instead of a thread, the core's watcher becomes an epoll fd that the
+ * host polls (it can sit in the host's own epoll set): readable when a
+ * handed-out fd was closed everywhere (or the fd table should grow), and
+ * then the host calls fl__watcher_dispatch(), which releases those objects
+ * (timelines die, fences go, release callbacks run) in the host's thread.
+ * A single-threaded host then has no lock contention with a watcher, no
+ * wake-ups of a second thread, and no RCU stall when its fd table grows.
+ * Call it once, before the first fd is made; the fd stays the core's.
+ * Return: the fd, -EBUSY if a watcher thread runs already, or a negative
+ * errno from epoll_create1() or eventfd().
+ */
+int fl__watcher_host_fd(void);
+
+/* fl__watcher_dispatch() - do what the watcher fd has (never blocks) */
+void fl__watcher_dispatch(void);
 
 /* How many fence and timeline fds of this core are still open somewhere. */
 size_t fl__sink_count(void);

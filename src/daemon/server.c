@@ -338,7 +338,11 @@ static void must_push(struct shared_tl *s, uint64_t value)
 {
 	uint32_t i;
 
-	if (s->must_lost)
+	/*
+	 * Only the values count, not how many points have them: skip the
+	 * common repeat (merges with one fence waiting on this timeline).
+	 */
+	if (s->must_lost || (s->nmust && s->must[0] == value))
 		return;
 	if (s->nmust == s->must_cap) {
 		uint32_t cap = s->must_cap ? s->must_cap * 2 : 16;
@@ -1391,7 +1395,7 @@ int fld_serve(int lfd, const struct server_config *config)
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
 	uint64_t idle_since = fl__now_ns();
 	sigset_t sigs;
-	int sfd;
+	int sfd, wfd;
 
 	cfg = *config;
 	spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -1410,6 +1414,15 @@ int fld_serve(int lfd, const struct server_config *config)
 	epoll_ctl(epfd, EPOLL_CTL_ADD, lfd, &ev);
 	ev.data.ptr = &sfd;
 	epoll_ctl(epfd, EPOLL_CTL_ADD, sfd, &ev);
+	/*
+	 * The core's fd watcher runs here, between requests: one thread, so
+	 * no lock ping-pong or wake-ups of a second one under load.
+	 */
+	wfd = fl__watcher_host_fd();
+	if (wfd < 0)
+		return wfd;
+	ev.data.ptr = &wfd;
+	epoll_ctl(epfd, EPOLL_CTL_ADD, wfd, &ev);
 
 	for (;;) {
 		struct epoll_event evs[64];
@@ -1425,8 +1438,12 @@ int fld_serve(int lfd, const struct server_config *config)
 		/* Busy until now: the idle period starts when the last client leaves. */
 		if (nclients || fl__sink_count())
 			idle_since = fl__now_ns();
+		bool watch = false;
+
 		for (int i = 0; i < n; i++) {
-			if (evs[i].data.ptr == &lfd) {
+			if (evs[i].data.ptr == &wfd) {
+				watch = true;
+			} else if (evs[i].data.ptr == &lfd) {
 				accept_clients(lfd);
 			} else if (evs[i].data.ptr == &sfd) {
 				struct signalfd_siginfo si;
@@ -1442,6 +1459,9 @@ int fld_serve(int lfd, const struct server_config *config)
 					client_readable(c, BATCH);
 			}
 		}
+		/* After the events at hand: a release can free a client they name. */
+		if (watch)
+			fl__watcher_dispatch();
 		bury_zombies();
 		trim_if_due();
 		if (nclients || fl__sink_count()) {
