@@ -1375,3 +1375,62 @@ FL_TEST(disconnect_closes_signal_ends_and_the_watcher_at_once)
 		fl_assert_int_eq(dl_proc_fd_count(getpid()), before);
 	}
 }
+
+/*
+ * Once its pool is grown, the library asks for the next fds ahead of need,
+ * and that reply may still be on its way when the next request waits for
+ * its own: every kind of request must read past it, in order, and the fds
+ * it brings must be used or closed (none leaked, none reused twice).
+ */
+FL_TEST(pool_fill_sent_ahead_never_gets_in_the_way_of_replies)
+{
+	struct fl_fence_info info;
+	int before, tl, other, f, m, held;
+	uint64_t v = 0;
+
+	fl_daemon_disconnect();
+	before = dl_proc_fd_count(getpid());
+	tl = new_timeline("ahead");
+	other = new_timeline("ahead-other");
+	held = new_fence(other, 1, "held");
+	for (int i = 1; i <= 300; i++) {
+		f = new_fence(tl, (uint64_t)i, "f");
+		/* A different request after each fence: the pending fill's reply comes first. */
+		switch (i % 5) {
+		case 0:
+			fl_assert_int_eq(fl_timeline_fd_get_value(tl, &v), 0);
+			fl_assert_int_eq(v, (uint64_t)i - 1);
+			break;
+		case 1:
+			fl_assert_int_eq(fl_fence_fd_get_info(f, &info, NULL, 0), 0);
+			fl_assert_int_eq(info.status, FL_STATUS_ACTIVE);
+			break;
+		case 2:
+			m = new_merge(f, held, "m");
+			fl_assert_int_eq(fl_fence_fd_get_status(m), FL_STATUS_ACTIVE);
+			close(m);
+			break;
+		case 3:
+			fl_daemon_flush();
+			break;
+		default: {
+			/* A creation with fds in its reply, and a fence on the new timeline. */
+			int t = new_timeline("ahead-more"), g = new_fence(t, 1, "g");
+
+			fl_assert_int_eq(fl_timeline_fd_inc(t, 1), 0);
+			dl_expect_fence_status(g, FL_STATUS_SIGNALED);
+			close(g);
+			close(t);
+			break;
+		}
+		}
+		fl_assert_int_eq(fl_timeline_fd_inc(tl, 1), 0);
+		dl_expect_fence_status(f, FL_STATUS_SIGNALED);
+		close(f);
+	}
+	close(held);
+	close(other);
+	close(tl);
+	fl_daemon_disconnect();
+	fl_assert_int_eq(dl_proc_fd_count(getpid()), before);
+}

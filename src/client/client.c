@@ -81,7 +81,10 @@ static struct {
 	int pool_sig[FL_PROTO_POOL_FILL_MAX]; /* their signal ends, or -1 */
 	unsigned int pool_head, pool_count;
 	uint32_t pool_slot; /* the daemon's slot number of pool[pool_head] */
-	unsigned int pool_batch; /* the next POOL_FILL's count */
+	unsigned int pool_batch; /* the last waited-for POOL_FILL's count */
+	/* A POOL_FILL whose reply is still to be read (fill_per 0: none). */
+	uint32_t fill_seq, fill_count;
+	unsigned int fill_per; /* fds per slot asked for: 1, or 2 with signal ends */
 	/* Timelines this connection created, with their shared counters. */
 	struct owned {
 		uint32_t handle;
@@ -130,6 +133,7 @@ static void pool_drop_locked(void)
 	conn.pool_head = 0;
 	conn.pool_slot = 0;
 	conn.pool_batch = 0;
+	conn.fill_per = 0;
 	conn.ends_score = 0;
 	kept_drop_locked();
 	for (unsigned int i = 0; i < conn.nowned; i++)
@@ -627,6 +631,8 @@ static void drop_locked(void)
 	pool_drop_locked();
 }
 
+static int pool_settle_locked(void);
+
 static int call(unsigned int generation, uint32_t op, uint32_t flags, const void *body,
 		size_t body_len, const int *fds, unsigned int nfds, int oneway, void *reply,
 		size_t reply_cap, int *ret_fd)
@@ -649,6 +655,10 @@ retry:
 	r = ensure_connected_locked();
 	if (r < 0)
 		goto out;
+	if (!oneway && pool_settle_locked() < 0) {
+		r = -ECONNRESET;
+		goto out;
+	}
 	h.seq = ++conn.seq;
 	memcpy(req, &h, sizeof(h));
 	if (body_len)
@@ -717,6 +727,9 @@ static int roundtrip_fds_locked(void *req, size_t len, void *reply, size_t reply
 	int r, n;
 
 	*nfds = 0;
+	r = pool_settle_locked();
+	if (r < 0)
+		return r;
 	memcpy(&h, req, sizeof(h));
 	h.seq = ++conn.seq;
 	memcpy(req, &h, sizeof(h));
@@ -745,36 +758,57 @@ static int roundtrip_fds_locked(void *req, size_t len, void *reply, size_t reply
 	return r;
 }
 
-/* Under conn.lock, connected: get more pooled fds (a round trip per batch). */
-static int pool_fill_locked(void)
+/*
+ * Under conn.lock, connected: ask for @count more pooled fds. The reply is
+ * read by pool_fill_recv_locked(), now or, for a fill sent ahead of need,
+ * before the next request that waits for a reply (replies come in order).
+ */
+static int pool_fill_send_locked(uint32_t count)
 {
-	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_pool_reply)];
 	struct {
 		struct fl_msg_hdr h;
 		struct fl_msg_pool_fill b;
-	} req = { { FL_OP_POOL_FILL, 0, 0, sizeof(struct fl_msg_pool_fill) }, { 0, 0 } };
-	struct fl_msg_pool_reply rep = { { 0, 0 }, 0, 0 };
-	int fds[2 * FL_PROTO_POOL_FILL_MAX], r;
-	unsigned int nfds, per;
+	} req = { { FL_OP_POOL_FILL, 0, 0, sizeof(struct fl_msg_pool_fill) }, { count, 0 } };
+	int r;
 
-	/* Start small (a process making one fence should not hold 32 fds), then grow. */
-	conn.pool_batch = conn.pool_batch ? FL_MIN(conn.pool_batch * 2, FL_PROTO_POOL_FILL_MAX) : 4;
-	req.b.count = conn.pool_batch;
 	/* Signal ends are only of use for fences of timelines we own. */
 	req.b.flags = conn.nowned && conn.ends_score >= 0 ? FL_POOL_F_SIGNAL_ENDS : 0;
-	per = req.b.flags ? 2 : 1;
-	r = roundtrip_fds_locked(&req, sizeof(req), reply, sizeof(reply), fds,
-				 per * FL_PROTO_POOL_FILL_MAX, &nfds);
+	req.h.seq = ++conn.seq;
+	r = send_packet(conn.fd, &req, sizeof(req), NULL, 0);
+	if (r < 0) {
+		drop_locked();
+		return r == -EPIPE || r == -ENOTCONN ? -ECONNRESET : r;
+	}
+	conn.fill_seq = req.h.seq;
+	conn.fill_count = count;
+	conn.fill_per = req.b.flags ? 2 : 1;
+	return 0;
+}
+
+/* Under conn.lock, with a fill sent: read its reply into the pool. */
+static int pool_fill_recv_locked(void)
+{
+	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_pool_reply)];
+	struct fl_msg_pool_reply rep = { { 0, 0 }, 0, 0 };
+	int fds[2 * FL_PROTO_POOL_FILL_MAX], r, n;
+	unsigned int nfds = 0, per = conn.fill_per;
+
+	conn.fill_per = 0;
+	n = recv_packet_fds(conn.fd, reply, sizeof(reply), fds, 2 * FL_PROTO_POOL_FILL_MAX, &nfds);
+	if (n >= 0 && check_reply(reply, n, FL_OP_POOL_FILL, conn.fill_seq) < 0)
+		n = -EPROTO;
+	r = n < 0 ? n : fl__client_reply_status(reply);
 	if (r == 0) {
 		memcpy(&rep, reply + sizeof(struct fl_msg_hdr), sizeof(rep));
-		if (rep.count * per != nfds || !nfds || rep.count > req.b.count ||
-		    rep.first != conn.pool_slot + conn.pool_count) {
-			close_fds(fds, nfds);
+		if (n != (int)sizeof(reply) || rep.count * per != nfds || !nfds ||
+		    rep.count > conn.fill_count || rep.first != conn.pool_slot + conn.pool_count ||
+		    conn.pool_count + rep.count > FL_PROTO_POOL_FILL_MAX)
 			r = -EPROTO;
-		}
 	}
 	if (r < 0) {
-		if (r == -EPROTO)
+		close_fds(fds, nfds);
+		/* A refusal (-EMFILE, -ENOSPC) keeps the connection. */
+		if (n < 0 || r == -EPROTO)
 			drop_locked();
 		return r;
 	}
@@ -786,6 +820,52 @@ static int pool_fill_locked(void)
 	}
 	conn.pool_count += rep.count;
 	return 0;
+}
+
+/*
+ * Under conn.lock, before a request that waits for its reply: read the
+ * reply of a fill sent ahead, which comes first. Its failure is not the
+ * request's: the pool just did not grow.
+ */
+static int pool_settle_locked(void)
+{
+	if (conn.fd >= 0 && conn.fill_per)
+		(void)pool_fill_recv_locked();
+	return conn.fd >= 0 ? 0 : -ECONNRESET;
+}
+
+/*
+ * Under conn.lock, connected: have a pooled fd ready. The first fills
+ * grow (4, 8, 16, 32: a process making one fence should not hold 32
+ * fds) and are waited for; from then on, once half the pool is used, the
+ * other half is asked for ahead, so the daemon makes the next fds while
+ * we use the rest and no fence waits for a fill. At most 32 unused.
+ */
+static int pool_take_ready_locked(void)
+{
+	int r;
+
+	if (conn.pool_count)
+		return 0;
+	if (!conn.fill_per) {
+		conn.pool_batch =
+			conn.pool_batch ? FL_MIN(conn.pool_batch * 2, FL_PROTO_POOL_FILL_MAX) : 4;
+		r = pool_fill_send_locked(conn.pool_batch);
+		if (r < 0)
+			return r;
+	}
+	r = pool_fill_recv_locked();
+	return r == 0 && !conn.pool_count ? -EPROTO : r;
+}
+
+/* Under conn.lock, after taking a pooled fd: ask ahead for the next half. */
+static void pool_fill_ahead_locked(void)
+{
+	const uint32_t half = FL_PROTO_POOL_FILL_MAX / 2;
+
+	if (conn.fd >= 0 && !conn.fill_per && conn.pool_batch == FL_PROTO_POOL_FILL_MAX &&
+	    conn.pool_count <= half)
+		(void)pool_fill_send_locked(FL_PROTO_POOL_FILL_MAX - half);
 }
 
 /*
@@ -918,11 +998,12 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
 		r = -ESTALE;
 		goto out;
 	}
-	if (!conn.pool_count) {
-		r = pool_fill_locked();
-		if (r < 0)
-			goto out;
-	}
+	r = pool_take_ready_locked();
+	/* Our reply must not find a fill's ahead of it. */
+	if (r == 0 && reply_wanted)
+		r = pool_settle_locked();
+	if (r < 0)
+		goto out;
 	fd = conn.pool[conn.pool_head % FL_PROTO_POOL_FILL_MAX];
 	sig = conn.pool_sig[conn.pool_head % FL_PROTO_POOL_FILL_MAX];
 	conn.pool_sig[conn.pool_head % FL_PROTO_POOL_FILL_MAX] = -1;
@@ -944,6 +1025,7 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
 	conn.pool_slot++;
 	if (keep)
 		conn.kept[conn.nkept++] = (struct kept){ handle, value, sig };
+	pool_fill_ahead_locked();
 	if (!reply_wanted) {
 		if (!atomic_load(&conn.unflushed))
 			fl__fd_set_settle_hook(fl__client_flush);
@@ -1096,6 +1178,9 @@ int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t c
 		}
 		goto out;
 	}
+	r = pool_settle_locked();
+	if (r < 0)
+		goto out;
 	req.h.seq = ++conn.seq;
 	r = send_packet(conn.fd, &req, sizeof(req), NULL, 0);
 	if (r == 0) {
@@ -1130,7 +1215,7 @@ void fl__client_flush(void)
 	 * Only this process's live connection has anything to flush; never
 	 * connect (or start a daemon) just for this.
 	 */
-	if (conn.fd >= 0 && atomic_load(&conn.unflushed)) {
+	if (conn.fd >= 0 && atomic_load(&conn.unflushed) && pool_settle_locked() == 0) {
 		h.seq = ++conn.seq;
 		n = send_packet(conn.fd, &h, sizeof(h), NULL, 0);
 		if (n == 0)

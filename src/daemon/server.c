@@ -66,8 +66,9 @@ struct client {
 /*
  * Timelines with a shared counter (struct fl_proto_shared_timeline): the
  * counter is the timeline's value (its sw_sync driver has the counter
- * attached, through a mapping of its own, so that it catches up even when
- * the timeline dies in the fd watcher's thread). Found again by the
+ * attached, through a mapping of its own that lives as long as the
+ * timeline, so that it catches up when the timeline dies, after this entry
+ * may be gone). Found again by the
  * timeline fd's inode and the timeline's id, like handles, so holding one
  * keeps no timeline alive.
  */
