@@ -1430,8 +1430,16 @@ int fld_serve(int lfd, const struct server_config *config)
 		/* While nobody is connected, look at the idle clock now and then. */
 		int timeout = resume_listening(&lfd, nclients || !cfg.idle_ms ? -1 : 100);
 
-		if (trim_pending() && (timeout < 0 || timeout > 1000))
-			timeout = 1000;
+		if (trim_pending()) {
+			/* Wake for the trim as soon as it is allowed, not a full interval later. */
+			uint64_t since = fl__now_ns() - last_trim_ns;
+			int due = since >= TRIM_INTERVAL_NS
+					  ? 0
+					  : (int)((TRIM_INTERVAL_NS - since + 999999) / 1000000);
+
+			if (timeout < 0 || timeout > due)
+				timeout = due;
+		}
 		int n = epoll_wait(epfd, evs, FL_ARRAY_SIZE(evs), timeout);
 
 		if (n < 0 && errno != EINTR)
