@@ -1641,16 +1641,17 @@ FL_TEST(idle_daemon_stays_while_a_fence_fd_lives_then_exits)
 
 /* ---- out of fds ---- */
 
-/* The highest fd number process @pid has open (@lowest_free: else the lowest it has not). */
-static int fd_number(pid_t pid, bool lowest_free)
+#define FD_MAP_SIZE 4096
+
+/* Mark in @open_fd (FD_MAP_SIZE entries) the fds process @pid has open; return the highest. */
+static int open_fd_map(pid_t pid, bool *open_fd)
 {
-	static bool open_fd[4096];
 	char path[64];
 	struct dirent *de;
 	DIR *dir;
 	int top = -1;
 
-	memset(open_fd, 0, sizeof(open_fd));
+	memset(open_fd, 0, FD_MAP_SIZE * sizeof(*open_fd));
 	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
 	dir = opendir(path);
 	fl_assert(dir != NULL);
@@ -1659,11 +1660,20 @@ static int fd_number(pid_t pid, bool lowest_free)
 
 		if (de->d_name[0] == '.')
 			continue;
-		fl_assert(fd < (int)sizeof(open_fd));
+		fl_assert(fd < FD_MAP_SIZE);
 		open_fd[fd] = true;
 		top = fd > top ? fd : top;
 	}
 	closedir(dir);
+	return top;
+}
+
+/* The highest fd number process @pid has open (@lowest_free: else the lowest it has not). */
+static int fd_number(pid_t pid, bool lowest_free)
+{
+	static bool open_fd[FD_MAP_SIZE];
+	int top = open_fd_map(pid, open_fd);
+
 	if (lowest_free)
 		for (int fd = 0; fd <= top; fd++)
 			if (!open_fd[fd])
@@ -1780,25 +1790,10 @@ FL_TEST(daemon_out_of_fds_fails_requests_with_emfile_and_keeps_clients)
 /* The @nth (from 1) lowest fd number process @pid does not have open. */
 static int nth_free_fd(pid_t pid, int nth)
 {
-	static bool open_fd[4096];
-	char path[64];
-	struct dirent *de;
-	DIR *dir;
+	static bool open_fd[FD_MAP_SIZE];
 
-	memset(open_fd, 0, sizeof(open_fd));
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-	dir = opendir(path);
-	fl_assert(dir != NULL);
-	while ((de = readdir(dir))) {
-		int fd = atoi(de->d_name);
-
-		if (de->d_name[0] == '.')
-			continue;
-		fl_assert(fd < (int)sizeof(open_fd));
-		open_fd[fd] = true;
-	}
-	closedir(dir);
-	for (int fd = 0; fd < (int)sizeof(open_fd); fd++)
+	open_fd_map(pid, open_fd);
+	for (int fd = 0; fd < FD_MAP_SIZE; fd++)
 		if (!open_fd[fd] && --nth == 0)
 			return fd;
 	fl_assert(!"no free fd number");
