@@ -755,16 +755,23 @@ static uint64_t raw_get_value(int sock, uint32_t seq, int tl)
 	return rep.value;
 }
 
-/* The status of fence @fd as the daemon has it (FENCE_INFO, no points). */
-static int raw_fence_status(int sock, uint32_t seq, int fd)
+/* FENCE_INFO of @fd, asking for no points. */
+static void raw_send_fence_info(int sock, uint32_t seq, int fd)
 {
 	struct {
 		struct fl_msg_hdr h;
 		struct fl_msg_fence_info b;
 	} req = { { FL_OP_FENCE_INFO, 0, seq, sizeof(struct fl_msg_fence_info) }, { 0, 0 } };
-	struct fl_msg_info_reply rep;
 
 	raw_send(sock, &req, sizeof(req), &fd, 1);
+}
+
+/* The status of fence @fd as the daemon has it (FENCE_INFO, no points). */
+static int raw_fence_status(int sock, uint32_t seq, int fd)
+{
+	struct fl_msg_info_reply rep;
+
+	raw_send_fence_info(sock, seq, fd);
 	raw_reply_body(sock, FL_OP_FENCE_INFO, seq, &rep, sizeof(rep));
 	fl_assert_int_eq(rep.num_points, 1);
 	fl_assert_int_eq(rep.count, 0);
@@ -774,13 +781,9 @@ static int raw_fence_status(int sock, uint32_t seq, int fd)
 /* FENCE_INFO of @fd, which must fail: returns the status. */
 static int raw_fence_info_fails(int sock, uint32_t seq, int fd)
 {
-	struct {
-		struct fl_msg_hdr h;
-		struct fl_msg_fence_info b;
-	} req = { { FL_OP_FENCE_INFO, 0, seq, sizeof(struct fl_msg_fence_info) }, { 0, 0 } };
 	int r;
 
-	raw_send(sock, &req, sizeof(req), &fd, 1);
+	raw_send_fence_info(sock, seq, fd);
 	r = raw_reply(sock, FL_OP_FENCE_INFO, seq);
 	fl_assert(r < 0);
 	return r;
