@@ -290,26 +290,39 @@ static void raw_send(int sock, const void *buf, size_t len, const int *fds, unsi
 	fl_assert_int_eq(sendmsg(sock, &msg, MSG_NOSIGNAL), (ssize_t)len);
 }
 
-/* Receives one reply; returns its status, or 1 on EOF (disconnected). */
-static int raw_reply(int sock, uint32_t op, uint32_t seq)
+/*
+ * Receives one reply into @buf (FL_PROTO_MAX_REPLY bytes) and checks its
+ * header: returns its length with its status in *@status, or 0 on EOF.
+ */
+static ssize_t raw_recv_reply(int sock, uint32_t op, uint32_t seq, unsigned char *buf,
+			      int32_t *status)
 {
-	unsigned char buf[FL_PROTO_MAX_REPLY];
 	struct fl_msg_hdr h;
 	struct fl_msg_reply r;
 	ssize_t n;
 
 	do
-		n = recv(sock, buf, sizeof(buf), 0);
+		n = recv(sock, buf, FL_PROTO_MAX_REPLY, 0);
 	while (n < 0 && errno == EINTR);
 	if (n == 0 || (n < 0 && errno == ECONNRESET))
-		return 1;
+		return 0;
 	fl_assert(n >= (ssize_t)(sizeof(h) + sizeof(r)));
 	memcpy(&h, buf, sizeof(h));
 	memcpy(&r, buf + sizeof(h), sizeof(r));
 	fl_assert_int_eq(h.op, op | FL_OP_REPLY);
 	fl_assert_int_eq(h.seq, seq);
 	fl_assert_int_eq(h.len, (size_t)n - sizeof(h));
-	return r.status;
+	*status = r.status;
+	return n;
+}
+
+/* Receives one reply; returns its status, or 1 on EOF (disconnected). */
+static int raw_reply(int sock, uint32_t op, uint32_t seq)
+{
+	unsigned char buf[FL_PROTO_MAX_REPLY];
+	int32_t status;
+
+	return raw_recv_reply(sock, op, seq, buf, &status) ? status : 1;
 }
 
 static void raw_hello(int sock)
@@ -727,21 +740,13 @@ static int raw_timeline_signal(int sock, uint32_t seq, uint32_t handle, uint64_t
 static void raw_reply_body(int sock, uint32_t op, uint32_t seq, void *body, size_t size)
 {
 	unsigned char buf[FL_PROTO_MAX_REPLY];
-	struct fl_msg_hdr h;
-	struct fl_msg_reply r;
-	ssize_t n;
+	int32_t status = 1;
+	ssize_t n = raw_recv_reply(sock, op, seq, buf, &status);
 
-	do
-		n = recv(sock, buf, sizeof(buf), 0);
-	while (n < 0 && errno == EINTR);
-	fl_assert(n >= (ssize_t)(sizeof(h) + sizeof(r)));
-	memcpy(&h, buf, sizeof(h));
-	memcpy(&r, buf + sizeof(h), sizeof(r));
-	fl_assert_int_eq(h.op, op | FL_OP_REPLY);
-	fl_assert_int_eq(h.seq, seq);
-	fl_assert_int_eq(r.status, 0);
-	fl_assert_int_eq(n, sizeof(h) + size);
-	memcpy(body, buf + sizeof(h), size);
+	fl_assert(n > 0);
+	fl_assert_int_eq(status, 0);
+	fl_assert_int_eq(n, sizeof(struct fl_msg_hdr) + size);
+	memcpy(body, buf + sizeof(struct fl_msg_hdr), size);
 }
 
 /* TIMELINE_GET_VALUE of @tl, which must work. */
