@@ -140,7 +140,7 @@ FL_TEST_TIMEOUT(many_processes_hammer_one_daemon_without_leaking, 180)
 	int start[2], base;
 
 	fl_assert(daemon > 0);
-	/* Make the daemon start whatever it keeps (its fd watcher) before counting. */
+	/* Let the daemon settle (a connection, a round trip) before counting. */
 	library_round();
 	base = dl_daemon_fd_baseline(daemon);
 
@@ -1870,7 +1870,7 @@ FL_TEST(timeline_without_counter_sync_is_einval_and_dead_counters_are_unmapped)
 	base = dl_daemon_fd_baseline(d);
 	s = raw_connect_to(path);
 	raw_hello(s);
-	/* A live timeline keeps the daemon's fd watcher (and its fds) running. */
+	/* A timeline that lives throughout, so the counts below are of one more. */
 	keep = raw_timeline_create(s, 2, "keep", &kept);
 	fl_assert_int_eq(counter_mappings(d), 1);
 	(void)dl_daemon_fd_baseline(d);
@@ -1963,8 +1963,9 @@ FL_TEST(timeline_without_counter_sync_is_einval_and_dead_counters_are_unmapped)
 /*
  * A fence fd closed before the daemon has made it a fence (FENCE_NEW is
  * one-way) is released by the daemon's fd watcher as soon as the daemon
- * registers it, possibly while the loop thread is still attaching it to
- * the fence. Thousands of them, under ASan, catch a sink freed too early.
+ * registers it: when the watcher was a thread (as it still is in library
+ * processes), possibly while the loop was still attaching it to the fence.
+ * Thousands of them, under ASan, catch a sink freed too early.
  */
 static void closed_early_child(const char *path, pid_t d)
 {
@@ -2055,7 +2056,7 @@ FL_TEST(shared_counters_are_limited_per_client_and_given_back)
 	fl_assert_int_eq(raw_inc(s, seq++, tl[69], 1), 0);
 	close(tl[3]);
 	close(tl[69]);
-	/* The daemon notices the closes on its watcher thread: give it a moment. */
+	/* The daemon sees the closes between requests (its fd watcher): give it a moment. */
 	for (int tries = 0;; tries++) {
 		int has = raw_create_has_counter(s, seq++, &extra);
 
