@@ -9,7 +9,8 @@
  * with MSG_PEEK without consuming it. The sink stays open until every copy
  * of the fd is closed, so holders see POLLIN and nothing else (no POLLHUP),
  * like a kernel sync_file; a watcher thread notices the hang-up (EPOLLHUP
- * on the sink) and releases the sink and the fence reference it held.
+ * on the sink) and releases the sink and the fence reference it held (in
+ * a host that asked for it, its own loop does: fl__watcher_host_fd()).
  *
  * A timeline fd is the same kind of pair, without records: the sink holds a
  * timeline handle, dropped when the last copy of the fd is closed, which is
