@@ -451,10 +451,18 @@ static void spin_until(_Atomic long *v, long want)
 		sched_yield();
 }
 
+enum xwake_kind {
+	XWAKE_EVENTFD,
+	XWAKE_FENCE, /* A created the timeline: it owns it */
+	XWAKE_FENCE_NONOWNER, /* A holds the timeline fd like any other process */
+};
+
 /* Returns -ENODEV if the placement needs CPUs the process lacks. */
-static int xwake_case(int fence, int same_cpu, long samples)
+static int xwake_case(enum xwake_kind k, int same_cpu, long samples)
 {
-	const char *kind = fence ? "fence" : "eventfd", *where = same_cpu ? "same" : "cross";
+	static const char *const kinds[] = { "eventfd", "fence", "fence_nonowner" };
+	const char *kind = kinds[k], *where = same_cpu ? "same" : "cross";
+	int fence = k != XWAKE_EVENTFD;
 	long warmup = samples / 20, n = samples + warmup, m = 0, bad = 0, awake = 0;
 	size_t shm_size = sizeof(struct xwake_shm) + (size_t)n * sizeof(uint64_t);
 	uint64_t *lat = calloc((size_t)samples, sizeof(*lat));
@@ -477,6 +485,13 @@ static int xwake_case(int fence, int same_cpu, long samples)
 		check(fl_timeline_fd_create("bench-xwake", 0, &tl), "fl_timeline_fd_create");
 	else if ((efd = eventfd(0, EFD_CLOEXEC)) < 0)
 		fl__bench_die("eventfd", errno);
+	/*
+	 * Ownership goes with the connection that created the timeline: on a
+	 * new one, A signals (and makes fences) through the daemon, as a
+	 * process that received the timeline fd would.
+	 */
+	if (k == XWAKE_FENCE_NONOWNER)
+		fl_daemon_disconnect();
 
 	r = fl__bench_pin(0);
 	if (r < 0)
@@ -560,8 +575,8 @@ static void part_wake(void)
 		const char *where = same ? "same" : "cross";
 		char name[96], num[64], den[64];
 
-		if (xwake_case(1, same, samples) == -ENODEV ||
-		    xwake_case(0, same, samples) == -ENODEV) {
+		if (xwake_case(XWAKE_FENCE, same, samples) == -ENODEV ||
+		    xwake_case(XWAKE_EVENTFD, same, samples) == -ENODEV) {
 			fl__bench_comment("skip: daemon wake %s needs 2 usable CPUs", where);
 			continue;
 		}
@@ -577,6 +592,14 @@ static void part_wake(void)
 		snprintf(name, sizeof(name), "ratio_daemon_wake_fence_over_eventfd_%s_p50", where);
 		target(name, "<=", 2.0);
 	}
+	/*
+	 * For comparison, no target: a signal from a process that does not own
+	 * the timeline takes two hops (A -> daemon -> B).
+	 */
+	if (xwake_case(XWAKE_FENCE_NONOWNER, 0, samples) == 0)
+		fl__bench_ratio("ratio_daemon_wake_fence_nonowner_over_eventfd_cross_p50",
+				"daemon_wake_fence_nonowner_cross_p50",
+				"daemon_wake_eventfd_cross_p50");
 }
 
 /* 4: throughput with many clients */
