@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libfenceline-kabi.so: the kernel's sw_sync and sync_file uapi for
+ * programs that talk to the kernel directly, on kernels without
+ * CONFIG_SW_SYNC. Loaded with LD_PRELOAD (fenceline-run does that), it
+ * answers open() of the sw_sync paths with a fenceline timeline fd and
+ * the sync ioctls on fenceline fds; every other path, fd and request goes
+ * to libc untouched. Uses the public fd API only (<fenceline/shared.h>).
+ */
+/*
+ * With 64-bit file offsets glibc renames open() to open64() (and openat()
+ * to openat64()); we define all four, each under its own name.
+ */
+#undef _FILE_OFFSET_BITS
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <linux/sync_file.h>
+
+#include <fenceline/fence.h>
+#include <fenceline/shared.h>
+#include <fenceline/sw_sync.h>
+
+#include "kabi.h"
+
+#define KABI_EXPORT __attribute__((visibility("default")))
+
+/* The paths sw_sync has lived at: debugfs (since 4.9) and the old misc device. */
+static bool is_sw_sync_path(const char *path)
+{
+	return path && (strcmp(path, "/sys/kernel/debug/sync/sw_sync") == 0 ||
+			strcmp(path, "/dev/sw_sync") == 0);
+}
+
+/*
+ * Like opening the device: a new timeline at 0, 32-bit like the kernel's,
+ * named after the opening thread's comm; O_CLOEXEC only if asked for.
+ */
+static int open_timeline(int flags)
+{
+	char comm[FL_NAME_MAX] = "";
+	int fd, r, fdflags;
+
+	if (prctl(PR_GET_NAME, comm, 0, 0, 0) < 0)
+		comm[0] = '\0';
+	comm[sizeof(comm) - 1] = '\0';
+	r = fl_timeline_fd_create(comm[0] ? comm : NULL, FL_SW_SYNC_32BIT, &fd);
+	if (r < 0) {
+		errno = -r;
+		return -1;
+	}
+	if (!(flags & O_CLOEXEC)) {
+		fdflags = fcntl(fd, F_GETFD);
+		if (fdflags < 0 || fcntl(fd, F_SETFD, fdflags & ~FD_CLOEXEC) < 0) {
+			r = errno;
+			close(fd);
+			errno = r;
+			return -1;
+		}
+	}
+	return fd;
+}
+
+/* The next definition of @name after ours (libc's), looked up once. */
+#define REAL(type, name)         \
+	static type real_##name; \
+	if (!real_##name)        \
+	real_##name = (type)dlsym(RTLD_NEXT, #name)
+
+typedef int (*open_fn)(const char *, int, ...);
+typedef int (*openat_fn)(int, const char *, int, ...);
+typedef int (*open2_fn)(const char *, int);
+typedef int (*openat2_fn)(int, const char *, int);
+typedef int (*ioctl_fn)(int, unsigned long, ...);
+
+/* The mode argument exists only with O_CREAT or O_TMPFILE. */
+static mode_t mode_of(int flags, va_list ap)
+{
+	return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? va_arg(ap, mode_t) : 0;
+}
+
+#define DEFINE_OPEN(name)                                      \
+	KABI_EXPORT int name(const char *path, int flags, ...) \
+	{                                                      \
+		va_list ap;                                    \
+		mode_t mode;                                   \
+		REAL(open_fn, name);                           \
+                                                               \
+		if (is_sw_sync_path(path))                     \
+			return open_timeline(flags);           \
+		va_start(ap, flags);                           \
+		mode = mode_of(flags, ap);                     \
+		va_end(ap);                                    \
+		return real_##name(path, flags, mode);         \
+	}
+
+#define DEFINE_OPENAT(name)                                               \
+	KABI_EXPORT int name(int dirfd, const char *path, int flags, ...) \
+	{                                                                 \
+		va_list ap;                                               \
+		mode_t mode;                                              \
+		REAL(openat_fn, name);                                    \
+                                                                          \
+		if (is_sw_sync_path(path))                                \
+			return open_timeline(flags);                      \
+		va_start(ap, flags);                                      \
+		mode = mode_of(flags, ap);                                \
+		va_end(ap);                                               \
+		return real_##name(dirfd, path, flags, mode);             \
+	}
+
+/* The _FORTIFY_SOURCE entry points, which take no mode. */
+#define DEFINE_OPEN2(name)                                                                      \
+	KABI_EXPORT int name(const char *path, int flags)                                       \
+	{                                                                                       \
+		REAL(open2_fn, name);                                                           \
+		return is_sw_sync_path(path) ? open_timeline(flags) : real_##name(path, flags); \
+	}
+
+#define DEFINE_OPENAT2(name)                                                    \
+	KABI_EXPORT int name(int dirfd, const char *path, int flags)            \
+	{                                                                       \
+		REAL(openat2_fn, name);                                         \
+		return is_sw_sync_path(path) ? open_timeline(flags)             \
+					     : real_##name(dirfd, path, flags); \
+	}
+
+/* glibc declares these only under _FORTIFY_SOURCE. */
+int __open_2(const char *path, int flags);
+int __open64_2(const char *path, int flags);
+int __openat_2(int dirfd, const char *path, int flags);
+int __openat64_2(int dirfd, const char *path, int flags);
+
+DEFINE_OPEN(open)
+DEFINE_OPEN(open64)
+DEFINE_OPENAT(openat)
+DEFINE_OPENAT(openat64)
+DEFINE_OPEN2(__open_2)
+DEFINE_OPEN2(__open64_2)
+DEFINE_OPENAT2(__openat_2)
+DEFINE_OPENAT2(__openat64_2)
+
+KABI_EXPORT int ioctl(int fd, unsigned long request, ...)
+{
+	va_list ap;
+	void *arg;
+	int r;
+	REAL(ioctl_fn, ioctl);
+
+	va_start(ap, request);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	/* Only sync_file's and sw_sync's requests can be ours. */
+	if (_IOC_TYPE(request) == SYNC_IOC_MAGIC || _IOC_TYPE(request) == FL_KABI_SW_SYNC_MAGIC) {
+		r = fl__kabi_ioctl(fd, request, arg);
+		if (r != FL_KABI_NOT_OURS)
+			return r;
+	}
+	return real_ioctl(fd, request, arg);
+}

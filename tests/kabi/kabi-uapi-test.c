@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The kernel's sw_sync and sync_file uapi with plain ioctls, as programs
+ * written for the kernel use it: no fenceline header. Run under
+ * libfenceline-kabi.so (meson sets LD_PRELOAD); on a kernel with sw_sync
+ * and without the preload it exercises the kernel itself.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <linux/sync_file.h>
+
+/* sw_sync's uapi lives in drivers/dma-buf/sw_sync.c, not in a header. */
+struct sw_sync_create_fence_data {
+	uint32_t value;
+	char name[32];
+	int32_t fence;
+};
+#define SW_SYNC_IOC_MAGIC	 'W'
+#define SW_SYNC_IOC_CREATE_FENCE _IOWR(SW_SYNC_IOC_MAGIC, 0, struct sw_sync_create_fence_data)
+#define SW_SYNC_IOC_INC		 _IOW(SW_SYNC_IOC_MAGIC, 1, uint32_t)
+
+static int failed;
+
+#define CHECK(cond)                                                                           \
+	do {                                                                                  \
+		if (!(cond)) {                                                                \
+			fprintf(stderr, "%s:%d: %s: check failed: %s (errno %d)\n", __FILE__, \
+				__LINE__, __func__, #cond, errno);                            \
+			failed = 1;                                                           \
+			return;                                                               \
+		}                                                                             \
+	} while (0)
+
+static int open_timeline(void)
+{
+	int fd = open("/sys/kernel/debug/sync/sw_sync", O_RDWR);
+
+	if (fd < 0)
+		fd = open("/dev/sw_sync", O_RDWR);
+	return fd;
+}
+
+static int create_fence(int tl, uint32_t value, const char *name)
+{
+	struct sw_sync_create_fence_data data;
+
+	memset(&data, 0, sizeof(data));
+	data.value = value;
+	snprintf(data.name, sizeof(data.name), "%s", name);
+	return ioctl(tl, SW_SYNC_IOC_CREATE_FENCE, &data) < 0 ? -1 : data.fence;
+}
+
+static int inc(int tl, uint32_t count)
+{
+	return ioctl(tl, SW_SYNC_IOC_INC, &count);
+}
+
+static int ready(int fd)
+{
+	struct pollfd p = { fd, POLLIN, 0 };
+
+	return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+}
+
+/* FILE_INFO's two calls; returns the status of the second, entries in @fi. */
+static int file_info(int fd, struct sync_fence_info *fi, uint32_t max, uint32_t *count)
+{
+	struct sync_file_info info;
+
+	memset(&info, 0, sizeof(info));
+	if (ioctl(fd, SYNC_IOC_FILE_INFO, &info) < 0)
+		return -1000 - errno;
+	*count = info.num_fences;
+	if (info.num_fences > max)
+		return -2000;
+	info.sync_fence_info = (uint64_t)(uintptr_t)fi;
+	if (ioctl(fd, SYNC_IOC_FILE_INFO, &info) < 0)
+		return -1000 - errno;
+	return info.status;
+}
+
+static void test_open_gives_a_timeline_and_fences_signal_in_order(void)
+{
+	int tl = open_timeline(), f1, f2;
+
+	CHECK(tl >= 0);
+	/* Opened without O_CLOEXEC, as the device would be. */
+	CHECK(!(fcntl(tl, F_GETFD) & FD_CLOEXEC));
+	f1 = create_fence(tl, 1, "one");
+	f2 = create_fence(tl, 2, "two");
+	CHECK(f1 >= 0 && f2 >= 0);
+	/* New fence fds are O_CLOEXEC, like sync_file's. */
+	CHECK(fcntl(f1, F_GETFD) & FD_CLOEXEC);
+	CHECK(!ready(f1) && !ready(f2));
+	CHECK(inc(tl, 1) == 0);
+	CHECK(ready(f1) && !ready(f2));
+	CHECK(inc(tl, 1) == 0);
+	CHECK(ready(f2));
+	close(f1);
+	close(f2);
+	close(tl);
+}
+
+static void test_file_info_two_calls(void)
+{
+	struct sync_fence_info fi[2];
+	struct sync_file_info info;
+	int tl = open_timeline(), f;
+	uint32_t n = 0;
+
+	CHECK(tl >= 0);
+	f = create_fence(tl, 1, "frame");
+	CHECK(f >= 0);
+	CHECK(file_info(f, fi, 2, &n) == 0);
+	CHECK(n == 1);
+	CHECK(strcmp(fi[0].driver_name, "sw_sync") == 0);
+	CHECK(fi[0].status == 0 && fi[0].timestamp_ns == 0);
+	CHECK(inc(tl, 1) == 0);
+	CHECK(file_info(f, fi, 2, &n) == 1);
+	CHECK(fi[0].status == 1 && fi[0].timestamp_ns != 0);
+
+	/* Nonzero flags or pad: EINVAL. */
+	memset(&info, 0, sizeof(info));
+	info.flags = 1;
+	CHECK(ioctl(f, SYNC_IOC_FILE_INFO, &info) < 0 && errno == EINVAL);
+	/* A bad pointer: EFAULT, not a crash. */
+	CHECK(ioctl(f, SYNC_IOC_FILE_INFO, (void *)16) < 0 && errno == EFAULT);
+	memset(&info, 0, sizeof(info));
+	info.num_fences = 1;
+	info.sync_fence_info = 16;
+	CHECK(ioctl(f, SYNC_IOC_FILE_INFO, &info) < 0 && errno == EFAULT);
+	close(f);
+	close(tl);
+}
+
+static void test_merge_and_its_errors(void)
+{
+	struct sync_merge_data m;
+	struct sync_fence_info fi[4];
+	int tl1 = open_timeline(), tl2 = open_timeline(), a, b, pipefd[2];
+	uint32_t n = 0;
+
+	CHECK(tl1 >= 0 && tl2 >= 0);
+	a = create_fence(tl1, 1, "a");
+	b = create_fence(tl2, 1, "b");
+	CHECK(a >= 0 && b >= 0);
+	memset(&m, 0, sizeof(m));
+	snprintf(m.name, sizeof(m.name), "a+b");
+	m.fd2 = b;
+	CHECK(ioctl(a, SYNC_IOC_MERGE, &m) == 0);
+	CHECK(m.fence >= 0);
+	CHECK(file_info(m.fence, fi, 4, &n) == 0 && n == 2);
+	CHECK(inc(tl1, 1) == 0);
+	CHECK(!ready(m.fence));
+	CHECK(inc(tl2, 1) == 0);
+	CHECK(ready(m.fence));
+	close(m.fence);
+
+	/* fd2 that is no fence: ENOENT; flags or pad: EINVAL. */
+	CHECK(pipe(pipefd) == 0);
+	m.fd2 = pipefd[0];
+	CHECK(ioctl(a, SYNC_IOC_MERGE, &m) < 0 && errno == ENOENT);
+	m.fd2 = -1;
+	CHECK(ioctl(a, SYNC_IOC_MERGE, &m) < 0 && errno == ENOENT);
+	m.fd2 = b;
+	m.flags = 1;
+	CHECK(ioctl(a, SYNC_IOC_MERGE, &m) < 0 && errno == EINVAL);
+	m.flags = 0;
+	m.pad = 1;
+	CHECK(ioctl(a, SYNC_IOC_MERGE, &m) < 0 && errno == EINVAL);
+	CHECK(ioctl(a, SYNC_IOC_MERGE, (void *)16) < 0 && errno == EFAULT);
+	close(pipefd[0]);
+	close(pipefd[1]);
+	close(a);
+	close(b);
+	close(tl1);
+	close(tl2);
+}
+
+static void test_wrong_requests_and_other_fds(void)
+{
+	struct sync_merge_data m;
+	int tl = open_timeline(), f, pipefd[2], avail = -1;
+	uint32_t one = 1;
+
+	CHECK(tl >= 0);
+	f = create_fence(tl, 1, "f");
+	CHECK(f >= 0);
+	/* sw_sync requests on a fence, sync_file requests on a timeline: ENOTTY. */
+	CHECK(ioctl(f, SW_SYNC_IOC_INC, &one) < 0 && errno == ENOTTY);
+	memset(&m, 0, sizeof(m));
+	m.fd2 = f;
+	CHECK(ioctl(tl, SYNC_IOC_MERGE, &m) < 0 && errno == ENOTTY);
+	CHECK(ioctl(tl, _IO(SW_SYNC_IOC_MAGIC, 9)) < 0 && errno == ENOTTY);
+	CHECK(ioctl(tl, SW_SYNC_IOC_INC, (void *)16) < 0 && errno == EFAULT);
+	/* Every other fd and request goes to the kernel untouched. */
+	CHECK(pipe(pipefd) == 0);
+	CHECK(write(pipefd[1], "xyz", 3) == 3);
+	CHECK(ioctl(pipefd[0], FIONREAD, &avail) == 0 && avail == 3);
+	CHECK(ioctl(pipefd[0], SYNC_IOC_FILE_INFO, &m) < 0 && errno == ENOTTY);
+	CHECK(ioctl(-1, SW_SYNC_IOC_INC, &one) < 0 && errno == EBADF);
+	close(pipefd[0]);
+	close(pipefd[1]);
+	close(f);
+	close(tl);
+}
+
+static void test_closing_the_timeline_fails_pending_fences(void)
+{
+	struct sync_fence_info fi[1];
+	int tl = open_timeline(), f;
+	uint32_t n = 0;
+
+	CHECK(tl >= 0);
+	f = create_fence(tl, 5, "pending");
+	CHECK(f >= 0);
+	CHECK(!ready(f));
+	close(tl);
+	/* The daemon notices the close on its own; give it a moment. */
+	for (int i = 0; i < 200 && !ready(f); i++)
+		usleep(5000);
+	CHECK(ready(f));
+	CHECK(file_info(f, fi, 1, &n) == -ENOENT && n == 1);
+	close(f);
+}
+
+int main(void)
+{
+	struct {
+		const char *name;
+		void (*fn)(void);
+	} tests[] = {
+		{ "open_gives_a_timeline_and_fences_signal_in_order",
+		  test_open_gives_a_timeline_and_fences_signal_in_order },
+		{ "file_info_two_calls", test_file_info_two_calls },
+		{ "merge_and_its_errors", test_merge_and_its_errors },
+		{ "wrong_requests_and_other_fds", test_wrong_requests_and_other_fds },
+		{ "closing_the_timeline_fails_pending_fences",
+		  test_closing_the_timeline_fails_pending_fences },
+	};
+	int nfailed = 0;
+
+	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
+		failed = 0;
+		tests[i].fn();
+		printf("%s %s\n", failed ? "FAIL" : "ok", tests[i].name);
+		nfailed += failed;
+	}
+	printf("%zu passed, %d failed\n", sizeof(tests) / sizeof(tests[0]) - (size_t)nfailed,
+	       nfailed);
+	return nfailed ? 1 : 0;
+}
