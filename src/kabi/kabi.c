@@ -5,7 +5,7 @@
  * CONFIG_SW_SYNC. Loaded with LD_PRELOAD (fenceline-run does that), it
  * answers open() of the sw_sync paths with a fenceline timeline fd and
  * the sync ioctls on fenceline fds; every other path, fd and request goes
- * to libc untouched. Uses the public fd API only (<fenceline/shared.h>).
+ * to libc untouched. Uses libfenceline's public and libsync APIs only.
  */
 /*
  * With 64-bit file offsets glibc renames open() to open64() (and openat()
@@ -21,15 +21,11 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/prctl.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <linux/sync_file.h>
 
-#include <fenceline/fence.h>
-#include <fenceline/shared.h>
-#include <fenceline/sw_sync.h>
+#include <sw_sync.h>
 
 #include "kabi.h"
 
@@ -43,30 +39,22 @@ static bool is_sw_sync_path(const char *path)
 }
 
 /*
- * Like opening the device: a new timeline at 0, 32-bit like the kernel's,
- * named after the opening thread's comm; O_CLOEXEC only if asked for.
+ * Like opening the device: libsync's sw_sync_timeline_create() makes the
+ * same timeline (32-bit, named after the opening thread's comm, without
+ * O_CLOEXEC); the flag is the caller's to ask for.
  */
 static int open_timeline(int flags)
 {
-	char comm[FL_NAME_MAX] = "";
-	int fd, r, fdflags;
+	int fd = sw_sync_timeline_create(), fdflags, err;
 
-	if (prctl(PR_GET_NAME, comm, 0, 0, 0) < 0)
-		comm[0] = '\0';
-	comm[sizeof(comm) - 1] = '\0';
-	r = fl_timeline_fd_create(comm[0] ? comm : NULL, FL_SW_SYNC_32BIT, &fd);
-	if (r < 0) {
-		errno = -r;
+	if (fd < 0 || !(flags & O_CLOEXEC))
+		return fd;
+	fdflags = fcntl(fd, F_GETFD);
+	if (fdflags < 0 || fcntl(fd, F_SETFD, fdflags | FD_CLOEXEC) < 0) {
+		err = errno;
+		close(fd);
+		errno = err;
 		return -1;
-	}
-	if (!(flags & O_CLOEXEC)) {
-		fdflags = fcntl(fd, F_GETFD);
-		if (fdflags < 0 || fcntl(fd, F_SETFD, fdflags & ~FD_CLOEXEC) < 0) {
-			r = errno;
-			close(fd);
-			errno = r;
-			return -1;
-		}
 	}
 	return fd;
 }
