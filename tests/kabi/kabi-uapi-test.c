@@ -28,6 +28,8 @@ struct sw_sync_create_fence_data {
 #define SW_SYNC_IOC_INC		 _IOW(SW_SYNC_IOC_MAGIC, 1, uint32_t)
 
 static int failed;
+/* No daemon socket when we started: the test above can tell if we made one. */
+static int daemon_was_absent;
 
 #define CHECK(cond)                                                                           \
 	do {                                                                                  \
@@ -85,6 +87,27 @@ static int file_info(int fd, struct sync_fence_info *fi, uint32_t max, uint32_t 
 	if (ioctl(fd, SYNC_IOC_FILE_INFO, &info) < 0)
 		return -1000 - errno;
 	return info.status;
+}
+
+/*
+ * Requests on fds that are not fenceline's reach the kernel without the
+ * library asking (or starting) the daemon: run first, with no daemon yet.
+ */
+static void test_other_fds_do_not_start_a_daemon(void)
+{
+	const char *sock = getenv("FENCELINE_SOCKET");
+	struct sync_file_info info;
+	uint32_t one = 1;
+	int pipefd[2];
+
+	CHECK(pipe(pipefd) == 0);
+	memset(&info, 0, sizeof(info));
+	CHECK(ioctl(pipefd[0], SYNC_IOC_FILE_INFO, &info) < 0 && errno == ENOTTY);
+	CHECK(ioctl(pipefd[1], SW_SYNC_IOC_INC, &one) < 0 && errno == ENOTTY);
+	close(pipefd[0]);
+	close(pipefd[1]);
+	if (sock && daemon_was_absent)
+		CHECK(access(sock, F_OK) < 0);
 }
 
 static void test_open_gives_a_timeline_and_fences_signal_in_order(void)
@@ -238,6 +261,7 @@ int main(void)
 		const char *name;
 		void (*fn)(void);
 	} tests[] = {
+		{ "other_fds_do_not_start_a_daemon", test_other_fds_do_not_start_a_daemon },
 		{ "open_gives_a_timeline_and_fences_signal_in_order",
 		  test_open_gives_a_timeline_and_fences_signal_in_order },
 		{ "file_info_two_calls", test_file_info_two_calls },
@@ -246,8 +270,10 @@ int main(void)
 		{ "closing_the_timeline_fails_pending_fences",
 		  test_closing_the_timeline_fails_pending_fences },
 	};
+	const char *sock = getenv("FENCELINE_SOCKET");
 	int nfailed = 0;
 
+	daemon_was_absent = sock && access(sock, F_OK) < 0;
 	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
 		failed = 0;
 		tests[i].fn();
