@@ -8,11 +8,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <linux/sync_file.h>
@@ -255,6 +258,146 @@ static void test_closing_the_timeline_fails_pending_fences(void)
 	close(f);
 }
 
+/* Wait up to 5 s for @fd to become ready. */
+static int wait_ready(int fd)
+{
+	struct pollfd p = { fd, POLLIN, 0 };
+
+	return poll(&p, 1, 5000) == 1 && (p.revents & POLLIN);
+}
+
+static int child_status(pid_t pid)
+{
+	int st = -1;
+
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* The timeline fd crosses fork(): the child's INC wakes the parent's fence. */
+static void test_forked_child_signals_through_inherited_timeline(void)
+{
+	int tl = open_timeline(), f;
+	pid_t pid;
+
+	CHECK(tl >= 0);
+	f = create_fence(tl, 1, "parent's");
+	CHECK(f >= 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0)
+		_exit(inc(tl, 1) == 0 ? 0 : 1);
+	CHECK(child_status(pid) == 0);
+	CHECK(wait_ready(f));
+	close(f);
+	close(tl);
+}
+
+static int send_fd(int sock, int fd)
+{
+	char c = 'f', cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { &c, 1 };
+	struct msghdr msg = { .msg_iov = &iov,
+			      .msg_iovlen = 1,
+			      .msg_control = cbuf,
+			      .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm;
+
+	memset(cbuf, 0, sizeof(cbuf));
+	cm = CMSG_FIRSTHDR(&msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	return sendmsg(sock, &msg, 0) == 1 ? 0 : -1;
+}
+
+static int recv_fd(int sock)
+{
+	char c, cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { &c, 1 };
+	struct msghdr msg = { .msg_iov = &iov,
+			      .msg_iovlen = 1,
+			      .msg_control = cbuf,
+			      .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm;
+	int fd;
+
+	if (recvmsg(sock, &msg, 0) != 1 || !(cm = CMSG_FIRSTHDR(&msg)) ||
+	    cm->cmsg_type != SCM_RIGHTS)
+		return -1;
+	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd;
+}
+
+/*
+ * A fence sent over a Unix socket to a process that was forked before the
+ * fence existed: it waits there and FILE_INFO works there.
+ */
+static void test_fence_passed_with_scm_rights_waits_and_answers_elsewhere(void)
+{
+	struct sync_fence_info fi[1];
+	int sv[2], tl, f;
+	uint32_t n = 0;
+	pid_t pid;
+
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		int got = recv_fd(sv[1]);
+
+		_exit(got >= 0 && wait_ready(got) && file_info(got, fi, 1, &n) == 1 && n == 1 ? 0
+											      : 1);
+	}
+	tl = open_timeline();
+	CHECK(tl >= 0);
+	f = create_fence(tl, 3, "sent");
+	CHECK(f >= 0);
+	CHECK(send_fd(sv[0], f) == 0);
+	CHECK(inc(tl, 3) == 0);
+	CHECK(child_status(pid) == 0);
+	close(sv[0]);
+	close(sv[1]);
+	close(f);
+	close(tl);
+}
+
+#define THREADS	    4
+#define THREAD_RUNS 100
+
+static void *thread_main(void *arg)
+{
+	int tl = open_timeline(), bad = tl < 0;
+
+	for (uint32_t i = 1; !bad && i <= THREAD_RUNS; i++) {
+		int f = create_fence(tl, i, "t");
+
+		bad = f < 0 || ready(f) || inc(tl, 1) != 0 || !ready(f);
+		if (f >= 0)
+			close(f);
+	}
+	if (tl >= 0)
+		close(tl);
+	*(int *)arg = bad;
+	return NULL;
+}
+
+/* Threads each on a timeline of their own, all through one library. */
+static void test_threads_create_and_signal_at_once(void)
+{
+	pthread_t t[THREADS];
+	int bad[THREADS];
+
+	for (int i = 0; i < THREADS; i++)
+		CHECK(pthread_create(&t[i], NULL, thread_main, &bad[i]) == 0);
+	for (int i = 0; i < THREADS; i++) {
+		pthread_join(t[i], NULL);
+		CHECK(!bad[i]);
+	}
+}
+
 int main(void)
 {
 	struct {
@@ -269,6 +412,11 @@ int main(void)
 		{ "wrong_requests_and_other_fds", test_wrong_requests_and_other_fds },
 		{ "closing_the_timeline_fails_pending_fences",
 		  test_closing_the_timeline_fails_pending_fences },
+		{ "forked_child_signals_through_inherited_timeline",
+		  test_forked_child_signals_through_inherited_timeline },
+		{ "fence_passed_with_scm_rights_waits_and_answers_elsewhere",
+		  test_fence_passed_with_scm_rights_waits_and_answers_elsewhere },
+		{ "threads_create_and_signal_at_once", test_threads_create_and_signal_at_once },
 	};
 	const char *sock = getenv("FENCELINE_SOCKET");
 	int nfailed = 0;
