@@ -31,8 +31,7 @@
 
 #define KABI_EXPORT __attribute__((visibility("default")))
 
-/* The paths sw_sync has lived at: debugfs (since 4.9) and the old misc device. */
-static bool is_sw_sync_path(const char *path)
+bool fl__kabi_is_sw_sync_path(const char *path)
 {
 	return path && (strcmp(path, "/sys/kernel/debug/sync/sw_sync") == 0 ||
 			strcmp(path, "/dev/sw_sync") == 0);
@@ -84,7 +83,7 @@ static mode_t mode_of(int flags, va_list ap)
 		mode_t mode;                                   \
 		REAL(open_fn, name);                           \
                                                                \
-		if (is_sw_sync_path(path))                     \
+		if (fl__kabi_is_sw_sync_path(path))            \
 			return open_timeline(flags);           \
 		va_start(ap, flags);                           \
 		mode = mode_of(flags, ap);                     \
@@ -99,7 +98,7 @@ static mode_t mode_of(int flags, va_list ap)
 		mode_t mode;                                              \
 		REAL(openat_fn, name);                                    \
                                                                           \
-		if (is_sw_sync_path(path))                                \
+		if (fl__kabi_is_sw_sync_path(path))                       \
 			return open_timeline(flags);                      \
 		va_start(ap, flags);                                      \
 		mode = mode_of(flags, ap);                                \
@@ -108,19 +107,20 @@ static mode_t mode_of(int flags, va_list ap)
 	}
 
 /* The _FORTIFY_SOURCE entry points, which take no mode. */
-#define DEFINE_OPEN2(name)                                                                      \
-	KABI_EXPORT int name(const char *path, int flags)                                       \
-	{                                                                                       \
-		REAL(open2_fn, name);                                                           \
-		return is_sw_sync_path(path) ? open_timeline(flags) : real_##name(path, flags); \
+#define DEFINE_OPEN2(name)                                                        \
+	KABI_EXPORT int name(const char *path, int flags)                         \
+	{                                                                         \
+		REAL(open2_fn, name);                                             \
+		return fl__kabi_is_sw_sync_path(path) ? open_timeline(flags)      \
+						      : real_##name(path, flags); \
 	}
 
-#define DEFINE_OPENAT2(name)                                                    \
-	KABI_EXPORT int name(int dirfd, const char *path, int flags)            \
-	{                                                                       \
-		REAL(openat2_fn, name);                                         \
-		return is_sw_sync_path(path) ? open_timeline(flags)             \
-					     : real_##name(dirfd, path, flags); \
+#define DEFINE_OPENAT2(name)                                                             \
+	KABI_EXPORT int name(int dirfd, const char *path, int flags)                     \
+	{                                                                                \
+		REAL(openat2_fn, name);                                                  \
+		return fl__kabi_is_sw_sync_path(path) ? open_timeline(flags)             \
+						      : real_##name(dirfd, path, flags); \
 	}
 
 /* glibc declares these only under _FORTIFY_SOURCE. */

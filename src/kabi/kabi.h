@@ -3,6 +3,7 @@
 #ifndef FL_KABI_H
 #define FL_KABI_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* drivers/dma-buf/sw_sync.c keeps its uapi to itself; these are its values. */
@@ -17,6 +18,12 @@ struct fl_kabi_sw_sync_create_fence_data {
 #define FL_KABI_SW_SYNC_IOC_CREATE_FENCE \
 	_IOWR(FL_KABI_SW_SYNC_MAGIC, 0, struct fl_kabi_sw_sync_create_fence_data)
 #define FL_KABI_SW_SYNC_IOC_INC _IOW(FL_KABI_SW_SYNC_MAGIC, 1, uint32_t)
+
+/*
+ * fl__kabi_is_sw_sync_path() - whether @path names sw_sync: the debugfs
+ * file (since 4.9) or the old misc device. NULL is not.
+ */
+bool fl__kabi_is_sw_sync_path(const char *path);
 
 /* fl__kabi_ioctl()'s answer for an fd that is no fenceline fd: libc's turn. */
 #define FL_KABI_NOT_OURS (-2)
