@@ -100,9 +100,13 @@ static const struct fl_timeline_ops good_ops = { .driver_name = "good", .has_sig
 	X(fence_merge_null_b, -EINVAL, fl_fence_merge(fx->fence, NULL, "m", 0, &fx->out_fence))   \
 	X(fence_merge_null_ret, -EINVAL, fl_fence_merge(fx->fence, fx->other, "m", 0, NULL))      \
 	X(fence_merge_unknown_flag, -EINVAL,                                                      \
-	  fl_fence_merge(fx->fence, fx->other, "m", 1u << 1, &fx->out_fence))                     \
+	  fl_fence_merge(fx->fence, fx->other, "m", 1u << 2, &fx->out_fence))                     \
 	X(fence_merge_high_flag, -EINVAL,                                                         \
 	  fl_fence_merge(fx->fence, fx->other, "m", 1u << 31, &fx->out_fence))                    \
+	X(fence_set_deadline_null, -EINVAL, fl_fence_set_deadline(NULL, 1))                       \
+	X(fence_get_deadline_null, -EINVAL, fl_fence_get_deadline(NULL, &fx->out_value))          \
+	X(fence_get_deadline_null_ret, -EINVAL, fl_fence_get_deadline(fx->fence, NULL))           \
+	X(fence_get_deadline_none_set, -ENOENT, fl_fence_get_deadline(fx->fence, &fx->out_value)) \
 	X(fence_get_status_null, -EINVAL, fl_fence_get_status(NULL))                              \
 	X(fence_wait_null, -EINVAL, fl_fence_wait(NULL, 0))                                       \
 	X(fence_wait_null_forever, -EINVAL, fl_fence_wait(NULL, -1))                              \
@@ -186,7 +190,7 @@ static const struct fl_timeline_ops good_ops = { .driver_name = "good", .has_sig
 	X(fence_fd_merge_fd2_minus_1, -ENOENT,                                                    \
 	  fl_fence_fd_merge(fx->fence_fd, -1, "m", 0, &fx->out_fd))                               \
 	X(fence_fd_merge_unknown_flag, -EINVAL,                                                   \
-	  fl_fence_fd_merge(fx->fence_fd, fx->fence_fd, "m", 1u << 1, &fx->out_fd))               \
+	  fl_fence_fd_merge(fx->fence_fd, fx->fence_fd, "m", 1u << 2, &fx->out_fd))               \
 	X(fence_fd_merge_null_ret, -EINVAL,                                                       \
 	  fl_fence_fd_merge(fx->fence_fd, fx->fence_fd, "m", 0, NULL))                            \
 	X(fence_fd_get_info_minus_1, -EBADF, fl_fence_fd_get_info(-1, &fx->info, NULL, 0))        \
@@ -195,6 +199,16 @@ static const struct fl_timeline_ops good_ops = { .driver_name = "good", .has_sig
 	  fl_fence_fd_get_info(fx->timeline_fd, &fx->info, NULL, 0))                              \
 	X(fence_fd_get_info_null_points, -EINVAL,                                                 \
 	  fl_fence_fd_get_info(fx->fence_fd, &fx->info, NULL, 4))                                 \
+	X(fence_fd_set_deadline_minus_1, -EBADF, fl_fence_fd_set_deadline(-1, 1))                 \
+	X(fence_fd_set_deadline_file, -ENOTTY, fl_fence_fd_set_deadline(fx->file_fd, 1))          \
+	X(fence_fd_set_deadline_timeline_fd, -ENOTTY,                                             \
+	  fl_fence_fd_set_deadline(fx->timeline_fd, 1))                                           \
+	X(fence_fd_get_deadline_minus_1, -EBADF, fl_fence_fd_get_deadline(-1, &fx->out_value))    \
+	X(fence_fd_get_deadline_file, -ENOTTY,                                                    \
+	  fl_fence_fd_get_deadline(fx->file_fd, &fx->out_value))                                  \
+	X(fence_fd_get_deadline_null_ret, -EINVAL, fl_fence_fd_get_deadline(fx->fence_fd, NULL))  \
+	X(fence_fd_get_deadline_none_set, -ENOENT,                                                \
+	  fl_fence_fd_get_deadline(fx->fence_fd, &fx->out_value))                                 \
 	X(daemon_connect_answers, 1, fl_daemon_connect() > 0)                                     \
 	X(daemon_flush_returns, 0, (fl_daemon_flush(), 0))                                        \
 	X(daemon_disconnect_returns, 0, (fl_daemon_disconnect(), 0))                              \

@@ -1434,3 +1434,99 @@ FL_TEST(pool_fill_sent_ahead_never_gets_in_the_way_of_replies)
 	fl_daemon_disconnect();
 	fl_assert_int_eq(dl_proc_fd_count(getpid()), before);
 }
+
+static bool polls_ready(int fd)
+{
+	struct pollfd p = { fd, POLLIN, 0 };
+
+	return poll(&p, 1, 0) == 1;
+}
+
+/*
+ * A fence for a value already reached is born signalled: like a sync_file,
+ * its fd polls ready the moment creation returns, in the timeline's owner
+ * and in a process that cannot see the owner's counter.
+ */
+FL_TEST(fence_for_a_reached_value_polls_ready_at_once_in_every_process)
+{
+	int tl = new_timeline("reached"), f;
+	pid_t pid;
+
+	fl_assert_int_eq(fl_timeline_fd_inc(tl, 5), 0);
+	/* Many, back to back: a daemon answering late would be caught by one. */
+	for (int i = 0; i < 200; i++) {
+		f = new_fence(tl, 3, "behind");
+		fl_assert(polls_ready(f));
+		close(f);
+	}
+	f = new_fence(tl, 6, "ahead");
+	fl_assert(!polls_ready(f));
+	pid = dl_fork();
+	if (pid == 0) {
+		int h = new_fence(tl, 7, "child-ahead"), ok = !polls_ready(h);
+
+		for (int i = 0; i < 200 && ok; i++) {
+			int g = new_fence(tl, 5, "child-behind");
+
+			ok = polls_ready(g);
+			close(g);
+		}
+		_exit(ok ? 0 : 1);
+	}
+	dl_wait_child_ok(pid);
+	close(f);
+	close(tl);
+}
+
+/*
+ * FL_MERGE_MAINLINE leaves out completed points: also one the owner
+ * completed on its own, which the daemon has not looked at yet.
+ */
+FL_TEST(mainline_merge_leaves_out_a_point_the_owner_completed_alone)
+{
+	int tl = new_timeline("owner"), other = new_timeline("other");
+	int a = new_fence(tl, 1, "a"), b = new_fence(other, 1, "b"), m = -1;
+	struct fl_sync_pt_info pts[2];
+	struct fl_fence_info info;
+
+	fl_assert_int_eq(fl_timeline_fd_inc(tl, 1), 0);
+	fl_assert(polls_ready(a));
+	fl_assert_int_eq(fl_fence_fd_merge(a, b, "", FL_MERGE_WAIT_ALL | FL_MERGE_MAINLINE, &m), 0);
+	fl_assert_int_eq(fl_fence_fd_get_info(m, &info, pts, 2), 1);
+	fl_assert_str_eq(info.name, "");
+	fl_assert_str_eq(pts[0].timeline_name, "other");
+	close(m);
+	close(a);
+	close(b);
+	close(tl);
+	close(other);
+}
+
+/* Deadlines live with the fence in the daemon: set in one process, read in another. */
+FL_TEST(deadline_set_in_one_process_is_read_in_another)
+{
+	int tl = new_timeline("dl"), other = new_timeline("dl2");
+	int f = new_fence(tl, 1, "f"), g = new_fence(other, 1, "g"), m;
+	uint64_t ns = 0;
+	pid_t pid;
+
+	fl_assert_int_eq(fl_fence_fd_get_deadline(f, &ns), -ENOENT);
+	pid = dl_fork();
+	if (pid == 0)
+		_exit(fl_fence_fd_set_deadline(f, 777) == 0 ? 0 : 1);
+	dl_wait_child_ok(pid);
+	fl_assert_int_eq(fl_fence_fd_get_deadline(f, &ns), 0);
+	fl_assert_int_eq(ns, 777);
+	m = new_merge(f, g, "m");
+	fl_assert_int_eq(fl_fence_fd_set_deadline(m, 500), 0);
+	fl_assert_int_eq(fl_fence_fd_get_deadline(m, &ns), -EINVAL);
+	fl_assert_int_eq(fl_fence_fd_get_deadline(g, &ns), 0);
+	fl_assert_int_eq(ns, 500);
+	fl_assert_int_eq(fl_fence_fd_get_deadline(f, &ns), 0);
+	fl_assert_int_eq(ns, 500);
+	close(m);
+	close(f);
+	close(g);
+	close(tl);
+	close(other);
+}

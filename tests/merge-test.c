@@ -507,3 +507,73 @@ FL_TEST(merged_fence_timestamp_is_latest_point_timestamp)
 	mock_timeline_free(b);
 	mock_timeline_free(a);
 }
+
+/*
+ * FL_MERGE_MAINLINE is dma_fence_unwrap_merge(): completed points, their
+ * errors included, are left out; the kernel uapi emulation relies on it.
+ */
+FL_TEST(merge_mainline_leaves_out_completed_points_and_their_errors)
+{
+	struct mock_timeline *a = mock_timeline_new(0, "a"), *b = mock_timeline_new(0, "b"),
+			     *c = mock_timeline_new(0, "c");
+	struct fl_fence *done, *failed, *pending, *m, *m2;
+	const unsigned int flags = FL_MERGE_WAIT_ALL | FL_MERGE_MAINLINE;
+
+	mock_timeline_set_counter(a, 1);
+	done = mock_fence_new(a, 1);
+	mock_timeline_set_error(b, 1, -EIO);
+	failed = mock_fence_new(b, 1);
+	pending = mock_fence_new(c, 5);
+	m = merge(done, pending, flags);
+	assert_points(m, 1, (const struct mock_timeline *const[]){ c }, (const uint64_t[]){ 5 });
+	m2 = merge(failed, m, flags);
+	assert_points(m2, 1, (const struct mock_timeline *const[]){ c }, (const uint64_t[]){ 5 });
+	mock_timeline_advance(c, 5);
+	fl_assert_int_eq(fl_fence_get_status(m2), 1);
+	/* Without the flag the error is kept: fenceline's own rule. */
+	fl_fence_unref(m2);
+	m2 = merge(failed, m, FL_MERGE_WAIT_ALL);
+	fl_assert_int_eq(fl_fence_get_status(m2), -EIO);
+	fl_fence_unref(m2);
+	fl_fence_unref(m);
+	fl_fence_unref(done);
+	fl_fence_unref(failed);
+	fl_fence_unref(pending);
+	mock_timeline_free(c);
+	mock_timeline_free(b);
+	mock_timeline_free(a);
+}
+
+/* Nothing left pending: dma_fence_allocate_private_stub(), stamped with the latest point. */
+FL_TEST(merge_mainline_of_completed_points_is_the_stub_with_latest_timestamp)
+{
+	struct mock_timeline *a = mock_timeline_new(0, "a"), *b = mock_timeline_new(0, "b");
+	struct fl_fence *fa = mock_fence_new(a, 1), *fb = mock_fence_new(b, 1), *m, *again;
+	struct fl_sync_pt_info pa, pb, pts[MAX_PTS];
+	struct fl_fence_info info;
+
+	mock_timeline_advance(a, 1);
+	mock_timeline_advance(b, 1);
+	fl_assert_int_eq(fl_fence_get_info(fa, NULL, &pa, 1), 1);
+	fl_assert_int_eq(fl_fence_get_info(fb, NULL, &pb, 1), 1);
+	fl_assert_int_eq(fl_fence_merge(fa, fb, "", FL_MERGE_WAIT_ALL | FL_MERGE_MAINLINE, &m), 0);
+	fl_assert_int_eq(fl_fence_get_info(m, &info, pts, MAX_PTS), 1);
+	fl_assert_str_eq(info.name, "");
+	fl_assert_int_eq(info.status, 1);
+	fl_assert_str_eq(pts[0].driver_name, "stub");
+	fl_assert_str_eq(pts[0].timeline_name, "stub");
+	fl_assert_int_eq(pts[0].status, 1);
+	fl_assert_int_eq(pts[0].timestamp_ns,
+			 pa.timestamp_ns > pb.timestamp_ns ? pa.timestamp_ns : pb.timestamp_ns);
+	fl_assert_int_eq(fl_fence_wait(m, 0), 0);
+	/* A stub merged again is left out like any completed point. */
+	fl_assert_int_eq(fl_fence_merge(m, m, "x", FL_MERGE_MAINLINE, &again), 0);
+	fl_assert_int_eq(fl_fence_get_info(again, NULL, pts, MAX_PTS), 1);
+	fl_assert_str_eq(pts[0].driver_name, "stub");
+	fl_fence_unref(again);
+	fl_fence_unref(m);
+	fl_fence_unref(fa);
+	fl_fence_unref(fb);
+	mock_timeline_free(b);
+	mock_timeline_free(a);
+}

@@ -406,3 +406,51 @@ FL_TEST(second_counter_is_ebusy_and_stays_the_callers)
 			 -EBUSY);
 	fl_timeline_unref(tl);
 }
+
+/* timeline_fence_set_deadline(): each point keeps the earliest deadline set on it. */
+FL_TEST(deadline_is_the_earliest_set_and_only_pending_points_take_one)
+{
+	struct fl_timeline *tl = new_timeline(FL_SW_SYNC_32BIT), *other = new_timeline(0);
+	struct fl_fence *f = fl_test_fence_new(tl, 2, NULL), *g = fl_test_fence_new(other, 1, NULL);
+	struct fl_fence *done = fl_test_fence_new(tl, 0, NULL), *m = NULL;
+	uint64_t ns = 0;
+
+	fl_assert_int_eq(fl_fence_get_deadline(f, &ns), -ENOENT);
+	fl_assert_int_eq(fl_fence_set_deadline(f, 3000), 0);
+	fl_assert_int_eq(fl_fence_set_deadline(f, 5000), 0);
+	fl_assert_int_eq(fl_fence_get_deadline(f, &ns), 0);
+	fl_assert_int_eq(ns, 3000);
+	/* A merge passes a deadline to each point but has none itself. */
+	fl_assert_int_eq(fl_fence_merge(f, g, "m", 0, &m), 0);
+	fl_assert_int_eq(fl_fence_set_deadline(m, 1000), 0);
+	fl_assert_int_eq(fl_fence_get_deadline(m, &ns), -EINVAL);
+	fl_assert_int_eq(fl_fence_get_deadline(f, &ns), 0);
+	fl_assert_int_eq(ns, 1000);
+	fl_assert_int_eq(fl_fence_get_deadline(g, &ns), 0);
+	fl_assert_int_eq(ns, 1000);
+	/* Signalled: the hint is ignored, without an error. */
+	fl_assert_int_eq(fl_fence_set_deadline(done, 1), 0);
+	fl_assert_int_eq(fl_fence_get_deadline(done, &ns), -ENOENT);
+	/* Still readable after the point signalled. */
+	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 2), 0);
+	fl_assert_int_eq(fl_fence_get_deadline(f, &ns), 0);
+	fl_assert_int_eq(ns, 1000);
+	fl_fence_unref(m);
+	fl_fence_unref(done);
+	fl_fence_unref(g);
+	fl_fence_unref(f);
+	fl_timeline_unref(other);
+	fl_timeline_unref(tl);
+}
+
+FL_TEST(deadline_of_a_driver_that_records_none_is_einval)
+{
+	struct mock_timeline *mock = mock_timeline_new(0, "mock");
+	struct fl_fence *f = mock_fence_new(mock, 1);
+	uint64_t ns = 0;
+
+	fl_assert_int_eq(fl_fence_set_deadline(f, 1), 0);
+	fl_assert_int_eq(fl_fence_get_deadline(f, &ns), -EINVAL);
+	fl_fence_unref(f);
+	mock_timeline_free(mock);
+}

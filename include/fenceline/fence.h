@@ -56,9 +56,17 @@ enum fl_status {
  *	completed, reporting the first error in point order (the kernel's
  *	dma_fence_array behaviour). Without it the fence fails as soon as any
  *	point fails (fenceline's and Android's original behaviour).
+ * @FL_MERGE_MAINLINE: the merge rules of today's kernel (sync_file.c and
+ *	dma_fence_unwrap_merge()), for exact emulation of its uapi: points that
+ *	have already completed, signalled or failed, are left out (so their
+ *	errors are lost); if none is left, the fence is one signalled point on
+ *	the "stub" timeline of the "stub" driver, stamped with the latest
+ *	timestamp of the points left out; and the name is kept as given, even
+ *	empty. Use it with %FL_MERGE_WAIT_ALL, as the kernel always waits.
  */
 enum fl_merge_flags {
 	FL_MERGE_WAIT_ALL = 1u << 0,
+	FL_MERGE_MAINLINE = 1u << 1,
 };
 
 /**
@@ -146,8 +154,8 @@ FL_EXPORT struct fl_fence *fl_fence_unref(struct fl_fence *fence);
  * @a: first fence (borrowed)
  * @b: second fence (borrowed); may be @a
  * @name: name of the new fence, truncated to 31 bytes; NULL or "" gives
- *	"merged"
- * @flags: 0 or %FL_MERGE_WAIT_ALL
+ *	"merged" (with %FL_MERGE_MAINLINE: "")
+ * @flags: 0, or %FL_MERGE_WAIT_ALL and %FL_MERGE_MAINLINE or'd
  * @ret_fence: on success, the new fence, owned by the caller
  *
  * The new fence holds the union of the points of @a and @b with at most one
@@ -157,10 +165,38 @@ FL_EXPORT struct fl_fence *fl_fence_unref(struct fl_fence *fence);
  * sorted by timeline id, so the result does not depend on argument order,
  * and a chain of merges stays bounded by the number of timelines involved.
  * Merging a fence with itself gives a new fence with the same points.
- * Return: 0, -EINVAL or -ENOMEM.
+ * %FL_MERGE_MAINLINE changes these rules to the kernel's (see above).
+ * Return: 0, -EINVAL (NULL argument, unknown flag) or -ENOMEM.
  */
 FL_EXPORT int fl_fence_merge(struct fl_fence *a, struct fl_fence *b, const char *name,
 			     unsigned int flags, struct fl_fence **ret_fence);
+
+/**
+ * fl_fence_set_deadline() - tell the fence's drivers by when it is wanted
+ * @fence: the fence (borrowed)
+ * @deadline_ns: CLOCK_MONOTONIC time by which a waiter would like the
+ *	fence to have signalled (a compositor: the next vblank)
+ *
+ * A hint, like the kernel's SYNC_IOC_SET_DEADLINE: each point still
+ * pending is passed to its driver's set_deadline op; drivers without one
+ * ignore it, and so does a fence that has completed. sw_sync records the
+ * earliest deadline of each point (fl_fence_get_deadline()).
+ * Return: 0, or -EINVAL for NULL.
+ */
+FL_EXPORT int fl_fence_set_deadline(struct fl_fence *fence, uint64_t deadline_ns);
+
+/**
+ * fl_fence_get_deadline() - the deadline recorded for a one-point fence
+ * @fence: the fence (borrowed)
+ * @ret_ns: on success, the earliest deadline set on the point
+ *
+ * Like sw_sync's SW_SYNC_GET_DEADLINE: only a fence of exactly one point
+ * whose driver records deadlines (sw_sync does) has one; a merge of two
+ * or more points has none.
+ * Return: 0; -ENOENT if no deadline was set on the point; -EINVAL for
+ * NULL, a fence of several points, or a driver that records no deadlines.
+ */
+FL_EXPORT int fl_fence_get_deadline(struct fl_fence *fence, uint64_t *ret_ns);
 
 /**
  * fl_fence_get_status() - current status of a fence, without blocking

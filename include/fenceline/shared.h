@@ -112,9 +112,13 @@ FL_EXPORT int fl_timeline_fd_get_value(int timeline_fd, uint64_t *ret_value);
  * @name: the fence's name, truncated to 31 bytes; NULL gives ""
  * @ret_fd: on success, a new O_CLOEXEC fence fd owned by the caller
  *
- * For a daemon timeline this does not wait for the daemon: the request is
- * queued behind earlier ones of this process, so a later
- * fl_timeline_fd_inc(), merge or info sees the fence. A request the daemon
+ * For a daemon timeline that this process created, and a value it has not
+ * reached, this does not wait for the daemon: the request is queued behind
+ * earlier ones of this process, so a later fl_timeline_fd_inc(), merge or
+ * info sees the fence. Otherwise (a value reached, which gives a fence born
+ * signalled, or another process's timeline, whose value this process cannot
+ * see) it waits for the daemon's answer, so that the new fd polls ready at
+ * once as a kernel sync_file would. A request the daemon
  * then refuses (a per-client fence limit, a @timeline_fd that is not a
  * timeline) completes the fence with that error (-EMFILE, -ENOTTY) instead
  * of failing here.
@@ -129,7 +133,8 @@ FL_EXPORT int fl_fence_fd_create(int timeline_fd, uint64_t value, const char *na
  * @fd1: a fence fd (borrowed)
  * @fd2: a fence fd (borrowed)
  * @name: the new fence's name, truncated to 31 bytes; NULL gives ""
- * @flags: 0 or %FL_MERGE_WAIT_ALL (see fl_fence_merge())
+ * @flags: 0, or %FL_MERGE_WAIT_ALL and %FL_MERGE_MAINLINE or'd (see
+ *	fl_fence_merge())
  * @ret_fd: on success, a new O_CLOEXEC fence fd owned by the caller
  *
  * The new fence lives on even when every process that made its inputs has
@@ -155,6 +160,27 @@ FL_EXPORT int fl_fence_fd_merge(int fd1, int fd2, const char *name, unsigned int
  */
 FL_EXPORT int fl_fence_fd_get_info(int fd, struct fl_fence_info *ret_info,
 				   struct fl_sync_pt_info *points, uint32_t max_points);
+
+/**
+ * fl_fence_fd_set_deadline() - fl_fence_set_deadline() on a fence fd
+ * @fd: a fence fd (borrowed)
+ * @deadline_ns: CLOCK_MONOTONIC time by which the fence is wanted
+ *
+ * Works across processes: any holder of a copy of the fd can set a
+ * deadline and any other read it back (fl_fence_fd_get_deadline()).
+ * Return: 0, or -EBADF, -ENOTTY (not a fence fd), -ECONNRESET.
+ */
+FL_EXPORT int fl_fence_fd_set_deadline(int fd, uint64_t deadline_ns);
+
+/**
+ * fl_fence_fd_get_deadline() - fl_fence_get_deadline() on a fence fd
+ * @fd: a fence fd (borrowed)
+ * @ret_ns: on success, the earliest deadline set on the fence's point
+ * Return: 0; -ENOENT if none was set; -EINVAL for a fence of several points
+ * or of a driver that records no deadlines (sw_sync does); -EBADF, -ENOTTY
+ * (not a fence fd), -ECONNRESET.
+ */
+FL_EXPORT int fl_fence_fd_get_deadline(int fd, uint64_t *ret_ns);
 
 /**
  * fl_daemon_connect() - make sure a daemon answers, starting one if needed

@@ -1049,6 +1049,20 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
 		r = -ESTALE;
 		goto out;
 	}
+	/*
+	 * A fence for a value already reached is born signalled: its fd must
+	 * poll ready when we return, so wait for the daemon to complete it.
+	 * We can tell only for a timeline we own; for any other we wait.
+	 */
+	if (!reply_wanted) {
+		struct owned *o = owned_find_locked(handle);
+
+		reply_wanted =
+			!o ||
+			owned_reached(o, __atomic_load_n(&o->page->value, __ATOMIC_SEQ_CST), value);
+		if (reply_wanted)
+			req.h.flags |= FL_MSG_F_REPLY;
+	}
 	r = pool_take_ready_locked();
 	/* Our reply must not find a fill's ahead of it. */
 	if (r == 0 && reply_wanted)

@@ -345,7 +345,8 @@ FL_EXPORT int fl_fence_fd_merge(int fd1, int fd2, const char *name, unsigned int
 	struct fl_fence *a, *b, *m;
 	int r, sv[2], fds[4];
 
-	fl_return_if(!ret_fd || (flags & ~(unsigned int)FL_MERGE_WAIT_ALL), -EINVAL);
+	fl_return_if(!ret_fd || (flags & ~(unsigned int)(FL_MERGE_WAIT_ALL | FL_MERGE_MAINLINE)),
+		     -EINVAL);
 	fl_return_if(fd1 < 0, -EBADF);
 	r = fl_fence_from_fd(fd1, &a);
 	if (r == 0) {
@@ -465,6 +466,61 @@ FL_EXPORT int fl_fence_fd_get_info(int fd, struct fl_fence_info *ret_info,
 	if (ret_info)
 		*ret_info = info;
 	return (int)done;
+}
+
+FL_EXPORT int fl_fence_fd_set_deadline(int fd, uint64_t deadline_ns)
+{
+	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_reply)];
+	struct fl_msg_fence_set_deadline body = { deadline_ns };
+	struct fl_fence *f;
+	int r;
+
+	fl_return_if(fd < 0, -EBADF);
+	r = fl_fence_from_fd(fd, &f);
+	if (r == 0) {
+		r = fl_fence_set_deadline(f, deadline_ns);
+		fl_fence_unref(f);
+		return r;
+	}
+	if (r != -ENOTTY)
+		return r;
+	if (!fd_key(fd))
+		return -ENOTTY;
+	r = fl__client_call(FL_OP_FENCE_SET_DEADLINE, 0, &body, sizeof(body), &fd, 1, 0, reply,
+			    sizeof(reply), NULL);
+	if (r >= 0)
+		r = fl__client_reply_status(reply);
+	return refine(fd, r);
+}
+
+FL_EXPORT int fl_fence_fd_get_deadline(int fd, uint64_t *ret_ns)
+{
+	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_value_reply)];
+	struct fl_msg_value_reply v;
+	struct fl_fence *f;
+	int r;
+
+	fl_return_if(!ret_ns, -EINVAL);
+	fl_return_if(fd < 0, -EBADF);
+	r = fl_fence_from_fd(fd, &f);
+	if (r == 0) {
+		r = fl_fence_get_deadline(f, ret_ns);
+		fl_fence_unref(f);
+		return r;
+	}
+	if (r != -ENOTTY)
+		return r;
+	if (!fd_key(fd))
+		return -ENOTTY;
+	r = fl__client_call(FL_OP_FENCE_GET_DEADLINE, 0, NULL, 0, &fd, 1, 0, reply, sizeof(reply),
+			    NULL);
+	if (r >= 0)
+		r = fl__client_reply_status(reply);
+	if (r == 0) {
+		memcpy(&v, reply + sizeof(struct fl_msg_hdr), sizeof(v));
+		*ret_ns = v.value;
+	}
+	return refine(fd, r);
 }
 
 FL_EXPORT int fl_daemon_connect(void)

@@ -1045,6 +1045,35 @@ static bool op_fence_info(struct client *c, const struct fl_proto_request *q, in
 	return reply_send(c, &q->hdr, buf, sizeof(rep) + want * sizeof(struct fl_msg_point), -1);
 }
 
+static bool op_fence_set_deadline(struct client *c, const struct fl_proto_request *q, int *fds)
+{
+	struct fl_fence *f;
+	int r;
+
+	if (fence_of(c, fds[0], &f) < 0)
+		return reply_status(c, &q->hdr, -ENOTTY);
+	/* Points the owner has completed are not told: the kernel skips signalled ones. */
+	shared_sync_fence(f);
+	r = fl_fence_set_deadline(f, q->u.fence_set_deadline.deadline_ns);
+	fl_fence_unref(f);
+	return reply_status(c, &q->hdr, r);
+}
+
+static bool op_fence_get_deadline(struct client *c, const struct fl_proto_request *q, int *fds)
+{
+	struct fl_msg_value_reply rep = { { 0, 0 }, 0 };
+	struct fl_fence *f;
+	int r;
+
+	if (fence_of(c, fds[0], &f) < 0)
+		return reply_status(c, &q->hdr, -ENOTTY);
+	r = fl_fence_get_deadline(f, &rep.value);
+	fl_fence_unref(f);
+	if (r < 0)
+		return reply_status(c, &q->hdr, r);
+	return reply_send(c, &q->hdr, &rep, sizeof(rep), -1);
+}
+
 /*
  * A fence fd we do not know may be one whose FENCE_CREATE another client
  * sent (one-way) before passing the fd on, still unread in that client's
@@ -1102,6 +1131,10 @@ static bool dispatch(struct client *c, const struct fl_proto_request *q, int *fd
 		return op_timeline_signal(c, q);
 	case FL_OP_TIMELINE_SYNC:
 		return op_timeline_sync(c, q);
+	case FL_OP_FENCE_SET_DEADLINE:
+		return op_fence_set_deadline(c, q, fds);
+	case FL_OP_FENCE_GET_DEADLINE:
+		return op_fence_get_deadline(c, q, fds);
 	default: /* FL_OP_PING */
 		return reply_status(c, &q->hdr, 0);
 	}
@@ -1135,6 +1168,8 @@ static bool shed_out_of_fds(struct client *c, const unsigned char *buf, ssize_t 
 	case FL_OP_TIMELINE_GET_VALUE:
 	case FL_OP_TIMELINE_BIND:
 	case FL_OP_FENCE_INFO:
+	case FL_OP_FENCE_SET_DEADLINE:
+	case FL_OP_FENCE_GET_DEADLINE:
 		break;
 	default:
 		return false;

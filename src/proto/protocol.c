@@ -24,6 +24,7 @@ _Static_assert(sizeof(struct fl_msg_hdr) + 48 <= FL_PROTO_MAX_REQUEST, "largest 
 /* Mirrors of public flag values; protocol.h must not need the public headers. */
 #define SW_SYNC_32BIT  1u
 #define MERGE_WAIT_ALL 1u
+#define MERGE_MAINLINE 2u
 
 static const struct {
 	const char *name;
@@ -43,6 +44,9 @@ static const struct {
 	[FL_OP_FENCE_NEW] = { "FENCE_NEW", sizeof(struct fl_msg_fence_new), 0 },
 	[FL_OP_TIMELINE_SIGNAL] = { "TIMELINE_SIGNAL", sizeof(struct fl_msg_timeline_signal), 0 },
 	[FL_OP_TIMELINE_SYNC] = { "TIMELINE_SYNC", sizeof(struct fl_msg_timeline_sync), 0 },
+	[FL_OP_FENCE_SET_DEADLINE] = { "FENCE_SET_DEADLINE",
+				       sizeof(struct fl_msg_fence_set_deadline), 1 },
+	[FL_OP_FENCE_GET_DEADLINE] = { "FENCE_GET_DEADLINE", 0, 1 },
 };
 
 static int known(uint32_t op)
@@ -88,7 +92,8 @@ static int check_body(struct fl_proto_request *r)
 	case FL_OP_FENCE_CREATE:
 		return name_ok(r->u.fence_create.name) ? 0 : -EINVAL;
 	case FL_OP_FENCE_MERGE:
-		if (!name_ok(r->u.fence_merge.name) || (r->u.fence_merge.flags & ~MERGE_WAIT_ALL) ||
+		if (!name_ok(r->u.fence_merge.name) ||
+		    (r->u.fence_merge.flags & ~(MERGE_WAIT_ALL | MERGE_MAINLINE)) ||
 		    r->u.fence_merge.pad)
 			return -EINVAL;
 		return 0;
@@ -108,7 +113,10 @@ static int check_body(struct fl_proto_request *r)
 	case FL_OP_TIMELINE_SYNC:
 		return r->u.timeline_sync.pad ? -EINVAL : 0;
 	default:
-		/* TIMELINE_INC: any count is valid, like SW_SYNC_IOC_INC's u32. */
+		/*
+		 * TIMELINE_INC: any count is valid, like SW_SYNC_IOC_INC's u32;
+		 * FENCE_SET_DEADLINE: any time.
+		 */
 		return 0;
 	}
 }

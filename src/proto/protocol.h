@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FL_PROTO_VERSION  4
+#define FL_PROTO_VERSION  5
 #define FL_PROTO_NAME_LEN 32
 #define FL_PROTO_MAX_FDS  4
 /* The largest request; replies may be up to FL_PROTO_MAX_REPLY. */
@@ -46,7 +46,9 @@ enum fl_proto_op {
 	FL_OP_FENCE_NEW = 11, /* body fence_new, no fds */
 	FL_OP_TIMELINE_SIGNAL = 12, /* body timeline_signal, no fds; reply: status */
 	FL_OP_TIMELINE_SYNC = 13, /* body timeline_sync, no fds; reply: status */
-	FL_OP_MAX_ = FL_OP_TIMELINE_SYNC,
+	FL_OP_FENCE_SET_DEADLINE = 14, /* body fence_set_deadline, fds {fence}; reply: status */
+	FL_OP_FENCE_GET_DEADLINE = 15, /* no body, fds {fence}; reply value_reply */
+	FL_OP_MAX_ = FL_OP_FENCE_GET_DEADLINE,
 };
 
 /* Set in a reply's op. */
@@ -92,8 +94,12 @@ struct fl_msg_fence_create {
 
 struct fl_msg_fence_merge {
 	char name[FL_PROTO_NAME_LEN];
-	uint32_t flags; /* 0 or FL_MERGE_WAIT_ALL */
+	uint32_t flags; /* FL_MERGE_WAIT_ALL, FL_MERGE_MAINLINE or both */
 	uint32_t pad; /* 0 */
+};
+
+struct fl_msg_fence_set_deadline {
+	uint64_t deadline_ns; /* CLOCK_MONOTONIC */
 };
 
 struct fl_msg_fence_info {
@@ -237,6 +243,7 @@ struct fl_proto_request {
 		struct fl_msg_fence_create fence_create;
 		struct fl_msg_fence_merge fence_merge;
 		struct fl_msg_fence_info fence_info;
+		struct fl_msg_fence_set_deadline fence_set_deadline;
 		struct fl_msg_pool_fill pool_fill;
 		struct fl_msg_fence_new fence_new;
 		struct fl_msg_timeline_signal timeline_signal;

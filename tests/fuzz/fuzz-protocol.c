@@ -55,6 +55,8 @@ static const struct {
 	{ 11, 48, 0 }, /* FENCE_NEW */
 	{ 12, 16, 0 }, /* TIMELINE_SIGNAL */
 	{ 13, 8, 0 }, /* TIMELINE_SYNC */
+	{ 14, 8, 1 }, /* FENCE_SET_DEADLINE */
+	{ 15, 0, 1 }, /* FENCE_GET_DEADLINE */
 };
 
 /* The errnos a decode may fail with, one bit each. */
@@ -156,8 +158,8 @@ static int violations(const uint8_t *pkt, size_t len, unsigned int nfds, bool tr
 		if (!memchr(b + 8, 0, 32))
 			bad |= E_INVAL;
 		break;
-	case 6: /* FENCE_MERGE: name[32], flags, pad */
-		if (!memchr(b, 0, 32) || (u32_at(b, 32) & ~1u) || u32_at(b, 36))
+	case 6: /* FENCE_MERGE: name[32], flags (WAIT_ALL 1, MAINLINE 2), pad */
+		if (!memchr(b, 0, 32) || (u32_at(b, 32) & ~3u) || u32_at(b, 36))
 			bad |= E_INVAL;
 		break;
 	case 7: /* FENCE_INFO: first, max */
@@ -180,7 +182,7 @@ static int violations(const uint8_t *pkt, size_t len, unsigned int nfds, bool tr
 		if (u32_at(b, 4))
 			bad |= E_INVAL;
 		break;
-	default: /* TIMELINE_INC takes any count; the others have no body */
+	default: /* TIMELINE_INC takes any count, FENCE_SET_DEADLINE any time; no other body */
 		break;
 	}
 	return bad;
@@ -211,7 +213,7 @@ static void check_body(const struct fl_proto_request *q, const uint8_t *b)
 	case FL_OP_FENCE_MERGE:
 		CHECK(has_nul(q->u.fence_merge.name));
 		CHECK(memcmp(q->u.fence_merge.name, b, 32) == 0);
-		CHECK((q->u.fence_merge.flags & ~1u) == 0 && q->u.fence_merge.pad == 0);
+		CHECK((q->u.fence_merge.flags & ~3u) == 0 && q->u.fence_merge.pad == 0);
 		CHECK(q->u.fence_merge.flags == u32_at(b, 32));
 		break;
 	case FL_OP_FENCE_INFO:
@@ -237,8 +239,12 @@ static void check_body(const struct fl_proto_request *q, const uint8_t *b)
 	case FL_OP_TIMELINE_SYNC:
 		CHECK(q->u.timeline_sync.handle == u32_at(b, 0) && q->u.timeline_sync.pad == 0);
 		break;
+	case FL_OP_FENCE_SET_DEADLINE:
+		CHECK(q->u.fence_set_deadline.deadline_ns == u64_at(b, 0));
+		break;
 	case FL_OP_TIMELINE_GET_VALUE:
 	case FL_OP_TIMELINE_BIND:
+	case FL_OP_FENCE_GET_DEADLINE:
 	case FL_OP_PING:
 		break;
 	default:
@@ -250,13 +256,13 @@ static void check_body(const struct fl_proto_request *q, const uint8_t *b)
 static void check_tables(void)
 {
 	static bool done;
-	static const uint32_t unknown[] = { 0,	       14, 0x7fffffff, FL_OP_REPLY, FL_OP_REPLY | 1,
+	static const uint32_t unknown[] = { 0,	       16, 0x7fffffff, FL_OP_REPLY, FL_OP_REPLY | 1,
 					    0xffffffff };
 
 	if (done)
 		return;
 	done = true;
-	CHECK(FL_OP_MAX_ == 13 && sizeof(struct fl_msg_hdr) == HDR);
+	CHECK(FL_OP_MAX_ == 15 && sizeof(struct fl_msg_hdr) == HDR);
 	for (size_t i = 0; i < sizeof(spec) / sizeof(spec[0]); i++) {
 		CHECK(fl__proto_request_size(spec[i].op) == (int)spec[i].size);
 		CHECK(fl__proto_request_nfds(spec[i].op) == (int)spec[i].nfds);

@@ -16,17 +16,18 @@ import os
 import struct
 import sys
 
-VERSION = 4
+VERSION = 5
 NAME_LEN = 32
 
 HELLO, TIMELINE_CREATE, TIMELINE_INC, TIMELINE_GET_VALUE = 1, 2, 3, 4
 FENCE_CREATE, FENCE_MERGE, FENCE_INFO, PING = 5, 6, 7, 8
 TIMELINE_BIND, POOL_FILL, FENCE_NEW, TIMELINE_SIGNAL = 9, 10, 11, 12
-TIMELINE_SYNC = 13
+TIMELINE_SYNC, FENCE_SET_DEADLINE, FENCE_GET_DEADLINE = 13, 14, 15
 F_REPLY = 1
 F_KEPT = 2
 SW_SYNC_32BIT = 1
 MERGE_WAIT_ALL = 1
+MERGE_MAINLINE = 2
 POOL_F_SIGNAL_ENDS = 1
 
 
@@ -54,6 +55,12 @@ SEEDS = {
                                  flags=F_REPLY),
     "fence-merge": packet(4, FENCE_MERGE, 7,
                           name("merged") + struct.pack("<II", MERGE_WAIT_ALL, 0)),
+    "fence-merge-mainline": packet(4, FENCE_MERGE, 20, name("") + struct.pack(
+        "<II", MERGE_WAIT_ALL | MERGE_MAINLINE, 0)),
+    # Invalid: an unknown merge flag (-EINVAL).
+    "fence-merge-bad-flag": packet(4, FENCE_MERGE, 21, name("m") + struct.pack("<II", 4, 0)),
+    "fence-set-deadline": packet(1, FENCE_SET_DEADLINE, 22, struct.pack("<Q", 123456789)),
+    "fence-get-deadline": packet(1, FENCE_GET_DEADLINE, 23, b""),
     "fence-info": packet(1, FENCE_INFO, 8, struct.pack("<II", 0, 64)),
     "ping": packet(0, PING, 9, b""),
     "timeline-bind": packet(1, TIMELINE_BIND, 10, b""),

@@ -87,6 +87,17 @@ struct fl_sync_pt;
  *	without a fl_timeline_signal() yet (e.g. a counter another process
  *	writes) to signal what it reached. Context: no lock held; may call
  *	fl_timeline_signal(); any thread that drops the last handle.
+ *
+ * @set_deadline: optional. A waiter would like @pt to signal by
+ *	@deadline_ns (CLOCK_MONOTONIC), a hint like dma_fence_set_deadline():
+ *	the driver may record it or act on it. Called only for a point still
+ *	pending, once per fl_fence_set_deadline() of a fence holding it.
+ *	Context: with the timeline's lock held; must not block or call into
+ *	fenceline. NULL: deadlines are ignored.
+ *
+ * @get_deadline: optional. Report the deadline recorded for @pt in
+ *	*@ret_ns: return 0, or -ENOENT if none was set. Context: with the
+ *	timeline's lock held. NULL: fl_fence_get_deadline() answers -EINVAL.
  */
 struct fl_timeline_ops {
 	const char *driver_name;
@@ -100,6 +111,8 @@ struct fl_timeline_ops {
 	void (*release_pt)(struct fl_sync_pt *pt);
 	void (*release_timeline)(struct fl_timeline *tl);
 	void (*dying)(struct fl_timeline *tl);
+	void (*set_deadline)(struct fl_sync_pt *pt, uint64_t deadline_ns);
+	int (*get_deadline)(const struct fl_sync_pt *pt, uint64_t *ret_ns);
 };
 
 /**

@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +76,34 @@ static int fill_driver_data(const struct fl_sync_pt *pt, void *data, size_t size
 		return -ENOMEM;
 	memcpy(data, &v, sizeof(v));
 	return sizeof(v);
+}
+
+/*
+ * Each point keeps the earliest deadline set on it, as the kernel's sync_pt
+ * does (timeline_fence_set_deadline()). Under the timeline's lock.
+ */
+struct sw_pt {
+	uint64_t deadline_ns;
+	bool has_deadline;
+};
+
+static void set_deadline(struct fl_sync_pt *pt, uint64_t deadline_ns)
+{
+	struct sw_pt *p = fl_sync_pt_get_driver_data(pt);
+
+	if (!p->has_deadline || deadline_ns < p->deadline_ns)
+		p->deadline_ns = deadline_ns;
+	p->has_deadline = true;
+}
+
+static int get_deadline(const struct fl_sync_pt *pt, uint64_t *ret_ns)
+{
+	const struct sw_pt *p = fl_sync_pt_get_driver_data(pt);
+
+	if (!p->has_deadline)
+		return -ENOENT;
+	*ret_ns = p->deadline_ns;
+	return 0;
 }
 
 static void timeline_value_str64(struct fl_timeline *tl, char *str, size_t size)
@@ -174,16 +203,20 @@ static void dying(struct fl_timeline *tl)
 
 static const struct fl_timeline_ops sw_sync_ops64 = {
 	.driver_name = "sw_sync",
+	.pt_data_size = sizeof(struct sw_pt),
 	.has_signaled = has_signaled64,
 	.fill_driver_data = fill_driver_data,
 	.timeline_value_str = timeline_value_str64,
 	.pt_value_str = pt_value_str64,
 	.release_timeline = release_timeline,
 	.dying = dying,
+	.set_deadline = set_deadline,
+	.get_deadline = get_deadline,
 };
 
 static const struct fl_timeline_ops sw_sync_ops32 = {
 	.driver_name = "sw_sync",
+	.pt_data_size = sizeof(struct sw_pt),
 	.has_signaled = has_signaled32,
 	.compare = compare32,
 	.fill_driver_data = fill_driver_data,
@@ -191,6 +224,8 @@ static const struct fl_timeline_ops sw_sync_ops32 = {
 	.pt_value_str = pt_value_str32,
 	.release_timeline = release_timeline,
 	.dying = dying,
+	.set_deadline = set_deadline,
+	.get_deadline = get_deadline,
 };
 
 FL_EXPORT int fl_timeline_is_sw_sync(const struct fl_timeline *tl)
