@@ -199,6 +199,10 @@ static const struct fl_timeline_ops good_ops = { .driver_name = "good", .has_sig
 	  fl_fence_fd_get_info(fx->timeline_fd, &fx->info, NULL, 0))                              \
 	X(fence_fd_get_info_null_points, -EINVAL,                                                 \
 	  fl_fence_fd_get_info(fx->fence_fd, &fx->info, NULL, 4))                                 \
+	X(fence_fd_import_minus_1, -EBADF, fl_fence_fd_import(-1, "x", &fx->out_fd))              \
+	X(fence_fd_import_file, -EINVAL, fl_fence_fd_import(fx->file_fd, "x", &fx->out_fd))       \
+	X(fence_fd_import_fence_fd, -EINVAL, fl_fence_fd_import(fx->fence_fd, "x", &fx->out_fd))  \
+	X(fence_fd_import_null_ret, -EINVAL, fl_fence_fd_import(fx->pipe_fd, "x", NULL))          \
 	X(fence_fd_set_deadline_minus_1, -EBADF, fl_fence_fd_set_deadline(-1, 1))                 \
 	X(fence_fd_set_deadline_file, -ENOTTY, fl_fence_fd_set_deadline(fx->file_fd, 1))          \
 	X(fence_fd_set_deadline_timeline_fd, -ENOTTY,                                             \
@@ -212,6 +216,15 @@ static const struct fl_timeline_ops good_ops = { .driver_name = "good", .has_sig
 	X(daemon_connect_answers, 1, fl_daemon_connect() > 0)                                     \
 	X(daemon_flush_returns, 0, (fl_daemon_flush(), 0))                                        \
 	X(daemon_disconnect_returns, 0, (fl_daemon_disconnect(), 0))                              \
+	/* sync_file.h */                                                                         \
+	X(sync_file_import_minus_1, -EBADF, fl_sync_file_import(-1, "x", &fx->out_fence))         \
+	X(sync_file_import_closed, -EBADF,                                                        \
+	  fl_sync_file_import(fx->closed_fd, "x", &fx->out_fence))                                \
+	X(sync_file_import_file, -EINVAL, fl_sync_file_import(fx->file_fd, "x", &fx->out_fence))  \
+	X(sync_file_import_pipe, -EINVAL, fl_sync_file_import(fx->pipe_fd, "x", &fx->out_fence))  \
+	X(sync_file_import_fence_fd, -EINVAL,                                                     \
+	  fl_sync_file_import(fx->fence_fd, "x", &fx->out_fence))                                 \
+	X(sync_file_import_null_ret, -EINVAL, fl_sync_file_import(fx->pipe_fd, "x", NULL))        \
 	/* sw_sync.h */                                                                           \
 	X(sw_sync_timeline_create_unknown_flag, -EINVAL,                                          \
 	  fl_sw_sync_timeline_create("x", 1u << 1, &fx->out_tl))                                  \
@@ -272,6 +285,9 @@ static const struct fl_timeline_ops good_ops = { .driver_name = "good", .has_sig
 	X(debug_dump_null_ret, -EINVAL, fl_debug_dump(NULL, &fx->out_len))                        \
 	X(debug_print_null, -EINVAL, fl_debug_print(NULL))                                        \
 	/* driver/timeline.h */                                                                   \
+	X(timeline_watch_fd_null, -EINVAL, fl_timeline_watch_fd(NULL, fx->pipe_fd))               \
+	X(timeline_watch_fd_minus_1, -EINVAL, fl_timeline_watch_fd(fx->tl, -1))                   \
+	X(timeline_watch_fd_regular_file, -EINVAL, fl_timeline_watch_fd(fx->tl, fx->file_fd))     \
 	X(timeline_create_null_ops, -EINVAL, fl_timeline_create(NULL, "t", NULL, &fx->out_tl))    \
 	X(timeline_create_no_driver_name, -EINVAL,                                                \
 	  fl_timeline_create(&no_name_ops, "t", NULL, &fx->out_tl))                               \
@@ -466,10 +482,9 @@ static int for_each_export(const char *path, int (*fn)(const char *name))
 FL_TEST(table_covers_every_public_function)
 {
 	static const char *const headers[] = {
-		"fenceline/debug.h",	"fenceline/fd.h",
-		"fenceline/fence.h",	"fenceline/shared.h",
-		"fenceline/sw_sync.h",	"fenceline/timeline.h",
-		"fenceline/transfer.h", "fenceline/driver/timeline.h",
+		"fenceline/debug.h",	"fenceline/fd.h",	"fenceline/fence.h",
+		"fenceline/shared.h",	"fenceline/sw_sync.h",	"fenceline/sync_file.h",
+		"fenceline/timeline.h", "fenceline/transfer.h", "fenceline/driver/timeline.h",
 	};
 	int missing = 0;
 

@@ -45,6 +45,7 @@
 #include <fenceline/fence.h>
 #include <fenceline/shared.h>
 #include <fenceline/sw_sync.h>
+#include <fenceline/sync_file.h>
 #include <fenceline/timeline.h>
 #include <fenceline/transfer.h>
 

@@ -162,6 +162,21 @@ FL_EXPORT int fl_fence_fd_get_info(int fd, struct fl_fence_info *ret_info,
 				   struct fl_sync_pt_info *points, uint32_t max_points);
 
 /**
+ * fl_fence_fd_import() - a fence fd that completes with a kernel sync_file
+ * @sync_file_fd: a kernel sync_file fd, e.g. from a GPU driver (borrowed)
+ * @name: the fence's name, truncated to 31 bytes; NULL or "" gives the
+ *	sync_file's own name
+ * @ret_fd: on success, a new O_CLOEXEC fence fd owned by the caller
+ *
+ * fl_sync_file_import() where the fence fds live: in daemon mode the
+ * daemon takes a copy of @sync_file_fd and watches it, so the new fence
+ * can be merged with other daemon fences and outlives this process.
+ * Return: 0; -EBADF (@sync_file_fd not open); -EINVAL (not a sync_file);
+ * -EMFILE, -ENFILE, -ENOMEM; -ECONNRESET if the daemon has died.
+ */
+FL_EXPORT int fl_fence_fd_import(int sync_file_fd, const char *name, int *ret_fd);
+
+/**
  * fl_fence_fd_set_deadline() - fl_fence_set_deadline() on a fence fd
  * @fd: a fence fd (borrowed)
  * @deadline_ns: CLOCK_MONOTONIC time by which the fence is wanted

@@ -14,6 +14,7 @@
 #include <fenceline/fence.h>
 #include <fenceline/shared.h>
 #include <fenceline/sw_sync.h>
+#include <fenceline/sync_file.h>
 #include <fenceline/timeline.h>
 
 #include "client.h"
@@ -466,6 +467,44 @@ FL_EXPORT int fl_fence_fd_get_info(int fd, struct fl_fence_info *ret_info,
 	if (ret_info)
 		*ret_info = info;
 	return (int)done;
+}
+
+FL_EXPORT int fl_fence_fd_import(int sync_file_fd, const char *name, int *ret_fd)
+{
+	struct fl_msg_fence_import body;
+	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_reply)];
+	struct fl_fence *f;
+	int r, sv[2], fds[3];
+
+	fl_return_if(!ret_fd, -EINVAL);
+	fl_return_if(sync_file_fd < 0, -EBADF);
+	if (fl_mode_get() == FL_MODE_IN_PROCESS) {
+		r = fl_sync_file_import(sync_file_fd, name, &f);
+		if (r < 0)
+			return r;
+		r = fl_fence_export_fd(f, ret_fd);
+		fl_fence_unref(f);
+		return r;
+	}
+	memset(&body, 0, sizeof(body));
+	fl__name_copy(body.name, sizeof(body.name), name ? name : "");
+	r = fl__socketpair_cloexec(sv);
+	if (r < 0)
+		return r;
+	fds[0] = sync_file_fd;
+	fds[1] = sv[0];
+	fds[2] = sv[1];
+	r = fl__client_call(FL_OP_FENCE_IMPORT, 0, &body, sizeof(body), fds, 3, 0, reply,
+			    sizeof(reply), NULL);
+	fl__close(sv[0]);
+	if (r >= 0)
+		r = fl__client_reply_status(reply);
+	if (r < 0) {
+		fl__close(sv[1]);
+		return r;
+	}
+	*ret_fd = sv[1];
+	return 0;
 }
 
 FL_EXPORT int fl_fence_fd_set_deadline(int fd, uint64_t deadline_ns)

@@ -18,6 +18,10 @@
  *
  * fds are identified by the (st_dev, st_ino) of the user's end, which is
  * the same for every dup and in every process.
+ *
+ * The same watcher serves drivers: fl_timeline_watch_fd() registers a
+ * driver's fd (a "watch", not in the table), and when it polls readable the
+ * watcher signals the driver's timeline.
  */
 #include <poll.h>
 #include <stdlib.h>
@@ -33,7 +37,7 @@
 #include "core.h"
 #include "host.h"
 
-enum sink_kind { SINK_FENCE, SINK_TIMELINE };
+enum sink_kind { SINK_FENCE, SINK_TIMELINE, SINK_WATCH };
 
 struct fl__sink {
 	int fd; /* the core's end; -1 in a forked child */
@@ -54,6 +58,7 @@ struct fl__sink {
 static pthread_mutex_t sink_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct fl__sink **table;
 static size_t table_size, table_count;
+static size_t watch_count; /* fl_timeline_watch_fd() registrations not yet fired */
 static int epfd = -1;
 static int wake_fd = -1; /* wakes the watcher to grow the fd table */
 static atomic_uint grow_target;
@@ -161,7 +166,10 @@ static void release_sink(int ep, struct fl__sink *s)
 	struct fl_fence *f;
 
 	pthread_mutex_lock(&sink_lock);
-	hash_remove(s);
+	if (s->kind == SINK_WATCH)
+		watch_count--;
+	else
+		hash_remove(s);
 	f = s->fence;
 	pthread_mutex_unlock(&sink_lock);
 
@@ -171,8 +179,11 @@ static void release_sink(int ep, struct fl__sink *s)
 		sink_unlink_locked(f, s);
 		pthread_mutex_unlock(&f->lock);
 	}
-	FL_LOG("fd", "every copy of a %s fd closed; closing core end %d",
-	       s->kind == SINK_FENCE ? "fence" : "timeline", s->fd);
+	if (s->kind == SINK_WATCH)
+		FL_LOG("fd", "watched fd %d is readable", s->fd);
+	else
+		FL_LOG("fd", "every copy of a %s fd closed; closing core end %d",
+		       s->kind == SINK_FENCE ? "fence" : "timeline", s->fd);
 	if (s->fd >= 0) {
 		/*
 		 * No EPOLL_CTL_DEL: the registration is one-shot and already
@@ -238,7 +249,7 @@ static void *watcher(void *arg)
 		}
 		watch_events(fd, wake, ev, n);
 		pthread_mutex_lock(&sink_lock);
-		idle = table_count == 0;
+		idle = table_count == 0 && watch_count == 0;
 		if (idle && n == 0 && epfd == fd) {
 			epfd = -1;
 			wake_fd = -1;
@@ -365,6 +376,46 @@ void fl__watcher_dispatch(void)
 		if (n > 0)
 			watch_events(epfd, wake_fd, ev, n);
 	} while (n == (int)FL_ARRAY_SIZE(ev));
+}
+
+/* A watch fired: the driver's fd is readable, so its points may have signalled. */
+static void watch_fired(void *owner)
+{
+	struct fl_timeline *tl = owner;
+
+	fl_timeline_signal(tl);
+	fl_timeline_unref(tl);
+}
+
+FL_EXPORT int fl_timeline_watch_fd(struct fl_timeline *tl, int fd)
+{
+	/* One-shot: EPOLLIN (or a hang-up or error) once, then disabled. */
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT };
+	struct fl__sink *s;
+	int r;
+
+	fl_return_if(!tl || fd < 0, -EINVAL);
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->kind = SINK_WATCH;
+	s->fd = fd;
+	s->release = watch_fired;
+	s->owner = fl_timeline_ref(tl);
+	ev.data.ptr = s;
+	pthread_mutex_lock(&sink_lock);
+	r = start_watcher_locked();
+	if (r == 0 && epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+		r = -errno;
+	if (r == 0)
+		watch_count++;
+	pthread_mutex_unlock(&sink_lock);
+	if (r < 0) {
+		fl_timeline_unref(tl);
+		free(s);
+		return r == -EPERM ? -EINVAL : r;
+	}
+	return 0;
 }
 
 /*

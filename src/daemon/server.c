@@ -26,6 +26,7 @@
 
 #include <fenceline/fence.h>
 #include <fenceline/sw_sync.h>
+#include <fenceline/sync_file.h>
 #include <fenceline/timeline.h>
 
 #include "host.h"
@@ -1045,6 +1046,27 @@ static bool op_fence_info(struct client *c, const struct fl_proto_request *q, in
 	return reply_send(c, &q->hdr, buf, sizeof(rep) + want * sizeof(struct fl_msg_point), -1);
 }
 
+/* A kernel sync_file as a fence (the kernel uapi emulation merges with them). */
+static bool op_fence_import(struct client *c, const struct fl_proto_request *q, int *fds)
+{
+	struct fl_fence *f;
+	int r = fl_sync_file_import(fds[0], q->u.fence_import.name, &f);
+
+	close(fds[0]); /* the import took its own copy */
+	fds[0] = -1;
+	if (r == 0) {
+		r = adopt(c, f, &fds[1]);
+		fl_fence_unref(f);
+	} else {
+		fl__fd_pair_fail(fds[1], r);
+		close(fds[2]);
+		fds[1] = fds[2] = -1;
+	}
+	if (r == -EBADMSG)
+		return reject(c, &q->hdr, r, "FENCE_IMPORT with fds that are not a socket pair");
+	return reply_status(c, &q->hdr, r);
+}
+
 static bool op_fence_set_deadline(struct client *c, const struct fl_proto_request *q, int *fds)
 {
 	struct fl_fence *f;
@@ -1135,6 +1157,8 @@ static bool dispatch(struct client *c, const struct fl_proto_request *q, int *fd
 		return op_fence_set_deadline(c, q, fds);
 	case FL_OP_FENCE_GET_DEADLINE:
 		return op_fence_get_deadline(c, q, fds);
+	case FL_OP_FENCE_IMPORT:
+		return op_fence_import(c, q, fds);
 	default: /* FL_OP_PING */
 		return reply_status(c, &q->hdr, 0);
 	}
@@ -1163,6 +1187,9 @@ static bool shed_out_of_fds(struct client *c, const unsigned char *buf, ssize_t 
 		break;
 	case FL_OP_FENCE_MERGE:
 		sink = 2;
+		break;
+	case FL_OP_FENCE_IMPORT:
+		sink = 1;
 		break;
 	case FL_OP_TIMELINE_INC:
 	case FL_OP_TIMELINE_GET_VALUE:

@@ -48,7 +48,8 @@ enum fl_proto_op {
 	FL_OP_TIMELINE_SYNC = 13, /* body timeline_sync, no fds; reply: status */
 	FL_OP_FENCE_SET_DEADLINE = 14, /* body fence_set_deadline, fds {fence}; reply: status */
 	FL_OP_FENCE_GET_DEADLINE = 15, /* no body, fds {fence}; reply value_reply */
-	FL_OP_MAX_ = FL_OP_FENCE_GET_DEADLINE,
+	FL_OP_FENCE_IMPORT = 16, /* body fence_import, fds {sync_file, sink, user}; reply: status */
+	FL_OP_MAX_ = FL_OP_FENCE_IMPORT,
 };
 
 /* Set in a reply's op. */
@@ -100,6 +101,10 @@ struct fl_msg_fence_merge {
 
 struct fl_msg_fence_set_deadline {
 	uint64_t deadline_ns; /* CLOCK_MONOTONIC */
+};
+
+struct fl_msg_fence_import {
+	char name[FL_PROTO_NAME_LEN]; /* "" for the sync_file's own */
 };
 
 struct fl_msg_fence_info {
@@ -244,6 +249,7 @@ struct fl_proto_request {
 		struct fl_msg_fence_merge fence_merge;
 		struct fl_msg_fence_info fence_info;
 		struct fl_msg_fence_set_deadline fence_set_deadline;
+		struct fl_msg_fence_import fence_import;
 		struct fl_msg_pool_fill pool_fill;
 		struct fl_msg_fence_new fence_new;
 		struct fl_msg_timeline_signal timeline_signal;

@@ -22,7 +22,7 @@ NAME_LEN = 32
 HELLO, TIMELINE_CREATE, TIMELINE_INC, TIMELINE_GET_VALUE = 1, 2, 3, 4
 FENCE_CREATE, FENCE_MERGE, FENCE_INFO, PING = 5, 6, 7, 8
 TIMELINE_BIND, POOL_FILL, FENCE_NEW, TIMELINE_SIGNAL = 9, 10, 11, 12
-TIMELINE_SYNC, FENCE_SET_DEADLINE, FENCE_GET_DEADLINE = 13, 14, 15
+TIMELINE_SYNC, FENCE_SET_DEADLINE, FENCE_GET_DEADLINE, FENCE_IMPORT = 13, 14, 15, 16
 F_REPLY = 1
 F_KEPT = 2
 SW_SYNC_32BIT = 1
@@ -61,6 +61,9 @@ SEEDS = {
     "fence-merge-bad-flag": packet(4, FENCE_MERGE, 21, name("m") + struct.pack("<II", 4, 0)),
     "fence-set-deadline": packet(1, FENCE_SET_DEADLINE, 22, struct.pack("<Q", 123456789)),
     "fence-get-deadline": packet(1, FENCE_GET_DEADLINE, 23, b""),
+    "fence-import": packet(3, FENCE_IMPORT, 24, name("gpu")),
+    # Invalid: a name without a NUL (-EINVAL).
+    "fence-import-bad-name": packet(3, FENCE_IMPORT, 25, b"x" * NAME_LEN),
     "fence-info": packet(1, FENCE_INFO, 8, struct.pack("<II", 0, 64)),
     "ping": packet(0, PING, 9, b""),
     "timeline-bind": packet(1, TIMELINE_BIND, 10, b""),

@@ -116,6 +116,26 @@ struct fl_timeline_ops {
 };
 
 /**
+ * fl_timeline_watch_fd() - signal @tl when @fd becomes readable
+ * @tl: the timeline (borrowed; the watch holds a handle until it fires)
+ * @fd: an fd that polls readable (POLLIN) when the driver's counter has
+ *	moved, e.g. an eventfd, a device fd or a kernel sync_file; on success
+ *	it belongs to the core, which closes it once the watch fires
+ *
+ * For drivers whose time is kept outside the process: the core's fd
+ * watcher (the watcher thread, or fencelined's loop) polls @fd and, once it
+ * is readable, hangs up or errs, calls fl_timeline_signal(@tl) and drops
+ * the watch. One-shot: to watch again, register a new fd (a dup()).
+ * Because the watch holds a handle, @tl lives (its points do not fail with
+ * -ENOENT) at least until then. A forked child does not inherit watches.
+ * Return: 0; -EINVAL (NULL @tl, negative @fd, or an fd that cannot be
+ * polled, such as a regular file); -ENOMEM; -EMFILE and other errors of
+ * epoll_create1(), eventfd() or epoll_ctl(). On failure @fd stays the
+ * caller's.
+ */
+FL_EXPORT int fl_timeline_watch_fd(struct fl_timeline *tl, int fd);
+
+/**
  * fl_timeline_create() - create a timeline driven by @ops
  * @ops: the driver's ops table (borrowed; must outlive the timeline)
  * @name: the timeline's name, truncated to 31 bytes; NULL gives the
