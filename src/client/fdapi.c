@@ -194,6 +194,26 @@ static int local_timeline(int fd, struct fl_timeline **ret)
 	return r;
 }
 
+/*
+ * A request about @fd that the daemon answers with a status, or with a
+ * value reply when @ret_value is not NULL.
+ */
+static int call_about_fd(uint32_t op, int fd, const void *body, size_t body_len,
+			 uint64_t *ret_value)
+{
+	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_value_reply)];
+	struct fl_msg_value_reply v;
+	int r = fl__client_call(op, 0, body, body_len, &fd, 1, 0, reply, sizeof(reply), NULL);
+
+	if (r >= 0)
+		r = fl__client_reply_status(reply);
+	if (r == 0 && ret_value) {
+		memcpy(&v, reply + sizeof(struct fl_msg_hdr), sizeof(v));
+		*ret_value = v.value;
+	}
+	return refine(fd, r);
+}
+
 FL_EXPORT int fl_timeline_fd_inc(int timeline_fd, uint64_t count)
 {
 	struct fl_msg_timeline_signal sig = { .count = count };
@@ -232,19 +252,14 @@ FL_EXPORT int fl_timeline_fd_inc(int timeline_fd, uint64_t count)
 		if (r != -ENOTTY)
 			return r == -EINVAL ? -ENOTTY : r;
 	}
-	r = fl__client_call(FL_OP_TIMELINE_INC, 0, &body, sizeof(body), &timeline_fd, 1, 0, reply,
-			    sizeof(reply), NULL);
-	if (r >= 0)
-		r = fl__client_reply_status(reply);
+	r = call_about_fd(FL_OP_TIMELINE_INC, timeline_fd, &body, sizeof(body), NULL);
 	if (r == 0)
 		tl_cache_add(key, UINT32_MAX);
-	return refine(timeline_fd, r);
+	return r;
 }
 
 FL_EXPORT int fl_timeline_fd_get_value(int timeline_fd, uint64_t *ret_value)
 {
-	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_value_reply)];
-	struct fl_msg_value_reply v;
 	struct fl_timeline *tl;
 	int r;
 
@@ -260,15 +275,7 @@ FL_EXPORT int fl_timeline_fd_get_value(int timeline_fd, uint64_t *ret_value)
 		return r == -EINVAL ? -ENOTTY : r;
 	if (!fd_key(timeline_fd))
 		return -ENOTTY; /* not a socket: no fenceline fd */
-	r = fl__client_call(FL_OP_TIMELINE_GET_VALUE, 0, NULL, 0, &timeline_fd, 1, 0, reply,
-			    sizeof(reply), NULL);
-	if (r >= 0)
-		r = fl__client_reply_status(reply);
-	if (r == 0) {
-		memcpy(&v, reply + sizeof(struct fl_msg_hdr), sizeof(v));
-		*ret_value = v.value;
-	}
-	return refine(timeline_fd, r);
+	return call_about_fd(FL_OP_TIMELINE_GET_VALUE, timeline_fd, NULL, 0, ret_value);
 }
 
 FL_EXPORT int fl_fence_fd_create(int timeline_fd, uint64_t value, const char *name, int *ret_fd)
@@ -509,7 +516,6 @@ FL_EXPORT int fl_fence_fd_import(int sync_file_fd, const char *name, int *ret_fd
 
 FL_EXPORT int fl_fence_fd_set_deadline(int fd, uint64_t deadline_ns)
 {
-	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_reply)];
 	struct fl_msg_fence_set_deadline body = { deadline_ns };
 	struct fl_fence *f;
 	int r;
@@ -525,17 +531,11 @@ FL_EXPORT int fl_fence_fd_set_deadline(int fd, uint64_t deadline_ns)
 		return r;
 	if (!fd_key(fd))
 		return -ENOTTY;
-	r = fl__client_call(FL_OP_FENCE_SET_DEADLINE, 0, &body, sizeof(body), &fd, 1, 0, reply,
-			    sizeof(reply), NULL);
-	if (r >= 0)
-		r = fl__client_reply_status(reply);
-	return refine(fd, r);
+	return call_about_fd(FL_OP_FENCE_SET_DEADLINE, fd, &body, sizeof(body), NULL);
 }
 
 FL_EXPORT int fl_fence_fd_get_deadline(int fd, uint64_t *ret_ns)
 {
-	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_value_reply)];
-	struct fl_msg_value_reply v;
 	struct fl_fence *f;
 	int r;
 
@@ -551,15 +551,7 @@ FL_EXPORT int fl_fence_fd_get_deadline(int fd, uint64_t *ret_ns)
 		return r;
 	if (!fd_key(fd))
 		return -ENOTTY;
-	r = fl__client_call(FL_OP_FENCE_GET_DEADLINE, 0, NULL, 0, &fd, 1, 0, reply, sizeof(reply),
-			    NULL);
-	if (r >= 0)
-		r = fl__client_reply_status(reply);
-	if (r == 0) {
-		memcpy(&v, reply + sizeof(struct fl_msg_hdr), sizeof(v));
-		*ret_ns = v.value;
-	}
-	return refine(fd, r);
+	return call_about_fd(FL_OP_FENCE_GET_DEADLINE, fd, NULL, 0, ret_ns);
 }
 
 FL_EXPORT int fl_daemon_connect(void)
