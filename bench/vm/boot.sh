@@ -4,7 +4,8 @@
 # kernel with the kernel-qemu anchor's script (cached), a build of this tree,
 # an initramfs with fencelined + memprobe (+ fl-bench), boots, prints results.
 # Knobs: ANCHOR, WORK, MEM (MiB, 4096), SMP (2), N (100000), PER (50000),
-#        BENCH (1: also fl-bench -s daemon), SMALL (1: also 10000 fences), TIMEOUT (2400)
+#        BENCH (1: also fl-bench -s daemon), SMALL (1: also 10000 fences), TIMEOUT (2400),
+#        KABI (1: the kernel uapi tests on the VM's real sw_sync, with and without the preload)
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SRC=$(cd "$HERE/../.." && pwd)
@@ -12,6 +13,7 @@ ANCHOR=${ANCHOR:-/work/shared/anchors/kernel-qemu}
 WORK=${WORK:-/tmp/fl-vm}
 REF_DIR=${REF_DIR:-$WORK/ref}
 MEM=${MEM:-4096} SMP=${SMP:-2} N=${N:-100000} PER=${PER:-50000} BENCH=${BENCH:-1} SMALL=${SMALL:-1}
+KABI=${KABI:-1}
 TIMEOUT=${TIMEOUT:-2400}
 BUILD=$WORK/build
 mkdir -p "$WORK"
@@ -27,8 +29,13 @@ KIMG=$REF_DIR/build/arch/x86/boot/bzImage
 
 [ -f "$BUILD/build.ninja" ] ||
 	meson setup "$BUILD" "$SRC" --buildtype=debugoptimized -Dtests=false -Dexamples=false >/dev/null
-ninja -C "$BUILD" -j2 src/daemon/fencelined bench/fl-bench src/libfenceline.a >/dev/null
+ninja -C "$BUILD" -j2 src/daemon/fencelined bench/fl-bench src/libfenceline.a \
+	src/kabi/libfenceline-kabi.so >/dev/null
 gcc -O2 -Wall -I"$SRC/include" -o "$WORK/memprobe" "$HERE/memprobe.c" "$BUILD/src/libfenceline.a" -lpthread
+# The uapi tests use plain ioctls and no fenceline header.
+for t in kabi-uapi-test kabi-mixed-test; do
+	gcc -O2 -Wall -D_GNU_SOURCE -pthread -o "$WORK/$t" "$SRC/tests/kabi/$t.c"
+done
 
 IRD=$WORK/initramfs
 rm -rf "$IRD"
@@ -36,9 +43,10 @@ mkdir -p "$IRD"/{bin,proc,sys,dev,tmp,lib64,lib/x86_64-linux-gnu}
 cp "$REF_DIR/busybox/bin/busybox" "$IRD/bin/busybox"
 cp "$HERE/fl-init.sh" "$IRD/init"
 chmod +x "$IRD/init"
-cp "$BUILD/src/daemon/fencelined" "$BUILD/bench/fl-bench" "$WORK/memprobe" "$IRD/"
-cp -L "$BUILD/src/libfenceline.so.0" "$IRD/lib/x86_64-linux-gnu/"
-for b in "$IRD/fencelined" "$IRD/fl-bench" "$IRD/memprobe"; do
+cp "$BUILD/src/daemon/fencelined" "$BUILD/bench/fl-bench" "$WORK/memprobe" "$WORK/kabi-uapi-test" \
+	"$WORK/kabi-mixed-test" "$IRD/"
+cp -L "$BUILD/src/libfenceline.so.0" "$BUILD/src/kabi/libfenceline-kabi.so" "$IRD/lib/x86_64-linux-gnu/"
+for b in "$IRD/fencelined" "$IRD/fl-bench" "$IRD/memprobe" "$IRD/kabi-uapi-test"; do
 	ldd "$b" | awk '/=> \//{print $3}' | grep -v libfenceline |
 		while read -r l; do cp -L "$l" "$IRD/lib/x86_64-linux-gnu/"; done
 done
@@ -52,7 +60,7 @@ t0=$(date +%s)
 set +e
 timeout "$TIMEOUT" qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp "$SMP" -m "$MEM" \
 	-nographic -no-reboot -net none -kernel "$KIMG" -initrd "$WORK/initramfs.cpio.gz" \
-	-append "console=ttyS0 quiet loglevel=1 panic=-1 fl.n=$N fl.per=$PER fl.bench=$BENCH fl.small=$SMALL" \
+	-append "console=ttyS0 quiet loglevel=1 panic=-1 fl.n=$N fl.per=$PER fl.bench=$BENCH fl.small=$SMALL fl.kabi=$KABI" \
 	> "$OUT/console.log" 2>&1 </dev/null
 echo "[fl-vm] qemu rc=$? after $(( $(date +%s) - t0 )) s" >&2
 set -e

@@ -8,13 +8,14 @@ mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
 mount -t tmpfs tmpfs /tmp
 mount -t tmpfs tmpfs /dev/shm 2>/dev/null || { mkdir -p /dev/shm; mount -t tmpfs tmpfs /dev/shm; }
-N=100000 PER=50000 BENCH=1 SMALL=1
+N=100000 PER=50000 BENCH=1 SMALL=1 KABI=1
 for w in $(cat /proc/cmdline); do
 	case "$w" in
 	fl.n=*) N=${w#fl.n=} ;;
 	fl.per=*) PER=${w#fl.per=} ;;
 	fl.bench=*) BENCH=${w#fl.bench=} ;;
 	fl.small=*) SMALL=${w#fl.small=} ;;
+	fl.kabi=*) KABI=${w#fl.kabi=} ;;
 	esac
 done
 sleep 1
@@ -28,6 +29,22 @@ if [ "$SMALL" = 1 ]; then
 	echo "# --- memprobe 10000 fences (linearity check)"
 	/memprobe 10000 5000 /fencelined 2>&1 | sed 's/^\([a-z]\)/small_\1/'
 	sleep 2
+fi
+if [ "$KABI" = 1 ]; then
+	# The same uapi test on the kernel's own sw_sync, then under the preload,
+	# then kernel sync_files merged with emulated ones.
+	mkdir -p /sys/kernel/debug
+	mount -t debugfs debugfs /sys/kernel/debug
+	KL=/lib/x86_64-linux-gnu/libfenceline-kabi.so
+	/kabi-uapi-test > /tmp/k.out 2>&1
+	echo "kabi_uapi_kernel_exit $? code"
+	sed 's/^/# kernel: /' /tmp/k.out
+	FENCELINE_DAEMON=/fencelined LD_PRELOAD=$KL /kabi-uapi-test > /tmp/p.out 2>&1
+	echo "kabi_uapi_preload_exit $? code"
+	sed 's/^/# preload: /' /tmp/p.out
+	FENCELINE_DAEMON=/fencelined LD_PRELOAD=$KL /kabi-mixed-test > /tmp/m.out 2>&1
+	echo "kabi_mixed_exit $? code"
+	sed 's/^/# mixed: /' /tmp/m.out
 fi
 echo "# --- memprobe $N fences, $PER per child"
 /memprobe "$N" "$PER" /fencelined 2>&1

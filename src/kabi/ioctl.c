@@ -4,13 +4,19 @@
  * argument checks and errnos (drivers/dma-buf/sync_file.c, sw_sync.c):
  * EFAULT for memory we cannot read or write, EINVAL for nonzero flags or
  * padding, ENOENT for a merge partner that is not a fence, ENOTTY for a
- * request the fd's kind does not know.
+ * request the fd's kind does not know. Merges follow today's kernel
+ * (FL_MERGE_MAINLINE) and names are the kernel's (sync_file_get_name()).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -24,20 +30,69 @@
 /*
  * copy_from_user()/copy_to_user(): the kernel answers EFAULT for a bad
  * pointer instead of crashing, and so must we. process_vm_readv() on
- * ourselves checks the range the same way.
+ * ourselves checks the range the same way. Where it is missing (kernels
+ * without CONFIG_CROSS_MEMORY_ATTACH) or forbidden (seccomp profiles of
+ * container runtimes), a pipe does the same: write() and read() fail with
+ * EFAULT on memory we may not read or write.
  */
+static atomic_bool no_process_vm;
+
+/* Through a pipe, in pieces that fit it: the caller's memory only ever meets the kernel. */
+static int copy_via_pipe(void *dst, const void *src, size_t len)
+{
+	int p[2], r = 0;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	for (size_t done = 0; done < len && r == 0; done += 4096) {
+		size_t n = FL_KABI_MIN(len - done, (size_t)4096);
+		ssize_t w = syscall(SYS_write, p[1], (const char *)src + done, n), rd = -1;
+
+		/*
+		 * Only the caller's side can fail: at once with EFAULT, or part
+		 * way with a short count.
+		 */
+		if (w == (ssize_t)n)
+			rd = syscall(SYS_read, p[0], (char *)dst + done, n);
+		if (w != (ssize_t)n || rd != (ssize_t)n)
+			r = -EFAULT;
+	}
+	close(p[0]);
+	close(p[1]);
+	return r;
+}
+
+static bool process_vm_missing(void)
+{
+	if (errno == ENOSYS || errno == EPERM)
+		atomic_store(&no_process_vm, true);
+	return atomic_load(&no_process_vm);
+}
+
 static int copy_in(void *dst, const void *src, size_t len)
 {
 	struct iovec local = { dst, len }, remote = { (void *)src, len };
 
-	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
+	if (!atomic_load_explicit(&no_process_vm, memory_order_relaxed)) {
+		if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)len)
+			return 0;
+		if (!process_vm_missing())
+			return -EFAULT;
+	}
+	return copy_via_pipe(dst, src, len);
 }
 
 static int copy_out(void *dst, const void *src, size_t len)
 {
 	struct iovec local = { (void *)src, len }, remote = { dst, len };
 
-	return process_vm_writev(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
+	if (!atomic_load_explicit(&no_process_vm, memory_order_relaxed)) {
+		if (process_vm_writev(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)len)
+			return 0;
+		if (!process_vm_missing())
+			return -EFAULT;
+	}
+	return copy_via_pipe(dst, src, len);
 }
 
 static void copy_name(char *dst, size_t size, const char *src)
@@ -56,14 +111,16 @@ static int sw_sync_create_fence(int tl, void *arg)
 	r = copy_in(&data, arg, sizeof(data));
 	if (r < 0)
 		return r;
-	data.name[sizeof(data.name) - 1] = '\0';
-	r = fl_fence_fd_create(tl, data.value, data.name, &fd);
+	/* The kernel ignores the name: sync_file_get_name() makes one up. */
+	r = fl_fence_fd_create(tl, data.value, NULL, &fd);
 	if (r < 0)
 		return r;
 	data.fence = fd;
 	r = copy_out(arg, &data, sizeof(data));
 	if (r < 0)
 		close(fd);
+	else
+		fl__kabi_mark_fence(fd);
 	return r;
 }
 
@@ -73,6 +130,27 @@ static int sw_sync_inc(int tl, void *arg)
 	int r = copy_in(&count, arg, sizeof(count));
 
 	return r < 0 ? r : fl_timeline_fd_inc(tl, count);
+}
+
+/*
+ * dma_fence_unwrap_merge(): completed fences left out, then a
+ * dma_fence_array. Either side may be a real kernel sync_file (from a GPU
+ * driver): the daemon imports it, watching it for us, and merges that.
+ */
+static int merge_importing(int fd, int fd2, const char *name, int *ret_fence)
+{
+	const unsigned int flags = FL_MERGE_WAIT_ALL | FL_MERGE_MAINLINE;
+	int r = fl_fence_fd_merge(fd, fd2, name, flags, ret_fence), imported;
+
+	if (r != -ENOENT && r != -ENOTTY)
+		return r;
+	/* ENOTTY: @fd is the kernel's (our caller checked @fd2 is ours). */
+	if (fl_fence_fd_import(r == -ENOTTY ? fd : fd2, NULL, &imported) < 0)
+		return r;
+	r = r == -ENOTTY ? fl_fence_fd_merge(imported, fd2, name, flags, ret_fence)
+			 : fl_fence_fd_merge(fd, imported, name, flags, ret_fence);
+	close(imported);
+	return r;
 }
 
 static int sync_merge(int fd, void *arg)
@@ -86,15 +164,47 @@ static int sync_merge(int fd, void *arg)
 	if (data.flags || data.pad)
 		return -EINVAL;
 	data.name[sizeof(data.name) - 1] = '\0';
-	/* As dma_fence_array: the merge completes when every fence has. */
-	r = fl_fence_fd_merge(fd, data.fd2, data.name, FL_MERGE_WAIT_ALL, &fence);
+	r = merge_importing(fd, data.fd2, data.name, &fence);
 	if (r < 0)
 		return r == -EBADF ? -ENOENT : r;
 	data.fence = fence;
 	r = copy_out(arg, &data, sizeof(data));
 	if (r < 0)
 		close(fence);
+	else
+		fl__kabi_mark_fence(fence);
 	return r;
+}
+
+/*
+ * sync_file_get_name(): the name given to the merge, else one made from the
+ * fence: "<driver>-<timeline><context>-<seqno>". sw_sync's fences have no
+ * name of their own; fenceline gives a nameless fence "<timeline>-<value>",
+ * which we recognise. A merge of several points is a dma_fence_array, on
+ * the "unbound" timeline at seqno 1 (its context we cannot reproduce: 0).
+ */
+static void kernel_name(char *dst, size_t size, const struct fl_fence_info *summary,
+			const struct fl_sync_pt_info *pt0)
+{
+	char fallback[FL_NAME_MAX + 24], made[2 * FL_NAME_MAX + 48];
+
+	if (summary->num_points == 1) {
+		snprintf(fallback, sizeof(fallback), "%s-%" PRIu64, pt0->timeline_name, pt0->value);
+		fallback[FL_NAME_MAX - 1] = '\0';
+		if (!summary->name[0] || (strcmp(pt0->driver_name, "sw_sync") == 0 &&
+					  strcmp(summary->name, fallback) == 0)) {
+			snprintf(made, sizeof(made), "%s-%s%" PRIu64 "-%" PRIu64, pt0->driver_name,
+				 pt0->timeline_name,
+				 strcmp(pt0->driver_name, "stub") ? pt0->timeline_id : 0,
+				 pt0->value);
+			copy_name(dst, size, made);
+			return;
+		}
+	} else if (!summary->name[0]) {
+		copy_name(dst, size, "dma_fence_array-unbound0-1");
+		return;
+	}
+	copy_name(dst, size, summary->name);
 }
 
 /*
@@ -102,7 +212,8 @@ static int sync_merge(int fd, void *arg)
  * then, with room for at least that many, the entries. The status of the
  * second call is the first entry's that is not signalled, else 1.
  */
-static int sync_file_info(int fd, void *arg, const struct fl_fence_info *summary)
+static int sync_file_info(int fd, void *arg, const struct fl_fence_info *summary,
+			  const struct fl_sync_pt_info *pt0)
 {
 	struct sync_file_info info;
 	struct fl_sync_pt_info *pts = NULL;
@@ -115,7 +226,7 @@ static int sync_file_info(int fd, void *arg, const struct fl_fence_info *summary
 		return r;
 	if (info.flags || info.pad)
 		return -EINVAL;
-	copy_name(info.name, sizeof(info.name), summary->name);
+	kernel_name(info.name, sizeof(info.name), summary, pt0);
 	info.status = summary->status;
 	if (info.num_fences) {
 		if (info.num_fences < n)
@@ -150,19 +261,66 @@ static int sync_file_info(int fd, void *arg, const struct fl_fence_info *summary
 	return copy_out(arg, &info, sizeof(info));
 }
 
+/* A hint, which the kernel accepts even where nobody records it. */
+static int sync_set_deadline(int fd, void *arg)
+{
+	struct fl_kabi_sync_set_deadline data;
+	int r = copy_in(&data, arg, sizeof(data));
+
+	if (r < 0)
+		return r;
+	if (data.pad)
+		return -EINVAL;
+	return fl_fence_fd_set_deadline(fd, data.deadline_ns);
+}
+
+/* Only a fence that is one sw_sync point has a deadline; anything else is EINVAL. */
+static int sw_sync_get_deadline(void *arg)
+{
+	struct fl_kabi_sw_sync_get_deadline data;
+	int r = copy_in(&data, arg, sizeof(data));
+
+	if (r < 0)
+		return r;
+	if (data.deadline_ns || data.pad)
+		return -EINVAL;
+	r = fl_fence_fd_get_deadline(data.fence_fd, &data.deadline_ns);
+	if (r == -ENOTTY || r == -EBADF)
+		r = -EINVAL;
+	return r < 0 ? r : copy_out(arg, &data, sizeof(data));
+}
+
+/* Is @fd a kernel sync_file and SYNC_IOC_MERGE's fd2 in @arg one of ours? */
+static bool kernel_merge_with_ours(int fd, void *arg)
+{
+	struct sync_merge_data data;
+	struct sync_file_info info;
+	struct fl_fence_info summary;
+
+	memset(&info, 0, sizeof(info));
+	return copy_in(&data, arg, sizeof(data)) == 0 &&
+	       fl_fence_fd_get_info(data.fd2, &summary, NULL, 0) >= 0 &&
+	       fl__kabi_real_ioctl(fd, SYNC_IOC_FILE_INFO, &info) == 0;
+}
+
 int fl__kabi_ioctl(int fd, unsigned long request, void *arg)
 {
 	struct fl_fence_info summary;
+	struct fl_sync_pt_info pt0;
 	uint64_t value;
 	int r;
 
-	if (fl_fence_fd_get_info(fd, &summary, NULL, 0) >= 0) {
+	if (fl_fence_fd_get_info(fd, &summary, &pt0, 1) >= 0) {
+		fl__kabi_mark_fence(fd);
 		switch (request) {
 		case SYNC_IOC_MERGE:
 			r = sync_merge(fd, arg);
 			break;
 		case SYNC_IOC_FILE_INFO:
-			r = sync_file_info(fd, arg, &summary);
+			r = sync_file_info(fd, arg, &summary, &pt0);
+			break;
+		case FL_KABI_SYNC_IOC_SET_DEADLINE:
+			r = sync_set_deadline(fd, arg);
 			break;
 		default:
 			r = -ENOTTY;
@@ -175,9 +333,15 @@ int fl__kabi_ioctl(int fd, unsigned long request, void *arg)
 		case FL_KABI_SW_SYNC_IOC_INC:
 			r = sw_sync_inc(fd, arg);
 			break;
+		case FL_KABI_SW_SYNC_GET_DEADLINE:
+			r = sw_sync_get_deadline(arg);
+			break;
 		default:
 			r = -ENOTTY;
 		}
+	} else if (request == SYNC_IOC_MERGE && kernel_merge_with_ours(fd, arg)) {
+		/* A kernel sync_file's merge with one of ours: the kernel would say ENOENT. */
+		r = sync_merge(fd, arg);
 	} else {
 		return FL_KABI_NOT_OURS;
 	}

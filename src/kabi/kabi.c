@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -26,6 +27,8 @@
 #include <linux/sync_file.h>
 
 #include <sw_sync.h>
+
+#include <fenceline/shared.h>
 
 #include "kabi.h"
 
@@ -69,6 +72,8 @@ typedef int (*openat_fn)(int, const char *, int, ...);
 typedef int (*open2_fn)(const char *, int);
 typedef int (*openat2_fn)(int, const char *, int);
 typedef int (*ioctl_fn)(int, unsigned long, ...);
+typedef ssize_t (*read_fn)(int, void *, size_t);
+typedef ssize_t (*write_fn)(int, const void *, size_t);
 
 /* The mode argument exists only with O_CREAT or O_TMPFILE. */
 static mode_t mode_of(int flags, va_list ap)
@@ -138,6 +143,12 @@ DEFINE_OPEN2(__open64_2)
 DEFINE_OPENAT2(__openat_2)
 DEFINE_OPENAT2(__openat64_2)
 
+int fl__kabi_real_ioctl(int fd, unsigned long request, void *arg)
+{
+	REAL(ioctl_fn, ioctl);
+	return real_ioctl(fd, request, arg);
+}
+
 KABI_EXPORT int ioctl(int fd, unsigned long request, ...)
 {
 	va_list ap;
@@ -155,4 +166,55 @@ KABI_EXPORT int ioctl(int fd, unsigned long request, ...)
 			return r;
 	}
 	return real_ioctl(fd, request, arg);
+}
+
+/*
+ * A sync_file cannot be read (EINVAL: no read op) or written (EBADF: it is
+ * opened read-only). Ours is a
+ * socket, where a read() would block or eat the status record and a
+ * write() would forge one. Checking every fd would cost every read() a
+ * syscall, so we check only fds we have seen as fences (made by our ioctls
+ * or passed to them): one bit each, set for good until a check finds the
+ * number reused for something else.
+ */
+#define MARKED_FDS 65536
+static atomic_ulong marked[MARKED_FDS / (8 * sizeof(unsigned long))];
+
+#define MARK_WORD(fd) (&marked[(unsigned int)(fd) / (8 * sizeof(unsigned long))])
+#define MARK_BIT(fd)  (1ul << ((unsigned int)(fd) % (8 * sizeof(unsigned long))))
+
+void fl__kabi_mark_fence(int fd)
+{
+	if (fd >= 0 && fd < MARKED_FDS)
+		atomic_fetch_or_explicit(MARK_WORD(fd), MARK_BIT(fd), memory_order_relaxed);
+}
+
+/* Whether @fd is a fence fd we have seen (then errno is @err). */
+static bool is_marked_fence(int fd, int err)
+{
+	struct fl_fence_info info;
+
+	if (fd < 0 || fd >= MARKED_FDS ||
+	    !(atomic_load_explicit(MARK_WORD(fd), memory_order_relaxed) & MARK_BIT(fd)))
+		return false;
+	if (fl_fence_fd_get_info(fd, &info, NULL, 0) < 0) {
+		atomic_fetch_and_explicit(MARK_WORD(fd), ~MARK_BIT(fd), memory_order_relaxed);
+		return false;
+	}
+	errno = err;
+	return true;
+}
+
+KABI_EXPORT ssize_t read(int fd, void *buf, size_t count)
+{
+	REAL(read_fn, read);
+	/* sync_file has no read op: EINVAL. */
+	return is_marked_fence(fd, EINVAL) ? -1 : real_read(fd, buf, count);
+}
+
+KABI_EXPORT ssize_t write(int fd, const void *buf, size_t count)
+{
+	REAL(write_fn, write);
+	/* A sync_file is opened read-only: EBADF. */
+	return is_marked_fence(fd, EBADF) ? -1 : real_write(fd, buf, count);
 }

@@ -5,6 +5,9 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/ioctl.h>
+
+#include <linux/sync_file.h>
 
 /* drivers/dma-buf/sw_sync.c keeps its uapi to itself; these are its values. */
 #define FL_KABI_SW_SYNC_MAGIC 'W'
@@ -19,11 +22,30 @@ struct fl_kabi_sw_sync_create_fence_data {
 	_IOWR(FL_KABI_SW_SYNC_MAGIC, 0, struct fl_kabi_sw_sync_create_fence_data)
 #define FL_KABI_SW_SYNC_IOC_INC _IOW(FL_KABI_SW_SYNC_MAGIC, 1, uint32_t)
 
+/* linux/sync_file.h has these since 6.3; Debian 12's headers are 6.1. */
+struct fl_kabi_sync_set_deadline {
+	uint64_t deadline_ns; /* CLOCK_MONOTONIC */
+	uint64_t pad; /* 0 */
+};
+
+#define FL_KABI_SYNC_IOC_SET_DEADLINE _IOW(SYNC_IOC_MAGIC, 5, struct fl_kabi_sync_set_deadline)
+
+struct fl_kabi_sw_sync_get_deadline {
+	uint64_t deadline_ns; /* in: 0; out: the earliest deadline */
+	uint32_t pad; /* 0 */
+	int32_t fence_fd;
+};
+
+#define FL_KABI_SW_SYNC_GET_DEADLINE \
+	_IOWR(FL_KABI_SW_SYNC_MAGIC, 2, struct fl_kabi_sw_sync_get_deadline)
+
 /*
  * fl__kabi_is_sw_sync_path() - whether @path names sw_sync: the debugfs
  * file (since 4.9) or the old misc device. NULL is not.
  */
 bool fl__kabi_is_sw_sync_path(const char *path);
+
+#define FL_KABI_MIN(a, b) ((a) < (b) ? (a) : (b))
 
 /* fl__kabi_ioctl()'s answer for an fd that is no fenceline fd: libc's turn. */
 #define FL_KABI_NOT_OURS (-2)
@@ -34,5 +56,15 @@ bool fl__kabi_is_sw_sync_path(const char *path);
  * fenceline fence or timeline fd, else FL_KABI_NOT_OURS (errno untouched).
  */
 int fl__kabi_ioctl(int fd, unsigned long request, void *arg);
+
+/* fl__kabi_real_ioctl() - libc's ioctl(), past our own */
+int fl__kabi_real_ioctl(int fd, unsigned long request, void *arg);
+
+/*
+ * fl__kabi_mark_fence() - remember that @fd is a fence fd: read() and
+ * write() on it then fail (EINVAL, EBADF) as on a sync_file, instead of
+ * reaching the socket underneath. Fds above a bound are not remembered.
+ */
+void fl__kabi_mark_fence(int fd);
 
 #endif /* FL_KABI_H */

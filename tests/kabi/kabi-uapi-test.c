@@ -15,10 +15,17 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <linux/sync_file.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 
 /* sw_sync's uapi lives in drivers/dma-buf/sw_sync.c, not in a header. */
 struct sw_sync_create_fence_data {
@@ -29,6 +36,20 @@ struct sw_sync_create_fence_data {
 #define SW_SYNC_IOC_MAGIC	 'W'
 #define SW_SYNC_IOC_CREATE_FENCE _IOWR(SW_SYNC_IOC_MAGIC, 0, struct sw_sync_create_fence_data)
 #define SW_SYNC_IOC_INC		 _IOW(SW_SYNC_IOC_MAGIC, 1, uint32_t)
+
+struct sw_sync_get_deadline {
+	uint64_t deadline_ns;
+	uint32_t pad;
+	int32_t fence_fd;
+};
+#define SW_SYNC_GET_DEADLINE _IOWR(SW_SYNC_IOC_MAGIC, 2, struct sw_sync_get_deadline)
+
+/* linux/sync_file.h has it since 6.3. */
+struct set_deadline {
+	uint64_t deadline_ns;
+	uint64_t pad;
+};
+#define SET_DEADLINE _IOW(SYNC_IOC_MAGIC, 5, struct set_deadline)
 
 static int failed;
 /* No daemon socket when we started: the test above can tell if we made one. */
@@ -90,6 +111,47 @@ static int file_info(int fd, struct sync_fence_info *fi, uint32_t max, uint32_t 
 	if (ioctl(fd, SYNC_IOC_FILE_INFO, &info) < 0)
 		return -1000 - errno;
 	return info.status;
+}
+
+static int merge(int a, int b, const char *name)
+{
+	struct sync_merge_data m;
+
+	memset(&m, 0, sizeof(m));
+	snprintf(m.name, sizeof(m.name), "%s", name);
+	m.fd2 = b;
+	return ioctl(a, SYNC_IOC_MERGE, &m) < 0 ? -1 : m.fence;
+}
+
+/* FILE_INFO's name, from the count-only call. */
+static int file_name(int fd, char *name)
+{
+	struct sync_file_info info;
+
+	memset(&info, 0, sizeof(info));
+	if (ioctl(fd, SYNC_IOC_FILE_INFO, &info) < 0)
+		return -1;
+	memcpy(name, info.name, sizeof(info.name));
+	return 0;
+}
+
+static int get_deadline(int tl, int fence, uint64_t *ns)
+{
+	struct sw_sync_get_deadline g;
+
+	memset(&g, 0, sizeof(g));
+	g.fence_fd = fence;
+	if (ioctl(tl, SW_SYNC_GET_DEADLINE, &g) < 0)
+		return -errno;
+	*ns = g.deadline_ns;
+	return 0;
+}
+
+static int set_deadline(int fence, uint64_t ns)
+{
+	struct set_deadline d = { ns, 0 };
+
+	return ioctl(fence, SET_DEADLINE, &d) < 0 ? -errno : 0;
 }
 
 /*
@@ -226,6 +288,13 @@ static void test_wrong_requests_and_other_fds(void)
 	m.fd2 = f;
 	CHECK(ioctl(tl, SYNC_IOC_MERGE, &m) < 0 && errno == ENOTTY);
 	CHECK(ioctl(tl, _IO(SW_SYNC_IOC_MAGIC, 9)) < 0 && errno == ENOTTY);
+	/*
+	 * The legacy SYNC_IOC_WAIT, merge and FENCE_INFO (numbers 0 to 2):
+	 * ENOTTY on mainline, which libsync's fallbacks key on.
+	 */
+	CHECK(ioctl(f, _IOW(SYNC_IOC_MAGIC, 0, int32_t), &(int32_t){ 0 }) < 0 && errno == ENOTTY);
+	CHECK(ioctl(f, _IOWR(SYNC_IOC_MAGIC, 1, char[40]), &m) < 0 && errno == ENOTTY);
+	CHECK(ioctl(f, _IOWR(SYNC_IOC_MAGIC, 2, char[40]), &m) < 0 && errno == ENOTTY);
 	CHECK(ioctl(tl, SW_SYNC_IOC_INC, (void *)16) < 0 && errno == EFAULT);
 	/* Every other fd and request goes to the kernel untouched. */
 	CHECK(pipe(pipefd) == 0);
@@ -256,6 +325,187 @@ static void test_closing_the_timeline_fails_pending_fences(void)
 	CHECK(ready(f));
 	CHECK(file_info(f, fi, 1, &n) == -ENOENT && n == 1);
 	close(f);
+}
+
+/*
+ * sync_file_get_name(): a sw_sync fence is "sw_sync-<comm><context>-<seqno>"
+ * whatever CREATE_FENCE was told; a merge keeps the name it was given. Two
+ * fences made for one pending value are one fence: same name, same stamp.
+ */
+static void test_names_are_the_kernels(void)
+{
+	char comm[32] = "", name[32], name2[32], want[64];
+	struct sync_fence_info fi[1], fi2[1];
+	int tl = open_timeline(), a, b, m;
+	FILE *f = fopen("/proc/self/comm", "r");
+	uint32_t n;
+
+	CHECK(f && fgets(comm, sizeof(comm), f));
+	fclose(f);
+	comm[strcspn(comm, "\n")] = '\0';
+	CHECK(tl >= 0);
+	a = create_fence(tl, 7, "ignored");
+	b = create_fence(tl, 7, "other");
+	CHECK(a >= 0 && b >= 0);
+	CHECK(file_name(a, name) == 0 && file_name(b, name2) == 0);
+	snprintf(want, sizeof(want), "sw_sync-%s", comm);
+	CHECK(strncmp(name, want, strlen(want)) == 0);
+	CHECK(strcmp(name + strlen(name) - 2, "-7") == 0);
+	CHECK(strcmp(name, name2) == 0);
+	m = merge(a, a, "kept name");
+	CHECK(m >= 0 && file_name(m, name2) == 0 && strcmp(name2, "kept name") == 0);
+	CHECK(inc(tl, 7) == 0);
+	CHECK(file_info(a, fi, 1, &n) == 1 && file_info(b, fi2, 1, &n) == 1);
+	CHECK(fi[0].timestamp_ns && fi[0].timestamp_ns == fi2[0].timestamp_ns);
+	close(m);
+	close(a);
+	close(b);
+	close(tl);
+}
+
+/*
+ * dma_fence_unwrap_merge(): completed fences are left out (their errors
+ * too), and a merge of nothing pending is the signalled "stub" fence,
+ * stamped with the latest timestamp of what was left out.
+ */
+static void test_merge_leaves_out_completed_fences(void)
+{
+	struct sync_fence_info fi[4], done[2];
+	int tl1 = open_timeline(), tl2 = open_timeline(), tl3 = open_timeline();
+	int p1, p2, s, m2, m3, d1, d2, stub, gone, me;
+	uint32_t n = 0;
+
+	CHECK(tl1 >= 0 && tl2 >= 0 && tl3 >= 0);
+	p1 = create_fence(tl1, 10, "");
+	p2 = create_fence(tl2, 10, "");
+	s = create_fence(tl3, 0, ""); /* born signalled */
+	m2 = merge(p1, p2, "two");
+	m3 = merge(m2, s, "three");
+	CHECK(m2 >= 0 && m3 >= 0);
+	CHECK(file_info(m3, fi, 4, &n) == 0 && n == 2);
+
+	d1 = create_fence(tl1, 1, "");
+	d2 = create_fence(tl2, 1, "");
+	CHECK(inc(tl1, 1) == 0 && inc(tl2, 1) == 0);
+	CHECK(file_info(d1, done, 1, &n) == 1 && file_info(d2, done + 1, 1, &n) == 1);
+	stub = merge(d1, d2, "stub");
+	CHECK(stub >= 0 && ready(stub));
+	CHECK(file_info(stub, fi, 4, &n) == 1 && n == 1);
+	CHECK(strcmp(fi[0].driver_name, "stub") == 0 && strcmp(fi[0].obj_name, "stub") == 0);
+	CHECK(fi[0].timestamp_ns == (done[0].timestamp_ns > done[1].timestamp_ns
+					     ? done[0].timestamp_ns
+					     : done[1].timestamp_ns));
+
+	/* An error is lost in a merge with a pending fence. */
+	gone = create_fence(tl3, 5, "");
+	close(tl3);
+	for (int i = 0; i < 200 && !ready(gone); i++)
+		usleep(5000);
+	CHECK(file_info(gone, fi, 1, &n) == -ENOENT);
+	me = merge(gone, p1, "lost");
+	CHECK(me >= 0 && file_info(me, fi, 4, &n) == 0 && n == 1);
+	CHECK(inc(tl1, 9) == 0 && file_info(me, fi, 4, &n) == 1);
+	close(me);
+	close(gone);
+	close(stub);
+	close(d1);
+	close(d2);
+	close(m3);
+	close(m2);
+	close(s);
+	close(p1);
+	close(p2);
+	close(tl1);
+	close(tl2);
+}
+
+/*
+ * Deadlines: SET_DEADLINE on any fence (pad must be 0), GET_DEADLINE on a
+ * timeline for a one-point sw_sync fence: the earliest set, ENOENT before
+ * any, EINVAL for a merge of two or for input that is not zeroed. Copies
+ * of one fence in two processes share it.
+ */
+static void test_deadlines(void)
+{
+	struct set_deadline bad = { 1, 1 };
+	struct sw_sync_get_deadline g;
+	int tl1 = open_timeline(), tl2 = open_timeline(), a, b, m, status;
+	uint64_t ns = 0;
+	pid_t pid;
+
+	CHECK(tl1 >= 0 && tl2 >= 0);
+	a = create_fence(tl1, 1, "");
+	b = create_fence(tl2, 1, "");
+	CHECK(a >= 0 && b >= 0);
+	CHECK(get_deadline(tl1, a, &ns) == -ENOENT);
+	CHECK(ioctl(a, SET_DEADLINE, &bad) < 0 && errno == EINVAL);
+	CHECK(set_deadline(a, 2000) == 0 && set_deadline(a, 3000) == 0);
+	/* Any sw_sync timeline answers for any sw_sync fence. */
+	CHECK(get_deadline(tl2, a, &ns) == 0 && ns == 2000);
+	pid = fork();
+	if (pid == 0)
+		_exit(set_deadline(a, 1000) == 0 ? 0 : 1);
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	      WEXITSTATUS(status) == 0);
+	CHECK(get_deadline(tl1, a, &ns) == 0 && ns == 1000);
+
+	m = merge(a, b, "both");
+	CHECK(m >= 0);
+	CHECK(set_deadline(m, 500) == 0);
+	CHECK(get_deadline(tl1, m, &ns) == -EINVAL);
+	CHECK(get_deadline(tl1, b, &ns) == 0 && ns == 500);
+	memset(&g, 0, sizeof(g));
+	g.fence_fd = a;
+	g.deadline_ns = 1;
+	CHECK(ioctl(tl1, SW_SYNC_GET_DEADLINE, &g) < 0 && errno == EINVAL);
+	CHECK(get_deadline(tl1, tl2, &ns) == -EINVAL);
+	CHECK(ioctl(tl1, SW_SYNC_GET_DEADLINE, (void *)16) < 0 && errno == EFAULT);
+	CHECK(ioctl(a, SET_DEADLINE, (void *)16) < 0 && errno == EFAULT);
+	CHECK(ioctl(tl1, SW_SYNC_IOC_CREATE_FENCE, (void *)16) < 0 && errno == EFAULT);
+	CHECK(get_deadline(tl1, -1, &ns) == -EINVAL);
+	/* A signalled fence takes no deadline, without an error. */
+	CHECK(inc(tl2, 1) == 0);
+	close(b);
+	b = create_fence(tl2, 1, "");
+	CHECK(ready(b));
+	CHECK(set_deadline(b, 1) == 0);
+	CHECK(get_deadline(tl1, b, &ns) == -ENOENT);
+	close(m);
+	close(a);
+	close(b);
+	close(tl1);
+	close(tl2);
+}
+
+/* A sync_file cannot be read or written: an error, not a hang or a forged status. */
+static void test_read_and_write_on_a_fence_fail(void)
+{
+	int tl = open_timeline(), f;
+	char c = 0;
+
+	CHECK(tl >= 0);
+	f = create_fence(tl, 1, "");
+	CHECK(f >= 0);
+	CHECK(read(f, &c, 1) < 0 && errno == EINVAL);
+	/* Opened read-only by the kernel. */
+	CHECK(write(f, &c, 1) < 0 && errno == EBADF);
+	CHECK(!ready(f));
+	CHECK(inc(tl, 1) == 0 && ready(f));
+	CHECK(read(f, &c, 1) < 0 && errno == EINVAL);
+	close(f);
+	close(tl);
+}
+
+/* Test suites look before they open (the kernel's selftests stat() the path). */
+static void test_stat_and_access_show_the_debugfs_file(void)
+{
+	struct stat st;
+
+	CHECK(stat("/sys/kernel/debug/sync/sw_sync", &st) == 0);
+	CHECK(S_ISREG(st.st_mode) && (st.st_mode & 0777) == 0644);
+	CHECK(access("/sys/kernel/debug/sync/sw_sync", R_OK) == 0);
+	CHECK(access("/sys/kernel/debug/sync/sw_sync", X_OK) < 0 && errno == EACCES);
+	CHECK(stat("/nonexistent/sw_sync", &st) < 0 && errno == ENOENT);
 }
 
 /* Wait up to 5 s for @fd to become ready. */
@@ -398,7 +648,32 @@ static void test_threads_create_and_signal_at_once(void)
 	}
 }
 
-int main(void)
+/*
+ * As a container runtime's seccomp profile may: process_vm_readv() and
+ * process_vm_writev() fail with EPERM. The emulation must still tell good
+ * pointers from bad ones.
+ */
+static int forbid_process_vm(void)
+{
+	struct sock_filter code[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_readv, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_writev, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+	};
+	struct sock_fprog prog = { sizeof(code) / sizeof(code[0]), code };
+
+	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+			       prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0
+		       ? 0
+		       : -1;
+}
+
+int main(int argc, char **argv)
 {
 	struct {
 		const char *name;
@@ -417,11 +692,29 @@ int main(void)
 		{ "fence_passed_with_scm_rights_waits_and_answers_elsewhere",
 		  test_fence_passed_with_scm_rights_waits_and_answers_elsewhere },
 		{ "threads_create_and_signal_at_once", test_threads_create_and_signal_at_once },
+		{ "names_are_the_kernels", test_names_are_the_kernels },
+		{ "merge_leaves_out_completed_fences", test_merge_leaves_out_completed_fences },
+		{ "deadlines", test_deadlines },
+		{ "read_and_write_on_a_fence_fail", test_read_and_write_on_a_fence_fail },
+		{ "stat_and_access_show_the_debugfs_file",
+		  test_stat_and_access_show_the_debugfs_file },
 	};
 	const char *sock = getenv("FENCELINE_SOCKET");
 	int nfailed = 0;
 
 	daemon_was_absent = sock && access(sock, F_OK) < 0;
+	if (argc > 1 && strcmp(argv[1], "--no-process-vm") == 0) {
+		if (forbid_process_vm() < 0) {
+			perror("seccomp");
+			return 1;
+		}
+		/* The daemon this test starts inherits the filter, and does not care. */
+		if (syscall(SYS_process_vm_readv, getpid(), NULL, 0, NULL, 0, 0) >= 0 ||
+		    errno != EPERM) {
+			fprintf(stderr, "the seccomp filter did not take\n");
+			return 1;
+		}
+	}
 	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
 		failed = 0;
 		tests[i].fn();
