@@ -44,7 +44,7 @@ cp "$REF_DIR/busybox/bin/busybox" "$IRD/bin/busybox"
 cp "$HERE/fl-init.sh" "$IRD/init"
 chmod +x "$IRD/init"
 cp "$BUILD/src/daemon/fencelined" "$BUILD/bench/fl-bench" "$WORK/memprobe" "$WORK/kabi-uapi-test" \
-	"$WORK/kabi-mixed-test" "$IRD/"
+	"$WORK/kabi-mixed-test" "$BUILD/src/kabi/fenceline-run" "$IRD/"
 cp -L "$BUILD/src/libfenceline.so.0" "$BUILD/src/kabi/libfenceline-kabi.so" "$IRD/lib/x86_64-linux-gnu/"
 for b in "$IRD/fencelined" "$IRD/fl-bench" "$IRD/memprobe" "$IRD/kabi-uapi-test"; do
 	ldd "$b" | awk '/=> \//{print $3}' | grep -v libfenceline |

@@ -45,6 +45,10 @@ if [ "$KABI" = 1 ]; then
 	FENCELINE_DAEMON=/fencelined LD_PRELOAD=$KL /kabi-mixed-test > /tmp/m.out 2>&1
 	echo "kabi_mixed_exit $? code"
 	sed 's/^/# mixed: /' /tmp/m.out
+	# Where the kernel has sw_sync, --passthrough steps aside: no preload.
+	echo "kabi_run_passthrough_preload [$(FENCELINE_KABI=$KL sh /fenceline-run --passthrough \
+		sh -c 'echo "$LD_PRELOAD"')] str"
+	echo "kabi_run_preload [$(FENCELINE_KABI=$KL sh /fenceline-run sh -c 'echo "$LD_PRELOAD"')] str"
 fi
 echo "# --- memprobe $N fences, $PER per child"
 /memprobe "$N" "$PER" /fencelined 2>&1
