@@ -199,6 +199,8 @@ static const struct fl_timeline_ops good_ops = { .driver_name = "good", .has_sig
 	  fl_fence_fd_get_info(fx->timeline_fd, &fx->info, NULL, 0))                              \
 	X(fence_fd_get_info_null_points, -EINVAL,                                                 \
 	  fl_fence_fd_get_info(fx->fence_fd, &fx->info, NULL, 4))                                 \
+	X(timeline_fd_close_minus_1, -EBADF, fl_timeline_fd_close(-1))                            \
+	X(timeline_fd_close_closed, -EBADF, fl_timeline_fd_close(fx->closed_fd))                  \
 	X(fence_fd_import_minus_1, -EBADF, fl_fence_fd_import(-1, "x", &fx->out_fd))              \
 	X(fence_fd_import_file, -EINVAL, fl_fence_fd_import(fx->file_fd, "x", &fx->out_fd))       \
 	X(fence_fd_import_fence_fd, -EINVAL, fl_fence_fd_import(fx->fence_fd, "x", &fx->out_fd))  \

@@ -1530,3 +1530,25 @@ FL_TEST(deadline_set_in_one_process_is_read_in_another)
 	close(tl);
 	close(other);
 }
+
+/*
+ * Closing the last copy of a sw_sync fd fails its pending fences before
+ * close() returns (IGT checks it); fl_timeline_fd_close() does the same,
+ * and with another copy open, the timeline lives.
+ */
+FL_TEST(timeline_fd_close_fails_pending_fences_before_it_returns)
+{
+	for (int i = 0; i < 50; i++) {
+		int tl = new_timeline("closing"), f = new_fence(tl, 1, "pending");
+		int copy = dup(tl);
+
+		fl_assert_int_ge(copy, 0);
+		fl_assert_int_eq(fl_timeline_fd_close(copy), 0);
+		fl_assert(!polls_ready(f));
+		fl_assert_int_eq(fl_timeline_fd_close(tl), 0);
+		fl_assert(polls_ready(f));
+		fl_assert_int_eq(fl_fence_fd_get_status(f), -ENOENT);
+		close(f);
+	}
+	fl_assert_int_eq(fl_timeline_fd_close(-1), -EBADF);
+}

@@ -104,6 +104,19 @@ FL_EXPORT int fl_timeline_fd_inc(int timeline_fd, uint64_t count);
 FL_EXPORT int fl_timeline_fd_get_value(int timeline_fd, uint64_t *ret_value);
 
 /**
+ * fl_timeline_fd_close() - close a timeline fd as the kernel closes sw_sync's
+ * @fd: a timeline fd (consumed, whatever the result)
+ *
+ * Like close(), and if this was the last copy of the fd anywhere, returns
+ * only once the timeline has died in the daemon: every fence still pending
+ * on it has failed with -ENOENT and its fd polls ready. A plain close() gets
+ * there a moment later. Costs one round trip to the daemon for a socket.
+ * In in-process mode it is a plain close().
+ * Return: 0, or close()'s error: -EBADF, -EINTR, -EIO.
+ */
+FL_EXPORT int fl_timeline_fd_close(int fd);
+
+/**
  * fl_fence_fd_create() - create a fence that signals when the timeline
  * reaches @value
  * @timeline_fd: a timeline fd (borrowed)

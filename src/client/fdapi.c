@@ -278,6 +278,25 @@ FL_EXPORT int fl_timeline_fd_get_value(int timeline_fd, uint64_t *ret_value)
 	return call_about_fd(FL_OP_TIMELINE_GET_VALUE, timeline_fd, NULL, 0, ret_value);
 }
 
+FL_EXPORT int fl_timeline_fd_close(int fd)
+{
+	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_reply)];
+	bool maybe_ours = fd_key(fd) != 0;
+
+	fl_return_if(fd < 0, -EBADF);
+	if (close(fd) < 0)
+		return -errno;
+	/*
+	 * Closing the last copy hung the daemon's end up in the kernel, just
+	 * now: a PING it answers only after handling such hang-ups returns
+	 * once the timeline has died. A daemon that is gone failed them all.
+	 */
+	if (maybe_ours && fl_mode_get() == FL_MODE_DAEMON)
+		(void)fl__client_call(FL_OP_PING, FL_MSG_F_AFTER_CLOSES, NULL, 0, NULL, 0, 0, reply,
+				      sizeof(reply), NULL);
+	return 0;
+}
+
 FL_EXPORT int fl_fence_fd_create(int timeline_fd, uint64_t value, const char *name, int *ret_fd)
 {
 	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_bind_reply)];

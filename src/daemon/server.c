@@ -34,6 +34,18 @@
 #include "server.h"
 #include "util.h"
 
+/*
+ * PINGs with FL_MSG_F_AFTER_CLOSES, answered after the loop has run the fd
+ * watcher (a client the watcher's releases name may not be freed before
+ * the loop is done with its events). Each holds a reference on its client.
+ */
+struct deferred_ping {
+	struct client *c;
+	struct fl_msg_hdr hdr;
+	struct deferred_ping *next;
+};
+static struct deferred_ping *deferred_pings;
+
 /* Requests handled from one client before the loop looks at the others. */
 #define BATCH 64
 
@@ -707,7 +719,7 @@ static bool op_fence_create(struct client *c, const struct fl_proto_request *q, 
 	int r = timeline_of(fds[0], &tl);
 
 	if (r == 0) {
-		shared_sync_tl(tl);
+		/* Made before we catch up with the counter, as in op_fence_new(). */
 		r = fl_sw_sync_fence_create(tl, q->u.fence_create.value, q->u.fence_create.name,
 					    &f);
 		if (r == 0) {
@@ -927,10 +939,14 @@ static bool op_fence_new(struct client *c, const struct fl_proto_request *q)
 		tl = NULL;
 	if (r == 0 && (unsigned int)atomic_load(&c->fences) >= cfg.max_fences)
 		r = -EMFILE;
-	if (r == 0) {
-		shared_sync_tl(tl); /* a fence for a value reached is born signalled */
+	/*
+	 * Made before we catch up with the owner's counter (shared_must()
+	 * does, below): the owner may have signalled past this value after
+	 * sending this request, and then the fence signals with the others,
+	 * one timestamp for all, as a kernel fence made before the INC would.
+	 */
+	if (r == 0)
 		r = fl_sw_sync_fence_create(tl, b->value, b->name, &f);
-	}
 	if (r == 0) {
 		atomic_fetch_add(&c->refs, 1);
 		atomic_fetch_add(&c->fences, 1);
@@ -1096,6 +1112,41 @@ static bool op_fence_get_deadline(struct client *c, const struct fl_proto_reques
 	return reply_send(c, &q->hdr, &rep, sizeof(rep), -1);
 }
 
+static bool op_ping(struct client *c, const struct fl_proto_request *q)
+{
+	struct deferred_ping *d;
+
+	if (!(q->hdr.flags & FL_MSG_F_AFTER_CLOSES))
+		return reply_status(c, &q->hdr, 0);
+	d = malloc(sizeof(*d));
+	if (!d)
+		return reply_status(c, &q->hdr, -ENOMEM);
+	atomic_fetch_add(&c->refs, 1);
+	*d = (struct deferred_ping){ c, q->hdr, deferred_pings };
+	deferred_pings = d;
+	return true;
+}
+
+/*
+ * The fds the deferred PINGs' senders closed before sending them hung up
+ * in the kernel then, so the watcher has them now: handle them, then answer.
+ */
+static void answer_deferred_pings(void)
+{
+	if (!deferred_pings)
+		return;
+	fl__watcher_dispatch();
+	while (deferred_pings) {
+		struct deferred_ping *d = deferred_pings;
+
+		deferred_pings = d->next;
+		if (d->c->fd >= 0)
+			reply_status(d->c, &d->hdr, 0);
+		client_unref(d->c);
+		free(d);
+	}
+}
+
 /*
  * A fence fd we do not know may be one whose FENCE_CREATE another client
  * sent (one-way) before passing the fd on, still unread in that client's
@@ -1160,7 +1211,7 @@ static bool dispatch(struct client *c, const struct fl_proto_request *q, int *fd
 	case FL_OP_FENCE_IMPORT:
 		return op_fence_import(c, q, fds);
 	default: /* FL_OP_PING */
-		return reply_status(c, &q->hdr, 0);
+		return op_ping(c, q);
 	}
 }
 
@@ -1533,6 +1584,7 @@ int fld_serve(int lfd, const struct server_config *config)
 		/* After the events at hand: a release can free a client they name. */
 		if (watch)
 			fl__watcher_dispatch();
+		answer_deferred_pings();
 		bury_zombies();
 		trim_if_due();
 		if (nclients || fl__sink_count()) {
@@ -1545,6 +1597,7 @@ int fld_serve(int lfd, const struct server_config *config)
 		}
 	}
 out:
+	answer_deferred_pings();
 	while (clients)
 		disconnect(clients, NULL);
 	bury_zombies();

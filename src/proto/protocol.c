@@ -143,6 +143,7 @@ int fl__proto_decode_request(const void *buf, size_t len, unsigned int nfds, int
 		return -EPROTO;
 	allowed_flags = ret->hdr.op == FL_OP_FENCE_CREATE ? FL_MSG_F_REPLY
 			: ret->hdr.op == FL_OP_FENCE_NEW  ? FL_MSG_F_REPLY | FL_MSG_F_KEPT
+			: ret->hdr.op == FL_OP_PING	  ? FL_MSG_F_AFTER_CLOSES
 							  : 0;
 	if (ret->hdr.flags & ~allowed_flags)
 		return -EINVAL;

@@ -64,6 +64,12 @@ enum fl_msg_flags {
 	 * the value needs no TIMELINE_SYNC (struct fl_proto_shared_timeline).
 	 */
 	FL_MSG_F_KEPT = 1u << 1,
+	/*
+	 * PING: answer only once every fenceline fd closed before the request
+	 * was sent has been handled (a last timeline fd closed: its pending
+	 * fences have failed), as closing a kernel sw_sync fd does at once.
+	 */
+	FL_MSG_F_AFTER_CLOSES = 1u << 2,
 };
 
 struct fl_msg_hdr {

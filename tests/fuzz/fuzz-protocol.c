@@ -137,8 +137,8 @@ static int violations(const uint8_t *pkt, size_t len, unsigned int nfds, bool tr
 		return bad | E_OPNOTSUPP;
 	if (hlen != spec[i].size)
 		bad |= E_PROTO;
-	/* REPLY (1) on FENCE_CREATE and FENCE_NEW; KEPT (2) on FENCE_NEW. */
-	if (flags & ~(op == 5 ? 1u : op == 11 ? 3u : 0u))
+	/* REPLY (1) on FENCE_CREATE and FENCE_NEW; KEPT (2) on FENCE_NEW; AFTER_CLOSES (4) on PING. */
+	if (flags & ~(op == 5 ? 1u : op == 11 ? 3u : op == 8 ? 4u : 0u))
 		bad |= E_INVAL;
 	if (nfds != spec[i].nfds)
 		bad |= E_INVAL;
@@ -331,7 +331,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		      ((q.hdr.op == FL_OP_FENCE_CREATE || q.hdr.op == FL_OP_FENCE_NEW) &&
 		       q.hdr.flags == FL_MSG_F_REPLY) ||
 		      (q.hdr.op == FL_OP_FENCE_NEW &&
-		       (q.hdr.flags & ~(FL_MSG_F_REPLY | FL_MSG_F_KEPT)) == 0));
+		       (q.hdr.flags & ~(FL_MSG_F_REPLY | FL_MSG_F_KEPT)) == 0) ||
+		      (q.hdr.op == FL_OP_PING && q.hdr.flags == FL_MSG_F_AFTER_CLOSES));
 		check_body(&q, pkt + HDR);
 	} else {
 		CHECK(err_bit(r) != 0);

@@ -25,6 +25,7 @@ TIMELINE_BIND, POOL_FILL, FENCE_NEW, TIMELINE_SIGNAL = 9, 10, 11, 12
 TIMELINE_SYNC, FENCE_SET_DEADLINE, FENCE_GET_DEADLINE, FENCE_IMPORT = 13, 14, 15, 16
 F_REPLY = 1
 F_KEPT = 2
+F_AFTER_CLOSES = 4
 SW_SYNC_32BIT = 1
 MERGE_WAIT_ALL = 1
 MERGE_MAINLINE = 2
@@ -66,6 +67,10 @@ SEEDS = {
     "fence-import-bad-name": packet(3, FENCE_IMPORT, 25, b"x" * NAME_LEN),
     "fence-info": packet(1, FENCE_INFO, 8, struct.pack("<II", 0, 64)),
     "ping": packet(0, PING, 9, b""),
+    "ping-after-closes": packet(0, PING, 26, b"", flags=F_AFTER_CLOSES),
+    # Invalid: AFTER_CLOSES is for PING only (-EINVAL).
+    "timeline-inc-bad-after-closes": packet(1, TIMELINE_INC, 27, struct.pack("<Q", 1),
+                                            flags=F_AFTER_CLOSES),
     "timeline-bind": packet(1, TIMELINE_BIND, 10, b""),
     "pool-fill": packet(0, POOL_FILL, 11, struct.pack("<II", 32, 0)),
     "pool-fill-signal-ends": packet(0, POOL_FILL, 15,
