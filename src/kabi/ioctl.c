@@ -103,6 +103,40 @@ static void copy_name(char *dst, size_t size, const char *src)
 	memset(dst + len, 0, size - len);
 }
 
+/*
+ * The requests are tried on @fd directly: fenceline's fd API answers
+ * -ENOTTY (or -EBADF) for an fd that is not one of its own of the right
+ * kind, and then the kernel answers, as it would without us. On one of our
+ * sockets the kernel's answer to a sync request is ENOTTY, which is also
+ * the sync_file's and sw_sync's answer to a request of the other kind. So
+ * no request pays for asking the daemon what an fd is, except on error
+ * paths where the kernel's order of checks needs it.
+ */
+static bool not_ours(int r)
+{
+	return r == -ENOTTY || r == -EBADF;
+}
+
+static bool is_our_timeline(int fd)
+{
+	uint64_t value;
+
+	return fl_timeline_fd_get_value(fd, &value) == 0;
+}
+
+static bool is_our_fence(int fd)
+{
+	struct fl_fence_info info;
+
+	return fl_fence_fd_get_info(fd, &info, NULL, 0) >= 0;
+}
+
+/* An error the kernel finds only after it has dispatched on @fd's kind. */
+static int error_if_ours(int r, bool ours)
+{
+	return ours ? r : FL_KABI_NOT_OURS;
+}
+
 static int sw_sync_create_fence(int tl, void *arg)
 {
 	struct fl_kabi_sw_sync_create_fence_data data;
@@ -110,11 +144,11 @@ static int sw_sync_create_fence(int tl, void *arg)
 
 	r = copy_in(&data, arg, sizeof(data));
 	if (r < 0)
-		return r;
+		return error_if_ours(r, is_our_timeline(tl));
 	/* The kernel ignores the name: sync_file_get_name() makes one up. */
 	r = fl_fence_fd_create(tl, data.value, NULL, &fd);
 	if (r < 0)
-		return r;
+		return not_ours(r) ? FL_KABI_NOT_OURS : r;
 	data.fence = fd;
 	r = copy_out(arg, &data, sizeof(data));
 	if (r < 0)
@@ -129,7 +163,38 @@ static int sw_sync_inc(int tl, void *arg)
 	uint32_t count;
 	int r = copy_in(&count, arg, sizeof(count));
 
-	return r < 0 ? r : fl_timeline_fd_inc(tl, count);
+	if (r < 0)
+		return error_if_ours(r, is_our_timeline(tl));
+	r = fl_timeline_fd_inc(tl, count);
+	return not_ours(r) ? FL_KABI_NOT_OURS : r;
+}
+
+/* Only a fence that is one sw_sync point has a deadline; anything else is EINVAL. */
+static int sw_sync_get_deadline(int tl, void *arg)
+{
+	struct fl_kabi_sw_sync_get_deadline data;
+	int r;
+
+	if (!is_our_timeline(tl))
+		return FL_KABI_NOT_OURS;
+	r = copy_in(&data, arg, sizeof(data));
+	if (r < 0)
+		return r;
+	if (data.deadline_ns || data.pad)
+		return -EINVAL;
+	r = fl_fence_fd_get_deadline(data.fence_fd, &data.deadline_ns);
+	if (not_ours(r))
+		r = -EINVAL;
+	return r < 0 ? r : copy_out(arg, &data, sizeof(data));
+}
+
+/* Is @fd a kernel sync_file (it answers the real FILE_INFO)? */
+static bool is_kernel_sync_file(int fd)
+{
+	struct sync_file_info info;
+
+	memset(&info, 0, sizeof(info));
+	return fl__kabi_real_ioctl(fd, SYNC_IOC_FILE_INFO, &info) == 0;
 }
 
 /*
@@ -142,14 +207,20 @@ static int merge_importing(int fd, int fd2, const char *name, int *ret_fence)
 	const unsigned int flags = FL_MERGE_WAIT_ALL | FL_MERGE_MAINLINE;
 	int r = fl_fence_fd_merge(fd, fd2, name, flags, ret_fence), imported;
 
-	if (r != -ENOENT && r != -ENOTTY)
-		return r;
-	/* ENOTTY: @fd is the kernel's (our caller checked @fd2 is ours). */
-	if (fl_fence_fd_import(r == -ENOTTY ? fd : fd2, NULL, &imported) < 0)
-		return r;
-	r = r == -ENOTTY ? fl_fence_fd_merge(imported, fd2, name, flags, ret_fence)
-			 : fl_fence_fd_merge(fd, imported, name, flags, ret_fence);
-	close(imported);
+	if (r == -ENOTTY || r == -EBADF) {
+		/* @fd is not ours: the kernel's, unless it is a kernel sync_file and @fd2 ours. */
+		if (!is_our_fence(fd2) || !is_kernel_sync_file(fd) ||
+		    fl_fence_fd_import(fd, NULL, &imported) < 0)
+			return FL_KABI_NOT_OURS;
+		r = fl_fence_fd_merge(imported, fd2, name, flags, ret_fence);
+		close(imported);
+	} else if (r == -ENOENT) {
+		/* @fd2 is not ours: a kernel sync_file, or not a fence at all. */
+		if (fl_fence_fd_import(fd2, NULL, &imported) < 0)
+			return -ENOENT;
+		r = fl_fence_fd_merge(fd, imported, name, flags, ret_fence);
+		close(imported);
+	}
 	return r;
 }
 
@@ -160,13 +231,14 @@ static int sync_merge(int fd, void *arg)
 
 	r = copy_in(&data, arg, sizeof(data));
 	if (r < 0)
-		return r;
+		return error_if_ours(r, is_our_fence(fd));
 	if (data.flags || data.pad)
-		return -EINVAL;
+		return error_if_ours(-EINVAL, is_our_fence(fd));
 	data.name[sizeof(data.name) - 1] = '\0';
 	r = merge_importing(fd, data.fd2, data.name, &fence);
 	if (r < 0)
-		return r == -EBADF ? -ENOENT : r;
+		return r;
+	fl__kabi_mark_fence(fd);
 	data.fence = fence;
 	r = copy_out(arg, &data, sizeof(data));
 	if (r < 0)
@@ -207,34 +279,43 @@ static void kernel_name(char *dst, size_t size, const struct fl_fence_info *summ
 	copy_name(dst, size, summary->name);
 }
 
+/* Points fetched with the summary: most fences have fewer, so one round trip. */
+#define INFO_POINTS 16
+
 /*
  * The two-call pattern: with num_fences 0, the count (and name, status);
  * then, with room for at least that many, the entries. The status of the
  * second call is the first entry's that is not signalled, else 1.
  */
-static int sync_file_info(int fd, void *arg, const struct fl_fence_info *summary,
-			  const struct fl_sync_pt_info *pt0)
+static int sync_file_info(int fd, void *arg)
 {
-	struct sync_file_info info;
-	struct fl_sync_pt_info *pts = NULL;
+	struct fl_sync_pt_info stack_pts[INFO_POINTS], *pts = stack_pts;
 	struct sync_fence_info *out = NULL;
-	uint32_t n = summary->num_points;
+	struct fl_fence_info summary;
+	struct sync_file_info info;
+	uint32_t n;
 	int r;
 
+	r = fl_fence_fd_get_info(fd, &summary, stack_pts, INFO_POINTS);
+	if (r < 0)
+		return not_ours(r) ? FL_KABI_NOT_OURS : r;
+	fl__kabi_mark_fence(fd);
+	n = summary.num_points;
 	r = copy_in(&info, arg, sizeof(info));
 	if (r < 0)
 		return r;
 	if (info.flags || info.pad)
 		return -EINVAL;
-	kernel_name(info.name, sizeof(info.name), summary, pt0);
-	info.status = summary->status;
+	kernel_name(info.name, sizeof(info.name), &summary, &stack_pts[0]);
+	info.status = summary.status;
 	if (info.num_fences) {
 		if (info.num_fences < n)
 			return -EINVAL;
-		pts = calloc(n ? n : 1, sizeof(*pts));
+		if (n > INFO_POINTS)
+			pts = calloc(n, sizeof(*pts));
 		out = calloc(n ? n : 1, sizeof(*out));
 		r = pts && out ? 0 : -ENOMEM;
-		if (r == 0)
+		if (r == 0 && n > INFO_POINTS)
 			r = fl_fence_fd_get_info(fd, NULL, pts, n);
 		if (r >= 0) {
 			info.status = 1;
@@ -252,7 +333,8 @@ static int sync_file_info(int fd, void *arg, const struct fl_fence_info *summary
 			r = copy_out((void *)(uintptr_t)info.sync_fence_info, out,
 				     n * sizeof(*out));
 		}
-		free(pts);
+		if (pts != stack_pts)
+			free(pts);
 		free(out);
 		if (r < 0)
 			return r;
@@ -268,83 +350,45 @@ static int sync_set_deadline(int fd, void *arg)
 	int r = copy_in(&data, arg, sizeof(data));
 
 	if (r < 0)
-		return r;
+		return error_if_ours(r, is_our_fence(fd));
 	if (data.pad)
-		return -EINVAL;
-	return fl_fence_fd_set_deadline(fd, data.deadline_ns);
-}
-
-/* Only a fence that is one sw_sync point has a deadline; anything else is EINVAL. */
-static int sw_sync_get_deadline(void *arg)
-{
-	struct fl_kabi_sw_sync_get_deadline data;
-	int r = copy_in(&data, arg, sizeof(data));
-
-	if (r < 0)
-		return r;
-	if (data.deadline_ns || data.pad)
-		return -EINVAL;
-	r = fl_fence_fd_get_deadline(data.fence_fd, &data.deadline_ns);
-	if (r == -ENOTTY || r == -EBADF)
-		r = -EINVAL;
-	return r < 0 ? r : copy_out(arg, &data, sizeof(data));
-}
-
-/* Is @fd a kernel sync_file and SYNC_IOC_MERGE's fd2 in @arg one of ours? */
-static bool kernel_merge_with_ours(int fd, void *arg)
-{
-	struct sync_merge_data data;
-	struct sync_file_info info;
-	struct fl_fence_info summary;
-
-	memset(&info, 0, sizeof(info));
-	return copy_in(&data, arg, sizeof(data)) == 0 &&
-	       fl_fence_fd_get_info(data.fd2, &summary, NULL, 0) >= 0 &&
-	       fl__kabi_real_ioctl(fd, SYNC_IOC_FILE_INFO, &info) == 0;
+		return error_if_ours(-EINVAL, is_our_fence(fd));
+	r = fl_fence_fd_set_deadline(fd, data.deadline_ns);
+	if (not_ours(r))
+		return FL_KABI_NOT_OURS;
+	fl__kabi_mark_fence(fd);
+	return r;
 }
 
 int fl__kabi_ioctl(int fd, unsigned long request, void *arg)
 {
-	struct fl_fence_info summary;
-	struct fl_sync_pt_info pt0;
-	uint64_t value;
 	int r;
 
-	if (fl_fence_fd_get_info(fd, &summary, &pt0, 1) >= 0) {
-		fl__kabi_mark_fence(fd);
-		switch (request) {
-		case SYNC_IOC_MERGE:
-			r = sync_merge(fd, arg);
-			break;
-		case SYNC_IOC_FILE_INFO:
-			r = sync_file_info(fd, arg, &summary, &pt0);
-			break;
-		case FL_KABI_SYNC_IOC_SET_DEADLINE:
-			r = sync_set_deadline(fd, arg);
-			break;
-		default:
-			r = -ENOTTY;
-		}
-	} else if (fl_timeline_fd_get_value(fd, &value) == 0) {
-		switch (request) {
-		case FL_KABI_SW_SYNC_IOC_CREATE_FENCE:
-			r = sw_sync_create_fence(fd, arg);
-			break;
-		case FL_KABI_SW_SYNC_IOC_INC:
-			r = sw_sync_inc(fd, arg);
-			break;
-		case FL_KABI_SW_SYNC_GET_DEADLINE:
-			r = sw_sync_get_deadline(arg);
-			break;
-		default:
-			r = -ENOTTY;
-		}
-	} else if (request == SYNC_IOC_MERGE && kernel_merge_with_ours(fd, arg)) {
-		/* A kernel sync_file's merge with one of ours: the kernel would say ENOENT. */
+	switch (request) {
+	case FL_KABI_SW_SYNC_IOC_CREATE_FENCE:
+		r = sw_sync_create_fence(fd, arg);
+		break;
+	case FL_KABI_SW_SYNC_IOC_INC:
+		r = sw_sync_inc(fd, arg);
+		break;
+	case FL_KABI_SW_SYNC_GET_DEADLINE:
+		r = sw_sync_get_deadline(fd, arg);
+		break;
+	case SYNC_IOC_MERGE:
 		r = sync_merge(fd, arg);
-	} else {
+		break;
+	case SYNC_IOC_FILE_INFO:
+		r = sync_file_info(fd, arg);
+		break;
+	case FL_KABI_SYNC_IOC_SET_DEADLINE:
+		r = sync_set_deadline(fd, arg);
+		break;
+	default:
+		/* Unknown to sync_file and sw_sync alike: ENOTTY from every fd we make. */
 		return FL_KABI_NOT_OURS;
 	}
+	if (r == FL_KABI_NOT_OURS)
+		return r;
 	if (r < 0) {
 		errno = -r;
 		return -1;

@@ -45,11 +45,16 @@ bool fl__kabi_is_sw_sync_path(const char *path)
  * same timeline (32-bit, named after the opening thread's comm, without
  * O_CLOEXEC); the flag is the caller's to ask for.
  */
+static void mark_timeline(int fd);
+
 static int open_timeline(int flags)
 {
 	int fd = sw_sync_timeline_create(), fdflags, err;
 
-	if (fd < 0 || !(flags & O_CLOEXEC))
+	if (fd < 0)
+		return fd;
+	mark_timeline(fd);
+	if (!(flags & O_CLOEXEC))
 		return fd;
 	fdflags = fcntl(fd, F_GETFD);
 	if (fdflags < 0 || fcntl(fd, F_SETFD, fdflags | FD_CLOEXEC) < 0) {
@@ -74,6 +79,7 @@ typedef int (*openat2_fn)(int, const char *, int);
 typedef int (*ioctl_fn)(int, unsigned long, ...);
 typedef ssize_t (*read_fn)(int, void *, size_t);
 typedef ssize_t (*write_fn)(int, const void *, size_t);
+typedef int (*close_fn)(int);
 
 /* The mode argument exists only with O_CREAT or O_TMPFILE. */
 static mode_t mode_of(int flags, va_list ap)
@@ -170,23 +176,53 @@ KABI_EXPORT int ioctl(int fd, unsigned long request, ...)
 
 /*
  * A sync_file cannot be read (EINVAL: no read op) or written (EBADF: it is
- * opened read-only). Ours is a
- * socket, where a read() would block or eat the status record and a
- * write() would forge one. Checking every fd would cost every read() a
- * syscall, so we check only fds we have seen as fences (made by our ioctls
- * or passed to them): one bit each, set for good until a check finds the
- * number reused for something else.
+ * opened read-only). Ours is a socket, where a read() would block or eat
+ * the status record and a write() would forge one. Checking every fd would
+ * cost every read() a syscall, so we check only fds we have seen as fences
+ * (made by our ioctls or passed to them): one bit each, until the fd is
+ * closed or a check finds the number reused for something else.
+ *
+ * Closing a sw_sync fd fails its pending fences before close() returns;
+ * closing ours, the daemon notices a moment later. So close() of a
+ * timeline fd opened here (a bit of its own) waits for the daemon.
  */
 #define MARKED_FDS 65536
-static atomic_ulong marked[MARKED_FDS / (8 * sizeof(unsigned long))];
+#define WORD_BITS  (8 * sizeof(unsigned long))
+static atomic_ulong fence_bits[MARKED_FDS / WORD_BITS], timeline_bits[MARKED_FDS / WORD_BITS];
 
-#define MARK_WORD(fd) (&marked[(unsigned int)(fd) / (8 * sizeof(unsigned long))])
-#define MARK_BIT(fd)  (1ul << ((unsigned int)(fd) % (8 * sizeof(unsigned long))))
+static void mark(atomic_ulong *bits, int fd)
+{
+	if (fd >= 0 && fd < MARKED_FDS)
+		atomic_fetch_or_explicit(&bits[fd / WORD_BITS], 1ul << (fd % WORD_BITS),
+					 memory_order_relaxed);
+}
+
+/* Clear @fd's bit in @bits; whether it was set. */
+static bool unmark(atomic_ulong *bits, int fd)
+{
+	unsigned long bit = 1ul << ((unsigned int)fd % WORD_BITS);
+
+	if (fd < 0 || fd >= MARKED_FDS ||
+	    !(atomic_load_explicit(&bits[fd / WORD_BITS], memory_order_relaxed) & bit))
+		return false;
+	return atomic_fetch_and_explicit(&bits[fd / WORD_BITS], ~bit, memory_order_relaxed) & bit;
+}
+
+static bool marked(const atomic_ulong *bits, int fd)
+{
+	return fd >= 0 && fd < MARKED_FDS &&
+	       (atomic_load_explicit(&bits[fd / WORD_BITS], memory_order_relaxed) &
+		(1ul << (fd % WORD_BITS)));
+}
 
 void fl__kabi_mark_fence(int fd)
 {
-	if (fd >= 0 && fd < MARKED_FDS)
-		atomic_fetch_or_explicit(MARK_WORD(fd), MARK_BIT(fd), memory_order_relaxed);
+	mark(fence_bits, fd);
+}
+
+static void mark_timeline(int fd)
+{
+	mark(timeline_bits, fd);
 }
 
 /* Whether @fd is a fence fd we have seen (then errno is @err). */
@@ -194,11 +230,10 @@ static bool is_marked_fence(int fd, int err)
 {
 	struct fl_fence_info info;
 
-	if (fd < 0 || fd >= MARKED_FDS ||
-	    !(atomic_load_explicit(MARK_WORD(fd), memory_order_relaxed) & MARK_BIT(fd)))
+	if (!marked(fence_bits, fd))
 		return false;
 	if (fl_fence_fd_get_info(fd, &info, NULL, 0) < 0) {
-		atomic_fetch_and_explicit(MARK_WORD(fd), ~MARK_BIT(fd), memory_order_relaxed);
+		unmark(fence_bits, fd);
 		return false;
 	}
 	errno = err;
@@ -217,4 +252,20 @@ KABI_EXPORT ssize_t write(int fd, const void *buf, size_t count)
 	REAL(write_fn, write);
 	/* A sync_file is opened read-only: EBADF. */
 	return is_marked_fence(fd, EBADF) ? -1 : real_write(fd, buf, count);
+}
+
+KABI_EXPORT int close(int fd)
+{
+	int r;
+	REAL(close_fn, close);
+
+	unmark(fence_bits, fd);
+	if (!unmark(timeline_bits, fd))
+		return real_close(fd);
+	r = fl_timeline_fd_close(fd);
+	if (r < 0) {
+		errno = -r;
+		return -1;
+	}
+	return 0;
 }

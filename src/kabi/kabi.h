@@ -3,6 +3,7 @@
 #ifndef FL_KABI_H
 #define FL_KABI_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
@@ -47,8 +48,8 @@ bool fl__kabi_is_sw_sync_path(const char *path);
 
 #define FL_KABI_MIN(a, b) ((a) < (b) ? (a) : (b))
 
-/* fl__kabi_ioctl()'s answer for an fd that is no fenceline fd: libc's turn. */
-#define FL_KABI_NOT_OURS (-2)
+/* The answer for an fd or request that is not ours: libc's turn. No errno has this value. */
+#define FL_KABI_NOT_OURS INT_MIN
 
 /*
  * fl__kabi_ioctl() - a sync_file or sw_sync request on @fd
