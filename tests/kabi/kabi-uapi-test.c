@@ -25,6 +25,7 @@
 #include <linux/sync_file.h>
 #include <stddef.h>
 #include <sys/prctl.h>
+#include <sys/select.h>
 #include <sys/syscall.h>
 
 /* sw_sync's uapi lives in drivers/dma-buf/sw_sync.c, not in a header. */
@@ -94,6 +95,16 @@ static int ready(int fd)
 	struct pollfd p = { fd, POLLIN, 0 };
 
 	return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+}
+
+static int select_ready(int fd)
+{
+	struct timeval zero = { 0, 0 };
+	fd_set set;
+
+	FD_ZERO(&set);
+	FD_SET(fd, &set);
+	return select(fd + 1, &set, NULL, NULL, &zero) == 1 && FD_ISSET(fd, &set);
 }
 
 /* FILE_INFO's two calls; returns the status of the second, entries in @fi. */
@@ -188,8 +199,11 @@ static void test_open_gives_a_timeline_and_fences_signal_in_order(void)
 	/* New fence fds are O_CLOEXEC, like sync_file's. */
 	CHECK(fcntl(f1, F_GETFD) & FD_CLOEXEC);
 	CHECK(!ready(f1) && !ready(f2));
+	CHECK(!select_ready(f1));
 	CHECK(inc(tl, 1) == 0);
 	CHECK(ready(f1) && !ready(f2));
+	/* select() sees what poll() sees. */
+	CHECK(select_ready(f1) && !select_ready(f2));
 	CHECK(inc(tl, 1) == 0);
 	CHECK(ready(f2));
 	close(f1);
