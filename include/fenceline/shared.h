@@ -111,7 +111,8 @@ FL_EXPORT int fl_timeline_fd_get_value(int timeline_fd, uint64_t *ret_value);
  * only once the timeline has died in the daemon: every fence still pending
  * on it has failed with -ENOENT and its fd polls ready. A plain close() gets
  * there a moment later. Costs one round trip to the daemon for a socket.
- * In in-process mode it is a plain close().
+ * In in-process mode, and in a process that has not talked to the daemon
+ * yet (a copy inherited through fork() or exec()), it is a plain close().
  * Return: 0, or close()'s error: -EBADF, -EINTR, -EIO.
  */
 FL_EXPORT int fl_timeline_fd_close(int fd);

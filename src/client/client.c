@@ -1292,6 +1292,26 @@ void fl__client_flush(void)
 	pthread_mutex_unlock(&conn.lock);
 }
 
+void fl__client_sync_closes(void)
+{
+	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_reply)];
+	struct fl_msg_hdr h = { FL_OP_PING, FL_MSG_F_AFTER_CLOSES, 0, 0 };
+	int n;
+
+	pthread_mutex_lock(&conn.lock);
+	if (conn.fd >= 0 && pool_settle_locked() == 0) {
+		h.seq = ++conn.seq;
+		n = send_packet(conn.fd, &h, sizeof(h), NULL, 0);
+		if (n == 0)
+			n = recv_packet(conn.fd, reply, sizeof(reply), NULL);
+		if (n < 0 || check_reply(reply, n, FL_OP_PING, h.seq) < 0)
+			drop_locked();
+		else
+			atomic_store(&conn.unflushed, false);
+	}
+	pthread_mutex_unlock(&conn.lock);
+}
+
 int fl__client_call(uint32_t op, uint32_t flags, const void *body, size_t body_len, const int *fds,
 		    unsigned int nfds, int oneway, void *reply, size_t reply_cap, int *ret_fd)
 {

@@ -54,6 +54,13 @@ int32_t fl__client_reply_status(const void *reply);
 void fl__client_flush(void);
 
 /*
+ * fl__client_sync_closes() - PING with FL_MSG_F_AFTER_CLOSES on the live
+ * connection, if there is one: returns once the daemon has handled the fds
+ * this process closed before. Never connects (or starts a daemon) for it.
+ */
+void fl__client_sync_closes(void);
+
+/*
  * fl__client_fence_new() - make a fence of a bound timeline from a pooled fd
  * @generation: fl__client_generation() when @handle was bound
  * @handle: from TIMELINE_BIND on that connection

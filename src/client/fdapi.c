@@ -280,7 +280,6 @@ FL_EXPORT int fl_timeline_fd_get_value(int timeline_fd, uint64_t *ret_value)
 
 FL_EXPORT int fl_timeline_fd_close(int fd)
 {
-	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_reply)];
 	bool maybe_ours = fd_key(fd) != 0;
 
 	fl_return_if(fd < 0, -EBADF);
@@ -289,11 +288,11 @@ FL_EXPORT int fl_timeline_fd_close(int fd)
 	/*
 	 * Closing the last copy hung the daemon's end up in the kernel, just
 	 * now: a PING it answers only after handling such hang-ups returns
-	 * once the timeline has died. A daemon that is gone failed them all.
+	 * once the timeline has died. A daemon that is gone failed them all;
+	 * without a connection we have made no timeline to wait for.
 	 */
 	if (maybe_ours && fl_mode_get() == FL_MODE_DAEMON)
-		(void)fl__client_call(FL_OP_PING, FL_MSG_F_AFTER_CLOSES, NULL, 0, NULL, 0, 0, reply,
-				      sizeof(reply), NULL);
+		fl__client_sync_closes();
 	return 0;
 }
 
