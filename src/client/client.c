@@ -1267,12 +1267,21 @@ out:
 	return r;
 }
 
-void fl__client_flush(void)
+/* Under conn.lock, on the live connection: a PING and its answer. */
+static void ping_locked(uint32_t flags)
 {
 	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_reply)];
-	struct fl_msg_hdr h = { FL_OP_PING, 0, 0, 0 };
-	int n;
+	struct fl_msg_hdr h = { FL_OP_PING, flags, ++conn.seq, 0 };
+	int n = send_packet(conn.fd, &h, sizeof(h), NULL, 0);
 
+	if (n == 0)
+		n = recv_packet(conn.fd, reply, sizeof(reply), NULL);
+	if (n < 0 || check_reply(reply, n, FL_OP_PING, h.seq) < 0)
+		drop_locked();
+}
+
+void fl__client_flush(void)
+{
 	if (!atomic_load(&conn.unflushed))
 		return;
 	pthread_mutex_lock(&conn.lock);
@@ -1280,34 +1289,18 @@ void fl__client_flush(void)
 	 * Only this process's live connection has anything to flush; never
 	 * connect (or start a daemon) just for this.
 	 */
-	if (conn.fd >= 0 && atomic_load(&conn.unflushed) && pool_settle_locked() == 0) {
-		h.seq = ++conn.seq;
-		n = send_packet(conn.fd, &h, sizeof(h), NULL, 0);
-		if (n == 0)
-			n = recv_packet(conn.fd, reply, sizeof(reply), NULL);
-		if (n < 0 || check_reply(reply, n, FL_OP_PING, h.seq) < 0)
-			drop_locked();
-	}
+	if (conn.fd >= 0 && atomic_load(&conn.unflushed) && pool_settle_locked() == 0)
+		ping_locked(0);
 	atomic_store(&conn.unflushed, false);
 	pthread_mutex_unlock(&conn.lock);
 }
 
 void fl__client_sync_closes(void)
 {
-	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_reply)];
-	struct fl_msg_hdr h = { FL_OP_PING, FL_MSG_F_AFTER_CLOSES, 0, 0 };
-	int n;
-
 	pthread_mutex_lock(&conn.lock);
 	if (conn.fd >= 0 && pool_settle_locked() == 0) {
-		h.seq = ++conn.seq;
-		n = send_packet(conn.fd, &h, sizeof(h), NULL, 0);
-		if (n == 0)
-			n = recv_packet(conn.fd, reply, sizeof(reply), NULL);
-		if (n < 0 || check_reply(reply, n, FL_OP_PING, h.seq) < 0)
-			drop_locked();
-		else
-			atomic_store(&conn.unflushed, false);
+		ping_locked(FL_MSG_F_AFTER_CLOSES);
+		atomic_store(&conn.unflushed, false);
 	}
 	pthread_mutex_unlock(&conn.lock);
 }

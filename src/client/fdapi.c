@@ -419,6 +419,23 @@ FL_EXPORT int fl_fence_fd_merge(int fd1, int fd2, const char *name, unsigned int
 	return 0;
 }
 
+/*
+ * The fence behind @fd: in this process's core (0, *ret set, the caller
+ * unrefs it), or the daemon's to ask (1), or not a fence fd (-EBADF,
+ * -ENOTTY for anything that is not a socket).
+ */
+static int local_fence_or_daemon(int fd, struct fl_fence **ret)
+{
+	int r;
+
+	if (fd < 0)
+		return -EBADF;
+	r = fl_fence_from_fd(fd, ret);
+	if (r != -ENOTTY)
+		return r;
+	return fd_key(fd) ? 1 : -ENOTTY;
+}
+
 FL_EXPORT int fl_fence_fd_get_info(int fd, struct fl_fence_info *ret_info,
 				   struct fl_sync_pt_info *points, uint32_t max_points)
 {
@@ -430,17 +447,14 @@ FL_EXPORT int fl_fence_fd_get_info(int fd, struct fl_fence_info *ret_info,
 	int r;
 
 	fl_return_if(!points && max_points, -EINVAL);
-	fl_return_if(fd < 0, -EBADF);
-	r = fl_fence_from_fd(fd, &f);
+	r = local_fence_or_daemon(fd, &f);
 	if (r == 0) {
 		r = fl_fence_get_info(f, ret_info, points, max_points);
 		fl_fence_unref(f);
 		return r;
 	}
-	if (r != -ENOTTY)
+	if (r < 0)
 		return r;
-	if (!fd_key(fd))
-		return -ENOTTY;
 	do {
 		struct fl_msg_fence_info body = {
 			done, FL_MIN(max_points - done, (uint32_t)FL_PROTO_MAX_INFO_POINTS)
@@ -538,17 +552,14 @@ FL_EXPORT int fl_fence_fd_set_deadline(int fd, uint64_t deadline_ns)
 	struct fl_fence *f;
 	int r;
 
-	fl_return_if(fd < 0, -EBADF);
-	r = fl_fence_from_fd(fd, &f);
+	r = local_fence_or_daemon(fd, &f);
 	if (r == 0) {
 		r = fl_fence_set_deadline(f, deadline_ns);
 		fl_fence_unref(f);
 		return r;
 	}
-	if (r != -ENOTTY)
+	if (r < 0)
 		return r;
-	if (!fd_key(fd))
-		return -ENOTTY;
 	return call_about_fd(FL_OP_FENCE_SET_DEADLINE, fd, &body, sizeof(body), NULL);
 }
 
@@ -558,17 +569,14 @@ FL_EXPORT int fl_fence_fd_get_deadline(int fd, uint64_t *ret_ns)
 	int r;
 
 	fl_return_if(!ret_ns, -EINVAL);
-	fl_return_if(fd < 0, -EBADF);
-	r = fl_fence_from_fd(fd, &f);
+	r = local_fence_or_daemon(fd, &f);
 	if (r == 0) {
 		r = fl_fence_get_deadline(f, ret_ns);
 		fl_fence_unref(f);
 		return r;
 	}
-	if (r != -ENOTTY)
+	if (r < 0)
 		return r;
-	if (!fd_key(fd))
-		return -ENOTTY;
 	return call_about_fd(FL_OP_FENCE_GET_DEADLINE, fd, NULL, 0, ret_ns);
 }
 
