@@ -602,6 +602,14 @@ static void sleep_ms(unsigned int ms)
 }
 
 /* Under conn.lock: make sure conn.fd is this process's live connection. */
+/* fl__client_set_no_spawn(): tools that look at a daemon never start one. */
+static atomic_bool no_spawn;
+
+void fl__client_set_no_spawn(bool on)
+{
+	atomic_store(&no_spawn, on);
+}
+
 static int ensure_connected_locked(void)
 {
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
@@ -657,6 +665,8 @@ static int ensure_connected_locked(void)
 					strerror(EACCES));
 			return fd;
 		}
+		if (!spawned && atomic_load(&no_spawn))
+			return -ENOENT;
 		if (!spawned) {
 			r = spawn_daemon(path);
 			if (r < 0)

@@ -12,6 +12,7 @@
 #include <fenceline/debug.h>
 
 #include "core.h"
+#include "host.h"
 
 static void print_status(FILE *out, int status, uint64_t ts)
 {
@@ -43,7 +44,7 @@ static int cmp_pts(const void *a, const void *b)
 	return fl__pt_compare(*(struct fl_sync_pt *const *)a, *(struct fl_sync_pt *const *)b);
 }
 
-static void dump_timeline(FILE *out, struct fl_timeline *tl)
+static void dump_timeline(FILE *out, struct fl_timeline *tl, fl__dump_extra_fn extra, void *arg)
 {
 	char value[64] = "", pv[64];
 	struct fl_sync_pt **pts = NULL;
@@ -70,10 +71,12 @@ static void dump_timeline(FILE *out, struct fl_timeline *tl)
 	}
 	pthread_mutex_unlock(&tl->lock);
 	free(pts);
+	if (extra)
+		extra(out, tl, false, false, arg);
 	fputc('\n', out);
 }
 
-static void dump_fence(FILE *out, struct fl_fence *f)
+static void dump_fence(FILE *out, struct fl_fence *f, fl__dump_extra_fn extra, void *arg)
 {
 	int status = fl__fence_compute_status(f);
 	int sticky = atomic_load(&f->status);
@@ -99,6 +102,8 @@ static void dump_fence(FILE *out, struct fl_fence *f)
 		print_status(out, s, atomic_load(&pt->timestamp_ns));
 		fputc('\n', out);
 	}
+	if (extra)
+		extra(out, f, true, false, arg);
 	fputc('\n', out);
 }
 
@@ -115,10 +120,10 @@ FL_EXPORT int fl_debug_dump(char **ret_text, size_t *ret_len)
 	fl__registry_lock();
 	fputs("timelines:\n--------------\n", out);
 	for (struct fl_timeline *tl = fl__registry_timelines(); tl; tl = tl->reg_next)
-		dump_timeline(out, tl);
+		dump_timeline(out, tl, NULL, NULL);
 	fputs("fences:\n--------------\n", out);
 	for (struct fl_fence *f = fl__registry_fences(); f; f = f->reg_next)
-		dump_fence(out, f);
+		dump_fence(out, f, NULL, NULL);
 	fl__registry_unlock();
 	if (fclose(out) != 0 || !text) {
 		free(text);
@@ -155,4 +160,116 @@ void fl__dump_on_timeout(void)
 		return;
 	fputs("fenceline: fence wait timed out; sync state follows\n", stderr);
 	fl_debug_print(stderr);
+}
+
+/* A JSON string: names are arbitrary bytes up to 31 of them. */
+static void json_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(out, "\\%c", *p);
+		else if (*p < 0x20 || *p >= 0x7f)
+			fprintf(out, "\\u%04x", *p);
+		else
+			fputc(*p, out);
+	}
+	fputc('"', out);
+}
+
+static void json_timeline(FILE *out, struct fl_timeline *tl, fl__dump_extra_fn extra, void *arg)
+{
+	char value[64] = "", pv[64];
+	struct fl_sync_pt **pts = NULL;
+	uint32_t n;
+
+	pthread_mutex_lock(&tl->lock);
+	if (tl->ops->timeline_value_str) {
+		tl->ops->timeline_value_str(tl, value, sizeof(value));
+		value[sizeof(value) - 1] = '\0';
+	}
+	n = tl->heap_len;
+	if (n && (pts = malloc(n * sizeof(*pts)))) {
+		memcpy(pts, tl->heap, n * sizeof(*pts));
+		qsort(pts, n, sizeof(*pts), cmp_pts);
+	}
+	fprintf(out, "{\"id\":%" PRIu64 ",\"name\":", tl->id);
+	json_str(out, tl->name);
+	fputs(",\"driver\":", out);
+	json_str(out, tl->ops->driver_name);
+	fputs(",\"value\":", out);
+	json_str(out, value);
+	fprintf(out, ",\"dead\":%s,\"pending\":[", tl->dead ? "true" : "false");
+	for (uint32_t i = 0; pts && i < n; i++) {
+		pt_value(pts[i], pv, sizeof(pv));
+		fputs(i ? "," : "", out);
+		json_str(out, pv);
+	}
+	pthread_mutex_unlock(&tl->lock);
+	free(pts);
+	fputc(']', out);
+	if (extra)
+		extra(out, tl, false, true, arg);
+	fputc('}', out);
+}
+
+static void json_fence(FILE *out, struct fl_fence *f, fl__dump_extra_fn extra, void *arg)
+{
+	int status = fl__fence_compute_status(f), sticky = atomic_load(&f->status);
+
+	if (sticky)
+		status = sticky;
+	fputs("{\"name\":", out);
+	json_str(out, f->name);
+	fprintf(out, ",\"status\":%d,\"timestamp_ns\":%" PRIu64 ",\"points\":[", status,
+		fl__fence_timestamp(f, status));
+	for (uint32_t i = 0; i < f->n; i++) {
+		struct fl_sync_pt *pt = f->m[i].pt;
+		int s = atomic_load_explicit(&pt->status, memory_order_acquire);
+		char pv[64];
+
+		pt_value(pt, pv, sizeof(pv));
+		fputs(i ? ",{\"timeline\":" : "{\"timeline\":", out);
+		json_str(out, pt->tl->name);
+		fprintf(out, ",\"timeline_id\":%" PRIu64 ",\"value\":", pt->tl->id);
+		json_str(out, pv);
+		fprintf(out, ",\"status\":%d,\"timestamp_ns\":%" PRIu64 "}", s,
+			s ? atomic_load(&pt->timestamp_ns) : 0);
+	}
+	fputc(']', out);
+	if (extra)
+		extra(out, f, true, true, arg);
+	fputc('}', out);
+}
+
+int fl__dump_write(FILE *out, bool json, fl__dump_extra_fn extra, void *arg)
+{
+	bool first = true;
+
+	fl__registry_lock();
+	fputs(json ? "\"timelines\":[" : "timelines:\n--------------\n", out);
+	for (struct fl_timeline *tl = fl__registry_timelines(); tl; tl = tl->reg_next) {
+		if (json) {
+			fputs(first ? "" : ",", out);
+			json_timeline(out, tl, extra, arg);
+		} else {
+			dump_timeline(out, tl, extra, arg);
+		}
+		first = false;
+	}
+	fputs(json ? "],\"fences\":[" : "fences:\n--------------\n", out);
+	first = true;
+	for (struct fl_fence *f = fl__registry_fences(); f; f = f->reg_next) {
+		if (json) {
+			fputs(first ? "" : ",", out);
+			json_fence(out, f, extra, arg);
+		} else {
+			dump_fence(out, f, extra, arg);
+		}
+		first = false;
+	}
+	fl__registry_unlock();
+	if (json)
+		fputc(']', out);
+	return ferror(out) ? -EIO : 0;
 }

@@ -8,7 +8,9 @@
 #ifndef FL_CORE_HOST_H
 #define FL_CORE_HOST_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include <fenceline/fence.h>
@@ -92,6 +94,33 @@ int fl__watcher_host_fd(void);
 
 /* fl__watcher_dispatch() - do what the watcher fd has (never blocks) */
 void fl__watcher_dispatch(void);
+
+/*
+ * fl__dump_extra_fn - what a host adds to one object of a dump
+ * @object: the struct fl_timeline or (@fence) struct fl_fence being written
+ * @json: write members (",\"key\":value...") of the object's JSON object;
+ *	else indented text lines, each ending in a newline
+ * Called under the core's registry lock: must not create or free objects.
+ */
+typedef void (*fl__dump_extra_fn)(FILE *out, const void *object, bool fence, bool json, void *arg);
+
+/*
+ * fl__dump_write() - every live timeline and fence, with @extra's additions
+ * @json: false for fl_debug_dump()'s text; true for two JSON members,
+ *	"timelines":[...],"fences":[...], without the enclosing braces (the
+ *	host writes those and its own members); schema in docs/fencectl.md
+ * Return: 0, or -EIO if @out failed.
+ */
+int fl__dump_write(FILE *out, bool json, fl__dump_extra_fn extra, void *arg);
+
+/*
+ * fl__sink_foreach() - every fence and timeline fd still open somewhere:
+ * @fn gets the object it stands for (struct fl_fence or struct fl_timeline,
+ * NULL for a fence already gone) and the inode of the fd's end that was
+ * given out, which /proc/<pid>/fd shows as socket:[ino]. Under the sink
+ * lock: @fn must not call into the core.
+ */
+void fl__sink_foreach(void (*fn)(const void *object, dev_t dev, ino_t ino, void *arg), void *arg);
 
 /* How many fence and timeline fds of this core are still open somewhere. */
 size_t fl__sink_count(void);

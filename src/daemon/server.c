@@ -1112,6 +1112,51 @@ static bool op_fence_get_deadline(struct client *c, const struct fl_proto_reques
 	return reply_send(c, &q->hdr, &rep, sizeof(rep), -1);
 }
 
+/* fld_owner_fn: the connected creator of a timeline with a shared counter. */
+static pid_t owner_of(const void *timeline, void *arg)
+{
+	struct shared_tl *s = shared_find((struct fl_timeline *)timeline);
+
+	(void)arg;
+	return s && s->owner ? s->owner->pid : 0;
+}
+
+/*
+ * DUMP (fencectl): every object as it is now, so first catch up with every
+ * owner's counter (our view of an owned timeline lags until asked).
+ */
+static bool op_dump(struct client *c, const struct fl_proto_request *q)
+{
+	struct fld_client_info *infos = calloc(nclients ? nclients : 1, sizeof(*infos));
+	size_t n = 0;
+	int r, fd = -1;
+	bool ok;
+
+	if (!infos)
+		return reply_status(c, &q->hdr, -ENOMEM);
+	for (unsigned int b = 0; b < SHARED_BUCKETS; b++)
+		for (struct shared_tl *s = shared[b]; s; s = s->next) {
+			struct fl_timeline *tl = shared_timeline(s);
+
+			if (tl) {
+				shared_sync(s, tl);
+				fl_timeline_unref(tl);
+			}
+		}
+	for (struct client *k = clients; k && n < nclients; k = k->next)
+		infos[n++] = (struct fld_client_info){ k->pid, k->uid,
+						       (unsigned int)atomic_load(&k->timelines),
+						       (unsigned int)atomic_load(&k->fences) };
+	r = fld_dump_write(q->u.dump.flags & FL_DUMP_JSON, infos, n, owner_of, NULL, &fd);
+	free(infos);
+	if (r < 0)
+		return reply_status(c, &q->hdr, r);
+	ok = reply_send(c, &q->hdr, &(struct fl_msg_reply){ 0, 0 }, sizeof(struct fl_msg_reply),
+			fd);
+	close(fd);
+	return ok;
+}
+
 static bool op_ping(struct client *c, const struct fl_proto_request *q)
 {
 	struct deferred_ping *d;
@@ -1210,6 +1255,8 @@ static bool dispatch(struct client *c, const struct fl_proto_request *q, int *fd
 		return op_fence_get_deadline(c, q, fds);
 	case FL_OP_FENCE_IMPORT:
 		return op_fence_import(c, q, fds);
+	case FL_OP_DUMP:
+		return op_dump(c, q);
 	default: /* FL_OP_PING */
 		return op_ping(c, q);
 	}

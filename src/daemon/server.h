@@ -23,6 +23,25 @@ struct server_config {
  */
 int fld_serve(int lfd, const struct server_config *cfg);
 
+/* A connected client, for DUMP. */
+struct fld_client_info {
+	pid_t pid;
+	uid_t uid;
+	unsigned int timelines, fences; /* live objects it made */
+};
+
+/* The pid of the process whose counter drives @timeline, or 0. */
+typedef pid_t (*fld_owner_fn)(const void *timeline, void *arg);
+
+/*
+ * fld_dump_write() - the daemon's state (docs/fencectl.md) in a new sealed
+ * memfd, *@ret_fd, owned by the caller
+ * @json: JSON instead of text
+ * Return: 0, -ENOMEM, or memfd_create()'s and write()'s errors.
+ */
+int fld_dump_write(bool json, const struct fld_client_info *clients, size_t nclients,
+		   fld_owner_fn owner, void *owner_arg, int *ret_fd);
+
 /* Log a line to stderr ("fencelined[pid]: ..."). */
 void fld_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

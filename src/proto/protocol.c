@@ -48,6 +48,7 @@ static const struct {
 				       sizeof(struct fl_msg_fence_set_deadline), 1 },
 	[FL_OP_FENCE_GET_DEADLINE] = { "FENCE_GET_DEADLINE", 0, 1 },
 	[FL_OP_FENCE_IMPORT] = { "FENCE_IMPORT", sizeof(struct fl_msg_fence_import), 3 },
+	[FL_OP_DUMP] = { "DUMP", sizeof(struct fl_msg_dump), 0 },
 };
 
 static int known(uint32_t op)
@@ -94,6 +95,8 @@ static int check_body(struct fl_proto_request *r)
 		return name_ok(r->u.fence_create.name) ? 0 : -EINVAL;
 	case FL_OP_FENCE_IMPORT:
 		return name_ok(r->u.fence_import.name) ? 0 : -EINVAL;
+	case FL_OP_DUMP:
+		return (r->u.dump.flags & ~FL_DUMP_JSON) || r->u.dump.pad ? -EINVAL : 0;
 	case FL_OP_FENCE_MERGE:
 		if (!name_ok(r->u.fence_merge.name) ||
 		    (r->u.fence_merge.flags & ~(MERGE_WAIT_ALL | MERGE_MAINLINE)) ||

@@ -49,7 +49,8 @@ enum fl_proto_op {
 	FL_OP_FENCE_SET_DEADLINE = 14, /* body fence_set_deadline, fds {fence}; reply: status */
 	FL_OP_FENCE_GET_DEADLINE = 15, /* no body, fds {fence}; reply value_reply */
 	FL_OP_FENCE_IMPORT = 16, /* body fence_import, fds {sync_file, sink, user}; reply: status */
-	FL_OP_MAX_ = FL_OP_FENCE_IMPORT,
+	FL_OP_DUMP = 17, /* body dump, no fds; reply: status + 1 fd (the dump) */
+	FL_OP_MAX_ = FL_OP_DUMP,
 };
 
 /* Set in a reply's op. */
@@ -112,6 +113,14 @@ struct fl_msg_fence_set_deadline {
 struct fl_msg_fence_import {
 	char name[FL_PROTO_NAME_LEN]; /* "" for the sync_file's own */
 };
+
+/* The daemon's state for fencectl: a sealed memfd holding text or JSON (docs/fencectl.md). */
+struct fl_msg_dump {
+	uint32_t flags; /* 0 (text) or FL_DUMP_JSON */
+	uint32_t pad; /* 0 */
+};
+
+#define FL_DUMP_JSON 1u
 
 struct fl_msg_fence_info {
 	uint32_t first; /* index of the first point wanted */
@@ -256,6 +265,7 @@ struct fl_proto_request {
 		struct fl_msg_fence_info fence_info;
 		struct fl_msg_fence_set_deadline fence_set_deadline;
 		struct fl_msg_fence_import fence_import;
+		struct fl_msg_dump dump;
 		struct fl_msg_pool_fill pool_fill;
 		struct fl_msg_fence_new fence_new;
 		struct fl_msg_timeline_signal timeline_signal;

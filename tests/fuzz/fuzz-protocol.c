@@ -58,6 +58,7 @@ static const struct {
 	{ 14, 8, 1 }, /* FENCE_SET_DEADLINE */
 	{ 15, 0, 1 }, /* FENCE_GET_DEADLINE */
 	{ 16, 32, 3 }, /* FENCE_IMPORT */
+	{ 17, 8, 0 }, /* DUMP */
 };
 
 /* The errnos a decode may fail with, one bit each. */
@@ -163,6 +164,10 @@ static int violations(const uint8_t *pkt, size_t len, unsigned int nfds, bool tr
 		if (!memchr(b, 0, 32) || (u32_at(b, 32) & ~3u) || u32_at(b, 36))
 			bad |= E_INVAL;
 		break;
+	case 17: /* DUMP: flags (JSON = 1), pad */
+		if ((u32_at(b, 0) & ~1u) || u32_at(b, 4))
+			bad |= E_INVAL;
+		break;
 	case 16: /* FENCE_IMPORT: name[32] */
 		if (!memchr(b, 0, 32))
 			bad |= E_INVAL;
@@ -247,6 +252,10 @@ static void check_body(const struct fl_proto_request *q, const uint8_t *b)
 	case FL_OP_FENCE_SET_DEADLINE:
 		CHECK(q->u.fence_set_deadline.deadline_ns == u64_at(b, 0));
 		break;
+	case FL_OP_DUMP:
+		CHECK((q->u.dump.flags & ~1u) == 0 && q->u.dump.pad == 0);
+		CHECK(q->u.dump.flags == u32_at(b, 0));
+		break;
 	case FL_OP_FENCE_IMPORT:
 		CHECK(has_nul(q->u.fence_import.name));
 		CHECK(memcmp(q->u.fence_import.name, b, 32) == 0);
@@ -265,13 +274,13 @@ static void check_body(const struct fl_proto_request *q, const uint8_t *b)
 static void check_tables(void)
 {
 	static bool done;
-	static const uint32_t unknown[] = { 0,	       17, 0x7fffffff, FL_OP_REPLY, FL_OP_REPLY | 1,
+	static const uint32_t unknown[] = { 0,	       18, 0x7fffffff, FL_OP_REPLY, FL_OP_REPLY | 1,
 					    0xffffffff };
 
 	if (done)
 		return;
 	done = true;
-	CHECK(FL_OP_MAX_ == 16 && sizeof(struct fl_msg_hdr) == HDR);
+	CHECK(FL_OP_MAX_ == 17 && sizeof(struct fl_msg_hdr) == HDR);
 	for (size_t i = 0; i < sizeof(spec) / sizeof(spec[0]); i++) {
 		CHECK(fl__proto_request_size(spec[i].op) == (int)spec[i].size);
 		CHECK(fl__proto_request_nfds(spec[i].op) == (int)spec[i].nfds);

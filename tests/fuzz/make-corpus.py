@@ -23,6 +23,7 @@ HELLO, TIMELINE_CREATE, TIMELINE_INC, TIMELINE_GET_VALUE = 1, 2, 3, 4
 FENCE_CREATE, FENCE_MERGE, FENCE_INFO, PING = 5, 6, 7, 8
 TIMELINE_BIND, POOL_FILL, FENCE_NEW, TIMELINE_SIGNAL = 9, 10, 11, 12
 TIMELINE_SYNC, FENCE_SET_DEADLINE, FENCE_GET_DEADLINE, FENCE_IMPORT = 13, 14, 15, 16
+DUMP = 17
 F_REPLY = 1
 F_KEPT = 2
 F_AFTER_CLOSES = 4
@@ -65,6 +66,10 @@ SEEDS = {
     "fence-import": packet(3, FENCE_IMPORT, 24, name("gpu")),
     # Invalid: a name without a NUL (-EINVAL).
     "fence-import-bad-name": packet(3, FENCE_IMPORT, 25, b"x" * NAME_LEN),
+    "dump": packet(0, DUMP, 28, struct.pack("<II", 0, 0)),
+    "dump-json": packet(0, DUMP, 29, struct.pack("<II", 1, 0)),
+    # Invalid: an unknown dump flag (-EINVAL).
+    "dump-bad-flag": packet(0, DUMP, 30, struct.pack("<II", 2, 0)),
     "fence-info": packet(1, FENCE_INFO, 8, struct.pack("<II", 0, 64)),
     "ping": packet(0, PING, 9, b""),
     "ping-after-closes": packet(0, PING, 26, b"", flags=F_AFTER_CLOSES),

@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * DUMP: the daemon's state for fencectl, as text or JSON (docs/fencectl.md),
+ * in a sealed memfd. The core writes its timelines and fences; we add who
+ * holds each fd (from /proc/<pid>/fd, where an fd of ours reads
+ * socket:[ino]), which process owns a timeline's counter, and the clients.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "host.h"
+#include "server.h"
+
+struct ino_pid {
+	ino_t ino;
+	pid_t pid;
+};
+
+struct obj_pid {
+	const void *object;
+	pid_t pid;
+};
+
+struct holders {
+	struct ino_pid *fds; /* every socket fd of every process we may look at */
+	size_t nfds, fds_cap;
+	struct obj_pid *objs; /* (object, holder), sorted, without repeats */
+	size_t nobjs, objs_cap;
+	fld_owner_fn owner;
+	void *owner_arg;
+};
+
+static int grow(void **array, size_t *cap, size_t n, size_t size)
+{
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	p = realloc(*array, (*cap ? *cap * 2 : 64) * size);
+	if (!p)
+		return -ENOMEM;
+	*array = p;
+	*cap = *cap ? *cap * 2 : 64;
+	return 0;
+}
+
+/* Socket fds of @pid; processes we may not look at are skipped. */
+static void scan_process(struct holders *h, pid_t pid)
+{
+	char path[64], link[64];
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		unsigned long long ino;
+		ssize_t n;
+
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		n = readlinkat(dirfd(d), e->d_name, link, sizeof(link) - 1);
+		if (n <= 0)
+			continue;
+		link[n] = '\0';
+		if (sscanf(link, "socket:[%llu]", &ino) != 1 ||
+		    grow((void **)&h->fds, &h->fds_cap, h->nfds, sizeof(*h->fds)) < 0)
+			continue;
+		h->fds[h->nfds++] = (struct ino_pid){ (ino_t)ino, pid };
+	}
+	closedir(d);
+}
+
+static int cmp_ino(const void *a, const void *b)
+{
+	const struct ino_pid *x = a, *y = b;
+
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+static int cmp_obj(const void *a, const void *b)
+{
+	const struct obj_pid *x = a, *y = b;
+
+	if (x->object != y->object)
+		return (uintptr_t)x->object < (uintptr_t)y->object ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/* fl__sink_foreach(): each process holding this fd's inode holds the object. */
+static void add_sink(const void *object, dev_t dev, ino_t ino, void *arg)
+{
+	struct holders *h = arg;
+	struct ino_pid key = { ino, 0 };
+	struct ino_pid *hit;
+
+	(void)dev;
+	if (!object)
+		return;
+	hit = bsearch(&key, h->fds, h->nfds, sizeof(*h->fds), cmp_ino);
+	if (!hit)
+		return;
+	while (hit > h->fds && hit[-1].ino == ino)
+		hit--;
+	for (; hit < h->fds + h->nfds && hit->ino == ino; hit++) {
+		if (grow((void **)&h->objs, &h->objs_cap, h->nobjs, sizeof(*h->objs)) < 0)
+			return;
+		h->objs[h->nobjs++] = (struct obj_pid){ object, hit->pid };
+	}
+}
+
+static void comm_of(pid_t pid, char *buf, size_t size)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	buf[0] = '\0';
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	if (fgets(buf, (int)size, f))
+		buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+}
+
+/* A comm is up to 15 bytes a process chose: escape it for JSON. */
+static void json_comm(FILE *out, pid_t pid)
+{
+	char comm[32];
+
+	comm_of(pid, comm, sizeof(comm));
+	fputc('"', out);
+	for (const unsigned char *p = (const unsigned char *)comm; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(out, "\\%c", *p);
+		else if (*p < 0x20 || *p >= 0x7f)
+			fprintf(out, "\\u%04x", *p);
+		else
+			fputc(*p, out);
+	}
+	fputc('"', out);
+}
+
+/* The first (object, holder) entry of @object, or NULL. */
+static struct obj_pid *first_holder(const struct holders *h, const void *object)
+{
+	size_t lo = 0, hi = h->nobjs;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if ((uintptr_t)h->objs[mid].object < (uintptr_t)object)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < h->nobjs && h->objs[lo].object == object ? &h->objs[lo] : NULL;
+}
+
+/* fl__dump_extra_fn: the holders of each object, and a timeline's owner. */
+static void extra(FILE *out, const void *object, bool fence, bool json, void *arg)
+{
+	struct holders *h = arg;
+	struct obj_pid *p = first_holder(h, object);
+	pid_t owner = fence ? 0 : h->owner(object, h->owner_arg);
+	bool first = true;
+
+	if (json) {
+		if (owner > 0)
+			fprintf(out, ",\"owner\":%d", (int)owner);
+		fputs(",\"holders\":[", out);
+	} else if (owner > 0) {
+		char comm[32];
+
+		comm_of(owner, comm, sizeof(comm));
+		fprintf(out, "  owner: pid %d (%s)\n", (int)owner, comm);
+	}
+	for (; p && p < h->objs + h->nobjs && p->object == object; p++) {
+		if (json) {
+			fprintf(out, "%s{\"pid\":%d,\"comm\":", first ? "" : ",", (int)p->pid);
+			json_comm(out, p->pid);
+			fputc('}', out);
+		} else {
+			char comm[32];
+
+			comm_of(p->pid, comm, sizeof(comm));
+			fprintf(out, "%s pid %d (%s)", first ? "  held by:" : ",", (int)p->pid,
+				comm);
+		}
+		first = false;
+	}
+	if (json)
+		fputc(']', out);
+	else if (!first)
+		fputc('\n', out);
+}
+
+/* Every process's socket fds, then which of them are our objects' fds. */
+static void find_holders(struct holders *h)
+{
+	struct dirent *e;
+	DIR *d = opendir("/proc");
+
+	if (d) {
+		while ((e = readdir(d)))
+			if (isdigit((unsigned char)e->d_name[0]))
+				scan_process(h, (pid_t)atoi(e->d_name));
+		closedir(d);
+	}
+	qsort(h->fds, h->nfds, sizeof(*h->fds), cmp_ino);
+	fl__sink_foreach(add_sink, h);
+	qsort(h->objs, h->nobjs, sizeof(*h->objs), cmp_obj);
+	/* A process holding two copies of one fd holds the object once. */
+	size_t j = 0;
+
+	for (size_t i = 0; i < h->nobjs; i++)
+		if (!j || h->objs[j - 1].object != h->objs[i].object ||
+		    h->objs[j - 1].pid != h->objs[i].pid)
+			h->objs[j++] = h->objs[i];
+	h->nobjs = j;
+}
+
+static void write_clients(FILE *out, bool json, const struct fld_client_info *clients, size_t n)
+{
+	fprintf(out,
+		json ? "{\"version\":1,\"daemon\":{\"pid\":%d},\"clients\":["
+		     : "fencelined pid %d\n\nclients:\n--------------\n",
+		(int)getpid());
+	for (size_t i = 0; i < n; i++) {
+		const struct fld_client_info *c = &clients[i];
+
+		if (json) {
+			fprintf(out, "%s{\"pid\":%d,\"uid\":%u,\"comm\":", i ? "," : "",
+				(int)c->pid, (unsigned int)c->uid);
+			json_comm(out, c->pid);
+			fprintf(out, ",\"timelines\":%u,\"fences\":%u}", c->timelines, c->fences);
+		} else {
+			char comm[32];
+
+			comm_of(c->pid, comm, sizeof(comm));
+			fprintf(out, "pid %d (%s) uid %u: %u timelines, %u fences\n", (int)c->pid,
+				comm, (unsigned int)c->uid, c->timelines, c->fences);
+		}
+	}
+	fputs(json ? "]," : "\n", out);
+}
+
+int fld_dump_write(bool json, const struct fld_client_info *clients, size_t nclients,
+		   fld_owner_fn owner, void *owner_arg, int *ret_fd)
+{
+	struct holders h = { .owner = owner, .owner_arg = owner_arg };
+	char *text = NULL;
+	size_t len = 0;
+	int fd, r = 0;
+	FILE *out;
+
+	find_holders(&h);
+	out = open_memstream(&text, &len);
+	if (!out) {
+		r = -ENOMEM;
+		goto out;
+	}
+	write_clients(out, json, clients, nclients);
+	r = fl__dump_write(out, json, extra, &h);
+	if (json)
+		fputs("}\n", out);
+	if (fclose(out) != 0 || !text)
+		r = -ENOMEM;
+	if (r < 0)
+		goto out;
+	fd = memfd_create("fenceline-dump", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0) {
+		r = -errno;
+		goto out;
+	}
+	/* Sealed: the reader can trust what it maps or reads. */
+	if (write(fd, text, len) != (ssize_t)len ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0 ||
+	    lseek(fd, 0, SEEK_SET) != 0) {
+		r = -errno ? -errno : -EIO;
+		close(fd);
+		goto out;
+	}
+	*ret_fd = fd;
+out:
+	free(text);
+	free(h.fds);
+	free(h.objs);
+	return r;
+}

@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""fencectl against a live daemon: the dump's JSON matches docs/fencectl.md's
+schema and names the processes holding each fd; text mode, --help, usage
+errors; and no daemon is started just to look.
+
+usage: fencectl-test.py FENCECTL HOLDER   (env: FENCELINE_DAEMON, a scratch dir in TMPDIR)
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+FENCECTL, HOLDER = sys.argv[1], sys.argv[2]
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL", what)
+
+
+# The schema of docs/fencectl.md, "dump --json": key -> type (or a nested schema).
+POINT = {"timeline": str, "timeline_id": int, "value": str, "status": int, "timestamp_ns": int}
+HOLDER_S = {"pid": int, "comm": str}
+TIMELINE = {"id": int, "name": str, "driver": str, "value": str, "dead": bool,
+            "pending": [str], "holders": [HOLDER_S]}
+FENCE = {"name": str, "status": int, "timestamp_ns": int, "points": [POINT], "holders": [HOLDER_S]}
+CLIENT = {"pid": int, "uid": int, "comm": str, "timelines": int, "fences": int}
+DUMP = {"version": int, "daemon": {"pid": int}, "clients": [CLIENT], "timelines": [TIMELINE],
+        "fences": [FENCE]}
+OPTIONAL = {"owner": int}  # timelines with a shared counter whose creator is connected
+
+
+def validate(value, schema, path="$"):
+    if isinstance(schema, list):
+        check(isinstance(value, list), f"{path} is a list")
+        for i, v in enumerate(value if isinstance(value, list) else []):
+            validate(v, schema[0], f"{path}[{i}]")
+    elif isinstance(schema, dict):
+        check(isinstance(value, dict), f"{path} is an object")
+        if not isinstance(value, dict):
+            return
+        for k, s in schema.items():
+            check(k in value, f"{path}.{k} present")
+            if k in value:
+                validate(value[k], s, f"{path}.{k}")
+        for k in value:
+            check(k in schema or k in OPTIONAL, f"{path}.{k} documented")
+            if k in OPTIONAL and k not in schema:
+                validate(value[k], OPTIONAL[k], f"{path}.{k}")
+    else:
+        ok = isinstance(value, schema) and not (schema is int and isinstance(value, bool))
+        check(ok, f"{path} is {schema.__name__}")
+
+
+def fencectl(*args):
+    return subprocess.run([FENCECTL, *args], capture_output=True, text=True, timeout=30)
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    sock = os.path.join(tmp, "fl.sock")
+    os.environ["FENCELINE_SOCKET"] = sock
+
+    # Looking must not start a daemon.
+    r = fencectl("dump")
+    check(r.returncode == 3 and "no fenceline daemon" in r.stderr, "no daemon: exit 3")
+    check(not os.path.exists(sock), "no daemon started by fencectl")
+
+    holder = subprocess.Popen([HOLDER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        line = holder.stdout.readline().split()
+        check(line[:1] == ["ready"], "holder ready")
+        pid = int(line[1])
+
+        r = fencectl("dump", "--json")
+        check(r.returncode == 0, "dump --json: exit 0")
+        dump = json.loads(r.stdout)
+        validate(dump, DUMP)
+        tls = {t["name"]: t for t in dump["timelines"]}
+        fences = {f["name"]: f for f in dump["fences"]}
+        check(set(tls) >= {"gpu", 'disp"lay'}, "both timelines, the quoted name intact")
+        check(tls["gpu"]["value"] == "2" and tls["gpu"]["pending"] == ["5"],
+              "the owner's signal is seen (the daemon caught up)")
+        check(tls["gpu"].get("owner") == pid, "owner is the creator")
+        check(pid in [h["pid"] for h in tls["gpu"]["holders"]], "timeline holder")
+        check(set(fences) >= {"frame-1", "vblank", "both"}, "three fences")
+        check(len(fences["both"]["points"]) == 2, "merged fence has two points")
+        check(all(f["status"] == 0 for f in fences.values()), "all pending")
+        check(pid in [h["pid"] for h in fences["both"]["holders"]], "fence holder")
+        check(any(c["pid"] == pid and c["fences"] >= 3 for c in dump["clients"]), "client listed")
+
+        r = fencectl("dump")
+        check(r.returncode == 0 and f"held by: pid {pid} (" in r.stdout, "text dump names holders")
+        check("timelines:" in r.stdout and "fences:" in r.stdout, "text dump sections")
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)
+
+    for args, code in ((["--help"], 0), (["help", "dump"], 0), (["dump", "--help"], 0),
+                       (["bogus"], 2), (["dump", "--bogus"], 2), ([], 2)):
+        r = fencectl(*args)
+        check(r.returncode == code, f"fencectl {' '.join(args)}: exit {code}")
+        check("usage: fencectl" in (r.stdout + r.stderr), f"fencectl {' '.join(args)}: usage")
+
+print("ok" if not failures else f"{len(failures)} failed")
+sys.exit(1 if failures else 0)
