@@ -31,12 +31,14 @@ struct fixture {
 
 	struct fl_fence_cb cb, queued_cb;
 	struct fl_fence_info info;
+	struct fl_heap_info heap_info;
 	char buf[64];
 	uint64_t mem[2]; /* a counter's memory, never attached */
 
 	/* outputs */
 	struct fl_timeline *out_tl;
 	struct fl_fence *out_fence;
+	struct fl_heap *out_heap;
 	int out_fd;
 	uint64_t out_value;
 	char *out_text;
@@ -283,6 +285,14 @@ static const struct fl_timeline_ops good_ops = { .driver_name = "good", .has_sig
 	  fl_timeline_recv(-1, &fx->out_fd, NULL, 0, &fx->out_len))                               \
 	X(timeline_recv_null_ret, -EINVAL,                                                        \
 	  fl_timeline_recv(fx->fence_fd, NULL, NULL, 0, &fx->out_len))                            \
+	/* heap.h */                                                                              \
+	X(heap_open_system_null_ret, -EINVAL, fl_heap_open_system("h", NULL))                     \
+	X(heap_open_carveout_zero_size, -EINVAL, fl_heap_open_carveout("h", 0, &fx->out_heap))    \
+	X(heap_close_null, 0, (fl_heap_close(NULL), 0))                                           \
+	X(heap_alloc_null_heap, -EINVAL, fl_heap_alloc(NULL, 4096, 0, &fx->out_fd))               \
+	X(heap_free_null_heap, -EINVAL, fl_heap_free(NULL, fx->pipe_fd))                          \
+	X(heap_get_info_null_heap, -EINVAL, fl_heap_get_info(NULL, &fx->heap_info))               \
+	X(heap_print_null_heap, -EINVAL, fl_heap_print(NULL, stderr))                             \
 	/* debug.h */                                                                             \
 	X(debug_dump_null_ret, -EINVAL, fl_debug_dump(NULL, &fx->out_len))                        \
 	X(debug_print_null, -EINVAL, fl_debug_print(NULL))                                        \
@@ -332,6 +342,7 @@ static void reset_outputs(struct fixture *fx)
 {
 	fx->out_tl = SENTINEL_PTR;
 	fx->out_fence = SENTINEL_PTR;
+	fx->out_heap = SENTINEL_PTR;
 	fx->out_fd = SENTINEL_INT;
 	fx->out_value = SENTINEL_INT;
 	fx->out_text = SENTINEL_PTR;
@@ -341,8 +352,9 @@ static void reset_outputs(struct fixture *fx)
 static int outputs_untouched(const struct fixture *fx)
 {
 	return fx->out_tl == SENTINEL_PTR && fx->out_fence == SENTINEL_PTR &&
-	       fx->out_fd == SENTINEL_INT && fx->out_value == SENTINEL_INT &&
-	       fx->out_text == SENTINEL_PTR && fx->out_len == SENTINEL_INT;
+	       fx->out_heap == SENTINEL_PTR && fx->out_fd == SENTINEL_INT &&
+	       fx->out_value == SENTINEL_INT && fx->out_text == SENTINEL_PTR &&
+	       fx->out_len == SENTINEL_INT;
 }
 
 static void setup(struct fixture *fx)
@@ -484,9 +496,11 @@ static int for_each_export(const char *path, int (*fn)(const char *name))
 FL_TEST(table_covers_every_public_function)
 {
 	static const char *const headers[] = {
-		"fenceline/debug.h",	"fenceline/fd.h",	"fenceline/fence.h",
-		"fenceline/shared.h",	"fenceline/sw_sync.h",	"fenceline/sync_file.h",
-		"fenceline/timeline.h", "fenceline/transfer.h", "fenceline/driver/timeline.h",
+		"fenceline/debug.h",	 "fenceline/fd.h",
+		"fenceline/fence.h",	 "fenceline/heap.h",
+		"fenceline/shared.h",	 "fenceline/sw_sync.h",
+		"fenceline/sync_file.h", "fenceline/timeline.h",
+		"fenceline/transfer.h",	 "fenceline/driver/timeline.h",
 	};
 	int missing = 0;
 
