@@ -2,16 +2,24 @@
 /*
  * For fencectl-test.py: holds two timelines and three fences (one merged, one
  * name with a quote), signals one timeline part way, says "ready" and waits
- * for its stdin to close.
+ * for its stdin to close. With "leak": also makes a fence every 20 ms and
+ * never closes it, as a leaking program would.
  */
+#include <poll.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
+
+#include <stdbool.h>
+#include <stdint.h>
 
 #include <fenceline/shared.h>
 
-int main(void)
+int main(int argc, char **argv)
 {
-	int gpu = -1, display = -1, frame = -1, vblank = -1, both = -1;
+	int gpu = -1, display = -1, frame = -1, vblank = -1, both = -1, leaked;
+	bool leak = argc > 1 && !strcmp(argv[1], "leak");
+	struct pollfd in = { 0, POLLIN, 0 };
 	char c;
 
 	if (fl_timeline_fd_create("gpu", 0, &gpu) < 0 ||
@@ -24,7 +32,10 @@ int main(void)
 	fl_daemon_flush();
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
-	while (read(0, &c, 1) > 0)
-		;
-	return 0;
+	for (uint64_t v = 100;; v++) {
+		if (poll(&in, 1, leak ? 20 : -1) == 1 && read(0, &c, 1) <= 0)
+			return 0;
+		if (leak && fl_fence_fd_create(gpu, v, "leaked", &leaked) < 0)
+			return 1;
+	}
 }

@@ -27,14 +27,29 @@ POINT = {"timeline": str, "timeline_id": int, "value": str, "status": int, "time
 HOLDER_S = {"pid": int, "comm": str}
 TIMELINE = {"id": int, "name": str, "driver": str, "value": str, "dead": bool,
             "pending": [str], "holders": [HOLDER_S]}
-FENCE = {"name": str, "status": int, "timestamp_ns": int, "points": [POINT], "holders": [HOLDER_S]}
+FENCE = {"name": str, "status": int, "timestamp_ns": int, "created_ns": int, "points": [POINT],
+         "holders": [HOLDER_S]}
 CLIENT = {"pid": int, "uid": int, "comm": str, "timelines": int, "fences": int}
 DUMP = {"version": int, "daemon": {"pid": int}, "clients": [CLIENT], "timelines": [TIMELINE],
         "fences": [FENCE]}
 OPTIONAL = {"owner": int}  # timelines with a shared counter whose creator is connected
+# fds --json: "objects" hold two shapes, told apart by "kind".
+HELD_FENCE = {"kind": str, "name": str, "status": int, "age_ns": int}
+HELD_TIMELINE = {"kind": str, "name": str, "value": str}
+PROCESS = {"pid": int, "comm": str, "fences": int, "pending": int, "timelines": int,
+           "objects": None}
+FDS = {"samples": int, "interval_ms": int, "growing": [int],
+       "last": {"version": int, "processes": [PROCESS]}}
 
 
 def validate(value, schema, path="$"):
+    if schema is None:  # fds objects: by kind
+        check(isinstance(value, list), f"{path} is a list")
+        for i, v in enumerate(value if isinstance(value, list) else []):
+            kind = v.get("kind") if isinstance(v, dict) else None
+            check(kind in ("fence", "timeline"), f"{path}[{i}].kind")
+            validate(v, HELD_FENCE if kind == "fence" else HELD_TIMELINE, f"{path}[{i}]")
+        return
     if isinstance(schema, list):
         check(isinstance(value, list), f"{path} is a list")
         for i, v in enumerate(value if isinstance(value, list) else []):
@@ -95,12 +110,38 @@ with tempfile.TemporaryDirectory() as tmp:
         r = fencectl("dump")
         check(r.returncode == 0 and f"held by: pid {pid} (" in r.stdout, "text dump names holders")
         check("timelines:" in r.stdout and "fences:" in r.stdout, "text dump sections")
+
+        # fds: what each process holds; a leaking one grows at every look.
+        leaker = subprocess.Popen([HOLDER, "leak"], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True)
+        try:
+            lpid = int(leaker.stdout.readline().split()[1])
+            r = fencectl("fds", str(pid))
+            check(r.returncode == 0 and
+                  f"pid {pid} (fencectl-holder): 3 fences (3 pending), 2 timelines" in r.stdout,
+                  "fds PID: the holder's counts")
+            check(f"pid {lpid} " not in r.stdout, "fds PID: only that process")
+            check("fence frame-1: active, age " in r.stdout, "fds lists fences with age")
+            r = fencectl("fds", "--samples", "3", "--interval", "300")
+            check(r.returncode == 0 and f"growing: pid {lpid} " in r.stdout, "leaker flagged")
+            check(f"growing: pid {pid} " not in r.stdout, "steady holder not flagged")
+            r = fencectl("fds", "--json", "--samples", "3", "--interval", "300")
+            check(r.returncode == 0, "fds --json: exit 0")
+            fds = json.loads(r.stdout)
+            validate(fds, FDS)
+            check(fds["growing"] == [lpid], "fds --json: growing is the leaker")
+            procs = {p["pid"]: p for p in fds["last"]["processes"]}
+            check(procs.get(pid, {}).get("pending") == 3, "fds --json: pending count")
+        finally:
+            leaker.stdin.close()
+            leaker.wait(timeout=30)
     finally:
         holder.stdin.close()
         holder.wait(timeout=30)
 
     for args, code in ((["--help"], 0), (["help", "dump"], 0), (["dump", "--help"], 0),
-                       (["bogus"], 2), (["dump", "--bogus"], 2), ([], 2)):
+                       (["help", "fds"], 0), (["fds", "--help"], 0), (["fds", "--samples", "0"], 2),
+                       (["fds", "x"], 2), (["bogus"], 2), (["dump", "--bogus"], 2), ([], 2)):
         r = fencectl(*args)
         check(r.returncode == code, f"fencectl {' '.join(args)}: exit {code}")
         check("usage: fencectl" in (r.stdout + r.stderr), f"fencectl {' '.join(args)}: usage")

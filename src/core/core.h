@@ -87,6 +87,7 @@ struct fl_fence {
 	struct fl_fence *reg_prev, *reg_next; /* registry */
 	struct fl_fence *complete_next; /* a signaller's to-complete list */
 
+	uint64_t created_ns; /* CLOCK_MONOTONIC, for the age fencectl shows */
 	uint32_t n;
 	struct fl__member m[];
 };

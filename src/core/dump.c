@@ -221,8 +221,10 @@ static void json_fence(FILE *out, struct fl_fence *f, fl__dump_extra_fn extra, v
 		status = sticky;
 	fputs("{\"name\":", out);
 	json_str(out, f->name);
-	fprintf(out, ",\"status\":%d,\"timestamp_ns\":%" PRIu64 ",\"points\":[", status,
-		fl__fence_timestamp(f, status));
+	fprintf(out,
+		",\"status\":%d,\"timestamp_ns\":%" PRIu64 ",\"created_ns\":%" PRIu64
+		",\"points\":[",
+		status, fl__fence_timestamp(f, status), f->created_ns);
 	for (uint32_t i = 0; i < f->n; i++) {
 		struct fl_sync_pt *pt = f->m[i].pt;
 		int s = atomic_load_explicit(&pt->status, memory_order_acquire);
@@ -240,6 +242,11 @@ static void json_fence(FILE *out, struct fl_fence *f, fl__dump_extra_fn extra, v
 	if (extra)
 		extra(out, f, true, true, arg);
 	fputc('}', out);
+}
+
+uint64_t fl__fence_created_ns(const void *fence)
+{
+	return ((const struct fl_fence *)fence)->created_ns;
 }
 
 int fl__dump_write(FILE *out, bool json, fl__dump_extra_fn extra, void *arg)

@@ -909,13 +909,14 @@ int fl__timeline_export_fd_tracked(struct fl_timeline *tl, int *ret_fd, fl__host
 	return 0;
 }
 
-void fl__sink_foreach(void (*fn)(const void *object, dev_t dev, ino_t ino, void *arg), void *arg)
+void fl__sink_foreach(void (*fn)(const void *object, bool fence, dev_t dev, ino_t ino, void *arg),
+		      void *arg)
 {
 	pthread_mutex_lock(&sink_lock);
 	for (size_t i = 0; i < table_size; i++)
 		for (struct fl__sink *s = table[i]; s; s = s->hash_next)
 			fn(s->kind == SINK_FENCE ? (const void *)s->fence : (const void *)s->tl,
-			   s->dev, s->ino, arg);
+			   s->kind == SINK_FENCE, s->dev, s->ino, arg);
 	pthread_mutex_unlock(&sink_lock);
 }
 

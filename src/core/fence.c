@@ -26,6 +26,7 @@ struct fl_fence *fl__fence_alloc(uint32_t n, const char *name, unsigned int flag
 		return NULL;
 	atomic_init(&f->refs, 1);
 	f->flags = flags;
+	f->created_ns = fl__now_ns();
 	f->n = n;
 	f->own_fd = -1;
 	f->cbs_tail = &f->cbs;

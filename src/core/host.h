@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -113,14 +114,18 @@ typedef void (*fl__dump_extra_fn)(FILE *out, const void *object, bool fence, boo
  */
 int fl__dump_write(FILE *out, bool json, fl__dump_extra_fn extra, void *arg);
 
+/* When a fence (a struct fl_fence given to fl__dump_extra_fn) was made, CLOCK_MONOTONIC ns. */
+uint64_t fl__fence_created_ns(const void *fence);
+
 /*
  * fl__sink_foreach() - every fence and timeline fd still open somewhere:
- * @fn gets the object it stands for (struct fl_fence or struct fl_timeline,
- * NULL for a fence already gone) and the inode of the fd's end that was
+ * @fn gets the object it stands for (struct fl_fence if @fence, else struct
+ * fl_timeline; NULL for a fence already gone) and the inode of the fd's end that was
  * given out, which /proc/<pid>/fd shows as socket:[ino]. Under the sink
  * lock: @fn must not call into the core.
  */
-void fl__sink_foreach(void (*fn)(const void *object, dev_t dev, ino_t ino, void *arg), void *arg);
+void fl__sink_foreach(void (*fn)(const void *object, bool fence, dev_t dev, ino_t ino, void *arg),
+		      void *arg);
 
 /* How many fence and timeline fds of this core are still open somewhere. */
 size_t fl__sink_count(void);

@@ -16,8 +16,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <fenceline/fence.h>
+#include <fenceline/timeline.h>
+
 #include "host.h"
 #include "server.h"
+#include "util.h"
 
 struct ino_pid {
 	ino_t ino;
@@ -27,6 +31,7 @@ struct ino_pid {
 struct obj_pid {
 	const void *object;
 	pid_t pid;
+	bool fence; /* else a timeline */
 };
 
 struct holders {
@@ -98,7 +103,7 @@ static int cmp_obj(const void *a, const void *b)
 }
 
 /* fl__sink_foreach(): each process holding this fd's inode holds the object. */
-static void add_sink(const void *object, dev_t dev, ino_t ino, void *arg)
+static void add_sink(const void *object, bool fence, dev_t dev, ino_t ino, void *arg)
 {
 	struct holders *h = arg;
 	struct ino_pid key = { ino, 0 };
@@ -115,7 +120,7 @@ static void add_sink(const void *object, dev_t dev, ino_t ino, void *arg)
 	for (; hit < h->fds + h->nfds && hit->ino == ino; hit++) {
 		if (grow((void **)&h->objs, &h->objs_cap, h->nobjs, sizeof(*h->objs)) < 0)
 			return;
-		h->objs[h->nobjs++] = (struct obj_pid){ object, hit->pid };
+		h->objs[h->nobjs++] = (struct obj_pid){ object, hit->pid, fence };
 	}
 }
 
@@ -134,14 +139,11 @@ static void comm_of(pid_t pid, char *buf, size_t size)
 	fclose(f);
 }
 
-/* A comm is up to 15 bytes a process chose: escape it for JSON. */
-static void json_comm(FILE *out, pid_t pid)
+/* A JSON string: comms and names are bytes a process chose. */
+static void json_str(FILE *out, const char *s)
 {
-	char comm[32];
-
-	comm_of(pid, comm, sizeof(comm));
 	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)comm; *p; p++) {
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		if (*p == '"' || *p == '\\')
 			fprintf(out, "\\%c", *p);
 		else if (*p < 0x20 || *p >= 0x7f)
@@ -150,6 +152,14 @@ static void json_comm(FILE *out, pid_t pid)
 			fputc(*p, out);
 	}
 	fputc('"', out);
+}
+
+static void json_comm(FILE *out, pid_t pid)
+{
+	char comm[32];
+
+	comm_of(pid, comm, sizeof(comm));
+	json_str(out, comm);
 }
 
 /* The first (object, holder) entry of @object, or NULL. */
@@ -204,6 +214,12 @@ static void extra(FILE *out, const void *object, bool fence, bool json, void *ar
 		fputc(']', out);
 	else if (!first)
 		fputc('\n', out);
+	if (fence && !json) {
+		uint64_t age = fl__now_ns() - fl__fence_created_ns(object);
+
+		fprintf(out, "  age: %" PRIu64 ".%03" PRIu64 " s\n", age / 1000000000,
+			age / 1000000 % 1000);
+	}
 }
 
 /* Every process's socket fds, then which of them are our objects' fds. */
@@ -231,6 +247,107 @@ static void find_holders(struct holders *h)
 	h->nobjs = j;
 }
 
+static int cmp_pid(const void *a, const void *b)
+{
+	const struct obj_pid *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->fence != y->fence)
+		return x->fence ? 1 : -1; /* timelines first */
+	return (uintptr_t)x->object < (uintptr_t)y->object   ? -1
+	       : (uintptr_t)x->object > (uintptr_t)y->object ? 1
+							     : 0;
+}
+
+/* One object a process holds, as a line or a JSON object. */
+static void write_held(FILE *out, const struct obj_pid *o, bool json, bool first, uint64_t now)
+{
+	char value[64] = "";
+
+	if (!o->fence) {
+		struct fl_timeline *tl = (struct fl_timeline *)o->object;
+
+		fl_timeline_get_value_str(tl, value, sizeof(value));
+		if (json) {
+			fputs(first ? "{\"kind\":\"timeline\",\"name\":"
+				    : ",{\"kind\":\"timeline\",\"name\":",
+			      out);
+			json_str(out, fl_timeline_get_name(tl));
+			fputs(",\"value\":", out);
+			json_str(out, value);
+			fputc('}', out);
+		} else {
+			fprintf(out, "  timeline %s: %s\n", fl_timeline_get_name(tl), value);
+		}
+		return;
+	}
+	struct fl_fence *f = (struct fl_fence *)o->object;
+	uint64_t age = now - fl__fence_created_ns(f);
+	int status = fl_fence_get_status(f);
+
+	if (json) {
+		fputs(first ? "{\"kind\":\"fence\",\"name\":" : ",{\"kind\":\"fence\",\"name\":",
+		      out);
+		json_str(out, fl_fence_get_name(f));
+		fprintf(out, ",\"status\":%d,\"age_ns\":%" PRIu64 "}", status, age);
+	} else {
+		fprintf(out, "  fence %s: %s, age %" PRIu64 ".%03" PRIu64 " s\n",
+			fl_fence_get_name(f),
+			status == 0  ? "active"
+			: status > 0 ? "signaled"
+				     : "error",
+			age / 1000000000, age / 1000000 % 1000);
+	}
+}
+
+/*
+ * By process (fencectl fds): what each holds, pending fences first in the
+ * counts, so that a leak (a count that only grows) is easy to see.
+ */
+static void write_by_process(FILE *out, bool json, struct holders *h, pid_t only)
+{
+	uint64_t now = fl__now_ns();
+	bool first_proc = true;
+
+	qsort(h->objs, h->nobjs, sizeof(*h->objs), cmp_pid);
+	fputs(json ? "{\"version\":1,\"processes\":[" : "", out);
+	for (size_t i = 0; i < h->nobjs;) {
+		pid_t pid = h->objs[i].pid;
+		unsigned int fences = 0, pending = 0, timelines = 0;
+		size_t end = i;
+		char comm[32];
+
+		for (; end < h->nobjs && h->objs[end].pid == pid; end++) {
+			if (!h->objs[end].fence)
+				timelines++;
+			else if (fences++,
+				 fl_fence_get_status((struct fl_fence *)h->objs[end].object) == 0)
+				pending++;
+		}
+		if (only && pid != only) {
+			i = end;
+			continue;
+		}
+		comm_of(pid, comm, sizeof(comm));
+		if (json) {
+			fprintf(out, "%s{\"pid\":%d,\"comm\":", first_proc ? "" : ",", (int)pid);
+			json_str(out, comm);
+			fprintf(out, ",\"fences\":%u,\"pending\":%u,\"timelines\":%u,\"objects\":[",
+				fences, pending, timelines);
+		} else {
+			fprintf(out, "pid %d (%s): %u fences (%u pending), %u timelines\n",
+				(int)pid, comm, fences, pending, timelines);
+		}
+		for (size_t k = i; k < end; k++)
+			write_held(out, &h->objs[k], json, k == i, now);
+		fputs(json ? "]}" : "\n", out);
+		first_proc = false;
+		i = end;
+	}
+	fputs(json ? "]}\n" : "", out);
+}
+
 static void write_clients(FILE *out, bool json, const struct fld_client_info *clients, size_t n)
 {
 	fprintf(out,
@@ -256,8 +373,8 @@ static void write_clients(FILE *out, bool json, const struct fld_client_info *cl
 	fputs(json ? "]," : "\n", out);
 }
 
-int fld_dump_write(bool json, const struct fld_client_info *clients, size_t nclients,
-		   fld_owner_fn owner, void *owner_arg, int *ret_fd)
+int fld_dump_write(bool json, bool by_process, pid_t only, const struct fld_client_info *clients,
+		   size_t nclients, fld_owner_fn owner, void *owner_arg, int *ret_fd)
 {
 	struct holders h = { .owner = owner, .owner_arg = owner_arg };
 	char *text = NULL;
@@ -271,10 +388,14 @@ int fld_dump_write(bool json, const struct fld_client_info *clients, size_t ncli
 		r = -ENOMEM;
 		goto out;
 	}
-	write_clients(out, json, clients, nclients);
-	r = fl__dump_write(out, json, extra, &h);
-	if (json)
-		fputs("}\n", out);
+	if (by_process) {
+		write_by_process(out, json, &h, only);
+	} else {
+		write_clients(out, json, clients, nclients);
+		r = fl__dump_write(out, json, extra, &h);
+		if (json)
+			fputs("}\n", out);
+	}
 	if (fclose(out) != 0 || !text)
 		r = -ENOMEM;
 	if (r < 0)

@@ -1147,7 +1147,8 @@ static bool op_dump(struct client *c, const struct fl_proto_request *q)
 		infos[n++] = (struct fld_client_info){ k->pid, k->uid,
 						       (unsigned int)atomic_load(&k->timelines),
 						       (unsigned int)atomic_load(&k->fences) };
-	r = fld_dump_write(q->u.dump.flags & FL_DUMP_JSON, infos, n, owner_of, NULL, &fd);
+	r = fld_dump_write(q->u.dump.flags & FL_DUMP_JSON, q->u.dump.flags & FL_DUMP_FDS,
+			   (pid_t)q->u.dump.pid, infos, n, owner_of, NULL, &fd);
 	free(infos);
 	if (r < 0)
 		return reply_status(c, &q->hdr, r);

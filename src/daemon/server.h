@@ -37,10 +37,11 @@ typedef pid_t (*fld_owner_fn)(const void *timeline, void *arg);
  * fld_dump_write() - the daemon's state (docs/fencectl.md) in a new sealed
  * memfd, *@ret_fd, owned by the caller
  * @json: JSON instead of text
+ * @by_process: what each process holds (fencectl fds), only @only's if not 0
  * Return: 0, -ENOMEM, or memfd_create()'s and write()'s errors.
  */
-int fld_dump_write(bool json, const struct fld_client_info *clients, size_t nclients,
-		   fld_owner_fn owner, void *owner_arg, int *ret_fd);
+int fld_dump_write(bool json, bool by_process, pid_t only, const struct fld_client_info *clients,
+		   size_t nclients, fld_owner_fn owner, void *owner_arg, int *ret_fd);
 
 /* Log a line to stderr ("fencelined[pid]: ..."). */
 void fld_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

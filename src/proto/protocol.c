@@ -96,7 +96,10 @@ static int check_body(struct fl_proto_request *r)
 	case FL_OP_FENCE_IMPORT:
 		return name_ok(r->u.fence_import.name) ? 0 : -EINVAL;
 	case FL_OP_DUMP:
-		return (r->u.dump.flags & ~FL_DUMP_JSON) || r->u.dump.pad ? -EINVAL : 0;
+		return (r->u.dump.flags & ~(FL_DUMP_JSON | FL_DUMP_FDS)) ||
+				       (r->u.dump.pid && !(r->u.dump.flags & FL_DUMP_FDS))
+			       ? -EINVAL
+			       : 0;
 	case FL_OP_FENCE_MERGE:
 		if (!name_ok(r->u.fence_merge.name) ||
 		    (r->u.fence_merge.flags & ~(MERGE_WAIT_ALL | MERGE_MAINLINE)) ||

@@ -116,11 +116,12 @@ struct fl_msg_fence_import {
 
 /* The daemon's state for fencectl: a sealed memfd holding text or JSON (docs/fencectl.md). */
 struct fl_msg_dump {
-	uint32_t flags; /* 0 (text) or FL_DUMP_JSON */
-	uint32_t pad; /* 0 */
+	uint32_t flags; /* FL_DUMP_JSON, FL_DUMP_FDS */
+	uint32_t pid; /* FL_DUMP_FDS: only this process; 0 for all */
 };
 
-#define FL_DUMP_JSON 1u
+#define FL_DUMP_JSON 1u /* JSON instead of text */
+#define FL_DUMP_FDS  2u /* by process: what each holds (fencectl fds) */
 
 struct fl_msg_fence_info {
 	uint32_t first; /* index of the first point wanted */

@@ -164,8 +164,8 @@ static int violations(const uint8_t *pkt, size_t len, unsigned int nfds, bool tr
 		if (!memchr(b, 0, 32) || (u32_at(b, 32) & ~3u) || u32_at(b, 36))
 			bad |= E_INVAL;
 		break;
-	case 17: /* DUMP: flags (JSON = 1), pad */
-		if ((u32_at(b, 0) & ~1u) || u32_at(b, 4))
+	case 17: /* DUMP: flags (JSON = 1, FDS = 2), pid (only with FDS) */
+		if ((u32_at(b, 0) & ~3u) || (u32_at(b, 4) && !(u32_at(b, 0) & 2u)))
 			bad |= E_INVAL;
 		break;
 	case 16: /* FENCE_IMPORT: name[32] */
@@ -253,8 +253,9 @@ static void check_body(const struct fl_proto_request *q, const uint8_t *b)
 		CHECK(q->u.fence_set_deadline.deadline_ns == u64_at(b, 0));
 		break;
 	case FL_OP_DUMP:
-		CHECK((q->u.dump.flags & ~1u) == 0 && q->u.dump.pad == 0);
-		CHECK(q->u.dump.flags == u32_at(b, 0));
+		CHECK((q->u.dump.flags & ~3u) == 0 &&
+		      (q->u.dump.pid == 0 || (q->u.dump.flags & 2u)));
+		CHECK(q->u.dump.flags == u32_at(b, 0) && q->u.dump.pid == u32_at(b, 4));
 		break;
 	case FL_OP_FENCE_IMPORT:
 		CHECK(has_nul(q->u.fence_import.name));

@@ -68,8 +68,10 @@ SEEDS = {
     "fence-import-bad-name": packet(3, FENCE_IMPORT, 25, b"x" * NAME_LEN),
     "dump": packet(0, DUMP, 28, struct.pack("<II", 0, 0)),
     "dump-json": packet(0, DUMP, 29, struct.pack("<II", 1, 0)),
-    # Invalid: an unknown dump flag (-EINVAL).
-    "dump-bad-flag": packet(0, DUMP, 30, struct.pack("<II", 2, 0)),
+    "dump-fds-pid": packet(0, DUMP, 31, struct.pack("<II", 2 | 1, 4242)),
+    # Invalid: an unknown dump flag; a pid without FDS (-EINVAL).
+    "dump-bad-flag": packet(0, DUMP, 30, struct.pack("<II", 4, 0)),
+    "dump-bad-pid": packet(0, DUMP, 32, struct.pack("<II", 1, 4242)),
     "fence-info": packet(1, FENCE_INFO, 8, struct.pack("<II", 0, 64)),
     "ping": packet(0, PING, 9, b""),
     "ping-after-closes": packet(0, PING, 26, b"", flags=F_AFTER_CLOSES),

@@ -23,6 +23,9 @@ static const char usage_text[] =
 	"commands:\n"
 	"  dump [--json]    every timeline, fence and client, like the kernel's sync\n"
 	"                   debugfs file but with processes\n"
+	"  fds [PID] [--json] [--samples N] [--interval MS]\n"
+	"                   the fence and timeline fds each process holds: the leak\n"
+	"                   finder; with samples, flags processes whose count grows\n"
 	"  help [COMMAND]   this text, or a command's\n"
 	"\n"
 	"options:\n"
@@ -40,6 +43,18 @@ static const char dump_usage[] =
 	"\n"
 	"  --json   one JSON object instead of text; schema in docs/fencectl.md\n";
 
+static const char fds_usage[] =
+	"usage: fencectl fds [PID] [--json] [--samples N] [--interval MS]\n"
+	"\n"
+	"For each process holding fenceline fds (or only PID): how many fences it holds,\n"
+	"how many of them are still pending, and each fence's name, status and age, and\n"
+	"each timeline's value. An fd a process forgot to close shows here, growing.\n"
+	"\n"
+	"  --json          JSON instead of text; schema in docs/fencectl.md\n"
+	"  --samples N     look N times (default 1) and name the processes whose\n"
+	"                  fence count grew at every look: the likely leaks\n"
+	"  --interval MS   between looks (default 1000)\n";
+
 enum { EXIT_USAGE = 2, EXIT_NO_DAEMON = 3 };
 
 /* Copy the daemon's dump (a sealed memfd) to stdout. */
@@ -54,9 +69,36 @@ static int copy_out(int fd)
 	return n < 0 ? -errno : 0;
 }
 
-static int cmd_dump(int argc, char **argv)
+/* One DUMP request: its sealed memfd in *ret_fd. */
+static int request_dump(uint32_t flags, uint32_t pid, int *ret_fd)
 {
 	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_reply)];
+	struct fl_msg_dump body = { flags, pid };
+	int r, fd = -1;
+
+	fl__client_set_no_spawn(true);
+	r = fl__client_call(FL_OP_DUMP, 0, &body, sizeof(body), NULL, 0, 0, reply, sizeof(reply),
+			    &fd);
+	if (r >= 0)
+		r = fl__client_reply_status(reply);
+	if (r >= 0 && fd < 0)
+		r = -EPROTO;
+	if (r < 0 && fd >= 0)
+		close(fd);
+	if (r == 0)
+		*ret_fd = fd;
+	return r;
+}
+
+static int no_daemon(void)
+{
+	fprintf(stderr, "fencectl: no fenceline daemon runs for this user (socket: %s)\n",
+		getenv("FENCELINE_SOCKET") ? getenv("FENCELINE_SOCKET") : "the default");
+	return EXIT_NO_DAEMON;
+}
+
+static int cmd_dump(int argc, char **argv)
+{
 	struct fl_msg_dump body = { 0, 0 };
 	int r, fd = -1;
 
@@ -72,18 +114,9 @@ static int cmd_dump(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	fl__client_set_no_spawn(true);
-	r = fl__client_call(FL_OP_DUMP, 0, &body, sizeof(body), NULL, 0, 0, reply, sizeof(reply),
-			    &fd);
-	if (r >= 0)
-		r = fl__client_reply_status(reply);
-	if (r == -ENOENT) {
-		fprintf(stderr, "fencectl: no fenceline daemon runs for this user (socket: %s)\n",
-			getenv("FENCELINE_SOCKET") ? getenv("FENCELINE_SOCKET") : "the default");
-		return EXIT_NO_DAEMON;
-	}
-	if (r >= 0 && fd < 0)
-		r = -EPROTO;
+	r = request_dump(body.flags, 0, &fd);
+	if (r == -ENOENT)
+		return no_daemon();
 	if (r >= 0)
 		r = copy_out(fd);
 	if (fd >= 0)
@@ -93,6 +126,171 @@ static int cmd_dump(int argc, char **argv)
 		return 1;
 	}
 	return 0;
+}
+
+/* A process's fence count in one look, from the text view's "pid N (comm): F fences" lines. */
+struct count {
+	pid_t pid;
+	unsigned int fences;
+};
+
+static int read_counts(int fd, struct count **ret, size_t *ret_n)
+{
+	FILE *in = fdopen(dup(fd), "r");
+	struct count *c = NULL;
+	size_t n = 0, cap = 0;
+	char line[512];
+
+	if (!in)
+		return -errno;
+	while (fgets(line, sizeof(line), in)) {
+		int pid;
+		unsigned int fences;
+		char *close_paren = strstr(line, "): ");
+
+		if (sscanf(line, "pid %d ", &pid) != 1 || !close_paren ||
+		    sscanf(close_paren, "): %u fences", &fences) != 1)
+			continue;
+		if (n == cap) {
+			struct count *p = realloc(c, (cap = cap ? cap * 2 : 16) * sizeof(*c));
+
+			if (!p) {
+				free(c);
+				fclose(in);
+				return -ENOMEM;
+			}
+			c = p;
+		}
+		c[n++] = (struct count){ pid, fences };
+	}
+	fclose(in);
+	*ret = c;
+	*ret_n = n;
+	return 0;
+}
+
+static unsigned int count_of(const struct count *c, size_t n, pid_t pid, bool *found)
+{
+	for (size_t i = 0; i < n; i++)
+		if (c[i].pid == pid) {
+			*found = true;
+			return c[i].fences;
+		}
+	*found = false;
+	return 0;
+}
+
+static int cmd_fds(int argc, char **argv)
+{
+	unsigned int samples = 1, interval_ms = 1000, pid = 0;
+	struct count *first = NULL, *prev = NULL;
+	size_t nfirst = 0, nprev = 0;
+	bool json = false, *growing = NULL;
+	int r = 0, fd = -1;
+
+	for (int i = 1; i < argc; i++) {
+		char *end;
+
+		if (!strcmp(argv[i], "--json")) {
+			json = true;
+		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(fds_usage, stdout);
+			return 0;
+		} else if ((!strcmp(argv[i], "--samples") || !strcmp(argv[i], "--interval")) &&
+			   i + 1 < argc) {
+			unsigned long v = strtoul(argv[i + 1], &end, 10);
+
+			if (*end || !*argv[i + 1] || v > 1000000 || (argv[i][2] == 's' && !v)) {
+				fprintf(stderr, "fencectl fds: bad %s '%s'\n%s", argv[i],
+					argv[i + 1], fds_usage);
+				return EXIT_USAGE;
+			}
+			*(argv[i][2] == 's' ? &samples : &interval_ms) = (unsigned int)v;
+			i++;
+		} else if (!pid && argv[i][0] != '-' &&
+			   (pid = (unsigned int)strtoul(argv[i], &end, 10)) && !*end) {
+			continue;
+		} else {
+			fprintf(stderr, "fencectl fds: unknown argument '%s'\n%s", argv[i],
+				fds_usage);
+			return EXIT_USAGE;
+		}
+	}
+	/* Looks before the last count fences only; the last is printed as asked. */
+	for (unsigned int s = 0; s < samples && r == 0; s++) {
+		struct count *now = NULL;
+		size_t nnow = 0;
+
+		if (s)
+			usleep(interval_ms * 1000u);
+		r = request_dump(FL_DUMP_FDS, pid, &fd);
+		if (r == 0)
+			r = read_counts(fd, &now, &nnow);
+		if (r == 0 && s == 0) {
+			first = now;
+			nfirst = nnow;
+			growing = calloc(nnow ? nnow : 1, sizeof(*growing));
+			for (size_t k = 0; growing && k < nnow; k++)
+				growing[k] = samples > 1;
+		} else if (r == 0) {
+			/* Growing: more fences at every look than at the one before. */
+			for (size_t k = 0; growing && k < nfirst; k++) {
+				bool in_prev, in_now;
+				unsigned int a = count_of(prev, nprev, first[k].pid, &in_prev);
+				unsigned int b = count_of(now, nnow, first[k].pid, &in_now);
+
+				growing[k] = growing[k] && in_prev && in_now && b > a;
+			}
+		}
+		if (prev != first)
+			free(prev);
+		prev = now;
+		nprev = nnow;
+		if (fd >= 0 && s + 1 < samples) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	if (r == 0 && json) {
+		close(fd);
+		fd = -1;
+		r = request_dump(FL_DUMP_FDS | FL_DUMP_JSON, pid, &fd);
+	}
+	if (r == -ENOENT) {
+		r = no_daemon();
+		goto out;
+	}
+	if (r == 0 && json) {
+		printf("{\"samples\":%u,\"interval_ms\":%u,\"growing\":[", samples, interval_ms);
+		for (size_t k = 0, n = 0; growing && k < nfirst; k++)
+			if (growing[k])
+				printf("%s%d", n++ ? "," : "", (int)first[k].pid);
+		fputs("],\"last\":", stdout);
+		fflush(stdout);
+	} else if (r == 0 && lseek(fd, 0, SEEK_SET) != 0) {
+		r = -errno;
+	}
+	if (r == 0)
+		r = copy_out(fd);
+	if (r == 0 && json)
+		fputs("}\n", stdout);
+	for (size_t k = 0; r == 0 && !json && growing && k < nfirst; k++)
+		if (growing[k])
+			printf("growing: pid %d held more fences at each of %u looks, %u ms "
+			       "apart\n",
+			       (int)first[k].pid, samples, interval_ms);
+	if (r < 0 || fflush(stdout) != 0) {
+		fprintf(stderr, "fencectl fds: %s\n", strerror(r < 0 ? -r : EIO));
+		r = 1;
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	if (prev != first)
+		free(prev);
+	free(first);
+	free(growing);
+	return r;
 }
 
 int main(int argc, char **argv)
@@ -118,9 +316,13 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[i], "dump"))
 		return cmd_dump(argc - i, argv + i);
+	if (!strcmp(argv[i], "fds"))
+		return cmd_fds(argc - i, argv + i);
 	if (!strcmp(argv[i], "help")) {
 		if (i + 1 < argc && !strcmp(argv[i + 1], "dump"))
 			fputs(dump_usage, stdout);
+		else if (i + 1 < argc && !strcmp(argv[i + 1], "fds"))
+			fputs(fds_usage, stdout);
 		else
 			fputs(usage_text, stdout);
 		return 0;
