@@ -149,10 +149,29 @@ DEFINE_OPEN2(__open64_2)
 DEFINE_OPENAT2(__openat_2)
 DEFINE_OPENAT2(__openat64_2)
 
+/*
+ * libc's ioctl, read, write and close, looked up when we are loaded:
+ * write() and close() may be called from a signal handler, where dlsym()
+ * may not. Again on first use, for a library constructor that runs first.
+ */
+static ioctl_fn libc_ioctl;
+static read_fn libc_read;
+static write_fn libc_write;
+static close_fn libc_close;
+
+__attribute__((constructor)) static void find_libc(void)
+{
+	libc_ioctl = (ioctl_fn)dlsym(RTLD_NEXT, "ioctl");
+	libc_read = (read_fn)dlsym(RTLD_NEXT, "read");
+	libc_write = (write_fn)dlsym(RTLD_NEXT, "write");
+	libc_close = (close_fn)dlsym(RTLD_NEXT, "close");
+}
+
+#define LIBC(name) (libc_##name ? libc_##name : (find_libc(), libc_##name))
+
 int fl__kabi_real_ioctl(int fd, unsigned long request, void *arg)
 {
-	REAL(ioctl_fn, ioctl);
-	return real_ioctl(fd, request, arg);
+	return LIBC(ioctl)(fd, request, arg);
 }
 
 KABI_EXPORT int ioctl(int fd, unsigned long request, ...)
@@ -160,7 +179,6 @@ KABI_EXPORT int ioctl(int fd, unsigned long request, ...)
 	va_list ap;
 	void *arg;
 	int r;
-	REAL(ioctl_fn, ioctl);
 
 	va_start(ap, request);
 	arg = va_arg(ap, void *);
@@ -171,7 +189,7 @@ KABI_EXPORT int ioctl(int fd, unsigned long request, ...)
 		if (r != FL_KABI_NOT_OURS)
 			return r;
 	}
-	return real_ioctl(fd, request, arg);
+	return LIBC(ioctl)(fd, request, arg);
 }
 
 /*
@@ -242,26 +260,23 @@ static bool is_marked_fence(int fd, int err)
 
 KABI_EXPORT ssize_t read(int fd, void *buf, size_t count)
 {
-	REAL(read_fn, read);
 	/* sync_file has no read op: EINVAL. */
-	return is_marked_fence(fd, EINVAL) ? -1 : real_read(fd, buf, count);
+	return is_marked_fence(fd, EINVAL) ? -1 : LIBC(read)(fd, buf, count);
 }
 
 KABI_EXPORT ssize_t write(int fd, const void *buf, size_t count)
 {
-	REAL(write_fn, write);
 	/* A sync_file is opened read-only: EBADF. */
-	return is_marked_fence(fd, EBADF) ? -1 : real_write(fd, buf, count);
+	return is_marked_fence(fd, EBADF) ? -1 : LIBC(write)(fd, buf, count);
 }
 
 KABI_EXPORT int close(int fd)
 {
 	int r;
-	REAL(close_fn, close);
 
 	unmark(fence_bits, fd);
 	if (!unmark(timeline_bits, fd))
-		return real_close(fd);
+		return LIBC(close)(fd);
 	r = fl_timeline_fd_close(fd);
 	if (r < 0) {
 		errno = -r;
