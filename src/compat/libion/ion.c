@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libion's API over the native heaps (docs/heap.md, "The libion API").
+ *
+ * An ION client is a memfd that holds no data: a real, closable fd whose
+ * inode names the client in a process-wide registry, so that any dup of it
+ * finds the client too. Each client owns its own heaps (a system heap and a
+ * carveout), because the native heaps can only give a buffer back through
+ * one of its fds, and ION users just close() theirs: the heaps cannot see
+ * that. ion_close() therefore closes the client's heaps, which forgets every
+ * buffer and so reclaims the carveout's whole capacity at once. Buffers
+ * themselves live on for as long as anybody holds an fd or mapping.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <ion/ion.h>
+
+#include <fenceline/export.h>
+#include <fenceline/heap.h>
+
+/* Heap ids at the bits Android 5.4 reserves: system 0, carveouts 2-6. */
+#define ION_SYSTEM_ID		0
+#define ION_CARVEOUT_ID		2
+#define ION_CARVEOUT_DEFAULT_MB 64
+#define ION_HEAP_COUNT		2
+
+struct ion_client {
+	dev_t dev;
+	ino_t ino;
+	int refs; /* the registry's one, plus one per call under way; under registry_lock */
+	struct fl_heap *heap[ION_HEAP_COUNT]; /* highest heap id first */
+	struct ion_client *next;
+};
+
+/* The heaps of every client, highest id (ION's priority) first. */
+static const struct {
+	const char *name;
+	__u32 type;
+	__u32 id;
+} heap_desc[ION_HEAP_COUNT] = {
+	{ "carveout", ION_HEAP_TYPE_CARVEOUT, ION_CARVEOUT_ID },
+	{ "system", ION_HEAP_TYPE_SYSTEM, ION_SYSTEM_ID },
+};
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ion_client *registry;
+
+static void client_destroy(struct ion_client *c)
+{
+	for (int i = 0; i < ION_HEAP_COUNT; i++)
+		fl_heap_close(c->heap[i]);
+	free(c);
+}
+
+/* Unlinks @c from the registry; called with registry_lock held. */
+static void unlink_locked(struct ion_client *c)
+{
+	for (struct ion_client **p = &registry; *p; p = &(*p)->next) {
+		if (*p == c) {
+			*p = c->next;
+			return;
+		}
+	}
+}
+
+/* Drops one reference; returns @c if it was the last (destroy it unlocked). */
+static struct ion_client *put_locked(struct ion_client *c)
+{
+	return --c->refs == 0 ? c : NULL;
+}
+
+static void client_put(struct ion_client *c)
+{
+	pthread_mutex_lock(&registry_lock);
+	c = put_locked(c);
+	pthread_mutex_unlock(&registry_lock);
+	if (c)
+		client_destroy(c);
+}
+
+static struct ion_client *find_locked(dev_t dev, ino_t ino)
+{
+	for (struct ion_client *c = registry; c; c = c->next)
+		if (c->dev == dev && c->ino == ino)
+			return c;
+	return NULL;
+}
+
+/* The client @fd names, with a reference taken; -EBADF or -EINVAL. */
+static int client_get(int fd, struct ion_client **ret)
+{
+	struct stat st;
+	struct ion_client *c;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	pthread_mutex_lock(&registry_lock);
+	c = find_locked(st.st_dev, st.st_ino);
+	if (c)
+		c->refs++;
+	pthread_mutex_unlock(&registry_lock);
+	if (!c)
+		return -EINVAL;
+	*ret = c;
+	return 0;
+}
+
+static size_t carveout_bytes(void)
+{
+	const char *s = getenv("FENCELINE_ION_CARVEOUT_MB");
+	unsigned long long mb = ION_CARVEOUT_DEFAULT_MB;
+
+	if (s && *s) {
+		char *end;
+
+		errno = 0;
+		unsigned long long v = strtoull(s, &end, 10);
+
+		if (!errno && *end == '\0' && v > 0 && v <= SIZE_MAX >> 20 && s[0] != '-')
+			mb = v;
+	}
+	return (size_t)mb << 20;
+}
+
+FL_EXPORT int ion_open(void)
+{
+	struct ion_client *c, *stale;
+	struct stat st;
+	int fd, r;
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	r = fl_heap_open_carveout(heap_desc[0].name, carveout_bytes(), &c->heap[0]);
+	if (r == 0)
+		r = fl_heap_open_system(heap_desc[1].name, &c->heap[1]);
+	if (r < 0) {
+		client_destroy(c);
+		return r;
+	}
+	fd = memfd_create("fl-ion-client", MFD_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		r = -errno;
+		if (fd >= 0)
+			close(fd);
+		client_destroy(c);
+		return r;
+	}
+	c->dev = st.st_dev;
+	c->ino = st.st_ino;
+	c->refs = 1;
+
+	pthread_mutex_lock(&registry_lock);
+	/*
+	 * A record with this inode belongs to a client whose fds were all
+	 * closed without ion_close(): the inode number was free to reuse.
+	 */
+	stale = find_locked(c->dev, c->ino);
+	if (stale) {
+		unlink_locked(stale);
+		stale = put_locked(stale);
+	}
+	c->next = registry;
+	registry = c;
+	pthread_mutex_unlock(&registry_lock);
+	if (stale)
+		client_destroy(stale);
+	return fd;
+}
+
+FL_EXPORT int ion_close(int fd)
+{
+	struct ion_client *c = NULL;
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	pthread_mutex_lock(&registry_lock);
+	c = find_locked(st.st_dev, st.st_ino);
+	if (c) {
+		unlink_locked(c);
+		c = put_locked(c);
+	}
+	pthread_mutex_unlock(&registry_lock);
+	if (c)
+		client_destroy(c);
+	/* Like libion, which close()s whatever it is given. */
+	if (close(fd) < 0)
+		return -errno;
+	return 0;
+}
+
+/* ION's system heap refuses more than half of RAM. */
+static bool too_large_for_system(size_t len)
+{
+	long pages = sysconf(_SC_PHYS_PAGES);
+	long psize = sysconf(_SC_PAGESIZE);
+
+	if (pages <= 0 || psize <= 0)
+		return false;
+	return len / (size_t)psize > (size_t)pages / 2;
+}
+
+FL_EXPORT int ion_alloc_fd(int fd, size_t len, size_t align, unsigned int heap_mask,
+			   unsigned int flags, int *handle_fd)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct ion_client *c;
+	int r, out = -1;
+
+	(void)align; /* modern ION ignores it */
+	(void)flags; /* memfd memory is CPU-cached and coherent: nothing to set */
+	if (!handle_fd)
+		return -EINVAL;
+	r = client_get(fd, &c);
+	if (r < 0)
+		return r;
+	/* ION rounds to pages first: 0 and lengths that wrap are -EINVAL. */
+	if (len == 0 || len > SIZE_MAX - (page - 1)) {
+		client_put(c);
+		return -EINVAL;
+	}
+	r = -ENODEV;
+	for (int i = 0; i < ION_HEAP_COUNT; i++) {
+		if (!(heap_mask & (1u << heap_desc[i].id)))
+			continue;
+		if (heap_desc[i].type == ION_HEAP_TYPE_SYSTEM && too_large_for_system(len)) {
+			r = -ENOMEM;
+			continue;
+		}
+		r = fl_heap_alloc(c->heap[i], len, 0, &out);
+		if (r == 0)
+			break;
+	}
+	client_put(c);
+	if (r == 0)
+		*handle_fd = out;
+	return r;
+}
+
+FL_EXPORT int ion_query_heap_cnt(int fd, int *cnt)
+{
+	struct ion_client *c;
+	int r;
+
+	if (!cnt)
+		return -EINVAL;
+	r = client_get(fd, &c);
+	if (r < 0)
+		return r;
+	client_put(c);
+	*cnt = ION_HEAP_COUNT;
+	return 0;
+}
+
+FL_EXPORT int ion_query_get_heaps(int fd, int cnt, void *buffers)
+{
+	struct ion_heap_data *data = buffers;
+	struct ion_client *c;
+	int r;
+
+	r = client_get(fd, &c);
+	if (r < 0)
+		return r;
+	client_put(c);
+	if (cnt < 0)
+		return -EINVAL;
+	if (!buffers)
+		return 0;
+	for (int i = 0; i < cnt && i < ION_HEAP_COUNT; i++) {
+		struct ion_heap_data d;
+
+		memset(&d, 0, sizeof(d));
+		strncpy(d.name, heap_desc[i].name, sizeof(d.name) - 1);
+		d.type = heap_desc[i].type;
+		d.heap_id = heap_desc[i].id;
+		memcpy(&data[i], &d, sizeof(d));
+	}
+	return 0;
+}
+
+FL_EXPORT int ion_is_legacy(int fd)
+{
+	(void)fd;
+	return 0;
+}
+
+FL_EXPORT int ion_is_using_modular_heaps(int fd)
+{
+	(void)fd;
+	return 0;
+}
+
+/* The legacy handle calls: libion returns -EINVAL for each on a modern ION. */
+
+FL_EXPORT int ion_alloc(int fd, size_t len, size_t align, unsigned int heap_mask,
+			unsigned int flags, ion_user_handle_t *handle)
+{
+	(void)fd, (void)len, (void)align, (void)heap_mask, (void)flags, (void)handle;
+	return -EINVAL;
+}
+
+FL_EXPORT int ion_free(int fd, ion_user_handle_t handle)
+{
+	(void)fd, (void)handle;
+	return -EINVAL;
+}
+
+FL_EXPORT int ion_map(int fd, ion_user_handle_t handle, size_t length, int prot, int flags,
+		      off_t offset, unsigned char **ptr, int *map_fd)
+{
+	(void)fd, (void)handle, (void)length, (void)prot, (void)flags, (void)offset, (void)ptr,
+		(void)map_fd;
+	return -EINVAL;
+}
+
+FL_EXPORT int ion_share(int fd, ion_user_handle_t handle, int *share_fd)
+{
+	(void)fd, (void)handle, (void)share_fd;
+	return -EINVAL;
+}
+
+FL_EXPORT int ion_import(int fd, int share_fd, ion_user_handle_t *handle)
+{
+	(void)fd, (void)share_fd, (void)handle;
+	return -EINVAL;
+}
+
+FL_EXPORT int ion_sync_fd(int fd, int handle_fd)
+{
+	(void)fd, (void)handle_fd;
+	return -EINVAL;
+}

@@ -1,0 +1,331 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The libion compat API (include/fenceline-compat/ion/ion.h): clients,
+ * heap queries, allocation by heap mask, the error values of AOSP's modern
+ * libion tests (InvalidValues, HeapQuery, SystemHeap), buffers that are
+ * sealed, zero-filled and mmap-able, carveout exhaustion and the carveout
+ * reclaimed at ion_close().
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <ion/ion.h>
+
+#include "runner.h"
+
+#define SYSTEM_MASK   (1u << 0)
+#define CARVEOUT_MASK (1u << 2)
+
+static size_t page(void)
+{
+	return (size_t)sysconf(_SC_PAGESIZE);
+}
+
+static int client(void)
+{
+	int fd = ion_open();
+
+	fl_assert_int_ge(fd, 0);
+	return fd;
+}
+
+static int alloc(int ion, size_t len, unsigned int mask)
+{
+	int fd = -1;
+
+	fl_assert_int_eq(ion_alloc_fd(ion, len, 0, mask, 0, &fd), 0);
+	fl_assert_int_ge(fd, 0);
+	return fd;
+}
+
+static off_t size_of(int fd)
+{
+	struct stat st;
+
+	fl_assert_int_eq(fstat(fd, &st), 0);
+	return st.st_size;
+}
+
+/* The buffer maps at its page-rounded size, reads zero, and keeps what is written. */
+static void expect_zero_mappable(int fd, size_t len)
+{
+	size_t rounded = (len + page() - 1) / page() * page();
+	unsigned char *p;
+
+	fl_assert_int_eq(size_of(fd), rounded);
+	p = mmap(NULL, rounded, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	fl_assert(p != MAP_FAILED);
+	for (size_t i = 0; i < rounded; i++)
+		fl_assert_int_eq(p[i], 0);
+	memset(p, 0xaa, rounded);
+	fl_assert_int_eq(munmap(p, rounded), 0);
+}
+
+FL_TEST(open_gives_a_closable_cloexec_fd)
+{
+	int ion = client();
+
+	fl_assert(fcntl(ion, F_GETFD) & FD_CLOEXEC);
+	fl_assert_int_eq(ion_close(ion), 0);
+	fl_assert_int_eq(ion_close(ion), -EBADF);
+	fl_assert_int_eq(ion_close(-1), -EBADF);
+}
+
+FL_TEST(modern_abi_and_legacy_calls_fail_with_einval)
+{
+	int ion = client();
+	ion_user_handle_t h = 0;
+	unsigned char *ptr = NULL;
+	int fd = -1;
+
+	fl_assert_int_eq(ion_is_legacy(ion), 0);
+	fl_assert_int_eq(ion_is_using_modular_heaps(ion), 0);
+	fl_assert_int_eq(ion_alloc(ion, page(), 0, SYSTEM_MASK, 0, &h), -EINVAL);
+	fl_assert_int_eq(ion_free(ion, 1), -EINVAL);
+	fl_assert_int_eq(ion_map(ion, 1, page(), PROT_READ, MAP_SHARED, 0, &ptr, &fd), -EINVAL);
+	fl_assert_int_eq(ion_share(ion, 1, &fd), -EINVAL);
+	fl_assert_int_eq(ion_import(ion, 0, &h), -EINVAL);
+	fl_assert_int_eq(ion_sync_fd(ion, 0), -EINVAL);
+	fl_assert_int_eq(fd, -1);
+	fl_assert(ptr == NULL);
+	fl_assert_int_eq(ion_close(ion), 0);
+}
+
+FL_TEST(query_reports_system_and_carveout)
+{
+	struct ion_heap_data d[4];
+	int ion = client(), cnt = -1;
+	int seen_system = 0, seen_carveout = 0;
+
+	fl_assert_int_eq(sizeof(struct ion_heap_data), 52);
+	fl_assert_int_eq(ion_query_heap_cnt(ion, &cnt), 0);
+	fl_assert_int_eq(cnt, 2);
+	memset(d, 0x5a, sizeof(d));
+	fl_assert_int_eq(ion_query_get_heaps(ion, cnt, d), 0);
+	/* Priority order, as ION: highest heap id first. */
+	fl_assert(d[0].heap_id > d[1].heap_id);
+	for (int i = 0; i < cnt; i++) {
+		fl_assert_int_eq(d[i].reserved0, 0);
+		fl_assert_int_eq(d[i].reserved1, 0);
+		fl_assert_int_eq(d[i].reserved2, 0);
+		if (strcmp(d[i].name, "system") == 0) {
+			seen_system++;
+			fl_assert_int_eq(d[i].type, ION_HEAP_TYPE_SYSTEM);
+			fl_assert_int_eq(d[i].heap_id, 0);
+		} else {
+			fl_assert_str_eq(d[i].name, "carveout");
+			seen_carveout++;
+			fl_assert_int_eq(d[i].type, ION_HEAP_TYPE_CARVEOUT);
+			fl_assert_int_eq(d[i].heap_id, 2);
+		}
+	}
+	fl_assert_int_eq(seen_system, 1);
+	fl_assert_int_eq(seen_carveout, 1);
+	/* Records past @cnt are not touched. */
+	fl_assert_int_eq((unsigned char)d[2].name[0], 0x5a);
+
+	memset(d, 0x5a, sizeof(d));
+	fl_assert_int_eq(ion_query_get_heaps(ion, 1, d), 0);
+	fl_assert_int_eq((unsigned char)d[1].name[0], 0x5a);
+	fl_assert_int_eq(ion_close(ion), 0);
+}
+
+FL_TEST(query_errors_as_libion_tests_expect)
+{
+	int ion = client(), cnt = 7;
+
+	fl_assert_int_eq(ion_query_heap_cnt(ion, NULL), -EINVAL);
+	fl_assert_int_eq(ion_query_heap_cnt(-1, &cnt), -EBADF);
+	fl_assert_int_eq(cnt, 7);
+	fl_assert_int_eq(ion_query_get_heaps(ion, 2, NULL), 0);
+	fl_assert_int_eq(ion_query_get_heaps(-1, 2, NULL), -EBADF);
+	fl_assert_int_eq(ion_query_get_heaps(ion, -1, NULL), -EINVAL);
+	/* An open fd that is no client. */
+	fl_assert_int_eq(ion_query_heap_cnt(STDIN_FILENO, &cnt), -EINVAL);
+	fl_assert_int_eq(ion_close(ion), 0);
+}
+
+FL_TEST(alloc_from_each_heap_by_mask)
+{
+	int ion = client();
+	int sys = alloc(ion, 4096, SYSTEM_MASK);
+	int co = alloc(ion, 3 * page() + 1, CARVEOUT_MASK);
+	char link[64], path[64];
+	ssize_t n;
+
+	expect_zero_mappable(sys, 4096);
+	expect_zero_mappable(co, 3 * page() + 1);
+	fl_assert(fcntl(sys, F_GETFD) & FD_CLOEXEC);
+
+	/* The memfd's name says which native heap made it. */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", co);
+	n = readlink(path, link, sizeof(link) - 1);
+	fl_assert(n > 0);
+	link[n] = '\0';
+	fl_assert(strstr(link, "carveout") != NULL);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", sys);
+	n = readlink(path, link, sizeof(link) - 1);
+	fl_assert(n > 0);
+	link[n] = '\0';
+	fl_assert(strstr(link, "system") != NULL);
+	close(sys);
+	close(co);
+	fl_assert_int_eq(ion_close(ion), 0);
+}
+
+FL_TEST(buffers_are_sealed)
+{
+	int ion = client();
+	int fd = alloc(ion, 2 * page(), SYSTEM_MASK | CARVEOUT_MASK);
+	int seals = fcntl(fd, F_GET_SEALS);
+
+	fl_assert(seals & F_SEAL_SHRINK);
+	fl_assert(seals & F_SEAL_GROW);
+	fl_assert(seals & F_SEAL_SEAL);
+	fl_assert_errno(ftruncate(fd, (off_t)page()), EPERM);
+	fl_assert_errno(ftruncate(fd, (off_t)(4 * page())), EPERM);
+	fl_assert_int_eq(size_of(fd), 2 * page());
+	close(fd);
+	fl_assert_int_eq(ion_close(ion), 0);
+}
+
+FL_TEST(alloc_errors)
+{
+	int ion = client(), fd = -1;
+
+	fl_assert_int_eq(ion_alloc_fd(ion, 0, 0, SYSTEM_MASK, 0, &fd), -EINVAL);
+	fl_assert_int_eq(ion_alloc_fd(ion, SIZE_MAX, 0, SYSTEM_MASK, 0, &fd), -EINVAL);
+	fl_assert_int_eq(ion_alloc_fd(ion, page(), 0, SYSTEM_MASK, 0, NULL), -EINVAL);
+	fl_assert_int_eq(ion_alloc_fd(ion, page(), 0, 0, 0, &fd), -ENODEV);
+	/* Bits of heaps that do not exist. */
+	fl_assert_int_eq(ion_alloc_fd(ion, page(), 0, 0xfffffffau, 0, &fd), -ENODEV);
+	fl_assert_int_eq(ion_alloc_fd(-1, page(), 0, SYSTEM_MASK, 0, &fd), -EBADF);
+	fl_assert_int_eq(ion_alloc_fd(STDIN_FILENO, page(), 0, SYSTEM_MASK, 0, &fd), -EINVAL);
+	/* More than half of RAM from the system heap, like ION's Allocate.Large. */
+	fl_assert_int_eq(ion_alloc_fd(ion, SIZE_MAX / 2, 0, SYSTEM_MASK, 0, &fd), -ENOMEM);
+	fl_assert_int_eq(fd, -1);
+	fl_assert_int_eq(ion_close(ion), 0);
+	/* A closed client is gone. */
+	fl_assert_int_eq(ion_alloc_fd(ion, page(), 0, SYSTEM_MASK, 0, &fd), -EBADF);
+}
+
+FL_TEST(flags_and_alignment_are_accepted)
+{
+	int ion = client(), fd = -1;
+
+	fl_assert_int_eq(ion_alloc_fd(ion, page(), 1 << 20, SYSTEM_MASK, ION_FLAG_CACHED, &fd), 0);
+	close(fd);
+	fl_assert_int_eq(ion_alloc_fd(ion, page(), 0, CARVEOUT_MASK,
+				      ION_FLAG_CACHED | ION_FLAG_CACHED_NEEDS_SYNC, &fd),
+			 0);
+	close(fd);
+	fl_assert_int_eq(ion_close(ion), 0);
+}
+
+FL_TEST(carveout_exhaustion_falls_back_or_fails_with_enomem)
+{
+	struct fl_test_fd_snapshot before;
+	int ion, fds[4], fd = -1;
+
+	fl_assert_int_eq(setenv("FENCELINE_ION_CARVEOUT_MB", "1", 1), 0);
+	ion = client();
+	fl_test_fd_snapshot(&before);
+	for (int i = 0; i < 4; i++)
+		fds[i] = alloc(ion, 256 << 10, CARVEOUT_MASK);
+	fl_assert_int_eq(ion_alloc_fd(ion, page(), 0, CARVEOUT_MASK, 0, &fd), -ENOMEM);
+	fl_assert_int_eq(fd, -1);
+	fl_test_expect_new_fds(&before, 4);
+	/* The carveout comes first in the mask walk; the system heap takes over. */
+	fd = alloc(ion, page(), CARVEOUT_MASK | SYSTEM_MASK);
+	expect_zero_mappable(fd, page());
+	close(fd);
+	/* close() cannot give the range back: the carveout stays full. */
+	close(fds[0]);
+	fl_assert_int_eq(ion_alloc_fd(ion, page(), 0, CARVEOUT_MASK, 0, &fd), -ENOMEM);
+	for (int i = 1; i < 4; i++)
+		close(fds[i]);
+	fl_assert_int_eq(ion_close(ion), 0);
+
+	/* A new client has the whole carveout. */
+	ion = client();
+	fd = alloc(ion, 1 << 20, CARVEOUT_MASK);
+	close(fd);
+	fl_assert_int_eq(ion_close(ion), 0);
+	unsetenv("FENCELINE_ION_CARVEOUT_MB");
+}
+
+FL_TEST(carveout_size_defaults_to_64_mib)
+{
+	int ion, fd = -1;
+
+	fl_assert_int_eq(setenv("FENCELINE_ION_CARVEOUT_MB", "nonsense", 1), 0);
+	ion = client();
+	fd = alloc(ion, 64u << 20, CARVEOUT_MASK);
+	close(fd);
+	fl_assert_int_eq(ion_alloc_fd(ion, (64u << 20) + 1, 0, CARVEOUT_MASK, 0, &fd), -ENOMEM);
+	fl_assert_int_eq(ion_close(ion), 0);
+	unsetenv("FENCELINE_ION_CARVEOUT_MB");
+}
+
+FL_TEST(buffer_outlives_its_client_and_reuse_is_zero_filled)
+{
+	int ion = client();
+	int fd = alloc(ion, page(), CARVEOUT_MASK);
+	unsigned char *p = mmap(NULL, page(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	fl_assert(p != MAP_FAILED);
+	memset(p, 0xaa, page());
+	close(fd);
+	fl_assert_int_eq(ion_close(ion), 0);
+	/* The mapping keeps the memory; the same range from a new client is fresh. */
+	fl_assert_int_eq(p[page() - 1], 0xaa);
+	ion = client();
+	fd = alloc(ion, page(), CARVEOUT_MASK);
+	expect_zero_mappable(fd, page());
+	close(fd);
+	fl_assert_int_eq(munmap(p, page()), 0);
+	fl_assert_int_eq(ion_close(ion), 0);
+}
+
+FL_TEST(a_dup_of_the_client_fd_is_the_same_client)
+{
+	int ion = client();
+	int d = dup(ion), fd = -1, cnt = 0;
+
+	fl_assert_int_ge(d, 0);
+	fl_assert_int_eq(ion_query_heap_cnt(d, &cnt), 0);
+	fd = alloc(d, page(), SYSTEM_MASK);
+	close(fd);
+	/* ion_close() of either fd ends the client. */
+	fl_assert_int_eq(ion_close(d), 0);
+	fl_assert_int_eq(ion_query_heap_cnt(ion, &cnt), -EINVAL);
+	fl_assert_int_eq(ion_close(ion), 0);
+}
+
+FL_TEST(many_clients_and_buffers_leave_no_fds)
+{
+	struct fl_test_fd_snapshot before;
+
+	fl_test_fd_snapshot(&before);
+	for (int i = 0; i < 32; i++) {
+		int ion = client();
+
+		for (int j = 0; j < 8; j++) {
+			int fd = alloc(ion, (size_t)(j + 1) * page(),
+				       j % 2 ? SYSTEM_MASK : CARVEOUT_MASK);
+
+			close(fd);
+		}
+		if (i % 2)
+			fl_assert_int_eq(ion_close(ion), 0);
+		else
+			close(ion); /* forgotten until its inode number comes back */
+	}
+	fl_test_expect_new_fds(&before, 0);
+}
