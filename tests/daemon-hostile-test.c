@@ -2091,13 +2091,14 @@ static void raw_fence_new_flags_ok(int sock, uint32_t seq, uint32_t flags, uint6
  * sync_at is the lowest pending value the daemon must complete itself:
  * every fence but the owner's own with a kept signal end. A client can
  * claim FL_MSG_F_KEPT only for a slot that came with an end, on a timeline
- * it owns; everything else counts. On 32-bit timelines it is always 0.
+ * it owns; everything else counts. On a 32-bit timeline a value is the
+ * counter value at which its low half reaches it, wrap-aware.
  */
 FL_TEST(sync_at_is_the_lowest_point_only_the_daemon_can_complete)
 {
 	struct fl_proto_shared_timeline *ctr, *ctr32;
 	uint32_t seq = 1, slot = 0, handle, h2, h32;
-	int s = raw_connect(), s2 = raw_connect(), mfd, mfd32, tl, tl32, bare[1], f[4], g[2];
+	int s = raw_connect(), s2 = raw_connect(), mfd, mfd32, tl, tl32, bare[1], f[4], g[2], w[2];
 
 	raw_hello(s);
 	raw_hello(s2);
@@ -2146,12 +2147,30 @@ FL_TEST(sync_at_is_the_lowest_point_only_the_daemon_can_complete)
 
 	tl32 = raw_timeline_create_flags(s, seq++, "sync-at-32", FL_SW_SYNC_32BIT, &h32, &mfd32);
 	ctr32 = counter_map(mfd32);
-	fl_assert_int_eq(sync_at(ctr32), 0);
+	fl_assert(sync_at(ctr32) == UINT64_MAX);
+	/* 0x20 ahead across the wrap: reached when the counter gets 0x20 further. */
+	counter_set(ctr32, 0xfffffff0u);
+	fl_assert_int_eq(raw_timeline_sync(s, seq++, h32), 0);
+	raw_pool_fill_ok(s, seq++, 1, slot, bare);
+	raw_fence_new_flags_ok(s, seq++, 0, 0x10, h32, slot++);
+	fl_assert(sync_at(ctr32) == 0x100000010ull);
+	/* Exactly 2^31 ahead is still ahead (sw_sync's compare); 2^31 + 1 is behind. */
+	raw_pool_fill_ok(s, seq++, 2, slot, w);
+	raw_fence_new_flags_ok(s, seq++, 0, 0x7ffffff0u, h32, slot++);
+	raw_fence_new_flags_ok(s, seq++, 0, 0x7ffffff1u, h32, slot++);
+	fl_assert(sync_at(ctr32) == 0x100000010ull);
+	dl_expect_fence_status(w[1], FL_STATUS_SIGNALED);
+	counter_set(ctr32, 0x100000010ull);
+	fl_assert_int_eq(raw_timeline_sync(s, seq++, h32), 0);
+	dl_expect_fence_status(bare[0], FL_STATUS_SIGNALED);
+	fl_assert(sync_at(ctr32) == 0x17ffffff0ull);
+	close(bare[0]);
 
 	counter_unmap(ctr32);
 	counter_unmap(ctr);
 	close_fds(f, 4);
 	close_fds(g, 2);
+	close_fds(w, 2);
 	close(mfd32);
 	close(mfd);
 	close(tl32);

@@ -319,7 +319,7 @@ static struct shared_tl *shared_find(struct fl_timeline *tl)
 
 static void must_publish(struct shared_tl *s)
 {
-	uint64_t at = s->must_lost || s->is32 ? 0 : s->nmust ? s->must[0] : UINT64_MAX;
+	uint64_t at = s->must_lost ? 0 : s->nmust ? s->must[0] : UINT64_MAX;
 
 	__atomic_store_n(&s->page->sync_at, at, __ATOMIC_SEQ_CST);
 }
@@ -391,7 +391,9 @@ static int shared_sync(struct shared_tl *s, struct fl_timeline *tl)
 
 	s->synced = __atomic_load_n(&s->page->value, __ATOMIC_SEQ_CST);
 	r = fl_sw_sync_timeline_catch_up(tl);
-	if (s->nmust && fl_sw_sync_timeline_get_value(tl, &value) == 0) {
+	/* A 32-bit timeline's value is the counter's low half; its heap holds counter values. */
+	if (s->nmust &&
+	    (s->is32 ? (value = s->synced, 0) : fl_sw_sync_timeline_get_value(tl, &value)) == 0) {
 		must_pop_reached(s, value);
 		must_publish(s);
 	}
@@ -408,8 +410,16 @@ static void shared_must(struct shared_tl *s, struct fl_timeline *tl, uint64_t va
 {
 	if (!s->is32) {
 		must_push(s, value);
-		must_publish(s);
+	} else if ((int32_t)((uint32_t)s->synced - (uint32_t)value) < 0) {
+		/*
+		 * A 32-bit value is reached when the counter's low 32 bits pass
+		 * it, wrap-aware (sw_sync's cmp32; up to 2^31 ahead is ahead):
+		 * as the counter only grows, that is when it reaches this
+		 * 64-bit value. One behind or further ahead is passed already.
+		 */
+		must_push(s, s->synced + (uint32_t)((uint32_t)value - (uint32_t)s->synced));
 	}
+	must_publish(s);
 	shared_sync(s, tl);
 }
 
