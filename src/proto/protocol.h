@@ -181,8 +181,9 @@ struct fl_msg_timeline_sync {
  * for nothing but that value: a client can only scribble on its own.
  *
  * @sync_at is the daemon's: the lowest value of a pending point it must
- * complete itself (every fence but those made with FL_MSG_F_KEPT; merges;
- * all points of 32-bit timelines), UINT64_MAX for none. An owner whose
+ * complete itself (every fence but those made with FL_MSG_F_KEPT; merges),
+ * UINT64_MAX for none; on a 32-bit timeline, the counter value at which the
+ * low half reaches the point's, wrap-aware. An owner whose
  * addition takes the counter to @sync_at or beyond sends TIMELINE_SYNC and
  * waits for its answer; below it, nobody waits for the daemon, which
  * catches up when a request looks at the timeline or the timeline dies.
