@@ -44,25 +44,36 @@ static int cmp_pts(const void *a, const void *b)
 	return fl__pt_compare(*(struct fl_sync_pt *const *)a, *(struct fl_sync_pt *const *)b);
 }
 
+/*
+ * Under tl->lock: the timeline's value as its driver prints it (into
+ * @value, 64 bytes), and its pending points in signal order (*ret_pts, to
+ * free; NULL when there are none or no memory). Return: how many pend.
+ */
+static uint32_t snapshot_locked(struct fl_timeline *tl, char *value, struct fl_sync_pt ***ret_pts)
+{
+	uint32_t n = tl->heap_len;
+
+	value[0] = '\0';
+	if (tl->ops->timeline_value_str) {
+		tl->ops->timeline_value_str(tl, value, 64);
+		value[63] = '\0';
+	}
+	*ret_pts = n ? malloc(n * sizeof(**ret_pts)) : NULL;
+	if (*ret_pts) {
+		memcpy(*ret_pts, tl->heap, n * sizeof(**ret_pts));
+		qsort(*ret_pts, n, sizeof(**ret_pts), cmp_pts);
+	}
+	return n;
+}
+
 static void dump_timeline(FILE *out, struct fl_timeline *tl, fl__dump_extra_fn extra, void *arg)
 {
-	char value[64] = "", pv[64];
-	struct fl_sync_pt **pts = NULL;
+	char value[64], pv[64];
+	struct fl_sync_pt **pts;
 	uint32_t n;
 
 	pthread_mutex_lock(&tl->lock);
-	if (tl->ops->timeline_value_str) {
-		tl->ops->timeline_value_str(tl, value, sizeof(value));
-		value[sizeof(value) - 1] = '\0';
-	}
-	n = tl->heap_len;
-	if (n) {
-		pts = malloc(n * sizeof(*pts));
-		if (pts) {
-			memcpy(pts, tl->heap, n * sizeof(*pts));
-			qsort(pts, n, sizeof(*pts), cmp_pts);
-		}
-	}
+	n = snapshot_locked(tl, value, &pts);
 	fprintf(out, "%s %s%s%s (%u pending)%s\n", tl->name, tl->ops->driver_name,
 		*value ? ": " : "", value, n, tl->dead ? " dead" : "");
 	for (uint32_t i = 0; pts && i < n; i++) {
@@ -162,8 +173,7 @@ void fl__dump_on_timeout(void)
 	fl_debug_print(stderr);
 }
 
-/* A JSON string: names are arbitrary bytes up to 31 of them. */
-static void json_str(FILE *out, const char *s)
+void fl__json_str(FILE *out, const char *s)
 {
 	fputc('"', out);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -179,31 +189,23 @@ static void json_str(FILE *out, const char *s)
 
 static void json_timeline(FILE *out, struct fl_timeline *tl, fl__dump_extra_fn extra, void *arg)
 {
-	char value[64] = "", pv[64];
-	struct fl_sync_pt **pts = NULL;
+	char value[64], pv[64];
+	struct fl_sync_pt **pts;
 	uint32_t n;
 
 	pthread_mutex_lock(&tl->lock);
-	if (tl->ops->timeline_value_str) {
-		tl->ops->timeline_value_str(tl, value, sizeof(value));
-		value[sizeof(value) - 1] = '\0';
-	}
-	n = tl->heap_len;
-	if (n && (pts = malloc(n * sizeof(*pts)))) {
-		memcpy(pts, tl->heap, n * sizeof(*pts));
-		qsort(pts, n, sizeof(*pts), cmp_pts);
-	}
+	n = snapshot_locked(tl, value, &pts);
 	fprintf(out, "{\"id\":%" PRIu64 ",\"name\":", tl->id);
-	json_str(out, tl->name);
+	fl__json_str(out, tl->name);
 	fputs(",\"driver\":", out);
-	json_str(out, tl->ops->driver_name);
+	fl__json_str(out, tl->ops->driver_name);
 	fputs(",\"value\":", out);
-	json_str(out, value);
+	fl__json_str(out, value);
 	fprintf(out, ",\"dead\":%s,\"pending\":[", tl->dead ? "true" : "false");
 	for (uint32_t i = 0; pts && i < n; i++) {
 		pt_value(pts[i], pv, sizeof(pv));
 		fputs(i ? "," : "", out);
-		json_str(out, pv);
+		fl__json_str(out, pv);
 	}
 	pthread_mutex_unlock(&tl->lock);
 	free(pts);
@@ -220,7 +222,7 @@ static void json_fence(FILE *out, struct fl_fence *f, fl__dump_extra_fn extra, v
 	if (sticky)
 		status = sticky;
 	fputs("{\"name\":", out);
-	json_str(out, f->name);
+	fl__json_str(out, f->name);
 	fprintf(out,
 		",\"status\":%d,\"timestamp_ns\":%" PRIu64 ",\"created_ns\":%" PRIu64
 		",\"points\":[",
@@ -232,9 +234,9 @@ static void json_fence(FILE *out, struct fl_fence *f, fl__dump_extra_fn extra, v
 
 		pt_value(pt, pv, sizeof(pv));
 		fputs(i ? ",{\"timeline\":" : "{\"timeline\":", out);
-		json_str(out, pt->tl->name);
+		fl__json_str(out, pt->tl->name);
 		fprintf(out, ",\"timeline_id\":%" PRIu64 ",\"value\":", pt->tl->id);
-		json_str(out, pv);
+		fl__json_str(out, pv);
 		fprintf(out, ",\"status\":%d,\"timestamp_ns\":%" PRIu64 "}", s,
 			s ? atomic_load(&pt->timestamp_ns) : 0);
 	}

@@ -114,6 +114,12 @@ typedef void (*fl__dump_extra_fn)(FILE *out, const void *object, bool fence, boo
  */
 int fl__dump_write(FILE *out, bool json, fl__dump_extra_fn extra, void *arg);
 
+/*
+ * fl__json_str() - @s as a JSON string: `"`, `\` and bytes outside
+ * printable ASCII escaped (names and comms are bytes anybody chose)
+ */
+void fl__json_str(FILE *out, const char *s);
+
 /* When a fence (a struct fl_fence given to fl__dump_extra_fn) was made, CLOCK_MONOTONIC ns. */
 uint64_t fl__fence_created_ns(const void *fence);
 

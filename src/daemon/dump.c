@@ -139,27 +139,12 @@ static void comm_of(pid_t pid, char *buf, size_t size)
 	fclose(f);
 }
 
-/* A JSON string: comms and names are bytes a process chose. */
-static void json_str(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(out, "\\%c", *p);
-		else if (*p < 0x20 || *p >= 0x7f)
-			fprintf(out, "\\u%04x", *p);
-		else
-			fputc(*p, out);
-	}
-	fputc('"', out);
-}
-
 static void json_comm(FILE *out, pid_t pid)
 {
 	char comm[32];
 
 	comm_of(pid, comm, sizeof(comm));
-	json_str(out, comm);
+	fl__json_str(out, comm);
 }
 
 /* The first (object, holder) entry of @object, or NULL. */
@@ -273,9 +258,9 @@ static void write_held(FILE *out, const struct obj_pid *o, bool json, bool first
 			fputs(first ? "{\"kind\":\"timeline\",\"name\":"
 				    : ",{\"kind\":\"timeline\",\"name\":",
 			      out);
-			json_str(out, fl_timeline_get_name(tl));
+			fl__json_str(out, fl_timeline_get_name(tl));
 			fputs(",\"value\":", out);
-			json_str(out, value);
+			fl__json_str(out, value);
 			fputc('}', out);
 		} else {
 			fprintf(out, "  timeline %s: %s\n", fl_timeline_get_name(tl), value);
@@ -289,7 +274,7 @@ static void write_held(FILE *out, const struct obj_pid *o, bool json, bool first
 	if (json) {
 		fputs(first ? "{\"kind\":\"fence\",\"name\":" : ",{\"kind\":\"fence\",\"name\":",
 		      out);
-		json_str(out, fl_fence_get_name(f));
+		fl__json_str(out, fl_fence_get_name(f));
 		fprintf(out, ",\"status\":%d,\"age_ns\":%" PRIu64 "}", status, age);
 	} else {
 		fprintf(out, "  fence %s: %s, age %" PRIu64 ".%03" PRIu64 " s\n",
@@ -332,7 +317,7 @@ static void write_by_process(FILE *out, bool json, struct holders *h, pid_t only
 		comm_of(pid, comm, sizeof(comm));
 		if (json) {
 			fprintf(out, "%s{\"pid\":%d,\"comm\":", first_proc ? "" : ",", (int)pid);
-			json_str(out, comm);
+			fl__json_str(out, comm);
 			fprintf(out, ",\"fences\":%u,\"pending\":%u,\"timelines\":%u,\"objects\":[",
 				fences, pending, timelines);
 		} else {
