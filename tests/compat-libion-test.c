@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -328,4 +329,74 @@ FL_TEST(many_clients_and_buffers_leave_no_fds)
 			close(ion); /* forgotten until its inode number comes back */
 	}
 	fl_test_expect_new_fds(&before, 0);
+}
+
+/*
+ * Threads allocating from one shared client while each also opens,
+ * allocates from and closes clients of its own: the registry and the
+ * client references under ion_close() of other clients.
+ */
+enum { THREADS = 8, ROUNDS = 100 };
+
+struct worker {
+	pthread_t thread;
+	int shared;
+	int errors;
+};
+
+static int use_once(int ion, unsigned int mask)
+{
+	int fd = -1, r = ion_alloc_fd(ion, page(), 0, mask, 0, &fd);
+	unsigned char *p;
+
+	if (r < 0)
+		return r;
+	p = mmap(NULL, page(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		close(fd);
+		return -errno;
+	}
+	r = p[0] == 0 && p[page() - 1] == 0 ? 0 : -EIO;
+	memset(p, 0xee, page());
+	munmap(p, page());
+	close(fd);
+	return r;
+}
+
+static void *work(void *data)
+{
+	struct worker *w = data;
+
+	for (int i = 0; i < ROUNDS; i++) {
+		int own = ion_open();
+
+		if (own < 0 || use_once(own, CARVEOUT_MASK) != 0 || ion_close(own) != 0)
+			w->errors++;
+		/* The shared carveout fills up; the system heap takes over. */
+		if (use_once(w->shared, CARVEOUT_MASK | SYSTEM_MASK) != 0)
+			w->errors++;
+	}
+	return NULL;
+}
+
+FL_TEST(threads_share_a_client_and_open_their_own)
+{
+	struct fl_test_fd_snapshot before;
+	struct worker workers[THREADS];
+	int shared;
+
+	fl_assert_int_eq(setenv("FENCELINE_ION_CARVEOUT_MB", "1", 1), 0);
+	shared = client();
+	fl_test_fd_snapshot(&before);
+	for (int i = 0; i < THREADS; i++) {
+		workers[i] = (struct worker){ .shared = shared };
+		fl_assert_int_eq(pthread_create(&workers[i].thread, NULL, work, &workers[i]), 0);
+	}
+	for (int i = 0; i < THREADS; i++) {
+		fl_assert_int_eq(pthread_join(workers[i].thread, NULL), 0);
+		fl_assert_int_eq(workers[i].errors, 0);
+	}
+	fl_test_expect_new_fds(&before, 0);
+	fl_assert_int_eq(ion_close(shared), 0);
+	unsetenv("FENCELINE_ION_CARVEOUT_MB");
 }
