@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The three compat headers, included the way Android code includes them,
+ * The compat headers, included the way Android code includes them,
  * compile together in C and every function they declare links and runs.
  * compat-headers-test.cpp is the same program for C++.
  */
 #include <android/sync.h>
+#include <ion/ion.h>
 #include <sw_sync.h>
 #include <sync/sync.h>
 
@@ -28,6 +29,16 @@ int main(void)
 	close(m);
 	close(f);
 	close(tl);
+	{
+		int ion = ion_open(), cnt = 0, buf = -1;
+
+		ok = ok && ion >= 0 && ion_query_heap_cnt(ion, &cnt) == 0 && cnt > 0 &&
+		     ion_alloc_fd(ion, 4096, 0, 1u << 0, 0, &buf) == 0 && buf >= 0;
+		if (buf >= 0)
+			close(buf);
+		if (ion >= 0)
+			ion_close(ion);
+	}
 	if (!ok)
 		fprintf(stderr, "compat-headers-test (C): a compat call failed\n");
 	return ok ? 0 : 1;

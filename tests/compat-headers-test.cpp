@@ -5,6 +5,7 @@
  * compat-headers-test.c.
  */
 #include <android/sync.h>
+#include <ion/ion.h>
 #include <sw_sync.h>
 #include <sync/sync.h>
 
@@ -25,6 +26,13 @@ int main()
 	close(m);
 	close(f);
 	close(tl);
+	int ion = ion_open(), cnt = 0, buf = -1;
+	ok = ok && ion >= 0 && ion_query_heap_cnt(ion, &cnt) == 0 && cnt > 0 &&
+	     ion_alloc_fd(ion, 4096, 0, 1u << 0, 0, &buf) == 0 && buf >= 0;
+	if (buf >= 0)
+		close(buf);
+	if (ion >= 0)
+		ion_close(ion);
 	if (!ok)
 		std::fprintf(stderr, "compat-headers-test (C++): a compat call failed\n");
 	return ok ? 0 : 1;
