@@ -147,6 +147,9 @@ FL_TEST(query_errors_as_libion_tests_expect)
 	fl_assert_int_eq(ion_query_get_heaps(ion, 2, NULL), 0);
 	fl_assert_int_eq(ion_query_get_heaps(-1, 2, NULL), -EBADF);
 	fl_assert_int_eq(ion_query_get_heaps(ion, -1, NULL), -EINVAL);
+	/* A bad pointer is -EFAULT, as the kernel's copy_to_user() makes it, not a crash. */
+	if (!getenv("FL_TEST_UNDER_VALGRIND"))
+		fl_assert_int_eq(ion_query_get_heaps(ion, 2, (void *)16), -EFAULT);
 	/* An open fd that is no client. */
 	fl_assert_int_eq(ion_query_heap_cnt(STDIN_FILENO, &cnt), -EINVAL);
 	fl_assert_int_eq(ion_close(ion), 0);

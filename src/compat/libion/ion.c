@@ -12,6 +12,7 @@
  * themselves live on for as long as anybody holds an fd or mapping.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -263,11 +264,31 @@ FL_EXPORT int ion_query_heap_cnt(int fd, int *cnt)
 	return 0;
 }
 
+/*
+ * Copy @len bytes to the caller's @dst as the kernel's copy_to_user() would:
+ * -EFAULT for memory the caller may not write, not a crash. The bytes go
+ * through a pipe, whose read() checks @dst.
+ */
+static int copy_to_caller(void *dst, const void *src, size_t len)
+{
+	int p[2], r = 0;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	if (write(p[1], src, len) != (ssize_t)len)
+		r = -EIO;
+	else if (read(p[0], dst, len) != (ssize_t)len)
+		r = -EFAULT;
+	close(p[0]);
+	close(p[1]);
+	return r;
+}
+
 FL_EXPORT int ion_query_get_heaps(int fd, int cnt, void *buffers)
 {
-	struct ion_heap_data *data = buffers;
+	struct ion_heap_data data[ION_HEAP_COUNT];
 	struct ion_client *c;
-	int r;
+	int r, n;
 
 	r = client_get(fd, &c);
 	if (r < 0)
@@ -277,16 +298,15 @@ FL_EXPORT int ion_query_get_heaps(int fd, int cnt, void *buffers)
 		return -EINVAL;
 	if (!buffers)
 		return 0;
-	for (int i = 0; i < cnt && i < ION_HEAP_COUNT; i++) {
-		struct ion_heap_data d;
-
-		memset(&d, 0, sizeof(d));
-		strncpy(d.name, heap_desc[i].name, sizeof(d.name) - 1);
-		d.type = heap_desc[i].type;
-		d.heap_id = heap_desc[i].id;
-		memcpy(&data[i], &d, sizeof(d));
+	n = cnt < ION_HEAP_COUNT ? cnt : ION_HEAP_COUNT;
+	memset(data, 0, sizeof(data));
+	for (int i = 0; i < n; i++) {
+		strncpy(data[i].name, heap_desc[i].name, sizeof(data[i].name) - 1);
+		data[i].type = heap_desc[i].type;
+		data[i].heap_id = heap_desc[i].id;
 	}
-	return 0;
+	/* As ION_IOC_HEAP_QUERY's copy_to_user(): a bad pointer is -EFAULT. */
+	return n ? copy_to_caller(buffers, data, (size_t)n * sizeof(data[0])) : 0;
 }
 
 FL_EXPORT int ion_is_legacy(int fd)
