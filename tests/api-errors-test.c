@@ -32,6 +32,7 @@ struct fixture {
 	struct fl_fence_cb cb, queued_cb;
 	struct fl_fence_info info;
 	struct fl_heap_info heap_info;
+	struct fl_wait_report wait;
 	char buf[64];
 	uint64_t mem[2]; /* a counter's memory, never attached */
 
@@ -156,6 +157,17 @@ static const struct fl_timeline_ops good_ops = { .driver_name = "good", .has_sig
 	X(fence_fd_wait_file, -ENOTTY, fl_fence_fd_wait(fx->file_fd, 0))                          \
 	X(fence_fd_wait_pipe, -ENOTTY, fl_fence_fd_wait(fx->pipe_fd, 0))                          \
 	X(fence_fd_wait_closed_forever, -EBADF, fl_fence_fd_wait(fx->closed_fd, -1))              \
+	X(fence_fd_wait_flags_unknown, -EINVAL, fl_fence_fd_wait_flags(fx->fence_fd, 0, 2))       \
+	X(fence_fd_wait_flags_file, -ENOTTY,                                                      \
+	  fl_fence_fd_wait_flags(fx->file_fd, -1, FL_WAIT_DEADLOCK_ERROR))                        \
+	X(fence_fd_wait_begin_null, -EINVAL, fl_fence_fd_wait_begin(fx->fence_fd, -1, 0, NULL))   \
+	X(fence_fd_wait_begin_unknown_flag, -EINVAL,                                              \
+	  fl_fence_fd_wait_begin(fx->fence_fd, -1, 2, &fx->wait))                                 \
+	X(fence_fd_wait_begin_minus_1_reports_nothing, 0,                                         \
+	  fl_fence_fd_wait_begin(-1, -1, 0, &fx->wait) || fx->wait.token ||                       \
+		  fx->wait.notify_fd != -1)                                                       \
+	X(fence_fd_wait_notified_null, -EINVAL, fl_fence_fd_wait_notified(NULL))                  \
+	X(fence_fd_wait_end_null, 0, (fl_fence_fd_wait_end(NULL, 1), 0))                          \
 	/* shared.h */                                                                            \
 	X(mode_set_unknown, -EINVAL, fl_mode_set((enum fl_mode)7))                                \
 	X(mode_get_is_a_mode, 1,                                                                  \

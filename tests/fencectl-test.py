@@ -27,11 +27,13 @@ POINT = {"timeline": str, "timeline_id": int, "value": str, "status": int, "time
 HOLDER_S = {"pid": int, "comm": str}
 TIMELINE = {"id": int, "name": str, "driver": str, "value": str, "dead": bool,
             "pending": [str], "holders": [HOLDER_S]}
-FENCE = {"name": str, "status": int, "timestamp_ns": int, "created_ns": int, "points": [POINT],
+FENCE = {"id": int, "name": str, "status": int, "timestamp_ns": int, "created_ns": int, "points": [POINT],
          "holders": [HOLDER_S]}
 CLIENT = {"pid": int, "uid": int, "comm": str, "timelines": int, "fences": int}
+WAITER = {"pid": int, "comm": str, "tid": int, "thread": str,
+          "fence": {"id": int, "name": str}, "waited_ms": int, "timeout_ms": int}
 DUMP = {"version": int, "daemon": {"pid": int}, "clients": [CLIENT], "timelines": [TIMELINE],
-        "fences": [FENCE]}
+        "fences": [FENCE], "waiters": [WAITER]}
 OPTIONAL = {"owner": int}  # timelines with a shared counter whose creator is connected
 # fds --json: "objects" hold two shapes, told apart by "kind".
 HELD_FENCE = {"kind": str, "name": str, "status": int, "age_ns": int}

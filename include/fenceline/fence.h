@@ -353,10 +353,41 @@ FL_EXPORT int fl_fence_fd_get_status(int fd);
  * fl_fence_fd_wait() - wait on a fence fd and report how it completed
  * @fd: a fenceline fence fd (borrowed)
  * @timeout_ms: < 0 forever, 0 only checks, > 0 at most that long
+ *
+ * In daemon mode, a wait that is about to block on a fence of the daemon
+ * is reported to it first (one message, no reply), so that `fencectl
+ * deadlocks` and `fencectl trace` see who waits on what; a fence already
+ * complete costs nothing more. Set FENCELINE_WAIT_EDEADLK=1 to have every
+ * wait behave as fl_fence_fd_wait_flags() with FL_WAIT_DEADLOCK_ERROR.
  * Return: like fl_fence_wait(): 0, the fence's error, -ETIME, or -EBADF,
  * -ENOTTY, -ECONNRESET as for fl_fence_fd_get_status().
  */
 FL_EXPORT int fl_fence_fd_wait(int fd, int timeout_ms);
+
+/**
+ * FL_WAIT_DEADLOCK_ERROR - fl_fence_fd_wait_flags(): fail with -EDEADLK
+ * instead of blocking for good when the daemon finds that this wait is the
+ * one that closed a cycle of waits (docs/fencectl.md, "deadlocks")
+ */
+#define FL_WAIT_DEADLOCK_ERROR 1u
+
+/**
+ * fl_fence_fd_wait_flags() - fl_fence_fd_wait() with options
+ * @fd: a fenceline fence fd (borrowed)
+ * @timeout_ms: < 0 forever, 0 only checks, > 0 at most that long
+ * @flags: 0 or FL_WAIT_DEADLOCK_ERROR
+ *
+ * With FL_WAIT_DEADLOCK_ERROR the wait also polls a pipe the daemon answers
+ * on: if this thread's wait closes a cycle (every thread of every process
+ * in it waits on a fence that only another process of the cycle can
+ * signal), the daemon's detector, which looks at waits older than 100 ms
+ * every 250 ms, makes it return -EDEADLK within about a second. The other
+ * waiters of the cycle keep waiting: the caller is expected to break the
+ * cycle (signal its timelines with an error, drop work). In-process fences
+ * and kernel sync_files are waited on as by fl_fence_fd_wait().
+ * Return: as fl_fence_fd_wait(), plus -EDEADLK; -EINVAL for unknown @flags.
+ */
+FL_EXPORT int fl_fence_fd_wait_flags(int fd, int timeout_ms, unsigned int flags);
 
 FL_END_DECLS
 

@@ -251,6 +251,61 @@ FL_EXPORT void fl_daemon_flush(void);
  */
 FL_EXPORT void fl_daemon_disconnect(void);
 
+/**
+ * struct fl_wait_report - a wait announced with fl_fence_fd_wait_begin()
+ * @token: the daemon's name for the wait (0: nothing was reported)
+ * @notify_fd: -1, or (FL_WAIT_DEADLOCK_ERROR) an fd to poll for POLLIN
+ *	beside the fence: when it is readable, call
+ *	fl_fence_fd_wait_notified(). It belongs to the report: only
+ *	fl_fence_fd_wait_end() closes it.
+ */
+struct fl_wait_report {
+	uint64_t token;
+	int notify_fd;
+};
+
+/**
+ * fl_fence_fd_wait_begin() - announce that this thread blocks on a fence fd
+ * @fd: the fence fd about to be polled (borrowed)
+ * @timeout_ms: how long the caller will wait (-1: no limit); shown by
+ *	fencectl and traces
+ * @flags: 0 or FL_WAIT_DEADLOCK_ERROR (see fl_fence_fd_wait_flags())
+ * @ret: filled in; pass it to fl_fence_fd_wait_end()
+ *
+ * For event loops that poll fence fds themselves: fl_fence_fd_wait() and
+ * libsync's sync_wait() do this for you. The report lets the daemon see who
+ * waits on what (fencectl dump and deadlocks, traces). Call it only when
+ * the loop will really block on @fd (the fence is still active), and call
+ * fl_fence_fd_wait_end() when the loop stops waiting. A fence that is not
+ * the daemon's (in-process, kernel sync_file), in-process mode, or no
+ * daemon running: nothing is reported, @ret->token is 0. Never starts a
+ * daemon; costs one message, no reply.
+ * Return: 0 (also when nothing was reported), -EINVAL for a NULL @ret or
+ * unknown @flags, -EMFILE/-ENFILE if the notify pipe cannot be made.
+ */
+FL_EXPORT int fl_fence_fd_wait_begin(int fd, int timeout_ms, unsigned int flags,
+				     struct fl_wait_report *ret);
+
+/**
+ * fl_fence_fd_wait_notified() - read what the daemon said on @w's notify_fd
+ * @w: a report from fl_fence_fd_wait_begin()
+ *
+ * Return: -EDEADLK when this wait closed a deadlock cycle (stop waiting and
+ * break it), or 0: nothing for this wait (keep waiting). Once the daemon is
+ * done with the wait (the fence completed) the fd polls hung up: stop
+ * polling it then.
+ */
+FL_EXPORT int fl_fence_fd_wait_notified(struct fl_wait_report *w);
+
+/**
+ * fl_fence_fd_wait_end() - the wait announced by @w is over
+ * @w: the report; its notify_fd is closed and its token cleared
+ * @result: 1 if the loop stopped because the fence completed (the daemon
+ *	ends such waits by itself, so nothing is sent), else what the wait
+ *	came to: -ETIME, -EDEADLK, another -errno
+ */
+FL_EXPORT void fl_fence_fd_wait_end(struct fl_wait_report *w, int result);
+
 FL_END_DECLS
 
 #endif /* FENCELINE_SHARED_H */

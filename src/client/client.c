@@ -161,6 +161,8 @@ static void *watch_main(void *arg)
 	struct watch *w = arg;
 	struct pollfd p[2] = { { w->conn_fd, POLLRDHUP, 0 }, { w->stop_fd, POLLIN, 0 } };
 
+	pthread_setname_np(pthread_self(), "fl-conn-watch");
+
 	while (poll(p, 2, -1) < 0 && errno == EINTR)
 		;
 	/*
@@ -610,7 +612,7 @@ void fl__client_set_no_spawn(bool on)
 	atomic_store(&no_spawn, on);
 }
 
-static int ensure_connected_locked(void)
+static int ensure_connected_locked(bool may_spawn)
 {
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	uint64_t deadline = 0;
@@ -665,7 +667,7 @@ static int ensure_connected_locked(void)
 					strerror(EACCES));
 			return fd;
 		}
-		if (!spawned && atomic_load(&no_spawn))
+		if (!spawned && (atomic_load(&no_spawn) || !may_spawn))
 			return -ENOENT;
 		if (!spawned) {
 			r = spawn_daemon(path);
@@ -713,7 +715,7 @@ retry:
 		r = -ESTALE;
 		goto out;
 	}
-	r = ensure_connected_locked();
+	r = ensure_connected_locked(true);
 	if (r < 0)
 		goto out;
 	if (!oneway && pool_settle_locked() < 0) {
@@ -1151,7 +1153,7 @@ int fl__client_timeline_create(const char *name, unsigned int flags, int *ret_fd
 
 	fl__name_copy(req.b.name, sizeof(req.b.name), name);
 	pthread_mutex_lock(&conn.lock);
-	r = ensure_connected_locked();
+	r = ensure_connected_locked(true);
 	if (r < 0)
 		goto out;
 	r = roundtrip_fds_locked(&req, sizeof(req), reply, sizeof(reply), fds, 2, &nfds);
@@ -1210,6 +1212,9 @@ int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t c
 		r = -ENOSYS;
 		goto out;
 	}
+	/* The time first, then the value: a daemon that sees the value sees this time or later. */
+	rec.timestamp_ns = fl__now_ns();
+	__atomic_store_n(&o->page->stamp_ns, rec.timestamp_ns, __ATOMIC_SEQ_CST);
 	now = __atomic_add_fetch(&o->page->value, add, __ATOMIC_SEQ_CST);
 	if (o->unkept) {
 		o->unkept = false;
@@ -1219,7 +1224,6 @@ int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t c
 	 * Our own fences first, straight into their sockets: their waiters
 	 * wake now, without waiting for the daemon to be scheduled.
 	 */
-	rec.timestamp_ns = fl__now_ns();
 	for (unsigned int i = 0; i < conn.nkept;) {
 		struct kept *k = &conn.kept[i];
 
@@ -1327,6 +1331,31 @@ int fl__client_call_on(unsigned int generation, uint32_t op, const void *body, s
 	return call(generation, op, 0, body, body_len, NULL, 0, 0, reply, reply_cap, NULL);
 }
 
+int fl__client_report(uint32_t op, uint32_t flags, const void *body, size_t body_len,
+		      const int *fds, unsigned int nfds)
+{
+	unsigned char req[FL_PROTO_MAX_REQUEST];
+	struct fl_msg_hdr h = { op, flags, 0, (uint32_t)body_len };
+	int r;
+
+	if (sizeof(h) + body_len > sizeof(req))
+		return -EINVAL;
+	pthread_mutex_lock(&conn.lock);
+	r = ensure_connected_locked(false);
+	if (r == 0) {
+		h.seq = ++conn.seq;
+		memcpy(req, &h, sizeof(h));
+		memcpy(req + sizeof(h), body, body_len);
+		r = send_packet(conn.fd, req, sizeof(h) + body_len, fds, nfds);
+		if (r == -EPIPE || r == -ECONNRESET || r == -ENOTCONN) {
+			drop_locked();
+			r = -ECONNRESET;
+		}
+	}
+	pthread_mutex_unlock(&conn.lock);
+	return r;
+}
+
 void fl__client_disconnect(void)
 {
 	pthread_mutex_lock(&conn.lock);
@@ -1340,7 +1369,7 @@ int fl__client_daemon_pid(void)
 	int r;
 
 	pthread_mutex_lock(&conn.lock);
-	r = ensure_connected_locked();
+	r = ensure_connected_locked(true);
 	if (r == 0)
 		r = conn.daemon_pid;
 	pthread_mutex_unlock(&conn.lock);

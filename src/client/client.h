@@ -121,6 +121,15 @@ unsigned int fl__client_generation(void);
 /* Connect if needed; the daemon's pid (> 0) or a negative errno. */
 int fl__client_daemon_pid(void);
 
+/*
+ * fl__client_report() - a one-way report (WAIT_BEGIN, WAIT_END) that nothing
+ * later has to wait for: unlike a one-way fl__client_call(), it leaves no
+ * flush owing. Connects if needed but never starts a daemon (a fence fd of
+ * a daemon means one runs).
+ * Return: 0, or a connection error.
+ */
+int fl__client_report(uint32_t op, uint32_t flags, const void *body, size_t body_len,
+		      const int *fds, unsigned int nfds);
 /* Close the connection and the pooled fence fds (the next call reconnects). */
 void fl__client_disconnect(void);
 

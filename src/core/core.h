@@ -88,9 +88,14 @@ struct fl_fence {
 	struct fl_fence *complete_next; /* a signaller's to-complete list */
 
 	uint64_t created_ns; /* CLOCK_MONOTONIC, for the age fencectl shows */
+	uint64_t id; /* unique in this process, from 1: names it in dumps and traces */
 	uint32_t n;
 	struct fl__member m[];
 };
+
+/* fence.c: the host's observer (host.h), or NULL */
+struct fl__observer;
+const struct fl__observer *fl__observer_get(void **ret_arg);
 
 /* timeline.c */
 void fl__timeline_mem_ref(struct fl_timeline *tl);

@@ -221,7 +221,7 @@ static void json_fence(FILE *out, struct fl_fence *f, fl__dump_extra_fn extra, v
 
 	if (sticky)
 		status = sticky;
-	fputs("{\"name\":", out);
+	fprintf(out, "{\"id\":%" PRIu64 ",\"name\":", f->id);
 	fl__json_str(out, f->name);
 	fprintf(out,
 		",\"status\":%d,\"timestamp_ns\":%" PRIu64 ",\"created_ns\":%" PRIu64

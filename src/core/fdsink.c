@@ -230,6 +230,9 @@ static void *watcher(void *arg)
 	int fd = (int)(intptr_t)arg, wake = wake_fd;
 	struct epoll_event ev[32];
 
+	/* "fl-" threads never signal a timeline: the deadlock detector skips them. */
+	pthread_setname_np(pthread_self(), "fl-watcher");
+
 	bool idle = false;
 
 	fl__fd_reserve_init();
@@ -704,13 +707,40 @@ FL_EXPORT int fl_fence_fd_get_status(int fd)
 	}
 }
 
-FL_EXPORT int fl_fence_fd_wait(int fd, int timeout_ms)
+/* FENCELINE_WAIT_EDEADLK=1: every fd wait asks for FL_WAIT_DEADLOCK_ERROR. */
+static unsigned int default_wait_flags(void)
+{
+	static int env = -1;
+
+	if (env < 0) {
+		const char *e = getenv("FENCELINE_WAIT_EDEADLK");
+
+		env = e && *e == '1' ? (int)FL_WAIT_DEADLOCK_ERROR : 0;
+	}
+	return (unsigned int)env;
+}
+
+FL_EXPORT int fl_fence_fd_wait_flags(int fd, int timeout_ms, unsigned int flags)
 {
 	uint64_t deadline = timeout_ms > 0 ? fl__now_ns() + (uint64_t)timeout_ms * 1000000ull : 0;
-	int s = fl_fence_fd_get_status(fd);
+	const struct fl__wait_hooks *hooks = NULL;
+	uint64_t token = 0;
+	int s, notify = -1, ret;
+	bool watch_notify = false, completed = false;
 
+	fl_return_if(flags & ~FL_WAIT_DEADLOCK_ERROR, -EINVAL);
+	s = fl_fence_fd_get_status(fd);
+	if (s == FL_STATUS_ACTIVE && timeout_ms != 0) {
+		/* About to block: tell the daemon who waits on what. */
+		hooks = fl__fd_wait_hooks();
+		if (hooks)
+			token = hooks->begin(fd, timeout_ms, flags | default_wait_flags(), &notify);
+		watch_notify = notify >= 0;
+		FL_PROBE3(fd_wait_begin, fd, timeout_ms, token);
+	}
 	while (s == FL_STATUS_ACTIVE) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
+		struct pollfd p[2] = { { .fd = fd, .events = POLLIN },
+				       { .fd = notify, .events = POLLIN } };
 		int left = timeout_ms, r;
 
 		if (timeout_ms > 0) {
@@ -718,16 +748,48 @@ FL_EXPORT int fl_fence_fd_wait(int fd, int timeout_ms)
 
 			left = now >= deadline ? 0 : (int)((deadline - now + 999999) / 1000000);
 		}
-		r = poll(&p, 1, left);
-		if (r < 0 && errno != EINTR)
-			return -errno;
-		if (r == 0)
-			return -ETIME;
-		if (r > 0 && (p.revents & POLLNVAL))
-			return -EBADF;
+		r = poll(p, watch_notify ? 2 : 1, left);
+		if (r < 0 && errno != EINTR) {
+			s = -errno;
+			break;
+		}
+		if (r == 0) {
+			s = -ETIME;
+			break;
+		}
+		if (r > 0 && (p[0].revents & POLLNVAL)) {
+			s = -EBADF;
+			break;
+		}
+		if (r > 0 && watch_notify && p[1].revents) {
+			int n = hooks->notified(token, notify);
+
+			if (n < 0) {
+				s = n;
+				break;
+			}
+			/* Hung up: the daemon is done with this wait (the fence completed). */
+			if (p[1].revents & (POLLHUP | POLLERR))
+				watch_notify = false;
+		}
 		s = fl_fence_fd_get_status(fd);
+		/* A status record: the fence completed (the daemon saw it too). */
+		completed =
+			s != FL_STATUS_ACTIVE && s != -EBADF && s != -ENOTTY && s != -ECONNRESET;
 	}
-	return s == FL_STATUS_SIGNALED ? 0 : s;
+	ret = s == FL_STATUS_SIGNALED ? 0 : s;
+	if (token) {
+		FL_PROBE2(fd_wait_end, fd, ret);
+		hooks->end(token, completed ? 1 : ret, notify);
+	} else if (notify >= 0) {
+		close(notify);
+	}
+	return ret;
+}
+
+FL_EXPORT int fl_fence_fd_wait(int fd, int timeout_ms)
+{
+	return fl_fence_fd_wait_flags(fd, timeout_ms, 0);
 }
 
 /*

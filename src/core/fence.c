@@ -17,6 +17,31 @@
 #include <string.h>
 
 #include "core.h"
+#include "host.h"
+
+static _Atomic uint64_t last_fence_id;
+
+static const struct fl__observer *_Atomic observer;
+static void *observer_arg;
+
+void fl__observer_set(const struct fl__observer *o, void *arg)
+{
+	observer_arg = arg;
+	atomic_store(&observer, o);
+}
+
+const struct fl__observer *fl__observer_get(void **ret_arg)
+{
+	const struct fl__observer *o = atomic_load_explicit(&observer, memory_order_acquire);
+
+	*ret_arg = observer_arg;
+	return o;
+}
+
+uint64_t fl__fence_id(const void *fence)
+{
+	return ((const struct fl_fence *)fence)->id;
+}
 
 struct fl_fence *fl__fence_alloc(uint32_t n, const char *name, unsigned int flags)
 {
@@ -25,6 +50,7 @@ struct fl_fence *fl__fence_alloc(uint32_t n, const char *name, unsigned int flag
 	if (!f)
 		return NULL;
 	atomic_init(&f->refs, 1);
+	f->id = atomic_fetch_add_explicit(&last_fence_id, 1, memory_order_relaxed) + 1;
 	f->flags = flags;
 	f->created_ns = fl__now_ns();
 	f->n = n;
@@ -72,6 +98,7 @@ FL_EXPORT int fl_fence_create(struct fl_timeline *tl, uint64_t value, const char
 	fl__pt_activate_locked(pt);
 	pthread_mutex_unlock(&tl->lock);
 	fl__fence_publish(f);
+	FL_PROBE4(fence_create, f->id, tl->id, value, f->name);
 	*ret_fence = f;
 	return 0;
 }
@@ -270,6 +297,7 @@ void fl__fence_complete(struct fl_fence *f)
 	f->completed = true;
 	drop_self = f->armed;
 	FL_LOG("fence", "'%s' completed with status %d", f->name, status);
+	FL_PROBE3(fence_signal, f->id, status, f->name);
 	/* Records are written under the lock so a sink cannot be closed meanwhile. */
 	while ((s = f->sinks)) {
 		f->sinks = fl__sink_next(s);
@@ -282,6 +310,13 @@ void fl__fence_complete(struct fl_fence *f)
 
 	if (atomic_load(&f->nwaiters))
 		fl__futex_wake_all(&f->status);
+	{
+		void *arg;
+		const struct fl__observer *o = fl__observer_get(&arg);
+
+		if (o && o->fence_done)
+			o->fence_done(f, status, ts, arg);
+	}
 
 	pthread_mutex_lock(&f->lock);
 	while (f->cbs) {

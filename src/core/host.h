@@ -133,6 +133,42 @@ uint64_t fl__fence_created_ns(const void *fence);
 void fl__sink_foreach(void (*fn)(const void *object, bool fence, dev_t dev, ino_t ino, void *arg),
 		      void *arg);
 
+/*
+ * fl__timeline_signal_stamp() - the timestamp this thread's signal passes
+ * give the points they complete, instead of the clock (0: the clock again).
+ * For a host that learns late of a signal that happened earlier: the
+ * daemon catching up with an owner's counter uses the owner's stamp.
+ */
+void fl__timeline_signal_stamp(uint64_t ns);
+
+/* A fence's id: unique in this process, counting from 1 (dumps and traces name fences by it). */
+uint64_t fl__fence_id(const void *fence);
+
+/*
+ * struct fl__observer - what a host (the daemon's tracer) hears of the core
+ * @fence_done: a fence completed with @status at @timestamp_ns; in the
+ *	completing thread with no core lock held, before the fence's
+ *	callbacks run. Must not block; may look at the fence.
+ * @timeline_dead: @tl died (its last handle went, or it was destroyed),
+ *	after its pending points failed.
+ */
+struct fl__observer {
+	void (*fence_done)(struct fl_fence *f, int status, uint64_t timestamp_ns, void *arg);
+	void (*timeline_dead)(struct fl_timeline *tl, void *arg);
+};
+
+/* Install @o (NULL: none); one observer per process. Costs a load per completion when unset. */
+void fl__observer_set(const struct fl__observer *o, void *arg);
+
+/*
+ * fl__timeline_foreach(), fl__fence_foreach() - every live timeline (dead
+ * ones still referenced too) or fence, under the registry lock: @fn may
+ * read them (names, ids, values, fl_fence_get_info()) but must not create,
+ * free, ref or signal anything.
+ */
+void fl__timeline_foreach(void (*fn)(struct fl_timeline *tl, void *arg), void *arg);
+void fl__fence_foreach(void (*fn)(struct fl_fence *f, void *arg), void *arg);
+
 /* How many fence and timeline fds of this core are still open somewhere. */
 size_t fl__sink_count(void);
 

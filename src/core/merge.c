@@ -185,6 +185,7 @@ FL_EXPORT int fl_fence_merge(struct fl_fence *a, struct fl_fence *b, const char 
 		}
 	}
 	fl__fence_publish(f);
+	FL_PROBE4(fence_merge, f->id, a->id, b->id, f->name);
 	*ret_fence = f;
 out:
 	if (chosen != chosen_stack)

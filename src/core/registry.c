@@ -4,6 +4,7 @@
  * list insert or removal at creation and destruction only.
  */
 #include "core.h"
+#include "host.h"
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct fl_timeline *timelines;
@@ -74,5 +75,21 @@ void fl__registry_del_fence(struct fl_fence *f)
 	if (f->reg_next)
 		f->reg_next->reg_prev = f->reg_prev;
 	f->published = false;
+	pthread_mutex_unlock(&registry_lock);
+}
+
+void fl__timeline_foreach(void (*fn)(struct fl_timeline *tl, void *arg), void *arg)
+{
+	pthread_mutex_lock(&registry_lock);
+	for (struct fl_timeline *tl = timelines; tl; tl = tl->reg_next)
+		fn(tl, arg);
+	pthread_mutex_unlock(&registry_lock);
+}
+
+void fl__fence_foreach(void (*fn)(struct fl_fence *f, void *arg), void *arg)
+{
+	pthread_mutex_lock(&registry_lock);
+	for (struct fl_fence *f = fences; f; f = f->reg_next)
+		fn(f, arg);
 	pthread_mutex_unlock(&registry_lock);
 }

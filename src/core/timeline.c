@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "host.h"
 
 static atomic_uint_least64_t next_timeline_id = 1;
 
@@ -165,6 +166,13 @@ void fl__pt_activate_locked(struct fl_sync_pt *pt)
 	set_status_locked(pt, r ? r : -ENOMEM, fl__now_ns());
 }
 
+static _Thread_local uint64_t signal_stamp;
+
+void fl__timeline_signal_stamp(uint64_t ns)
+{
+	signal_stamp = ns;
+}
+
 /*
  * One signal pass under tl->lock: complete the earliest pending points that
  * have signalled and collect the fences that became complete (with a ref).
@@ -183,7 +191,7 @@ static int signal_locked(struct fl_timeline *tl, struct fl_fence **list)
 			break;
 		heap_remove(tl, pt);
 		if (!ts)
-			ts = fl__now_ns();
+			ts = signal_stamp ? signal_stamp : fl__now_ns();
 		set_status_locked(pt, r, ts);
 		count++;
 		while ((m = pt->waiters)) {
@@ -232,6 +240,7 @@ FL_EXPORT int fl_timeline_signal(struct fl_timeline *tl)
 	pthread_mutex_lock(&tl->lock);
 	count = signal_locked(tl, &list);
 	pthread_mutex_unlock(&tl->lock);
+	FL_PROBE3(timeline_signal, tl->id, count, tl->name);
 	fl__complete_list(list);
 	return count;
 }
@@ -253,7 +262,15 @@ static void kill_timeline(struct fl_timeline *tl)
 	n = signal_locked(tl, &list);
 	pthread_mutex_unlock(&tl->lock);
 	FL_LOG("timeline", "'%s' died; %d pending point(s) completed", tl->name, n);
+	FL_PROBE3(timeline_dead, tl->id, n, tl->name);
 	fl__complete_list(list);
+	{
+		void *arg;
+		const struct fl__observer *o = fl__observer_get(&arg);
+
+		if (o && o->timeline_dead)
+			o->timeline_dead(tl, arg);
+	}
 }
 
 FL_EXPORT struct fl_timeline *fl_timeline_ref(struct fl_timeline *tl)

@@ -25,6 +25,7 @@ FL_EXPORT int fl_fence_wait(struct fl_fence *f, int timeout_ms)
 	if (timeout_ms > 0)
 		deadline = fl__now_ns() + (uint64_t)timeout_ms * 1000000ull;
 
+	FL_PROBE2(wait_begin, f->id, timeout_ms);
 	atomic_fetch_add(&f->nwaiters, 1);
 	for (;;) {
 		int64_t left = -1;
@@ -43,6 +44,7 @@ FL_EXPORT int fl_fence_wait(struct fl_fence *f, int timeout_ms)
 		fl__futex_wait(&f->status, 0, left);
 	}
 	atomic_fetch_sub(&f->nwaiters, 1);
+	FL_PROBE2(wait_end, f->id, s ? s : -ETIME);
 
 	if (s)
 		return s == FL_STATUS_SIGNALED ? 0 : s;

@@ -32,6 +32,7 @@ struct obj_pid {
 	const void *object;
 	pid_t pid;
 	bool fence; /* else a timeline */
+	uint64_t id; /* a timeline's id (0 for a fence) */
 };
 
 struct holders {
@@ -120,11 +121,12 @@ static void add_sink(const void *object, bool fence, dev_t dev, ino_t ino, void 
 	for (; hit < h->fds + h->nfds && hit->ino == ino; hit++) {
 		if (grow((void **)&h->objs, &h->objs_cap, h->nobjs, sizeof(*h->objs)) < 0)
 			return;
-		h->objs[h->nobjs++] = (struct obj_pid){ object, hit->pid, fence };
+		h->objs[h->nobjs++] = (struct obj_pid){ object, hit->pid, fence,
+							fence ? 0 : fl_timeline_get_id(object) };
 	}
 }
 
-static void comm_of(pid_t pid, char *buf, size_t size)
+void fld_comm_of(pid_t pid, char *buf, size_t size)
 {
 	char path[64];
 	FILE *f;
@@ -143,7 +145,7 @@ static void json_comm(FILE *out, pid_t pid)
 {
 	char comm[32];
 
-	comm_of(pid, comm, sizeof(comm));
+	fld_comm_of(pid, comm, sizeof(comm));
 	fl__json_str(out, comm);
 }
 
@@ -178,7 +180,7 @@ static void extra(FILE *out, const void *object, bool fence, bool json, void *ar
 	} else if (owner > 0) {
 		char comm[32];
 
-		comm_of(owner, comm, sizeof(comm));
+		fld_comm_of(owner, comm, sizeof(comm));
 		fprintf(out, "  owner: pid %d (%s)\n", (int)owner, comm);
 	}
 	for (; p && p < h->objs + h->nobjs && p->object == object; p++) {
@@ -189,7 +191,7 @@ static void extra(FILE *out, const void *object, bool fence, bool json, void *ar
 		} else {
 			char comm[32];
 
-			comm_of(p->pid, comm, sizeof(comm));
+			fld_comm_of(p->pid, comm, sizeof(comm));
 			fprintf(out, "%s pid %d (%s)", first ? "  held by:" : ",", (int)p->pid,
 				comm);
 		}
@@ -314,7 +316,7 @@ static void write_by_process(FILE *out, bool json, struct holders *h, pid_t only
 			i = end;
 			continue;
 		}
-		comm_of(pid, comm, sizeof(comm));
+		fld_comm_of(pid, comm, sizeof(comm));
 		if (json) {
 			fprintf(out, "%s{\"pid\":%d,\"comm\":", first_proc ? "" : ",", (int)pid);
 			fl__json_str(out, comm);
@@ -350,12 +352,76 @@ static void write_clients(FILE *out, bool json, const struct fld_client_info *cl
 		} else {
 			char comm[32];
 
-			comm_of(c->pid, comm, sizeof(comm));
+			fld_comm_of(c->pid, comm, sizeof(comm));
 			fprintf(out, "pid %d (%s) uid %u: %u timelines, %u fences\n", (int)c->pid,
 				comm, (unsigned int)c->uid, c->timelines, c->fences);
 		}
 	}
 	fputs(json ? "]," : "\n", out);
+}
+
+int fld_memfd_sealed(const char *text, size_t len, int *ret_fd)
+{
+	int fd = memfd_create("fenceline-dump", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	size_t off = 0;
+
+	if (fd < 0)
+		return -errno;
+	while (off < len) {
+		ssize_t n = write(fd, text + off, len - off);
+
+		if (n <= 0) {
+			int e = n < 0 ? errno : EIO;
+
+			close(fd);
+			return -e;
+		}
+		off += (size_t)n;
+	}
+	/* Sealed: the reader can trust what it maps or reads. */
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0 ||
+	    lseek(fd, 0, SEEK_SET) != 0) {
+		int e = errno ? errno : EIO;
+
+		close(fd);
+		return -e;
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
+struct fld_holders *fld_holders_find(void)
+{
+	struct holders *h = calloc(1, sizeof(*h));
+
+	if (h)
+		find_holders(h);
+	return (struct fld_holders *)h;
+}
+
+size_t fld_holders_of_timeline(const struct fld_holders *hs, uint64_t id, pid_t *pids, size_t cap)
+{
+	const struct holders *h = (const struct holders *)hs;
+	size_t n = 0;
+
+	for (size_t i = 0; i < h->nobjs; i++)
+		if (!h->objs[i].fence && h->objs[i].id == id && h->objs[i].pid != getpid()) {
+			if (n < cap)
+				pids[n] = h->objs[i].pid;
+			n++;
+		}
+	return n;
+}
+
+void fld_holders_free(struct fld_holders *hs)
+{
+	struct holders *h = (struct holders *)hs;
+
+	if (!h)
+		return;
+	free(h->fds);
+	free(h->objs);
+	free(h);
 }
 
 int fld_dump_write(bool json, bool by_process, pid_t only, const struct fld_client_info *clients,
@@ -364,7 +430,7 @@ int fld_dump_write(bool json, bool by_process, pid_t only, const struct fld_clie
 	struct holders h = { .owner = owner, .owner_arg = owner_arg };
 	char *text = NULL;
 	size_t len = 0;
-	int fd, r = 0;
+	int r = 0;
 	FILE *out;
 
 	find_holders(&h);
@@ -379,29 +445,39 @@ int fld_dump_write(bool json, bool by_process, pid_t only, const struct fld_clie
 		write_clients(out, json, clients, nclients);
 		r = fl__dump_write(out, json, extra, &h);
 		if (json)
+			fputs(",\"waiters\":", out);
+		fld_waits_write(out, json);
+		if (json)
 			fputs("}\n", out);
 	}
 	if (fclose(out) != 0 || !text)
 		r = -ENOMEM;
-	if (r < 0)
-		goto out;
-	fd = memfd_create("fenceline-dump", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (fd < 0) {
-		r = -errno;
-		goto out;
-	}
-	/* Sealed: the reader can trust what it maps or reads. */
-	if (write(fd, text, len) != (ssize_t)len ||
-	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0 ||
-	    lseek(fd, 0, SEEK_SET) != 0) {
-		r = -errno ? -errno : -EIO;
-		close(fd);
-		goto out;
-	}
-	*ret_fd = fd;
+	if (r == 0)
+		r = fld_memfd_sealed(text, len, ret_fd);
 out:
 	free(text);
 	free(h.fds);
 	free(h.objs);
 	return r;
+}
+
+struct value_query {
+	uint64_t id;
+	char *buf;
+	size_t size;
+};
+
+static void value_of(struct fl_timeline *tl, void *arg)
+{
+	struct value_query *q = arg;
+
+	if (fl_timeline_get_id(tl) == q->id)
+		fl_timeline_get_value_str(tl, q->buf, q->size);
+}
+
+void fld_timeline_value_str(uint64_t id, char *buf, size_t size)
+{
+	struct value_query q = { id, buf, size };
+
+	fl__timeline_foreach(value_of, &q);
 }

@@ -93,6 +93,7 @@ struct shared_tl {
 	ino_t ino;
 	uint64_t id;
 	uint64_t synced; /* the counter when we last caught up */
+	uint64_t stamp; /* the timestamp the last catch-up gave its points */
 	/*
 	 * Min-heap of the values of points we must complete ourselves (see
 	 * sync_at); its top is sync_at. A heap grown past MUST_MAX, or one
@@ -120,7 +121,9 @@ static struct shared_tl *shared[SHARED_BUCKETS];
 static unsigned int nshared;
 
 static void shared_disown(struct client *c);
+static void publish_all(void);
 static struct server_config cfg;
+static struct client *tracer; /* the client whose trace session runs */
 /* Fences and timelines gone since the last malloc_trim() (see trim_if_due()). */
 static atomic_uint released;
 static struct client *clients;
@@ -186,6 +189,16 @@ static void disconnect(struct client *c, const char *why)
 	for (; c->pool_count; c->pool_count--, c->pool_head++)
 		close(c->pool[c->pool_head % FL_PROTO_POOL_MAX].sink);
 	shared_disown(c);
+	fld_waits_client_gone(c);
+	if (tracer == c) {
+		int fd;
+
+		/* Its trace goes with it. */
+		tracer = NULL;
+		if (fld_trace_stop(&fd) == 0)
+			close(fd);
+		publish_all();
+	}
 	free(c->handles);
 	c->handles = NULL;
 	c->nhandles = c->handles_cap = 0;
@@ -321,7 +334,18 @@ static void must_publish(struct shared_tl *s)
 {
 	uint64_t at = s->must_lost ? 0 : s->nmust ? s->must[0] : UINT64_MAX;
 
+	/* While a trace runs, the owner syncs on every step: the trace sees it when it happens. */
+	if (fld_tracing)
+		at = 0;
 	__atomic_store_n(&s->page->sync_at, at, __ATOMIC_SEQ_CST);
+}
+
+/* Every shared counter's sync_at again: a trace session started or ended. */
+static void publish_all(void)
+{
+	for (unsigned int b = 0; b < SHARED_BUCKETS; b++)
+		for (struct shared_tl *s = shared[b]; s; s = s->next)
+			must_publish(s);
 }
 
 /* Pop the points the timeline reached (at @value) off the must heap. */
@@ -386,11 +410,31 @@ static void must_push(struct shared_tl *s, uint64_t value)
  */
 static int shared_sync(struct shared_tl *s, struct fl_timeline *tl)
 {
-	uint64_t value;
+	uint64_t value, before = s->synced;
 	int r;
 
 	s->synced = __atomic_load_n(&s->page->value, __ATOMIC_SEQ_CST);
+	if (s->synced != before) {
+		/*
+		 * The owner stamps the time before each addition: the points
+		 * it reached get that time, not ours (we may look much later).
+		 * It can only lie about its own timeline; still, keep the
+		 * stamp between the last one and now.
+		 */
+		uint64_t stamp = __atomic_load_n(&s->page->stamp_ns, __ATOMIC_SEQ_CST);
+		uint64_t now = fl__now_ns();
+
+		if (stamp > now || stamp < s->stamp)
+			stamp = now;
+		s->stamp = stamp;
+		fl__timeline_signal_stamp(stamp);
+		if (fld_tracing)
+			fld_trace_signal(s->id, s->is32 ? (uint32_t)before : before,
+					 s->is32 ? (uint32_t)s->synced : s->synced,
+					 s->owner ? s->owner->pid : 0, stamp, 0);
+	}
 	r = fl_sw_sync_timeline_catch_up(tl);
+	fl__timeline_signal_stamp(0);
 	/* A 32-bit timeline's value is the counter's low half; its heap holds counter values. */
 	if (s->nmust &&
 	    (s->is32 ? (value = s->synced, 0) : fl_sw_sync_timeline_get_value(tl, &value)) == 0) {
@@ -593,13 +637,24 @@ fail:
 }
 
 /* TIMELINE_INC and TIMELINE_SIGNAL: through the counter if there is one. */
-static int timeline_add(struct fl_timeline *tl, uint64_t count)
+static int timeline_add(struct client *c, struct fl_timeline *tl, uint64_t count)
 {
-	struct shared_tl *s;
-	int r = fl_sw_sync_timeline_inc(tl, count);
+	struct shared_tl *s = shared_find(tl);
+	uint64_t before = 0, after = 0, ts = 0;
+	int r;
 
-	if (r == 0 && (s = shared_find(tl)))
+	/* Caught up first, so the trace tells the owner's steps from this one. */
+	if (s)
+		shared_sync(s, tl);
+	if (fld_tracing) {
+		fl_sw_sync_timeline_get_value(tl, &before);
+		ts = fl__now_ns();
+	}
+	r = fl_sw_sync_timeline_inc(tl, count);
+	if (r == 0 && s)
 		r = shared_sync(s, tl);
+	if (fld_tracing && fl_sw_sync_timeline_get_value(tl, &after) == 0)
+		fld_trace_signal(fl_timeline_get_id(tl), before, after, c->pid, ts, r);
 	return r;
 }
 
@@ -651,6 +706,8 @@ static bool op_timeline_create(struct client *c, const struct fl_proto_request *
 				if (fds[1] >= 0)
 					rep.flags = FL_BIND_F_SHARED;
 			}
+			fld_trace_timeline_new(c->pid, fl_timeline_get_id(tl),
+					       fl_timeline_get_name(tl), 0);
 		}
 		fl_timeline_unref(tl); /* the fd is the only handle */
 	}
@@ -671,7 +728,7 @@ static bool op_timeline_inc(struct client *c, const struct fl_proto_request *q, 
 	int r = timeline_of(fds[0], &tl);
 
 	if (r == 0) {
-		r = timeline_add(tl, q->u.timeline_inc.count);
+		r = timeline_add(c, tl, q->u.timeline_inc.count);
 		fl_timeline_unref(tl);
 	}
 	return reply_status(c, &q->hdr, r);
@@ -734,6 +791,8 @@ static bool op_fence_create(struct client *c, const struct fl_proto_request *q, 
 					    &f);
 		if (r == 0) {
 			r = adopt(c, f, &fds[1]);
+			if (r == 0)
+				fld_trace_fence_new(c->pid, f, "create", 0, 0);
 			fl_fence_unref(f);
 		}
 		/* Nobody else holds its sink: ours to complete. */
@@ -896,7 +955,7 @@ static bool op_timeline_signal(struct client *c, const struct fl_proto_request *
 			      "TIMELINE_SIGNAL names a timeline it did not bind");
 	r = handle_timeline(c, q->u.timeline_signal.handle, &tl);
 	if (r == 0) {
-		r = timeline_add(tl, q->u.timeline_signal.count);
+		r = timeline_add(c, tl, q->u.timeline_signal.count);
 		fl_timeline_unref(tl);
 	}
 	return reply_status(c, &q->hdr, r);
@@ -961,6 +1020,8 @@ static bool op_fence_new(struct client *c, const struct fl_proto_request *q)
 		atomic_fetch_add(&c->refs, 1);
 		atomic_fetch_add(&c->fences, 1);
 		r = fl__fence_adopt_sink(f, p.sink, p.dev, p.ino, release_fence, c);
+		if (r == 0)
+			fld_trace_fence_new(c->pid, f, "create", 0, 0);
 		fl_fence_unref(f);
 		if (r < 0) {
 			atomic_fetch_sub(&c->fences, 1);
@@ -989,6 +1050,8 @@ static bool op_fence_merge(struct client *c, const struct fl_proto_request *q, i
 	struct fl_fence *a = NULL, *b = NULL, *m = NULL;
 	int r;
 
+	uint64_t ida = 0, idb = 0;
+
 	if (fence_of(c, fds[0], &a) < 0)
 		r = -ENOTTY;
 	else if (fence_of(c, fds[1], &b) < 0)
@@ -1001,12 +1064,18 @@ static bool op_fence_merge(struct client *c, const struct fl_proto_request *q, i
 		if (r == 0)
 			shared_fence_points(m, true);
 	}
-	if (a)
+	if (a) {
+		ida = fl__fence_id(a);
 		fl_fence_unref(a);
-	if (b)
+	}
+	if (b) {
+		idb = fl__fence_id(b);
 		fl_fence_unref(b);
+	}
 	if (r == 0) {
 		r = adopt(c, m, &fds[2]);
+		if (r == 0)
+			fld_trace_fence_new(c->pid, m, "merge", ida, idb);
 		fl_fence_unref(m);
 	}
 	if (r == -EBADMSG)
@@ -1082,6 +1151,8 @@ static bool op_fence_import(struct client *c, const struct fl_proto_request *q, 
 	fds[0] = -1;
 	if (r == 0) {
 		r = adopt(c, f, &fds[1]);
+		if (r == 0)
+			fld_trace_fence_new(c->pid, f, "import", 0, 0);
 		fl_fence_unref(f);
 	} else {
 		fl__fd_pair_fail(fds[1], r);
@@ -1103,6 +1174,8 @@ static bool op_fence_set_deadline(struct client *c, const struct fl_proto_reques
 	/* Points the owner has completed are not told: the kernel skips signalled ones. */
 	shared_sync_fence(f);
 	r = fl_fence_set_deadline(f, q->u.fence_set_deadline.deadline_ns);
+	if (r == 0)
+		fld_trace_deadline(c->pid, fl__fence_id(f), q->u.fence_set_deadline.deadline_ns);
 	fl_fence_unref(f);
 	return reply_status(c, &q->hdr, r);
 }
@@ -1120,6 +1193,20 @@ static bool op_fence_get_deadline(struct client *c, const struct fl_proto_reques
 	if (r < 0)
 		return reply_status(c, &q->hdr, r);
 	return reply_send(c, &q->hdr, &rep, sizeof(rep), -1);
+}
+
+/* Catch up with every owner's counter: a view of everything must not lag. */
+static void shared_sync_all(void)
+{
+	for (unsigned int b = 0; b < SHARED_BUCKETS; b++)
+		for (struct shared_tl *s = shared[b]; s; s = s->next) {
+			struct fl_timeline *tl = shared_timeline(s);
+
+			if (tl) {
+				shared_sync(s, tl);
+				fl_timeline_unref(tl);
+			}
+		}
 }
 
 /* fld_owner_fn: the connected creator of a timeline with a shared counter. */
@@ -1144,15 +1231,7 @@ static bool op_dump(struct client *c, const struct fl_proto_request *q)
 
 	if (!infos)
 		return reply_status(c, &q->hdr, -ENOMEM);
-	for (unsigned int b = 0; b < SHARED_BUCKETS; b++)
-		for (struct shared_tl *s = shared[b]; s; s = s->next) {
-			struct fl_timeline *tl = shared_timeline(s);
-
-			if (tl) {
-				shared_sync(s, tl);
-				fl_timeline_unref(tl);
-			}
-		}
+	shared_sync_all();
 	for (struct client *k = clients; k && n < nclients; k = k->next)
 		infos[n++] = (struct fld_client_info){ k->pid, k->uid,
 						       (unsigned int)atomic_load(&k->timelines),
@@ -1160,6 +1239,111 @@ static bool op_dump(struct client *c, const struct fl_proto_request *q)
 	r = fld_dump_write(q->u.dump.flags & FL_DUMP_JSON, q->u.dump.flags & FL_DUMP_FDS,
 			   (pid_t)q->u.dump.pid, infos, n, owner_of, NULL, &fd);
 	free(infos);
+	if (r < 0)
+		return reply_status(c, &q->hdr, r);
+	ok = reply_send(c, &q->hdr, &(struct fl_msg_reply){ 0, 0 }, sizeof(struct fl_msg_reply),
+			fd);
+	close(fd);
+	return ok;
+}
+
+/* DUMP's other views: deadlocks and stats, written here rather than by dump.c. */
+static bool op_dump_view(struct client *c, const struct fl_proto_request *q)
+{
+	uint32_t flags = q->u.dump.flags;
+	bool json = flags & FL_DUMP_JSON;
+	char *text = NULL;
+	size_t len = 0;
+	int r, fd = -1;
+	FILE *out;
+	bool ok;
+
+	/* Owned timelines' values, as the report shows them, are caught up first. */
+	shared_sync_all();
+	out = open_memstream(&text, &len);
+	if (!out)
+		return reply_status(c, &q->hdr, -ENOMEM);
+	if (flags & FL_DUMP_DEADLOCKS)
+		r = fld_deadlocks_write(out, json);
+	else
+		r = fld_stats_write(out, json, flags & FL_DUMP_RESET);
+	if (fclose(out) != 0 || !text)
+		r = -ENOMEM;
+	if (r == 0)
+		r = fld_memfd_sealed(text, len, &fd);
+	free(text);
+	if (r < 0)
+		return reply_status(c, &q->hdr, r);
+	ok = reply_send(c, &q->hdr, &(struct fl_msg_reply){ 0, 0 }, sizeof(struct fl_msg_reply),
+			fd);
+	close(fd);
+	return ok;
+}
+
+void fld_timeline_value(uint64_t id, char *buf, size_t size)
+{
+	struct fl_timeline *tl;
+	struct shared_tl *s = nshared ? shared_find_id(id) : NULL;
+
+	snprintf(buf, size, "?");
+	if (s && (tl = shared_timeline(s))) {
+		shared_sync(s, tl);
+		fl_timeline_get_value_str(tl, buf, size);
+		fl_timeline_unref(tl);
+		return;
+	}
+	fld_timeline_value_str(id, buf, size);
+}
+
+/* WAIT_BEGIN: one-way; a fence we do not know (in-process, gone) is not our business. */
+static bool op_wait_begin(struct client *c, const struct fl_proto_request *q, int *fds)
+{
+	struct fl_fence *f;
+	int notify = -1;
+
+	if (q->hdr.flags & FL_MSG_F_NOTIFY) {
+		notify = fds[1];
+		fds[1] = -1;
+	}
+	if (fl_fence_from_fd(fds[0], &f) < 0) {
+		if (notify >= 0)
+			close(notify);
+		return true;
+	}
+	if (fld_wait_begin(c, c->pid, &q->u.wait_begin, f, notify) == -EMFILE)
+		fld_log("client pid %d: more than its share of waits; not tracking more",
+			(int)c->pid);
+	fl_fence_unref(f);
+	return true;
+}
+
+static bool op_wait_end(struct client *c, const struct fl_proto_request *q)
+{
+	fld_wait_end(c, q->u.wait_end.token, q->u.wait_end.result);
+	return true;
+}
+
+/* TRACE: one session at a time, owned by the client that started it. */
+static bool op_trace(struct client *c, const struct fl_proto_request *q)
+{
+	int r, fd = -1;
+	bool ok;
+
+	if (q->u.trace.cmd == FL_TRACE_START) {
+		r = fld_trace_start(c->pid, q->u.trace.max_events);
+		if (r == 0) {
+			tracer = c;
+			publish_all();
+		}
+		return reply_status(c, &q->hdr, r);
+	}
+	if (tracer != c)
+		return reply_status(c, &q->hdr, fld_tracing ? -EPERM : -ENOENT);
+	/* Waits still going on are part of the picture. */
+	fld_waits_trace_pending();
+	tracer = NULL;
+	r = fld_trace_stop(&fd);
+	publish_all();
 	if (r < 0)
 		return reply_status(c, &q->hdr, r);
 	ok = reply_send(c, &q->hdr, &(struct fl_msg_reply){ 0, 0 }, sizeof(struct fl_msg_reply),
@@ -1267,7 +1451,15 @@ static bool dispatch(struct client *c, const struct fl_proto_request *q, int *fd
 	case FL_OP_FENCE_IMPORT:
 		return op_fence_import(c, q, fds);
 	case FL_OP_DUMP:
+		if (q->u.dump.flags & (FL_DUMP_DEADLOCKS | FL_DUMP_STATS))
+			return op_dump_view(c, q);
 		return op_dump(c, q);
+	case FL_OP_WAIT_BEGIN:
+		return op_wait_begin(c, q, fds);
+	case FL_OP_WAIT_END:
+		return op_wait_end(c, q);
+	case FL_OP_TRACE:
+		return op_trace(c, q);
 	default: /* FL_OP_PING */
 		return op_ping(c, q);
 	}
@@ -1570,6 +1762,7 @@ int fld_serve(int lfd, const struct server_config *config)
 	int sfd, wfd;
 
 	cfg = *config;
+	fld_trace_init();
 	spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (epfd < 0)
@@ -1611,6 +1804,11 @@ int fld_serve(int lfd, const struct server_config *config)
 			if (timeout < 0 || timeout > due)
 				timeout = due;
 		}
+		/* The deadlock detector runs while waits are in progress. */
+		int check = fld_waits_check(false);
+
+		if (check >= 0 && (timeout < 0 || timeout > check))
+			timeout = check;
 		int n = epoll_wait(epfd, evs, FL_ARRAY_SIZE(evs), timeout);
 
 		if (n < 0 && errno != EINTR)
@@ -1662,6 +1860,8 @@ out:
 	for (unsigned int b = 0; b < SHARED_BUCKETS; b++)
 		while (shared[b])
 			shared_free(&shared[b]);
+	fld_waits_shutdown();
+	fld_trace_shutdown();
 	close(sfd);
 	close(epfd);
 	if (spare_fd >= 0)

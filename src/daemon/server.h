@@ -4,6 +4,8 @@
 #define FLD_SERVER_H
 
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #define FLD_MAX_ALLOW 32
@@ -45,5 +47,91 @@ int fld_dump_write(bool json, bool by_process, pid_t only, const struct fld_clie
 
 /* Log a line to stderr ("fencelined[pid]: ..."). */
 void fld_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* dump.c: a sealed memfd holding @text (the reply of DUMP and TRACE). */
+int fld_memfd_sealed(const char *text, size_t len, int *ret_fd);
+/* /proc/<pid>/comm, "" if unknown. */
+void fld_comm_of(pid_t pid, char *buf, size_t size);
+/* server.c: timeline @id's value as text (caught up with its owner), "?" if gone. */
+void fld_timeline_value(uint64_t id, char *buf, size_t size);
+/* dump.c: the same from the core's registry alone. */
+void fld_timeline_value_str(uint64_t id, char *buf, size_t size);
+/* Who holds which fd of ours, from one scan of /proc (expensive: on demand only). */
+struct fld_holders;
+struct fld_holders *fld_holders_find(void); /* NULL: out of memory */
+/* The processes (never this one) holding a fd of timeline @id; returns how many, fills <= @cap. */
+size_t fld_holders_of_timeline(const struct fld_holders *h, uint64_t id, pid_t *pids, size_t cap);
+void fld_holders_free(struct fld_holders *h);
+
+/*
+ * waits.c: the blocking waits clients report (WAIT_BEGIN/WAIT_END), and the
+ * deadlock and never-signal detector that looks at them.
+ */
+struct fl_fence;
+struct fl_msg_wait_begin;
+/*
+ * A client's thread blocks on @f (borrowed); @notify_fd (taken; -1: none)
+ * is answered if this wait closes a cycle. @client is the client's key.
+ * Return: 0, -ENOMEM, -EMFILE (too many waits of this client).
+ */
+int fld_wait_begin(const void *client, pid_t pid, const struct fl_msg_wait_begin *b,
+		   struct fl_fence *f, int notify_fd);
+void fld_wait_end(const void *client, uint64_t token, int result);
+/* The client disconnected: its waits are over. */
+void fld_waits_client_gone(const void *client);
+/*
+ * Run the detector if it is due (or now, with @force). Return: ms until it
+ * wants to run again, -1 when no wait is in progress.
+ */
+int fld_waits_check(bool force);
+/* The waits in progress: a JSON array, or text lines. */
+void fld_waits_write(FILE *out, bool json);
+/* fencectl deadlocks: the detector's findings (runs it first). */
+int fld_deadlocks_write(FILE *out, bool json);
+void fld_waits_shutdown(void);
+/* A trace session ends: record the waits still going on as unfinished. */
+void fld_waits_trace_pending(void);
+
+/*
+ * trace.c: events for fencectl trace (docs/trace-format.md) while a session
+ * runs, and the statistics (fencectl stats) always. Every fld_trace_*
+ * call costs one branch while nobody traces.
+ */
+extern bool fld_tracing;
+int fld_trace_start(pid_t by, uint32_t max_events);
+/* Stop and write the trace as Chrome JSON into a sealed memfd. */
+int fld_trace_stop(int *ret_fd);
+void fld_trace_timeline_new(pid_t pid, uint64_t id, const char *name, uint64_t value);
+void fld_trace_signal(uint64_t tl, uint64_t from, uint64_t to, pid_t by, uint64_t ts, int status);
+/* A fence made by @pid: kind "create", "merge" or "import"; merges name their two inputs. */
+void fld_trace_fence_new(pid_t pid, struct fl_fence *f, const char *kind, uint64_t in_a,
+			 uint64_t in_b);
+void fld_trace_deadline(pid_t pid, uint64_t fence, uint64_t deadline_ns);
+/* A wait ended; @signal_tl: the timeline whose signal released it (0: none). */
+void fld_trace_wait(pid_t pid, pid_t tid, uint64_t fence, const char *name, uint64_t begin_ns,
+		    uint64_t end_ns, int result, int timeout_ms, uint64_t signal_tl,
+		    uint64_t signal_ns);
+void fld_trace_deadlock(const char *text, const pid_t *pids, size_t n);
+/* Core observer (installed at start): fence completions and timeline deaths. */
+void fld_trace_init(void);
+void fld_trace_shutdown(void);
+/* The trace session's client, or 0. */
+pid_t fld_trace_owner(void);
+/* The point that completed @f (the failing one if it failed): 0, or -ENOENT. */
+struct fl_sync_pt_info;
+int fld_completing_point(struct fl_fence *f, struct fl_sync_pt_info *ret);
+
+/*
+ * stats.c: per timeline and per fence name (digits folded to '#'), how long
+ * fences took from creation to completion, how long waits took, timeouts
+ * and errors: log-scale histograms for fencectl stats.
+ * @tl: the timeline (0: none, e.g. a wait on a merge still pending).
+ */
+void fld_stats_fence_done(const char *fence_name, uint64_t tl, const char *tl_name, int status,
+			  uint64_t latency_ns);
+void fld_stats_wait(const char *fence_name, uint64_t tl, const char *tl_name, uint64_t waited_ns,
+		    int result);
+int fld_stats_write(FILE *out, bool json, bool reset);
+void fld_stats_free(void);
 
 #endif /* FLD_SERVER_H */

@@ -18,6 +18,9 @@ _Static_assert(sizeof(struct fl_msg_fence_new) == 48, "wire layout");
 _Static_assert(sizeof(struct fl_msg_point) == 96, "wire layout");
 _Static_assert(sizeof(struct fl_msg_info_reply) == 64, "wire layout");
 _Static_assert(sizeof(struct fl_msg_timeline_sync) == 8, "wire layout");
+_Static_assert(sizeof(struct fl_msg_wait_begin) == 16, "wire layout");
+_Static_assert(sizeof(struct fl_msg_wait_end) == 16, "wire layout");
+_Static_assert(sizeof(struct fl_msg_trace) == 8, "wire layout");
 _Static_assert(sizeof(struct fl_proto_shared_timeline) <= FL_PROTO_SHARED_SIZE, "fits its page");
 _Static_assert(sizeof(struct fl_msg_hdr) + 48 <= FL_PROTO_MAX_REQUEST, "largest request fits");
 
@@ -49,6 +52,10 @@ static const struct {
 	[FL_OP_FENCE_GET_DEADLINE] = { "FENCE_GET_DEADLINE", 0, 1 },
 	[FL_OP_FENCE_IMPORT] = { "FENCE_IMPORT", sizeof(struct fl_msg_fence_import), 3 },
 	[FL_OP_DUMP] = { "DUMP", sizeof(struct fl_msg_dump), 0 },
+	/* WAIT_BEGIN carries a second fd with FL_MSG_F_NOTIFY (see expected_nfds()). */
+	[FL_OP_WAIT_BEGIN] = { "WAIT_BEGIN", sizeof(struct fl_msg_wait_begin), 1 },
+	[FL_OP_WAIT_END] = { "WAIT_END", sizeof(struct fl_msg_wait_end), 0 },
+	[FL_OP_TRACE] = { "TRACE", sizeof(struct fl_msg_trace), 0 },
 };
 
 static int known(uint32_t op)
@@ -95,11 +102,26 @@ static int check_body(struct fl_proto_request *r)
 		return name_ok(r->u.fence_create.name) ? 0 : -EINVAL;
 	case FL_OP_FENCE_IMPORT:
 		return name_ok(r->u.fence_import.name) ? 0 : -EINVAL;
-	case FL_OP_DUMP:
-		return (r->u.dump.flags & ~(FL_DUMP_JSON | FL_DUMP_FDS)) ||
-				       (r->u.dump.pid && !(r->u.dump.flags & FL_DUMP_FDS))
-			       ? -EINVAL
-			       : 0;
+	case FL_OP_DUMP: {
+		uint32_t f = r->u.dump.flags;
+		uint32_t kinds = f & (FL_DUMP_FDS | FL_DUMP_DEADLOCKS | FL_DUMP_STATS);
+
+		/* One view at a time; a pid only for FDS, RESET only for STATS. */
+		if ((f & ~(FL_DUMP_JSON | FL_DUMP_FDS | FL_DUMP_DEADLOCKS | FL_DUMP_STATS |
+			   FL_DUMP_RESET)) ||
+		    (kinds & (kinds - 1)) || (r->u.dump.pid && !(f & FL_DUMP_FDS)) ||
+		    ((f & FL_DUMP_RESET) && !(f & FL_DUMP_STATS)))
+			return -EINVAL;
+		return 0;
+	}
+	case FL_OP_WAIT_BEGIN:
+		return r->u.wait_begin.timeout_ms < -1 ? -EINVAL : 0;
+	case FL_OP_WAIT_END:
+		return r->u.wait_end.pad || r->u.wait_end.result > 0 ? -EINVAL : 0;
+	case FL_OP_TRACE:
+		if (r->u.trace.cmd != FL_TRACE_START && r->u.trace.cmd != FL_TRACE_STOP)
+			return -EINVAL;
+		return r->u.trace.cmd == FL_TRACE_STOP && r->u.trace.max_events ? -EINVAL : 0;
 	case FL_OP_FENCE_MERGE:
 		if (!name_ok(r->u.fence_merge.name) ||
 		    (r->u.fence_merge.flags & ~(MERGE_WAIT_ALL | MERGE_MAINLINE)) ||
@@ -150,10 +172,11 @@ int fl__proto_decode_request(const void *buf, size_t len, unsigned int nfds, int
 	allowed_flags = ret->hdr.op == FL_OP_FENCE_CREATE ? FL_MSG_F_REPLY
 			: ret->hdr.op == FL_OP_FENCE_NEW  ? FL_MSG_F_REPLY | FL_MSG_F_KEPT
 			: ret->hdr.op == FL_OP_PING	  ? FL_MSG_F_AFTER_CLOSES
+			: ret->hdr.op == FL_OP_WAIT_BEGIN ? FL_MSG_F_NOTIFY
 							  : 0;
 	if (ret->hdr.flags & ~allowed_flags)
 		return -EINVAL;
-	if (nfds != (unsigned int)ops[ret->hdr.op].nfds)
+	if (nfds != (unsigned int)ops[ret->hdr.op].nfds + !!(ret->hdr.flags & FL_MSG_F_NOTIFY))
 		return -EINVAL;
 	memcpy(&ret->u, p + sizeof(ret->hdr), ret->hdr.len);
 	return check_body(ret);

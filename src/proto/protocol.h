@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FL_PROTO_VERSION  5
+#define FL_PROTO_VERSION  6
 #define FL_PROTO_NAME_LEN 32
 #define FL_PROTO_MAX_FDS  4
 /* The largest request; replies may be up to FL_PROTO_MAX_REPLY. */
@@ -50,7 +50,10 @@ enum fl_proto_op {
 	FL_OP_FENCE_GET_DEADLINE = 15, /* no body, fds {fence}; reply value_reply */
 	FL_OP_FENCE_IMPORT = 16, /* body fence_import, fds {sync_file, sink, user}; reply: status */
 	FL_OP_DUMP = 17, /* body dump, no fds; reply: status + 1 fd (the dump) */
-	FL_OP_MAX_ = FL_OP_DUMP,
+	FL_OP_WAIT_BEGIN = 18, /* body wait_begin, fds {fence} or {fence, notify}; one-way */
+	FL_OP_WAIT_END = 19, /* body wait_end, no fds; one-way */
+	FL_OP_TRACE = 20, /* body trace; reply: status (+ 1 fd, the trace, for STOP) */
+	FL_OP_MAX_ = FL_OP_TRACE,
 };
 
 /* Set in a reply's op. */
@@ -71,6 +74,14 @@ enum fl_msg_flags {
 	 * fences have failed), as closing a kernel sw_sync fd does at once.
 	 */
 	FL_MSG_F_AFTER_CLOSES = 1u << 2,
+	/*
+	 * WAIT_BEGIN: a second fd follows the fence, the write end of a pipe
+	 * the waiter polls too: should its wait be the one that closes a
+	 * deadlock cycle, the daemon writes the wait's token and -EDEADLK
+	 * (struct fl_msg_wait_notify) into it. The daemon closes it when the
+	 * wait ends.
+	 */
+	FL_MSG_F_NOTIFY = 1u << 3,
 };
 
 struct fl_msg_hdr {
@@ -120,8 +131,46 @@ struct fl_msg_dump {
 	uint32_t pid; /* FL_DUMP_FDS: only this process; 0 for all */
 };
 
-#define FL_DUMP_JSON 1u /* JSON instead of text */
-#define FL_DUMP_FDS  2u /* by process: what each holds (fencectl fds) */
+#define FL_DUMP_JSON	  1u /* JSON instead of text */
+#define FL_DUMP_FDS	  2u /* by process: what each holds (fencectl fds) */
+#define FL_DUMP_DEADLOCKS 4u /* the waits, and the deadlocks found (fencectl deadlocks) */
+#define FL_DUMP_STATS	  8u /* latency and wait histograms (fencectl stats) */
+#define FL_DUMP_RESET	  16u /* with FL_DUMP_STATS: then start counting afresh */
+
+/*
+ * A thread of the sender is about to block on @fence until it completes or
+ * @timeout_ms (-1: none) passes; @token is the sender's name for this wait
+ * (unique among its waits in progress). The daemon ends the wait itself
+ * when the fence completes; the sender sends WAIT_END only when it stopped
+ * waiting for another reason (timeout, error, EDEADLK).
+ */
+struct fl_msg_wait_begin {
+	uint64_t token;
+	uint32_t tid; /* the waiting thread */
+	int32_t timeout_ms;
+};
+
+struct fl_msg_wait_end {
+	uint64_t token;
+	int32_t result; /* -ETIME, -EDEADLK, another -errno, or 0 */
+	uint32_t pad; /* 0 */
+};
+
+/* What the daemon writes into a WAIT_BEGIN's notify pipe. */
+struct fl_msg_wait_notify {
+	uint64_t token;
+	int32_t status; /* -EDEADLK */
+	uint32_t pad;
+};
+
+/* TRACE: start recording events system-wide, or stop and get them. */
+struct fl_msg_trace {
+	uint32_t cmd; /* FL_TRACE_START, FL_TRACE_STOP */
+	uint32_t max_events; /* START: 0 for the default; beyond it events are counted, not kept */
+};
+
+#define FL_TRACE_START 1u
+#define FL_TRACE_STOP  2u
 
 struct fl_msg_fence_info {
 	uint32_t first; /* index of the first point wanted */
@@ -193,7 +242,14 @@ struct fl_msg_timeline_sync {
 struct fl_proto_shared_timeline {
 	uint64_t value; /* accessed with __atomic builtins, seq_cst */
 	uint64_t sync_at; /* written by the daemon only; seq_cst */
-	uint64_t reserved[6];
+	/*
+	 * The owner's: CLOCK_MONOTONIC time, stored just before each addition.
+	 * The daemon gives the points an addition reached this timestamp
+	 * (kept between its last one and now), so info and traces show when
+	 * the owner signalled, not when the daemon caught up.
+	 */
+	uint64_t stamp_ns;
+	uint64_t reserved[5];
 };
 #define FL_PROTO_SHARED_SIZE 4096
 
@@ -268,6 +324,9 @@ struct fl_proto_request {
 		struct fl_msg_fence_set_deadline fence_set_deadline;
 		struct fl_msg_fence_import fence_import;
 		struct fl_msg_dump dump;
+		struct fl_msg_wait_begin wait_begin;
+		struct fl_msg_wait_end wait_end;
+		struct fl_msg_trace trace;
 		struct fl_msg_pool_fill pool_fill;
 		struct fl_msg_fence_new fence_new;
 		struct fl_msg_timeline_signal timeline_signal;

@@ -224,3 +224,15 @@ void fl__fd_settle(void)
 	if (hook)
 		hook();
 }
+
+static const struct fl__wait_hooks *_Atomic wait_hooks;
+
+void fl__fd_set_wait_hooks(const struct fl__wait_hooks *hooks)
+{
+	atomic_store(&wait_hooks, hooks);
+}
+
+const struct fl__wait_hooks *fl__fd_wait_hooks(void)
+{
+	return atomic_load(&wait_hooks);
+}

@@ -94,4 +94,44 @@ void fl__log(const char *topic, const char *fmt, ...) __attribute__((format(prin
 			fl__log(topic, __VA_ARGS__); \
 	} while (0)
 
+/*
+ * USDT probes (provider "fenceline"; docs/tracing.md lists them). Built with
+ * sys/sdt.h, each is a nop and an ELF note, so a probe nobody attached to
+ * costs that nop; bpftrace or perf turn it into a trap while they trace.
+ */
+#ifdef FL_HAVE_SDT
+#include <sys/sdt.h>
+#define FL_PROBE1(name, a)	    DTRACE_PROBE1(fenceline, name, a)
+#define FL_PROBE2(name, a, b)	    DTRACE_PROBE2(fenceline, name, a, b)
+#define FL_PROBE3(name, a, b, c)    DTRACE_PROBE3(fenceline, name, a, b, c)
+#define FL_PROBE4(name, a, b, c, d) DTRACE_PROBE4(fenceline, name, a, b, c, d)
+#else
+#define FL_PROBE1(name, a)	    ((void)0)
+#define FL_PROBE2(name, a, b)	    ((void)0)
+#define FL_PROBE3(name, a, b, c)    ((void)0)
+#define FL_PROBE4(name, a, b, c, d) ((void)0)
+#endif
+
+/*
+ * Reports of blocking waits on fence fds (fl_fence_fd_wait()), so that the
+ * daemon can see who waits on what (deadlock detection, traces). The client
+ * sets them; the core calls them around the poll, only when it is about to
+ * block. begin() returns a token for end() (0: not reported) and may set
+ * *notify_fd to an fd to poll beside the fence: readable when the wait is
+ * refused (its status then comes from notified()).
+ */
+struct fl__wait_hooks {
+	uint64_t (*begin)(int fence_fd, int timeout_ms, unsigned int flags, int *notify_fd);
+	/*
+	 * The wait is over: @result is 1 when the fence completed (the
+	 * daemon ends such waits itself), else what the wait returns
+	 * (-ETIME, -EDEADLK, ...). Closes @notify_fd (-1: none).
+	 */
+	void (*end)(uint64_t token, int result, int notify_fd);
+	/* @notify_fd polled readable: the status the wait must return, or 0 to go on. */
+	int (*notified)(uint64_t token, int notify_fd);
+};
+void fl__fd_set_wait_hooks(const struct fl__wait_hooks *hooks);
+const struct fl__wait_hooks *fl__fd_wait_hooks(void);
+
 #endif /* FL_UTIL_H */

@@ -59,6 +59,9 @@ static const struct {
 	{ 15, 0, 1 }, /* FENCE_GET_DEADLINE */
 	{ 16, 32, 3 }, /* FENCE_IMPORT */
 	{ 17, 8, 0 }, /* DUMP */
+	{ 18, 16, 1 }, /* WAIT_BEGIN (2 fds with NOTIFY) */
+	{ 19, 16, 0 }, /* WAIT_END */
+	{ 20, 8, 0 }, /* TRACE */
 };
 
 /* The errnos a decode may fail with, one bit each. */
@@ -138,10 +141,13 @@ static int violations(const uint8_t *pkt, size_t len, unsigned int nfds, bool tr
 		return bad | E_OPNOTSUPP;
 	if (hlen != spec[i].size)
 		bad |= E_PROTO;
-	/* REPLY (1) on FENCE_CREATE and FENCE_NEW; KEPT (2) on FENCE_NEW; AFTER_CLOSES (4) on PING. */
-	if (flags & ~(op == 5 ? 1u : op == 11 ? 3u : op == 8 ? 4u : 0u))
+	/*
+	 * REPLY (1) on FENCE_CREATE and FENCE_NEW; KEPT (2) on FENCE_NEW;
+	 * AFTER_CLOSES (4) on PING; NOTIFY (8) on WAIT_BEGIN, with one more fd.
+	 */
+	if (flags & ~(op == 5 ? 1u : op == 11 ? 3u : op == 8 ? 4u : op == 18 ? 8u : 0u))
 		bad |= E_INVAL;
-	if (nfds != spec[i].nfds)
+	if (nfds != spec[i].nfds + (op == 18 && (flags & 8u) ? 1u : 0u))
 		bad |= E_INVAL;
 	if (len - HDR != spec[i].size)
 		return bad; /* no body to judge */
@@ -164,8 +170,24 @@ static int violations(const uint8_t *pkt, size_t len, unsigned int nfds, bool tr
 		if (!memchr(b, 0, 32) || (u32_at(b, 32) & ~3u) || u32_at(b, 36))
 			bad |= E_INVAL;
 		break;
-	case 17: /* DUMP: flags (JSON = 1, FDS = 2), pid (only with FDS) */
-		if ((u32_at(b, 0) & ~3u) || (u32_at(b, 4) && !(u32_at(b, 0) & 2u)))
+	case 17: { /* DUMP: flags (JSON 1; one of FDS 2, DEADLOCKS 4, STATS 8; RESET 16 with STATS), pid (only with FDS) */
+		uint32_t f = u32_at(b, 0), views = f & 14u;
+
+		if ((f & ~31u) || (views & (views - 1)) || (u32_at(b, 4) && !(f & 2u)) ||
+		    ((f & 16u) && !(f & 8u)))
+			bad |= E_INVAL;
+		break;
+	}
+	case 18: /* WAIT_BEGIN: token, tid, timeout_ms >= -1 */
+		if ((int32_t)u32_at(b, 12) < -1)
+			bad |= E_INVAL;
+		break;
+	case 19: /* WAIT_END: token, result <= 0, pad */
+		if ((int32_t)u32_at(b, 8) > 0 || u32_at(b, 12))
+			bad |= E_INVAL;
+		break;
+	case 20: /* TRACE: cmd (START 1, STOP 2), max_events (0 with STOP) */
+		if ((u32_at(b, 0) != 1 && u32_at(b, 0) != 2) || (u32_at(b, 0) == 2 && u32_at(b, 4)))
 			bad |= E_INVAL;
 		break;
 	case 16: /* FENCE_IMPORT: name[32] */
@@ -253,9 +275,19 @@ static void check_body(const struct fl_proto_request *q, const uint8_t *b)
 		CHECK(q->u.fence_set_deadline.deadline_ns == u64_at(b, 0));
 		break;
 	case FL_OP_DUMP:
-		CHECK((q->u.dump.flags & ~3u) == 0 &&
+		CHECK((q->u.dump.flags & ~31u) == 0 &&
 		      (q->u.dump.pid == 0 || (q->u.dump.flags & 2u)));
 		CHECK(q->u.dump.flags == u32_at(b, 0) && q->u.dump.pid == u32_at(b, 4));
+		break;
+	case FL_OP_WAIT_BEGIN:
+		CHECK(q->u.wait_begin.token == u64_at(b, 0) && q->u.wait_begin.tid == u32_at(b, 8));
+		CHECK(q->u.wait_begin.timeout_ms >= -1);
+		break;
+	case FL_OP_WAIT_END:
+		CHECK(q->u.wait_end.token == u64_at(b, 0) && q->u.wait_end.result <= 0);
+		break;
+	case FL_OP_TRACE:
+		CHECK(q->u.trace.cmd == 1 || q->u.trace.cmd == 2);
 		break;
 	case FL_OP_FENCE_IMPORT:
 		CHECK(has_nul(q->u.fence_import.name));
@@ -275,13 +307,13 @@ static void check_body(const struct fl_proto_request *q, const uint8_t *b)
 static void check_tables(void)
 {
 	static bool done;
-	static const uint32_t unknown[] = { 0,	       18, 0x7fffffff, FL_OP_REPLY, FL_OP_REPLY | 1,
+	static const uint32_t unknown[] = { 0,	       21, 0x7fffffff, FL_OP_REPLY, FL_OP_REPLY | 1,
 					    0xffffffff };
 
 	if (done)
 		return;
 	done = true;
-	CHECK(FL_OP_MAX_ == 17 && sizeof(struct fl_msg_hdr) == HDR);
+	CHECK(FL_OP_MAX_ == 20 && sizeof(struct fl_msg_hdr) == HDR);
 	for (size_t i = 0; i < sizeof(spec) / sizeof(spec[0]); i++) {
 		CHECK(fl__proto_request_size(spec[i].op) == (int)spec[i].size);
 		CHECK(fl__proto_request_nfds(spec[i].op) == (int)spec[i].nfds);
@@ -336,13 +368,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(!truncated);
 		CHECK(len >= HDR && (size_t)q.hdr.len + HDR == len);
 		CHECK(fl__proto_request_size(q.hdr.op) == (int)q.hdr.len);
-		CHECK(fl__proto_request_nfds(q.hdr.op) == (int)nfds && q.nfds == nfds);
+		CHECK(fl__proto_request_nfds(q.hdr.op) +
+				      (q.hdr.op == FL_OP_WAIT_BEGIN && q.hdr.flags) ==
+			      (int)nfds &&
+		      q.nfds == nfds);
 		CHECK(q.hdr.flags == 0 ||
 		      ((q.hdr.op == FL_OP_FENCE_CREATE || q.hdr.op == FL_OP_FENCE_NEW) &&
 		       q.hdr.flags == FL_MSG_F_REPLY) ||
 		      (q.hdr.op == FL_OP_FENCE_NEW &&
 		       (q.hdr.flags & ~(FL_MSG_F_REPLY | FL_MSG_F_KEPT)) == 0) ||
-		      (q.hdr.op == FL_OP_PING && q.hdr.flags == FL_MSG_F_AFTER_CLOSES));
+		      (q.hdr.op == FL_OP_PING && q.hdr.flags == FL_MSG_F_AFTER_CLOSES) ||
+		      (q.hdr.op == FL_OP_WAIT_BEGIN && q.hdr.flags == FL_MSG_F_NOTIFY));
 		check_body(&q, pkt + HDR);
 	} else {
 		CHECK(err_bit(r) != 0);

@@ -16,7 +16,7 @@ import os
 import struct
 import sys
 
-VERSION = 5
+VERSION = 6
 NAME_LEN = 32
 
 HELLO, TIMELINE_CREATE, TIMELINE_INC, TIMELINE_GET_VALUE = 1, 2, 3, 4
@@ -24,6 +24,8 @@ FENCE_CREATE, FENCE_MERGE, FENCE_INFO, PING = 5, 6, 7, 8
 TIMELINE_BIND, POOL_FILL, FENCE_NEW, TIMELINE_SIGNAL = 9, 10, 11, 12
 TIMELINE_SYNC, FENCE_SET_DEADLINE, FENCE_GET_DEADLINE, FENCE_IMPORT = 13, 14, 15, 16
 DUMP = 17
+WAIT_BEGIN, WAIT_END, TRACE = 18, 19, 20
+F_NOTIFY = 8
 F_REPLY = 1
 F_KEPT = 2
 F_AFTER_CLOSES = 4
@@ -70,7 +72,22 @@ SEEDS = {
     "dump-json": packet(0, DUMP, 29, struct.pack("<II", 1, 0)),
     "dump-fds-pid": packet(0, DUMP, 31, struct.pack("<II", 2 | 1, 4242)),
     # Invalid: an unknown dump flag; a pid without FDS (-EINVAL).
-    "dump-bad-flag": packet(0, DUMP, 30, struct.pack("<II", 4, 0)),
+    "dump-bad-flag": packet(0, DUMP, 30, struct.pack("<II", 64, 0)),
+    "dump-deadlocks": packet(0, DUMP, 33, struct.pack("<II", 4 | 1, 0)),
+    "dump-stats-reset": packet(0, DUMP, 34, struct.pack("<II", 8 | 16, 0)),
+    "dump-bad-two-views": packet(0, DUMP, 35, struct.pack("<II", 4 | 8, 0)),
+    "dump-bad-reset": packet(0, DUMP, 36, struct.pack("<II", 16, 0)),
+    "wait-begin": packet(1, WAIT_BEGIN, 37, struct.pack("<QIi", 1, 4242, -1)),
+    "wait-begin-notify": packet(2, WAIT_BEGIN, 38, struct.pack("<QIi", 2, 4242, 100),
+                                flags=F_NOTIFY),
+    "wait-begin-bad-timeout": packet(1, WAIT_BEGIN, 39, struct.pack("<QIi", 3, 1, -2)),
+    "wait-begin-bad-nfds": packet(1, WAIT_BEGIN, 40, struct.pack("<QIi", 4, 1, 0),
+                                  flags=F_NOTIFY),
+    "wait-end": packet(0, WAIT_END, 41, struct.pack("<QiI", 1, -62, 0)),
+    "wait-end-bad-result": packet(0, WAIT_END, 42, struct.pack("<QiI", 1, 1, 0)),
+    "trace-start": packet(0, TRACE, 43, struct.pack("<II", 1, 1000)),
+    "trace-stop": packet(0, TRACE, 44, struct.pack("<II", 2, 0)),
+    "trace-bad-cmd": packet(0, TRACE, 45, struct.pack("<II", 3, 0)),
     "dump-bad-pid": packet(0, DUMP, 32, struct.pack("<II", 1, 4242)),
     "fence-info": packet(1, FENCE_INFO, 8, struct.pack("<II", 0, 64)),
     "ping": packet(0, PING, 9, b""),

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "fencectl.h"
 #include "protocol.h"
 
 static const char usage_text[] =
@@ -26,13 +27,23 @@ static const char usage_text[] =
 	"  fds [PID] [--json] [--samples N] [--interval MS]\n"
 	"                   the fence and timeline fds each process holds: the leak\n"
 	"                   finder; with samples, flags processes whose count grows\n"
+	"  deadlocks [--json]\n"
+	"                   who waits on what, and waits that can never end: cycles\n"
+	"                   of waits and fences nobody can signal (exit 4 if any)\n"
+	"  trace -o FILE [-d SECONDS] [--max-events N]\n"
+	"                   record timelines, fences, signals and waits system-wide\n"
+	"                   into a Chrome/Perfetto JSON trace\n"
+	"  stats [--json] [--reset]\n"
+	"                   create->signal latency and wait time (p50/p90/p99/max),\n"
+	"                   timeouts and errors, per timeline and fence name\n"
 	"  help [COMMAND]   this text, or a command's\n"
 	"\n"
 	"options:\n"
 	"  --socket PATH    the daemon's socket (default: $FENCELINE_SOCKET, else\n"
 	"                   $XDG_RUNTIME_DIR/fenceline.sock, else /tmp/fenceline-$UID/)\n"
 	"\n"
-	"Exit status: 0 done, 1 error, 2 usage, 3 no daemon runs (so no fences exist).\n";
+	"Exit status: 0 done, 1 error, 2 usage, 3 no daemon runs (so no fences exist),\n"
+	"4 deadlocks found something.\n";
 
 static const char dump_usage[] =
 	"usage: fencectl dump [--json]\n"
@@ -55,10 +66,7 @@ static const char fds_usage[] =
 	"                  fence count grew at every look: the likely leaks\n"
 	"  --interval MS   between looks (default 1000)\n";
 
-enum { EXIT_USAGE = 2, EXIT_NO_DAEMON = 3 };
-
-/* Copy the daemon's dump (a sealed memfd) to stdout. */
-static int copy_out(int fd)
+int fencectl_copy_out(int fd)
 {
 	char buf[65536];
 	ssize_t n;
@@ -69,8 +77,7 @@ static int copy_out(int fd)
 	return n < 0 ? -errno : 0;
 }
 
-/* One DUMP request: its sealed memfd in *ret_fd. */
-static int request_dump(uint32_t flags, uint32_t pid, int *ret_fd)
+int fencectl_request_dump(uint32_t flags, uint32_t pid, int *ret_fd)
 {
 	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_reply)];
 	struct fl_msg_dump body = { flags, pid };
@@ -90,7 +97,7 @@ static int request_dump(uint32_t flags, uint32_t pid, int *ret_fd)
 	return r;
 }
 
-static int no_daemon(void)
+int fencectl_no_daemon(void)
 {
 	fprintf(stderr, "fencectl: no fenceline daemon runs for this user (socket: %s)\n",
 		getenv("FENCELINE_SOCKET") ? getenv("FENCELINE_SOCKET") : "the default");
@@ -114,11 +121,11 @@ static int cmd_dump(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	r = request_dump(body.flags, 0, &fd);
+	r = fencectl_request_dump(body.flags, 0, &fd);
 	if (r == -ENOENT)
-		return no_daemon();
+		return fencectl_no_daemon();
 	if (r >= 0)
-		r = copy_out(fd);
+		r = fencectl_copy_out(fd);
 	if (fd >= 0)
 		close(fd);
 	if (r < 0 || fflush(stdout) != 0) {
@@ -223,7 +230,7 @@ static int cmd_fds(int argc, char **argv)
 
 		if (s)
 			usleep(interval_ms * 1000u);
-		r = request_dump(FL_DUMP_FDS, pid, &fd);
+		r = fencectl_request_dump(FL_DUMP_FDS, pid, &fd);
 		if (r == 0)
 			r = read_counts(fd, &now, &nnow);
 		if (r == 0 && s == 0) {
@@ -254,10 +261,10 @@ static int cmd_fds(int argc, char **argv)
 	if (r == 0 && json) {
 		close(fd);
 		fd = -1;
-		r = request_dump(FL_DUMP_FDS | FL_DUMP_JSON, pid, &fd);
+		r = fencectl_request_dump(FL_DUMP_FDS | FL_DUMP_JSON, pid, &fd);
 	}
 	if (r == -ENOENT) {
-		r = no_daemon();
+		r = fencectl_no_daemon();
 		goto out;
 	}
 	if (r == 0 && json) {
@@ -271,7 +278,7 @@ static int cmd_fds(int argc, char **argv)
 		r = -errno;
 	}
 	if (r == 0)
-		r = copy_out(fd);
+		r = fencectl_copy_out(fd);
 	if (r == 0 && json)
 		fputs("}\n", stdout);
 	for (size_t k = 0; r == 0 && !json && growing && k < nfirst; k++)
@@ -318,11 +325,23 @@ int main(int argc, char **argv)
 		return cmd_dump(argc - i, argv + i);
 	if (!strcmp(argv[i], "fds"))
 		return cmd_fds(argc - i, argv + i);
+	if (!strcmp(argv[i], "deadlocks"))
+		return cmd_deadlocks(argc - i, argv + i);
+	if (!strcmp(argv[i], "stats"))
+		return cmd_stats(argc - i, argv + i);
+	if (!strcmp(argv[i], "trace"))
+		return cmd_trace(argc - i, argv + i);
 	if (!strcmp(argv[i], "help")) {
 		if (i + 1 < argc && !strcmp(argv[i + 1], "dump"))
 			fputs(dump_usage, stdout);
 		else if (i + 1 < argc && !strcmp(argv[i + 1], "fds"))
 			fputs(fds_usage, stdout);
+		else if (i + 1 < argc && !strcmp(argv[i + 1], "deadlocks"))
+			fputs(deadlocks_usage, stdout);
+		else if (i + 1 < argc && !strcmp(argv[i + 1], "stats"))
+			fputs(stats_usage, stdout);
+		else if (i + 1 < argc && !strcmp(argv[i + 1], "trace"))
+			fputs(trace_usage, stdout);
 		else
 			fputs(usage_text, stdout);
 		return 0;

@@ -19,10 +19,19 @@
 
 #include "libsync-private.h"
 
+/* FENCELINE_WAIT_EDEADLK=1: sync_wait() fails with EDEADLK instead of deadlocking. */
+static unsigned int wait_flags(void)
+{
+	const char *e = getenv("FENCELINE_WAIT_EDEADLK");
+
+	return e && *e == '1' ? FL_WAIT_DEADLOCK_ERROR : 0;
+}
+
 FL_EXPORT int sync_wait(int fd, int timeout)
 {
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	int r;
+	struct pollfd pfd[2] = { { .fd = fd, .events = POLLIN }, { .fd = -1, .events = POLLIN } };
+	struct fl_wait_report w = { 0, -1 };
+	int r, refused = 0;
 
 	if (fd < 0) {
 		errno = EINVAL;
@@ -30,18 +39,46 @@ FL_EXPORT int sync_wait(int fd, int timeout)
 	}
 	/* A fence this process just created on a passed value reads signalled. */
 	fl_daemon_flush();
+	/* About to block on a fence of the daemon: let it see who waits on what. */
+	if (timeout != 0 && fl_fence_fd_get_status(fd) == 0) {
+		fl_fence_fd_wait_begin(fd, timeout, wait_flags(), &w);
+		pfd[1].fd = w.notify_fd;
+	}
 	/* libsync restarts with the full timeout; so do we, for drop-in timing. */
-	do {
-		r = poll(&pfd, 1, timeout);
-	} while (r < 0 && (errno == EINTR || errno == EAGAIN));
-
-	if (r < 0)
+	for (;;) {
+		r = poll(pfd, pfd[1].fd >= 0 ? 2 : 1, timeout);
+		if (r < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (r > 0 && pfd[1].fd >= 0 && pfd[1].revents) {
+			refused = fl_fence_fd_wait_notified(&w);
+			if (refused < 0)
+				break;
+			if (pfd[1].revents & (POLLHUP | POLLERR))
+				pfd[1].fd = -1; /* the daemon is done with this wait */
+			if (!pfd[0].revents)
+				continue;
+		}
+		break;
+	}
+	if (refused < 0) {
+		fl_fence_fd_wait_end(&w, refused);
+		errno = -refused;
 		return -1;
+	}
+	if (r < 0) {
+		int e = errno;
+
+		fl_fence_fd_wait_end(&w, -e);
+		errno = e;
+		return -1;
+	}
 	if (r == 0) {
+		fl_fence_fd_wait_end(&w, -ETIME);
 		errno = ETIME;
 		return -1;
 	}
-	if (pfd.revents & (POLLERR | POLLNVAL)) {
+	fl_fence_fd_wait_end(&w, (pfd[0].revents & (POLLERR | POLLNVAL)) ? -EINVAL : 1);
+	if (pfd[0].revents & (POLLERR | POLLNVAL)) {
 		errno = EINVAL;
 		return -1;
 	}
