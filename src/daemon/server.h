@@ -132,6 +132,7 @@ void fld_stats_fence_done(const char *fence_name, uint64_t tl, const char *tl_na
 void fld_stats_wait(const char *fence_name, uint64_t tl, const char *tl_name, uint64_t waited_ns,
 		    int result);
 int fld_stats_write(FILE *out, bool json, bool reset);
+void fld_stats_start(void);
 void fld_stats_free(void);
 
 #endif /* FLD_SERVER_H */

@@ -131,8 +131,6 @@ static struct group *find(struct group **list, size_t *n, uint64_t tl, const cha
 		*list = calloc(MAX_GROUPS, sizeof(**list));
 		if (!*list)
 			return NULL;
-		if (!st.since_ns)
-			st.since_ns = fl__now_ns();
 	}
 	g = &(*list)[(*n)++];
 	memset(g, 0, sizeof(*g));
@@ -258,6 +256,11 @@ int fld_stats_write(FILE *out, bool json, bool reset)
 		st.since_ns = now;
 	}
 	return 0;
+}
+
+void fld_stats_start(void)
+{
+	st.since_ns = fl__now_ns();
 }
 
 void fld_stats_free(void)

@@ -291,6 +291,7 @@ static const struct fl__observer observer = { fence_done, timeline_dead };
 void fld_trace_init(void)
 {
 	fl__observer_set(&observer, NULL);
+	fld_stats_start();
 }
 
 void fld_trace_shutdown(void)

@@ -170,8 +170,8 @@ void fld_wait_end(const void *client, uint64_t token, int result)
 {
 	for (struct wait *w = waits; w; w = w->next)
 		if (w->client == client && w->token == token) {
-			/* -ENOENT: completing right now; its callback ends it. */
-			if (fl_fence_remove_callback(w->f, &w->cb) == 0)
+			/* Not queued any more: its callback has ended it, or is about to. */
+			if (fl_fence_remove_callback(w->f, &w->cb) > 0)
 				end_wait(w, result, fl__now_ns());
 			return;
 		}
@@ -183,7 +183,7 @@ void fld_waits_client_gone(const void *client)
 
 	for (; w; w = next) {
 		next = w->next;
-		if (w->client == client && fl_fence_remove_callback(w->f, &w->cb) == 0)
+		if (w->client == client && fl_fence_remove_callback(w->f, &w->cb) > 0)
 			end_wait(w, -ECONNRESET, fl__now_ns());
 	}
 }

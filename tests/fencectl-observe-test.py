@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""fencectl deadlocks, trace and stats against a live daemon, on the
+situations observe-scenario sets up: a two-process deadlock found within 1 s,
+a three-process cycle through merged fences, a fence that will never signal,
+a traced frame pipeline (events, slices, flows from signals to the waits
+they released) and its statistics. Every JSON output is checked against the
+schema in docs/fencectl.md and docs/trace-format.md, member by member.
+
+usage: fencectl-observe-test.py FENCECTL SCENARIO   (env: FENCELINE_DAEMON)
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+FENCECTL, SCENARIO = sys.argv[1], sys.argv[2]
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL", what)
+
+
+def validate(value, schema, path="$"):
+    """Every member of the schema present with its type; nothing undocumented."""
+    if isinstance(schema, list):
+        check(isinstance(value, list), f"{path} is a list")
+        for i, v in enumerate(value if isinstance(value, list) else []):
+            validate(v, schema[0], f"{path}[{i}]")
+    elif isinstance(schema, dict):
+        check(isinstance(value, dict), f"{path} is an object")
+        if not isinstance(value, dict):
+            return
+        for k, s in schema.items():
+            check(k in value, f"{path}.{k} present")
+            if k in value:
+                validate(value[k], s, f"{path}.{k}")
+        for k in value:
+            check(k in schema, f"{path}.{k} documented")
+    elif schema is float:
+        check(isinstance(value, (int, float)) and not isinstance(value, bool), f"{path} is a number")
+    else:
+        ok = isinstance(value, schema) and not (schema is int and isinstance(value, bool))
+        check(ok, f"{path} is {schema.__name__}")
+
+
+# docs/fencectl.md, "deadlocks --json".
+FENCE_REF = {"id": int, "name": str}
+WAIT = {"pid": int, "comm": str, "tid": int, "thread": str, "fence": FENCE_REF,
+        "waited_ms": int, "timeout_ms": int}
+LINK = {"pid": int, "comm": str, "tid": int, "thread": str, "waited_ms": int, "fence": FENCE_REF,
+        "timeline": {"id": int, "name": str, "value": str, "point": int}, "signallers": [int]}
+CYCLE = {"kind": str, "detected_ns": int, "cycle": [LINK],
+         "closed_by": {"pid": int, "tid": int, "fence": int}, "refused": bool}
+NEVER = {"kind": str, "detected_ns": int, "waits": [LINK]}
+# docs/fencectl.md, "stats --json".
+HIST = {"count": int, "mean_us": float, "p50_us": float, "p90_us": float, "p99_us": float,
+        "max_us": float}
+GROUP = {"name": str, "fences": int, "errors": int, "waits": int, "timeouts": int,
+         "wait_errors": int, "signal_latency": HIST, "wait_time": HIST}
+TL_GROUP = dict(GROUP, timeline=int)
+STATS = {"version": int, "since_ns": int, "now_ns": int, "timelines": [TL_GROUP], "names": [GROUP]}
+
+
+def validate_deadlocks(d):
+    check(isinstance(d, dict), "deadlocks JSON is an object")
+    if not isinstance(d, dict):
+        return
+    validate({k: d[k] for k in ("version", "checked_ns", "waits") if k in d},
+             {"version": int, "checked_ns": int, "waits": [WAIT]}, "$")
+    for k in d:
+        check(k in ("version", "checked_ns", "waits", "deadlocks", "never_signal", "history"),
+              f"$.{k} documented")
+    for i, f in enumerate(d.get("deadlocks", [])):
+        validate(f, CYCLE, f"$.deadlocks[{i}]")
+    for i, f in enumerate(d.get("never_signal", [])):
+        validate(f, NEVER, f"$.never_signal[{i}]")
+    for i, f in enumerate(d.get("history", [])):
+        validate(f, CYCLE if f.get("kind") == "cycle" else NEVER, f"$.history[{i}]")
+
+
+def fencectl(*args, timeout=30):
+    return subprocess.run([FENCECTL, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def start(*args):
+    p = subprocess.Popen([SCENARIO, *args], stdout=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    line = p.stdout.readline().split()
+    check(line[:1] == ["ready"], f"{args[0]}: scenario ready ({line})")
+    return p, [int(x) for x in line[1:]]
+
+
+def stop(p):
+    os.killpg(p.pid, signal.SIGTERM)
+    p.wait(timeout=10)
+    p.stdout.close()
+
+
+def deadlocks_until(pred, secs=5.0):
+    """fencectl deadlocks --json until pred(report) holds (the detector runs every 250 ms)."""
+    end = time.monotonic() + secs
+    while True:
+        r = fencectl("deadlocks", "--json")
+        d = json.loads(r.stdout) if r.returncode in (0, 4) else {}
+        if pred(d) or time.monotonic() > end:
+            return r, d
+        time.sleep(0.1)
+
+
+def cycle_test(mode, n, fence_ok):
+    p, pids = start(mode)
+    check(len(pids) == n, f"{mode}: {n} processes")
+    r, d = deadlocks_until(lambda d: d.get("deadlocks"))
+    check(r.returncode == 4, f"{mode}: deadlocks exits 4 when it finds one ({r.returncode})")
+    validate_deadlocks(d)
+    cycles = d.get("deadlocks", [])
+    check(len(cycles) == 1, f"{mode}: one cycle ({len(cycles)})")
+    if cycles:
+        c = cycles[0]
+        check(sorted(x["pid"] for x in c["cycle"]) == sorted(pids), f"{mode}: names every process")
+        for x in c["cycle"]:
+            check(fence_ok(x["fence"]["name"]), f"{mode}: names the fence ({x['fence']})")
+            check(x["timeline"]["name"].startswith("ring-"), f"{mode}: names the timeline")
+            check(x["timeline"]["point"] == (2 if n == 3 else 1) and x["timeline"]["value"] in ("0", "1"),
+                  f"{mode}: point and value ({x['timeline']})")
+            check(len(x["signallers"]) == 1 and x["signallers"][0] in pids and
+                  x["signallers"][0] != x["pid"], f"{mode}: only another member can signal")
+            check(x["tid"] == x["pid"], f"{mode}: the waiting thread")
+        check(c["closed_by"]["pid"] == pids[-1], f"{mode}: closed by the last to wait")
+        check(not c["refused"], f"{mode}: nobody asked for EDEADLK")
+    # Found within 1 s of the wait that closed the cycle: its age at first detection.
+    first = [h for h in d.get("history", []) if h.get("kind") == "cycle" and
+             sorted(x["pid"] for x in h["cycle"]) == sorted(pids)]
+    check(first, f"{mode}: kept in history")
+    if first:
+        latency = min(x["waited_ms"] for x in first[0]["cycle"])
+        print(f"{mode}: detected {latency} ms after the cycle closed")
+        check(latency <= 1000, f"{mode}: detected within 1 s ({latency} ms)")
+    text = fencectl("deadlocks")
+    check(text.returncode == 4 and f"a cycle of {n} processes" in text.stdout,
+          f"{mode}: text report")
+    dump = json.loads(fencectl("dump", "--json").stdout)
+    check(sorted(w["pid"] for w in dump.get("waiters", []) if w["pid"] in pids) == sorted(pids),
+          f"{mode}: dump lists the waiters")
+    stop(p)
+    r, d = deadlocks_until(lambda d: not d.get("deadlocks"))
+    check(r.returncode == 0 and not d.get("deadlocks"), f"{mode}: gone once the processes are")
+
+
+def never_test():
+    p, pids = start("never")
+    r, d = deadlocks_until(lambda d: d.get("never_signal"))
+    validate_deadlocks(d)
+    check(r.returncode == 4, "never: exit 4")
+    ns = d.get("never_signal", [])
+    check(len(ns) == 1 and ns[0]["waits"][0]["pid"] == pids[0], "never: the waiter")
+    if ns:
+        w = ns[0]["waits"][0]
+        check(w["fence"]["name"] == "orphan-fence" and w["timeline"]["name"] == "orphan",
+              "never: fence and timeline")
+        check(w["signallers"] == [], "never: nobody holds the timeline")
+    check(not d.get("deadlocks"), "never: no cycle")
+    stop(p)
+
+
+def trace_test(tmp):
+    path = os.path.join(tmp, "trace.json")
+    t = subprocess.Popen([FENCECTL, "trace", "-o", path, "-d", "30"], stderr=subprocess.PIPE,
+                         text=True)
+    time.sleep(0.5)
+    s = subprocess.run([SCENARIO, "pipeline", "6"], capture_output=True, text=True, timeout=60)
+    check(s.returncode == 0 and "done" in s.stdout, f"pipeline ran ({s.stderr})")
+    t.send_signal(signal.SIGINT)  # stops early, still writes the trace
+    t.wait(timeout=30)
+    t.stderr.close()
+    check(t.returncode == 0, "trace: exit 0 after SIGINT")
+    with open(path) as f:
+        doc = json.load(f)
+    validate(doc.get("otherData"), {"producer": str, "format": int, "clock": str, "start_us": float,
+                                    "end_us": float, "events": int, "dropped": int,
+                                    "daemon_pid": int}, "$.otherData")
+    check(doc.get("displayTimeUnit") == "ms", "trace: displayTimeUnit")
+    ev = doc.get("traceEvents", [])
+    names = {e["args"]["name"]: e["tid"] for e in ev
+             if e.get("ph") == "M" and e.get("name") == "thread_name" and e.get("pid") == 10000000}
+    for tl in ("camera", "gpu", "compositor", "display"):
+        check(any(n.startswith(f"timeline {tl} #") for n in names), f"trace: a track for {tl}")
+    sig = [e for e in ev if e.get("ph") == "i" and e.get("cat") == "signal"]
+    for e in sig:
+        validate(e["args"], {"timeline": int, "from": int, "value": int, "status": int,
+                             "by_pid": int, "by_tid": int, "fences": [int]}, "signal.args")
+    per_tl = {}
+    for e in sig:
+        per_tl.setdefault(e["tid"], []).append(e)
+    check(len([t for t, l in per_tl.items() if len(l) >= 6]) >= 4,
+          "trace: six signals on each of the four timelines")
+    begins = {e["id"]: e for e in ev if e.get("ph") == "b" and e.get("cat") == "fence"}
+    ends = {e["id"]: e for e in ev if e.get("ph") == "e" and e.get("cat") == "fence"}
+    check(begins and set(begins) == set(ends), "trace: every fence slice begins and ends")
+    merges = [e for e in begins.values() if e["args"]["kind"] == "merge"]
+    check(len(merges) == 6 and all(len(m["args"]["inputs"]) == 2 for m in merges),
+          "trace: six merges naming their inputs")
+    check(all(ends[i]["args"]["status"] == 1 or ends[i]["ts"] >= begins[i]["ts"] for i in begins),
+          "trace: fences end after they begin")
+    waits = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "wait"]
+    check(len(waits) >= 12, f"trace: the compositor's and display's waits ({len(waits)})")
+    starts = {e["id"]: e for e in ev if e.get("ph") == "s"}
+    finishes = {e["id"]: e for e in ev if e.get("ph") == "f"}
+    check(starts and set(starts) == set(finishes), "trace: flows start and finish")
+    sig_at = {(e["tid"], e["ts"]) for e in sig}
+    for fid, s_ev in starts.items():
+        check((s_ev["tid"], s_ev["ts"]) in sig_at, f"trace: flow {fid} starts at a signal")
+        f_ev = finishes.get(fid)
+        if f_ev:
+            check(any(w["pid"] == f_ev["pid"] and w["tid"] == f_ev["tid"] and
+                      abs(w["ts"] + w["dur"] - f_ev["ts"]) < 0.01 for w in waits),
+                  f"trace: flow {fid} ends where a wait ends")
+            check(f_ev["ts"] >= s_ev["ts"], f"trace: flow {fid} goes forward in time")
+    released = [w for w in waits if w["args"]["result"] == 0]
+    check(len(starts) == len(released), "trace: one arrow per released wait")
+    check(len([e for e in ev if e.get("cat") == "deadline"]) == 6, "trace: the six deadlines")
+    # The late frame: the camera's third fence took over 30 ms from creation.
+    cam = [b for b in begins.values() if b["name"] == "camera-3"]
+    check(cam and ends[cam[0]["id"]]["ts"] - cam[0]["ts"] > 30000, "trace: camera-3 is late")
+    return path
+
+
+def stats_test():
+    r = fencectl("stats", "--json")
+    check(r.returncode == 0, "stats: exit 0")
+    st = json.loads(r.stdout)
+    validate(st, STATS)
+    tls = {g["name"]: g for g in st.get("timelines", [])}
+    for tl in ("camera", "gpu", "compositor"):  # display has no fences, only flips
+        g = tls.get(tl)
+        check(g and g["fences"] >= 6 and g["signal_latency"]["count"] >= 6, f"stats: {tl}")
+        if g:
+            h = g["signal_latency"]
+            check(h["p50_us"] <= h["p90_us"] <= h["p99_us"] <= h["max_us"], f"stats: {tl} order")
+    names = {g["name"]: g for g in st.get("names", [])}
+    check("camera-#" in names and names["camera-#"]["fences"] >= 6, "stats: names fold digits")
+    comp = tls.get("compositor")
+    check(comp and comp["waits"] >= 6, "stats: the display's waits count for the compositor")
+    cam = names.get("camera-#")
+    check(cam and cam["signal_latency"]["max_us"] > 30000, "stats: the late camera frame")
+    text = fencectl("stats", "--reset")
+    check(text.returncode == 0 and "by timeline:" in text.stdout, "stats: text")
+    again = json.loads(fencectl("stats", "--json").stdout)
+    check(not again.get("timelines"), "stats: --reset starts afresh")
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    os.environ["FENCELINE_SOCKET"] = os.path.join(tmp, "fl.sock")
+    # Nothing runs yet: every command says so (3) and starts no daemon.
+    for cmd in (["deadlocks"], ["stats"], ["trace", "-o", os.path.join(tmp, "x"), "-d", "0"]):
+        r = fencectl(*cmd)
+        check(r.returncode == 3, f"{cmd[0]} without a daemon exits 3 ({r.returncode})")
+    check(not os.path.exists(os.environ["FENCELINE_SOCKET"]), "no daemon was started")
+    for bad in (["deadlocks", "--bogus"], ["stats", "-x"], ["trace"], ["trace", "-o", "x", "-d", "-1"]):
+        check(fencectl(*bad).returncode == 2, f"usage error {bad}")
+    for cmd in ("deadlocks", "stats", "trace"):
+        h = fencectl(cmd, "--help")
+        check(h.returncode == 0 and h.stdout.startswith(f"usage: fencectl {cmd}"), f"{cmd} --help")
+    cycle_test("cycle2", 2, lambda name: name in ("ring-0-out", "ring-1-out"))
+    cycle_test("cycle3", 3, lambda name: name == "ring-merge")
+    never_test()
+    trace_test(tmp)
+    stats_test()
+
+if failures:
+    print(f"{len(failures)} failed")
+    sys.exit(1)
+print("ok")
