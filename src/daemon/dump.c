@@ -405,3 +405,26 @@ out:
 	free(h.objs);
 	return r;
 }
+
+void fld_comm_of(pid_t pid, char *buf, size_t size)
+{
+	comm_of(pid, buf, size);
+}
+
+int fld_dump_seal(const char *text, size_t len, int *ret_fd)
+{
+	int fd = memfd_create("fenceline-dump", MFD_CLOEXEC | MFD_ALLOW_SEALING), r;
+
+	if (fd < 0)
+		return -errno;
+	/* Sealed: the reader can trust what it maps or reads. */
+	if (write(fd, text, len) != (ssize_t)len ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0 ||
+	    lseek(fd, 0, SEEK_SET) != 0) {
+		r = errno ? -errno : -EIO;
+		close(fd);
+		return r;
+	}
+	*ret_fd = fd;
+	return 0;
+}

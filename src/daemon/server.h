@@ -4,6 +4,8 @@
 #define FLD_SERVER_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #define FLD_MAX_ALLOW 32
@@ -15,6 +17,8 @@ struct server_config {
 	bool allow_all; /* every uid may connect */
 	uid_t allow[FLD_MAX_ALLOW];
 	unsigned int n_allow;
+	uint64_t carveout_bytes; /* the allocation service's carveout; 0: none */
+	uint64_t heap_limit; /* bytes of buffers per client; 0: no limit */
 };
 
 /*
@@ -42,6 +46,15 @@ typedef pid_t (*fld_owner_fn)(const void *timeline, void *arg);
  */
 int fld_dump_write(bool json, bool by_process, pid_t only, const struct fld_client_info *clients,
 		   size_t nclients, fld_owner_fn owner, void *owner_arg, int *ret_fd);
+
+/* /proc/@pid/comm into @buf ("" if it cannot be read). */
+void fld_comm_of(pid_t pid, char *buf, size_t size);
+
+/*
+ * fld_dump_seal() - @len bytes of @text in a new sealed memfd, *@ret_fd,
+ * read from its start. Return: 0, or memfd_create()'s and write()'s errors.
+ */
+int fld_dump_seal(const char *text, size_t len, int *ret_fd);
 
 /* Log a line to stderr ("fencelined[pid]: ..."). */
 void fld_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

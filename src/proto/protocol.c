@@ -18,6 +18,12 @@ _Static_assert(sizeof(struct fl_msg_fence_new) == 48, "wire layout");
 _Static_assert(sizeof(struct fl_msg_point) == 96, "wire layout");
 _Static_assert(sizeof(struct fl_msg_info_reply) == 64, "wire layout");
 _Static_assert(sizeof(struct fl_msg_timeline_sync) == 8, "wire layout");
+_Static_assert(sizeof(struct fl_msg_heap_alloc) == 48, "wire layout");
+_Static_assert(sizeof(struct fl_msg_heap_free) == 8, "wire layout");
+_Static_assert(sizeof(struct fl_msg_heap_info) == 32, "wire layout");
+_Static_assert(sizeof(struct fl_msg_heap_alloc_reply) == 24, "wire layout");
+_Static_assert(sizeof(struct fl_msg_heap_free_reply) == 16, "wire layout");
+_Static_assert(sizeof(struct fl_msg_heap_info_reply) == 80, "wire layout");
 _Static_assert(sizeof(struct fl_proto_shared_timeline) <= FL_PROTO_SHARED_SIZE, "fits its page");
 _Static_assert(sizeof(struct fl_msg_hdr) + 48 <= FL_PROTO_MAX_REQUEST, "largest request fits");
 
@@ -49,11 +55,16 @@ static const struct {
 	[FL_OP_FENCE_GET_DEADLINE] = { "FENCE_GET_DEADLINE", 0, 1 },
 	[FL_OP_FENCE_IMPORT] = { "FENCE_IMPORT", sizeof(struct fl_msg_fence_import), 3 },
 	[FL_OP_DUMP] = { "DUMP", sizeof(struct fl_msg_dump), 0 },
+	[FL_OP_HEAP_ALLOC] = { "HEAP_ALLOC", sizeof(struct fl_msg_heap_alloc), 0 },
+	/* One fd, or none to free a group (check_body()). */
+	[FL_OP_HEAP_FREE] = { "HEAP_FREE", sizeof(struct fl_msg_heap_free), 1 },
+	[FL_OP_HEAP_INFO] = { "HEAP_INFO", sizeof(struct fl_msg_heap_info), 0 },
 };
 
+/* Reserved numbers (18-23) have no entry, and are unknown. */
 static int known(uint32_t op)
 {
-	return op >= FL_OP_HELLO && op <= FL_OP_MAX_;
+	return op >= FL_OP_HELLO && op <= FL_OP_MAX_ && ops[op].name;
 }
 
 int fl__proto_request_nfds(uint32_t op)
@@ -96,10 +107,22 @@ static int check_body(struct fl_proto_request *r)
 	case FL_OP_FENCE_IMPORT:
 		return name_ok(r->u.fence_import.name) ? 0 : -EINVAL;
 	case FL_OP_DUMP:
-		return (r->u.dump.flags & ~(FL_DUMP_JSON | FL_DUMP_FDS)) ||
-				       (r->u.dump.pid && !(r->u.dump.flags & FL_DUMP_FDS))
+		return (r->u.dump.flags & ~(FL_DUMP_JSON | FL_DUMP_FDS | FL_DUMP_HEAPS)) ||
+				       (r->u.dump.pid && !(r->u.dump.flags & FL_DUMP_FDS)) ||
+				       ((r->u.dump.flags & FL_DUMP_FDS) &&
+					(r->u.dump.flags & FL_DUMP_HEAPS))
 			       ? -EINVAL
 			       : 0;
+	case FL_OP_HEAP_ALLOC:
+		/* The size and flags are the heap's to judge: those errors keep the client. */
+		return name_ok(r->u.heap_alloc.heap) && r->u.heap_alloc.heap[0] ? 0 : -EINVAL;
+	case FL_OP_HEAP_FREE:
+		/* A buffer's fd, or a group: exactly one of them. */
+		if (r->u.heap_free.pad || (r->nfds == 1) != (r->u.heap_free.group == 0))
+			return -EINVAL;
+		return 0;
+	case FL_OP_HEAP_INFO:
+		return name_ok(r->u.heap_info.heap) ? 0 : -EINVAL;
 	case FL_OP_FENCE_MERGE:
 		if (!name_ok(r->u.fence_merge.name) ||
 		    (r->u.fence_merge.flags & ~(MERGE_WAIT_ALL | MERGE_MAINLINE)) ||
@@ -153,7 +176,8 @@ int fl__proto_decode_request(const void *buf, size_t len, unsigned int nfds, int
 							  : 0;
 	if (ret->hdr.flags & ~allowed_flags)
 		return -EINVAL;
-	if (nfds != (unsigned int)ops[ret->hdr.op].nfds)
+	if (nfds != (unsigned int)ops[ret->hdr.op].nfds &&
+	    !(ret->hdr.op == FL_OP_HEAP_FREE && nfds == 0))
 		return -EINVAL;
 	memcpy(&ret->u, p + sizeof(ret->hdr), ret->hdr.len);
 	return check_body(ret);

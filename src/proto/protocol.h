@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FL_PROTO_VERSION  5
+#define FL_PROTO_VERSION  6
 #define FL_PROTO_NAME_LEN 32
 #define FL_PROTO_MAX_FDS  4
 /* The largest request; replies may be up to FL_PROTO_MAX_REPLY. */
@@ -50,7 +50,11 @@ enum fl_proto_op {
 	FL_OP_FENCE_GET_DEADLINE = 15, /* no body, fds {fence}; reply value_reply */
 	FL_OP_FENCE_IMPORT = 16, /* body fence_import, fds {sync_file, sink, user}; reply: status */
 	FL_OP_DUMP = 17, /* body dump, no fds; reply: status + 1 fd (the dump) */
-	FL_OP_MAX_ = FL_OP_DUMP,
+	/* 18-23: reserved for the issue-5 ops. */
+	FL_OP_HEAP_ALLOC = 24, /* body heap_alloc, no fds; reply heap_alloc_reply + 1 fd */
+	FL_OP_HEAP_FREE = 25, /* body heap_free, fds {buffer} or none; reply heap_free_reply */
+	FL_OP_HEAP_INFO = 26, /* body heap_info, no fds; reply heap_info_reply */
+	FL_OP_MAX_ = FL_OP_HEAP_INFO,
 };
 
 /* Set in a reply's op. */
@@ -120,8 +124,37 @@ struct fl_msg_dump {
 	uint32_t pid; /* FL_DUMP_FDS: only this process; 0 for all */
 };
 
-#define FL_DUMP_JSON 1u /* JSON instead of text */
-#define FL_DUMP_FDS  2u /* by process: what each holds (fencectl fds) */
+#define FL_DUMP_JSON  1u /* JSON instead of text */
+#define FL_DUMP_FDS   2u /* by process: what each holds (fencectl fds) */
+#define FL_DUMP_HEAPS 4u /* the daemon's heaps and each client's share (fencectl heaps) */
+
+/*
+ * The allocation service (docs/heap.md, "Through the daemon"): a buffer of
+ * @size bytes from the daemon's heap @heap, charged to this connection
+ * until HEAP_FREE or the connection's end. @flags are the heap's
+ * (fl_heap_alloc()); @group, if not 0, tags the buffer for a HEAP_FREE of
+ * the whole group.
+ */
+struct fl_msg_heap_alloc {
+	char heap[FL_PROTO_NAME_LEN]; /* NUL-terminated, not empty */
+	uint64_t size;
+	uint32_t flags;
+	uint32_t group;
+};
+
+/*
+ * With one fd: free that buffer (@group 0). Without: free every buffer of
+ * @group (not 0) this connection allocated.
+ */
+struct fl_msg_heap_free {
+	uint32_t group;
+	uint32_t pad; /* 0 */
+};
+
+/* This connection's share of heap @heap, or of all heaps for "". */
+struct fl_msg_heap_info {
+	char heap[FL_PROTO_NAME_LEN]; /* NUL-terminated */
+};
 
 struct fl_msg_fence_info {
 	uint32_t first; /* index of the first point wanted */
@@ -226,6 +259,28 @@ struct fl_msg_pool_reply {
 	uint32_t count; /* fds attached, in slot order */
 };
 
+struct fl_msg_heap_alloc_reply {
+	struct fl_msg_reply r;
+	uint32_t heap_id; /* the heap's ION-style id */
+	uint32_t pad;
+	uint64_t size; /* the buffer's, rounded up to whole pages */
+};
+
+struct fl_msg_heap_free_reply {
+	struct fl_msg_reply r;
+	uint64_t freed; /* buffers freed */
+};
+
+struct fl_msg_heap_info_reply {
+	struct fl_msg_reply r;
+	uint64_t limit; /* bytes this connection may hold in all heaps; 0: none */
+	uint64_t bytes, buffers; /* this connection's live buffers */
+	uint64_t peak_bytes, peak_buffers;
+	uint64_t refused; /* allocations refused for the limit */
+	/* The heap as a whole (all clients); 0 for "". */
+	uint64_t heap_capacity, heap_allocated, heap_buffers;
+};
+
 struct fl_msg_value_reply {
 	struct fl_msg_reply r;
 	uint64_t value;
@@ -268,6 +323,9 @@ struct fl_proto_request {
 		struct fl_msg_fence_set_deadline fence_set_deadline;
 		struct fl_msg_fence_import fence_import;
 		struct fl_msg_dump dump;
+		struct fl_msg_heap_alloc heap_alloc;
+		struct fl_msg_heap_free heap_free;
+		struct fl_msg_heap_info heap_info;
 		struct fl_msg_pool_fill pool_fill;
 		struct fl_msg_fence_new fence_new;
 		struct fl_msg_timeline_signal timeline_signal;
@@ -294,7 +352,7 @@ struct fl_proto_request {
 int fl__proto_decode_request(const void *buf, size_t len, unsigned int nfds, int truncated,
 			     struct fl_proto_request *ret);
 
-/* How many fds a valid request of @op carries (-1 for an unknown op). */
+/* How many fds a valid request of @op carries (HEAP_FREE: at most; -1 for an unknown op). */
 int fl__proto_request_nfds(uint32_t op);
 
 /* The body size of a request of @op (-1 for an unknown op). */

@@ -59,6 +59,9 @@ static const struct {
 	{ 15, 0, 1 }, /* FENCE_GET_DEADLINE */
 	{ 16, 32, 3 }, /* FENCE_IMPORT */
 	{ 17, 8, 0 }, /* DUMP */
+	{ 24, 48, 0 }, /* HEAP_ALLOC */
+	{ 25, 8, 1 }, /* HEAP_FREE (1 fd, or none for a group) */
+	{ 26, 32, 0 }, /* HEAP_INFO */
 };
 
 /* The errnos a decode may fail with, one bit each. */
@@ -141,7 +144,7 @@ static int violations(const uint8_t *pkt, size_t len, unsigned int nfds, bool tr
 	/* REPLY (1) on FENCE_CREATE and FENCE_NEW; KEPT (2) on FENCE_NEW; AFTER_CLOSES (4) on PING. */
 	if (flags & ~(op == 5 ? 1u : op == 11 ? 3u : op == 8 ? 4u : 0u))
 		bad |= E_INVAL;
-	if (nfds != spec[i].nfds)
+	if (nfds != spec[i].nfds && !(op == 25 && nfds == 0))
 		bad |= E_INVAL;
 	if (len - HDR != spec[i].size)
 		return bad; /* no body to judge */
@@ -164,8 +167,21 @@ static int violations(const uint8_t *pkt, size_t len, unsigned int nfds, bool tr
 		if (!memchr(b, 0, 32) || (u32_at(b, 32) & ~3u) || u32_at(b, 36))
 			bad |= E_INVAL;
 		break;
-	case 17: /* DUMP: flags (JSON = 1, FDS = 2), pid (only with FDS) */
-		if ((u32_at(b, 0) & ~3u) || (u32_at(b, 4) && !(u32_at(b, 0) & 2u)))
+	case 17: /* DUMP: flags (JSON = 1, FDS = 2, HEAPS = 4, not with FDS), pid (only with FDS) */
+		if ((u32_at(b, 0) & ~7u) || (u32_at(b, 4) && !(u32_at(b, 0) & 2u)) ||
+		    (u32_at(b, 0) & 6u) == 6u)
+			bad |= E_INVAL;
+		break;
+	case 24: /* HEAP_ALLOC: heap[32] (not empty), size, flags, group */
+		if (!memchr(b, 0, 32) || !b[0])
+			bad |= E_INVAL;
+		break;
+	case 25: /* HEAP_FREE: group, pad; an fd exactly when group is 0 */
+		if (u32_at(b, 4) || (nfds == 1) != (u32_at(b, 0) == 0))
+			bad |= E_INVAL;
+		break;
+	case 26: /* HEAP_INFO: heap[32] */
+		if (!memchr(b, 0, 32))
 			bad |= E_INVAL;
 		break;
 	case 16: /* FENCE_IMPORT: name[32] */
@@ -253,13 +269,28 @@ static void check_body(const struct fl_proto_request *q, const uint8_t *b)
 		CHECK(q->u.fence_set_deadline.deadline_ns == u64_at(b, 0));
 		break;
 	case FL_OP_DUMP:
-		CHECK((q->u.dump.flags & ~3u) == 0 &&
+		CHECK((q->u.dump.flags & ~7u) == 0 && (q->u.dump.flags & 6u) != 6u &&
 		      (q->u.dump.pid == 0 || (q->u.dump.flags & 2u)));
 		CHECK(q->u.dump.flags == u32_at(b, 0) && q->u.dump.pid == u32_at(b, 4));
 		break;
 	case FL_OP_FENCE_IMPORT:
 		CHECK(has_nul(q->u.fence_import.name));
 		CHECK(memcmp(q->u.fence_import.name, b, 32) == 0);
+		break;
+	case FL_OP_HEAP_ALLOC:
+		CHECK(has_nul(q->u.heap_alloc.heap) && q->u.heap_alloc.heap[0]);
+		CHECK(memcmp(q->u.heap_alloc.heap, b, 32) == 0);
+		CHECK(q->u.heap_alloc.size == u64_at(b, 32) &&
+		      q->u.heap_alloc.flags == u32_at(b, 40) &&
+		      q->u.heap_alloc.group == u32_at(b, 44));
+		break;
+	case FL_OP_HEAP_FREE:
+		CHECK(q->u.heap_free.group == u32_at(b, 0) && q->u.heap_free.pad == 0);
+		CHECK((q->nfds == 1) == (q->u.heap_free.group == 0));
+		break;
+	case FL_OP_HEAP_INFO:
+		CHECK(has_nul(q->u.heap_info.heap));
+		CHECK(memcmp(q->u.heap_info.heap, b, 32) == 0);
 		break;
 	case FL_OP_TIMELINE_GET_VALUE:
 	case FL_OP_TIMELINE_BIND:
@@ -275,13 +306,14 @@ static void check_body(const struct fl_proto_request *q, const uint8_t *b)
 static void check_tables(void)
 {
 	static bool done;
-	static const uint32_t unknown[] = { 0,	       18, 0x7fffffff, FL_OP_REPLY, FL_OP_REPLY | 1,
-					    0xffffffff };
+	static const uint32_t unknown[] = {
+		0, 18, 19, 20, 21, 22, 23, 27, 0x7fffffff, FL_OP_REPLY, FL_OP_REPLY | 1, 0xffffffff
+	};
 
 	if (done)
 		return;
 	done = true;
-	CHECK(FL_OP_MAX_ == 17 && sizeof(struct fl_msg_hdr) == HDR);
+	CHECK(FL_OP_MAX_ == 26 && sizeof(struct fl_msg_hdr) == HDR);
 	for (size_t i = 0; i < sizeof(spec) / sizeof(spec[0]); i++) {
 		CHECK(fl__proto_request_size(spec[i].op) == (int)spec[i].size);
 		CHECK(fl__proto_request_nfds(spec[i].op) == (int)spec[i].nfds);
@@ -336,7 +368,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(!truncated);
 		CHECK(len >= HDR && (size_t)q.hdr.len + HDR == len);
 		CHECK(fl__proto_request_size(q.hdr.op) == (int)q.hdr.len);
-		CHECK(fl__proto_request_nfds(q.hdr.op) == (int)nfds && q.nfds == nfds);
+		CHECK((fl__proto_request_nfds(q.hdr.op) == (int)nfds ||
+		       (q.hdr.op == FL_OP_HEAP_FREE && nfds == 0)) &&
+		      q.nfds == nfds);
 		CHECK(q.hdr.flags == 0 ||
 		      ((q.hdr.op == FL_OP_FENCE_CREATE || q.hdr.op == FL_OP_FENCE_NEW) &&
 		       q.hdr.flags == FL_MSG_F_REPLY) ||
