@@ -44,6 +44,7 @@
 #include <fenceline/fd.h>
 #include <fenceline/fence.h>
 #include <fenceline/heap.h>
+#include <fenceline/heap-daemon.h>
 #include <fenceline/shared.h>
 #include <fenceline/sw_sync.h>
 #include <fenceline/sync_file.h>
