@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "heaps.h"
 #include "protocol.h"
 
 static const char usage_text[] =
@@ -26,6 +27,7 @@ static const char usage_text[] =
 	"  fds [PID] [--json] [--samples N] [--interval MS]\n"
 	"                   the fence and timeline fds each process holds: the leak\n"
 	"                   finder; with samples, flags processes whose count grows\n"
+	"  heaps [--json]   the daemon's heaps and the buffers each client holds\n"
 	"  help [COMMAND]   this text, or a command's\n"
 	"\n"
 	"options:\n"
@@ -318,11 +320,15 @@ int main(int argc, char **argv)
 		return cmd_dump(argc - i, argv + i);
 	if (!strcmp(argv[i], "fds"))
 		return cmd_fds(argc - i, argv + i);
+	if (!strcmp(argv[i], "heaps"))
+		return fencectl_heaps(argc - i, argv + i);
 	if (!strcmp(argv[i], "help")) {
 		if (i + 1 < argc && !strcmp(argv[i + 1], "dump"))
 			fputs(dump_usage, stdout);
 		else if (i + 1 < argc && !strcmp(argv[i + 1], "fds"))
 			fputs(fds_usage, stdout);
+		else if (i + 1 < argc && !strcmp(argv[i + 1], "heaps"))
+			fputs(fencectl_heaps_usage, stdout);
 		else
 			fputs(usage_text, stdout);
 		return 0;
