@@ -305,6 +305,15 @@ static const struct fl_timeline_ops good_ops = { .driver_name = "good", .has_sig
 	X(heap_free_null_heap, -EINVAL, fl_heap_free(NULL, fx->pipe_fd))                          \
 	X(heap_get_info_null_heap, -EINVAL, fl_heap_get_info(NULL, &fx->heap_info))               \
 	X(heap_print_null_heap, -EINVAL, fl_heap_print(NULL, stderr))                             \
+	/* heap-daemon.h: refused before any request */                                           \
+	X(heap_daemon_alloc_null_heap, -EINVAL, fl_heap_daemon_alloc(NULL, 4096, 0, &fx->out_fd)) \
+	X(heap_daemon_alloc_group_null_ret, -EINVAL,                                              \
+	  fl_heap_daemon_alloc_group("system", 4096, 0, 0, NULL))                                 \
+	X(heap_daemon_free_negative_fd, -EBADF, fl_heap_daemon_free(-1))                          \
+	X(heap_daemon_free_closed_fd, -EBADF, fl_heap_daemon_free(fx->closed_fd))                 \
+	X(heap_daemon_group_new_null, -EINVAL, fl_heap_daemon_group_new(NULL))                    \
+	X(heap_daemon_free_group_zero, -EINVAL, fl_heap_daemon_free_group(0))                     \
+	X(heap_daemon_get_usage_null, -EINVAL, fl_heap_daemon_get_usage(NULL, NULL))              \
 	/* debug.h */                                                                             \
 	X(debug_dump_null_ret, -EINVAL, fl_debug_dump(NULL, &fx->out_len))                        \
 	X(debug_print_null, -EINVAL, fl_debug_print(NULL))                                        \
@@ -508,11 +517,12 @@ static int for_each_export(const char *path, int (*fn)(const char *name))
 FL_TEST(table_covers_every_public_function)
 {
 	static const char *const headers[] = {
-		"fenceline/debug.h",	 "fenceline/fd.h",
-		"fenceline/fence.h",	 "fenceline/heap.h",
-		"fenceline/shared.h",	 "fenceline/sw_sync.h",
-		"fenceline/sync_file.h", "fenceline/timeline.h",
-		"fenceline/transfer.h",	 "fenceline/driver/timeline.h",
+		"fenceline/debug.h",	       "fenceline/fd.h",
+		"fenceline/fence.h",	       "fenceline/heap.h",
+		"fenceline/heap-daemon.h",     "fenceline/shared.h",
+		"fenceline/sw_sync.h",	       "fenceline/sync_file.h",
+		"fenceline/timeline.h",	       "fenceline/transfer.h",
+		"fenceline/driver/timeline.h",
 	};
 	int missing = 0;
 

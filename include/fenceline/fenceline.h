@@ -43,6 +43,7 @@
 #include <fenceline/debug.h>
 #include <fenceline/fd.h>
 #include <fenceline/fence.h>
+#include <fenceline/heap-daemon.h>
 #include <fenceline/heap.h>
 #include <fenceline/shared.h>
 #include <fenceline/sw_sync.h>

@@ -31,6 +31,7 @@
 #define DEFAULT_IDLE_MS	      5000
 #define DEFAULT_MAX_TIMELINES 4096
 #define DEFAULT_MAX_FENCES    65536
+#define DEFAULT_CARVEOUT_MB   64
 #define START_WAIT_MS	      5000
 
 static void usage(FILE *out)
@@ -49,9 +50,13 @@ static void usage(FILE *out)
 		"                         serves everyone; or $FENCELINE_ALLOW_UIDS=1,2)\n"
 		"      --max-timelines N  live timelines per client (default %d)\n"
 		"      --max-fences N     live fences per client (default %d)\n"
+		"      --carveout-mb N    the allocation service's carveout, in MiB (default\n"
+		"                         %d, or $FENCELINE_CARVEOUT_MB; 0 = no carveout)\n"
+		"      --heap-limit-mb N  MiB of buffers one client may hold (default 0 = no\n"
+		"                         limit, or $FENCELINE_HEAP_CLIENT_LIMIT_MB)\n"
 		"  -h, --help             show this help\n"
 		"  -V, --version          show the version\n",
-		DEFAULT_IDLE_MS, DEFAULT_MAX_TIMELINES, DEFAULT_MAX_FENCES);
+		DEFAULT_IDLE_MS, DEFAULT_MAX_TIMELINES, DEFAULT_MAX_FENCES, DEFAULT_CARVEOUT_MB);
 }
 
 static int parse_uint(const char *s, unsigned int *ret)
@@ -228,6 +233,8 @@ int main(int argc, char **argv)
 		{ "allow-uid", required_argument, NULL, 'a' },
 		{ "max-timelines", required_argument, NULL, 'T' },
 		{ "max-fences", required_argument, NULL, 'F' },
+		{ "carveout-mb", required_argument, NULL, 'C' },
+		{ "heap-limit-mb", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -239,12 +246,23 @@ int main(int argc, char **argv)
 	};
 	char path[108] = "";
 	const char *env;
+	unsigned int carveout_mb = DEFAULT_CARVEOUT_MB, limit_mb = 0;
 	int o, lfd, lock = -1, r, activated;
 	struct stat st_bound;
 
 	env = getenv("FENCELINE_IDLE_MS");
 	if (env && parse_uint(env, &cfg.idle_ms) < 0) {
 		fprintf(stderr, "fencelined: bad FENCELINE_IDLE_MS '%s'\n", env);
+		return 2;
+	}
+	env = getenv("FENCELINE_CARVEOUT_MB");
+	if (env && env[0] && parse_uint(env, &carveout_mb) < 0) {
+		fprintf(stderr, "fencelined: bad FENCELINE_CARVEOUT_MB '%s'\n", env);
+		return 2;
+	}
+	env = getenv("FENCELINE_HEAP_CLIENT_LIMIT_MB");
+	if (env && env[0] && parse_uint(env, &limit_mb) < 0) {
+		fprintf(stderr, "fencelined: bad FENCELINE_HEAP_CLIENT_LIMIT_MB '%s'\n", env);
 		return 2;
 	}
 	env = getenv("FENCELINE_ALLOW_UIDS");
@@ -280,6 +298,14 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'C':
+		case 'L':
+			if (parse_uint(optarg, o == 'C' ? &carveout_mb : &limit_mb) < 0) {
+				fprintf(stderr, "fencelined: bad %s '%s'\n",
+					o == 'C' ? "--carveout-mb" : "--heap-limit-mb", optarg);
+				return 2;
+			}
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -295,6 +321,8 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	cfg.carveout_bytes = (uint64_t)carveout_mb << 20;
+	cfg.heap_limit = (uint64_t)limit_mb << 20;
 	signal(SIGPIPE, SIG_IGN);
 	activated = activation_fd();
 	/* Whatever fds a starter leaked to us would keep its fence fds from hanging up. */

@@ -29,6 +29,7 @@
 #include <fenceline/sync_file.h>
 #include <fenceline/timeline.h>
 
+#include "heapsvc.h"
 #include "host.h"
 #include "protocol.h"
 #include "server.h"
@@ -73,6 +74,7 @@ struct client {
 	uint32_t pool_head, pool_count; /* pool[head % MAX] holds slot pool_slot */
 	uint32_t pool_slot; /* the slot number of the oldest pooled fd */
 	unsigned int nshared; /* shared counters it owns (shared_tl.owner) */
+	struct fld_heap_client *heap; /* its buffers (heapsvc.c); NULL: none yet */
 	struct client *prev, *next;
 };
 
@@ -199,6 +201,8 @@ static void disconnect(struct client *c, const char *why)
 			close(fd);
 		publish_all();
 	}
+	fld_heapsvc_client_end(c->heap);
+	c->heap = NULL;
 	free(c->handles);
 	c->handles = NULL;
 	c->nhandles = c->handles_cap = 0;
@@ -1229,6 +1233,16 @@ static bool op_dump(struct client *c, const struct fl_proto_request *q)
 	int r, fd = -1;
 	bool ok;
 
+	if (q->u.dump.flags & FL_DUMP_HEAPS) {
+		free(infos);
+		r = fld_heapsvc_dump(q->u.dump.flags & FL_DUMP_JSON, &fd);
+		if (r < 0)
+			return reply_status(c, &q->hdr, r);
+		ok = reply_send(c, &q->hdr, &(struct fl_msg_reply){ 0, 0 },
+				sizeof(struct fl_msg_reply), fd);
+		close(fd);
+		return ok;
+	}
 	if (!infos)
 		return reply_status(c, &q->hdr, -ENOMEM);
 	shared_sync_all();
@@ -1352,6 +1366,38 @@ static bool op_trace(struct client *c, const struct fl_proto_request *q)
 	return ok;
 }
 
+/* The allocation service (heapsvc.c): the daemon keeps its fd of the buffer. */
+static bool op_heap_alloc(struct client *c, const struct fl_proto_request *q)
+{
+	struct fl_msg_heap_alloc_reply rep;
+	int fd, r = fld_heapsvc_alloc(&c->heap, c->pid, &q->u.heap_alloc, &rep, &fd);
+
+	if (r < 0)
+		return reply_status(c, &q->hdr, r);
+	return reply_send(c, &q->hdr, &rep, sizeof(rep), fd);
+}
+
+static bool op_heap_free(struct client *c, const struct fl_proto_request *q, int *fds)
+{
+	struct fl_msg_heap_free_reply rep = { { 0, 0 }, 0 };
+
+	rep.r.status =
+		fld_heapsvc_free(c->heap, q->nfds ? fds[0] : -1, q->u.heap_free.group, &rep.freed);
+	if (rep.r.status < 0)
+		return reply_status(c, &q->hdr, rep.r.status);
+	return reply_send(c, &q->hdr, &rep, sizeof(rep), -1);
+}
+
+static bool op_heap_info(struct client *c, const struct fl_proto_request *q)
+{
+	struct fl_msg_heap_info_reply rep;
+	int r = fld_heapsvc_info(c->heap, q->u.heap_info.heap, &rep);
+
+	if (r < 0)
+		return reply_status(c, &q->hdr, r);
+	return reply_send(c, &q->hdr, &rep, sizeof(rep), -1);
+}
+
 static bool op_ping(struct client *c, const struct fl_proto_request *q)
 {
 	struct deferred_ping *d;
@@ -1460,6 +1506,12 @@ static bool dispatch(struct client *c, const struct fl_proto_request *q, int *fd
 		return op_wait_end(c, q);
 	case FL_OP_TRACE:
 		return op_trace(c, q);
+	case FL_OP_HEAP_ALLOC:
+		return op_heap_alloc(c, q);
+	case FL_OP_HEAP_FREE:
+		return op_heap_free(c, q, fds);
+	case FL_OP_HEAP_INFO:
+		return op_heap_info(c, q);
 	default: /* FL_OP_PING */
 		return op_ping(c, q);
 	}
@@ -1498,12 +1550,14 @@ static bool shed_out_of_fds(struct client *c, const unsigned char *buf, ssize_t 
 	case FL_OP_FENCE_INFO:
 	case FL_OP_FENCE_SET_DEADLINE:
 	case FL_OP_FENCE_GET_DEADLINE:
+	case FL_OP_HEAP_FREE:
 		break;
 	default:
 		return false;
 	}
 	if (!logged) {
-		fld_log("out of fds (raise the limit: docs/daemon.md); failing requests with "
+		fld_log("out of fds (raise the limit: docs/daemon.md); failing requests "
+			"with "
 			"EMFILE");
 		logged = true;
 	}
@@ -1763,6 +1817,8 @@ int fld_serve(int lfd, const struct server_config *config)
 
 	cfg = *config;
 	fld_trace_init();
+	if (fld_heapsvc_init(cfg.carveout_bytes, cfg.heap_limit) < 0)
+		return -ENOMEM;
 	spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (epfd < 0)
@@ -1857,6 +1913,7 @@ out:
 	while (clients)
 		disconnect(clients, NULL);
 	bury_zombies();
+	fld_heapsvc_fini();
 	for (unsigned int b = 0; b < SHARED_BUCKETS; b++)
 		while (shared[b])
 			shared_free(&shared[b]);

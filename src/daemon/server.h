@@ -4,6 +4,7 @@
 #define FLD_SERVER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -17,6 +18,8 @@ struct server_config {
 	bool allow_all; /* every uid may connect */
 	uid_t allow[FLD_MAX_ALLOW];
 	unsigned int n_allow;
+	uint64_t carveout_bytes; /* the allocation service's carveout; 0: none */
+	uint64_t heap_limit; /* bytes of buffers per client; 0: no limit */
 };
 
 /*
@@ -48,9 +51,13 @@ int fld_dump_write(bool json, bool by_process, pid_t only, const struct fld_clie
 /* Log a line to stderr ("fencelined[pid]: ..."). */
 void fld_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* dump.c: a sealed memfd holding @text (the reply of DUMP and TRACE). */
+/*
+ * dump.c: @len bytes of @text in a new sealed memfd, *@ret_fd, read from
+ * its start (the reply of DUMP and TRACE). Return: 0, or memfd_create()'s
+ * and write()'s errors.
+ */
 int fld_memfd_sealed(const char *text, size_t len, int *ret_fd);
-/* /proc/<pid>/comm, "" if unknown. */
+/* /proc/<pid>/comm into @buf ("" if it cannot be read). */
 void fld_comm_of(pid_t pid, char *buf, size_t size);
 /* server.c: timeline @id's value as text (caught up with its owner), "?" if gone. */
 void fld_timeline_value(uint64_t id, char *buf, size_t size);

@@ -7,7 +7,9 @@
  *
  * Each histogram has log-scale buckets: four per power of two from 1 us,
  * so a quantile read from it is within 19 % of the true value (and max is
- * exact). Counting one sample is a few loads and adds.
+ * exact). Counting one sample is a hash, a probe and a few adds; each
+ * table keeps 1024 groups, and a new one replaces the least recently
+ * counted (timelines that died, usually).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -21,7 +23,7 @@
 #define SUB	   4 /* buckets per power of two */
 #define OCTAVES	   40 /* 1 us .. 2^40 us (12 days) */
 #define NBUCKETS   (1 + OCTAVES * SUB)
-#define MAX_GROUPS 1024 /* timelines and names each; beyond, "(other)" */
+#define MAX_GROUPS 1024 /* timelines and names each; beyond, the least recent goes */
 #define NAME_LEN   32
 
 struct hist {
@@ -32,15 +34,45 @@ struct hist {
 struct group {
 	uint64_t tl; /* timelines: the id; names: 0 */
 	char name[NAME_LEN];
+	uint64_t last_ns; /* last counted: the least recent goes when the table is full */
 	uint64_t fences, errors, waits, timeouts, wait_errors;
 	struct hist latency, wait;
 };
 
+/*
+ * A table of groups with an open-addressing index (slots hold index + 1),
+ * so that counting a sample costs a hash and a probe or two, however many
+ * timelines there are.
+ */
+struct table {
+	struct group *g;
+	size_t n;
+	uint16_t index[2 * MAX_GROUPS];
+};
+
 static struct {
-	struct group *tls, *names;
-	size_t ntls, nnames;
+	struct table tls, names;
 	uint64_t since_ns;
+	uint64_t clock; /* counts samples: recency without reading the time */
 } st;
+
+static uint64_t key_hash(uint64_t tl, const char *name)
+{
+	uint64_t h = 1469598103934665603ull ^ (tl * 0x9e3779b97f4a7c15ull);
+
+	for (; *name; name++)
+		h = (h ^ (unsigned char)*name) * 1099511628211ull;
+	return h ^ (h >> 29);
+}
+
+static void index_put(struct table *t, size_t i)
+{
+	size_t slot = key_hash(t->g[i].tl, t->g[i].name) % (2 * MAX_GROUPS);
+
+	while (t->index[slot])
+		slot = (slot + 1) % (2 * MAX_GROUPS);
+	t->index[slot] = (uint16_t)(i + 1);
+}
 
 static unsigned int bucket_of(uint64_t ns)
 {
@@ -109,33 +141,39 @@ static void fold_name(const char *in, char *out)
 	out[o] = '\0';
 }
 
-static struct group *find(struct group **list, size_t *n, uint64_t tl, const char *name)
+static struct group *find(struct table *t, uint64_t tl, const char *name)
 {
+	size_t slot = key_hash(tl, name) % (2 * MAX_GROUPS), i;
 	struct group *g;
 
-	for (size_t i = 0; i < *n; i++)
-		if ((*list)[i].tl == tl && strcmp((*list)[i].name, name) == 0)
-			return &(*list)[i];
-	if (*n >= MAX_GROUPS) {
-		/* Full: everything new goes to one catch-all group. */
-		for (size_t i = 0; i < *n; i++)
-			if ((*list)[i].tl == UINT64_MAX)
-				return &(*list)[i];
-		g = &(*list)[*n - 1];
-		memset(g, 0, sizeof(*g));
-		g->tl = UINT64_MAX;
-		strcpy(g->name, "(other)");
-		return g;
+	for (; t->index[slot]; slot = (slot + 1) % (2 * MAX_GROUPS)) {
+		g = &t->g[t->index[slot] - 1];
+		if (g->tl == tl && strcmp(g->name, name) == 0)
+			return g;
 	}
-	if (!*list) {
-		*list = calloc(MAX_GROUPS, sizeof(**list));
-		if (!*list)
+	if (!t->g) {
+		t->g = calloc(MAX_GROUPS, sizeof(*t->g));
+		if (!t->g)
 			return NULL;
 	}
-	g = &(*list)[(*n)++];
+	if (t->n < MAX_GROUPS) {
+		i = t->n++;
+	} else {
+		/* Full: the least recently counted group (a dead timeline, mostly) makes room. */
+		i = 0;
+		for (size_t k = 1; k < t->n; k++)
+			if (t->g[k].last_ns < t->g[i].last_ns)
+				i = k;
+		memset(t->index, 0, sizeof(t->index));
+		for (size_t k = 0; k < t->n; k++)
+			if (k != i)
+				index_put(t, k);
+	}
+	g = &t->g[i];
 	memset(g, 0, sizeof(*g));
 	g->tl = tl;
 	snprintf(g->name, sizeof(g->name), "%s", name);
+	index_put(t, i);
 	return g;
 }
 
@@ -146,11 +184,12 @@ void fld_stats_fence_done(const char *fence_name, uint64_t tl, const char *tl_na
 	struct group *g[2];
 
 	fold_name(fence_name, folded);
-	g[0] = tl ? find(&st.tls, &st.ntls, tl, tl_name) : NULL;
-	g[1] = find(&st.names, &st.nnames, 0, folded);
+	g[0] = tl ? find(&st.tls, tl, tl_name) : NULL;
+	g[1] = find(&st.names, 0, folded);
 	for (int i = 0; i < 2; i++) {
 		if (!g[i])
 			continue;
+		g[i]->last_ns = ++st.clock;
 		g[i]->fences++;
 		g[i]->errors += status < 0;
 		hist_add(&g[i]->latency, latency_ns);
@@ -164,11 +203,12 @@ void fld_stats_wait(const char *fence_name, uint64_t tl, const char *tl_name, ui
 	struct group *g[2];
 
 	fold_name(fence_name, folded);
-	g[0] = tl ? find(&st.tls, &st.ntls, tl, tl_name) : NULL;
-	g[1] = find(&st.names, &st.nnames, 0, folded);
+	g[0] = tl ? find(&st.tls, tl, tl_name) : NULL;
+	g[1] = find(&st.names, 0, folded);
 	for (int i = 0; i < 2; i++) {
 		if (!g[i])
 			continue;
+		g[i]->last_ns = ++st.clock;
 		g[i]->waits++;
 		g[i]->timeouts += result == -ETIME;
 		g[i]->wait_errors += result < 0 && result != -ETIME;
@@ -203,8 +243,7 @@ static void write_groups(FILE *out, bool json, const struct group *g, size_t n, 
 		if (json) {
 			fputs(i ? ",{" : "{", out);
 			if (tls)
-				fprintf(out, "\"timeline\":%" PRIu64 ",",
-					g[i].tl == UINT64_MAX ? 0 : g[i].tl);
+				fprintf(out, "\"timeline\":%" PRIu64 ",", g[i].tl);
 			fputs("\"name\":", out);
 			fl__json_str(out, g[i].name);
 			fprintf(out,
@@ -240,16 +279,16 @@ int fld_stats_write(FILE *out, bool json, bool reset)
 		fprintf(out, "{\"version\":1,\"since_ns\":%" PRIu64 ",\"now_ns\":%" PRIu64, since,
 			now);
 		fputs(",\"timelines\":[", out);
-		write_groups(out, true, st.tls, st.ntls, true);
+		write_groups(out, true, st.tls.g, st.tls.n, true);
 		fputs("],\"names\":[", out);
-		write_groups(out, true, st.names, st.nnames, false);
+		write_groups(out, true, st.names.g, st.names.n, false);
 		fputs("]}\n", out);
 	} else {
 		fprintf(out, "fence statistics over the last %.3f s\n\nby timeline:\n",
 			(double)(now - since) / 1e9);
-		write_groups(out, false, st.tls, st.ntls, true);
+		write_groups(out, false, st.tls.g, st.tls.n, true);
 		fputs("\nby fence name (digits folded to #):\n", out);
-		write_groups(out, false, st.names, st.nnames, false);
+		write_groups(out, false, st.names.g, st.names.n, false);
 	}
 	if (reset) {
 		fld_stats_free();
@@ -265,7 +304,7 @@ void fld_stats_start(void)
 
 void fld_stats_free(void)
 {
-	free(st.tls);
-	free(st.names);
+	free(st.tls.g);
+	free(st.names.g);
 	memset(&st, 0, sizeof(st));
 }

@@ -21,6 +21,12 @@ _Static_assert(sizeof(struct fl_msg_timeline_sync) == 8, "wire layout");
 _Static_assert(sizeof(struct fl_msg_wait_begin) == 16, "wire layout");
 _Static_assert(sizeof(struct fl_msg_wait_end) == 16, "wire layout");
 _Static_assert(sizeof(struct fl_msg_trace) == 8, "wire layout");
+_Static_assert(sizeof(struct fl_msg_heap_alloc) == 48, "wire layout");
+_Static_assert(sizeof(struct fl_msg_heap_free) == 8, "wire layout");
+_Static_assert(sizeof(struct fl_msg_heap_info) == 32, "wire layout");
+_Static_assert(sizeof(struct fl_msg_heap_alloc_reply) == 24, "wire layout");
+_Static_assert(sizeof(struct fl_msg_heap_free_reply) == 16, "wire layout");
+_Static_assert(sizeof(struct fl_msg_heap_info_reply) == 80, "wire layout");
 _Static_assert(sizeof(struct fl_proto_shared_timeline) <= FL_PROTO_SHARED_SIZE, "fits its page");
 _Static_assert(sizeof(struct fl_msg_hdr) + 48 <= FL_PROTO_MAX_REQUEST, "largest request fits");
 
@@ -52,15 +58,20 @@ static const struct {
 	[FL_OP_FENCE_GET_DEADLINE] = { "FENCE_GET_DEADLINE", 0, 1 },
 	[FL_OP_FENCE_IMPORT] = { "FENCE_IMPORT", sizeof(struct fl_msg_fence_import), 3 },
 	[FL_OP_DUMP] = { "DUMP", sizeof(struct fl_msg_dump), 0 },
-	/* WAIT_BEGIN carries a second fd with FL_MSG_F_NOTIFY (see expected_nfds()). */
+	/* WAIT_BEGIN carries a second fd with FL_MSG_F_NOTIFY. */
 	[FL_OP_WAIT_BEGIN] = { "WAIT_BEGIN", sizeof(struct fl_msg_wait_begin), 1 },
 	[FL_OP_WAIT_END] = { "WAIT_END", sizeof(struct fl_msg_wait_end), 0 },
 	[FL_OP_TRACE] = { "TRACE", sizeof(struct fl_msg_trace), 0 },
+	[FL_OP_HEAP_ALLOC] = { "HEAP_ALLOC", sizeof(struct fl_msg_heap_alloc), 0 },
+	/* One fd, or none to free a group (check_body()). */
+	[FL_OP_HEAP_FREE] = { "HEAP_FREE", sizeof(struct fl_msg_heap_free), 1 },
+	[FL_OP_HEAP_INFO] = { "HEAP_INFO", sizeof(struct fl_msg_heap_info), 0 },
 };
 
+/* A number without an entry (none today) would be unknown too. */
 static int known(uint32_t op)
 {
-	return op >= FL_OP_HELLO && op <= FL_OP_MAX_;
+	return op >= FL_OP_HELLO && op <= FL_OP_MAX_ && ops[op].name;
 }
 
 int fl__proto_request_nfds(uint32_t op)
@@ -104,11 +115,12 @@ static int check_body(struct fl_proto_request *r)
 		return name_ok(r->u.fence_import.name) ? 0 : -EINVAL;
 	case FL_OP_DUMP: {
 		uint32_t f = r->u.dump.flags;
-		uint32_t kinds = f & (FL_DUMP_FDS | FL_DUMP_DEADLOCKS | FL_DUMP_STATS);
+		uint32_t kinds =
+			f & (FL_DUMP_FDS | FL_DUMP_DEADLOCKS | FL_DUMP_STATS | FL_DUMP_HEAPS);
 
 		/* One view at a time; a pid only for FDS, RESET only for STATS. */
 		if ((f & ~(FL_DUMP_JSON | FL_DUMP_FDS | FL_DUMP_DEADLOCKS | FL_DUMP_STATS |
-			   FL_DUMP_RESET)) ||
+			   FL_DUMP_RESET | FL_DUMP_HEAPS)) ||
 		    (kinds & (kinds - 1)) || (r->u.dump.pid && !(f & FL_DUMP_FDS)) ||
 		    ((f & FL_DUMP_RESET) && !(f & FL_DUMP_STATS)))
 			return -EINVAL;
@@ -122,6 +134,16 @@ static int check_body(struct fl_proto_request *r)
 		if (r->u.trace.cmd != FL_TRACE_START && r->u.trace.cmd != FL_TRACE_STOP)
 			return -EINVAL;
 		return r->u.trace.cmd == FL_TRACE_STOP && r->u.trace.max_events ? -EINVAL : 0;
+	case FL_OP_HEAP_ALLOC:
+		/* The size and flags are the heap's to judge: those errors keep the client. */
+		return name_ok(r->u.heap_alloc.heap) && r->u.heap_alloc.heap[0] ? 0 : -EINVAL;
+	case FL_OP_HEAP_FREE:
+		/* A buffer's fd, or a group: exactly one of them. */
+		if (r->u.heap_free.pad || (r->nfds == 1) != (r->u.heap_free.group == 0))
+			return -EINVAL;
+		return 0;
+	case FL_OP_HEAP_INFO:
+		return name_ok(r->u.heap_info.heap) ? 0 : -EINVAL;
 	case FL_OP_FENCE_MERGE:
 		if (!name_ok(r->u.fence_merge.name) ||
 		    (r->u.fence_merge.flags & ~(MERGE_WAIT_ALL | MERGE_MAINLINE)) ||
@@ -176,7 +198,9 @@ int fl__proto_decode_request(const void *buf, size_t len, unsigned int nfds, int
 							  : 0;
 	if (ret->hdr.flags & ~allowed_flags)
 		return -EINVAL;
-	if (nfds != (unsigned int)ops[ret->hdr.op].nfds + !!(ret->hdr.flags & FL_MSG_F_NOTIFY))
+	/* WAIT_BEGIN brings one more with NOTIFY; HEAP_FREE none to free a group. */
+	if (nfds != (unsigned int)ops[ret->hdr.op].nfds + !!(ret->hdr.flags & FL_MSG_F_NOTIFY) &&
+	    !(ret->hdr.op == FL_OP_HEAP_FREE && nfds == 0))
 		return -EINVAL;
 	memcpy(&ret->u, p + sizeof(ret->hdr), ret->hdr.len);
 	return check_body(ret);

@@ -53,7 +53,10 @@ enum fl_proto_op {
 	FL_OP_WAIT_BEGIN = 18, /* body wait_begin, fds {fence} or {fence, notify}; one-way */
 	FL_OP_WAIT_END = 19, /* body wait_end, no fds; one-way */
 	FL_OP_TRACE = 20, /* body trace; reply: status (+ 1 fd, the trace, for STOP) */
-	FL_OP_MAX_ = FL_OP_TRACE,
+	FL_OP_HEAP_ALLOC = 21, /* body heap_alloc, no fds; reply heap_alloc_reply + 1 fd */
+	FL_OP_HEAP_FREE = 22, /* body heap_free, fds {buffer} or none; reply heap_free_reply */
+	FL_OP_HEAP_INFO = 23, /* body heap_info, no fds; reply heap_info_reply */
+	FL_OP_MAX_ = FL_OP_HEAP_INFO,
 };
 
 /* Set in a reply's op. */
@@ -127,7 +130,7 @@ struct fl_msg_fence_import {
 
 /* The daemon's state for fencectl: a sealed memfd holding text or JSON (docs/fencectl.md). */
 struct fl_msg_dump {
-	uint32_t flags; /* FL_DUMP_JSON, FL_DUMP_FDS */
+	uint32_t flags; /* FL_DUMP_JSON, at most one view: FDS, DEADLOCKS, STATS, HEAPS */
 	uint32_t pid; /* FL_DUMP_FDS: only this process; 0 for all */
 };
 
@@ -136,6 +139,7 @@ struct fl_msg_dump {
 #define FL_DUMP_DEADLOCKS 4u /* the waits, and the deadlocks found (fencectl deadlocks) */
 #define FL_DUMP_STATS	  8u /* latency and wait histograms (fencectl stats) */
 #define FL_DUMP_RESET	  16u /* with FL_DUMP_STATS: then start counting afresh */
+#define FL_DUMP_HEAPS	  32u /* the daemon's heaps and each client's share (fencectl heaps) */
 
 /*
  * A thread of the sender is about to block on @fence until it completes or
@@ -171,6 +175,34 @@ struct fl_msg_trace {
 
 #define FL_TRACE_START 1u
 #define FL_TRACE_STOP  2u
+
+/*
+ * The allocation service (docs/heap.md, "Through the daemon"): a buffer of
+ * @size bytes from the daemon's heap @heap, charged to this connection
+ * until HEAP_FREE or the connection's end. @flags are the heap's
+ * (fl_heap_alloc()); @group, if not 0, tags the buffer for a HEAP_FREE of
+ * the whole group.
+ */
+struct fl_msg_heap_alloc {
+	char heap[FL_PROTO_NAME_LEN]; /* NUL-terminated, not empty */
+	uint64_t size;
+	uint32_t flags;
+	uint32_t group;
+};
+
+/*
+ * With one fd: free that buffer (@group 0). Without: free every buffer of
+ * @group (not 0) this connection allocated.
+ */
+struct fl_msg_heap_free {
+	uint32_t group;
+	uint32_t pad; /* 0 */
+};
+
+/* This connection's share of heap @heap, or of all heaps for "". */
+struct fl_msg_heap_info {
+	char heap[FL_PROTO_NAME_LEN]; /* NUL-terminated */
+};
 
 struct fl_msg_fence_info {
 	uint32_t first; /* index of the first point wanted */
@@ -282,6 +314,28 @@ struct fl_msg_pool_reply {
 	uint32_t count; /* fds attached, in slot order */
 };
 
+struct fl_msg_heap_alloc_reply {
+	struct fl_msg_reply r;
+	uint32_t heap_id; /* the heap's ION-style id */
+	uint32_t pad;
+	uint64_t size; /* the buffer's, rounded up to whole pages */
+};
+
+struct fl_msg_heap_free_reply {
+	struct fl_msg_reply r;
+	uint64_t freed; /* buffers freed */
+};
+
+struct fl_msg_heap_info_reply {
+	struct fl_msg_reply r;
+	uint64_t limit; /* bytes this connection may hold in all heaps; 0: none */
+	uint64_t bytes, buffers; /* this connection's live buffers */
+	uint64_t peak_bytes, peak_buffers;
+	uint64_t refused; /* allocations refused for the limit */
+	/* The heap as a whole (all clients); 0 for "". */
+	uint64_t heap_capacity, heap_allocated, heap_buffers;
+};
+
 struct fl_msg_value_reply {
 	struct fl_msg_reply r;
 	uint64_t value;
@@ -327,6 +381,9 @@ struct fl_proto_request {
 		struct fl_msg_wait_begin wait_begin;
 		struct fl_msg_wait_end wait_end;
 		struct fl_msg_trace trace;
+		struct fl_msg_heap_alloc heap_alloc;
+		struct fl_msg_heap_free heap_free;
+		struct fl_msg_heap_info heap_info;
 		struct fl_msg_pool_fill pool_fill;
 		struct fl_msg_fence_new fence_new;
 		struct fl_msg_timeline_signal timeline_signal;
@@ -353,7 +410,7 @@ struct fl_proto_request {
 int fl__proto_decode_request(const void *buf, size_t len, unsigned int nfds, int truncated,
 			     struct fl_proto_request *ret);
 
-/* How many fds a valid request of @op carries (-1 for an unknown op). */
+/* How many fds a valid request of @op carries (HEAP_FREE: at most; -1 for an unknown op). */
 int fl__proto_request_nfds(uint32_t op);
 
 /* The body size of a request of @op (-1 for an unknown op). */

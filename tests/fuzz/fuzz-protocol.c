@@ -62,6 +62,9 @@ static const struct {
 	{ 18, 16, 1 }, /* WAIT_BEGIN (2 fds with NOTIFY) */
 	{ 19, 16, 0 }, /* WAIT_END */
 	{ 20, 8, 0 }, /* TRACE */
+	{ 21, 48, 0 }, /* HEAP_ALLOC */
+	{ 22, 8, 1 }, /* HEAP_FREE (1 fd, or none for a group) */
+	{ 23, 32, 0 }, /* HEAP_INFO */
 };
 
 /* The errnos a decode may fail with, one bit each. */
@@ -147,7 +150,7 @@ static int violations(const uint8_t *pkt, size_t len, unsigned int nfds, bool tr
 	 */
 	if (flags & ~(op == 5 ? 1u : op == 11 ? 3u : op == 8 ? 4u : op == 18 ? 8u : 0u))
 		bad |= E_INVAL;
-	if (nfds != spec[i].nfds + (op == 18 && (flags & 8u) ? 1u : 0u))
+	if (nfds != spec[i].nfds + (op == 18 && (flags & 8u) ? 1u : 0u) && !(op == 22 && nfds == 0))
 		bad |= E_INVAL;
 	if (len - HDR != spec[i].size)
 		return bad; /* no body to judge */
@@ -170,10 +173,11 @@ static int violations(const uint8_t *pkt, size_t len, unsigned int nfds, bool tr
 		if (!memchr(b, 0, 32) || (u32_at(b, 32) & ~3u) || u32_at(b, 36))
 			bad |= E_INVAL;
 		break;
-	case 17: { /* DUMP: flags (JSON 1; one of FDS 2, DEADLOCKS 4, STATS 8; RESET 16 with STATS), pid (only with FDS) */
-		uint32_t f = u32_at(b, 0), views = f & 14u;
+	case 17: { /* DUMP: flags (JSON 1; at most one of FDS 2, DEADLOCKS 4, STATS 8,
+		    HEAPS 32; RESET 16 with STATS), pid (only with FDS) */
+		uint32_t f = u32_at(b, 0), views = f & 46u;
 
-		if ((f & ~31u) || (views & (views - 1)) || (u32_at(b, 4) && !(f & 2u)) ||
+		if ((f & ~63u) || (views & (views - 1)) || (u32_at(b, 4) && !(f & 2u)) ||
 		    ((f & 16u) && !(f & 8u)))
 			bad |= E_INVAL;
 		break;
@@ -188,6 +192,18 @@ static int violations(const uint8_t *pkt, size_t len, unsigned int nfds, bool tr
 		break;
 	case 20: /* TRACE: cmd (START 1, STOP 2), max_events (0 with STOP) */
 		if ((u32_at(b, 0) != 1 && u32_at(b, 0) != 2) || (u32_at(b, 0) == 2 && u32_at(b, 4)))
+			bad |= E_INVAL;
+		break;
+	case 21: /* HEAP_ALLOC: heap[32] (not empty), size, flags, group */
+		if (!memchr(b, 0, 32) || !b[0])
+			bad |= E_INVAL;
+		break;
+	case 22: /* HEAP_FREE: group, pad; an fd exactly when group is 0 */
+		if (u32_at(b, 4) || (nfds == 1) != (u32_at(b, 0) == 0))
+			bad |= E_INVAL;
+		break;
+	case 23: /* HEAP_INFO: heap[32] */
+		if (!memchr(b, 0, 32))
 			bad |= E_INVAL;
 		break;
 	case 16: /* FENCE_IMPORT: name[32] */
@@ -275,7 +291,7 @@ static void check_body(const struct fl_proto_request *q, const uint8_t *b)
 		CHECK(q->u.fence_set_deadline.deadline_ns == u64_at(b, 0));
 		break;
 	case FL_OP_DUMP:
-		CHECK((q->u.dump.flags & ~31u) == 0 &&
+		CHECK((q->u.dump.flags & ~63u) == 0 &&
 		      (q->u.dump.pid == 0 || (q->u.dump.flags & 2u)));
 		CHECK(q->u.dump.flags == u32_at(b, 0) && q->u.dump.pid == u32_at(b, 4));
 		break;
@@ -293,6 +309,21 @@ static void check_body(const struct fl_proto_request *q, const uint8_t *b)
 		CHECK(has_nul(q->u.fence_import.name));
 		CHECK(memcmp(q->u.fence_import.name, b, 32) == 0);
 		break;
+	case FL_OP_HEAP_ALLOC:
+		CHECK(has_nul(q->u.heap_alloc.heap) && q->u.heap_alloc.heap[0]);
+		CHECK(memcmp(q->u.heap_alloc.heap, b, 32) == 0);
+		CHECK(q->u.heap_alloc.size == u64_at(b, 32) &&
+		      q->u.heap_alloc.flags == u32_at(b, 40) &&
+		      q->u.heap_alloc.group == u32_at(b, 44));
+		break;
+	case FL_OP_HEAP_FREE:
+		CHECK(q->u.heap_free.group == u32_at(b, 0) && q->u.heap_free.pad == 0);
+		CHECK((q->nfds == 1) == (q->u.heap_free.group == 0));
+		break;
+	case FL_OP_HEAP_INFO:
+		CHECK(has_nul(q->u.heap_info.heap));
+		CHECK(memcmp(q->u.heap_info.heap, b, 32) == 0);
+		break;
 	case FL_OP_TIMELINE_GET_VALUE:
 	case FL_OP_TIMELINE_BIND:
 	case FL_OP_FENCE_GET_DEADLINE:
@@ -307,13 +338,13 @@ static void check_body(const struct fl_proto_request *q, const uint8_t *b)
 static void check_tables(void)
 {
 	static bool done;
-	static const uint32_t unknown[] = { 0,	       21, 0x7fffffff, FL_OP_REPLY, FL_OP_REPLY | 1,
+	static const uint32_t unknown[] = { 0,	       24, 0x7fffffff, FL_OP_REPLY, FL_OP_REPLY | 1,
 					    0xffffffff };
 
 	if (done)
 		return;
 	done = true;
-	CHECK(FL_OP_MAX_ == 20 && sizeof(struct fl_msg_hdr) == HDR);
+	CHECK(FL_OP_MAX_ == 23 && sizeof(struct fl_msg_hdr) == HDR);
 	for (size_t i = 0; i < sizeof(spec) / sizeof(spec[0]); i++) {
 		CHECK(fl__proto_request_size(spec[i].op) == (int)spec[i].size);
 		CHECK(fl__proto_request_nfds(spec[i].op) == (int)spec[i].nfds);
@@ -368,9 +399,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(!truncated);
 		CHECK(len >= HDR && (size_t)q.hdr.len + HDR == len);
 		CHECK(fl__proto_request_size(q.hdr.op) == (int)q.hdr.len);
-		CHECK(fl__proto_request_nfds(q.hdr.op) +
-				      (q.hdr.op == FL_OP_WAIT_BEGIN && q.hdr.flags) ==
-			      (int)nfds &&
+		CHECK((fl__proto_request_nfds(q.hdr.op) +
+				       (q.hdr.op == FL_OP_WAIT_BEGIN && q.hdr.flags) ==
+			       (int)nfds ||
+		       (q.hdr.op == FL_OP_HEAP_FREE && nfds == 0)) &&
 		      q.nfds == nfds);
 		CHECK(q.hdr.flags == 0 ||
 		      ((q.hdr.op == FL_OP_FENCE_CREATE || q.hdr.op == FL_OP_FENCE_NEW) &&

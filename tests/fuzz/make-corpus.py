@@ -26,6 +26,8 @@ TIMELINE_SYNC, FENCE_SET_DEADLINE, FENCE_GET_DEADLINE, FENCE_IMPORT = 13, 14, 15
 DUMP = 17
 WAIT_BEGIN, WAIT_END, TRACE = 18, 19, 20
 F_NOTIFY = 8
+HEAP_ALLOC, HEAP_FREE, HEAP_INFO = 21, 22, 23
+DUMP_HEAPS = 32
 F_REPLY = 1
 F_KEPT = 2
 F_AFTER_CLOSES = 4
@@ -109,6 +111,24 @@ SEEDS = {
     "fence-create-bad-kept": packet(3, FENCE_CREATE, 19, struct.pack("<Q", 1) + name(""),
                                     flags=F_KEPT),
     "timeline-signal": packet(0, TIMELINE_SIGNAL, 14, struct.pack("<QII", 1, 0, 0)),
+    "dump-heaps": packet(0, DUMP, 33, struct.pack("<II", DUMP_HEAPS, 0)),
+    "dump-heaps-json": packet(0, DUMP, 34, struct.pack("<II", DUMP_HEAPS | 1, 0)),
+    # Invalid: HEAPS and FDS together (-EINVAL).
+    "dump-bad-heaps-fds": packet(0, DUMP, 35, struct.pack("<II", DUMP_HEAPS | 2, 0)),
+    "heap-alloc": packet(0, HEAP_ALLOC, 36, name("system") + struct.pack("<QII", 4096, 0, 0)),
+    "heap-alloc-group": packet(0, HEAP_ALLOC, 37,
+                               name("carveout") + struct.pack("<QII", 1 << 20, 0, 7)),
+    # Invalid: an empty heap name (-EINVAL).
+    "heap-alloc-bad-name": packet(0, HEAP_ALLOC, 38, name("") + struct.pack("<QII", 1, 0, 0)),
+    "heap-free": packet(1, HEAP_FREE, 39, struct.pack("<II", 0, 0)),
+    "heap-free-group": packet(0, HEAP_FREE, 40, struct.pack("<II", 7, 0)),
+    # Invalid: a group and an fd (-EINVAL); no group and no fd (-EINVAL).
+    "heap-free-bad-both": packet(1, HEAP_FREE, 41, struct.pack("<II", 7, 0)),
+    "heap-free-bad-none": packet(0, HEAP_FREE, 42, struct.pack("<II", 0, 0)),
+    "heap-info": packet(0, HEAP_INFO, 43, name("carveout")),
+    "heap-info-all": packet(0, HEAP_INFO, 44, name("")),
+    # Invalid: an op past the last (-EOPNOTSUPP).
+    "unknown-op-24": packet(0, 24, 45, b""),
     "timeline-sync": packet(0, TIMELINE_SYNC, 16, struct.pack("<II", 0, 0)),
     # Invalid: pad must be 0 (-EINVAL).
     "timeline-sync-bad-pad": packet(0, TIMELINE_SYNC, 17, struct.pack("<II", 0, 1)),

@@ -13,6 +13,7 @@
 
 #include "client.h"
 #include "fencectl.h"
+#include "heaps.h"
 #include "protocol.h"
 
 static const char usage_text[] =
@@ -36,6 +37,7 @@ static const char usage_text[] =
 	"  stats [--json] [--reset]\n"
 	"                   create->signal latency and wait time (p50/p90/p99/max),\n"
 	"                   timeouts and errors, per timeline and fence name\n"
+	"  heaps [--json]   the daemon's heaps and the buffers each client holds\n"
 	"  help [COMMAND]   this text, or a command's\n"
 	"\n"
 	"options:\n"
@@ -331,6 +333,8 @@ int main(int argc, char **argv)
 		return cmd_stats(argc - i, argv + i);
 	if (!strcmp(argv[i], "trace"))
 		return cmd_trace(argc - i, argv + i);
+	if (!strcmp(argv[i], "heaps"))
+		return fencectl_heaps(argc - i, argv + i);
 	if (!strcmp(argv[i], "help")) {
 		if (i + 1 < argc && !strcmp(argv[i + 1], "dump"))
 			fputs(dump_usage, stdout);
@@ -342,6 +346,8 @@ int main(int argc, char **argv)
 			fputs(stats_usage, stdout);
 		else if (i + 1 < argc && !strcmp(argv[i + 1], "trace"))
 			fputs(trace_usage, stdout);
+		else if (i + 1 < argc && !strcmp(argv[i + 1], "heaps"))
+			fputs(fencectl_heaps_usage, stdout);
 		else
 			fputs(usage_text, stdout);
 		return 0;

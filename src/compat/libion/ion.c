@@ -10,11 +10,17 @@
  * that. ion_close() therefore closes the client's heaps, which forgets every
  * buffer and so reclaims the carveout's whole capacity at once. Buffers
  * themselves live on for as long as anybody holds an fd or mapping.
+ *
+ * Through the daemon (FENCELINE_ION_VIA_DAEMON=1, or when a local heap
+ * refuses with EACCES or EPERM), the buffers come from fencelined's heaps
+ * instead, tagged with the client's group, and ion_close() frees the group:
+ * the same lifetime as the local carveout's ranges (docs/heap.md).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -27,6 +33,7 @@
 #include <ion/ion.h>
 
 #include <fenceline/export.h>
+#include <fenceline/heap-daemon.h>
 #include <fenceline/heap.h>
 
 /* Heap ids at the bits Android 5.4 reserves: system 0, carveouts 2-6. */
@@ -40,6 +47,9 @@ struct ion_client {
 	ino_t ino;
 	int refs; /* the registry's one, plus one per call under way; under registry_lock */
 	struct fl_heap *heap[ION_HEAP_COUNT]; /* highest heap id first */
+	bool via_daemon; /* FENCELINE_ION_VIA_DAEMON=1 at ion_open() */
+	uint32_t group; /* its buffers in the daemon */
+	atomic_bool daemon_used; /* ion_close() frees the group */
 	struct ion_client *next;
 };
 
@@ -58,6 +68,9 @@ static struct ion_client *registry;
 
 static void client_destroy(struct ion_client *c)
 {
+	/* Only if it used the daemon: closing must not start one. */
+	if (atomic_load(&c->daemon_used))
+		fl_heap_daemon_free_group(c->group);
 	for (int i = 0; i < ION_HEAP_COUNT; i++)
 		fl_heap_close(c->heap[i]);
 	free(c);
@@ -160,6 +173,10 @@ FL_EXPORT int ion_open(void)
 	c->dev = st.st_dev;
 	c->ino = st.st_ino;
 	c->refs = 1;
+	c->via_daemon = getenv("FENCELINE_ION_VIA_DAEMON") &&
+			!strcmp(getenv("FENCELINE_ION_VIA_DAEMON"), "1");
+	fl_heap_daemon_group_new(&c->group);
+	atomic_init(&c->daemon_used, false);
 
 	pthread_mutex_lock(&registry_lock);
 	/*
@@ -239,7 +256,13 @@ FL_EXPORT int ion_alloc_fd(int fd, size_t len, size_t align, unsigned int heap_m
 			r = -ENOMEM;
 			continue;
 		}
-		r = fl_heap_alloc(c->heap[i], len, 0, &out);
+		if (!c->via_daemon)
+			r = fl_heap_alloc(c->heap[i], len, 0, &out);
+		/* A heap this process may not use: the daemon may. */
+		if (c->via_daemon || r == -EACCES || r == -EPERM) {
+			atomic_store(&c->daemon_used, true);
+			r = fl_heap_daemon_alloc_group(heap_desc[i].name, len, 0, c->group, &out);
+		}
 		if (r == 0)
 			break;
 	}

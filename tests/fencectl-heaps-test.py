@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""fencectl heaps against a live daemon: the JSON matches docs/fencectl.md's
+"heaps" schema and counts the holder's buffers, the text names it like ION's
+debugfs files, a client's accounting goes when it exits, and usage errors.
+
+usage: fencectl-heaps-test.py FENCECTL HOLDER   (env: FENCELINE_DAEMON)
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+FENCECTL, HOLDER = sys.argv[1], sys.argv[2]
+PAGE = os.sysconf("SC_PAGESIZE")
+MIB = 1 << 20
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL", what)
+
+
+# docs/fencectl.md, "heaps": key -> type (or a nested schema).
+ACCOUNT = {"pid": int, "comm": str, "bytes": int, "buffers": int, "peak_bytes": int,
+           "peak_buffers": int}
+HEAP = {"name": str, "kind": str, "id": int, "capacity": int, "allocated": int,
+        "peak_allocated": int, "buffers": int, "peak_buffers": int, "allocations": int,
+        "failures": int, "free_blocks": int, "largest_free": int, "clients": [ACCOUNT]}
+CLIENT = dict(ACCOUNT, refused=int)
+HEAPS = {"version": int, "daemon": {"pid": int, "client_limit": int}, "heaps": [HEAP],
+         "clients": [CLIENT]}
+
+
+def validate(value, schema, path="$"):
+    if isinstance(schema, list):
+        check(isinstance(value, list), f"{path} is a list")
+        for i, v in enumerate(value if isinstance(value, list) else []):
+            validate(v, schema[0], f"{path}[{i}]")
+    elif isinstance(schema, dict):
+        check(isinstance(value, dict), f"{path} is an object")
+        if not isinstance(value, dict):
+            return
+        for k, s in schema.items():
+            check(k in value, f"{path}.{k} present")
+            if k in value:
+                validate(value[k], s, f"{path}.{k}")
+        for k in value:
+            check(k in schema, f"{path}.{k} documented")
+    else:
+        ok = isinstance(value, schema) and not (schema is int and isinstance(value, bool))
+        check(ok, f"{path} is {schema.__name__}")
+
+
+def fencectl(*args):
+    return subprocess.run([FENCECTL, *args], capture_output=True, text=True, timeout=30)
+
+
+def heaps_json():
+    r = fencectl("heaps", "--json")
+    check(r.returncode == 0, "heaps --json: exit 0")
+    doc = json.loads(r.stdout)
+    validate(doc, HEAPS)
+    return doc
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    sock = os.path.join(tmp, "fl.sock")
+    os.environ["FENCELINE_SOCKET"] = sock
+
+    r = fencectl("heaps")
+    check(r.returncode == 3 and "no fenceline daemon" in r.stderr, "no daemon: exit 3")
+    check(not os.path.exists(sock), "no daemon started by fencectl heaps")
+
+    holder = subprocess.Popen([HOLDER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        line = holder.stdout.readline().split()
+        check(line[:1] == ["ready"], "holder ready")
+        pid = int(line[1])
+
+        doc = heaps_json()
+        heaps = {h["name"]: h for h in doc["heaps"]}
+        check(set(heaps) == {"system", "carveout"}, "both heaps")
+        carve, system = heaps["carveout"], heaps["system"]
+        check(carve["kind"] == "carveout" and carve["id"] == 2, "carveout kind and id")
+        check(system["kind"] == "system" and system["id"] == 0, "system kind and id")
+        check(carve["capacity"] == 64 * MIB and system["capacity"] == 0, "capacities")
+        check(carve["allocated"] == MIB and carve["buffers"] == 1, "carveout totals")
+        check(carve["free_blocks"] == 1 and carve["largest_free"] == 63 * MIB, "free blocks")
+        check(system["allocated"] == PAGE and system["peak_allocated"] == 4 * PAGE,
+              "system total and high-water mark")
+        check(system["allocations"] == 2, "system allocations")
+        mine = [c for c in system["clients"] if c["pid"] == pid]
+        check(len(mine) == 1 and mine[0]["comm"] == "heap-holder" and
+              mine[0]["bytes"] == PAGE and mine[0]["buffers"] == 1 and
+              mine[0]["peak_bytes"] == 4 * PAGE and mine[0]["peak_buffers"] == 2,
+              "the holder's share of the system heap")
+        total = [c for c in doc["clients"] if c["pid"] == pid]
+        check(len(total) == 1 and total[0]["bytes"] == MIB + PAGE and
+              total[0]["buffers"] == 2 and total[0]["refused"] == 0, "the holder's total")
+        check(doc["daemon"]["client_limit"] == 0, "no limit by default")
+
+        r = fencectl("heaps")
+        check(r.returncode == 0, "heaps: exit 0")
+        check("heap 'carveout' (carveout, id 2)" in r.stdout, "text: carveout heading")
+        check(any(l.split()[:3] == ["heap-holder", str(pid), str(MIB)]
+                  for l in r.stdout.splitlines()), "text: client, pid, size")
+        check(f"capacity {64 * MIB}, free {63 * MIB} in 1 blocks" in r.stdout,
+              "text: carveout free space")
+        check("clients (all heaps):" in r.stdout, "text: per-client totals")
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)
+    check(holder.returncode == 0, "holder exit 0")
+
+    # The holder's connection ended: its buffers are freed, its row gone.
+    for _ in range(200):
+        doc = heaps_json()
+        if not doc["clients"] and all(h["allocated"] == 0 for h in doc["heaps"]):
+            break
+        time.sleep(0.05)
+    check(all(h["allocated"] == 0 and h["buffers"] == 0 for h in doc["heaps"]),
+          "a dead client's buffers are freed")
+    check(all(c["pid"] != pid for c in doc["clients"]), "a dead client is not listed")
+
+    for args, code in ((["help", "heaps"], 0), (["heaps", "--help"], 0),
+                       (["heaps", "--bogus"], 2)):
+        r = fencectl(*args)
+        check(r.returncode == code, f"fencectl {' '.join(args)}: exit {code}")
+        check("usage: fencectl heaps" in (r.stdout + r.stderr), f"fencectl {' '.join(args)}: usage")
+
+print("ok" if not failures else f"{len(failures)} failed")
+sys.exit(1 if failures else 0)
