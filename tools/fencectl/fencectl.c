@@ -13,6 +13,7 @@
 
 #include "client.h"
 #include "protocol.h"
+#include "report.h"
 
 static const char usage_text[] =
 	"usage: fencectl [--socket PATH] COMMAND [ARGS...]\n"
@@ -26,6 +27,9 @@ static const char usage_text[] =
 	"  fds [PID] [--json] [--samples N] [--interval MS]\n"
 	"                   the fence and timeline fds each process holds: the leak\n"
 	"                   finder; with samples, flags processes whose count grows\n"
+	"  report TRACE [-o REPORT.html] [--json] [--display NAME]\n"
+	"                   a trace file's late frames and their critical paths, as\n"
+	"                   one self-contained HTML page or JSON (no daemon needed)\n"
 	"  help [COMMAND]   this text, or a command's\n"
 	"\n"
 	"options:\n"
@@ -318,6 +322,8 @@ int main(int argc, char **argv)
 		return cmd_dump(argc - i, argv + i);
 	if (!strcmp(argv[i], "fds"))
 		return cmd_fds(argc - i, argv + i);
+	if (!strcmp(argv[i], "report"))
+		return fencectl_report(argc - i, argv + i);
 	if (!strcmp(argv[i], "help")) {
 		if (i + 1 < argc && !strcmp(argv[i + 1], "dump"))
 			fputs(dump_usage, stdout);
