@@ -275,7 +275,7 @@ static void frame_json(const struct writer *w, const struct an_frame *fr)
 static void timeline_json(const struct writer *w, const struct tr_timeline *tl, bool lanes)
 {
 	const struct trace *t = w->t;
-	const struct tr_signal *s = &t->signals[tl->first_signal];
+	const struct tr_signal *s = tl->n_signals ? &t->signals[tl->first_signal] : NULL;
 	size_t errors = 0, roots = 0, frames = 0, late_frames = 0;
 
 	for (size_t i = 0; i < tl->n_signals; i++)

@@ -607,6 +607,19 @@ static int cmp_deadlock(const void *a, const void *b)
 	return cmp_dbl(((const struct tr_deadlock *)a)->ts, ((const struct tr_deadlock *)b)->ts);
 }
 
+/* qsort() and bsearch() want a non-NULL array even when it is empty. */
+static void sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}
+
+static void *find(const void *key, const void *base, size_t n, size_t size,
+		  int (*cmp)(const void *, const void *))
+{
+	return n ? bsearch(key, base, n, size, cmp) : NULL;
+}
+
 static void free_fence(struct tr_fence *f)
 {
 	free(f->name);
@@ -619,7 +632,7 @@ static int merge_fences(struct trace *t, char *msg, size_t msg_size)
 {
 	size_t out = 0;
 
-	qsort(t->fences, t->n_fences, sizeof(*t->fences), cmp_fence);
+	sort(t->fences, t->n_fences, sizeof(*t->fences), cmp_fence);
 	/* Refuse before moving anything, so that trace_free() frees every piece once. */
 	for (size_t i = 0; i < t->n_fences;) {
 		bool begin = false, end = false;
@@ -695,7 +708,7 @@ static int merge_timelines(struct loader *ld)
 			if (add_timeline(ld, t->fences[i].points[k].timeline, NULL, 0, NAN, NAN) <
 			    0)
 				return -ENOMEM;
-	qsort(t->timelines, t->n_timelines, sizeof(*t->timelines), cmp_timeline);
+	sort(t->timelines, t->n_timelines, sizeof(*t->timelines), cmp_timeline);
 	for (size_t i = 0; i < t->n_timelines;) {
 		struct tr_timeline tl = t->timelines[i];
 		int rank = tl.name ? (!isnan(tl.create_ts) ? 2 : 1) : 0;
@@ -725,17 +738,21 @@ static int merge_timelines(struct loader *ld)
 	}
 	t->n_timelines = out;
 
-	qsort(t->steps, t->n_steps, sizeof(*t->steps), cmp_step);
-	qsort(t->signals, t->n_signals, sizeof(*t->signals), cmp_signal);
+	sort(t->steps, t->n_steps, sizeof(*t->steps), cmp_step);
+	sort(t->signals, t->n_signals, sizeof(*t->signals), cmp_signal);
 	for (size_t i = 0, s = 0, g = 0; i < t->n_timelines; i++) {
 		struct tr_timeline *tl = &t->timelines[i];
 
+		size_t first_step;
+
 		while (s < t->n_steps && t->steps[s].timeline < tl->id)
 			s++;
-		tl->steps = t->steps + s;
+		first_step = s;
 		while (s < t->n_steps && t->steps[s].timeline == tl->id)
 			s++;
-		tl->n_steps = (size_t)(t->steps + s - tl->steps);
+		/* No pointer arithmetic on a NULL array (a trace without slices). */
+		tl->steps = s > first_step ? t->steps + first_step : NULL;
+		tl->n_steps = s - first_step;
 		while (g < t->n_signals && t->signals[g].timeline < tl->id)
 			g++;
 		tl->first_signal = g;
@@ -761,7 +778,7 @@ static int merge_processes(struct loader *ld)
 	for (size_t i = 0; i < t->n_signals; i++)
 		if (t->signals[i].by_pid && add_process(ld, t->signals[i].by_pid, NULL) < 0)
 			return -ENOMEM;
-	qsort(t->processes, t->n_processes, sizeof(*t->processes), cmp_process);
+	sort(t->processes, t->n_processes, sizeof(*t->processes), cmp_process);
 	for (size_t i = 0; i < t->n_processes;) {
 		struct tr_process p = t->processes[i];
 		size_t j;
@@ -777,7 +794,7 @@ static int merge_processes(struct loader *ld)
 		i = j;
 	}
 	t->n_processes = out;
-	qsort(t->threads, t->n_threads, sizeof(*t->threads), cmp_thread);
+	sort(t->threads, t->n_threads, sizeof(*t->threads), cmp_thread);
 	return 0;
 }
 
@@ -833,8 +850,8 @@ int trace_load(const struct json *root, struct trace *t, char *msg, size_t msg_s
 		r = merge_processes(&ld);
 	if (r < 0)
 		goto err;
-	qsort(t->waits, t->n_waits, sizeof(*t->waits), cmp_wait);
-	qsort(t->deadlocks, t->n_deadlocks, sizeof(*t->deadlocks), cmp_deadlock);
+	sort(t->waits, t->n_waits, sizeof(*t->waits), cmp_wait);
+	sort(t->deadlocks, t->n_deadlocks, sizeof(*t->deadlocks), cmp_deadlock);
 
 	t->start_us = min_ts;
 	t->end_us = max_ts;
@@ -905,14 +922,14 @@ const struct tr_timeline *trace_timeline(const struct trace *t, int64_t id)
 {
 	struct tr_timeline key = { .id = id };
 
-	return bsearch(&key, t->timelines, t->n_timelines, sizeof(key), cmp_timeline);
+	return find(&key, t->timelines, t->n_timelines, sizeof(key), cmp_timeline);
 }
 
 const struct tr_process *trace_process(const struct trace *t, int64_t pid)
 {
 	struct tr_process key = { .pid = pid };
 
-	return bsearch(&key, t->processes, t->n_processes, sizeof(key), cmp_process);
+	return find(&key, t->processes, t->n_processes, sizeof(key), cmp_process);
 }
 
 const struct tr_signal *trace_signal_reaching(const struct trace *t, int64_t tl, int64_t value)
@@ -921,7 +938,7 @@ const struct tr_signal *trace_signal_reaching(const struct trace *t, int64_t tl,
 	const struct tr_signal *s;
 	size_t lo = 0, hi;
 
-	if (!timeline)
+	if (!timeline || !timeline->n_signals)
 		return NULL;
 	s = &t->signals[timeline->first_signal];
 	hi = timeline->n_signals;
