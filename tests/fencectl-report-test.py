@@ -202,6 +202,54 @@ def loop_trace(path):
     t.dump(path, 1200.0)
 
 
+# docs/fencectl.md, "## report", --json: key -> allowed types (or a nested schema).
+NUM, NNUM, NINT, NSTR = (int, float), (int, float, type(None)), (int, type(None)), (str, type(None))
+LINK = {"fence": NINT, "fence_name": NSTR, "timeline": NINT, "timeline_name": NSTR,
+        "value": NINT, "reached_us": NNUM, "by_pid": NINT, "by_tid": int, "process": NSTR,
+        "waited_on": NINT, "wait_begin_us": NNUM, "wait_end_us": NNUM}
+SCHEMA = {
+    "version": int,
+    "trace": {"file": str, "start_us": NUM, "end_us": NUM, "duration_us": NUM, "events": int,
+              "timelines": int, "signals": int, "fences": int, "waits": int, "deadlocks": int},
+    "display": [{"id": int, "name": str}],
+    "timelines": [{"id": int, "name": NSTR, "creator_pid": int, "display": bool,
+                   "created_us": NNUM, "destroyed_us": NNUM, "first_value": NINT,
+                   "last_value": NINT, "signals": int, "errors": int, "late_roots": int,
+                   "frames": int, "late_frames": int}],
+    "processes": [{"pid": int, "name": NSTR, "threads": [{"tid": int, "name": str}],
+                   "fences": int, "waits": int, "wait_us": NUM, "late_fences": int}],
+    "late_fences": [{"fence": int, "name": NSTR, "pid": int, "tid": int, "process": str,
+                     "deadline_us": NUM, "done_us": NNUM, "pending": bool, "status": int,
+                     "late_us": NUM, "frames": int, "chain": [LINK],
+                     "root": {"kind": str, "timeline": NINT, "timeline_name": NSTR,
+                              "value": NINT, "by_pid": NINT, "after_deadline_us": NNUM,
+                              "text": str}}],
+    "frames": int,
+    "late_frames": [{"timeline": int, "timeline_name": NSTR, "value": int, "presented_us": NUM,
+                     "fence": int, "fence_name": NSTR, "late_us": NUM, "root": str}],
+    "deadlocks": [{"t_us": NUM, "text": str}],
+}
+
+
+def validate(value, schema, path="$"):
+    if isinstance(schema, list):
+        if check(isinstance(value, list), f"{path} is a list"):
+            for i, v in enumerate(value):
+                validate(v, schema[0], f"{path}[{i}]")
+    elif isinstance(schema, dict):
+        if check(isinstance(value, dict), f"{path} is an object"):
+            check(set(value) == set(schema),
+                  f"{path}: members {sorted(value)} are not the documented {sorted(schema)}")
+            for k in schema:
+                if k in value:
+                    validate(value[k], schema[k], f"{path}.{k}")
+    else:
+        types = schema if isinstance(schema, tuple) else (schema,)
+        # bool is an int in Python: only where documented.
+        check(isinstance(value, types) and (bool in types or not isinstance(value, bool)),
+              f"{path} is {types}: {value!r}")
+
+
 def run(*args):
     return subprocess.run([FENCECTL, *args], capture_output=True, text=True, timeout=60)
 
@@ -210,7 +258,9 @@ def report_json(trace, *extra):
     r = run("report", trace, "--json", *extra)
     if not check(r.returncode == 0, f"report --json {trace}: exit {r.returncode}: {r.stderr}"):
         return None
-    return json.loads(r.stdout)
+    a = json.loads(r.stdout)
+    validate(a, SCHEMA)
+    return a
 
 
 def chromium(*args):
