@@ -3,14 +3,14 @@
  * A stand-in for libFuzzer's main(), so that every compiler builds and runs
  * the fuzz targets: gcc has no libFuzzer.
  *
- * usage: fuzz-protocol-replay [-n N] [-s SEED] [FILE|DIR]...
+ * usage: fuzz-protocol-replay [-n N] [-s SEED] [-m MAXLEN] [FILE|DIR]...
  *
  * Feeds every FILE, and every regular file in each DIR, to
  * LLVMFuzzerTestOneInput() once, then N more inputs (default 20000) made
  * by a PRNG with a fixed seed: mutants of those files (bits flipped,
  * bytes set, inserted or cut, runs filled, 32-bit fields set) and random
- * bytes. The same arguments always
- * run the same inputs, so a failure reproduces. A target reports a bug by
+ * bytes, at most MAXLEN (default 256, at most 4096) long. The same
+ * arguments always run the same inputs, so a failure reproduces. A target reports a bug by
  * crashing (it traps), which fails the test; so does an unreadable file.
  */
 #include <dirent.h>
@@ -23,7 +23,9 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define GEN_MAX 256
+/* Generated inputs are at most gen_max (-m, default 256) bytes long, up to GEN_MAX. */
+#define GEN_MAX 4096
+static size_t gen_max = 256;
 
 struct input {
 	uint8_t *data;
@@ -153,13 +155,13 @@ static size_t generate(uint8_t *buf)
 	size_t n, edits;
 
 	if (!ninputs || below(8) == 0) {
-		n = below(GEN_MAX / 4);
+		n = below(gen_max / 4);
 		for (size_t i = 0; i < n; i++)
 			buf[i] = (uint8_t)rng();
 		return n;
 	}
 	seedin = &inputs[below(ninputs)];
-	n = seedin->size < GEN_MAX ? seedin->size : GEN_MAX;
+	n = seedin->size < gen_max ? seedin->size : gen_max;
 	memcpy(buf, seedin->data, n);
 	/* Few edits: most mutants stay close to a valid packet. */
 	edits = 1 + below(3);
@@ -183,7 +185,7 @@ static size_t generate(uint8_t *buf)
 				buf[below(n)] = (uint8_t)rng();
 			break;
 		case 3: /* insert a byte */
-			if (n < GEN_MAX) {
+			if (n < gen_max) {
 				memmove(buf + at + 1, buf + at, n - at);
 				buf[at] = (uint8_t)rng();
 				n++;
@@ -226,7 +228,7 @@ static size_t generate(uint8_t *buf)
 
 int main(int argc, char **argv)
 {
-	unsigned long long runs = 20000, seed = 1;
+	unsigned long long runs = 20000, seed = 1, max = 256;
 	uint8_t buf[GEN_MAX];
 	int i;
 
@@ -238,19 +240,24 @@ int main(int argc, char **argv)
 			i++;
 			break;
 		}
-		if ((strcmp(argv[i], "-n") && strcmp(argv[i], "-s")) || i + 1 == argc) {
-			fprintf(stderr, "usage: %s [-n RUNS] [-s SEED] [FILE|DIR]...\n", argv[0]);
+		if ((strcmp(argv[i], "-n") && strcmp(argv[i], "-s") && strcmp(argv[i], "-m")) ||
+		    i + 1 == argc) {
+			fprintf(stderr, "usage: %s [-n RUNS] [-s SEED] [-m MAXLEN] [FILE|DIR]...\n",
+				argv[0]);
 			return 2;
 		}
 		errno = 0;
-		*(argv[i][1] == 'n' ? &runs : &seed) = strtoull(argv[i + 1], &end, 0);
-		if (errno || *end || end == argv[i + 1]) {
+		*(argv[i][1] == 'n'   ? &runs
+		  : argv[i][1] == 's' ? &seed
+				      : &max) = strtoull(argv[i + 1], &end, 0);
+		if (errno || *end || end == argv[i + 1] || max == 0 || max > GEN_MAX) {
 			fprintf(stderr, "fuzz-main: bad number '%s'\n", argv[i + 1]);
 			return 2;
 		}
 		i += 2;
 	}
 	rng_state = seed;
+	gen_max = (size_t)max;
 	for (; i < argc; i++) {
 		struct stat st;
 		int r;

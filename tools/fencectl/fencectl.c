@@ -15,6 +15,7 @@
 #include "fencectl.h"
 #include "heaps.h"
 #include "protocol.h"
+#include "report.h"
 
 static const char usage_text[] =
 	"usage: fencectl [--socket PATH] COMMAND [ARGS...]\n"
@@ -38,6 +39,9 @@ static const char usage_text[] =
 	"                   create->signal latency and wait time (p50/p90/p99/max),\n"
 	"                   timeouts and errors, per timeline and fence name\n"
 	"  heaps [--json]   the daemon's heaps and the buffers each client holds\n"
+	"  report TRACE [-o REPORT.html] [--json] [--display NAME]\n"
+	"                   a trace file's late frames and their critical paths, as\n"
+	"                   one self-contained HTML page or JSON (no daemon needed)\n"
 	"  help [COMMAND]   this text, or a command's\n"
 	"\n"
 	"options:\n"
@@ -335,6 +339,8 @@ int main(int argc, char **argv)
 		return cmd_trace(argc - i, argv + i);
 	if (!strcmp(argv[i], "heaps"))
 		return fencectl_heaps(argc - i, argv + i);
+	if (!strcmp(argv[i], "report"))
+		return fencectl_report(argc - i, argv + i);
 	if (!strcmp(argv[i], "help")) {
 		if (i + 1 < argc && !strcmp(argv[i + 1], "dump"))
 			fputs(dump_usage, stdout);
