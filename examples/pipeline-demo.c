@@ -342,6 +342,8 @@ struct comp_frame {
 	int parts[MAX_PRODUCERS]; /* the producers' fences; -1 once merged */
 	unsigned int num_parts;
 	int merged; /* -1 until every part is in */
+	/* Our poll on @merged, told to the daemon (fencectl deadlocks and traces see it). */
+	struct fl_wait_report wait;
 	struct present_msg info;
 };
 
@@ -444,6 +446,7 @@ static int compositor_main(struct demo *d, struct child *self)
 	for (unsigned int k = 0; k < RING; k++) {
 		memset(&ring[k], 0, sizeof(ring[k]));
 		ring[k].merged = -1;
+		ring[k].wait.notify_fd = -1;
 		for (unsigned int i = 0; i < MAX_PRODUCERS; i++)
 			ring[k].parts[i] = -1;
 	}
@@ -468,9 +471,14 @@ static int compositor_main(struct demo *d, struct child *self)
 		 * And the merged fence of the oldest frame not composed yet, last: only it can
 		 * complete first, since each producer's timeline signals in order.
 		 */
-		if (composed < merged)
-			pfd[n++] = (struct pollfd){ .fd = ring[composed % RING].merged,
-						    .events = POLLIN };
+		if (composed < merged) {
+			struct comp_frame *f = &ring[composed % RING];
+
+			pfd[n++] = (struct pollfd){ .fd = f->merged, .events = POLLIN };
+			/* An event loop's wait on a fence, announced once per fence. */
+			if (!f->wait.token && fl_fence_fd_get_status(f->merged) == FL_STATUS_ACTIVE)
+				fl_fence_fd_wait_begin(f->merged, -1, 0, &f->wait);
+		}
 
 		ready = poll(pfd, n, (int)(d->opt.timeout_s * 1000));
 		if (ready <= 0) {
@@ -489,6 +497,7 @@ static int compositor_main(struct demo *d, struct child *self)
 				continue;
 			}
 			/* Every buffer of the frame is rendered. A failed point fails the frame. */
+			fl_fence_fd_wait_end(&f->wait, 1);
 			r = fl_fence_fd_get_status(f->merged);
 			if (r != FL_STATUS_SIGNALED) {
 				r = fail(self, "a producer's fence", r < 0 ? r : -EPROTO);
@@ -522,6 +531,7 @@ static int compositor_main(struct demo *d, struct child *self)
 		r = send_done(self, composed, 0);
 
 	for (unsigned int k = 0; k < RING; k++) {
+		fl_fence_fd_wait_end(&ring[k].wait, -ECANCELED);
 		if (ring[k].merged >= 0)
 			close(ring[k].merged);
 		for (unsigned int i = 0; i < MAX_PRODUCERS; i++)
@@ -569,7 +579,7 @@ static int report(struct demo *d, struct child *self, const struct disp_frame *f
  * itself, so a fence that signalled after it, while we were still waking up, has missed it.
  */
 static int latch(struct demo *d, struct child *self, struct disp_frame *ring, uint64_t vsync,
-		 unsigned int *shown, unsigned int received, unsigned int *repeats)
+		 unsigned int *shown, unsigned int received, unsigned int *repeats, int flips)
 {
 	uint64_t vsync_ns = d->t0_ns + vsync * d->period_ns;
 	unsigned int due = received < vsync ? received : (unsigned int)vsync;
@@ -605,6 +615,9 @@ static int latch(struct demo *d, struct child *self, struct disp_frame *ring, ui
 
 	if (end == first && first < (vsync < d->opt.frames ? vsync : d->opt.frames))
 		(*repeats)++;
+	/* One step of the display timeline per flip: traces show frames as its values. */
+	if (end > first && (r = fl_timeline_fd_inc(flips, 1)) < 0)
+		return fail(self, "fl_timeline_fd_inc", r);
 	for (unsigned int n = first; n < end; n++) {
 		struct disp_frame *f = &ring[n % RING];
 
@@ -626,7 +639,7 @@ static int display_main(struct demo *d, struct child *self)
 	unsigned int frames = d->opt.frames, received = 0, shown = 0, repeats = 0;
 	struct disp_frame ring[RING];
 	uint64_t vsync = 0;
-	int r;
+	int r, flips;
 
 	for (unsigned int k = 0; k < RING; k++)
 		ring[k].fence = -1;
@@ -634,6 +647,9 @@ static int display_main(struct demo *d, struct child *self)
 	r = fl_daemon_connect();
 	if (r < 0)
 		return fail(self, "fl_daemon_connect", r);
+	r = fl_timeline_fd_create("display", 0, &flips);
+	if (r < 0)
+		return fail(self, "fl_timeline_fd_create", r);
 	r = handshake(d, self);
 
 	while (r == 0 && shown < frames) {
@@ -670,6 +686,16 @@ static int display_main(struct demo *d, struct child *self)
 				r = fail(self, "receive from the compositor", -EPROTO);
 				break;
 			}
+			/*
+			 * Frame n is due at vsync n + 1: say so, as a compositor tells a
+			 * GPU driver (SYNC_IOC_SET_DEADLINE); traces show who missed it.
+			 */
+			r = fl_fence_fd_set_deadline(f->fence, d->t0_ns + (uint64_t)(received + 1) *
+										  d->period_ns);
+			if (r < 0) {
+				fail(self, "fl_fence_fd_set_deadline", r);
+				break;
+			}
 			received++;
 			alarm(d->opt.timeout_s);
 		}
@@ -679,13 +705,14 @@ static int display_main(struct demo *d, struct child *self)
 		/* On a loaded machine (or under valgrind) whole vsyncs can pass unseen. */
 		passed = (now_ns() - d->t0_ns) / d->period_ns;
 		vsync = passed > vsync + 1 ? passed : vsync + 1;
-		r = latch(d, self, ring, vsync, &shown, received, &repeats);
+		r = latch(d, self, ring, vsync, &shown, received, &repeats, flips);
 	}
 	if (r == 0)
 		r = send_done(self, repeats, (uint32_t)vsync);
 	for (unsigned int k = 0; k < RING; k++)
 		if (ring[k].fence >= 0)
 			close(ring[k].fence);
+	close(flips);
 	return r;
 }
 
@@ -746,6 +773,8 @@ static int child_run(struct demo *d, struct child *self, pid_t parent)
 
 	/* Die with main, whatever kills it; main does the reporting. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/* Named after its stage: fencectl and traces show processes by name. */
+	prctl(PR_SET_NAME, self->name);
 	if (getppid() != parent)
 		return 1;
 	signal(SIGINT, SIG_IGN);

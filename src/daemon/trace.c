@@ -63,6 +63,12 @@ static struct {
 	size_t slen, scap;
 	uint64_t *points;
 	size_t plen, pcap;
+	/* Names of the processes and threads seen, read when first seen: they may be gone at the end. */
+	struct comm {
+		pid_t pid, tid; /* tid 0: the process's name */
+		uint32_t name;
+	} * comms;
+	size_t ncomms, comms_cap;
 } t;
 
 static uint32_t add_string(const char *s)
@@ -81,6 +87,46 @@ static uint32_t add_string(const char *s)
 	memcpy(t.strings + t.slen, s, len);
 	t.slen += len;
 	return (uint32_t)(t.slen - len);
+}
+
+static void remember_comm(pid_t pid, pid_t tid)
+{
+	char path[64], comm[32] = "";
+	FILE *f;
+
+	if (pid <= 0)
+		return;
+	for (size_t i = 0; i < t.ncomms; i++)
+		if (t.comms[i].pid == pid && t.comms[i].tid == tid)
+			return;
+	if (t.ncomms == t.comms_cap) {
+		size_t cap = t.comms_cap ? t.comms_cap * 2 : 64;
+		struct comm *c = cap <= 65536 ? realloc(t.comms, cap * sizeof(*c)) : NULL;
+
+		if (!c)
+			return;
+		t.comms = c;
+		t.comms_cap = cap;
+	}
+	if (tid)
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	f = fopen(path, "re");
+	if (f) {
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = '\0';
+		fclose(f);
+	}
+	t.comms[t.ncomms++] = (struct comm){ pid, tid, add_string(comm) };
+}
+
+static const char *comm_of(pid_t pid, pid_t tid)
+{
+	for (size_t i = 0; i < t.ncomms; i++)
+		if (t.comms[i].pid == pid && t.comms[i].tid == tid)
+			return t.comms[i].name == UINT32_MAX ? "" : t.strings + t.comms[i].name;
+	return "";
 }
 
 static struct ev *add(enum ev_type type, uint64_t ts)
@@ -143,6 +189,7 @@ void fld_trace_timeline_new(pid_t pid, uint64_t id, const char *name, uint64_t v
 
 	if (!fld_tracing || !(e = add(EV_TIMELINE, fl__now_ns())))
 		return;
+	remember_comm(pid, 0);
 	e->pid = pid;
 	e->a = id;
 	e->b = value;
@@ -155,6 +202,7 @@ void fld_trace_signal(uint64_t tl, uint64_t from, uint64_t to, pid_t by, uint64_
 
 	if (!fld_tracing || !(e = add(EV_SIGNAL, ts)))
 		return;
+	remember_comm(by, 0);
 	e->a = tl;
 	e->b = from;
 	e->c = to;
@@ -175,6 +223,7 @@ void fld_trace_fence_new(pid_t pid, struct fl_fence *f, const char *kind, uint64
 	n = fl_fence_get_info(f, &info, pts, MAX_POINTS);
 	if (n < 0 || !(e = add(EV_FENCE, fl__fence_created_ns(f))))
 		return;
+	remember_comm(pid, 0);
 	e->pid = pid;
 	e->a = fl__fence_id(f);
 	e->b = in_a;
@@ -205,6 +254,7 @@ void fld_trace_deadline(pid_t pid, uint64_t fence, uint64_t deadline_ns)
 
 	if (!fld_tracing || !(e = add(EV_DEADLINE, fl__now_ns())))
 		return;
+	remember_comm(pid, 0);
 	e->pid = pid;
 	e->a = fence;
 	e->b = deadline_ns;
@@ -218,6 +268,8 @@ void fld_trace_wait(pid_t pid, pid_t tid, uint64_t fence, const char *name, uint
 
 	if (!fld_tracing || !(e = add(EV_WAIT, begin_ns)))
 		return;
+	remember_comm(pid, 0);
+	remember_comm(pid, tid);
 	e->pid = pid;
 	e->tid = tid;
 	e->a = fence;
@@ -300,6 +352,7 @@ void fld_trace_shutdown(void)
 	free(t.ev);
 	free(t.strings);
 	free(t.points);
+	free(t.comms);
 	memset(&t, 0, sizeof(t));
 	fld_tracing = false;
 	fld_stats_free();
@@ -563,10 +616,11 @@ static void write_event(struct writer *w, const struct ev *e)
 		fprintf(out, ",\"id\":\"f%" PRIu64 "\",\"pid\":%d,\"tid\":%d", e->a, (int)fr->pid,
 			(int)fr->pid);
 		ts_us(out, "ts", e->ts);
+		/* The format's status: 0 signalled, < 0 failed (1 is kept for "still pending"). */
 		fprintf(out,
 			",\"args\":{\"fence\":%" PRIu64 ",\"status\":%d,\"timeline\":%" PRIu64
 			",\"value\":%" PRIu64 "}}",
-			e->a, e->status, e->b, e->c);
+			e->a, e->status == 1 ? 0 : e->status, e->b, e->c);
 		break;
 	case EV_DEADLINE:
 		note_pid(w, e->pid, e->pid);
@@ -648,7 +702,7 @@ static void write_metadata(struct writer *w)
 		fputs("}}", w->out);
 	}
 	for (size_t i = 0; i < w->npids; i++) {
-		fld_comm_of(w->pids[i], comm, sizeof(comm));
+		snprintf(comm, sizeof(comm), "%s", comm_of(w->pids[i], 0));
 		snprintf(name, sizeof(name), "%s (%d)", comm[0] ? comm : "?", (int)w->pids[i]);
 		sep(w);
 		fprintf(w->out, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d",
@@ -658,18 +712,12 @@ static void write_metadata(struct writer *w)
 		fputs("}}", w->out);
 	}
 	for (size_t i = 0; i < w->nthreads; i++) {
-		char path[64];
-		FILE *f;
-
-		comm[0] = '\0';
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)w->threads[i].pid,
-			 (int)w->threads[i].tid);
-		f = fopen(path, "re");
-		if (f) {
-			if (fgets(comm, sizeof(comm), f))
-				comm[strcspn(comm, "\n")] = '\0';
-			fclose(f);
-		}
+		snprintf(comm, sizeof(comm), "%s",
+			 comm_of(w->threads[i].pid,
+				 w->threads[i].tid == w->threads[i].pid ? 0 : w->threads[i].tid));
+		if (!comm[0])
+			snprintf(comm, sizeof(comm), "%s",
+				 comm_of(w->threads[i].pid, w->threads[i].tid));
 		if (!comm[0])
 			snprintf(comm, sizeof(comm), "%d", (int)w->threads[i].tid);
 		sep(w);
@@ -778,6 +826,7 @@ int fld_trace_stop(int *ret_fd)
 	free(t.ev);
 	free(t.strings);
 	free(t.points);
+	free(t.comms);
 	memset(&t, 0, sizeof(t));
 	return r;
 }

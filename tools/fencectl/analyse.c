@@ -218,10 +218,13 @@ static int find_late(const struct trace *t, struct analysis *a)
 /*
  * Which late fence made frame @fr late: the first late one its chain waited
  * for, else a late fence with a point the frame's advance reached (the
- * display's own present fence).
+ * display's own present fence), else a late fence that was due between the
+ * previous flip (@prev_ts) and this one: a display that polls its fences at
+ * each vsync instead of waiting shows the old frame then, and says when a
+ * fence was due by setting its deadline.
  */
 static long frame_culprit(const struct trace *t, const struct analysis *a,
-			  const struct an_frame *fr)
+			  const struct an_frame *fr, double prev_ts)
 {
 	for (size_t k = 1; k < fr->chain.n_links; k++) {
 		long late = an_fence_late(a, fr->chain.links[k].fence);
@@ -237,6 +240,12 @@ static long frame_culprit(const struct trace *t, const struct analysis *a,
 			    f->points[k].value > fr->signal->from &&
 			    f->points[k].value <= fr->signal->value)
 				return (long)i;
+	}
+	for (size_t i = 0; i < a->n_late; i++) {
+		const struct tr_fence *f = a->late[i].fence;
+
+		if (f->deadline > prev_ts && f->deadline <= fr->signal->ts)
+			return (long)i;
 	}
 	(void)t;
 	return -1;
@@ -259,6 +268,8 @@ static int find_frames(const struct trace *t, struct analysis *a)
 	for (size_t d = 0; d < a->n_display; d++) {
 		const struct tr_timeline *tl = trace_timeline(t, a->display[d]);
 
+		double prev_ts = -1e300;
+
 		for (size_t i = 0; tl && i < tl->n_signals; i++) {
 			const struct tr_signal *s = &t->signals[tl->first_signal + i];
 			struct an_frame *fr = &a->frames[a->n_frames];
@@ -273,7 +284,8 @@ static int find_frames(const struct trace *t, struct analysis *a)
 			if (r < 0)
 				return r;
 			a->n_frames++;
-			fr->late = frame_culprit(t, a, fr);
+			fr->late = frame_culprit(t, a, fr, prev_ts);
+			prev_ts = s->ts;
 			if (fr->late >= 0)
 				a->late[fr->late].n_frames++;
 		}
