@@ -218,14 +218,17 @@ static int find_late(const struct trace *t, struct analysis *a)
 /*
  * Which late fence made frame @fr late: the first late one its chain waited
  * for, else a late fence with a point the frame's advance reached (the
- * display's own present fence), else a late fence that was due between the
- * previous flip (@prev_ts) and this one: a display that polls its fences at
- * each vsync instead of waiting shows the old frame then, and says when a
- * fence was due by setting its deadline.
+ * display's own present fence), else a late fence that the display's
+ * process wanted by a time between the previous flip (@prev_ts) and this
+ * one: a display that polls its fences at each vsync instead of waiting on
+ * them shows the old frame then, and says when a frame was due by setting
+ * its fence's deadline.
  */
 static long frame_culprit(const struct trace *t, const struct analysis *a,
 			  const struct an_frame *fr, double prev_ts)
 {
+	const struct tr_timeline *tl = trace_timeline(t, fr->timeline);
+
 	for (size_t k = 1; k < fr->chain.n_links; k++) {
 		long late = an_fence_late(a, fr->chain.links[k].fence);
 
@@ -244,10 +247,10 @@ static long frame_culprit(const struct trace *t, const struct analysis *a,
 	for (size_t i = 0; i < a->n_late; i++) {
 		const struct tr_fence *f = a->late[i].fence;
 
-		if (f->deadline > prev_ts && f->deadline <= fr->signal->ts)
+		if (f->deadline > prev_ts && f->deadline <= fr->signal->ts && tl &&
+		    f->deadline_pid == tl->creator_pid && tl->creator_pid)
 			return (long)i;
 	}
-	(void)t;
 	return -1;
 }
 

@@ -423,11 +423,12 @@ static int load_deadline(struct loader *ld, const struct json *ev)
 	const struct json *args = NULL;
 	struct tr_fence *f;
 	double deadline = 0;
-	int64_t id = 0;
+	int64_t id = 0, pid = 0;
 	int r;
 
 	ld->what = "deadline";
-	if ((r = get_args(ld, ev, &args)) < 0 ||
+	if ((r = get_int(ld, ev, "", "pid", false, &pid)) < 0 ||
+	    (r = get_args(ld, ev, &args)) < 0 ||
 	    (r = get_id(ld, args, "args.", "fence", &id)) < 0 ||
 	    (r = get_num(ld, args, "args.", "deadline_us", true, &deadline)) < 0)
 		return r;
@@ -436,6 +437,7 @@ static int load_deadline(struct loader *ld, const struct json *ev)
 		return -ENOMEM;
 	f->has_deadline = true;
 	f->deadline = deadline;
+	f->deadline_pid = pid;
 	return 0;
 }
 
@@ -671,6 +673,7 @@ static int merge_fences(struct trace *t, char *msg, size_t msg_size)
 			if (p->has_deadline && (!f.has_deadline || p->deadline < f.deadline)) {
 				f.has_deadline = true;
 				f.deadline = p->deadline;
+				f.deadline_pid = p->deadline_pid;
 			}
 			if (!f.name) {
 				f.name = p->name;

@@ -71,6 +71,7 @@ struct tr_fence {
 	size_t n_inputs;
 	bool has_deadline;
 	double deadline; /* the earliest deadline anyone set */
+	int64_t deadline_pid; /* who set it (0 if unknown) */
 };
 
 struct tr_wait {
