@@ -25,13 +25,15 @@ struct section {
 	int selected;
 };
 
-enum { SEC_CREATE, SEC_INC, SEC_WAKE, SEC_FDSTALL, SEC_DAEMON, NR_SECTIONS };
+enum { SEC_CREATE, SEC_INC, SEC_WAKE, SEC_FDSTALL, SEC_DAEMON, SEC_TRACE, NR_SECTIONS };
 
 static struct section sections[NR_SECTIONS] = {
 	[SEC_CREATE] = { "create", "create/merge/info cost vs socketpair, eventfd, getppid", 0 },
 	[SEC_INC] = { "inc", "inc cost with 1, 1000, 100000 pending points", 0 },
 	[SEC_WAKE] = { "wake", "signal->wake latency: fence fd vs eventfd, wait vs condvar", 0 },
 	[SEC_FDSTALL] = { "fdstall", "fd-table growth stall with threads alive", 0 },
+	[SEC_TRACE] = { "trace", "USDT probes in vs out; the daemon while fencectl trace records",
+			0 },
 	[SEC_DAEMON] = { "daemon", "fd API via fencelined: create, requests, wake, clients, memory",
 			 0 },
 };
@@ -191,6 +193,9 @@ int main(int argc, char **argv)
 	 * that each starts with a fresh fd table and fresh library state. */
 	if (argc == 3 && strcmp(argv[1], "--fdstall-child") == 0)
 		return fl__bench_fdstall_child(argv[2]);
+	/* Internal: section trace runs the probe-less build's cycle this way. */
+	if (argc == 2 && strcmp(argv[1], "--trace-child") == 0)
+		return fl__bench_trace_child();
 
 	while ((opt = getopt(argc, argv, "qs:h")) != -1) {
 		switch (opt) {
@@ -231,6 +236,8 @@ int main(int argc, char **argv)
 		fl__bench_fdstall("/proc/self/exe");
 	if (sections[SEC_DAEMON].selected)
 		fl__bench_daemon();
+	if (sections[SEC_TRACE].selected)
+		fl__bench_trace();
 	loadavg("at end");
 	return 0;
 }
