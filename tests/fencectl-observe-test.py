@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""fencectl deadlocks, trace and stats against a live daemon, on the
+"""fencectl deadlocks, watch, trace and stats against a live daemon, on the
 situations observe-scenario sets up: a two-process deadlock found within 1 s,
 a three-process cycle through merged fences, a fence that will never signal,
 a traced frame pipeline (events, slices, flows from signals to the waits
@@ -11,6 +11,7 @@ usage: fencectl-observe-test.py FENCECTL SCENARIO   (env: FENCELINE_DAEMON)
 """
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -89,15 +90,20 @@ def fencectl(*args, timeout=30):
     return subprocess.run([FENCECTL, *args], capture_output=True, text=True, timeout=timeout)
 
 
+started = []
+
+
 def start(*args):
     p = subprocess.Popen([SCENARIO, *args], stdout=subprocess.PIPE, text=True,
                          start_new_session=True)
+    started.append(p)
     line = p.stdout.readline().split()
     check(line[:1] == ["ready"], f"{args[0]}: scenario ready ({line})")
     return p, [int(x) for x in line[1:]]
 
 
 def stop(p):
+    started.remove(p)
     os.killpg(p.pid, signal.SIGTERM)
     p.wait(timeout=10)
     p.stdout.close()
@@ -146,6 +152,16 @@ def cycle_test(mode, n, fence_ok):
     text = fencectl("deadlocks")
     check(text.returncode == 4 and f"a cycle of {n} processes" in text.stdout,
           f"{mode}: text report")
+    if n == 2:
+        # watch: two refreshes, the ring's timelines still, both threads waiting.
+        w = fencectl("watch", "-n", "2", "--interval", "300")
+        check(w.returncode == 0 and w.stdout.count("TIMELINE") == 2, "watch: two refreshes")
+        check(all(f"ring-{i} #" in w.stdout for i in range(2)), "watch: the ring's timelines")
+        rates = [l.split()[3] for l in w.stdout.splitlines() if re.match(r"ring-\d #\d+ ", l)]
+        check(rates[:2] == ["-", "-"] and rates[2:] == ["0.0", "0.0"],
+              f"watch: no rate at first, then a standstill ({rates})")
+        check(all(f"({p}) " in w.stdout for p in pids), "watch: the waiting threads")
+        check(w.stdout.count("ring-0-out #") >= 2, "watch: the pending fences")
     dump = json.loads(fencectl("dump", "--json").stdout)
     check(sorted(w["pid"] for w in dump.get("waiters", []) if w["pid"] in pids) == sorted(pids),
           f"{mode}: dump lists the waiters")
@@ -259,20 +275,27 @@ def stats_test():
 with tempfile.TemporaryDirectory() as tmp:
     os.environ["FENCELINE_SOCKET"] = os.path.join(tmp, "fl.sock")
     # Nothing runs yet: every command says so (3) and starts no daemon.
-    for cmd in (["deadlocks"], ["stats"], ["trace", "-o", os.path.join(tmp, "x"), "-d", "0"]):
+    for cmd in (["deadlocks"], ["stats"], ["watch", "-n", "1"],
+                ["trace", "-o", os.path.join(tmp, "x"), "-d", "0"]):
         r = fencectl(*cmd)
         check(r.returncode == 3, f"{cmd[0]} without a daemon exits 3 ({r.returncode})")
     check(not os.path.exists(os.environ["FENCELINE_SOCKET"]), "no daemon was started")
-    for bad in (["deadlocks", "--bogus"], ["stats", "-x"], ["trace"], ["trace", "-o", "x", "-d", "-1"]):
+    for bad in (["deadlocks", "--bogus"], ["stats", "-x"], ["trace"], ["trace", "-o", "x", "-d", "-1"],
+                ["watch", "--interval", "5"], ["watch", "-n"]):
         check(fencectl(*bad).returncode == 2, f"usage error {bad}")
-    for cmd in ("deadlocks", "stats", "trace"):
+    for cmd in ("deadlocks", "stats", "trace", "watch"):
         h = fencectl(cmd, "--help")
         check(h.returncode == 0 and h.stdout.startswith(f"usage: fencectl {cmd}"), f"{cmd} --help")
-    cycle_test("cycle2", 2, lambda name: name in ("ring-0-out", "ring-1-out"))
-    cycle_test("cycle3", 3, lambda name: name == "ring-merge")
-    never_test()
-    trace_test(tmp)
-    stats_test()
+    try:
+        cycle_test("cycle2", 2, lambda name: name in ("ring-0-out", "ring-1-out"))
+        cycle_test("cycle3", 3, lambda name: name == "ring-merge")
+        never_test()
+        trace_test(tmp)
+        stats_test()
+    finally:
+        # A failed check must not leave a deadlocked scenario behind.
+        for p in started:
+            os.killpg(p.pid, signal.SIGKILL)
 
 if failures:
     print(f"{len(failures)} failed")

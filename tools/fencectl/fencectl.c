@@ -29,6 +29,9 @@ static const char usage_text[] =
 	"  fds [PID] [--json] [--samples N] [--interval MS]\n"
 	"                   the fence and timeline fds each process holds: the leak\n"
 	"                   finder; with samples, flags processes whose count grows\n"
+	"  watch [--interval MS] [-n COUNT] [--top N]\n"
+	"                   a live view, like top: timelines advancing, the fences\n"
+	"                   pending longest, the waits in progress\n"
 	"  deadlocks [--json]\n"
 	"                   who waits on what, and waits that can never end: cycles\n"
 	"                   of waits and fences nobody can signal (exit 4 if any)\n"
@@ -333,6 +336,8 @@ int main(int argc, char **argv)
 		return cmd_fds(argc - i, argv + i);
 	if (!strcmp(argv[i], "deadlocks"))
 		return cmd_deadlocks(argc - i, argv + i);
+	if (!strcmp(argv[i], "watch"))
+		return cmd_watch(argc - i, argv + i);
 	if (!strcmp(argv[i], "stats"))
 		return cmd_stats(argc - i, argv + i);
 	if (!strcmp(argv[i], "trace"))
@@ -348,6 +353,8 @@ int main(int argc, char **argv)
 			fputs(fds_usage, stdout);
 		else if (i + 1 < argc && !strcmp(argv[i + 1], "deadlocks"))
 			fputs(deadlocks_usage, stdout);
+		else if (i + 1 < argc && !strcmp(argv[i + 1], "watch"))
+			fputs(watch_usage, stdout);
 		else if (i + 1 < argc && !strcmp(argv[i + 1], "stats"))
 			fputs(stats_usage, stdout);
 		else if (i + 1 < argc && !strcmp(argv[i + 1], "trace"))

@@ -15,9 +15,11 @@ int fencectl_request_dump(uint32_t flags, uint32_t pid, int *ret_fd);
 int fencectl_no_daemon(void);
 
 /* observe.c */
-extern const char deadlocks_usage[], stats_usage[], trace_usage[];
+extern const char deadlocks_usage[], stats_usage[], trace_usage[], watch_usage[];
 int cmd_deadlocks(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
+/* watch.c */
+int cmd_watch(int argc, char **argv);
 
 #endif /* FENCECTL_H */
