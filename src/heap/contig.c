@@ -164,9 +164,16 @@ static void touch_pages(volatile unsigned char *p, size_t len, size_t page)
 static int thp_allocate(struct fl_heap *heap, size_t len, int *ret_fd)
 {
 	struct contig *c = heap->priv;
+	long pages = sysconf(_SC_PHYS_PAGES);
 	void *p;
 	int fd, r;
 
+	/*
+	 * Populating is committing: past half of RAM (ION's limit for its
+	 * system heaps) it would wake the OOM killer rather than fail.
+	 */
+	if (pages > 0 && len / heap->page_size > (size_t)pages / 2)
+		return -ENOMEM;
 	r = fl__heap_memfd(heap, len, &fd);
 	if (r < 0)
 		return r;
