@@ -25,7 +25,7 @@ struct section {
 	int selected;
 };
 
-enum { SEC_CREATE, SEC_INC, SEC_WAKE, SEC_FDSTALL, SEC_DAEMON, NR_SECTIONS };
+enum { SEC_CREATE, SEC_INC, SEC_WAKE, SEC_FDSTALL, SEC_DAEMON, SEC_HEAP, NR_SECTIONS };
 
 static struct section sections[NR_SECTIONS] = {
 	[SEC_CREATE] = { "create", "create/merge/info cost vs socketpair, eventfd, getppid", 0 },
@@ -34,6 +34,7 @@ static struct section sections[NR_SECTIONS] = {
 	[SEC_FDSTALL] = { "fdstall", "fd-table growth stall with threads alive", 0 },
 	[SEC_DAEMON] = { "daemon", "fd API via fencelined: create, requests, wake, clients, memory",
 			 0 },
+	[SEC_HEAP] = { "heap", "buffer alloc..free vs bare memfd; carveout vs free blocks", 0 },
 };
 
 static void usage(FILE *out, const char *argv0)
@@ -231,6 +232,8 @@ int main(int argc, char **argv)
 		fl__bench_fdstall("/proc/self/exe");
 	if (sections[SEC_DAEMON].selected)
 		fl__bench_daemon();
+	if (sections[SEC_HEAP].selected)
+		fl__bench_heap();
 	loadavg("at end");
 	return 0;
 }

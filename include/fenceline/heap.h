@@ -298,8 +298,9 @@ FL_EXPORT int fl_heap_buffer_get_flags(struct fl_heap *heap, int fd, unsigned in
  *
  * With a pool, fl_heap_free() of a buffer of size S asks the pool's worker
  * thread (started on first need) to make a fresh buffer of size S ahead of
- * time, as long as the pool stays within @max_bytes, 64 buffers and 8
- * distinct sizes; fl_heap_alloc() of size S then takes it. A pooled buffer
+ * time, and enough more that S has 4 in stock, as long as the pool stays
+ * within @max_bytes, 64 buffers and 8 distinct sizes; fl_heap_alloc() of
+ * size S then takes one. A pooled buffer
  * costs its fd in this process, and, for "hugetlb" and "thp" heaps, its
  * memory, reserved or populated. Lowering the limit closes pooled buffers
  * until the pool fits. Do not use a heap with a pool in the child of a

@@ -62,6 +62,8 @@ struct fl_heap_ops {
 /* The most ready buffers, and distinct sizes, a pool holds. */
 #define FL_HEAP_POOL_BUFFERS 64
 #define FL_HEAP_POOL_SIZES   8
+/* Ready buffers a freed size is topped up to, limits allowing. */
+#define FL_HEAP_POOL_DEPTH 4
 
 /* One ready buffer: a fresh file that nobody has held. */
 struct fl_heap_pool_entry {
@@ -89,6 +91,7 @@ struct fl_heap_pool {
 	pthread_t worker;
 	pid_t owner; /* the process the worker runs in */
 	bool running, stop;
+	bool idle; /* the worker waits on @wake */
 };
 
 struct fl_heap {

@@ -86,7 +86,9 @@ static void *worker_main(void *data)
 			if (p->cls[i].wanted)
 				c = &p->cls[i];
 		if (!c) {
+			p->idle = true;
 			pthread_cond_wait(&p->wake, &heap->lock);
+			p->idle = false;
 			continue;
 		}
 		/* Still counted in bytes and buffers while it is being made. */
@@ -216,11 +218,20 @@ bool fl__heap_pool_give(struct fl_heap *heap, uint64_t size, int fd)
 	p->doomed[p->ndoomed++] = fd;
 	c = fits(p, size) ? class_get(p, size) : NULL;
 	if (c) {
-		c->wanted++;
-		p->bytes += size;
-		p->buffers++;
+		/* A size freed once is kept in stock a few deep, so the worker works in batches. */
+		do {
+			c->wanted++;
+			p->bytes += size;
+			p->buffers++;
+		} while (c->ready + c->wanted < FL_HEAP_POOL_DEPTH && fits(p, size));
 	}
-	pthread_cond_signal(&p->wake);
+	/*
+	 * Waking the worker is a futex call, and an IPI if it sleeps on another
+	 * CPU: only when it sleeps. A busy worker sees the new work before it
+	 * sleeps again.
+	 */
+	if (p->idle)
+		pthread_cond_signal(&p->wake);
 	return true;
 }
 
