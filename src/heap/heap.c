@@ -2,7 +2,7 @@
 /*
  * The heap framework: argument checks, the record of every live buffer
  * (found again by its fd's inode), accounting, and the calls into a heap
- * kind's ops. The kinds (system.c, carveout.c) only make fds and, for a
+ * kind's ops. The kinds (system.c, carveout.c, contig.c, dma-heap.c) only make fds and, for a
  * carveout, manage the layout.
  */
 #include <errno.h>
