@@ -61,6 +61,7 @@ void fl__bench_fdstall(const char *self_exe);
 void fl__bench_daemon(void);
 void fl__bench_trace(void);
 int fl__bench_trace_child(void);
+void fl__bench_heap(void);
 int fl__bench_fdstall_child(const char *variant);
 
 #endif /* FL_BENCH_H */

@@ -25,7 +25,7 @@ struct section {
 	int selected;
 };
 
-enum { SEC_CREATE, SEC_INC, SEC_WAKE, SEC_FDSTALL, SEC_DAEMON, SEC_TRACE, NR_SECTIONS };
+enum { SEC_CREATE, SEC_INC, SEC_WAKE, SEC_FDSTALL, SEC_DAEMON, SEC_TRACE, SEC_HEAP, NR_SECTIONS };
 
 static struct section sections[NR_SECTIONS] = {
 	[SEC_CREATE] = { "create", "create/merge/info cost vs socketpair, eventfd, getppid", 0 },
@@ -36,6 +36,7 @@ static struct section sections[NR_SECTIONS] = {
 			0 },
 	[SEC_DAEMON] = { "daemon", "fd API via fencelined: create, requests, wake, clients, memory",
 			 0 },
+	[SEC_HEAP] = { "heap", "buffer alloc..free vs bare memfd; carveout vs free blocks", 0 },
 };
 
 static void usage(FILE *out, const char *argv0)
@@ -238,6 +239,8 @@ int main(int argc, char **argv)
 		fl__bench_daemon();
 	if (sections[SEC_TRACE].selected)
 		fl__bench_trace();
+	if (sections[SEC_HEAP].selected)
+		fl__bench_heap();
 	loadavg("at end");
 	return 0;
 }

@@ -314,6 +314,22 @@ static const struct fl_timeline_ops good_ops = { .driver_name = "good", .has_sig
 	X(heap_daemon_group_new_null, -EINVAL, fl_heap_daemon_group_new(NULL))                    \
 	X(heap_daemon_free_group_zero, -EINVAL, fl_heap_daemon_free_group(0))                     \
 	X(heap_daemon_get_usage_null, -EINVAL, fl_heap_daemon_get_usage(NULL, NULL))              \
+	X(heap_print_json_null_heap, -EINVAL, fl_heap_print_json(NULL, stderr))                   \
+	X(heap_open_system_contig_null_ret, -EINVAL, fl_heap_open_system_contig("h", NULL))       \
+	X(heap_open_dma_heap_slash, -EINVAL, fl_heap_open_dma_heap("../x", &fx->out_heap))        \
+	X(heap_open_dma_heap_null_name, -EINVAL, fl_heap_open_dma_heap(NULL, &fx->out_heap))      \
+	X(heap_for_each_dma_heap_null_fn, -EINVAL, fl_heap_for_each_dma_heap(NULL, NULL))         \
+	X(heap_buffer_get_flags_null_heap, -EINVAL,                                               \
+	  fl_heap_buffer_get_flags(NULL, fx->pipe_fd, (unsigned int *)&fx->out_fd))               \
+	X(heap_set_pool_max_null_heap, -EINVAL, fl_heap_set_pool_max(NULL, 1))                    \
+	X(heap_buffer_begin_cpu_access_no_dir, -EINVAL,                                           \
+	  fl_heap_buffer_begin_cpu_access(fx->file_fd, 0))                                        \
+	X(heap_buffer_begin_cpu_access_closed_fd, -EBADF,                                         \
+	  fl_heap_buffer_begin_cpu_access(fx->closed_fd, FL_HEAP_SYNC_READ))                      \
+	X(heap_buffer_end_cpu_access_bad_dir, -EINVAL,                                            \
+	  fl_heap_buffer_end_cpu_access(fx->file_fd, 4))                                          \
+	X(heap_buffer_end_cpu_access_pipe, -ENOTTY,                                               \
+	  fl_heap_buffer_end_cpu_access(fx->pipe_fd, FL_HEAP_SYNC_RW))                            \
 	/* debug.h */                                                                             \
 	X(debug_dump_null_ret, -EINVAL, fl_debug_dump(NULL, &fx->out_len))                        \
 	X(debug_print_null, -EINVAL, fl_debug_print(NULL))                                        \
@@ -349,7 +365,8 @@ struct api_case {
 #define TABLE_ROW(name, expected, expr) { #name, expected, case_##name },
 static const struct api_case cases[] = { API_ERROR_CASES(TABLE_ROW) };
 
-static const int vocabulary[] = { EINVAL, EBADF, ENOTTY, ETIME, ENOENT, EMFILE, ENOMEM, EPERM };
+static const int vocabulary[] = { EINVAL, EBADF,  ENOTTY, ETIME, ENOENT,
+				  EMFILE, ENOMEM, EPERM,  ENODEV };
 
 static int in_vocabulary(long long r)
 {

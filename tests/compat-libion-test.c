@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -17,6 +18,8 @@
 #include <unistd.h>
 
 #include <ion/ion.h>
+
+#include <fenceline/heap.h>
 
 #include "runner.h"
 
@@ -98,27 +101,46 @@ FL_TEST(modern_abi_and_legacy_calls_fail_with_einval)
 	fl_assert_int_eq(ion_close(ion), 0);
 }
 
-FL_TEST(query_reports_system_and_carveout)
+static int count_dma_heap(const char *name, void *data)
 {
-	struct ion_heap_data d[4];
-	int ion = client(), cnt = -1;
-	int seen_system = 0, seen_carveout = 0;
+	(*(int *)data)++;
+	return 0;
+}
 
+FL_TEST(query_reports_system_contig_carveout_and_dma_heaps)
+{
+	struct ion_heap_data d[16];
+	int ion = client(), cnt = -1, dma = 0;
+	int seen_system = 0, seen_contig = 0, seen_carveout = 0;
+
+	fl_assert_int_ge(fl_heap_for_each_dma_heap(count_dma_heap, &dma), 0);
+	if (dma > 8)
+		dma = 8;
 	fl_assert_int_eq(sizeof(struct ion_heap_data), 52);
 	fl_assert_int_eq(ion_query_heap_cnt(ion, &cnt), 0);
-	fl_assert_int_eq(cnt, 2);
+	fl_assert_int_eq(cnt, 3 + dma);
 	memset(d, 0x5a, sizeof(d));
 	fl_assert_int_eq(ion_query_get_heaps(ion, cnt, d), 0);
-	/* Priority order, as ION: highest heap id first. */
-	fl_assert(d[0].heap_id > d[1].heap_id);
 	for (int i = 0; i < cnt; i++) {
+		/* Priority order, as ION: highest heap id first. */
+		if (i)
+			fl_assert(d[i - 1].heap_id > d[i].heap_id);
 		fl_assert_int_eq(d[i].reserved0, 0);
 		fl_assert_int_eq(d[i].reserved1, 0);
 		fl_assert_int_eq(d[i].reserved2, 0);
-		if (strcmp(d[i].name, "system") == 0) {
+		if (d[i].heap_id >= 8) {
+			/* A dma-heap of the kernel's, passed through. */
+			fl_assert(d[i].heap_id <= 15);
+			fl_assert(d[i].type == ION_HEAP_TYPE_DMA ||
+				  d[i].type == ION_HEAP_TYPE_SYSTEM);
+		} else if (strcmp(d[i].name, "system") == 0) {
 			seen_system++;
 			fl_assert_int_eq(d[i].type, ION_HEAP_TYPE_SYSTEM);
 			fl_assert_int_eq(d[i].heap_id, 0);
+		} else if (strcmp(d[i].name, "system-contig") == 0) {
+			seen_contig++;
+			fl_assert_int_eq(d[i].type, ION_HEAP_TYPE_SYSTEM_CONTIG);
+			fl_assert_int_eq(d[i].heap_id, 1);
 		} else {
 			fl_assert_str_eq(d[i].name, "carveout");
 			seen_carveout++;
@@ -127,13 +149,50 @@ FL_TEST(query_reports_system_and_carveout)
 		}
 	}
 	fl_assert_int_eq(seen_system, 1);
+	fl_assert_int_eq(seen_contig, 1);
 	fl_assert_int_eq(seen_carveout, 1);
 	/* Records past @cnt are not touched. */
-	fl_assert_int_eq((unsigned char)d[2].name[0], 0x5a);
+	fl_assert_int_eq((unsigned char)d[cnt].name[0], 0x5a);
 
 	memset(d, 0x5a, sizeof(d));
 	fl_assert_int_eq(ion_query_get_heaps(ion, 1, d), 0);
 	fl_assert_int_eq((unsigned char)d[1].name[0], 0x5a);
+	fl_assert_int_eq(ion_close(ion), 0);
+}
+
+FL_TEST(alloc_from_system_contig_by_its_mask)
+{
+	int ion = client();
+	int fd = alloc(ion, 5000, ION_HEAP_SYSTEM_CONTIG_MASK);
+	char link[64], path[64];
+	ssize_t n;
+
+	fl_assert_int_ge(size_of(fd), 5000);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, link, sizeof(link) - 1);
+	fl_assert(n > 0);
+	link[n] = '\0';
+	fl_assert(strstr(link, "system-contig") != NULL);
+	close(fd);
+	fl_assert_int_eq(ion_close(ion), 0);
+}
+
+FL_TEST(alloc_accepts_ion_flags_and_vendor_bits)
+{
+	static const unsigned int flags[] = { ION_FLAG_CACHED, ION_FLAG_CACHED_NEEDS_SYNC,
+					      ION_FLAG_CACHED | ION_FLAG_CACHED_NEEDS_SYNC,
+					      ION_FLAG_CACHED | (1u << 16) };
+	int ion = client();
+
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+		int fd = -1;
+
+		fl_assert_int_eq(ion_alloc_fd(ion, page(), 0, SYSTEM_MASK | CARVEOUT_MASK, flags[i],
+					      &fd),
+				 0);
+		expect_zero_mappable(fd, page());
+		close(fd);
+	}
 	fl_assert_int_eq(ion_close(ion), 0);
 }
 
@@ -207,8 +266,8 @@ FL_TEST(alloc_errors)
 	fl_assert_int_eq(ion_alloc_fd(ion, SIZE_MAX, 0, SYSTEM_MASK, 0, &fd), -EINVAL);
 	fl_assert_int_eq(ion_alloc_fd(ion, page(), 0, SYSTEM_MASK, 0, NULL), -EINVAL);
 	fl_assert_int_eq(ion_alloc_fd(ion, page(), 0, 0, 0, &fd), -ENODEV);
-	/* Bits of heaps that do not exist. */
-	fl_assert_int_eq(ion_alloc_fd(ion, page(), 0, 0xfffffffau, 0, &fd), -ENODEV);
+	/* Bits of heaps that do not exist: all but system, contig, carveout and dma-heaps. */
+	fl_assert_int_eq(ion_alloc_fd(ion, page(), 0, ~0xff07u, 0, &fd), -ENODEV);
 	fl_assert_int_eq(ion_alloc_fd(-1, page(), 0, SYSTEM_MASK, 0, &fd), -EBADF);
 	fl_assert_int_eq(ion_alloc_fd(STDIN_FILENO, page(), 0, SYSTEM_MASK, 0, &fd), -EINVAL);
 	/* More than half of RAM from the system heap, like ION's Allocate.Large. */

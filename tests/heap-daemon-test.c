@@ -199,7 +199,7 @@ FL_TEST(bad_arguments_get_clear_errors_and_change_nothing)
 	fl_assert_int_eq(fl_heap_daemon_alloc("nosuch", PAGE, 0, &fd), -ENODEV);
 	fl_assert_int_eq(fl_heap_daemon_alloc(long_name, PAGE, 0, &fd), -ENODEV);
 	fl_assert_int_eq(fl_heap_daemon_alloc("", PAGE, 0, &fd), -EINVAL);
-	fl_assert_int_eq(fl_heap_daemon_alloc("system", PAGE, 1, &fd), -EINVAL);
+	fl_assert_int_eq(fl_heap_daemon_alloc("system", PAGE, 1u << 8, &fd), -EINVAL);
 	fl_assert_int_eq(fl_heap_daemon_alloc("system", PAGE, 0x80000000u, &fd), -EINVAL);
 	fl_assert_int_eq(fd, -1);
 	fl_assert_int_eq(fl_heap_daemon_get_usage("nosuch", &(struct fl_heap_daemon_usage){ 0 }),

@@ -20,13 +20,14 @@
  * ============== ====================================================
  * ``-EINVAL``    bad argument, or a nonzero reserved field
  * ``-EBADF``     not an open fd
- * ``-ENOTTY``    the fd is open but is not a fenceline fence
+ * ``-ENOTTY``    the fd is open but is not a fenceline fence (or buffer)
  * ``-ETIME``     a wait timed out (libsync's code)
  * ``-ENOENT``    timeline gone, or the fence already signalled on
  *                fl_fence_add_callback()
  * ``-EMFILE``    out of file descriptors
  * ``-ENOMEM``    out of memory
- * ``-EPERM``     not your timeline
+ * ``-EPERM``     not your timeline, or no permission for a device
+ * ``-ENODEV``    no such device (a dma-heap the kernel does not have)
  * ============== ====================================================
  *
  * Threads: every function may be called from any thread at any time, unless

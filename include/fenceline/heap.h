@@ -10,8 +10,8 @@
  * reads into SIGBUS. Every buffer starts zero-filled; no data from an
  * earlier buffer ever shows through.
  *
- * Two kinds of heap exist so far (docs/heap.md has the design and what is
- * still to come):
+ * Four kinds of heap exist (docs/heap.md has the design and what is still
+ * to come):
  *
  * - **system** (fl_heap_open_system()): page-granular memfds with no
  *   capacity limit beyond the kernel's memory. As with any memfd, pages are
@@ -24,6 +24,18 @@
  *   sub-range of one file cannot be an fd of its own, and handing out the
  *   whole region would let every holder read every other buffer), so the
  *   carveout models capacity and layout; it does not reserve memory.
+ * - **system-contig** (fl_heap_open_system_contig()): memfds of huge pages,
+ *   from the kernel's hugetlb pool (MFD_HUGETLB) when pages are reserved
+ *   there, else advised for transparent huge pages; memory is reserved or
+ *   populated by fl_heap_alloc(). fl_heap_info.backing says which.
+ * - **dma-heap** (fl_heap_open_dma_heap()): real dma-bufs from the kernel's
+ *   /dev/dma_heap/<name>. They cannot be sealed, but nobody can resize a
+ *   dma-buf either.
+ *
+ * Pools (fl_heap_set_pool_max()): a heap can keep fresh buffers of the
+ * sizes freed recently, made ahead of time by a worker thread, and close
+ * freed buffers on that thread (deferred freeing). A pooled buffer is a
+ * file that nobody ever held, so no data can leak through the pool.
  *
  * Ownership: fl_heap_alloc() returns an fd that the caller owns. The heap
  * keeps a record of the buffer, found again by the fd's inode, so any fd of
@@ -55,10 +67,32 @@ struct fl_heap;
 /** Maximum length of heap names and kinds, including the NUL. */
 #define FL_HEAP_NAME_MAX 32
 
+/*
+ * Allocation flags, with the values and meanings of ION's: recorded with
+ * the buffer (fl_heap_buffer_get_flags()). Memfd memory is CPU-cached and
+ * coherent whatever they say; a dma-heap decides caching by the heap itself
+ * (e.g. "system" versus "system-uncached"), not by a flag.
+ */
+/** The buffer's CPU mappings are cached (ION_FLAG_CACHED). */
+#define FL_HEAP_FLAG_CACHED (1u << 0)
+/** The user brackets CPU access with begin/end calls (ION_FLAG_CACHED_NEEDS_SYNC). */
+#define FL_HEAP_FLAG_NEEDS_SYNC (1u << 1)
+/** Every flag fl_heap_alloc() knows; any other bit is -EINVAL. */
+#define FL_HEAP_FLAGS_ALL (FL_HEAP_FLAG_CACHED | FL_HEAP_FLAG_NEEDS_SYNC)
+
+/* Directions of CPU access, as DMA_BUF_SYNC_READ/WRITE/RW. */
+/** The CPU reads the buffer. */
+#define FL_HEAP_SYNC_READ (1u << 0)
+/** The CPU writes the buffer. */
+#define FL_HEAP_SYNC_WRITE (1u << 1)
+/** The CPU reads and writes the buffer. */
+#define FL_HEAP_SYNC_RW (FL_HEAP_SYNC_READ | FL_HEAP_SYNC_WRITE)
+
 /**
  * struct fl_heap_info - a heap's accounting, filled by fl_heap_get_info()
  * @name: the heap's name, NUL-terminated
- * @kind: the heap's kind, "system" or "carveout"
+ * @kind: the heap's kind: "system", "carveout", "system-contig" or
+ *	"dma-heap"
  * @capacity: bytes the heap can hand out at most (a carveout's size,
  *	rounded up to whole pages); 0 for no fixed capacity (system)
  * @allocated: bytes in live buffers, each counted rounded up to whole pages
@@ -73,6 +107,20 @@ struct fl_heap;
  *	0 when it is full); 0 for a heap without fixed capacity
  * @largest_free: the largest free block of a carveout, the largest buffer it
  *	can hand out now; 0 for a heap without fixed capacity
+ * @backing: what the buffers are: "memfd" (system, carveout), "hugetlb"
+ *	(system-contig from the hugetlb pool), "thp" (system-contig as memfds
+ *	advised for transparent huge pages, which the kernel's shmem_enabled
+ *	setting honours), "thp-disabled" (the same, but the kernel gives shmem
+ *	no huge pages: plain pages) or "dma-buf" (a dma-heap)
+ * @granule: sizes are rounded up to a multiple of this: the page size, or
+ *	the huge page size for "hugetlb"
+ * @pool_max: the pool's limit in bytes (fl_heap_set_pool_max()); 0: no pool
+ * @pool_bytes: bytes in ready pooled buffers (not in @allocated)
+ * @pool_buffers: ready pooled buffers
+ * @pool_pending: buffers the pool's worker is still to make
+ * @pool_hits: allocations served from the pool
+ * @pool_misses: allocations that found no pooled buffer of their size while
+ *	the pool was on
  *
  * A carveout's free bytes are exactly @capacity - @allocated; its
  * fragmentation shows as free bytes well above @largest_free, spread over
@@ -90,6 +138,14 @@ struct fl_heap_info {
 	uint64_t failures;
 	uint64_t free_blocks;
 	uint64_t largest_free;
+	char backing[FL_HEAP_NAME_MAX];
+	uint64_t granule;
+	uint64_t pool_max;
+	uint64_t pool_bytes;
+	uint64_t pool_buffers;
+	uint64_t pool_pending;
+	uint64_t pool_hits;
+	uint64_t pool_misses;
 };
 
 /**
@@ -119,6 +175,63 @@ FL_EXPORT int fl_heap_open_system(const char *name, struct fl_heap **ret_heap);
 FL_EXPORT int fl_heap_open_carveout(const char *name, size_t size, struct fl_heap **ret_heap);
 
 /**
+ * fl_heap_open_system_contig() - open a heap of huge-page buffers
+ * @name: the heap's name, truncated to 31 bytes; NULL gives "system-contig"
+ * @ret_heap: on success, the new heap, owned by the caller (fl_heap_close())
+ *
+ * Chosen once, at open, and shown in fl_heap_info.backing:
+ *
+ * - "hugetlb" when the kernel's pool of default-size huge pages has pages
+ *   (vm.nr_hugepages or vm.nr_overcommit_hugepages above 0): buffers are
+ *   memfd_create(MFD_HUGETLB) files, sizes rounded up to the huge page
+ *   size (fl_heap_info.granule), sealed as other buffers, and their huge
+ *   pages reserved by fl_heap_alloc(), which fails with -ENOMEM when the
+ *   pool cannot cover the buffer;
+ * - otherwise "thp" or "thp-disabled": page-rounded memfds, populated by
+ *   fl_heap_alloc() through a mapping advised with MADV_HUGEPAGE, which
+ *   gets transparent huge pages where the kernel's
+ *   /sys/kernel/mm/transparent_hugepage/shmem_enabled allows them ("thp")
+ *   and plain pages where it does not ("thp-disabled").
+ *
+ * Either way the memory exists when fl_heap_alloc() returns: touching a
+ * buffer never faults for want of memory.
+ * Return: 0, -EINVAL (@ret_heap NULL) or -ENOMEM.
+ */
+FL_EXPORT int fl_heap_open_system_contig(const char *name, struct fl_heap **ret_heap);
+
+/**
+ * fl_heap_open_dma_heap() - open a heap that passes through to a dma-heap
+ * @name: the dma-heap's name, a file in /dev/dma_heap (or in the directory
+ *	that the environment variable FENCELINE_DMA_HEAP_DIR names), such as
+ *	"system" or "linux,cma"; also the heap's name
+ * @ret_heap: on success, the new heap, owned by the caller (fl_heap_close())
+ *
+ * Buffers are dma-bufs from DMA_HEAP_IOCTL_ALLOC, page-rounded. They are
+ * not sealed (dma-bufs cannot be), but their size is fixed at allocation
+ * and no holder can change it. The heap keeps the device open until
+ * fl_heap_close().
+ * Return: 0; -EINVAL (@name NULL, empty, ".", ".." or with a '/'; @ret_heap
+ * NULL); -ENODEV (no such dma-heap, or the file is not a dma-heap device:
+ * with FENCELINE_DEBUG=heap, a line on stderr says which); -EPERM (not
+ * allowed to open the device); -EMFILE or -ENOMEM.
+ */
+FL_EXPORT int fl_heap_open_dma_heap(const char *name, struct fl_heap **ret_heap);
+
+/**
+ * fl_heap_for_each_dma_heap() - list the dma-heaps the kernel has
+ * @fn: called with each dma-heap's name (valid during the call), in name
+ *	order; returning nonzero stops the walk
+ * @data: passed to @fn
+ *
+ * Looks in /dev/dma_heap, or FENCELINE_DMA_HEAP_DIR if set, for character
+ * devices that belong to the kernel's dma_heap class; other files are
+ * skipped. A missing directory means none.
+ * Return: the number of names passed to @fn; -EINVAL (@fn NULL); -EPERM
+ * (the directory cannot be read); -ENOMEM or -EMFILE.
+ */
+FL_EXPORT int fl_heap_for_each_dma_heap(int (*fn)(const char *name, void *data), void *data);
+
+/**
  * fl_heap_close() - close a heap
  * @heap: the heap, owned by the caller; NULL does nothing
  *
@@ -132,13 +245,17 @@ FL_EXPORT void fl_heap_close(struct fl_heap *heap);
  * fl_heap_alloc() - allocate a zero-filled buffer as a sealed memfd
  * @heap: the heap (borrowed)
  * @len: the buffer's size in bytes, rounded up to whole pages
- * @flags: reserved, must be 0
+ * @flags: FL_HEAP_FLAG_CACHED and FL_HEAP_FLAG_NEEDS_SYNC, or 0;
+ *	recorded with the buffer
  * @ret_fd: on success, the buffer's fd (O_CLOEXEC), owned by the caller
  *
- * The fd's size is @len rounded up to the page size, and it is sealed
- * against shrinking, growing and further sealing; it stays writable. Give
- * the buffer back with fl_heap_free().
- * Return: 0; -EINVAL (@heap or @ret_fd NULL, @len 0, @flags not 0);
+ * The fd's size is @len rounded up to the heap's granule (the page size,
+ * or the huge page size of a "hugetlb" heap), and a memfd is sealed
+ * against shrinking, growing and further sealing; it stays writable. A
+ * dma-buf is not sealed, but cannot be resized. If the heap has a pool with
+ * a ready buffer of that size, the buffer comes from there. Give the
+ * buffer back with fl_heap_free().
+ * Return: 0; -EINVAL (@heap or @ret_fd NULL, @len 0, an unknown @flags bit);
  * -ENOMEM (a carveout has no free block large enough, @len is too large,
  * or the kernel is out of memory); -EMFILE (out of fds). A failed
  * allocation leaves the heap as it was.
@@ -153,10 +270,72 @@ FL_EXPORT int fl_heap_alloc(struct fl_heap *heap, size_t len, unsigned int flags
  * The buffer stops counting against @heap, and a carveout's range becomes
  * free for the next allocation. Other fds and mappings of the buffer stay
  * valid (their memory is the buffer's own, never handed out again).
+ * With a pool on, @fd is closed by the pool's worker thread a moment later
+ * (deferred freeing: the kernel frees the pages there, not here); either
+ * way the caller must not use @fd again, and fl_heap_close() closes what
+ * is still waiting.
  * Return: 0; -EINVAL (@heap NULL, or @fd is no live buffer of @heap: it
  * stays open); -EBADF (@fd is not an open fd).
  */
 FL_EXPORT int fl_heap_free(struct fl_heap *heap, int fd);
+
+/**
+ * fl_heap_buffer_get_flags() - the flags a live buffer was allocated with
+ * @heap: the heap that allocated the buffer (borrowed)
+ * @fd: any fd of the buffer (borrowed)
+ * @ret_flags: on success, the FL_HEAP_FLAG_* bits given to fl_heap_alloc()
+ * Return: 0; -EINVAL (@heap or @ret_flags NULL, or @fd is no live buffer of
+ * @heap); -EBADF (@fd is not an open fd).
+ */
+FL_EXPORT int fl_heap_buffer_get_flags(struct fl_heap *heap, int fd, unsigned int *ret_flags);
+
+/**
+ * fl_heap_set_pool_max() - turn a heap's pool on, resize it or turn it off
+ * @heap: the heap (borrowed)
+ * @max_bytes: the most bytes the pool may hold in ready buffers; 0 turns
+ *	the pool off. A heap starts with the value of the environment variable
+ *	FENCELINE_HEAP_POOL_MAX (bytes, read at each open), or 0.
+ *
+ * With a pool, fl_heap_free() of a buffer of size S asks the pool's worker
+ * thread (started on first need) to make a fresh buffer of size S ahead of
+ * time, and enough more that S has 4 in stock, as long as the pool stays
+ * within @max_bytes, 64 buffers and 8 distinct sizes; fl_heap_alloc() of
+ * size S then takes one. A pooled buffer
+ * costs its fd in this process, and, for "hugetlb" and "thp" heaps, its
+ * memory, reserved or populated. Lowering the limit closes pooled buffers
+ * until the pool fits. Do not use a heap with a pool in the child of a
+ * fork(): its worker thread is not there.
+ * Return: 0, -EINVAL (@heap NULL).
+ */
+FL_EXPORT int fl_heap_set_pool_max(struct fl_heap *heap, uint64_t max_bytes);
+
+/**
+ * fl_heap_buffer_begin_cpu_access() - bracket CPU access to a buffer: start
+ * @fd: an fd of the buffer (borrowed): a dma-buf, or a memfd or other
+ *	tmpfs or hugetlbfs file
+ * @dir: FL_HEAP_SYNC_READ, FL_HEAP_SYNC_WRITE or FL_HEAP_SYNC_RW
+ *
+ * For a dma-buf, DMA_BUF_IOCTL_SYNC with DMA_BUF_SYNC_START: the exporter
+ * makes the memory coherent for the CPU (e.g. invalidates caches after a
+ * device wrote). For memfd memory there is nothing to do (CPU-cached,
+ * coherent, no device between), whatever the buffer's flags: the call only
+ * checks its arguments, so code written for dma-bufs runs unchanged.
+ * Return: 0; -EINVAL (@dir 0 or with unknown bits); -EBADF (@fd not open);
+ * -ENOTTY (@fd is open but neither a dma-buf nor memory-backed); or the
+ * dma-buf exporter's error.
+ */
+FL_EXPORT int fl_heap_buffer_begin_cpu_access(int fd, unsigned int dir);
+
+/**
+ * fl_heap_buffer_end_cpu_access() - bracket CPU access to a buffer: end
+ * @fd: as for fl_heap_buffer_begin_cpu_access()
+ * @dir: the direction given to the matching begin
+ *
+ * For a dma-buf, DMA_BUF_IOCTL_SYNC with DMA_BUF_SYNC_END (e.g. writes the
+ * CPU's caches back before a device reads); for memfd memory, checks only.
+ * Return: as fl_heap_buffer_begin_cpu_access().
+ */
+FL_EXPORT int fl_heap_buffer_end_cpu_access(int fd, unsigned int dir);
 
 /**
  * fl_heap_get_info() - a heap's name, kind and accounting
@@ -177,10 +356,21 @@ FL_EXPORT int fl_heap_get_info(struct fl_heap *heap, struct fl_heap_info *ret_in
  * then one line per live buffer (its inode, as ``stat -L`` shows it for
  * /proc/PID/fd/N, its offset in a carveout or "-", and its size), then, for
  * a carveout, one line per free block in address order. For people, not
- * parsers: the format may change.
+ * parsers (fl_heap_print_json() is for them): the format may change.
  * Return: 0, -EINVAL (@heap or @out NULL), -ENOMEM or -EIO.
  */
 FL_EXPORT int fl_heap_print(struct fl_heap *heap, FILE *out);
+
+/**
+ * fl_heap_print_json() - write a heap's accounting as one JSON object
+ * @heap: the heap (borrowed)
+ * @out: the stream (borrowed)
+ *
+ * The same snapshot as fl_heap_print(), as one JSON object and a newline;
+ * the schema is in docs/heap.md ("Accounting as JSON") and only grows.
+ * Return: 0, -EINVAL (@heap or @out NULL), -ENOMEM or -EIO.
+ */
+FL_EXPORT int fl_heap_print_json(struct fl_heap *heap, FILE *out);
 
 FL_END_DECLS
 

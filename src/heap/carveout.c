@@ -148,7 +148,7 @@ static void carveout_unreserve(struct fl_heap *heap, void *priv)
 	fl__avl_insert(&c->free_tree, &b->node);
 }
 
-static int carveout_allocate(struct fl_heap *heap, size_t len, unsigned int flags, int *ret_fd)
+static int carveout_allocate(struct fl_heap *heap, size_t len, int *ret_fd)
 {
 	/*
 	 * A new memfd is zero-filled by the kernel, so no data of an earlier
@@ -167,11 +167,12 @@ static void carveout_fill_info(struct fl_heap *heap, struct fl_heap_info *info)
 	info->largest_free = largest ? block_of(largest)->size : 0;
 }
 
-static void carveout_print_free(struct fl_heap *heap, FILE *out)
+static void carveout_walk_free(struct fl_heap *heap,
+			       void (*fn)(uint64_t offset, uint64_t size, void *data), void *data)
 {
 	for (const struct block *b = carveout_of(heap)->first; b; b = b->next)
 		if (b->free)
-			fprintf(out, "  %16" PRIu64 " %16" PRIu64 "\n", b->offset, b->size);
+			fn(b->offset, b->size, data);
 }
 
 static void carveout_destroy(struct fl_heap *heap)
@@ -192,7 +193,7 @@ static const struct fl_heap_ops carveout_ops = {
 	.reserve = carveout_reserve,
 	.unreserve = carveout_unreserve,
 	.fill_info = carveout_fill_info,
-	.print_free = carveout_print_free,
+	.walk_free = carveout_walk_free,
 	.destroy = carveout_destroy,
 };
 

@@ -10,9 +10,11 @@
 #define FL_HEAP_INTERNAL_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include <fenceline/heap.h>
 
@@ -23,7 +25,8 @@
  * @kind: the kind's name, as fl_heap_info.kind shows it. Mandatory.
  * @allocate: makes the buffer's fd. Mandatory.
  *	Context: any thread, heap lock *not* held; may block and allocate.
- *	@len is nonzero and a page multiple; @flags is 0 in this version.
+ *	@len is nonzero and a multiple of the heap's granule. Also called by
+ *	the pool's worker thread, to make buffers ahead of time.
  *	Return: 0 with an O_CLOEXEC fd of exactly @len bytes in *@ret_fd, or
  *	-ENOMEM / -EMFILE with nothing left open.
  * @reserve: takes @len bytes of the heap's capacity for a buffer about to
@@ -36,8 +39,8 @@
  *	not block; cannot fail.
  * @fill_info: adds the kind's figures (capacity, free blocks) to @info.
  *	Optional: NULL leaves them 0. Context: heap lock held; must not block.
- * @print_free: writes one line per free block to @out, in address order.
- *	Optional: NULL prints none. Context: heap lock held.
+ * @walk_free: calls @fn on each free block, in address order. Optional:
+ *	NULL means the heap has no layout. Context: heap lock held.
  * @destroy: frees the kind's data, after every reserved range was given
  *	back. Optional (NULL: nothing to free). Context: fl_heap_close(), no
  *	other thread using the heap.
@@ -47,19 +50,56 @@
  */
 struct fl_heap_ops {
 	const char *kind;
-	int (*allocate)(struct fl_heap *heap, size_t len, unsigned int flags, int *ret_fd);
+	int (*allocate)(struct fl_heap *heap, size_t len, int *ret_fd);
 	int (*reserve)(struct fl_heap *heap, size_t len, void **ret_priv, uint64_t *ret_offset);
 	void (*unreserve)(struct fl_heap *heap, void *priv);
 	void (*fill_info)(struct fl_heap *heap, struct fl_heap_info *info);
-	void (*print_free)(struct fl_heap *heap, FILE *out);
+	void (*walk_free)(struct fl_heap *heap,
+			  void (*fn)(uint64_t offset, uint64_t size, void *data), void *data);
 	void (*destroy)(struct fl_heap *heap);
+};
+
+/* The most ready buffers, and distinct sizes, a pool holds. */
+#define FL_HEAP_POOL_BUFFERS 64
+#define FL_HEAP_POOL_SIZES   8
+/* Ready buffers a freed size is topped up to, limits allowing. */
+#define FL_HEAP_POOL_DEPTH 4
+
+/* One ready buffer: a fresh file that nobody has held. */
+struct fl_heap_pool_entry {
+	int fd;
+	dev_t dev;
+	ino_t ino;
+};
+
+/* Ready buffers of one size, and how many more the worker should make. */
+struct fl_heap_pool_class {
+	uint64_t size; /* 0: slot unused */
+	unsigned int ready, wanted;
+	struct fl_heap_pool_entry entry[FL_HEAP_POOL_BUFFERS];
+};
+
+/* A heap's pool (pool.c); everything under the heap's lock. */
+struct fl_heap_pool {
+	uint64_t max; /* bytes; 0: off */
+	uint64_t bytes, buffers; /* ready + wanted */
+	uint64_t hits, misses;
+	struct fl_heap_pool_class cls[FL_HEAP_POOL_SIZES];
+	int *doomed; /* fds freed, for the worker to close */
+	size_t ndoomed, doomed_cap;
+	pthread_cond_t wake;
+	pthread_t worker;
+	pid_t owner; /* the process the worker runs in */
+	bool running, stop;
+	bool idle; /* the worker waits on @wake */
 };
 
 struct fl_heap {
 	const struct fl_heap_ops *ops;
 	void *priv; /* the kind's; may be NULL */
 	char name[FL_HEAP_NAME_MAX];
-	size_t page_size;
+	char backing[FL_HEAP_NAME_MAX]; /* "memfd" unless the kind says otherwise */
+	size_t page_size; /* the granule sizes round up to; a kind may raise it */
 
 	/*
 	 * @lock covers everything below and the kind's reserve state. It is
@@ -72,7 +112,33 @@ struct fl_heap {
 	uint64_t allocated, live;
 	uint64_t peak_allocated, peak_buffers;
 	uint64_t allocations, failures;
+	struct fl_heap_pool pool;
 };
+
+#define FL_HEAP_NO_OFFSET UINT64_MAX
+
+/*
+ * One live buffer. The inode, not the fd number, names it: the caller may
+ * free through a dup() or an fd that came back from another process, and
+ * an fd number is reused as soon as it is closed.
+ */
+struct fl_heap_buffer {
+	struct fl_avl_node node; /* in fl_heap.buffers */
+	dev_t dev;
+	ino_t ino;
+	uint64_t size;
+	uint64_t offset; /* FL_HEAP_NO_OFFSET in a heap without layout */
+	void *priv; /* from ops->reserve; may be NULL */
+	unsigned int flags; /* FL_HEAP_FLAG_* */
+};
+
+static inline struct fl_heap_buffer *fl__heap_buffer_of(const struct fl_avl_node *n)
+{
+	return (struct fl_heap_buffer *)((char *)n - offsetof(struct fl_heap_buffer, node));
+}
+
+/* Fills @info from @heap's counters and its kind. Heap lock held. */
+void fl__heap_fill_info_locked(struct fl_heap *heap, struct fl_heap_info *info);
 
 /*
  * Makes a heap of @ops' kind that owns @priv (freed by ops->destroy, also
@@ -87,5 +153,29 @@ int fl__heap_create(const struct fl_heap_ops *ops, const char *name, void *priv,
  * -EMFILE.
  */
 int fl__heap_memfd(const struct fl_heap *heap, size_t len, int *ret_fd);
+
+/* The kernel's errno for making a buffer, as the library's -errno. */
+int fl__heap_alloc_error(int err);
+
+/* A line on stderr when FENCELINE_DEBUG has "heap" or "all" (log.c). */
+void fl__heap_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * The pool (pool.c). All but fl__heap_pool_init() and _fini() are called
+ * with the heap's lock held and never block.
+ */
+void fl__heap_pool_init(struct fl_heap *heap);
+/* Stops the worker and closes every pooled and doomed fd. No lock held. */
+void fl__heap_pool_fini(struct fl_heap *heap);
+/* Takes a ready buffer of @size: its fd, or -1 (a miss, if the pool is on). */
+int fl__heap_pool_take(struct fl_heap *heap, uint64_t size, dev_t *ret_dev, ino_t *ret_ino);
+/*
+ * Hands a freed buffer's @fd to the worker to close and asks for a fresh
+ * buffer of @size. Returns false if the pool is off or the worker cannot
+ * run: the caller then closes @fd itself.
+ */
+bool fl__heap_pool_give(struct fl_heap *heap, uint64_t size, int fd);
+/* Sets the limit; fds to close (unlocked) go to *@ret_fds, freed by the caller. */
+void fl__heap_pool_set_max(struct fl_heap *heap, uint64_t max, int **ret_fds, size_t *ret_n);
 
 #endif /* FL_HEAP_INTERNAL_H */

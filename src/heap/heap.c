@@ -2,7 +2,7 @@
 /*
  * The heap framework: argument checks, the record of every live buffer
  * (found again by its fd's inode), accounting, and the calls into a heap
- * kind's ops. The kinds (system.c, carveout.c) only make fds and, for a
+ * kind's ops. The kinds (system.c, carveout.c, contig.c, dma-heap.c) only make fds and, for a
  * carveout, manage the layout.
  */
 #include <errno.h>
@@ -23,31 +23,12 @@
 #include "avl.h"
 #include "heap-internal.h"
 
-#define NO_OFFSET UINT64_MAX
-
-/*
- * One live buffer. The inode, not the fd number, names it: the caller may
- * free through a dup() or an fd that came back from another process, and
- * an fd number is reused as soon as it is closed.
- */
-struct fl_heap_buffer {
-	struct fl_avl_node node; /* in fl_heap.buffers */
-	dev_t dev;
-	ino_t ino;
-	uint64_t size;
-	uint64_t offset; /* NO_OFFSET in a heap without layout */
-	void *priv; /* from ops->reserve; may be NULL */
-};
-
 struct buffer_key {
 	dev_t dev;
 	ino_t ino;
 };
 
-static struct fl_heap_buffer *buffer_of(const struct fl_avl_node *n)
-{
-	return (struct fl_heap_buffer *)((char *)n - offsetof(struct fl_heap_buffer, node));
-}
+#define buffer_of fl__heap_buffer_of
 
 static int cmp_key(dev_t dev_a, ino_t ino_a, dev_t dev_b, ino_t ino_b)
 {
@@ -74,7 +55,7 @@ static int buffer_key_cmp(const void *key, const struct fl_avl_node *n)
 }
 
 /* The kernel's errors for making a buffer, in the library's vocabulary. */
-static int alloc_error(int err)
+int fl__heap_alloc_error(int err)
 {
 	switch (err) {
 	case EMFILE:
@@ -101,7 +82,7 @@ int fl__heap_memfd(const struct fl_heap *heap, size_t len, int *ret_fd)
 	snprintf(name, sizeof(name), "fl-heap:%s", heap->name);
 	fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
-		return alloc_error(errno);
+		return fl__heap_alloc_error(errno);
 	while ((r = ftruncate(fd, (off_t)len)) < 0 && errno == EINTR)
 		;
 	/*
@@ -111,7 +92,7 @@ int fl__heap_memfd(const struct fl_heap *heap, size_t len, int *ret_fd)
 	if (r == 0)
 		r = fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
 	if (r < 0) {
-		r = alloc_error(errno);
+		r = fl__heap_alloc_error(errno);
 		close(fd);
 		return r;
 	}
@@ -142,9 +123,11 @@ int fl__heap_create(const struct fl_heap_ops *ops, const char *name, void *priv,
 	heap->ops = ops;
 	heap->priv = priv;
 	name_copy(heap->name, name ? name : ops->kind);
+	name_copy(heap->backing, "memfd");
 	heap->page_size = page > 0 ? (size_t)page : 4096;
 	heap->buffers = (struct fl_avl_tree)FL_AVL_TREE_INIT(buffer_cmp);
 	pthread_mutex_init(&heap->lock, NULL);
+	fl__heap_pool_init(heap);
 	*ret_heap = heap;
 	return 0;
 }
@@ -174,6 +157,8 @@ FL_EXPORT void fl_heap_close(struct fl_heap *heap)
 {
 	if (!heap)
 		return;
+	/* First: the worker may be in ops->allocate, which needs the kind's data. */
+	fl__heap_pool_fini(heap);
 	pthread_mutex_lock(&heap->lock);
 	fl__avl_drain(&heap->buffers, close_buffer, heap);
 	pthread_mutex_unlock(&heap->lock);
@@ -193,16 +178,36 @@ static size_t page_round(const struct fl_heap *heap, size_t len)
 	return (len + mask) & ~mask;
 }
 
+/* Records @b, made with the lock dropped, as live. Under the lock. */
+static void record_locked(struct fl_heap *heap, struct fl_heap_buffer *b)
+{
+	struct buffer_key key = { b->dev, b->ino };
+	struct fl_avl_node *stale;
+
+	/*
+	 * A record with this inode can only be left over from a buffer whose
+	 * fds were all closed without fl_heap_free(), its inode number since
+	 * reused: that buffer is gone, so its record goes too.
+	 */
+	stale = fl__avl_find(&heap->buffers, &key, buffer_key_cmp);
+	if (stale)
+		forget_locked(heap, buffer_of(stale));
+	fl__avl_insert(&heap->buffers, &b->node);
+	if (heap->allocated > heap->peak_allocated)
+		heap->peak_allocated = heap->allocated;
+	if (heap->live > heap->peak_buffers)
+		heap->peak_buffers = heap->live;
+	heap->allocations++;
+}
+
 FL_EXPORT int fl_heap_alloc(struct fl_heap *heap, size_t len, unsigned int flags, int *ret_fd)
 {
 	struct fl_heap_buffer *b;
-	struct fl_avl_node *stale;
-	struct buffer_key key;
 	struct stat st;
 	size_t size;
 	int fd = -1, r;
 
-	if (!heap || !ret_fd || len == 0 || flags)
+	if (!heap || !ret_fd || len == 0 || (flags & ~FL_HEAP_FLAGS_ALL))
 		return -EINVAL;
 	size = page_round(heap, len);
 	b = size ? calloc(1, sizeof(*b)) : NULL;
@@ -211,7 +216,8 @@ FL_EXPORT int fl_heap_alloc(struct fl_heap *heap, size_t len, unsigned int flags
 		goto fail_counted;
 	}
 	b->size = size;
-	b->offset = NO_OFFSET;
+	b->offset = FL_HEAP_NO_OFFSET;
+	b->flags = flags;
 
 	/*
 	 * Counted from the reservation on, so that a snapshot of a carveout
@@ -222,17 +228,25 @@ FL_EXPORT int fl_heap_alloc(struct fl_heap *heap, size_t len, unsigned int flags
 	if (r == 0) {
 		heap->allocated += size;
 		heap->live++;
+		/* A pooled buffer is ready: no syscall, one trip through the lock. */
+		fd = fl__heap_pool_take(heap, size, &b->dev, &b->ino);
+		if (fd >= 0)
+			record_locked(heap, b);
 	}
 	pthread_mutex_unlock(&heap->lock);
 	if (r < 0) {
 		free(b);
 		goto fail_counted;
 	}
+	if (fd >= 0) {
+		*ret_fd = fd;
+		return 0;
+	}
 
 	/* The fd is made without the lock: it may take a while. */
-	r = heap->ops->allocate(heap, size, flags, &fd);
+	r = heap->ops->allocate(heap, size, &fd);
 	if (r == 0 && fstat(fd, &st) < 0)
-		r = alloc_error(errno);
+		r = fl__heap_alloc_error(errno);
 
 	pthread_mutex_lock(&heap->lock);
 	if (r < 0) {
@@ -249,21 +263,7 @@ FL_EXPORT int fl_heap_alloc(struct fl_heap *heap, size_t len, unsigned int flags
 	}
 	b->dev = st.st_dev;
 	b->ino = st.st_ino;
-	/*
-	 * A record with this inode can only be left over from a buffer whose
-	 * fds were all closed without fl_heap_free(), its inode number since
-	 * reused: that buffer is gone, so its record goes too.
-	 */
-	key = (struct buffer_key){ b->dev, b->ino };
-	stale = fl__avl_find(&heap->buffers, &key, buffer_key_cmp);
-	if (stale)
-		forget_locked(heap, buffer_of(stale));
-	fl__avl_insert(&heap->buffers, &b->node);
-	if (heap->allocated > heap->peak_allocated)
-		heap->peak_allocated = heap->allocated;
-	if (heap->live > heap->peak_buffers)
-		heap->peak_buffers = heap->live;
-	heap->allocations++;
+	record_locked(heap, b);
 	pthread_mutex_unlock(&heap->lock);
 	*ret_fd = fd;
 	return 0;
@@ -275,29 +275,77 @@ fail_counted:
 	return r;
 }
 
+/* The live buffer @fd belongs to; -EBADF, or NULL. Under the lock. */
+static struct fl_heap_buffer *find_locked(struct fl_heap *heap, const struct stat *st)
+{
+	struct buffer_key key = { st->st_dev, st->st_ino };
+	struct fl_avl_node *n = fl__avl_find(&heap->buffers, &key, buffer_key_cmp);
+
+	return n ? buffer_of(n) : NULL;
+}
+
 FL_EXPORT int fl_heap_free(struct fl_heap *heap, int fd)
 {
-	struct fl_avl_node *n;
-	struct buffer_key key;
+	struct fl_heap_buffer *b;
 	struct stat st;
+	bool deferred = false;
 
 	if (!heap)
 		return -EINVAL;
 	if (fd < 0 || fstat(fd, &st) < 0)
 		return -EBADF;
-	key = (struct buffer_key){ st.st_dev, st.st_ino };
 	pthread_mutex_lock(&heap->lock);
-	n = fl__avl_find(&heap->buffers, &key, buffer_key_cmp);
-	if (n)
-		forget_locked(heap, buffer_of(n));
+	b = find_locked(heap, &st);
+	if (b) {
+		deferred = fl__heap_pool_give(heap, b->size, fd);
+		forget_locked(heap, b);
+	}
 	pthread_mutex_unlock(&heap->lock);
-	if (!n)
+	if (!b)
 		return -EINVAL;
-	close(fd);
+	if (!deferred)
+		close(fd);
 	return 0;
 }
 
-static void fill_info_locked(struct fl_heap *heap, struct fl_heap_info *info)
+FL_EXPORT int fl_heap_buffer_get_flags(struct fl_heap *heap, int fd, unsigned int *ret_flags)
+{
+	struct fl_heap_buffer *b;
+	unsigned int flags = 0;
+	struct stat st;
+
+	if (!heap || !ret_flags)
+		return -EINVAL;
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return -EBADF;
+	pthread_mutex_lock(&heap->lock);
+	b = find_locked(heap, &st);
+	if (b)
+		flags = b->flags;
+	pthread_mutex_unlock(&heap->lock);
+	if (!b)
+		return -EINVAL;
+	*ret_flags = flags;
+	return 0;
+}
+
+FL_EXPORT int fl_heap_set_pool_max(struct fl_heap *heap, uint64_t max_bytes)
+{
+	int *fds = NULL;
+	size_t n = 0;
+
+	if (!heap)
+		return -EINVAL;
+	pthread_mutex_lock(&heap->lock);
+	fl__heap_pool_set_max(heap, max_bytes, &fds, &n);
+	pthread_mutex_unlock(&heap->lock);
+	for (size_t i = 0; i < n; i++)
+		close(fds[i]);
+	free(fds);
+	return 0;
+}
+
+void fl__heap_fill_info_locked(struct fl_heap *heap, struct fl_heap_info *info)
 {
 	memset(info, 0, sizeof(*info));
 	name_copy(info->name, heap->name);
@@ -308,6 +356,16 @@ static void fill_info_locked(struct fl_heap *heap, struct fl_heap_info *info)
 	info->peak_buffers = heap->peak_buffers;
 	info->allocations = heap->allocations;
 	info->failures = heap->failures;
+	name_copy(info->backing, heap->backing);
+	info->granule = heap->page_size;
+	info->pool_max = heap->pool.max;
+	for (int i = 0; i < FL_HEAP_POOL_SIZES; i++) {
+		info->pool_bytes += heap->pool.cls[i].ready * heap->pool.cls[i].size;
+		info->pool_buffers += heap->pool.cls[i].ready;
+	}
+	info->pool_pending = heap->pool.buffers - info->pool_buffers;
+	info->pool_hits = heap->pool.hits;
+	info->pool_misses = heap->pool.misses;
 	if (heap->ops->fill_info)
 		heap->ops->fill_info(heap, info);
 }
@@ -319,69 +377,8 @@ FL_EXPORT int fl_heap_get_info(struct fl_heap *heap, struct fl_heap_info *ret_in
 	if (!heap || !ret_info)
 		return -EINVAL;
 	pthread_mutex_lock(&heap->lock);
-	fill_info_locked(heap, &info);
+	fl__heap_fill_info_locked(heap, &info);
 	pthread_mutex_unlock(&heap->lock);
 	*ret_info = info;
 	return 0;
-}
-
-static void print_buffer(struct fl_avl_node *n, void *data)
-{
-	const struct fl_heap_buffer *b = buffer_of(n);
-	FILE *out = data;
-
-	if (b->offset == NO_OFFSET)
-		fprintf(out, "  %16" PRIu64 " %16s %16" PRIu64 "\n", (uint64_t)b->ino, "-",
-			b->size);
-	else
-		fprintf(out, "  %16" PRIu64 " %16" PRIu64 " %16" PRIu64 "\n", (uint64_t)b->ino,
-			b->offset, b->size);
-}
-
-FL_EXPORT int fl_heap_print(struct fl_heap *heap, FILE *out)
-{
-	struct fl_heap_info info;
-	char *text = NULL;
-	size_t len = 0;
-	FILE *mem;
-	int r = 0;
-
-	if (!heap || !out)
-		return -EINVAL;
-	/*
-	 * Into memory first, then out: the heap's lock must not wait on a
-	 * slow reader of @out.
-	 */
-	mem = open_memstream(&text, &len);
-	if (!mem)
-		return -ENOMEM;
-	pthread_mutex_lock(&heap->lock);
-	fill_info_locked(heap, &info);
-	fprintf(mem, "heap '%s' (%s)\n", info.name, info.kind);
-	if (info.capacity)
-		fprintf(mem,
-			"  capacity %" PRIu64 ", free %" PRIu64 " in %" PRIu64
-			" blocks, largest free block %" PRIu64 "\n",
-			info.capacity, info.capacity - info.allocated, info.free_blocks,
-			info.largest_free);
-	fprintf(mem,
-		"  allocated %" PRIu64 " (peak %" PRIu64 ") in %" PRIu64 " buffers (peak %" PRIu64
-		"); %" PRIu64 " allocations, %" PRIu64 " failed\n",
-		info.allocated, info.peak_allocated, info.buffers, info.peak_buffers,
-		info.allocations, info.failures);
-	fprintf(mem, "  %16s %16s %16s\n", "inode", "offset", "size");
-	fl__avl_walk(&heap->buffers, print_buffer, mem);
-	if (heap->ops->print_free) {
-		fprintf(mem, "  free blocks:\n  %16s %16s\n", "offset", "size");
-		heap->ops->print_free(heap, mem);
-	}
-	pthread_mutex_unlock(&heap->lock);
-	if (fclose(mem) != 0 || !text) {
-		free(text);
-		return -ENOMEM;
-	}
-	if (fwrite(text, 1, len, out) != len || fflush(out) != 0)
-		r = -EIO;
-	free(text);
-	return r;
 }

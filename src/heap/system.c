@@ -11,7 +11,7 @@
 
 #include "heap-internal.h"
 
-static int system_allocate(struct fl_heap *heap, size_t len, unsigned int flags, int *ret_fd)
+static int system_allocate(struct fl_heap *heap, size_t len, int *ret_fd)
 {
 	return fl__heap_memfd(heap, len, ret_fd);
 }

@@ -14,11 +14,15 @@
  * The "ION client" that ion_open() returns is a memfd of its own
  * ("/memfd:fl-ion-client" in /proc/PID/fd) that holds no data; the client's
  * heaps belong to that fd's inode. Heaps: "system" (ION_HEAP_TYPE_SYSTEM,
- * heap id 0) and "carveout" (ION_HEAP_TYPE_CARVEOUT, heap id 2, the first of
+ * heap id 0), "system-contig" (ION_HEAP_TYPE_SYSTEM_CONTIG, id 1, huge
+ * pages), "carveout" (ION_HEAP_TYPE_CARVEOUT, heap id 2, the first of
  * Android's reserved carveout ids), FENCELINE_ION_CARVEOUT_MB MiB (default
- * 64) per client. Buffers are sealed, zero-filled memfds from the native
- * heaps (<fenceline/heap.h>). A buffer fd is released with close(); its
- * carveout range is reclaimed when its client is closed with ion_close().
+ * 64) per client, and each dma-heap the kernel has in /dev/dma_heap, at ids
+ * 8-15 in name order (ION_HEAP_TYPE_DMA, or _SYSTEM for "system*").
+ * Buffers are sealed, zero-filled memfds (dma-bufs from a dma-heap) from the
+ * native heaps (<fenceline/heap.h>). A buffer fd is released with close();
+ * its carveout range is reclaimed when its client is closed with
+ * ion_close().
  */
 #ifndef FENCELINE_COMPAT_ION_ION_H
 #define FENCELINE_COMPAT_ION_ION_H
@@ -56,9 +60,9 @@ enum ion_heap_type {
 #define ION_HEAP_CARVEOUT_MASK	    (1 << ION_HEAP_TYPE_CARVEOUT)
 #define ION_HEAP_TYPE_DMA_MASK	    (1 << ION_HEAP_TYPE_DMA)
 
-/* CPU mappings are cached (memfd memory always is). */
+/* CPU mappings are cached (memfd memory always is); passed on to the heap. */
 #define ION_FLAG_CACHED 1
-/* Legacy: cached, and the user syncs explicitly (accepted, nothing to do). */
+/* Legacy: cached, and the user syncs explicitly; passed on to the heap. */
 #define ION_FLAG_CACHED_NEEDS_SYNC 2
 
 #define MAX_HEAP_NAME		   32
@@ -92,7 +96,9 @@ int ion_close(int fd);
 /*
  * Allocate a buffer of @len bytes (rounded up to pages) from the first heap,
  * highest heap id first, in @heap_mask that can hold it; @align is ignored
- * (as by modern ION) and @flags is accepted as is. On success *@handle_fd is
+ * (as by modern ION); ION_FLAG_CACHED and ION_FLAG_CACHED_NEEDS_SYNC in
+ * @flags are recorded with the buffer (fl_heap_buffer_get_flags()), other
+ * (vendor) bits dropped, as ION's heaps ignore bits they do not know. On success *@handle_fd is
  * the buffer's fd (O_CLOEXEC, sealed size, zero-filled), owned by the
  * caller. Returns 0; -EINVAL (@handle_fd NULL, @len 0 or too large to round
  * up, @fd no ION client); -EBADF (@fd not open); -ENODEV (no heap in

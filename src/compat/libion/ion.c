@@ -23,6 +23,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -36,32 +37,41 @@
 #include <fenceline/heap-daemon.h>
 #include <fenceline/heap.h>
 
-/* Heap ids at the bits Android 5.4 reserves: system 0, carveouts 2-6. */
+/*
+ * Heap ids at the bits Android 5.4 reserves: system 0, system-contig 1,
+ * carveouts 2-6, dma-heaps ("DMA" heaps) 8-15.
+ */
 #define ION_SYSTEM_ID		0
+#define ION_CONTIG_ID		1
 #define ION_CARVEOUT_ID		2
+#define ION_DMA_HEAP_ID		8
+#define ION_DMA_HEAP_MAX	8
 #define ION_CARVEOUT_DEFAULT_MB 64
-#define ION_HEAP_COUNT		2
+#define ION_HEAP_MAX		(3 + ION_DMA_HEAP_MAX)
+
+struct ion_heap_desc {
+	char name[MAX_HEAP_NAME];
+	__u32 type;
+	__u32 id;
+};
 
 struct ion_client {
 	dev_t dev;
 	ino_t ino;
 	int refs; /* the registry's one, plus one per call under way; under registry_lock */
-	struct fl_heap *heap[ION_HEAP_COUNT]; /* highest heap id first */
+	int nheaps;
+	struct fl_heap *heap[ION_HEAP_MAX]; /* highest heap id first */
+	struct ion_heap_desc desc[ION_HEAP_MAX];
 	bool via_daemon; /* FENCELINE_ION_VIA_DAEMON=1 at ion_open() */
 	uint32_t group; /* its buffers in the daemon */
 	atomic_bool daemon_used; /* ion_close() frees the group */
 	struct ion_client *next;
 };
 
-/* The heaps of every client, highest id (ION's priority) first. */
-static const struct {
-	const char *name;
-	__u32 type;
-	__u32 id;
-} heap_desc[ION_HEAP_COUNT] = {
-	{ "carveout", ION_HEAP_TYPE_CARVEOUT, ION_CARVEOUT_ID },
-	{ "system", ION_HEAP_TYPE_SYSTEM, ION_SYSTEM_ID },
-};
+/* The flags ION defines; vendor bits are accepted and dropped, as by ION's heaps. */
+_Static_assert(ION_FLAG_CACHED == FL_HEAP_FLAG_CACHED &&
+		       ION_FLAG_CACHED_NEEDS_SYNC == FL_HEAP_FLAG_NEEDS_SYNC,
+	       "ION's flags are passed on as they are");
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ion_client *registry;
@@ -71,7 +81,7 @@ static void client_destroy(struct ion_client *c)
 	/* Only if it used the daemon: closing must not start one. */
 	if (atomic_load(&c->daemon_used))
 		fl_heap_daemon_free_group(c->group);
-	for (int i = 0; i < ION_HEAP_COUNT; i++)
+	for (int i = 0; i < c->nheaps; i++)
 		fl_heap_close(c->heap[i]);
 	free(c);
 }
@@ -146,18 +156,77 @@ static size_t carveout_bytes(void)
 	return (size_t)mb << 20;
 }
 
+/* Adds @heap to @c, after the heaps of higher ids. */
+static void add_heap(struct ion_client *c, struct fl_heap *heap, const char *name, __u32 type,
+		     __u32 id)
+{
+	struct ion_heap_desc *d = &c->desc[c->nheaps];
+
+	snprintf(d->name, sizeof(d->name), "%s", name);
+	d->type = type;
+	d->id = id;
+	c->heap[c->nheaps++] = heap;
+}
+
+struct dma_heap_names {
+	int n;
+	char name[ION_DMA_HEAP_MAX][MAX_HEAP_NAME];
+};
+
+static int collect_dma_heap(const char *name, void *data)
+{
+	struct dma_heap_names *names = data;
+
+	/* A name ION could not report whole is left out rather than cut. */
+	if (strlen(name) < MAX_HEAP_NAME)
+		snprintf(names->name[names->n++], MAX_HEAP_NAME, "%s", name);
+	return names->n == ION_DMA_HEAP_MAX;
+}
+
+/*
+ * The dma-heaps the kernel has, at ids 8-15 in name order, highest id
+ * first; one that cannot be opened now is left out.
+ */
+static void add_dma_heaps(struct ion_client *c)
+{
+	struct dma_heap_names names = { 0 };
+
+	if (fl_heap_for_each_dma_heap(collect_dma_heap, &names) <= 0)
+		return;
+	for (int i = names.n - 1; i >= 0; i--) {
+		struct fl_heap *heap;
+		const char *n = names.name[i];
+
+		if (fl_heap_open_dma_heap(n, &heap) < 0)
+			continue;
+		add_heap(c, heap, n,
+			 strncmp(n, "system", 6) == 0 ? ION_HEAP_TYPE_SYSTEM : ION_HEAP_TYPE_DMA,
+			 ION_DMA_HEAP_ID + (__u32)i);
+	}
+}
+
 FL_EXPORT int ion_open(void)
 {
 	struct ion_client *c, *stale;
+	struct fl_heap *carveout = NULL, *contig = NULL, *sys = NULL;
 	struct stat st;
 	int fd, r;
 
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	r = fl_heap_open_carveout(heap_desc[0].name, carveout_bytes(), &c->heap[0]);
+	add_dma_heaps(c);
+	r = fl_heap_open_carveout("carveout", carveout_bytes(), &carveout);
 	if (r == 0)
-		r = fl_heap_open_system(heap_desc[1].name, &c->heap[1]);
+		add_heap(c, carveout, "carveout", ION_HEAP_TYPE_CARVEOUT, ION_CARVEOUT_ID);
+	if (r == 0)
+		r = fl_heap_open_system_contig("system-contig", &contig);
+	if (r == 0)
+		add_heap(c, contig, "system-contig", ION_HEAP_TYPE_SYSTEM_CONTIG, ION_CONTIG_ID);
+	if (r == 0)
+		r = fl_heap_open_system("system", &sys);
+	if (r == 0)
+		add_heap(c, sys, "system", ION_HEAP_TYPE_SYSTEM, ION_SYSTEM_ID);
 	if (r < 0) {
 		client_destroy(c);
 		return r;
@@ -237,7 +306,6 @@ FL_EXPORT int ion_alloc_fd(int fd, size_t len, size_t align, unsigned int heap_m
 	int r, out = -1;
 
 	(void)align; /* modern ION ignores it */
-	(void)flags; /* memfd memory is CPU-cached and coherent: nothing to set */
 	if (!handle_fd)
 		return -EINVAL;
 	r = client_get(fd, &c);
@@ -249,19 +317,23 @@ FL_EXPORT int ion_alloc_fd(int fd, size_t len, size_t align, unsigned int heap_m
 		return -EINVAL;
 	}
 	r = -ENODEV;
-	for (int i = 0; i < ION_HEAP_COUNT; i++) {
-		if (!(heap_mask & (1u << heap_desc[i].id)))
+	for (int i = 0; i < c->nheaps; i++) {
+		const struct ion_heap_desc *d = &c->desc[i];
+
+		if (!(heap_mask & (1u << d->id)))
 			continue;
-		if (heap_desc[i].type == ION_HEAP_TYPE_SYSTEM && too_large_for_system(len)) {
+		/* The memfd heaps: ION's system heaps refuse more than half of RAM. */
+		if (d->id <= ION_CONTIG_ID && too_large_for_system(len)) {
 			r = -ENOMEM;
 			continue;
 		}
 		if (!c->via_daemon)
-			r = fl_heap_alloc(c->heap[i], len, 0, &out);
-		/* A heap this process may not use: the daemon may. */
+			r = fl_heap_alloc(c->heap[i], len, flags & FL_HEAP_FLAGS_ALL, &out);
+		/* A heap this process may not use: the daemon may (it has system and carveout). */
 		if (c->via_daemon || r == -EACCES || r == -EPERM) {
 			atomic_store(&c->daemon_used, true);
-			r = fl_heap_daemon_alloc_group(heap_desc[i].name, len, 0, c->group, &out);
+			r = fl_heap_daemon_alloc_group(d->name, len, flags & FL_HEAP_FLAGS_ALL,
+						       c->group, &out);
 		}
 		if (r == 0)
 			break;
@@ -282,8 +354,8 @@ FL_EXPORT int ion_query_heap_cnt(int fd, int *cnt)
 	r = client_get(fd, &c);
 	if (r < 0)
 		return r;
+	*cnt = c->nheaps;
 	client_put(c);
-	*cnt = ION_HEAP_COUNT;
 	return 0;
 }
 
@@ -309,25 +381,25 @@ static int copy_to_caller(void *dst, const void *src, size_t len)
 
 FL_EXPORT int ion_query_get_heaps(int fd, int cnt, void *buffers)
 {
-	struct ion_heap_data data[ION_HEAP_COUNT];
+	struct ion_heap_data data[ION_HEAP_MAX];
 	struct ion_client *c;
 	int r, n;
 
 	r = client_get(fd, &c);
 	if (r < 0)
 		return r;
-	client_put(c);
-	if (cnt < 0)
-		return -EINVAL;
-	if (!buffers)
-		return 0;
-	n = cnt < ION_HEAP_COUNT ? cnt : ION_HEAP_COUNT;
+	if (cnt < 0 || !buffers) {
+		client_put(c);
+		return cnt < 0 ? -EINVAL : 0;
+	}
+	n = cnt < c->nheaps ? cnt : c->nheaps;
 	memset(data, 0, sizeof(data));
 	for (int i = 0; i < n; i++) {
-		strncpy(data[i].name, heap_desc[i].name, sizeof(data[i].name) - 1);
-		data[i].type = heap_desc[i].type;
-		data[i].heap_id = heap_desc[i].id;
+		memcpy(data[i].name, c->desc[i].name, sizeof(data[i].name));
+		data[i].type = c->desc[i].type;
+		data[i].heap_id = c->desc[i].id;
 	}
+	client_put(c);
 	/* As ION_IOC_HEAP_QUERY's copy_to_user(): a bad pointer is -EFAULT. */
 	return n ? copy_to_caller(buffers, data, (size_t)n * sizeof(data[0])) : 0;
 }

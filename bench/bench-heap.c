@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Section "heap": what a buffer from a heap costs, next to the bare
+ * syscalls a program would make itself (memfd_create + ftruncate + mmap +
+ * munmap + close), and the carveout's allocator as its free blocks grow.
+ * One operation is the whole life of a buffer: allocate, map, touch one
+ * page, unmap, free.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <fenceline/fenceline.h>
+
+#include "bench.h"
+
+struct heap_ctx {
+	struct fl_heap *heap;
+	size_t len;
+};
+
+static void touch_one(int fd, size_t len)
+{
+	volatile unsigned char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	if (p == MAP_FAILED)
+		fl__bench_die("mmap", errno);
+	p[0] = 1;
+	munmap((void *)p, len);
+}
+
+static double b_bare(void *arg, long ops)
+{
+	struct heap_ctx *c = arg;
+	uint64_t t0 = fl__bench_now_ns();
+
+	for (long i = 0; i < ops; i++) {
+		int fd = memfd_create("bench", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+		if (fd < 0 || ftruncate(fd, (off_t)c->len) < 0)
+			fl__bench_die("memfd", errno);
+		touch_one(fd, c->len);
+		close(fd);
+	}
+	return (double)(fl__bench_now_ns() - t0) / (double)ops;
+}
+
+static double b_heap(void *arg, long ops)
+{
+	struct heap_ctx *c = arg;
+	uint64_t t0 = fl__bench_now_ns();
+	int fd, r;
+
+	for (long i = 0; i < ops; i++) {
+		r = fl_heap_alloc(c->heap, c->len, 0, &fd);
+		if (r < 0)
+			fl__bench_die("fl_heap_alloc", -r);
+		touch_one(fd, c->len);
+		fl_heap_free(c->heap, fd);
+	}
+	return (double)(fl__bench_now_ns() - t0) / (double)ops;
+}
+
+static const struct {
+	const char *name;
+	size_t len;
+	long ops, quick;
+} sizes[] = {
+	{ "4k", 4096, 4000, 200 },
+	{ "1m", 1 << 20, 2000, 100 },
+	{ "8m", 8 << 20, 1000, 50 },
+	{ "33m", 33 << 20, 400, 20 },
+};
+
+enum { SYSTEM, POOLED, CONTIG, CARVEOUT, NR_KINDS };
+
+static const char *const kind_name[NR_KINDS] = { "system", "pooled", "contig", "carveout" };
+
+static struct fl_heap *open_kind(int kind)
+{
+	struct fl_heap *heap = NULL;
+	int r;
+
+	switch (kind) {
+	case SYSTEM:
+	case POOLED:
+		r = fl_heap_open_system("bench", &heap);
+		if (r == 0)
+			r = fl_heap_set_pool_max(heap, kind == POOLED ? 256u << 20 : 0);
+		break;
+	case CONTIG:
+		r = fl_heap_open_system_contig("bench", &heap);
+		break;
+	default:
+		r = fl_heap_open_carveout("bench", 256u << 20, &heap);
+		if (r == 0)
+			r = fl_heap_set_pool_max(heap, 0);
+		break;
+	}
+	if (r < 0)
+		fl__bench_die("fl_heap_open", -r);
+	return heap;
+}
+
+static void lifecycle(void)
+{
+	struct fl_heap_info info;
+	char name[64], bare[64], ratio[96];
+
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		long ops = fl__bench_iters(sizes[s].ops, sizes[s].quick);
+		struct heap_ctx c = { NULL, sizes[s].len };
+
+		snprintf(bare, sizeof(bare), "heap_bare_memfd_%s", sizes[s].name);
+		fl__bench_out(bare, fl__bench_batch_median(b_bare, &c, ops), "ns");
+		for (int k = 0; k < NR_KINDS; k++) {
+			/* Contig populates every page: far fewer rounds for the big ones. */
+			long n = k == CONTIG && sizes[s].len > (1 << 20) ? ops / 20 + 2 : ops;
+
+			c.heap = open_kind(k);
+			if (k == CONTIG && s == 0) {
+				fl_heap_get_info(c.heap, &info);
+				fl__bench_comment("system-contig backing: %s, granule %llu",
+						  info.backing, (unsigned long long)info.granule);
+			}
+			snprintf(name, sizeof(name), "heap_%s_%s", kind_name[k], sizes[s].name);
+			fl__bench_out(name, fl__bench_batch_median(b_heap, &c, n), "ns");
+			if (k == POOLED) {
+				fl_heap_get_info(c.heap, &info);
+				fl__bench_outf((double)info.pool_hits, "hits",
+					       "heap_pooled_%s_hits", sizes[s].name);
+				fl__bench_outf((double)info.pool_misses, "misses",
+					       "heap_pooled_%s_misses", sizes[s].name);
+			}
+			fl_heap_close(c.heap);
+			snprintf(ratio, sizeof(ratio), "ratio_heap_%s_%s_over_bare", kind_name[k],
+				 sizes[s].name);
+			fl__bench_ratio(ratio, name, bare);
+		}
+	}
+}
+
+/*
+ * A carveout with @blocks free one-page blocks, each between two taken
+ * pages. The taken pages are closed with close(), which keeps their ranges
+ * taken (heap.h); the holes are freed only once all are made, or best fit
+ * would fill each with the next page. So @blocks fds are open at the peak.
+ */
+static struct fl_heap *fragmented(long blocks)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct fl_heap *heap = NULL;
+	struct fl_heap_info info;
+	int *holes = calloc((size_t)blocks, sizeof(*holes)), fd, r;
+
+	if (!holes)
+		fl__bench_die("calloc", ENOMEM);
+	r = fl_heap_open_carveout("frag", (size_t)(2 * blocks + 1) * (size_t)page, &heap);
+	if (r == 0)
+		r = fl_heap_set_pool_max(heap, 0);
+	for (long i = 0; r == 0 && i < blocks; i++) {
+		r = fl_heap_alloc(heap, (size_t)page, 0, &holes[i]);
+		if (r == 0)
+			r = fl_heap_alloc(heap, (size_t)page, 0, &fd);
+		if (r == 0)
+			close(fd);
+	}
+	for (long i = 0; r == 0 && i < blocks; i++)
+		r = fl_heap_free(heap, holes[i]);
+	free(holes);
+	if (r < 0)
+		fl__bench_die("carveout set-up", -r);
+	fl_heap_get_info(heap, &info);
+	/* The last page stays free too, merged with nothing. */
+	if ((long)info.free_blocks != blocks + 1)
+		fl__bench_die("carveout set-up: free blocks", EINVAL);
+	return heap;
+}
+
+static void carveout_scaling(void)
+{
+	static const long normal[] = { 100, 1000, 10000 }, quick[] = { 100, 1000, 4000 };
+	const long *blocks = fl__bench_quick ? quick : normal;
+	long page = sysconf(_SC_PAGESIZE), ops = fl__bench_iters(20000, 2000);
+	char name[64], first[64], ratio[96];
+	struct rlimit rl;
+
+	/* The holes' fds are open at once: raise the soft limit to the hard one. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	for (int i = 0; i < 3; i++) {
+		struct heap_ctx c;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && (rlim_t)blocks[i] + 256 > rl.rlim_cur) {
+			fl__bench_comment("heap: %ld free blocks need more fds than RLIMIT_NOFILE",
+					  blocks[i]);
+			break;
+		}
+		c = (struct heap_ctx){ fragmented(blocks[i]), (size_t)page };
+		snprintf(name, sizeof(name), "heap_carveout_alloc_free_%ld_blocks", blocks[i]);
+		if (i == 0)
+			snprintf(first, sizeof(first), "%s", name);
+		fl__bench_out(name, fl__bench_batch_median(b_heap, &c, ops), "ns");
+		fl_heap_close(c.heap);
+		if (i > 0) {
+			snprintf(ratio, sizeof(ratio), "ratio_heap_carveout_%ld_over_%ld_blocks",
+				 blocks[i], blocks[0]);
+			fl__bench_ratio(ratio, name, first);
+		}
+	}
+}
+
+void fl__bench_heap(void)
+{
+	fl__bench_comment("section heap: alloc + mmap + touch 1 page + munmap + free");
+	lifecycle();
+	carveout_scaling();
+}

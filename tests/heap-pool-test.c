@@ -1,0 +1,358 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Heap pools (fl_heap_set_pool_max()): freed sizes come back as fresh,
+ * zero-filled buffers that share nothing with the freed ones; the limits;
+ * deferred freeing; exhaustion with a pool; many threads on one pooled heap.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <fenceline/fenceline.h>
+
+#include "runner.h"
+
+static size_t page(void)
+{
+	return (size_t)sysconf(_SC_PAGESIZE);
+}
+
+static struct fl_heap_info info_of(struct fl_heap *heap)
+{
+	struct fl_heap_info info;
+
+	fl_assert_int_eq(fl_heap_get_info(heap, &info), 0);
+	return info;
+}
+
+static int alloc(struct fl_heap *heap, size_t len)
+{
+	int fd = -1;
+
+	fl_assert_int_eq(fl_heap_alloc(heap, len, 0, &fd), 0);
+	return fd;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Waits (up to 20 s: valgrind is slow) until the worker has made everything asked. */
+static void wait_pool_settled(struct fl_heap *heap)
+{
+	for (int i = 0; i < 20000 && info_of(heap).pool_pending; i++)
+		sleep_ms(1);
+	fl_assert_int_eq(info_of(heap).pool_pending, 0);
+}
+
+/* 1 while @fd is still the file with inode @ino (its number may be reused). */
+static int still_open(int fd, ino_t ino)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && st.st_ino == ino;
+}
+
+/* Fails unless @fd's @len bytes are all zero; then fills them with @fill. */
+static void expect_zero_then_fill(int fd, size_t len, int fill)
+{
+	unsigned char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	fl_assert(p != MAP_FAILED);
+	for (size_t i = 0; i < len; i++)
+		if (p[i] != 0)
+			fl__test_fail(__FILE__, __LINE__, "byte %zu is %#x, not 0", i, p[i]);
+	memset(p, fill, len);
+	fl_assert_int_eq(munmap(p, len), 0);
+}
+
+FL_TEST(pool_is_off_unless_asked_and_free_then_closes_at_once)
+{
+	struct fl_heap *heap = NULL;
+	int fd;
+
+	unsetenv("FENCELINE_HEAP_POOL_MAX");
+	fl_assert_int_eq(fl_heap_open_system("p", &heap), 0);
+	fl_assert_int_eq(info_of(heap).pool_max, 0);
+	fd = alloc(heap, page());
+	fl_assert_int_eq(fl_heap_free(heap, fd), 0);
+	fl_assert_errno(fcntl(fd, F_GETFD), EBADF);
+	fd = alloc(heap, page());
+	/* A pool that is off counts no misses. */
+	fl_assert_int_eq(info_of(heap).pool_misses, 0);
+	fl_assert_int_eq(fl_heap_free(heap, fd), 0);
+	fl_heap_close(heap);
+}
+
+FL_TEST(pool_env_var_sets_the_default_limit)
+{
+	struct fl_heap *heap = NULL;
+
+	setenv("FENCELINE_HEAP_POOL_MAX", "12345", 1);
+	fl_assert_int_eq(fl_heap_open_system("p", &heap), 0);
+	fl_assert_int_eq(info_of(heap).pool_max, 12345);
+	fl_heap_close(heap);
+	setenv("FENCELINE_HEAP_POOL_MAX", "12k", 1);
+	fl_assert_int_eq(fl_heap_open_carveout("p", page(), &heap), 0);
+	fl_assert_int_eq(info_of(heap).pool_max, 0);
+	fl_heap_close(heap);
+	unsetenv("FENCELINE_HEAP_POOL_MAX");
+}
+
+FL_TEST(pooled_buffer_is_fresh_zeroed_and_shares_nothing_with_the_freed_one)
+{
+	struct fl_heap *heap = NULL;
+	size_t len = 4 * page();
+	struct stat old_st, new_st;
+	unsigned char *old_map, *new_map;
+	int fd, kept, again;
+
+	fl_assert_int_eq(fl_heap_open_system("p", &heap), 0);
+	fl_assert_int_eq(fl_heap_set_pool_max(heap, 1 << 20), 0);
+	fd = alloc(heap, len);
+	/* A consumer that still holds the freed buffer: a dup and a mapping. */
+	kept = dup(fd);
+	old_map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, kept, 0);
+	fl_assert(old_map != MAP_FAILED);
+	memset(old_map, 0xa5, len);
+	fl_assert_int_eq(fl_heap_free(heap, fd), 0);
+	wait_pool_settled(heap);
+	/* The first free of a size stocks it four deep. */
+	fl_assert_int_eq(info_of(heap).pool_buffers, 4);
+	fl_assert_int_eq(info_of(heap).pool_bytes, 4 * len);
+
+	again = alloc(heap, len);
+	fl_assert_int_eq(info_of(heap).pool_hits, 1);
+	fl_assert_int_eq(info_of(heap).pool_buffers, 3);
+	fl_assert_int_eq(fstat(kept, &old_st), 0);
+	fl_assert_int_eq(fstat(again, &new_st), 0);
+	fl_assert(old_st.st_ino != new_st.st_ino);
+	fl_assert_int_eq(new_st.st_size, len);
+	fl_assert_int_eq(fcntl(again, F_GET_SEALS), F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+	expect_zero_then_fill(again, len, 0x3c);
+	/* Neither sees the other's bytes. */
+	new_map = mmap(NULL, len, PROT_READ, MAP_SHARED, again, 0);
+	fl_assert(new_map != MAP_FAILED);
+	for (size_t i = 0; i < len; i++) {
+		fl_assert_int_eq(old_map[i], 0xa5);
+		fl_assert_int_eq(new_map[i], 0x3c);
+	}
+	munmap(old_map, len);
+	munmap(new_map, len);
+	close(kept);
+	fl_assert_int_eq(fl_heap_free(heap, again), 0);
+	fl_heap_close(heap);
+}
+
+FL_TEST_TIMEOUT(no_stale_data_through_the_pool_over_many_rounds, 120)
+{
+	enum { ROUNDS = 100 };
+	struct fl_heap *heap = NULL;
+	size_t len = 3 * page();
+
+	fl_assert_int_eq(fl_heap_open_carveout("p", 16 * page(), &heap), 0);
+	fl_assert_int_eq(fl_heap_set_pool_max(heap, 1 << 20), 0);
+	for (int i = 0; i < ROUNDS; i++) {
+		int fd = alloc(heap, len);
+
+		expect_zero_then_fill(fd, len, 0x40 + (i & 0x3f));
+		fl_assert_int_eq(fl_heap_free(heap, fd), 0);
+		wait_pool_settled(heap);
+	}
+	/* Every round but the first took the buffer the previous free asked for. */
+	fl_assert_int_eq(info_of(heap).pool_hits, ROUNDS - 1);
+	fl_assert_int_eq(info_of(heap).pool_misses, 1);
+	fl_assert_int_eq(info_of(heap).buffers, 0);
+	fl_heap_close(heap);
+}
+
+FL_TEST(freed_fd_is_closed_by_the_worker)
+{
+	struct fl_heap *heap = NULL;
+	struct stat st;
+	int fd;
+
+	fl_assert_int_eq(fl_heap_open_system("p", &heap), 0);
+	fl_assert_int_eq(fl_heap_set_pool_max(heap, 1 << 20), 0);
+
+	fd = alloc(heap, page());
+	fl_assert_int_eq(fstat(fd, &st), 0);
+	fl_assert_int_eq(fl_heap_free(heap, fd), 0);
+	for (int i = 0; i < 20000 && still_open(fd, st.st_ino); i++)
+		sleep_ms(1);
+	fl_assert(!still_open(fd, st.st_ino));
+	fl_heap_close(heap);
+}
+
+FL_TEST(close_closes_pooled_and_doomed_fds)
+{
+	struct fl_heap *heap = NULL;
+	int before = fl_test_count_fds();
+
+	fl_assert_int_eq(fl_heap_open_system("p", &heap), 0);
+	fl_assert_int_eq(fl_heap_set_pool_max(heap, 1 << 20), 0);
+	for (int i = 0; i < 10; i++)
+		fl_assert_int_eq(fl_heap_free(heap, alloc(heap, (size_t)(i % 3 + 1) * page())), 0);
+	/* Whatever the worker got to: nothing is left open. */
+	fl_heap_close(heap);
+	fl_assert_int_eq(fl_test_count_fds(), before);
+}
+
+FL_TEST(pool_stays_within_its_limits_and_shrinks_when_lowered)
+{
+	struct fl_heap *heap = NULL;
+	int fds[80], before;
+
+	fl_assert_int_eq(fl_heap_open_system("p", &heap), 0);
+	fl_assert_int_eq(fl_heap_set_pool_max(heap, 3 * page()), 0);
+	for (int i = 0; i < 5; i++)
+		fds[i] = alloc(heap, page());
+	for (int i = 0; i < 5; i++)
+		fl_assert_int_eq(fl_heap_free(heap, fds[i]), 0);
+	wait_pool_settled(heap);
+	fl_assert_int_eq(info_of(heap).pool_buffers, 3);
+	fl_assert_int_eq(info_of(heap).pool_bytes, 3 * page());
+
+	before = fl_test_count_fds();
+	fl_assert_int_eq(fl_heap_set_pool_max(heap, page()), 0);
+	fl_assert_int_eq(info_of(heap).pool_buffers, 1);
+	fl_assert_int_eq(fl_test_count_fds(), before - 2);
+	fl_assert_int_eq(fl_heap_set_pool_max(heap, 0), 0);
+	fl_assert_int_eq(info_of(heap).pool_buffers, 0);
+	fl_assert_int_eq(info_of(heap).pool_max, 0);
+	/* Off again: free closes at once. */
+	fds[0] = alloc(heap, page());
+	fl_assert_int_eq(fl_heap_free(heap, fds[0]), 0);
+	fl_assert_errno(fcntl(fds[0], F_GETFD), EBADF);
+
+	/* At most 8 sizes and 64 buffers, however large the limit. */
+	fl_assert_int_eq(fl_heap_set_pool_max(heap, 1 << 30), 0);
+	for (int i = 0; i < 10; i++)
+		fds[i] = alloc(heap, (size_t)(i + 1) * page());
+	for (int i = 0; i < 10; i++)
+		fl_assert_int_eq(fl_heap_free(heap, fds[i]), 0);
+	wait_pool_settled(heap);
+	fl_assert_int_eq(info_of(heap).pool_buffers, 8 * 4);
+	for (int i = 0; i < 80; i++)
+		fds[i] = alloc(heap, page());
+	for (int i = 0; i < 80; i++)
+		fl_assert_int_eq(fl_heap_free(heap, fds[i]), 0);
+	wait_pool_settled(heap);
+	fl_assert_int_eq(info_of(heap).pool_buffers, 64);
+	fl_heap_close(heap);
+}
+
+FL_TEST(carveout_exhaustion_with_a_pool_leaves_both_consistent)
+{
+	struct fl_heap *heap = NULL;
+	struct fl_heap_info info;
+	int fds[4], fd = -1;
+
+	fl_assert_int_eq(fl_heap_open_carveout("p", 4 * page(), &heap), 0);
+	fl_assert_int_eq(fl_heap_set_pool_max(heap, 1 << 20), 0);
+	for (int i = 0; i < 4; i++)
+		fds[i] = alloc(heap, page());
+	for (int i = 0; i < 4; i++)
+		fl_assert_int_eq(fl_heap_free(heap, fds[i]), 0);
+	wait_pool_settled(heap);
+	/* Four deep after the first free, one more for each further free. */
+	fl_assert_int_eq(info_of(heap).pool_buffers, 4 + 3);
+	/* The pool holds files, not capacity: the carveout is whole. */
+	fl_assert_int_eq(info_of(heap).free_blocks, 1);
+	for (int i = 0; i < 4; i++)
+		fds[i] = alloc(heap, page());
+	fl_assert_int_eq(fl_heap_alloc(heap, page(), 0, &fd), -ENOMEM);
+	fl_assert_int_eq(fd, -1);
+	info = info_of(heap);
+	fl_assert_int_eq(info.pool_hits, 4);
+	fl_assert_int_eq(info.pool_buffers, 3);
+	fl_assert_int_eq(info.failures, 1);
+	fl_assert_int_eq(info.buffers, 4);
+	fl_assert_int_eq(info.free_blocks, 0);
+	for (int i = 0; i < 4; i++)
+		fl_assert_int_eq(fl_heap_free(heap, fds[i]), 0);
+	wait_pool_settled(heap);
+	info = info_of(heap);
+	fl_assert_int_eq(info.free_blocks, 1);
+	fl_assert_int_eq(info.largest_free, 4 * page());
+	fl_assert_int_eq(info.allocated, 0);
+	fl_assert_int_eq(info.pool_buffers, 3 + 4);
+	fl_heap_close(heap);
+}
+
+/* Threads allocating, checking, writing and freeing on one pooled heap. */
+struct worker {
+	pthread_t thread;
+	struct fl_heap *heap;
+	unsigned int seed;
+	int errors, dirty;
+};
+
+static void *work(void *data)
+{
+	static const size_t pages[] = { 1, 2, 3, 16 };
+	struct worker *w = data;
+
+	for (int i = 0; i < 150; i++) {
+		size_t len = pages[rand_r(&w->seed) % 4] * page();
+		unsigned char *p;
+		int fd = -1;
+
+		if (fl_heap_alloc(w->heap, len, 0, &fd) < 0) {
+			w->errors++;
+			continue;
+		}
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (p == MAP_FAILED) {
+			w->errors++;
+		} else {
+			for (size_t j = 0; j < len; j += 512)
+				w->dirty += p[j] != 0;
+			memset(p, 0xee, len);
+			munmap(p, len);
+		}
+		if (fl_heap_free(w->heap, fd) < 0)
+			w->errors++;
+	}
+	return NULL;
+}
+
+FL_TEST_TIMEOUT(threads_allocate_and_free_through_one_pool, 120)
+{
+	enum { THREADS = 4 };
+	struct worker w[THREADS];
+	struct fl_heap *heap = NULL;
+	struct fl_heap_info info;
+
+	fl_assert_int_eq(fl_heap_open_system("p", &heap), 0);
+	fl_assert_int_eq(fl_heap_set_pool_max(heap, 1 << 20), 0);
+	for (int i = 0; i < THREADS; i++) {
+		w[i] = (struct worker){ .heap = heap, .seed = (unsigned int)i + 1 };
+		fl_assert_int_eq(pthread_create(&w[i].thread, NULL, work, &w[i]), 0);
+	}
+	/* Meanwhile the limit moves under them. */
+	for (int i = 0; i < 20; i++) {
+		fl_assert_int_eq(fl_heap_set_pool_max(heap, (i % 2) ? 64 * page() : 1 << 20), 0);
+		sleep_ms(2);
+	}
+	for (int i = 0; i < THREADS; i++) {
+		fl_assert_int_eq(pthread_join(w[i].thread, NULL), 0);
+		fl_assert_int_eq(w[i].errors, 0);
+		fl_assert_int_eq(w[i].dirty, 0);
+	}
+	info = info_of(heap);
+	fl_assert_int_eq(info.buffers, 0);
+	fl_assert_int_eq(info.allocated, 0);
+	fl_assert_int_eq(info.allocations, THREADS * 150);
+	fl_heap_close(heap);
+}
