@@ -217,15 +217,15 @@ FL_EXPORT int fl_heap_table_get_heap(struct fl_heap_table *table, const char *na
 				     struct fl_heap **ret_heap);
 
 /**
- * fl_heap_table_print() - write the table back as INI, every value explicit
+ * fl_heap_table_print() - write the table back as INI, as it was understood
  * @table: the table (borrowed)
  * @out: the stream (borrowed)
  *
- * Writes the table as the parser understood it: each heap with its kind,
- * whether it is available here, its alignment and contiguity (explicit or
- * the kind's default) and its limits; each device with its list and
- * constraints. Sizes are in bytes. The output parses again into the same
- * table.
+ * Writes each heap with its kind and the keys that were set, sizes in
+ * bytes, and a comment with its effective alignment, whether it is
+ * contiguous and whether it is available here (or why not); then each
+ * device with its list and constraints. Comments in the source are not
+ * kept. The output parses again into the same table, and prints the same.
  * Return: 0, -EINVAL (an argument NULL) or -EIO.
  */
 FL_EXPORT int fl_heap_table_print(struct fl_heap_table *table, FILE *out);
