@@ -47,8 +47,8 @@
 #include <fenceline/debug.h>
 #include <fenceline/fd.h>
 #include <fenceline/fence.h>
-#include <fenceline/heap.h>
 #include <fenceline/heap-table.h>
+#include <fenceline/heap.h>
 #include <fenceline/shared.h>
 #include <fenceline/sw_sync.h>
 #include <fenceline/sync_file.h>
