@@ -372,6 +372,10 @@ static int check_heap(const struct fl_heap_table *t, const struct request *q, si
 		return -E2BIG;
 	}
 	v->size = ((uint64_t)q->len + align - 1) & ~(align - 1);
+	if (v->size > SIZE_MAX) {
+		snprintf(v->reason, sizeof(v->reason), "size %zu is too large to round up", q->len);
+		return -E2BIG;
+	}
 	for (size_t i = 0; i < q->n; i++) {
 		const struct tbl_device *d = &t->devices[q->dev[i]];
 
@@ -559,7 +563,7 @@ int fl_heap_table_alloc(struct fl_heap_table *table, const char *const *devices,
 
 		if (v->stage != ST_CANDIDATE)
 			continue;
-		/* The size was checked against the capacity, so it fits a size_t. */
+		/* check_heap() made sure the size fits a size_t. */
 		e = fl_heap_alloc(h->heap, (size_t)v->size, 0, &fd);
 		if (!e) {
 			*ret_fd = fd;
