@@ -40,6 +40,7 @@ struct fixture {
 	struct fl_timeline *out_tl;
 	struct fl_fence *out_fence;
 	struct fl_heap *out_heap;
+	struct fl_heap_table *out_table;
 	int out_fd;
 	uint64_t out_value;
 	char *out_text;
@@ -53,6 +54,8 @@ static void never_called(struct fl_fence *fence, struct fl_fence_cb *cb)
 {
 	fl__test_fail(__FILE__, __LINE__, "callback of a failed or removed add ran");
 }
+
+static const char *const table_devices[] = { "cpu" };
 
 static int no_signal(struct fl_sync_pt *pt)
 {
@@ -330,6 +333,25 @@ static const struct fl_timeline_ops good_ops = { .driver_name = "good", .has_sig
 	  fl_heap_buffer_end_cpu_access(fx->file_fd, 4))                                          \
 	X(heap_buffer_end_cpu_access_pipe, -ENOTTY,                                               \
 	  fl_heap_buffer_end_cpu_access(fx->pipe_fd, FL_HEAP_SYNC_RW))                            \
+	/* heap-table.h */                                                                        \
+	X(heap_table_load_string_null_ret, -EINVAL,                                               \
+	  fl_heap_table_load_string("", 0, NULL, NULL, NULL, 0))                                  \
+	X(heap_table_load_string_null_text, -EINVAL,                                              \
+	  fl_heap_table_load_string(NULL, 1, NULL, &fx->out_table, NULL, 0))                      \
+	X(heap_table_load_file_null_path, -EINVAL,                                                \
+	  fl_heap_table_load_file(NULL, &fx->out_table, NULL, 0))                                 \
+	X(heap_table_load_default_null_ret, -EINVAL, fl_heap_table_load_default(NULL, NULL, 0))   \
+	X(heap_table_load_system_null_ret, -EINVAL, fl_heap_table_load_system(NULL, NULL, 0))     \
+	X(heap_table_close_null, 0, (fl_heap_table_close(NULL), 0))                               \
+	X(heap_table_alloc_null_table, -EINVAL,                                                   \
+	  fl_heap_table_alloc(NULL, table_devices, 1, 4096, 0, &fx->out_fd, &fx->out_heap, NULL,  \
+			      0))                                                                 \
+	X(heap_table_free_null_table, -EINVAL, fl_heap_table_free(NULL, fx->pipe_fd))             \
+	X(heap_table_explain_null_table, -EINVAL,                                                 \
+	  fl_heap_table_explain(NULL, table_devices, 1, 4096, stderr))                            \
+	X(heap_table_get_heap_null_table, -EINVAL,                                                \
+	  fl_heap_table_get_heap(NULL, "system", &fx->out_heap))                                  \
+	X(heap_table_print_null_table, -EINVAL, fl_heap_table_print(NULL, stderr))                \
 	/* debug.h */                                                                             \
 	X(debug_dump_null_ret, -EINVAL, fl_debug_dump(NULL, &fx->out_len))                        \
 	X(debug_print_null, -EINVAL, fl_debug_print(NULL))                                        \
@@ -381,6 +403,7 @@ static void reset_outputs(struct fixture *fx)
 	fx->out_tl = SENTINEL_PTR;
 	fx->out_fence = SENTINEL_PTR;
 	fx->out_heap = SENTINEL_PTR;
+	fx->out_table = SENTINEL_PTR;
 	fx->out_fd = SENTINEL_INT;
 	fx->out_value = SENTINEL_INT;
 	fx->out_text = SENTINEL_PTR;
@@ -390,9 +413,9 @@ static void reset_outputs(struct fixture *fx)
 static int outputs_untouched(const struct fixture *fx)
 {
 	return fx->out_tl == SENTINEL_PTR && fx->out_fence == SENTINEL_PTR &&
-	       fx->out_heap == SENTINEL_PTR && fx->out_fd == SENTINEL_INT &&
-	       fx->out_value == SENTINEL_INT && fx->out_text == SENTINEL_PTR &&
-	       fx->out_len == SENTINEL_INT;
+	       fx->out_heap == SENTINEL_PTR && fx->out_table == SENTINEL_PTR &&
+	       fx->out_fd == SENTINEL_INT && fx->out_value == SENTINEL_INT &&
+	       fx->out_text == SENTINEL_PTR && fx->out_len == SENTINEL_INT;
 }
 
 static void setup(struct fixture *fx)
@@ -537,6 +560,7 @@ FL_TEST(table_covers_every_public_function)
 		"fenceline/debug.h",	       "fenceline/fd.h",
 		"fenceline/fence.h",	       "fenceline/heap.h",
 		"fenceline/heap-daemon.h",     "fenceline/shared.h",
+		"fenceline/heap-table.h",      "fenceline/shared.h",
 		"fenceline/sw_sync.h",	       "fenceline/sync_file.h",
 		"fenceline/timeline.h",	       "fenceline/transfer.h",
 		"fenceline/driver/timeline.h",

@@ -30,6 +30,10 @@
  * ``-ENODEV``    no such device (a dma-heap the kernel does not have)
  * ============== ====================================================
  *
+ * Heap tables (heap-table.h) add ``-ENODEV`` (no such device, or no heap
+ * for it), ``-E2BIG`` (larger than a constraint allows), and, from their
+ * loaders, ``-EFBIG`` and the errors of open() and read().
+ *
  * Threads: every function may be called from any thread at any time, unless
  * its documentation restricts it. Callbacks run in the thread that signals
  * the timeline, with no fenceline lock held.
@@ -45,6 +49,7 @@
 #include <fenceline/fd.h>
 #include <fenceline/fence.h>
 #include <fenceline/heap-daemon.h>
+#include <fenceline/heap-table.h>
 #include <fenceline/heap.h>
 #include <fenceline/shared.h>
 #include <fenceline/sw_sync.h>
