@@ -177,19 +177,28 @@ static struct group *find(struct table *t, uint64_t tl, const char *name)
 	return g;
 }
 
-void fld_stats_fence_done(const char *fence_name, uint64_t tl, const char *tl_name, int status,
-			  uint64_t latency_ns)
+/* The groups a sample counts in: its timeline's (if any) and its fence name's. */
+static void groups_of(const char *fence_name, uint64_t tl, const char *tl_name, struct group *g[2])
 {
 	char folded[NAME_LEN];
-	struct group *g[2];
 
 	fold_name(fence_name, folded);
 	g[0] = tl ? find(&st.tls, tl, tl_name) : NULL;
 	g[1] = find(&st.names, 0, folded);
+	for (int i = 0; i < 2; i++)
+		if (g[i])
+			g[i]->last_ns = ++st.clock;
+}
+
+void fld_stats_fence_done(const char *fence_name, uint64_t tl, const char *tl_name, int status,
+			  uint64_t latency_ns)
+{
+	struct group *g[2];
+
+	groups_of(fence_name, tl, tl_name, g);
 	for (int i = 0; i < 2; i++) {
 		if (!g[i])
 			continue;
-		g[i]->last_ns = ++st.clock;
 		g[i]->fences++;
 		g[i]->errors += status < 0;
 		hist_add(&g[i]->latency, latency_ns);
@@ -199,16 +208,12 @@ void fld_stats_fence_done(const char *fence_name, uint64_t tl, const char *tl_na
 void fld_stats_wait(const char *fence_name, uint64_t tl, const char *tl_name, uint64_t waited_ns,
 		    int result)
 {
-	char folded[NAME_LEN];
 	struct group *g[2];
 
-	fold_name(fence_name, folded);
-	g[0] = tl ? find(&st.tls, tl, tl_name) : NULL;
-	g[1] = find(&st.names, 0, folded);
+	groups_of(fence_name, tl, tl_name, g);
 	for (int i = 0; i < 2; i++) {
 		if (!g[i])
 			continue;
-		g[i]->last_ns = ++st.clock;
 		g[i]->waits++;
 		g[i]->timeouts += result == -ETIME;
 		g[i]->wait_errors += result < 0 && result != -ETIME;

@@ -548,6 +548,29 @@ static size_t find_cycle(struct detector *d, struct proc *start, struct wnode **
 	return 0;
 }
 
+/* A finding's two texts, written side by side. */
+struct texts {
+	char *tb, *jb;
+	size_t tl, jl;
+	FILE *text, *json;
+};
+
+static bool texts_open(struct texts *x)
+{
+	*x = (struct texts){ 0 };
+	x->text = open_memstream(&x->tb, &x->tl);
+	x->json = open_memstream(&x->jb, &x->jl);
+	if (x->text && x->json)
+		return true;
+	if (x->text)
+		fclose(x->text);
+	if (x->json)
+		fclose(x->json);
+	free(x->tb);
+	free(x->jb);
+	return false;
+}
+
 static int add_finding(struct finding **list, size_t *n, struct finding *f)
 {
 	struct finding *l = realloc(*list, (*n + 1) * sizeof(**list));
@@ -559,6 +582,19 @@ static int add_finding(struct finding **list, size_t *n, struct finding *f)
 	return 0;
 }
 
+/* Close @x's texts into @f and add it to the list (or drop it, out of memory). */
+static void keep(struct finding **found, size_t *nfound, struct finding *f, struct texts *x)
+{
+	fclose(x->text);
+	fclose(x->json);
+	f->text = x->tb;
+	f->json = x->jb;
+	if (add_finding(found, nfound, f) < 0) {
+		free(x->tb);
+		free(x->jb);
+	}
+}
+
 static void report(struct detector *d, uint64_t now, struct finding **found, size_t *nfound)
 {
 	struct wnode **path = calloc(d->nprocs + 1, sizeof(*path));
@@ -568,12 +604,12 @@ static void report(struct detector *d, uint64_t now, struct finding **found, siz
 	/* Cycles: from each stuck process, once per distinct set of waits. */
 	for (size_t i = 0; i < d->nprocs; i++) {
 		struct finding f = { .detected_ns = now, .cycle = true };
-		char *tb = NULL, *jb = NULL;
-		size_t tl = 0, jl = 0, len;
 		struct wait *closer = NULL;
+		struct texts x;
 		FILE *text, *json;
 		uint64_t key = 0;
 		bool dup = false;
+		size_t len;
 
 		if (!d->procs[i].stuck)
 			continue;
@@ -589,17 +625,10 @@ static void report(struct detector *d, uint64_t now, struct finding **found, siz
 		for (size_t k = 0; k < len; k++)
 			if (!closer || path[k]->w->begin_ns > closer->begin_ns)
 				closer = path[k]->w;
-		text = open_memstream(&tb, &tl);
-		json = open_memstream(&jb, &jl);
-		if (!text || !json) {
-			if (text)
-				fclose(text);
-			if (json)
-				fclose(json);
-			free(tb);
-			free(jb);
+		if (!texts_open(&x))
 			continue;
-		}
+		text = x.text;
+		json = x.json;
 		fprintf(text, "deadlock: a cycle of %zu process%s:\n", len, len == 1 ? "" : "es");
 		fprintf(json, "{\"kind\":\"cycle\",\"detected_ns\":%" PRIu64 ",\"cycle\":[", now);
 		for (size_t k = 0; k < len; k++)
@@ -616,36 +645,21 @@ static void report(struct detector *d, uint64_t now, struct finding **found, siz
 			fputs(",\"refused\":false}", json);
 		}
 		fputc('\n', text);
-		fclose(text);
-		fclose(json);
-		f.text = tb;
-		f.json = jb;
-		if (add_finding(found, nfound, &f) < 0) {
-			free(tb);
-			free(jb);
-		}
+		keep(found, nfound, &f, &x);
 	}
 	/* Never-signal: stuck waits on a timeline that no process holds. */
 	for (size_t i = 0; i < d->nwn; i++) {
 		struct wnode *n = &d->wn[i];
 		struct finding f = { .detected_ns = now, .cycle = false };
-		char *tb = NULL, *jb = NULL;
-		size_t tl = 0, jl = 0;
+		struct texts x;
 		FILE *text, *json;
 
-		if (!n->stuck || fld_holders_of_timeline(d->holders, n->tls[n->blocking], NULL, 0))
+		if (!n->stuck ||
+		    fld_holders_of_timeline(d->holders, n->tls[n->blocking], NULL, 0) ||
+		    !texts_open(&x))
 			continue;
-		text = open_memstream(&tb, &tl);
-		json = open_memstream(&jb, &jl);
-		if (!text || !json) {
-			if (text)
-				fclose(text);
-			if (json)
-				fclose(json);
-			free(tb);
-			free(jb);
-			continue;
-		}
+		text = x.text;
+		json = x.json;
 		fputs("will never signal: no process holds the timeline any more (its fd is only "
 		      "in flight, or in processes this daemon cannot see):\n",
 		      text);
@@ -653,15 +667,8 @@ static void report(struct detector *d, uint64_t now, struct finding **found, siz
 			now);
 		describe(d, n, text, json, true, now);
 		fputs("]}", json);
-		fclose(text);
-		fclose(json);
-		f.text = tb;
-		f.json = jb;
 		f.key = mix(n->w->fence_id, n->tls[n->blocking]) ^ 1;
-		if (add_finding(found, nfound, &f) < 0) {
-			free(tb);
-			free(jb);
-		}
+		keep(found, nfound, &f, &x);
 	}
 	free(path);
 }

@@ -115,33 +115,12 @@ int fencectl_no_daemon(void)
 
 static int cmd_dump(int argc, char **argv)
 {
-	struct fl_msg_dump body = { 0, 0 };
-	int r, fd = -1;
+	bool json = false;
+	int r = fencectl_parse_flags(argc, argv, "dump", dump_usage, &json, NULL);
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
-			body.flags |= FL_DUMP_JSON;
-		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			fputs(dump_usage, stdout);
-			return 0;
-		} else {
-			fprintf(stderr, "fencectl dump: unknown argument '%s'\n%s", argv[i],
-				dump_usage);
-			return EXIT_USAGE;
-		}
-	}
-	r = fencectl_request_dump(body.flags, 0, &fd);
-	if (r == -ENOENT)
-		return fencectl_no_daemon();
 	if (r >= 0)
-		r = fencectl_copy_out(fd);
-	if (fd >= 0)
-		close(fd);
-	if (r < 0 || fflush(stdout) != 0) {
-		fprintf(stderr, "fencectl dump: %s\n", strerror(r < 0 ? -r : EIO));
-		return 1;
-	}
-	return 0;
+		return r;
+	return fencectl_view("dump", json ? FL_DUMP_JSON : 0);
 }
 
 /* A process's fence count in one look, from the text view's "pid N (comm): F fences" lines. */

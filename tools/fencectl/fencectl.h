@@ -3,6 +3,7 @@
 #ifndef FENCECTL_H
 #define FENCECTL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 enum { EXIT_USAGE = 2, EXIT_NO_DAEMON = 3, EXIT_FOUND = 4 };
@@ -13,6 +14,15 @@ int fencectl_copy_out(int fd);
 int fencectl_request_dump(uint32_t flags, uint32_t pid, int *ret_fd);
 /* Say that no daemon runs; returns EXIT_NO_DAEMON. */
 int fencectl_no_daemon(void);
+
+/* observe.c: a DUMP view (FL_DUMP_* @flags) copied to stdout; the exit status. */
+int fencectl_view(const char *cmd, uint32_t flags);
+/*
+ * The [--json] [--reset] arguments of a view command (@reset NULL: no
+ * --reset). Return: -1 to go on, else the exit status (--help, usage error).
+ */
+int fencectl_parse_flags(int argc, char **argv, const char *cmd, const char *usage, bool *json,
+			 bool *reset);
 
 /* observe.c */
 extern const char deadlocks_usage[], stats_usage[], trace_usage[], watch_usage[];

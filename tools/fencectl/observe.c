@@ -54,8 +54,7 @@ const char trace_usage[] =
 	"  -d SECONDS       how long to record (a decimal number)\n"
 	"  --max-events N   keep at most N events (default 1000000; more are counted)\n";
 
-/* A DUMP view to stdout; *ret_found: whether it reported a finding (deadlocks). */
-static int view(const char *cmd, uint32_t flags)
+int fencectl_view(const char *cmd, uint32_t flags)
 {
 	int r, fd = -1;
 
@@ -93,8 +92,8 @@ static bool found_something(void)
 	return found;
 }
 
-static int parse_flags(int argc, char **argv, const char *cmd, const char *usage, bool *json,
-		       bool *reset)
+int fencectl_parse_flags(int argc, char **argv, const char *cmd, const char *usage, bool *json,
+			 bool *reset)
 {
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--json")) {
@@ -116,11 +115,11 @@ static int parse_flags(int argc, char **argv, const char *cmd, const char *usage
 int cmd_deadlocks(int argc, char **argv)
 {
 	bool json = false;
-	int r = parse_flags(argc, argv, "deadlocks", deadlocks_usage, &json, NULL);
+	int r = fencectl_parse_flags(argc, argv, "deadlocks", deadlocks_usage, &json, NULL);
 
 	if (r >= 0)
 		return r;
-	r = view("deadlocks", FL_DUMP_DEADLOCKS | (json ? FL_DUMP_JSON : 0));
+	r = fencectl_view("deadlocks", FL_DUMP_DEADLOCKS | (json ? FL_DUMP_JSON : 0));
 	if (r == 0 && found_something())
 		r = EXIT_FOUND;
 	return r;
@@ -129,12 +128,12 @@ int cmd_deadlocks(int argc, char **argv)
 int cmd_stats(int argc, char **argv)
 {
 	bool json = false, reset = false;
-	int r = parse_flags(argc, argv, "stats", stats_usage, &json, &reset);
+	int r = fencectl_parse_flags(argc, argv, "stats", stats_usage, &json, &reset);
 
 	if (r >= 0)
 		return r;
-	return view("stats",
-		    FL_DUMP_STATS | (json ? FL_DUMP_JSON : 0) | (reset ? FL_DUMP_RESET : 0));
+	return fencectl_view("stats", FL_DUMP_STATS | (json ? FL_DUMP_JSON : 0) |
+					      (reset ? FL_DUMP_RESET : 0));
 }
 
 static volatile sig_atomic_t stop;
