@@ -60,6 +60,12 @@ LINK = {"pid": int, "comm": str, "tid": int, "thread": str, "waited_ms": int, "f
 CYCLE = {"kind": str, "detected_ns": int, "cycle": [LINK],
          "closed_by": {"pid": int, "tid": int, "fence": int}, "refused": bool}
 NEVER = {"kind": str, "detected_ns": int, "waits": [LINK]}
+# docs/fencectl.md, "watch --json" (per_s, a number or null, is checked apart).
+WATCH = {"version": int, "t_ns": int, "daemon": {"pid": int}, "clients": int,
+         "timelines": [{"id": int, "name": str, "value": str, "pending": int}],
+         "pending": [{"id": int, "name": str, "age_ms": float, "waiting_for": str}],
+         "more_pending": int,
+         "waiters": [{"pid": int, "tid": int, "thread": str, "fence": int, "waited_ms": int}]}
 # docs/fencectl.md, "stats --json".
 HIST = {"count": int, "mean_us": float, "p50_us": float, "p90_us": float, "p99_us": float,
         "max_us": float}
@@ -162,6 +168,18 @@ def cycle_test(mode, n, fence_ok):
               f"watch: no rate at first, then a standstill ({rates})")
         check(all(f"({p}) " in w.stdout for p in pids), "watch: the waiting threads")
         check(w.stdout.count("ring-0-out #") >= 2, "watch: the pending fences")
+        # watch --json: a line per refresh, each checked against the schema.
+        wj = fencectl("watch", "--json", "-n", "2", "--interval", "300")
+        lines = wj.stdout.splitlines()
+        check(wj.returncode == 0 and len(lines) == 2, "watch --json: two lines")
+        for k, line in enumerate(lines):
+            o = json.loads(line)
+            rates = [t.pop("per_s", "absent") for t in o.get("timelines", [])]
+            check(all(r is None for r in rates) if k == 0 else
+                  all(isinstance(r, (int, float)) for r in rates), f"watch --json: per_s {rates}")
+            validate(o, WATCH, f"watch[{k}]")
+            check(sorted(x["pid"] for x in o.get("waiters", [])) == sorted(pids),
+                  "watch --json: the waiters")
     dump = json.loads(fencectl("dump", "--json").stdout)
     check(sorted(w["pid"] for w in dump.get("waiters", []) if w["pid"] in pids) == sorted(pids),
           f"{mode}: dump lists the waiters")

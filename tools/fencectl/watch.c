@@ -23,13 +23,15 @@
 #define FL_MIN_SIZE(a, b) ((a) < (b) ? (a) : (b))
 
 const char watch_usage[] =
-	"usage: fencectl watch [--interval MS] [-n COUNT] [--top N]\n"
+	"usage: fencectl watch [--interval MS] [-n COUNT] [--top N] [--json]\n"
 	"\n"
 	"A live view of the daemon, refreshed every MS milliseconds (default 1000):\n"
 	"each timeline's value, how fast it advanced since the last refresh and its\n"
 	"pending points; the N fences pending longest (default 10); the waits in\n"
 	"progress. On a terminal the screen is redrawn; otherwise each refresh is\n"
-	"printed after the last. Stops after COUNT refreshes, or at Ctrl-C.\n";
+	"printed after the last. Stops after COUNT refreshes, or at Ctrl-C.\n"
+	"\n"
+	"  --json   one JSON object per refresh, one line each; schema in docs/fencectl.md\n";
 
 /* A timeline's value at the last refresh, for its rate. */
 struct last {
@@ -38,6 +40,24 @@ struct last {
 };
 
 static volatile sig_atomic_t stop;
+static bool as_json; /* --json: one object per refresh, a line each */
+
+/* @s as a JSON string (our own dump's strings, already valid UTF-8 and escaped there). */
+static void jstr(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
 
 static void on_signal(int sig)
 {
@@ -126,10 +146,19 @@ static void show(const struct json *doc, struct last **prev, size_t *nprev, doub
 	size_t np = 0;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	printf("fencelined pid %.0f: %zu clients, %zu timelines, %zu fences, %zu waiting\n\n",
-	       num_of(json_get(doc, "daemon"), "pid"), len_of(doc, "clients"), ntl, nf,
-	       len_of(doc, "waiters"));
-	printf("%-28s %14s %10s %8s  %s\n", "TIMELINE", "VALUE", "+/s", "PENDING", "HELD BY");
+	if (as_json) {
+		printf("{\"version\":1,\"t_ns\":%.0f,\"daemon\":{\"pid\":%.0f},\"clients\":%zu,"
+		       "\"timelines\":[",
+		       (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec,
+		       num_of(json_get(doc, "daemon"), "pid"), len_of(doc, "clients"));
+	} else {
+		printf("fencelined pid %.0f: %zu clients, %zu timelines, %zu fences, %zu "
+		       "waiting\n\n",
+		       num_of(json_get(doc, "daemon"), "pid"), len_of(doc, "clients"), ntl, nf,
+		       len_of(doc, "waiters"));
+		printf("%-28s %14s %10s %8s  %s\n", "TIMELINE", "VALUE", "+/s", "PENDING",
+		       "HELD BY");
+	}
 	for (size_t i = 0; i < ntl; i++) {
 		const struct json *t = item(doc, "timelines", i);
 		double v = strtod(str_of(t, "value"), NULL);
@@ -151,8 +180,17 @@ static void show(const struct json *doc, struct last **prev, size_t *nprev, doub
 
 			o = n < 0 ? o : FL_MIN_SIZE(o + (size_t)n, sizeof(held) - 1);
 		}
-		printf("%-28.28s %14s %10s %8zu  %s\n", name, str_of(t, "value"), rate,
-		       len_of(t, "pending"), held);
+		if (as_json) {
+			printf("%s{\"id\":%" PRId64 ",\"name\":", i ? "," : "", id);
+			jstr(str_of(t, "name"));
+			printf(",\"value\":");
+			jstr(str_of(t, "value"));
+			printf(",\"per_s\":%s,\"pending\":%zu}", rate[0] == '-' ? "null" : rate,
+			       len_of(t, "pending"));
+		} else {
+			printf("%-28.28s %14s %10s %8zu  %s\n", name, str_of(t, "value"), rate,
+			       len_of(t, "pending"), held);
+		}
 		now[i] = (struct last){ id, v };
 	}
 	free(*prev);
@@ -167,7 +205,10 @@ static void show(const struct json *doc, struct last **prev, size_t *nprev, doub
 	}
 	if (pending)
 		qsort(pending, np, sizeof(*pending), cmp_created);
-	printf("\n%-28s %12s  %s\n", "PENDING LONGEST", "AGE", "WAITING FOR");
+	if (as_json)
+		printf("],\"pending\":[");
+	else
+		printf("\n%-28s %12s  %s\n", "PENDING LONGEST", "AGE", "WAITING FOR");
 	for (size_t i = 0; i < np && i < (size_t)top; i++) {
 		const struct json *f = pending[i];
 		double age = (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec - num_of(f, "created_ns");
@@ -185,20 +226,43 @@ static void show(const struct json *doc, struct last **prev, size_t *nprev, doub
 				     str_of(p, "timeline"), str_of(p, "value"));
 			o = n < 0 ? o : FL_MIN_SIZE(o + (size_t)n, sizeof(on) - 1);
 		}
-		printf("%-28.28s %9.1f ms  %s\n", name, age / 1e6, on);
+		if (as_json) {
+			printf("%s{\"id\":%.0f,\"name\":", i ? "," : "", num_of(f, "id"));
+			jstr(str_of(f, "name"));
+			printf(",\"age_ms\":%.3f,\"waiting_for\":", age / 1e6);
+			jstr(on);
+			putchar('}');
+		} else {
+			printf("%-28.28s %9.1f ms  %s\n", name, age / 1e6, on);
+		}
 	}
-	if (np > (size_t)top)
-		printf("(%zu more)\n", np - (size_t)top);
-	printf("\n%-28s %12s  %s\n", "WAITING THREAD", "FOR", "ON FENCE");
+	if (as_json) {
+		printf("],\"more_pending\":%zu,\"waiters\":[",
+		       np > (size_t)top ? np - (size_t)top : 0);
+	} else {
+		if (np > (size_t)top)
+			printf("(%zu more)\n", np - (size_t)top);
+		printf("\n%-28s %12s  %s\n", "WAITING THREAD", "FOR", "ON FENCE");
+	}
 	for (size_t i = 0; i < len_of(doc, "waiters"); i++) {
 		const struct json *w = item(doc, "waiters", i);
 		char who[64];
 
+		if (as_json) {
+			printf("%s{\"pid\":%.0f,\"tid\":%.0f,\"thread\":", i ? "," : "",
+			       num_of(w, "pid"), num_of(w, "tid"));
+			jstr(str_of(w, "thread"));
+			printf(",\"fence\":%.0f,\"waited_ms\":%.0f}",
+			       num_of(json_get(w, "fence"), "id"), num_of(w, "waited_ms"));
+			continue;
+		}
 		snprintf(who, sizeof(who), "%s(%.0f) %s(%.0f)", str_of(w, "comm"), num_of(w, "pid"),
 			 str_of(w, "thread"), num_of(w, "tid"));
 		printf("%-28.28s %9.0f ms  %s #%.0f\n", who, num_of(w, "waited_ms"),
 		       str_of(json_get(w, "fence"), "name"), num_of(json_get(w, "fence"), "id"));
 	}
+	if (as_json)
+		printf("]}\n");
 	free(pending);
 }
 
@@ -219,6 +283,10 @@ int cmd_watch(int argc, char **argv)
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			fputs(watch_usage, stdout);
 			return 0;
+		}
+		if (!strcmp(argv[i], "--json")) {
+			as_json = true;
+			continue;
 		}
 		if (!strcmp(argv[i], "--interval"))
 			dst = &interval, lo = 10, hi = 3600000;
@@ -262,7 +330,8 @@ int cmd_watch(int argc, char **argv)
 					   (double)(ts.tv_nsec - last.tv_nsec) / 1e9
 				 : 0;
 		last = ts;
-		fputs(tty ? "\033[H\033[2J" : (n ? "\n" : ""), stdout);
+		if (!as_json)
+			fputs(tty ? "\033[H\033[2J" : (n ? "\n" : ""), stdout);
 		show(doc, &prev, &nprev, dt, (int)top);
 		json_free(doc);
 		if (fflush(stdout) != 0) {
