@@ -13,16 +13,11 @@ import sys
 import tempfile
 import time
 
+from fl_schema import check, failures, validate  # tests/fl_schema.py
+
 FENCECTL, HOLDER = sys.argv[1], sys.argv[2]
 PAGE = os.sysconf("SC_PAGESIZE")
 MIB = 1 << 20
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL", what)
 
 
 # docs/fencectl.md, "heaps": key -> type (or a nested schema).
@@ -36,24 +31,6 @@ HEAPS = {"version": int, "daemon": {"pid": int, "client_limit": int}, "heaps": [
          "clients": [CLIENT]}
 
 
-def validate(value, schema, path="$"):
-    if isinstance(schema, list):
-        check(isinstance(value, list), f"{path} is a list")
-        for i, v in enumerate(value if isinstance(value, list) else []):
-            validate(v, schema[0], f"{path}[{i}]")
-    elif isinstance(schema, dict):
-        check(isinstance(value, dict), f"{path} is an object")
-        if not isinstance(value, dict):
-            return
-        for k, s in schema.items():
-            check(k in value, f"{path}.{k} present")
-            if k in value:
-                validate(value[k], s, f"{path}.{k}")
-        for k in value:
-            check(k in schema, f"{path}.{k} documented")
-    else:
-        ok = isinstance(value, schema) and not (schema is int and isinstance(value, bool))
-        check(ok, f"{path} is {schema.__name__}")
 
 
 def fencectl(*args):

@@ -18,38 +18,9 @@ import sys
 import tempfile
 import time
 
+from fl_schema import check, failures, validate  # tests/fl_schema.py
+
 FENCECTL, SCENARIO = sys.argv[1], sys.argv[2]
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL", what)
-
-
-def validate(value, schema, path="$"):
-    """Every member of the schema present with its type; nothing undocumented."""
-    if isinstance(schema, list):
-        check(isinstance(value, list), f"{path} is a list")
-        for i, v in enumerate(value if isinstance(value, list) else []):
-            validate(v, schema[0], f"{path}[{i}]")
-    elif isinstance(schema, dict):
-        check(isinstance(value, dict), f"{path} is an object")
-        if not isinstance(value, dict):
-            return
-        for k, s in schema.items():
-            check(k in value, f"{path}.{k} present")
-            if k in value:
-                validate(value[k], s, f"{path}.{k}")
-        for k in value:
-            check(k in schema, f"{path}.{k} documented")
-    elif schema is float:
-        check(isinstance(value, (int, float)) and not isinstance(value, bool), f"{path} is a number")
-    else:
-        ok = isinstance(value, schema) and not (schema is int and isinstance(value, bool))
-        check(ok, f"{path} is {schema.__name__}")
-
 
 # docs/fencectl.md, "deadlocks --json".
 FENCE_REF = {"id": int, "name": str}

@@ -12,14 +12,10 @@ import subprocess
 import sys
 import tempfile
 
+from fl_schema import check, failures, validate  # tests/fl_schema.py
+
+
 FENCECTL, HOLDER = sys.argv[1], sys.argv[2]
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL", what)
 
 
 # The schema of docs/fencectl.md, "dump --json": key -> type (or a nested schema).
@@ -38,39 +34,21 @@ OPTIONAL = {"owner": int}  # timelines with a shared counter whose creator is co
 # fds --json: "objects" hold two shapes, told apart by "kind".
 HELD_FENCE = {"kind": str, "name": str, "status": int, "age_ns": int}
 HELD_TIMELINE = {"kind": str, "name": str, "value": str}
+def held_objects(value, path):
+    """fds objects hold two shapes, told apart by "kind"."""
+    check(isinstance(value, list), f"{path} is a list")
+    for i, v in enumerate(value if isinstance(value, list) else []):
+        kind = v.get("kind") if isinstance(v, dict) else None
+        check(kind in ("fence", "timeline"), f"{path}[{i}].kind")
+        validate(v, HELD_FENCE if kind == "fence" else HELD_TIMELINE, f"{path}[{i}]")
+
+
 PROCESS = {"pid": int, "comm": str, "fences": int, "pending": int, "timelines": int,
-           "objects": None}
+           "objects": held_objects}
 FDS = {"samples": int, "interval_ms": int, "growing": [int],
        "last": {"version": int, "processes": [PROCESS]}}
 
 
-def validate(value, schema, path="$"):
-    if schema is None:  # fds objects: by kind
-        check(isinstance(value, list), f"{path} is a list")
-        for i, v in enumerate(value if isinstance(value, list) else []):
-            kind = v.get("kind") if isinstance(v, dict) else None
-            check(kind in ("fence", "timeline"), f"{path}[{i}].kind")
-            validate(v, HELD_FENCE if kind == "fence" else HELD_TIMELINE, f"{path}[{i}]")
-        return
-    if isinstance(schema, list):
-        check(isinstance(value, list), f"{path} is a list")
-        for i, v in enumerate(value if isinstance(value, list) else []):
-            validate(v, schema[0], f"{path}[{i}]")
-    elif isinstance(schema, dict):
-        check(isinstance(value, dict), f"{path} is an object")
-        if not isinstance(value, dict):
-            return
-        for k, s in schema.items():
-            check(k in value, f"{path}.{k} present")
-            if k in value:
-                validate(value[k], s, f"{path}.{k}")
-        for k in value:
-            check(k in schema or k in OPTIONAL, f"{path}.{k} documented")
-            if k in OPTIONAL and k not in schema:
-                validate(value[k], OPTIONAL[k], f"{path}.{k}")
-    else:
-        ok = isinstance(value, schema) and not (schema is int and isinstance(value, bool))
-        check(ok, f"{path} is {schema.__name__}")
 
 
 def fencectl(*args):
@@ -95,7 +73,7 @@ with tempfile.TemporaryDirectory() as tmp:
         r = fencectl("dump", "--json")
         check(r.returncode == 0, "dump --json: exit 0")
         dump = json.loads(r.stdout)
-        validate(dump, DUMP)
+        validate(dump, DUMP, optional=OPTIONAL)
         tls = {t["name"]: t for t in dump["timelines"]}
         fences = {f["name"]: f for f in dump["fences"]}
         check(set(tls) >= {"gpu", 'disp"lay'}, "both timelines, the quoted name intact")
