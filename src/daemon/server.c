@@ -75,6 +75,7 @@ struct client {
 	uint32_t pool_slot; /* the slot number of the oldest pooled fd */
 	unsigned int nshared; /* shared counters it owns (shared_tl.owner) */
 	struct fld_heap_client *heap; /* its buffers (heapsvc.c); NULL: none yet */
+	bool reading; /* its requests are being handled, further up the stack */
 	struct client *prev, *next;
 };
 
@@ -130,7 +131,6 @@ static struct client *tracer; /* the client whose trace session runs */
 static atomic_uint released;
 static struct client *clients;
 static struct client *zombies; /* disconnected; freed after the events at hand */
-static bool draining;
 static unsigned int nclients;
 static int epfd = -1;
 
@@ -1441,15 +1441,17 @@ static void answer_deferred_pings(void)
  */
 static void drain_others(struct client *self)
 {
-	if (draining)
-		return;
-	draining = true;
+	/*
+	 * Not the clients being read further up the stack: a drained client's
+	 * request may meet an unknown fd too, and its drain must still reach
+	 * the others (three processes passing fences around at once). A client
+	 * disconnected meanwhile has fd -1, on the zombie list too.
+	 */
 	for (struct client *c = clients, *next; c; c = next) {
 		next = c->next;
-		if (c != self)
+		if (c != self && !c->reading && c->fd >= 0)
 			client_readable(c, INT32_MAX);
 	}
-	draining = false;
 }
 
 static int fence_of(struct client *c, int fd, struct fl_fence **ret)
@@ -1574,8 +1576,19 @@ static bool shed_out_of_fds(struct client *c, const unsigned char *buf, ssize_t 
 	return true;
 }
 
+static void client_read_some(struct client *c, int max);
+
 /* Read and handle up to @max requests. */
 static void client_readable(struct client *c, int max)
+{
+	bool was = c->reading;
+
+	c->reading = true;
+	client_read_some(c, max);
+	c->reading = was;
+}
+
+static void client_read_some(struct client *c, int max)
 {
 	for (int i = 0; i < max && c->fd >= 0; i++) {
 		union {

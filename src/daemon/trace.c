@@ -392,6 +392,7 @@ struct writer {
 		pid_t pid;
 		uint32_t name;
 		bool ended;
+		uint64_t begin;
 	} * fences;
 	size_t nfences;
 	pid_t *pids;
@@ -610,12 +611,17 @@ static void write_event(struct writer *w, const struct ev *e)
 		if (!fr || fr->ended)
 			return; /* made before the trace: no slice to end */
 		fr->ended = true;
+		/*
+		 * An owner's stamp can precede the daemon's record of the fence
+		 * (the owner signalled before its one-way FENCE_NEW was read):
+		 * the slice ends no earlier than it begins.
+		 */
 		sep(w);
 		fputs("{\"ph\":\"e\",\"cat\":\"fence\",\"name\":", out);
 		fl__json_str(out, str(fr->name));
 		fprintf(out, ",\"id\":\"f%" PRIu64 "\",\"pid\":%d,\"tid\":%d", e->a, (int)fr->pid,
 			(int)fr->pid);
-		ts_us(out, "ts", e->ts);
+		ts_us(out, "ts", e->ts < fr->begin ? fr->begin : e->ts);
 		/* The format's status: 0 signalled, < 0 failed (1 is kept for "still pending"). */
 		fprintf(out,
 			",\"args\":{\"fence\":%" PRIu64 ",\"status\":%d,\"timeline\":%" PRIu64
@@ -756,7 +762,8 @@ static int write_trace(FILE *out, uint64_t end_ns)
 	for (size_t i = 0; i < t.n; i++)
 		if (t.ev[i].type == EV_FENCE)
 			w.fences[w.nfences++] =
-				(struct fence_ref){ t.ev[i].a, t.ev[i].pid, t.ev[i].name, false };
+				(struct fence_ref){ t.ev[i].a, t.ev[i].pid, t.ev[i].name, false,
+						    t.ev[i].ts };
 	qsort(w.fences, w.nfences, sizeof(*w.fences), cmp_fence);
 	w.ndone = 0;
 	for (size_t i = 0; i < t.n; i++)
