@@ -30,6 +30,7 @@
 #include "daemon-helpers.h"
 #include "helpers.h"
 #include "protocol.h"
+#include "raw-helpers.h"
 #include "runner.h"
 
 #define PAGE ((size_t)sysconf(_SC_PAGESIZE))
@@ -386,62 +387,6 @@ FL_TEST(client_limit_gives_enomem_logs_why_and_leaks_nothing)
 }
 
 /* ---- hostile packets ---- */
-
-static int raw_connect_to(const char *path)
-{
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-
-	fl_assert(fd >= 0);
-	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
-	fl_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	return fd;
-}
-
-static void raw_send(int sock, const void *buf, size_t len, const int *fds, unsigned int nfds)
-{
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int) * 4)];
-	} cbuf;
-	struct iovec iov = { (void *)buf, len };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-
-	if (nfds) {
-		struct cmsghdr *c;
-
-		memset(&cbuf, 0, sizeof(cbuf));
-		msg.msg_control = cbuf.buf;
-		msg.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-		c = CMSG_FIRSTHDR(&msg);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
-	}
-	fl_assert_int_eq(sendmsg(sock, &msg, MSG_NOSIGNAL), (ssize_t)len);
-}
-
-/* One reply's status (fds it carries are dropped by the kernel), or 1 on EOF. */
-static int raw_reply(int sock, uint32_t op, uint32_t seq)
-{
-	unsigned char buf[FL_PROTO_MAX_REPLY];
-	struct fl_msg_hdr h;
-	struct fl_msg_reply r;
-	ssize_t n;
-
-	do
-		n = recv(sock, buf, sizeof(buf), 0);
-	while (n < 0 && errno == EINTR);
-	if (n == 0 || (n < 0 && errno == ECONNRESET))
-		return 1;
-	fl_assert(n >= (ssize_t)(sizeof(h) + sizeof(r)));
-	memcpy(&h, buf, sizeof(h));
-	memcpy(&r, buf + sizeof(h), sizeof(r));
-	fl_assert_int_eq(h.op, op | FL_OP_REPLY);
-	fl_assert_int_eq(h.seq, seq);
-	return r.status;
-}
 
 static int raw_session(const char *path)
 {

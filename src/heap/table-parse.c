@@ -81,31 +81,40 @@ struct parser {
 	struct pos *heap_at, *device_at; /* every section's header */
 };
 
+/* The message of a parse error at @line:@col. Return: -EINVAL. */
+__attribute__((format(printf, 4, 0))) static int
+vfail(struct parser *p, unsigned int line, unsigned int col, const char *fmt, va_list ap)
+{
+	char what[FL_HEAP_TABLE_ERROR_MAX];
+
+	fl__tbl_vmsg(what, sizeof(what), fmt, ap);
+	fl__tbl_msg(p->err, p->err_size, "%s:%u:%u: %s", p->origin, line, col, what);
+	return -EINVAL;
+}
+
 __attribute__((format(printf, 3, 4))) static int fail(struct parser *p, unsigned int col,
 						      const char *fmt, ...)
 {
-	char what[FL_HEAP_TABLE_ERROR_MAX];
 	va_list ap;
+	int r;
 
 	va_start(ap, fmt);
-	fl__tbl_vmsg(what, sizeof(what), fmt, ap);
+	r = vfail(p, p->line, col, fmt, ap);
 	va_end(ap);
-	fl__tbl_msg(p->err, p->err_size, "%s:%u:%u: %s", p->origin, p->line, col, what);
-	return -EINVAL;
+	return r;
 }
 
 /* As fail(), at a position recorded earlier. */
 __attribute__((format(printf, 3, 4))) static int fail_at(struct parser *p, struct pos at,
 							 const char *fmt, ...)
 {
-	char what[FL_HEAP_TABLE_ERROR_MAX];
 	va_list ap;
+	int r;
 
 	va_start(ap, fmt);
-	fl__tbl_vmsg(what, sizeof(what), fmt, ap);
+	r = vfail(p, at.line, at.col, fmt, ap);
 	va_end(ap);
-	fl__tbl_msg(p->err, p->err_size, "%s:%u:%u: %s", p->origin, at.line, at.col, what);
-	return -EINVAL;
+	return r;
 }
 
 static bool is_space(char c)
