@@ -2,16 +2,23 @@
 /*
  * Heap pools (fl_heap_set_pool_max()): freed sizes come back as fresh,
  * zero-filled buffers that share nothing with the freed ones; the limits;
- * deferred freeing; exhaustion with a pool; many threads on one pooled heap.
+ * deferred freeing; exhaustion with a pool; many threads on one pooled heap;
+ * the worker process: a separate process that goes when the heap does, a
+ * worker killed, missing or talking nonsense, and a pool across fork().
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -55,12 +62,7 @@ static void wait_pool_settled(struct fl_heap *heap)
 	fl_assert_int_eq(info_of(heap).pool_pending, 0);
 }
 
-/*
- * 1 while @fd is still the file with inode @ino (its number may be reused).
- * Looked at through /proc by path, not through the fd: the worker thread
- * closes it meanwhile, and TSan rightly calls touching an fd another thread
- * closes a race.
- */
+/* 1 while @fd is still the file with inode @ino (its number may be reused). */
 static int still_open(int fd, ino_t ino)
 {
 	char path[64];
@@ -134,13 +136,13 @@ FL_TEST(pooled_buffer_is_fresh_zeroed_and_shares_nothing_with_the_freed_one)
 	memset(old_map, 0xa5, len);
 	fl_assert_int_eq(fl_heap_free(heap, fd), 0);
 	wait_pool_settled(heap);
-	/* The first free of a size stocks it four deep. */
-	fl_assert_int_eq(info_of(heap).pool_buffers, 4);
-	fl_assert_int_eq(info_of(heap).pool_bytes, 4 * len);
+	/* The first free of a size stocks it 32 deep (FL_HEAP_POOL_DEPTH). */
+	fl_assert_int_eq(info_of(heap).pool_buffers, 32);
+	fl_assert_int_eq(info_of(heap).pool_bytes, 32 * len);
 
 	again = alloc(heap, len);
 	fl_assert_int_eq(info_of(heap).pool_hits, 1);
-	fl_assert_int_eq(info_of(heap).pool_buffers, 3);
+	fl_assert_int_eq(info_of(heap).pool_buffers, 31);
 	fl_assert_int_eq(fstat(kept, &old_st), 0);
 	fl_assert_int_eq(fstat(again, &new_st), 0);
 	fl_assert(old_st.st_ino != new_st.st_ino);
@@ -183,7 +185,7 @@ FL_TEST_TIMEOUT(no_stale_data_through_the_pool_over_many_rounds, 120)
 	fl_heap_close(heap);
 }
 
-FL_TEST(freed_fd_is_closed_by_the_worker)
+FL_TEST(freed_fd_goes_to_the_worker_and_leaves_this_process)
 {
 	struct fl_heap *heap = NULL;
 	struct stat st;
@@ -194,10 +196,259 @@ FL_TEST(freed_fd_is_closed_by_the_worker)
 
 	fd = alloc(heap, page());
 	fl_assert_int_eq(fstat(fd, &st), 0);
+	/* The first free of a size asks the worker at once, and sends the fd along. */
 	fl_assert_int_eq(fl_heap_free(heap, fd), 0);
-	for (int i = 0; i < 20000 && still_open(fd, st.st_ino); i++)
-		sleep_ms(1);
 	fl_assert(!still_open(fd, st.st_ino));
+	fl_heap_close(heap);
+}
+
+/* The worker whose environment has FL_TEST_POOL_MARK=@mark, or -1. */
+static pid_t find_worker(const char *mark)
+{
+	char want[64], path[64], env[8192];
+	struct dirent *e;
+	pid_t found = -1;
+	DIR *d = opendir("/proc");
+
+	snprintf(want, sizeof(want), "FL_TEST_POOL_MARK=%s", mark);
+	while (d && found < 0 && (e = readdir(d))) {
+		ssize_t n;
+		int fd;
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/environ", atoi(e->d_name));
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, env, sizeof(env) - 1);
+		close(fd);
+		for (ssize_t at = 0; n > 0 && at < n; at += (ssize_t)strlen(env + at) + 1) {
+			env[n] = '\0';
+			if (!strcmp(env + at, want))
+				found = atoi(e->d_name);
+		}
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+static bool gone(pid_t pid)
+{
+	char path[64], state = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return true;
+	/* A zombie is gone too: its reaper is init, not us. */
+	if (fscanf(f, "%*d (%*[^)]) %c", &state) != 1)
+		state = 0;
+	fclose(f);
+	return state == 'Z';
+}
+
+/* A pooled heap whose worker is marked with this test's name. */
+static struct fl_heap *marked_heap(const char *mark)
+{
+	struct fl_heap *heap = NULL;
+
+	setenv("FL_TEST_POOL_MARK", mark, 1);
+	fl_assert_int_eq(fl_heap_open_system("p", &heap), 0);
+	fl_assert_int_eq(fl_heap_set_pool_max(heap, 1 << 20), 0);
+	fl_assert_int_eq(fl_heap_free(heap, alloc(heap, page())), 0);
+	unsetenv("FL_TEST_POOL_MARK");
+	return heap;
+}
+
+FL_TEST(worker_is_a_process_of_its_own_that_goes_with_the_heap)
+{
+	char mark[32];
+	struct fl_heap *heap;
+	pid_t pid;
+	char path[64], comm[32] = "";
+	FILE *f;
+
+	snprintf(mark, sizeof(mark), "own-%d", (int)getpid());
+	heap = marked_heap(mark);
+	pid = find_worker(mark);
+	fl_assert(pid > 0);
+	/* Not a thread of ours, and not our child: we never reap it. */
+	fl_assert(pid != getpid());
+	fl_assert_int_eq(waitpid(pid, NULL, WNOHANG), -1);
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	f = fopen(path, "re");
+	fl_assert(f != NULL);
+	fl_assert(fgets(comm, sizeof(comm), f) != NULL);
+	fclose(f);
+	fl_assert(strncmp(comm, "fl-heap-worker", 14) == 0);
+	wait_pool_settled(heap);
+	fl_assert_int_eq(info_of(heap).pool_buffers, 32);
+	fl_heap_close(heap);
+	for (int i = 0; i < 5000 && !gone(pid); i++)
+		sleep_ms(1);
+	fl_assert(gone(pid));
+}
+
+/* Allocations go on without the worker, and frees close at once. */
+static void expect_pool_without_worker(struct fl_heap *heap)
+{
+	for (int i = 0; i < 10; i++) {
+		int fd = alloc(heap, (size_t)(i % 2 + 1) * page());
+
+		expect_zero_then_fill(fd, page(), 0x11);
+		fl_assert_int_eq(fl_heap_free(heap, fd), 0);
+		fl_assert_errno(fcntl(fd, F_GETFD), EBADF);
+	}
+	fl_assert_int_eq(info_of(heap).pool_pending, 0);
+	fl_assert_int_eq(info_of(heap).buffers, 0);
+}
+
+FL_TEST(pool_goes_on_without_a_killed_worker)
+{
+	char mark[32];
+	struct fl_heap *heap;
+	pid_t pid;
+	int before = fl_test_count_fds(), fd;
+
+	snprintf(mark, sizeof(mark), "kill-%d", (int)getpid());
+	heap = marked_heap(mark);
+	wait_pool_settled(heap);
+	pid = find_worker(mark);
+	fl_assert(pid > 0);
+	fl_assert_int_eq(kill(pid, SIGKILL), 0);
+	for (int i = 0; i < 5000 && !gone(pid); i++)
+		sleep_ms(1);
+	/* Its buffers already here are still good: 32 hits. */
+	for (int i = 0; i < 40; i++) {
+		fd = alloc(heap, page());
+		expect_zero_then_fill(fd, page(), 0x22);
+		fl_assert_int_eq(fl_heap_free(heap, fd), 0);
+	}
+	fl_assert(info_of(heap).pool_hits >= 32);
+	/* By now the pool has found the worker gone. */
+	for (int i = 0; i < 5000 && info_of(heap).pool_pending; i++)
+		sleep_ms(1);
+	expect_pool_without_worker(heap);
+	fl_heap_close(heap);
+	fl_assert_int_eq(fl_test_count_fds(), before);
+}
+
+FL_TEST(pool_without_its_worker_program_makes_nothing_ahead)
+{
+	struct fl_heap *heap = NULL;
+	int before = fl_test_count_fds();
+
+	setenv("FENCELINE_HEAP_WORKER", "/nonexistent/fl-heap-worker", 1);
+	fl_assert_int_eq(fl_heap_open_system("p", &heap), 0);
+	fl_assert_int_eq(fl_heap_set_pool_max(heap, 1 << 20), 0);
+	expect_pool_without_worker(heap);
+	fl_assert_int_eq(info_of(heap).pool_buffers, 0);
+	fl_assert_int_eq(info_of(heap).pool_hits, 0);
+	fl_heap_close(heap);
+	unsetenv("FENCELINE_HEAP_WORKER");
+	fl_assert_int_eq(fl_test_count_fds(), before);
+}
+
+#ifdef FL_BAD_WORKER
+static void bad_worker(const char *mode)
+{
+	struct fl_heap *heap = NULL;
+	int before = fl_test_count_fds();
+
+	setenv("FENCELINE_HEAP_WORKER", FL_BAD_WORKER, 1);
+	setenv("FL_BAD_WORKER_MODE", mode, 1);
+	fl_assert_int_eq(fl_heap_open_system("p", &heap), 0);
+	fl_assert_int_eq(fl_heap_set_pool_max(heap, 1 << 20), 0);
+	fl_assert_int_eq(fl_heap_free(heap, alloc(heap, page())), 0);
+	/* Looking takes in its answer, or finds it gone. */
+	for (int i = 0; i < 5000 && info_of(heap).pool_pending; i++)
+		sleep_ms(1);
+	fl_assert_int_eq(info_of(heap).pool_buffers, 0);
+	expect_pool_without_worker(heap);
+	fl_heap_close(heap);
+	unsetenv("FENCELINE_HEAP_WORKER");
+	unsetenv("FL_BAD_WORKER_MODE");
+	/* Whatever it sent was closed. */
+	fl_assert_int_eq(fl_test_count_fds(), before);
+}
+
+FL_TEST(pool_drops_a_worker_that_hangs_up)
+{
+	bad_worker("exit");
+}
+
+FL_TEST(pool_drops_a_worker_of_another_version)
+{
+	bad_worker("version");
+}
+
+FL_TEST(pool_drops_a_worker_that_miscounts_its_fds)
+{
+	bad_worker("count");
+}
+
+FL_TEST(pool_drops_a_worker_that_settles_more_than_asked)
+{
+	bad_worker("excess");
+}
+
+FL_TEST(pool_drops_a_worker_that_sends_a_short_message)
+{
+	bad_worker("junk");
+}
+#endif
+
+/* In the child: 0 if it dropped the parent's pool and made one of its own. */
+static int child_pool(struct fl_heap *heap)
+{
+	struct fl_heap_info before, info;
+	int fd = -1;
+
+	if (fl_heap_get_info(heap, &before) < 0 || before.pool_buffers != 0)
+		return 1;
+	if (fl_heap_alloc(heap, page(), 0, &fd) < 0)
+		return 2;
+	if (fl_heap_get_info(heap, &info) < 0 || info.pool_hits != before.pool_hits ||
+	    info.pool_misses != before.pool_misses + 1)
+		return 3;
+	if (fl_heap_free(heap, fd) < 0)
+		return 4;
+	for (int i = 0; i < 5000 && fl_heap_get_info(heap, &info) == 0 && info.pool_pending; i++)
+		sleep_ms(1);
+	if (info.pool_buffers != 32)
+		return 5;
+	if (fl_heap_alloc(heap, page(), 0, &fd) < 0 || fl_heap_free(heap, fd) < 0)
+		return 6;
+	fl_heap_close(heap);
+	return 0;
+}
+
+FL_TEST(forked_child_never_hands_out_the_parents_pooled_buffers)
+{
+	struct fl_heap *heap = NULL;
+	int status = -1, fd;
+	pid_t pid;
+
+	fl_assert_int_eq(fl_heap_open_system("p", &heap), 0);
+	fl_assert_int_eq(fl_heap_set_pool_max(heap, 1 << 20), 0);
+	fl_assert_int_eq(fl_heap_free(heap, alloc(heap, page())), 0);
+	wait_pool_settled(heap);
+	fl_assert_int_eq(info_of(heap).pool_buffers, 32);
+	pid = fork();
+	fl_assert(pid >= 0);
+	if (pid == 0)
+		_exit(child_pool(heap));
+	fl_assert_int_eq(waitpid(pid, &status, 0), pid);
+	fl_assert(WIFEXITED(status));
+	fl_assert_int_eq(WEXITSTATUS(status), 0);
+	/* The parent's pool is untouched: still 32, and a hit. */
+	fl_assert_int_eq(info_of(heap).pool_buffers, 32);
+	fd = alloc(heap, page());
+	fl_assert_int_eq(info_of(heap).pool_hits, 1);
+	fl_assert_int_eq(fl_heap_free(heap, fd), 0);
 	fl_heap_close(heap);
 }
 
@@ -242,20 +493,21 @@ FL_TEST(pool_stays_within_its_limits_and_shrinks_when_lowered)
 	fl_assert_int_eq(fl_heap_free(heap, fds[0]), 0);
 	fl_assert_errno(fcntl(fds[0], F_GETFD), EBADF);
 
-	/* At most 8 sizes and 64 buffers, however large the limit. */
+	/* 32 of a size and 64 in all, however large the limit. */
 	fl_assert_int_eq(fl_heap_set_pool_max(heap, 1 << 30), 0);
-	for (int i = 0; i < 10; i++)
-		fds[i] = alloc(heap, (size_t)(i + 1) * page());
-	for (int i = 0; i < 10; i++)
-		fl_assert_int_eq(fl_heap_free(heap, fds[i]), 0);
-	wait_pool_settled(heap);
-	fl_assert_int_eq(info_of(heap).pool_buffers, 8 * 4);
 	for (int i = 0; i < 80; i++)
 		fds[i] = alloc(heap, page());
 	for (int i = 0; i < 80; i++)
 		fl_assert_int_eq(fl_heap_free(heap, fds[i]), 0);
 	wait_pool_settled(heap);
+	fl_assert_int_eq(info_of(heap).pool_buffers, 32);
+	for (int i = 0; i < 10; i++)
+		fds[i] = alloc(heap, (size_t)(i + 2) * page());
+	for (int i = 0; i < 10; i++)
+		fl_assert_int_eq(fl_heap_free(heap, fds[i]), 0);
+	wait_pool_settled(heap);
 	fl_assert_int_eq(info_of(heap).pool_buffers, 64);
+	fl_assert_int_eq(info_of(heap).pool_bytes, 32 * page() + 32 * 2 * page());
 	fl_heap_close(heap);
 }
 
@@ -272,8 +524,8 @@ FL_TEST(carveout_exhaustion_with_a_pool_leaves_both_consistent)
 	for (int i = 0; i < 4; i++)
 		fl_assert_int_eq(fl_heap_free(heap, fds[i]), 0);
 	wait_pool_settled(heap);
-	/* Four deep after the first free, one more for each further free. */
-	fl_assert_int_eq(info_of(heap).pool_buffers, 4 + 3);
+	/* 32 deep after the first free; the others find it full. */
+	fl_assert_int_eq(info_of(heap).pool_buffers, 32);
 	/* The pool holds files, not capacity: the carveout is whole. */
 	fl_assert_int_eq(info_of(heap).free_blocks, 1);
 	for (int i = 0; i < 4; i++)
@@ -282,7 +534,7 @@ FL_TEST(carveout_exhaustion_with_a_pool_leaves_both_consistent)
 	fl_assert_int_eq(fd, -1);
 	info = info_of(heap);
 	fl_assert_int_eq(info.pool_hits, 4);
-	fl_assert_int_eq(info.pool_buffers, 3);
+	fl_assert_int_eq(info.pool_buffers, 28);
 	fl_assert_int_eq(info.failures, 1);
 	fl_assert_int_eq(info.buffers, 4);
 	fl_assert_int_eq(info.free_blocks, 0);
@@ -293,7 +545,8 @@ FL_TEST(carveout_exhaustion_with_a_pool_leaves_both_consistent)
 	fl_assert_int_eq(info.free_blocks, 1);
 	fl_assert_int_eq(info.largest_free, 4 * page());
 	fl_assert_int_eq(info.allocated, 0);
-	fl_assert_int_eq(info.pool_buffers, 3 + 4);
+	/* 28 of 32 left is more than half: the worker is not asked yet. */
+	fl_assert_int_eq(info.pool_buffers, 28);
 	fl_heap_close(heap);
 }
 

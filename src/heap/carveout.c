@@ -148,15 +148,6 @@ static void carveout_unreserve(struct fl_heap *heap, void *priv)
 	fl__avl_insert(&c->free_tree, &b->node);
 }
 
-static int carveout_allocate(struct fl_heap *heap, size_t len, int *ret_fd)
-{
-	/*
-	 * A new memfd is zero-filled by the kernel, so no data of an earlier
-	 * buffer carved from the same range can show through.
-	 */
-	return fl__heap_memfd(heap, len, ret_fd);
-}
-
 static void carveout_fill_info(struct fl_heap *heap, struct fl_heap_info *info)
 {
 	struct carveout *c = carveout_of(heap);
@@ -189,7 +180,6 @@ static void carveout_destroy(struct fl_heap *heap)
 
 static const struct fl_heap_ops carveout_ops = {
 	.kind = "carveout",
-	.allocate = carveout_allocate,
 	.reserve = carveout_reserve,
 	.unreserve = carveout_unreserve,
 	.fill_info = carveout_fill_info,

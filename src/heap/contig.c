@@ -3,44 +3,22 @@
  * The system-contig heap: huge-page memfds (docs/heap.md, "system-contig").
  *
  * With huge pages in the kernel's hugetlb pool, a buffer is a
- * memfd_create(MFD_HUGETLB) file. hugetlbfs takes a file's pages from the
- * pool when a shared mapping is made, not when it is touched, and keeps
- * that reservation with the file until it is closed, also after munmap():
- * so mapping the new buffer once here and unmapping it again reserves its
- * pages, and fl_heap_alloc() fails with -ENOMEM instead of a consumer
- * getting SIGBUS at first touch. hugetlbfs memfds take seals (since 4.16).
- *
- * Without them, a buffer is an ordinary memfd populated here through a
- * mapping advised with MADV_HUGEPAGE. shmem decides a page's size when it
- * allocates it, by the mapping it is faulted through and by
- * /sys/kernel/mm/transparent_hugepage/shmem_enabled: the advice of a
- * consumer's later mapping would come too late, so the pages are made now,
- * through ours.
+ * memfd_create(MFD_HUGETLB) file whose pages are reserved when it is made;
+ * without them, an ordinary memfd populated through a mapping advised with
+ * MADV_HUGEPAGE. This file only finds out which the machine allows and
+ * says so in the heap's recipe; make.c makes the buffers.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <fenceline/heap.h>
 
 #include "heap-internal.h"
-
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
-#endif
-
-enum contig_mode { CONTIG_HUGETLB, CONTIG_THP };
-
-struct contig {
-	enum contig_mode mode;
-	bool advise; /* shmem_enabled honours MADV_HUGEPAGE */
-};
 
 static unsigned long long read_ull(const char *path)
 {
@@ -124,128 +102,31 @@ static bool shmem_thp_advisable(void)
 	       !strcmp(word, "force");
 }
 
-static int hugetlb_allocate(struct fl_heap *heap, size_t len, int *ret_fd)
-{
-	char name[FL_HEAP_NAME_MAX + 16];
-	void *p;
-	int fd, r;
-
-	snprintf(name, sizeof(name), "fl-heap:%s", heap->name);
-	fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_HUGETLB);
-	if (fd < 0)
-		return fl__heap_alloc_error(errno);
-	r = ftruncate(fd, (off_t)len);
-	if (r == 0) {
-		/* Reserves the pages for the file's lifetime (see the top). */
-		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		if (p == MAP_FAILED)
-			r = -1;
-		else
-			munmap(p, len);
-	}
-	if (r == 0)
-		r = fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
-	if (r < 0) {
-		r = fl__heap_alloc_error(errno);
-		close(fd);
-		return r;
-	}
-	*ret_fd = fd;
-	return 0;
-}
-
-/* Writes one byte per page: for kernels before MADV_POPULATE_WRITE. */
-static void touch_pages(volatile unsigned char *p, size_t len, size_t page)
-{
-	for (size_t off = 0; off < len; off += page)
-		p[off] = 0;
-}
-
-static int thp_allocate(struct fl_heap *heap, size_t len, int *ret_fd)
-{
-	struct contig *c = heap->priv;
-	long pages = sysconf(_SC_PHYS_PAGES);
-	void *p;
-	int fd, r;
-
-	/*
-	 * Populating is committing: past half of RAM (ION's limit for its
-	 * system heaps) it would wake the OOM killer rather than fail.
-	 */
-	if (pages > 0 && len / heap->page_size > (size_t)pages / 2)
-		return -ENOMEM;
-	r = fl__heap_memfd(heap, len, &fd);
-	if (r < 0)
-		return r;
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED) {
-		r = fl__heap_alloc_error(errno);
-		close(fd);
-		return r;
-	}
-	if (c->advise)
-		madvise(p, len, MADV_HUGEPAGE);
-	if (madvise(p, len, MADV_POPULATE_WRITE) < 0) {
-		if (errno == EINVAL)
-			touch_pages(p, len, (size_t)sysconf(_SC_PAGESIZE));
-		else
-			/* EFAULT: a page could not be had, as a fault would have found. */
-			r = errno == EFAULT ? -ENOMEM : fl__heap_alloc_error(errno);
-	}
-	munmap(p, len);
-	if (r < 0) {
-		close(fd);
-		return r;
-	}
-	*ret_fd = fd;
-	return 0;
-}
-
-static int contig_allocate(struct fl_heap *heap, size_t len, int *ret_fd)
-{
-	struct contig *c = heap->priv;
-
-	return c->mode == CONTIG_HUGETLB ? hugetlb_allocate(heap, len, ret_fd)
-					 : thp_allocate(heap, len, ret_fd);
-}
-
-static void contig_destroy(struct fl_heap *heap)
-{
-	free(heap->priv);
-}
-
 static const struct fl_heap_ops contig_ops = {
 	.kind = "system-contig",
-	.allocate = contig_allocate,
-	.destroy = contig_destroy,
 };
 
 FL_EXPORT int fl_heap_open_system_contig(const char *name, struct fl_heap **ret_heap)
 {
 	size_t huge = default_huge_page();
 	struct fl_heap *heap;
-	struct contig *c;
 	int r;
 
 	if (!ret_heap)
 		return -EINVAL;
-	c = calloc(1, sizeof(*c));
-	if (!c)
-		return -ENOMEM;
-	/* A power of two at least a page, or page rounding would break. */
-	if (huge >= 4096 && !(huge & (huge - 1)) && hugetlb_has_pages(huge))
-		c->mode = CONTIG_HUGETLB;
-	else
-		c->mode = CONTIG_THP;
-	c->advise = c->mode == CONTIG_THP && shmem_thp_advisable();
-	r = fl__heap_create(&contig_ops, name, c, &heap);
+	r = fl__heap_create(&contig_ops, name, NULL, &heap);
 	if (r < 0)
 		return r;
-	if (c->mode == CONTIG_HUGETLB) {
+	/* A power of two at least a page, or page rounding would break. */
+	if (huge >= 4096 && !(huge & (huge - 1)) && hugetlb_has_pages(huge)) {
+		heap->recipe.how = FL_HEAP_MAKE_HUGETLB;
 		heap->page_size = huge;
 		snprintf(heap->backing, sizeof(heap->backing), "hugetlb");
 	} else {
-		snprintf(heap->backing, sizeof(heap->backing), c->advise ? "thp" : "thp-disabled");
+		heap->recipe.how = FL_HEAP_MAKE_THP;
+		heap->recipe.advise = shmem_thp_advisable();
+		snprintf(heap->backing, sizeof(heap->backing),
+			 heap->recipe.advise ? "thp" : "thp-disabled");
 	}
 	*ret_heap = heap;
 	return 0;

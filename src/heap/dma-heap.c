@@ -18,12 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
-
-#include <linux/dma-heap.h>
 
 #include <fenceline/heap.h>
 
@@ -72,25 +69,6 @@ static bool is_dma_heap(const struct stat *st, char *what, size_t size)
 	return strcmp(cls, "dma_heap") == 0;
 }
 
-static int dma_heap_allocate(struct fl_heap *heap, size_t len, int *ret_fd)
-{
-	struct dma_heap *d = heap->priv;
-	struct dma_heap_allocation_data data = {
-		.len = len,
-		.fd_flags = O_RDWR | O_CLOEXEC,
-	};
-
-	if (ioctl(d->dev_fd, DMA_HEAP_IOCTL_ALLOC, &data) < 0) {
-		int err = errno;
-
-		fl__heap_log("dma-heap '%s': allocating %zu bytes: %s", heap->name, len,
-			     strerror(err));
-		return fl__heap_alloc_error(err);
-	}
-	*ret_fd = (int)data.fd;
-	return 0;
-}
-
 static void dma_heap_destroy(struct fl_heap *heap)
 {
 	struct dma_heap *d = heap->priv;
@@ -101,7 +79,6 @@ static void dma_heap_destroy(struct fl_heap *heap)
 
 static const struct fl_heap_ops dma_heap_ops = {
 	.kind = "dma-heap",
-	.allocate = dma_heap_allocate,
 	.destroy = dma_heap_destroy,
 };
 
@@ -144,6 +121,8 @@ FL_EXPORT int fl_heap_open_dma_heap(const char *name, struct fl_heap **ret_heap)
 	if (r < 0)
 		return r;
 	snprintf(heap->backing, sizeof(heap->backing), "dma-buf");
+	heap->recipe.how = FL_HEAP_MAKE_DMA_HEAP;
+	heap->recipe.dev_fd = fd;
 	*ret_heap = heap;
 	return 0;
 }

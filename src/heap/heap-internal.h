@@ -19,16 +19,12 @@
 #include <fenceline/heap.h>
 
 #include "avl.h"
+#include "make.h"
+#include "worker-proto.h"
 
 /**
- * struct fl_heap_ops - what a kind of heap provides
+ * struct fl_heap_ops - what a kind of heap provides, besides its recipe
  * @kind: the kind's name, as fl_heap_info.kind shows it. Mandatory.
- * @allocate: makes the buffer's fd. Mandatory.
- *	Context: any thread, heap lock *not* held; may block and allocate.
- *	@len is nonzero and a multiple of the heap's granule. Also called by
- *	the pool's worker thread, to make buffers ahead of time.
- *	Return: 0 with an O_CLOEXEC fd of exactly @len bytes in *@ret_fd, or
- *	-ENOMEM / -EMFILE with nothing left open.
  * @reserve: takes @len bytes of the heap's capacity for a buffer about to
  *	be allocated. Optional: NULL means no fixed capacity.
  *	Context: heap lock held; must not block. Return: 0, with what
@@ -45,12 +41,14 @@
  *	back. Optional (NULL: nothing to free). Context: fl_heap_close(), no
  *	other thread using the heap.
  *
- * The framework calls optional ops only after checking them for NULL,
- * and tells kinds apart by comparing ops pointers.
+ * How buffers are made is not an op but data, the heap's @recipe (make.h),
+ * which the kind fills when it opens the heap: the pool's worker is
+ * another process and can follow a recipe, not call into this one. The
+ * framework calls optional ops only after checking them for NULL, and
+ * tells kinds apart by comparing ops pointers.
  */
 struct fl_heap_ops {
 	const char *kind;
-	int (*allocate)(struct fl_heap *heap, size_t len, int *ret_fd);
 	int (*reserve)(struct fl_heap *heap, size_t len, void **ret_priv, uint64_t *ret_offset);
 	void (*unreserve)(struct fl_heap *heap, void *priv);
 	void (*fill_info)(struct fl_heap *heap, struct fl_heap_info *info);
@@ -61,9 +59,14 @@ struct fl_heap_ops {
 
 /* The most ready buffers, and distinct sizes, a pool holds. */
 #define FL_HEAP_POOL_BUFFERS 64
-#define FL_HEAP_POOL_SIZES   8
-/* Ready buffers a freed size is topped up to, limits allowing. */
-#define FL_HEAP_POOL_DEPTH 4
+#define FL_HEAP_POOL_SIZES   FL_HEAP_WORKER_SIZES
+/*
+ * Buffers a freed size is kept in stock to (ready, asked for or to ask),
+ * limits allowing; the worker is asked when half of them are left.
+ */
+#define FL_HEAP_POOL_DEPTH 32
+/* Memory of freed buffers held for the next message to the worker, at most. */
+#define FL_HEAP_POOL_DOOMED_BYTES (4u << 20)
 
 /* One ready buffer: a fresh file that nobody has held. */
 struct fl_heap_pool_entry {
@@ -72,26 +75,42 @@ struct fl_heap_pool_entry {
 	ino_t ino;
 };
 
-/* Ready buffers of one size, and how many more the worker should make. */
+/* Buffers of one size: ready, asked of the worker, and to ask. */
 struct fl_heap_pool_class {
 	uint64_t size; /* 0: slot unused */
-	unsigned int ready, wanted;
+	unsigned int ready, asked, want;
 	struct fl_heap_pool_entry entry[FL_HEAP_POOL_BUFFERS];
 };
 
 /* A heap's pool (pool.c); everything under the heap's lock. */
 struct fl_heap_pool {
 	uint64_t max; /* bytes; 0: off */
-	uint64_t bytes, buffers; /* ready + wanted */
+	uint64_t bytes, buffers; /* ready + asked + want */
 	uint64_t hits, misses;
 	struct fl_heap_pool_class cls[FL_HEAP_POOL_SIZES];
-	int *doomed; /* fds freed, for the worker to close */
-	size_t ndoomed, doomed_cap;
-	pthread_cond_t wake;
-	pthread_t worker;
-	pid_t owner; /* the process the worker runs in */
-	bool running, stop;
-	bool idle; /* the worker waits on @wake */
+	int doomed[FL_HEAP_WORKER_BATCH]; /* freed, for the next message */
+	unsigned int ndoomed;
+	uint64_t doomed_bytes;
+	int sock; /* to the worker process; -1 until it starts */
+	unsigned int gen; /* the fork generation the pool's fds belong to */
+	bool starting; /* a thread is starting the worker */
+	bool failed; /* the worker could not start or went away: nothing made ahead */
+};
+
+/*
+ * What fl__heap_pool_give() leaves to do once the lock is dropped, for
+ * fl__heap_pool_flush(): fds to send to the worker (or close), and the
+ * buffers to ask for.
+ */
+struct fl_heap_pool_flush {
+	enum { FL_POOL_NOTHING, FL_POOL_SEND, FL_POOL_START, FL_POOL_CLOSE } what;
+	int sock;
+	unsigned int nfds, nmake;
+	int fds[FL_HEAP_WORKER_BATCH];
+	struct {
+		uint64_t size;
+		uint32_t count;
+	} make[FL_HEAP_POOL_SIZES];
 };
 
 struct fl_heap {
@@ -99,6 +118,7 @@ struct fl_heap {
 	void *priv; /* the kind's; may be NULL */
 	char name[FL_HEAP_NAME_MAX];
 	char backing[FL_HEAP_NAME_MAX]; /* "memfd" unless the kind says otherwise */
+	struct fl_heap_recipe recipe; /* how buffers are made; a memfd unless the kind says */
 	size_t page_size; /* the granule sizes round up to; a kind may raise it */
 
 	/*
@@ -148,34 +168,35 @@ int fl__heap_create(const struct fl_heap_ops *ops, const char *name, void *priv,
 		    struct fl_heap **ret_heap);
 
 /*
- * An O_CLOEXEC memfd of exactly @len bytes, named after @heap, sealed
- * against shrinking, growing and more seals. Return: 0, -ENOMEM or
- * -EMFILE.
- */
-int fl__heap_memfd(const struct fl_heap *heap, size_t len, int *ret_fd);
-
-/* The kernel's errno for making a buffer, as the library's -errno. */
-int fl__heap_alloc_error(int err);
-
-/* A line on stderr when FENCELINE_DEBUG has "heap" or "all" (log.c). */
-void fl__heap_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/*
- * The pool (pool.c). All but fl__heap_pool_init() and _fini() are called
- * with the heap's lock held and never block.
+ * The pool (pool.c). Called with the heap's lock held unless they say not;
+ * those under the lock never block and make no syscall, except that a pool
+ * inherited through fork() is dropped (its fds closed) by the first of them.
  */
 void fl__heap_pool_init(struct fl_heap *heap);
-/* Stops the worker and closes every pooled and doomed fd. No lock held. */
+/* Hangs up on the worker and closes every pooled and freed fd. No lock held. */
 void fl__heap_pool_fini(struct fl_heap *heap);
-/* Takes a ready buffer of @size: its fd, or -1 (a miss, if the pool is on). */
-int fl__heap_pool_take(struct fl_heap *heap, uint64_t size, dev_t *ret_dev, ino_t *ret_ino);
 /*
- * Hands a freed buffer's @fd to the worker to close and asks for a fresh
- * buffer of @size. Returns false if the pool is off or the worker cannot
- * run: the caller then closes @fd itself.
+ * Takes a ready buffer of @size: its fd, -1 (a miss, if the pool is on),
+ * or, if @may_receive and buffers of @size are on their way, -2: call
+ * fl__heap_pool_receive() without the lock and try again.
  */
-bool fl__heap_pool_give(struct fl_heap *heap, uint64_t size, int fd);
+int fl__heap_pool_take(struct fl_heap *heap, uint64_t size, bool may_receive, dev_t *ret_dev,
+		       ino_t *ret_ino);
+/* Takes in what the worker has sent, without waiting. No lock held. */
+void fl__heap_pool_receive(struct fl_heap *heap);
+/*
+ * Takes a freed buffer's @fd, which holds @held bytes of memory, for the
+ * worker to close, and asks for a fresh buffer of @size. Returns false if the pool is off or has no worker: the
+ * caller then closes @fd itself. Otherwise *@out says what is left to do:
+ * pass it to fl__heap_pool_flush() once the lock is dropped.
+ */
+bool fl__heap_pool_give(struct fl_heap *heap, uint64_t size, uint64_t held, int fd,
+			struct fl_heap_pool_flush *out);
+/* Does what *@out says: starts the worker, sends, or closes. No lock held. */
+void fl__heap_pool_flush(struct fl_heap *heap, struct fl_heap_pool_flush *out);
 /* Sets the limit; fds to close (unlocked) go to *@ret_fds, freed by the caller. */
 void fl__heap_pool_set_max(struct fl_heap *heap, uint64_t max, int **ret_fds, size_t *ret_n);
+/* Buffers asked of the worker and not here yet. */
+uint64_t fl__heap_pool_pending(const struct fl_heap *heap);
 
 #endif /* FL_HEAP_INTERNAL_H */

@@ -2,11 +2,11 @@
 /*
  * The heap framework: argument checks, the record of every live buffer
  * (found again by its fd's inode), accounting, and the calls into a heap
- * kind's ops. The kinds (system.c, carveout.c, contig.c, dma-heap.c) only make fds and, for a
- * carveout, manage the layout.
+ * kind's ops. The kinds (system.c, carveout.c, contig.c, dma-heap.c) only
+ * say how their buffers are made (a recipe, make.h) and, for a carveout,
+ * manage the layout.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -54,52 +53,6 @@ static int buffer_key_cmp(const void *key, const struct fl_avl_node *n)
 	return cmp_key(k->dev, k->ino, b->dev, b->ino);
 }
 
-/* The kernel's errors for making a buffer, in the library's vocabulary. */
-int fl__heap_alloc_error(int err)
-{
-	switch (err) {
-	case EMFILE:
-	case ENFILE:
-		return -EMFILE;
-	case EFBIG:
-	case EINVAL:
-	case ENOSPC:
-		/* A size the kernel cannot give a file is out of memory to us. */
-		return -ENOMEM;
-	default:
-		return -err;
-	}
-}
-
-int fl__heap_memfd(const struct fl_heap *heap, size_t len, int *ret_fd)
-{
-	char name[FL_HEAP_NAME_MAX + 16];
-	int fd, r;
-
-	if ((uint64_t)len > (uint64_t)INT64_MAX)
-		return -ENOMEM;
-	/* Shows in /proc/PID/fd as "/memfd:fl-heap:NAME (deleted)". */
-	snprintf(name, sizeof(name), "fl-heap:%s", heap->name);
-	fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (fd < 0)
-		return fl__heap_alloc_error(errno);
-	while ((r = ftruncate(fd, (off_t)len)) < 0 && errno == EINTR)
-		;
-	/*
-	 * F_SEAL_SEAL too: otherwise any holder could add F_SEAL_WRITE and
-	 * make the producer's own writes fail.
-	 */
-	if (r == 0)
-		r = fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
-	if (r < 0) {
-		r = fl__heap_alloc_error(errno);
-		close(fd);
-		return r;
-	}
-	*ret_fd = fd;
-	return 0;
-}
-
 static void name_copy(char *dst, const char *src)
 {
 	snprintf(dst, FL_HEAP_NAME_MAX, "%s", src);
@@ -124,6 +77,9 @@ int fl__heap_create(const struct fl_heap_ops *ops, const char *name, void *priv,
 	heap->priv = priv;
 	name_copy(heap->name, name ? name : ops->kind);
 	name_copy(heap->backing, "memfd");
+	heap->recipe.how = FL_HEAP_MAKE_MEMFD;
+	heap->recipe.dev_fd = -1;
+	name_copy(heap->recipe.name, heap->name);
 	heap->page_size = page > 0 ? (size_t)page : 4096;
 	heap->buffers = (struct fl_avl_tree)FL_AVL_TREE_INIT(buffer_cmp);
 	pthread_mutex_init(&heap->lock, NULL);
@@ -157,7 +113,6 @@ FL_EXPORT void fl_heap_close(struct fl_heap *heap)
 {
 	if (!heap)
 		return;
-	/* First: the worker may be in ops->allocate, which needs the kind's data. */
 	fl__heap_pool_fini(heap);
 	pthread_mutex_lock(&heap->lock);
 	fl__avl_drain(&heap->buffers, close_buffer, heap);
@@ -229,7 +184,14 @@ FL_EXPORT int fl_heap_alloc(struct fl_heap *heap, size_t len, unsigned int flags
 		heap->allocated += size;
 		heap->live++;
 		/* A pooled buffer is ready: no syscall, one trip through the lock. */
-		fd = fl__heap_pool_take(heap, size, &b->dev, &b->ino);
+		fd = fl__heap_pool_take(heap, size, true, &b->dev, &b->ino);
+		if (fd == -2) {
+			/* Some are on their way from the worker: take them in. */
+			pthread_mutex_unlock(&heap->lock);
+			fl__heap_pool_receive(heap);
+			pthread_mutex_lock(&heap->lock);
+			fd = fl__heap_pool_take(heap, size, false, &b->dev, &b->ino);
+		}
 		if (fd >= 0)
 			record_locked(heap, b);
 	}
@@ -244,7 +206,7 @@ FL_EXPORT int fl_heap_alloc(struct fl_heap *heap, size_t len, unsigned int flags
 	}
 
 	/* The fd is made without the lock: it may take a while. */
-	r = heap->ops->allocate(heap, size, &fd);
+	r = fl__heap_make(&heap->recipe, size, &fd);
 	if (r == 0 && fstat(fd, &st) < 0)
 		r = fl__heap_alloc_error(errno);
 
@@ -286,6 +248,7 @@ static struct fl_heap_buffer *find_locked(struct fl_heap *heap, const struct sta
 
 FL_EXPORT int fl_heap_free(struct fl_heap *heap, int fd)
 {
+	struct fl_heap_pool_flush out;
 	struct fl_heap_buffer *b;
 	struct stat st;
 	bool deferred = false;
@@ -297,13 +260,21 @@ FL_EXPORT int fl_heap_free(struct fl_heap *heap, int fd)
 	pthread_mutex_lock(&heap->lock);
 	b = find_locked(heap, &st);
 	if (b) {
-		deferred = fl__heap_pool_give(heap, b->size, fd);
+		/*
+		 * A memfd holds the pages written so far (st_blocks); a dma-buf
+		 * all of its size.
+		 */
+		uint64_t held = S_ISREG(st.st_mode) ? (uint64_t)st.st_blocks * 512 : b->size;
+
+		deferred = fl__heap_pool_give(heap, b->size, held, fd, &out);
 		forget_locked(heap, b);
 	}
 	pthread_mutex_unlock(&heap->lock);
 	if (!b)
 		return -EINVAL;
-	if (!deferred)
+	if (deferred)
+		fl__heap_pool_flush(heap, &out);
+	else
 		close(fd);
 	return 0;
 }
@@ -363,7 +334,7 @@ void fl__heap_fill_info_locked(struct fl_heap *heap, struct fl_heap_info *info)
 		info->pool_bytes += heap->pool.cls[i].ready * heap->pool.cls[i].size;
 		info->pool_buffers += heap->pool.cls[i].ready;
 	}
-	info->pool_pending = heap->pool.buffers - info->pool_buffers;
+	info->pool_pending = fl__heap_pool_pending(heap);
 	info->pool_hits = heap->pool.hits;
 	info->pool_misses = heap->pool.misses;
 	if (heap->ops->fill_info)
@@ -376,6 +347,8 @@ FL_EXPORT int fl_heap_get_info(struct fl_heap *heap, struct fl_heap_info *ret_in
 
 	if (!heap || !ret_info)
 		return -EINVAL;
+	/* What the worker has made counts as ready as soon as anyone looks. */
+	fl__heap_pool_receive(heap);
 	pthread_mutex_lock(&heap->lock);
 	fl__heap_fill_info_locked(heap, &info);
 	pthread_mutex_unlock(&heap->lock);

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heap-internal.h"
+#include "make.h"
 
 static bool heap_topic_on(void)
 {

@@ -11,14 +11,8 @@
 
 #include "heap-internal.h"
 
-static int system_allocate(struct fl_heap *heap, size_t len, int *ret_fd)
-{
-	return fl__heap_memfd(heap, len, ret_fd);
-}
-
 static const struct fl_heap_ops system_ops = {
 	.kind = "system",
-	.allocate = system_allocate,
 };
 
 FL_EXPORT int fl_heap_open_system(const char *name, struct fl_heap **ret_heap)

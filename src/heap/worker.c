@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fl-heap-worker: a heap pool's helper process (docs/heap.md, "Pools").
+ *
+ * A process, not a thread: a thread that makes and frees files while the
+ * program maps and unmaps buffers shares its address space, so every
+ * munmap() in the program becomes a TLB shootdown IPI to the CPU the thread
+ * runs on (2-3x the cost of the munmap on a VM, measured). In its own
+ * process it shares only the files.
+ *
+ * Started by pool.c with its socket at fd 3 (worker-proto.h). It forks at
+ * once and the first process exits, so the program that started it never
+ * gets a SIGCHLD for it later and never has to reap it; the worker leaves
+ * the session so that a terminal's ^C goes to the program only, and exits
+ * when the pool hangs up (fl_heap_close(), or the program's death).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "worker-proto.h"
+
+static int sock = FL_HEAP_WORKER_FD;
+static struct fl_heap_recipe recipe;
+
+/* One message and its fds (CLOEXEC); -1 at EOF or on an error. */
+static ssize_t receive(struct fl_heap_worker_req *req, int *fds, unsigned int *nfds)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * FL_HEAP_WORKER_BATCH)];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { req, sizeof(*req) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t n;
+
+	*nfds = 0;
+	msg.msg_control = ctl.buf;
+	msg.msg_controllen = sizeof(ctl.buf);
+	do
+		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return -1;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
+			if (*nfds < FL_HEAP_WORKER_BATCH)
+				fds[(*nfds)++] = fd;
+			else
+				close(fd);
+		}
+	}
+	if (msg.msg_flags & (MSG_CTRUNC | MSG_TRUNC))
+		return -1;
+	return n;
+}
+
+/* Sends @m with its fds; false if the pool is gone. */
+static int send_made(struct fl_heap_worker_made *m, const int *fds)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * FL_HEAP_WORKER_BATCH)];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { m, sizeof(*m) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t n;
+
+	if (m->n) {
+		struct cmsghdr *c;
+
+		memset(&ctl, 0, sizeof(ctl));
+		msg.msg_control = ctl.buf;
+		msg.msg_controllen = CMSG_SPACE(sizeof(int) * m->n);
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int) * m->n);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * m->n);
+	}
+	do
+		n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	return n == (ssize_t)sizeof(*m);
+}
+
+/* Makes @count buffers of @size, sent in batches. False if the pool is gone. */
+static int make(uint64_t size, uint32_t count)
+{
+	while (count) {
+		struct fl_heap_worker_made m = { .version = FL_HEAP_WORKER_VERSION, .size = size };
+		int fds[FL_HEAP_WORKER_BATCH], ok;
+
+		m.asked = count < FL_HEAP_WORKER_BATCH ? count : FL_HEAP_WORKER_BATCH;
+		while (m.n < m.asked) {
+			struct stat st;
+			int fd, r = fl__heap_make(&recipe, (size_t)size, &fd);
+
+			if (r == 0 && fstat(fd, &st) < 0) {
+				r = -errno;
+				close(fd);
+			}
+			if (r < 0) {
+				m.error = r;
+				break;
+			}
+			m.id[m.n].dev = st.st_dev;
+			m.id[m.n].ino = st.st_ino;
+			fds[m.n++] = fd;
+		}
+		ok = send_made(&m, fds);
+		for (uint32_t i = 0; i < m.n; i++)
+			close(fds[i]);
+		if (!ok)
+			return 0;
+		/* Out of memory or fds: the rest would fail too; the pool asks again. */
+		if (m.error) {
+			m.asked = count - m.asked;
+			m.n = 0;
+			if (m.asked && !send_made(&m, fds))
+				return 0;
+			return 1;
+		}
+		count -= m.asked;
+	}
+	return 1;
+}
+
+static int setup(void)
+{
+	struct fl_heap_worker_req req;
+	unsigned int nfds;
+	int fds[FL_HEAP_WORKER_BATCH];
+	ssize_t n = receive(&req, fds, &nfds);
+
+	if (n != (ssize_t)sizeof(req) || req.version != FL_HEAP_WORKER_VERSION ||
+	    req.type != FL_HEAP_WORKER_SETUP || req.recipe.how < FL_HEAP_MAKE_MEMFD ||
+	    req.recipe.how > FL_HEAP_MAKE_MAX_ ||
+	    nfds != (req.recipe.how == FL_HEAP_MAKE_DMA_HEAP ? 1u : 0u)) {
+		for (unsigned int i = 0; i < nfds; i++)
+			close(fds[i]);
+		return 0;
+	}
+	recipe = req.recipe;
+	recipe.name[FL_HEAP_NAME_MAX - 1] = '\0';
+	recipe.dev_fd = nfds ? fds[0] : -1;
+	return 1;
+}
+
+static int serve(void)
+{
+	struct fl_heap_worker_req req;
+	int fds[FL_HEAP_WORKER_BATCH];
+	unsigned int nfds;
+	ssize_t n = receive(&req, fds, &nfds);
+	int ok;
+
+	if (n < 0)
+		return 0;
+	ok = n == (ssize_t)sizeof(req) && req.version == FL_HEAP_WORKER_VERSION &&
+	     req.type == FL_HEAP_WORKER_WORK && req.nclose == nfds &&
+	     req.nmake <= FL_HEAP_WORKER_SIZES;
+	/* Freed buffers first: their memory may be what the new ones need. */
+	for (unsigned int i = 0; i < nfds; i++)
+		close(fds[i]);
+	for (uint32_t i = 0; ok && i < req.nmake; i++) {
+		if (!req.make[i].size || req.make[i].count > 4 * FL_HEAP_WORKER_BATCH)
+			return 0;
+		ok = make(req.make[i].size, req.make[i].count);
+	}
+	return ok;
+}
+
+int main(int argc, char **argv)
+{
+	struct stat st;
+	pid_t pid;
+
+	(void)argv;
+	if (argc != 1 || fstat(sock, &st) < 0 || !S_ISSOCK(st.st_mode)) {
+		fprintf(stderr,
+			"fl-heap-worker: started by the fenceline library's heap pools, "
+			"with their socket at fd %d; not a command\n",
+			FL_HEAP_WORKER_FD);
+		return 2;
+	}
+	pid = fork();
+	if (pid < 0)
+		return 1;
+	if (pid > 0)
+		_exit(0);
+	setsid();
+	if (!setup())
+		return 1;
+	while (serve())
+		;
+	return 0;
+}
