@@ -77,9 +77,15 @@ static const struct {
 	{ "33m", 33 << 20, 400, 20 },
 };
 
-enum { SYSTEM, POOLED, CONTIG, CARVEOUT, NR_KINDS };
+/*
+ * system: pool off. pooled: a pool of 256 MiB. deferred: a pool of one
+ * byte, which makes nothing ahead (no size fits) but still hands freed
+ * buffers to its worker, whose close is the last.
+ */
+enum { SYSTEM, POOLED, DEFERRED, CONTIG, CARVEOUT, NR_KINDS };
 
-static const char *const kind_name[NR_KINDS] = { "system", "pooled", "contig", "carveout" };
+static const char *const kind_name[NR_KINDS] = { "system", "pooled", "deferred", "contig",
+						 "carveout" };
 
 static struct fl_heap *open_kind(int kind)
 {
@@ -89,9 +95,12 @@ static struct fl_heap *open_kind(int kind)
 	switch (kind) {
 	case SYSTEM:
 	case POOLED:
+	case DEFERRED:
 		r = fl_heap_open_system("bench", &heap);
 		if (r == 0)
-			r = fl_heap_set_pool_max(heap, kind == POOLED ? 256u << 20 : 0);
+			r = fl_heap_set_pool_max(heap, kind == POOLED	  ? 256u << 20
+						       : kind == DEFERRED ? 1
+									  : 0);
 		break;
 	case CONTIG:
 		r = fl_heap_open_system_contig("bench", &heap);
@@ -141,7 +150,7 @@ enum { MAX_ROUNDS = 9 };
 static void lifecycle_size(size_t s, int rounds)
 {
 	enum { BARE = NR_KINDS };
-	static const int turn[] = { BARE, SYSTEM, POOLED, CARVEOUT };
+	static const int turn[] = { BARE, SYSTEM, POOLED, DEFERRED, CARVEOUT };
 	long ops = fl__bench_iters(sizes[s].ops, sizes[s].quick) * 5 / MAX_ROUNDS + 1;
 	double t[NR_KINDS + 1][MAX_ROUNDS], paired[NR_KINDS][MAX_ROUNDS];
 	struct heap_ctx c[NR_KINDS + 1] = { 0 };
@@ -155,16 +164,16 @@ static void lifecycle_size(size_t s, int rounds)
 			c[turn[k]].heap = open_kind(turn[k]);
 		/* One short untimed batch: page faults, lazy set-up, the pool's worker. */
 		(turn[k] == BARE ? b_bare : b_heap)(&c[turn[k]], ops / 10 + 1);
-		if (turn[k] == POOLED)
-			settle(c[POOLED].heap);
+		if (turn[k] == POOLED || turn[k] == DEFERRED)
+			settle(c[turn[k]].heap);
 	}
 	for (int r = 0; r < rounds; r++) {
 		for (size_t k = 0; k < sizeof(turn) / sizeof(turn[0]); k++) {
 			int kind = turn[k];
 
 			t[kind][r] = (kind == BARE ? b_bare : b_heap)(&c[kind], ops);
-			if (kind == POOLED)
-				settle(c[POOLED].heap);
+			if (kind == POOLED || kind == DEFERRED)
+				settle(c[kind].heap);
 		}
 		for (size_t k = 1; k < sizeof(turn) / sizeof(turn[0]); k++)
 			paired[turn[k]][r] = t[turn[k]][r] / t[BARE][r];
@@ -217,7 +226,8 @@ static void lifecycle(void)
 {
 	int rounds = fl__bench_quick ? 3 : MAX_ROUNDS;
 
-	fl__bench_comment("heap: bare, system, pooled and carveout take turns, %d rounds", rounds);
+	fl__bench_comment("heap: bare, system, pooled, deferred and carveout take turns, %d rounds",
+			  rounds);
 	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
 		lifecycle_size(s, rounds);
 		contig_size(s);

@@ -33,9 +33,10 @@
  *   dma-buf either.
  *
  * Pools (fl_heap_set_pool_max()): a heap can keep fresh buffers of the
- * sizes freed recently, made ahead of time by a worker thread, and close
- * freed buffers on that thread (deferred freeing). A pooled buffer is a
- * file that nobody ever held, so no data can leak through the pool.
+ * sizes freed recently, made ahead of time by a worker process
+ * (fl-heap-worker, started by the library), and have that process close
+ * freed buffers (deferred freeing). A pooled buffer is a file that nobody
+ * ever held, so no data can leak through the pool.
  *
  * Ownership: fl_heap_alloc() returns an fd that the caller owns. The heap
  * keeps a record of the buffer, found again by the fd's inode, so any fd of
@@ -117,7 +118,7 @@ struct fl_heap;
  * @pool_max: the pool's limit in bytes (fl_heap_set_pool_max()); 0: no pool
  * @pool_bytes: bytes in ready pooled buffers (not in @allocated)
  * @pool_buffers: ready pooled buffers
- * @pool_pending: buffers the pool's worker is still to make
+ * @pool_pending: buffers asked of the pool's worker and not yet taken in
  * @pool_hits: allocations served from the pool
  * @pool_misses: allocations that found no pooled buffer of their size while
  *	the pool was on
@@ -270,10 +271,12 @@ FL_EXPORT int fl_heap_alloc(struct fl_heap *heap, size_t len, unsigned int flags
  * The buffer stops counting against @heap, and a carveout's range becomes
  * free for the next allocation. Other fds and mappings of the buffer stay
  * valid (their memory is the buffer's own, never handed out again).
- * With a pool on, @fd is closed by the pool's worker thread a moment later
- * (deferred freeing: the kernel frees the pages there, not here); either
- * way the caller must not use @fd again, and fl_heap_close() closes what
- * is still waiting.
+ * With a pool on, @fd goes to the pool's worker process, whose close is
+ * the last one (deferred freeing: the kernel frees the pages there, not
+ * here); the pool keeps up to 16 freed fds, holding at most 4 MiB of
+ * written pages, until its next message to the worker, and
+ * fl_heap_close() closes what is still waiting. Either way the caller must
+ * not use @fd again.
  * Return: 0; -EINVAL (@heap NULL, or @fd is no live buffer of @heap: it
  * stays open); -EBADF (@fd is not an open fd).
  */
@@ -296,15 +299,23 @@ FL_EXPORT int fl_heap_buffer_get_flags(struct fl_heap *heap, int fd, unsigned in
  *	the pool off. A heap starts with the value of the environment variable
  *	FENCELINE_HEAP_POOL_MAX (bytes, read at each open), or 0.
  *
- * With a pool, fl_heap_free() of a buffer of size S asks the pool's worker
- * thread (started on first need) to make a fresh buffer of size S ahead of
- * time, and enough more that S has 4 in stock, as long as the pool stays
- * within @max_bytes, 64 buffers and 8 distinct sizes; fl_heap_alloc() of
- * size S then takes one. A pooled buffer
- * costs its fd in this process, and, for "hugetlb" and "thp" heaps, its
- * memory, reserved or populated. Lowering the limit closes pooled buffers
- * until the pool fits. Do not use a heap with a pool in the child of a
- * fork(): its worker thread is not there.
+ * With a pool, fl_heap_free() of a buffer of size S keeps S in stock: up
+ * to 32 buffers of size S, ready or on their way, as long as the pool stays
+ * within @max_bytes, 64 buffers and 8 distinct sizes. When half or less
+ * are left, the pool asks its worker process for the rest (the first free
+ * starts it: a posix_spawn() of fl-heap-worker, which detaches, so the
+ * program never reaps it or gets a SIGCHLD for it). fl_heap_alloc() of
+ * size S takes a ready one without a syscall, or, while some are on their
+ * way, takes in what the worker has sent (nonblocking recvmsg()s). A size that does
+ * not fit @max_bytes is never made ahead, but its freed buffers still go to
+ * the worker. A pooled buffer costs its fd in this process, and, for
+ * "hugetlb" and "thp" heaps, its memory, reserved or populated. Lowering
+ * the limit closes pooled buffers until the pool fits. If the worker
+ * cannot start or goes away, the pool makes nothing ahead from then on and
+ * fl_heap_free() closes at once (FENCELINE_DEBUG=heap says why). In the
+ * child of a fork(), the first call drops the parent's pooled buffers
+ * (they are the parent's to hand out) and the child gets a worker of its
+ * own.
  * Return: 0, -EINVAL (@heap NULL).
  */
 FL_EXPORT int fl_heap_set_pool_max(struct fl_heap *heap, uint64_t max_bytes);

@@ -305,15 +305,15 @@ int fl__heap_pool_take(struct fl_heap *heap, uint64_t size, bool may_receive, de
 }
 
 /* A MADE message that makes sense for what was asked. */
-static bool made_ok(struct fl_heap_pool *p, const struct fl_heap_worker_made *m, ssize_t len,
-		    unsigned int nfds)
+static bool made_ok(struct fl_heap_pool *p, const struct fl_heap_worker_made *buf, ssize_t len,
+		    unsigned int nfds, struct fl_heap_worker_made *ret_made)
 {
 	struct fl_heap_pool_class *c;
 
-	if (len != (ssize_t)sizeof(*m) || m->version != FL_HEAP_WORKER_VERSION || !m->size)
+	if (len < 0 || !fl__heap_worker_made_ok(buf, (size_t)len, nfds, ret_made))
 		return false;
-	c = class_find(p, m->size);
-	return c && m->n == nfds && m->n <= m->asked && m->asked <= c->asked;
+	c = class_find(p, ret_made->size);
+	return c && ret_made->asked <= c->asked;
 }
 
 void fl__heap_pool_receive(struct fl_heap *heap)
@@ -331,8 +331,8 @@ void fl__heap_pool_receive(struct fl_heap *heap)
 			char buf[CMSG_SPACE(sizeof(int) * FL_HEAP_WORKER_BATCH)];
 			struct cmsghdr align;
 		} ctl;
-		struct fl_heap_worker_made m;
-		struct iovec iov = { &m, sizeof(m) };
+		struct fl_heap_worker_made buf, m;
+		struct iovec iov = { &buf, sizeof(buf) };
 		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
 		int fds[FL_HEAP_WORKER_BATCH], doomed[FL_HEAP_WORKER_BATCH];
 		unsigned int nfds = 0, ndoomed = 0;
@@ -362,7 +362,7 @@ void fl__heap_pool_receive(struct fl_heap *heap)
 		}
 		pthread_mutex_lock(&heap->lock);
 		if (n <= 0 || (msg.msg_flags & (MSG_CTRUNC | MSG_TRUNC)) ||
-		    !made_ok(p, &m, n, nfds)) {
+		    !made_ok(p, &buf, n, nfds, &m)) {
 			/* The worker died (n == 0) or makes no sense: make no more ahead. */
 			if (!p->failed)
 				fl__heap_log("heap '%s': the pool's worker %s; the pool makes "

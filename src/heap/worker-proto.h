@@ -16,6 +16,8 @@
 #ifndef FL_HEAP_WORKER_PROTO_H
 #define FL_HEAP_WORKER_PROTO_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "make.h"
@@ -25,6 +27,8 @@
 #define FL_HEAP_WORKER_BATCH 16
 /* The most sizes one WORK message asks for (the pool's size classes). */
 #define FL_HEAP_WORKER_SIZES 8
+/* The most buffers of one size one WORK message asks for. */
+#define FL_HEAP_WORKER_MAX_COUNT (4 * FL_HEAP_WORKER_BATCH)
 /* The worker's socket in the worker. */
 #define FL_HEAP_WORKER_FD 3
 
@@ -41,7 +45,7 @@ struct fl_heap_worker_req {
 	uint32_t nmake; /* WORK: entries of @make in use */
 	struct {
 		uint64_t size;
-		uint32_t count; /* at most FL_HEAP_WORKER_BATCH * 4 */
+		uint32_t count; /* at most FL_HEAP_WORKER_MAX_COUNT */
 		uint32_t pad_;
 	} make[FL_HEAP_WORKER_SIZES];
 	struct fl_heap_recipe recipe; /* SETUP; @dev_fd is attached, not this number */
@@ -58,5 +62,21 @@ struct fl_heap_worker_made {
 		uint64_t dev, ino;
 	} id[FL_HEAP_WORKER_BATCH];
 };
+
+/*
+ * Whether @len bytes at @buf, with @nfds fds attached, are a request the
+ * worker can act on; if so, copies it to *@ret_req (the recipe's name
+ * NUL-terminated). The worker exits on anything else.
+ */
+bool fl__heap_worker_req_ok(const void *buf, size_t len, unsigned int nfds,
+			    struct fl_heap_worker_req *ret_req);
+
+/*
+ * Whether @len bytes at @buf, with @nfds fds attached, are a well-formed
+ * MADE message; if so, copies it to *@ret_made. Whether it matches what was
+ * asked is the pool's to check.
+ */
+bool fl__heap_worker_made_ok(const void *buf, size_t len, unsigned int nfds,
+			     struct fl_heap_worker_made *ret_made);
 
 #endif /* FL_HEAP_WORKER_PROTO_H */

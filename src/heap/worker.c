@@ -138,46 +138,36 @@ static int make(uint64_t size, uint32_t count)
 
 static int setup(void)
 {
-	struct fl_heap_worker_req req;
+	struct fl_heap_worker_req buf, req;
 	unsigned int nfds;
 	int fds[FL_HEAP_WORKER_BATCH];
-	ssize_t n = receive(&req, fds, &nfds);
+	ssize_t n = receive(&buf, fds, &nfds);
 
-	if (n != (ssize_t)sizeof(req) || req.version != FL_HEAP_WORKER_VERSION ||
-	    req.type != FL_HEAP_WORKER_SETUP || req.recipe.how < FL_HEAP_MAKE_MEMFD ||
-	    req.recipe.how > FL_HEAP_MAKE_MAX_ ||
-	    nfds != (req.recipe.how == FL_HEAP_MAKE_DMA_HEAP ? 1u : 0u)) {
+	if (n < 0 || !fl__heap_worker_req_ok(&buf, (size_t)n, nfds, &req) ||
+	    req.type != FL_HEAP_WORKER_SETUP) {
 		for (unsigned int i = 0; i < nfds; i++)
 			close(fds[i]);
 		return 0;
 	}
 	recipe = req.recipe;
-	recipe.name[FL_HEAP_NAME_MAX - 1] = '\0';
 	recipe.dev_fd = nfds ? fds[0] : -1;
 	return 1;
 }
 
 static int serve(void)
 {
-	struct fl_heap_worker_req req;
+	struct fl_heap_worker_req buf, req;
 	int fds[FL_HEAP_WORKER_BATCH];
 	unsigned int nfds;
-	ssize_t n = receive(&req, fds, &nfds);
-	int ok;
+	ssize_t n = receive(&buf, fds, &nfds);
+	int ok = n >= 0 && fl__heap_worker_req_ok(&buf, (size_t)n, nfds, &req) &&
+		 req.type == FL_HEAP_WORKER_WORK;
 
-	if (n < 0)
-		return 0;
-	ok = n == (ssize_t)sizeof(req) && req.version == FL_HEAP_WORKER_VERSION &&
-	     req.type == FL_HEAP_WORKER_WORK && req.nclose == nfds &&
-	     req.nmake <= FL_HEAP_WORKER_SIZES;
 	/* Freed buffers first: their memory may be what the new ones need. */
 	for (unsigned int i = 0; i < nfds; i++)
 		close(fds[i]);
-	for (uint32_t i = 0; ok && i < req.nmake; i++) {
-		if (!req.make[i].size || req.make[i].count > 4 * FL_HEAP_WORKER_BATCH)
-			return 0;
+	for (uint32_t i = 0; ok && i < req.nmake; i++)
 		ok = make(req.make[i].size, req.make[i].count);
-	}
 	return ok;
 }
 
