@@ -184,6 +184,11 @@ int main(int argc, char **argv)
 			FL_HEAP_WORKER_FD);
 		return 2;
 	}
+	/*
+	 * Whatever else the program let through exec (a pipe's write end,
+	 * say) is not the worker's to hold open.
+	 */
+	close_range(FL_HEAP_WORKER_FD + 1, ~0u, 0);
 	pid = fork();
 	if (pid < 0)
 		return 1;
