@@ -401,6 +401,45 @@ FL_TEST(pool_drops_a_worker_that_sends_a_short_message)
 }
 #endif
 
+FL_TEST(contig_pool_buffers_come_from_the_worker_sealed_zeroed_and_backed)
+{
+	struct fl_heap *heap = NULL;
+	struct fl_heap_info info;
+	unsigned char *p, *vec;
+	struct stat st;
+	size_t len;
+	int fd;
+
+	fl_assert_int_eq(fl_heap_open_system_contig("contig", &heap), 0);
+	info = info_of(heap);
+	len = (size_t)info.granule;
+	fl_assert_int_eq(fl_heap_set_pool_max(heap, 4 * len), 0);
+	fl_assert_int_eq(fl_heap_free(heap, alloc(heap, len)), 0);
+	wait_pool_settled(heap);
+	fl_assert_int_eq(info_of(heap).pool_buffers, 4);
+	fd = alloc(heap, len);
+	fl_assert_int_eq(info_of(heap).pool_hits, 1);
+	fl_assert_int_eq(fstat(fd, &st), 0);
+	fl_assert_int_eq(st.st_size, len);
+	fl_assert_int_eq(fcntl(fd, F_GET_SEALS), F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+	p = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	fl_assert(p != MAP_FAILED);
+	if (strcmp(info.backing, "hugetlb") != 0) {
+		/* The worker populated it, by the heap's recipe: every page is there. */
+		vec = calloc(len / page(), 1);
+		fl_assert(vec != NULL);
+		fl_assert_int_eq(mincore(p, len, vec), 0);
+		for (size_t i = 0; i < len / page(); i++)
+			fl_assert(vec[i] & 1);
+		free(vec);
+	}
+	for (size_t i = 0; i < len; i++)
+		fl_assert_int_eq(p[i], 0);
+	munmap(p, len);
+	fl_assert_int_eq(fl_heap_free(heap, fd), 0);
+	fl_heap_close(heap);
+}
+
 /* In the child: 0 if it dropped the parent's pool and made one of its own. */
 static int child_pool(struct fl_heap *heap)
 {
