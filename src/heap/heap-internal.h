@@ -186,9 +186,10 @@ int fl__heap_pool_take(struct fl_heap *heap, uint64_t size, bool may_receive, de
 void fl__heap_pool_receive(struct fl_heap *heap);
 /*
  * Takes a freed buffer's @fd, which holds @held bytes of memory, for the
- * worker to close, and asks for a fresh buffer of @size. Returns false if the pool is off or has no worker: the
- * caller then closes @fd itself. Otherwise *@out says what is left to do:
- * pass it to fl__heap_pool_flush() once the lock is dropped.
+ * worker to close, and asks for a fresh buffer of @size. Returns false if
+ * the pool is off or has no worker: the caller then closes @fd itself.
+ * Either way *@out says what is left to do: pass it to
+ * fl__heap_pool_flush() once the lock is dropped.
  */
 bool fl__heap_pool_give(struct fl_heap *heap, uint64_t size, uint64_t held, int fd,
 			struct fl_heap_pool_flush *out);

@@ -248,7 +248,7 @@ static struct fl_heap_buffer *find_locked(struct fl_heap *heap, const struct sta
 
 FL_EXPORT int fl_heap_free(struct fl_heap *heap, int fd)
 {
-	struct fl_heap_pool_flush out;
+	struct fl_heap_pool_flush out = { .what = FL_POOL_NOTHING };
 	struct fl_heap_buffer *b;
 	struct stat st;
 	bool deferred = false;
@@ -272,9 +272,8 @@ FL_EXPORT int fl_heap_free(struct fl_heap *heap, int fd)
 	pthread_mutex_unlock(&heap->lock);
 	if (!b)
 		return -EINVAL;
-	if (deferred)
-		fl__heap_pool_flush(heap, &out);
-	else
+	fl__heap_pool_flush(heap, &out);
+	if (!deferred)
 		close(fd);
 	return 0;
 }

@@ -426,8 +426,17 @@ bool fl__heap_pool_give(struct fl_heap *heap, uint64_t size, uint64_t held, int 
 	if (!p->max)
 		return false;
 	drop_if_forked(p);
-	if (p->failed)
+	if (p->failed) {
+		/* Freed fds that waited for a message that will never go: closed now. */
+		if (p->ndoomed) {
+			memcpy(out->fds, p->doomed, p->ndoomed * sizeof(int));
+			out->nfds = p->ndoomed;
+			out->what = FL_POOL_CLOSE;
+			p->ndoomed = 0;
+			p->doomed_bytes = 0;
+		}
 		return false;
+	}
 	p->doomed[p->ndoomed++] = fd;
 	p->doomed_bytes += held;
 	c = fits(p, size) ? class_get(p, size) : NULL;
