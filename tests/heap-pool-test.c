@@ -584,7 +584,7 @@ FL_TEST(carveout_exhaustion_with_a_pool_leaves_both_consistent)
 	fl_assert_int_eq(info.free_blocks, 1);
 	fl_assert_int_eq(info.largest_free, 4 * page());
 	fl_assert_int_eq(info.allocated, 0);
-	/* 28 of 32 left is more than half: the worker is not asked yet. */
+	/* 4 of 32 to ask for is less than a quarter: the worker is not asked yet. */
 	fl_assert_int_eq(info.pool_buffers, 28);
 	fl_heap_close(heap);
 }

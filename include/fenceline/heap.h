@@ -301,8 +301,8 @@ FL_EXPORT int fl_heap_buffer_get_flags(struct fl_heap *heap, int fd, unsigned in
  *
  * With a pool, fl_heap_free() of a buffer of size S keeps S in stock: up
  * to 32 buffers of size S, ready or on their way, as long as the pool stays
- * within @max_bytes, 64 buffers and 8 distinct sizes. When half or less
- * are left, the pool asks its worker process for the rest (the first free
+ * within @max_bytes, 64 buffers and 8 distinct sizes. Once a quarter is
+ * missing, the pool asks its worker process for it (the first free
  * starts it: a posix_spawn() of fl-heap-worker, which detaches, so the
  * program never reaps it or gets a SIGCHLD for it). fl_heap_alloc() of
  * size S takes a ready one without a syscall, or, while some are on their

@@ -62,7 +62,7 @@ struct fl_heap_ops {
 #define FL_HEAP_POOL_SIZES   FL_HEAP_WORKER_SIZES
 /*
  * Buffers a freed size is kept in stock to (ready, asked for or to ask),
- * limits allowing; the worker is asked when half of them are left.
+ * limits allowing; the worker is asked once a quarter is missing.
  */
 #define FL_HEAP_POOL_DEPTH 32
 /* Memory of freed buffers held for the next message to the worker, at most. */

@@ -446,8 +446,12 @@ bool fl__heap_pool_give(struct fl_heap *heap, uint64_t size, uint64_t held, int 
 			p->bytes += size;
 			p->buffers++;
 		}
-		/* Half the stock left, or less: ask now, while the rest lasts. */
-		low = c->want && 2 * (c->ready + c->asked) < c->ready + c->asked + c->want;
+		/*
+		 * A quarter of the stock to ask for: ask now, while the rest
+		 * lasts (the worker needs a wake-up and a few syscalls per
+		 * buffer before the first arrives).
+		 */
+		low = c->want && 4 * c->want >= c->ready + c->asked + c->want;
 	}
 	if (!low && p->ndoomed < FL_HEAP_WORKER_BATCH &&
 	    p->doomed_bytes < FL_HEAP_POOL_DOOMED_BYTES)
