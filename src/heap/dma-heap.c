@@ -79,7 +79,19 @@ static int dma_heap_allocate(struct fl_heap *heap, size_t len, int *ret_fd)
 		.len = len,
 		.fd_flags = O_RDWR | O_CLOEXEC,
 	};
+	long pages = sysconf(_SC_PHYS_PAGES);
 
+	/*
+	 * A dma-buf's pages are pinned, and the kernel's system heap takes
+	 * every page it can get before it gives up, so a request past RAM
+	 * woke the OOM killer instead of failing. Past half of RAM (ION's
+	 * limit, and the thp heap's), it is -ENOMEM here.
+	 */
+	if (pages > 0 && len / heap->page_size > (size_t)pages / 2) {
+		fl__heap_log("dma-heap '%s': allocating %zu bytes: more than half of RAM",
+			     heap->name, len);
+		return -ENOMEM;
+	}
 	if (ioctl(d->dev_fd, DMA_HEAP_IOCTL_ALLOC, &data) < 0) {
 		int err = errno;
 
