@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/vfs.h>
 
 #include <linux/dma-buf.h>
@@ -28,6 +29,7 @@ static int cpu_access(int fd, unsigned int dir, uint64_t phase)
 {
 	struct dma_buf_sync sync;
 	struct statfs fs;
+	struct stat st;
 
 	if (dir == 0 || (dir & ~FL_HEAP_SYNC_RW))
 		return -EINVAL;
@@ -36,7 +38,13 @@ static int cpu_access(int fd, unsigned int dir, uint64_t phase)
 	switch ((unsigned long)fs.f_type) {
 	case TMPFS_MAGIC:
 	case HUGETLBFS_MAGIC:
-		return 0;
+		/*
+		 * Memory only if a regular file: devtmpfs is a tmpfs too, and
+		 * its device nodes (/dev/dma_heap/NAME, /dev/null) are not.
+		 */
+		if (fstat(fd, &st) < 0)
+			return -EBADF;
+		return S_ISREG(st.st_mode) ? 0 : -ENOTTY;
 	case DMA_BUF_MAGIC:
 		break;
 	default:

@@ -18,6 +18,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -47,6 +48,19 @@ int fl__heap_alloc_error(int err)
 	default:
 		return -err;
 	}
+}
+
+/*
+ * Whether @len is more than half of RAM (ION's limit for its system heaps).
+ * Memory that is committed at once (a populated memfd, a dma-buf's pinned
+ * pages: the kernel's system dma-heap takes every page it can get before
+ * it gives up) would wake the OOM killer past RAM rather than fail.
+ */
+static bool past_half_of_ram(size_t len)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+
+	return pages > 0 && page > 0 && len / (size_t)page > (size_t)pages / 2;
 }
 
 /* Writes one byte per page: for kernels before MADV_POPULATE_WRITE. */
@@ -87,16 +101,9 @@ static int make_memfd(const struct fl_heap_recipe *r, size_t len, int *ret_fd)
 
 	if ((uint64_t)len > (uint64_t)INT64_MAX)
 		return -ENOMEM;
-	if (r->how == FL_HEAP_MAKE_THP) {
-		long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-
-		/*
-		 * Populating is committing: past half of RAM (ION's limit for
-		 * its system heaps) it would wake the OOM killer rather than fail.
-		 */
-		if (pages > 0 && page > 0 && len / (size_t)page > (size_t)pages / 2)
-			return -ENOMEM;
-	}
+	/* Populating is committing (past_half_of_ram()). */
+	if (r->how == FL_HEAP_MAKE_THP && past_half_of_ram(len))
+		return -ENOMEM;
 	if (r->how == FL_HEAP_MAKE_HUGETLB)
 		flags |= MFD_HUGETLB;
 	/* Shows in /proc/PID/fd as "/memfd:fl-heap:NAME (deleted)". */
@@ -130,6 +137,11 @@ static int make_dma_buf(const struct fl_heap_recipe *r, size_t len, int *ret_fd)
 		.fd_flags = O_RDWR | O_CLOEXEC,
 	};
 
+	if (past_half_of_ram(len)) {
+		fl__heap_log("dma-heap '%.*s': allocating %zu bytes: more than half of RAM",
+			     FL_HEAP_NAME_MAX - 1, r->name, len);
+		return -ENOMEM;
+	}
 	if (ioctl(r->dev_fd, DMA_HEAP_IOCTL_ALLOC, &data) < 0) {
 		int err = errno;
 

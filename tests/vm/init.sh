@@ -1,0 +1,51 @@
+#!/bin/busybox sh
+# /init of the dma-heap VM (tests/vm/dma-heap-vm.sh): list the dma-heaps, run
+# each test program, print everything between @@BEGIN and @@END, power off.
+# shellcheck shell=dash
+set -eu
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null || true
+mount -t tmpfs tmpfs /tmp
+mkdir -p /dev/shm
+mount -t tmpfs tmpfs /dev/shm
+
+TESTS=
+MULT=4
+# shellcheck disable=SC2013 # words, not lines
+for w in $(cat /proc/cmdline); do
+	case "$w" in
+	fl.tests=*) TESTS=$(echo "${w#fl.tests=}" | tr , ' ') ;;
+	fl.mult=*) MULT=${w#fl.mult=} ;;
+	esac
+done
+export FENCELINE_DAEMON=/fencelined TMPDIR=/tmp FL_TEST_TIMEOUT_MULTIPLIER=$MULT
+
+echo "@@BEGIN"
+echo "# kernel $(cat /proc/version)"
+echo "# cmdline $(cat /proc/cmdline)"
+echo "# cpus $(nproc), $(grep MemTotal /proc/meminfo | tr -s ' ')"
+for h in /dev/dma_heap/*; do
+	# shellcheck disable=SC2012 # the numbers, as ls shows them
+	if [ -e "$h" ]; then echo "# dma-heap $h $(ls -l "$h" | awk '{print $1, $5, $6}')"; fi
+done
+if [ -e /dev/udmabuf ]; then
+	# shellcheck disable=SC2012
+	echo "# udmabuf /dev/udmabuf $(ls -l /dev/udmabuf | awk '{print $1, $5, $6}')"
+fi
+dmesg | grep -iE 'cma|dma.?heap|udmabuf' | sed 's/^/# dmesg: /' || true
+for t in $TESTS; do
+	echo "@@TEST $t"
+	rc=0
+	"/$t-test" 2>&1 || rc=$?
+	echo "@@RC $t $rc"
+done
+# The kernel's side of anything that went wrong (OOM kills, warnings).
+dmesg | grep -iE 'oom|killed process|warning|bug:|cma_alloc|udmabuf|dma.?heap' |
+	grep -v 'ommand line' | sed 's/^/# dmesg-end: /' || true
+echo "# uptime $(cut -d' ' -f1 /proc/uptime) s"
+echo "@@END"
+sync
+reboot -f
