@@ -87,7 +87,7 @@ if [ "$(cat "$BUILD/.dma-heap-vm-src" 2>/dev/null)" != "$SRC" ]; then
 	meson setup "$BUILD" "$SRC" -Dbench=false -Dexamples=false >/dev/null
 	echo "$SRC" >"$BUILD/.dma-heap-vm-src"
 fi
-targets="src/libfenceline.a src/daemon/fencelined"
+targets="src/libfenceline.a src/daemon/fencelined src/heap/fl-heap-worker tests/heap-bad-worker"
 for t in $TESTS; do
 	# dma-heap-vm-test links heap-test's runner.c and helpers.c objects.
 	[ "$t" = dma-heap-vm ] && t=heap
@@ -107,6 +107,10 @@ static_link "$BIN/fencelined" "$BUILD"/src/daemon/fencelined.p/*.o -Wl,--start-g
 	"$BUILD"/src/core/libfl-core.a "$BUILD"/src/drivers/sw_sync/libfl-sw-sync.a \
 	"$BUILD"/src/drivers/sync_file/libfl-sync-file.a "$BUILD"/src/util/libfl-util.a \
 	"$BUILD"/src/proto/libfl-proto.a "$BUILD"/src/heap/libfl-heap.a -Wl,--end-group
+# The pools' worker process, found through FENCELINE_HEAP_WORKER (init.sh),
+# and heap-pool-test's worker gone wrong, at the path that test was built with.
+static_link "$BIN/fl-heap-worker" "$BUILD"/src/heap/fl-heap-worker.p/*.o
+static_link "$WORK/heap-bad-worker" "$BUILD"/tests/heap-bad-worker.p/*.o
 for t in $TESTS; do
 	if [ "$t" = dma-heap-vm ]; then
 		# The warnings of meson.build, as an error.
@@ -128,6 +132,8 @@ cp "$REF_DIR/busybox/bin/busybox" "$IRD/bin/busybox"
 cp "$HERE/init.sh" "$IRD/init"
 chmod +x "$IRD/init"
 cp "$BIN"/* "$IRD/"
+mkdir -p "$IRD/$BUILD/tests"
+cp "$WORK/heap-bad-worker" "$IRD/$BUILD/tests/heap-bad-worker"
 (cd "$IRD" && find . | cpio -o -H newc --quiet | gzip -1) >"$WORK/initramfs.cpio.gz"
 
 # ------------------------------------------------------------------ boot

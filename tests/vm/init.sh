@@ -21,7 +21,8 @@ for w in $(cat /proc/cmdline); do
 	fl.mult=*) MULT=${w#fl.mult=} ;;
 	esac
 done
-export FENCELINE_DAEMON=/fencelined TMPDIR=/tmp FL_TEST_TIMEOUT_MULTIPLIER=$MULT
+export FENCELINE_DAEMON=/fencelined FENCELINE_HEAP_WORKER=/fl-heap-worker TMPDIR=/tmp
+export FL_TEST_TIMEOUT_MULTIPLIER=$MULT
 
 echo "@@BEGIN"
 echo "# kernel $(cat /proc/version)"
