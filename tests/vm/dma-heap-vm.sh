@@ -17,7 +17,7 @@
 #        ACCEL (tcg; kvm where /dev/kvm can run an ordinary kernel),
 #        TIMEOUT (s, 1200), MULT (test timeout multiplier, 4), BOOTS (tries
 #        when the VM dies before /init, 3), TESTS (heap-kinds heap heap-pool
-#        dma-heap-vm; any other NAME of meson's tests/NAME-test works too),
+#        compat-libion dma-heap-vm; any other NAME of meson's tests/NAME-test works too),
 #        REQUIRED, REBUILD (1: rebuild the kernel), KERNEL_ONLY (1: stop
 #        once the kernel is built).
 set -eu
@@ -34,7 +34,7 @@ CMA=${CMA:-32M}
 TIMEOUT=${TIMEOUT:-1200}
 MULT=${MULT:-4}
 BOOTS=${BOOTS:-3}
-TESTS=${TESTS:-heap-kinds heap heap-pool dma-heap-vm}
+TESTS=${TESTS:-heap-kinds heap heap-pool compat-libion dma-heap-vm}
 # Tests that must pass, not skip (PROGRAM:TEST, checked if PROGRAM runs).
 REQUIRED=${REQUIRED:-heap-kinds:dma_heap_gives_dma_bufs_where_the_kernel_has_them
 dma-heap-vm:every_dma_heap_gives_zeroed_dma_bufs_that_map_and_sync

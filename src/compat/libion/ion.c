@@ -60,7 +60,13 @@ struct ion_client {
 	ino_t ino;
 	int refs; /* the registry's one, plus one per call under way; under registry_lock */
 	int nheaps;
-	struct fl_heap *heap[ION_HEAP_MAX]; /* highest heap id first */
+	/*
+	 * Highest heap id first. A dma-heap's is NULL until the client first
+	 * allocates from it (then set once, atomically): a client that is
+	 * close()d rather than ion_close()d then keeps no device fd unless it
+	 * used the device.
+	 */
+	struct fl_heap *heap[ION_HEAP_MAX];
 	struct ion_heap_desc desc[ION_HEAP_MAX];
 	bool via_daemon; /* FENCELINE_ION_VIA_DAEMON=1 at ion_open() */
 	uint32_t group; /* its buffers in the daemon */
@@ -185,7 +191,8 @@ static int collect_dma_heap(const char *name, void *data)
 
 /*
  * The dma-heaps the kernel has, at ids 8-15 in name order, highest id
- * first; one that cannot be opened now is left out.
+ * first; one that cannot be opened now is left out. Each is opened again
+ * at its first allocation (heap_of()).
  */
 static void add_dma_heaps(struct ion_client *c)
 {
@@ -194,15 +201,37 @@ static void add_dma_heaps(struct ion_client *c)
 	if (fl_heap_for_each_dma_heap(collect_dma_heap, &names) <= 0)
 		return;
 	for (int i = names.n - 1; i >= 0; i--) {
-		struct fl_heap *heap;
+		struct fl_heap *probe;
 		const char *n = names.name[i];
 
-		if (fl_heap_open_dma_heap(n, &heap) < 0)
+		if (fl_heap_open_dma_heap(n, &probe) < 0)
 			continue;
-		add_heap(c, heap, n,
+		fl_heap_close(probe);
+		add_heap(c, NULL, n,
 			 strncmp(n, "system", 6) == 0 ? ION_HEAP_TYPE_SYSTEM : ION_HEAP_TYPE_DMA,
 			 ION_DMA_HEAP_ID + (__u32)i);
 	}
+}
+
+/* Heap @i of @c, opening a dma-heap on first use: 0, or why it cannot be opened. */
+static int heap_of(struct ion_client *c, int i, struct fl_heap **ret_heap)
+{
+	struct fl_heap *heap = __atomic_load_n(&c->heap[i], __ATOMIC_ACQUIRE), *none = NULL;
+	int r;
+
+	if (!heap) {
+		r = fl_heap_open_dma_heap(c->desc[i].name, &heap);
+		if (r < 0)
+			return r;
+		/* Another thread of the client may have opened it meanwhile. */
+		if (!__atomic_compare_exchange_n(&c->heap[i], &none, heap, false, __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE)) {
+			fl_heap_close(heap);
+			heap = none;
+		}
+	}
+	*ret_heap = heap;
+	return 0;
 }
 
 FL_EXPORT int ion_open(void)
@@ -327,8 +356,15 @@ FL_EXPORT int ion_alloc_fd(int fd, size_t len, size_t align, unsigned int heap_m
 			r = -ENOMEM;
 			continue;
 		}
-		if (!c->via_daemon)
-			r = fl_heap_alloc(c->heap[i], len, flags & FL_HEAP_FLAGS_ALL, &out);
+		if (!c->via_daemon) {
+			struct fl_heap *heap;
+
+			/* A dma-heap gone since ion_open() is this heap's failure, not the daemon's. */
+			r = heap_of(c, i, &heap);
+			if (r < 0)
+				continue;
+			r = fl_heap_alloc(heap, len, flags & FL_HEAP_FLAGS_ALL, &out);
+		}
 		/* A heap this process may not use: the daemon may (it has system and carveout). */
 		if (c->via_daemon || r == -EACCES || r == -EPERM) {
 			atomic_store(&c->daemon_used, true);
