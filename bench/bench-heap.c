@@ -78,9 +78,11 @@ static const struct {
 };
 
 /*
- * system: pool off. pooled: a pool of 256 MiB. deferred: a pool of one
- * byte, which makes nothing ahead (no size fits) but still hands freed
- * buffers to its worker, whose close is the last.
+ * system: pool off. pooled: a pool of 1 GiB, 31 deep at 33 MiB and 32 (the
+ * most per size) below: the limit counts nominal sizes, and a fresh memfd
+ * holds no memory, so the limit only sets the depth here. deferred: a pool
+ * of one byte, which makes nothing ahead (no size fits) but still hands
+ * freed buffers to its worker, whose close is the last.
  */
 enum { SYSTEM, POOLED, DEFERRED, CONTIG, CARVEOUT, NR_KINDS };
 
@@ -98,7 +100,7 @@ static struct fl_heap *open_kind(int kind)
 	case DEFERRED:
 		r = fl_heap_open_system("bench", &heap);
 		if (r == 0)
-			r = fl_heap_set_pool_max(heap, kind == POOLED	  ? 256u << 20
+			r = fl_heap_set_pool_max(heap, kind == POOLED	  ? 1024u << 20
 						       : kind == DEFERRED ? 1
 									  : 0);
 		break;
