@@ -316,6 +316,21 @@ FL_EXPORT int ion_close(int fd)
 	return 0;
 }
 
+/*
+ * The heap's record of a buffer from a heap without capacity, dropped at
+ * once: ION users only ever close() their buffers, so a record would stay
+ * until ion_close() (memory growing with every allocation of a long-lived
+ * client) and give back nothing. fl_heap_free() of a dup forgets it and
+ * leaves @fd as it is. A carveout's records stay: they hold its ranges.
+ */
+static void forget(struct fl_heap *heap, int fd)
+{
+	int dup = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+
+	if (dup >= 0 && fl_heap_free(heap, dup) < 0)
+		close(dup);
+}
+
 /* ION's system heap refuses more than half of RAM. */
 static bool too_large_for_system(size_t len)
 {
@@ -364,6 +379,8 @@ FL_EXPORT int ion_alloc_fd(int fd, size_t len, size_t align, unsigned int heap_m
 			if (r < 0)
 				continue;
 			r = fl_heap_alloc(heap, len, flags & FL_HEAP_FLAGS_ALL, &out);
+			if (r == 0 && d->id != ION_CARVEOUT_ID)
+				forget(heap, out);
 		}
 		/* A heap this process may not use: the daemon may (it has system and carveout). */
 		if (c->via_daemon || r == -EACCES || r == -EPERM) {
