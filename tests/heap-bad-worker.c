@@ -4,39 +4,19 @@
  * fl-heap-worker (FENCELINE_HEAP_WORKER), it takes the recipe like the real
  * one and then answers the first request as FL_BAD_WORKER_MODE says:
  * "exit" (hangs up), "version", "count" (claims more fds than it attaches),
- * "excess" (settles more buffers than were asked) or "junk" (a short
- * message). The pool must stop asking, close what it got and go on
+ * "excess" (settles more buffers than were asked), "junk" (a short
+ * message) or "framing" (a message without the transfer's header). The pool must stop asking, close what it got and go on
  * allocating by itself.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fenceline/transfer.h>
+
 #include "worker-proto.h"
-
-static void send_with_fd(const void *buf, size_t len, int fd)
-{
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = { (void *)buf, len };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *c;
-
-	memset(&ctl, 0, sizeof(ctl));
-	msg.msg_control = ctl.buf;
-	msg.msg_controllen = sizeof(ctl.buf);
-	c = CMSG_FIRSTHDR(&msg);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(fd));
-	sendmsg(FL_HEAP_WORKER_FD, &msg, MSG_NOSIGNAL);
-}
 
 int main(void)
 {
@@ -44,18 +24,19 @@ int main(void)
 	struct fl_heap_worker_req req;
 	struct fl_heap_worker_made m = { .version = FL_HEAP_WORKER_VERSION };
 	struct stat st;
-	char ctl[256];
-	struct iovec iov = { &req, sizeof(req) };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl };
-	int fd;
+	int fds[FL_HEAP_WORKER_BATCH], fd;
+	unsigned int nfds;
+	size_t len;
 
 	if (fork() != 0)
 		_exit(0);
-	msg.msg_controllen = sizeof(ctl);
-	if (recvmsg(FL_HEAP_WORKER_FD, &msg, 0) <= 0 || !mode || !strcmp(mode, "exit"))
+	if (fl_recv(FL_HEAP_WORKER_FD, &req, sizeof(req), &len, fds, FL_HEAP_WORKER_BATCH, &nfds) <
+		    0 ||
+	    !mode || !strcmp(mode, "exit"))
 		return 0;
-	msg.msg_controllen = sizeof(ctl);
-	if (recvmsg(FL_HEAP_WORKER_FD, &msg, 0) <= 0 || req.nmake == 0)
+	if (fl_recv(FL_HEAP_WORKER_FD, &req, sizeof(req), &len, fds, FL_HEAP_WORKER_BATCH, &nfds) <
+		    0 ||
+	    req.nmake == 0)
 		return 0;
 	fd = memfd_create("bad", MFD_CLOEXEC);
 	if (fd < 0 || ftruncate(fd, (off_t)req.make[0].size) < 0 || fstat(fd, &st) < 0)
@@ -68,14 +49,21 @@ int main(void)
 	if (!strcmp(mode, "version"))
 		m.version++;
 	else if (!strcmp(mode, "count"))
-		m.n = 2;
+		m.n = m.asked = 2; /* with one fd */
 	else if (!strcmp(mode, "excess"))
 		m.asked = req.make[0].count + 5;
-	send_with_fd(&m, !strcmp(mode, "junk") ? 3 : sizeof(m), fd);
+	if (!strcmp(mode, "framing")) {
+		/* Not even the transfer's header: a bare sendmsg(). */
+		if (write(FL_HEAP_WORKER_FD, &m, sizeof(m)) < 0)
+			return 1;
+	} else {
+		fl_send(FL_HEAP_WORKER_FD, &m, !strcmp(mode, "junk") ? 3 : sizeof(m), &fd, 1);
+	}
 	close(fd);
 	/* Then waits for the pool to hang up, as a real worker would. */
-	msg.msg_controllen = sizeof(ctl);
-	while (recvmsg(FL_HEAP_WORKER_FD, &msg, 0) > 0)
-		msg.msg_controllen = sizeof(ctl);
+	while (fl_recv(FL_HEAP_WORKER_FD, &req, sizeof(req), &len, fds, FL_HEAP_WORKER_BATCH,
+		       &nfds) == 0)
+		for (unsigned int i = 0; i < nfds; i++)
+			close(fds[i]);
 	return 0;
 }

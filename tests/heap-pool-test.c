@@ -399,6 +399,11 @@ FL_TEST(pool_drops_a_worker_that_sends_a_short_message)
 {
 	bad_worker("junk");
 }
+
+FL_TEST(pool_drops_a_worker_that_skips_the_transfer_header)
+{
+	bad_worker("framing");
+}
 #endif
 
 FL_TEST(contig_pool_buffers_come_from_the_worker_sealed_zeroed_and_backed)

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include <fenceline/heap.h>
+#include <fenceline/transfer.h>
 
 #include "heap-internal.h"
 
@@ -144,37 +145,6 @@ static const char *worker_path(void)
 	return FL_HEAP_WORKER_BUILD_PATH;
 }
 
-static int send_req(int sock, const struct fl_heap_worker_req *req, const int *fds,
-		    unsigned int nfds, int flags)
-{
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * FL_HEAP_WORKER_BATCH)];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = { (void *)req, sizeof(*req) };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	ssize_t n;
-
-	if (nfds) {
-		struct cmsghdr *c;
-
-		memset(&ctl, 0, sizeof(ctl));
-		msg.msg_control = ctl.buf;
-		msg.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-		c = CMSG_FIRSTHDR(&msg);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
-	}
-	do
-		n = sendmsg(sock, &msg, flags | MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -errno;
-	return n == (ssize_t)sizeof(*req) ? 0 : -EPROTO;
-}
-
 /*
  * Starts a worker for @heap and sends it the recipe: its socket, or
  * -errno. The process posix_spawn() makes exits at once (worker.c), and
@@ -197,6 +167,13 @@ static int spawn_worker(const struct fl_heap *heap)
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return -errno;
+	/* The pool's end only: the pool never waits for its worker. */
+	if (fcntl(sv[0], F_SETFL, O_NONBLOCK) < 0) {
+		r = errno;
+		close(sv[0]);
+		close(sv[1]);
+		return -r;
+	}
 	/* dup2() of an fd onto itself would leave it close-on-exec. */
 	child = sv[1] == FL_HEAP_WORKER_FD ? fcntl(sv[1], F_DUPFD_CLOEXEC, FL_HEAP_WORKER_FD + 1)
 					   : sv[1];
@@ -226,8 +203,9 @@ static int spawn_worker(const struct fl_heap *heap)
 	}
 	if (r == 0) {
 		req.recipe.dev_fd = -1;
-		r = -send_req(sv[0], &req, &heap->recipe.dev_fd,
-			      heap->recipe.how == FL_HEAP_MAKE_DMA_HEAP ? 1 : 0, 0);
+		/* The socket is empty: this cannot be -EAGAIN. */
+		r = -fl_send(sv[0], &req, sizeof(req), &heap->recipe.dev_fd,
+			     heap->recipe.how == FL_HEAP_MAKE_DMA_HEAP ? 1 : 0);
 	}
 	if (r != 0) {
 		fl__heap_log("heap '%s': the pool's worker %s did not start (%s); the pool "
@@ -305,12 +283,12 @@ int fl__heap_pool_take(struct fl_heap *heap, uint64_t size, bool may_receive, de
 }
 
 /* A MADE message that makes sense for what was asked. */
-static bool made_ok(struct fl_heap_pool *p, const struct fl_heap_worker_made *buf, ssize_t len,
+static bool made_ok(struct fl_heap_pool *p, const struct fl_heap_worker_made *buf, size_t len,
 		    unsigned int nfds, struct fl_heap_worker_made *ret_made)
 {
 	struct fl_heap_pool_class *c;
 
-	if (len < 0 || !fl__heap_worker_made_ok(buf, (size_t)len, nfds, ret_made))
+	if (!fl__heap_worker_made_ok(buf, len, nfds, ret_made))
 		return false;
 	c = class_find(p, ret_made->size);
 	return c && ret_made->asked <= c->asked;
@@ -327,51 +305,29 @@ void fl__heap_pool_receive(struct fl_heap *heap)
 	pthread_mutex_unlock(&heap->lock);
 	/* A few messages at most: the caller wants a buffer, not all of them. */
 	for (int round = 0; sock >= 0 && round < 4; round++) {
-		union {
-			char buf[CMSG_SPACE(sizeof(int) * FL_HEAP_WORKER_BATCH)];
-			struct cmsghdr align;
-		} ctl;
 		struct fl_heap_worker_made buf, m;
-		struct iovec iov = { &buf, sizeof(buf) };
-		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
 		int fds[FL_HEAP_WORKER_BATCH], doomed[FL_HEAP_WORKER_BATCH];
 		unsigned int nfds = 0, ndoomed = 0;
 		struct fl_heap_pool_class *c;
-		ssize_t n;
+		size_t len = 0;
+		int r = fl_recv(sock, &buf, sizeof(buf), &len, fds, FL_HEAP_WORKER_BATCH, &nfds);
 
-		msg.msg_control = ctl.buf;
-		msg.msg_controllen = sizeof(ctl.buf);
-		n = recvmsg(sock, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		if (r == -EAGAIN)
 			break;
-		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); n > 0 && cm;
-		     cm = CMSG_NXTHDR(&msg, cm)) {
-			if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
-				continue;
-			for (size_t i = 0; i < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
-				int fd;
-
-				memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(fd));
-				if (nfds < FL_HEAP_WORKER_BATCH)
-					fds[nfds++] = fd;
-				else
-					close(fd);
-			}
-		}
 		pthread_mutex_lock(&heap->lock);
-		if (n <= 0 || (msg.msg_flags & (MSG_CTRUNC | MSG_TRUNC)) ||
-		    !made_ok(p, &buf, n, nfds, &m)) {
-			/* The worker died (n == 0) or makes no sense: make no more ahead. */
+		if (r < 0 || !made_ok(p, &buf, len, nfds, &m)) {
+			/* Gone (-ENOTCONN) or talking nonsense: make no more ahead. */
 			if (!p->failed)
 				fl__heap_log("heap '%s': the pool's worker %s; the pool makes "
 					     "nothing ahead from now on",
-					     heap->name, n <= 0 ? "went away" : "sent nonsense");
+					     heap->name,
+					     r == -ENOTCONN || r == -ECONNRESET ? "went away"
+										: "sent nonsense");
 			p->failed = true;
 			drop_asked(p);
 			pthread_mutex_unlock(&heap->lock);
-			for (unsigned int i = 0; i < nfds; i++)
+			/* fl_recv() closed what came with a failure. */
+			for (unsigned int i = 0; r == 0 && i < nfds; i++)
 				close(fds[i]);
 			break;
 		}
@@ -528,7 +484,7 @@ void fl__heap_pool_flush(struct fl_heap *heap, struct fl_heap_pool_flush *out)
 			req.make[i].size = out->make[i].size;
 			req.make[i].count = out->make[i].count;
 		}
-		r = send_req(out->sock, &req, out->fds, out->nfds, MSG_DONTWAIT);
+		r = fl_send(out->sock, &req, sizeof(req), out->fds, out->nfds);
 		if (r < 0) {
 			/* EAGAIN: the worker is behind; these few are closed here instead. */
 			pthread_mutex_lock(&heap->lock);

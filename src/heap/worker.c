@@ -23,75 +23,28 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fenceline/transfer.h>
+
 #include "worker-proto.h"
 
 static int sock = FL_HEAP_WORKER_FD;
 static struct fl_heap_recipe recipe;
 
-/* One message and its fds (CLOEXEC); -1 at EOF or on an error. */
+/* One message and its fds (CLOEXEC): its length, or -1 at EOF or on an error. */
 static ssize_t receive(struct fl_heap_worker_req *req, int *fds, unsigned int *nfds)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * FL_HEAP_WORKER_BATCH)];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = { req, sizeof(*req) };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	ssize_t n;
+	size_t len = 0;
 
 	*nfds = 0;
-	msg.msg_control = ctl.buf;
-	msg.msg_controllen = sizeof(ctl.buf);
-	do
-		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	if (n <= 0)
+	if (fl_recv(sock, req, sizeof(*req), &len, fds, FL_HEAP_WORKER_BATCH, nfds) < 0)
 		return -1;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
-			int fd;
-
-			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
-			if (*nfds < FL_HEAP_WORKER_BATCH)
-				fds[(*nfds)++] = fd;
-			else
-				close(fd);
-		}
-	}
-	if (msg.msg_flags & (MSG_CTRUNC | MSG_TRUNC))
-		return -1;
-	return n;
+	return (ssize_t)len;
 }
 
 /* Sends @m with its fds; false if the pool is gone. */
 static int send_made(struct fl_heap_worker_made *m, const int *fds)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * FL_HEAP_WORKER_BATCH)];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = { m, sizeof(*m) };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	ssize_t n;
-
-	if (m->n) {
-		struct cmsghdr *c;
-
-		memset(&ctl, 0, sizeof(ctl));
-		msg.msg_control = ctl.buf;
-		msg.msg_controllen = CMSG_SPACE(sizeof(int) * m->n);
-		c = CMSG_FIRSTHDR(&msg);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * m->n);
-		memcpy(CMSG_DATA(c), fds, sizeof(int) * m->n);
-	}
-	do
-		n = sendmsg(sock, &msg, MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
-	return n == (ssize_t)sizeof(*m);
+	return fl_send(sock, m, sizeof(*m), fds, m->n) == 0;
 }
 
 /* Makes @count buffers of @size, sent in batches. False if the pool is gone. */

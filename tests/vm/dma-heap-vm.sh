@@ -109,8 +109,9 @@ static_link "$BIN/fencelined" "$BUILD"/src/daemon/fencelined.p/*.o -Wl,--start-g
 	"$BUILD"/src/proto/libfl-proto.a "$BUILD"/src/heap/libfl-heap.a -Wl,--end-group
 # The pools' worker process, found through FENCELINE_HEAP_WORKER (init.sh),
 # and heap-pool-test's worker gone wrong, at the path that test was built with.
-static_link "$BIN/fl-heap-worker" "$BUILD"/src/heap/fl-heap-worker.p/*.o
-static_link "$WORK/heap-bad-worker" "$BUILD"/tests/heap-bad-worker.p/*.o
+static_link "$BIN/fl-heap-worker" "$BUILD"/src/heap/fl-heap-worker.p/*.o \
+	"$BUILD"/src/util/libfl-util.a
+static_link "$WORK/heap-bad-worker" "$BUILD"/tests/heap-bad-worker.p/*.o "$BUILD/src/libfenceline.a"
 for t in $TESTS; do
 	if [ "$t" = dma-heap-vm ]; then
 		# The warnings of meson.build, as an error.
