@@ -72,6 +72,19 @@ static int still_open(int fd, ino_t ino)
 	return stat(path, &st) == 0 && st.st_ino == ino;
 }
 
+/* Fails unless /proc shows @fd as @want. */
+static void expect_memfd_name(int fd, const char *want)
+{
+	char path[64], link[128];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, link, sizeof(link) - 1);
+	fl_assert(n > 0);
+	link[n] = '\0';
+	fl_assert_str_eq(link, want);
+}
+
 /* Fails unless @fd's @len bytes are all zero; then fills them with @fill. */
 static void expect_zero_then_fill(int fd, size_t len, int fill)
 {
@@ -148,6 +161,9 @@ FL_TEST(pooled_buffer_is_fresh_zeroed_and_shares_nothing_with_the_freed_one)
 	fl_assert(old_st.st_ino != new_st.st_ino);
 	fl_assert_int_eq(new_st.st_size, len);
 	fl_assert_int_eq(fcntl(again, F_GET_SEALS), F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+	/* Made by the worker, named as the heap's own buffers are. */
+	expect_memfd_name(kept, "/memfd:fl-heap:p (deleted)");
+	expect_memfd_name(again, "/memfd:fl-heap:p (deleted)");
 	expect_zero_then_fill(again, len, 0x3c);
 	/* Neither sees the other's bytes. */
 	new_map = mmap(NULL, len, PROT_READ, MAP_SHARED, again, 0);

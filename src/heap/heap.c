@@ -79,7 +79,8 @@ int fl__heap_create(const struct fl_heap_ops *ops, const char *name, void *priv,
 	name_copy(heap->backing, "memfd");
 	heap->recipe.how = FL_HEAP_MAKE_MEMFD;
 	heap->recipe.dev_fd = -1;
-	name_copy(heap->recipe.name, heap->name);
+	snprintf(heap->recipe.memfd_name, sizeof(heap->recipe.memfd_name), "%s%s",
+		 FL_HEAP_RECIPE_PREFIX, heap->name);
 	heap->page_size = page > 0 ? (size_t)page : 4096;
 	heap->buffers = (struct fl_avl_tree)FL_AVL_TREE_INIT(buffer_cmp);
 	pthread_mutex_init(&heap->lock, NULL);

@@ -63,6 +63,12 @@ static bool past_half_of_ram(size_t len)
 	return pages > 0 && page > 0 && len / (size_t)page > (size_t)pages / 2;
 }
 
+/* The heap's own name, out of the memfd name. */
+static const char *heap_name(const struct fl_heap_recipe *r)
+{
+	return r->memfd_name + strlen(FL_HEAP_RECIPE_PREFIX);
+}
+
 /* Writes one byte per page: for kernels before MADV_POPULATE_WRITE. */
 static void touch_pages(volatile unsigned char *p, size_t len, size_t page)
 {
@@ -96,7 +102,6 @@ static int map_once(const struct fl_heap_recipe *r, int fd, size_t len)
 static int make_memfd(const struct fl_heap_recipe *r, size_t len, int *ret_fd)
 {
 	unsigned int flags = MFD_CLOEXEC | MFD_ALLOW_SEALING;
-	char name[FL_HEAP_NAME_MAX + 16];
 	int fd, ret;
 
 	if ((uint64_t)len > (uint64_t)INT64_MAX)
@@ -107,8 +112,7 @@ static int make_memfd(const struct fl_heap_recipe *r, size_t len, int *ret_fd)
 	if (r->how == FL_HEAP_MAKE_HUGETLB)
 		flags |= MFD_HUGETLB;
 	/* Shows in /proc/PID/fd as "/memfd:fl-heap:NAME (deleted)". */
-	snprintf(name, sizeof(name), "fl-heap:%.*s", FL_HEAP_NAME_MAX - 1, r->name);
-	fd = memfd_create(name, flags);
+	fd = memfd_create(r->memfd_name, flags);
 	if (fd < 0)
 		return fl__heap_alloc_error(errno);
 	while ((ret = ftruncate(fd, (off_t)len)) < 0 && errno == EINTR)
@@ -138,15 +142,15 @@ static int make_dma_buf(const struct fl_heap_recipe *r, size_t len, int *ret_fd)
 	};
 
 	if (past_half_of_ram(len)) {
-		fl__heap_log("dma-heap '%.*s': allocating %zu bytes: more than half of RAM",
-			     FL_HEAP_NAME_MAX - 1, r->name, len);
+		fl__heap_log("dma-heap '%s': allocating %zu bytes: more than half of RAM",
+			     heap_name(r), len);
 		return -ENOMEM;
 	}
 	if (ioctl(r->dev_fd, DMA_HEAP_IOCTL_ALLOC, &data) < 0) {
 		int err = errno;
 
-		fl__heap_log("dma-heap '%.*s': allocating %zu bytes: %s", FL_HEAP_NAME_MAX - 1,
-			     r->name, len, strerror(err));
+		fl__heap_log("dma-heap '%s': allocating %zu bytes: %s", heap_name(r), len,
+			     strerror(err));
 		return fl__heap_alloc_error(err);
 	}
 	*ret_fd = (int)data.fd;

@@ -14,6 +14,9 @@
 
 #include <fenceline/heap.h>
 
+/* "fl-heap:" and a heap's name, with its NUL. */
+#define FL_HEAP_RECIPE_NAME_MAX (8 + FL_HEAP_NAME_MAX)
+
 /* The ways Linux gives a buffer fd. */
 enum fl_heap_make_how {
 	/* A memfd. */
@@ -33,7 +36,8 @@ enum fl_heap_make_how {
  * @advise: FL_HEAP_MAKE_THP only: advise MADV_HUGEPAGE before populating
  * @dev_fd: FL_HEAP_MAKE_DMA_HEAP only: the device (owned by the heap's
  *	kind, or by the worker for its copy); -1 otherwise
- * @name: the heap's name, NUL-terminated; memfds are named "fl-heap:NAME"
+ * @memfd_name: "fl-heap:NAME" for the heap's NAME, NUL-terminated: what
+ *	memfds are named (and /proc/PID/fd shows), made once, not per buffer
  *
  * Plain data of fixed size: the pool sends it to its worker as it is.
  */
@@ -42,8 +46,11 @@ struct fl_heap_recipe {
 	uint32_t advise;
 	int32_t dev_fd;
 	uint32_t pad_;
-	char name[FL_HEAP_NAME_MAX];
+	char memfd_name[FL_HEAP_RECIPE_NAME_MAX];
 };
+
+/* The heap's name after this prefix in fl_heap_recipe.memfd_name. */
+#define FL_HEAP_RECIPE_PREFIX "fl-heap:"
 
 /*
  * Makes one buffer of exactly @len bytes (nonzero, a multiple of the heap's

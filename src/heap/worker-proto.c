@@ -22,7 +22,11 @@ bool fl__heap_worker_req_ok(const void *buf, size_t len, unsigned int nfds,
 		if (req.recipe.how < FL_HEAP_MAKE_MEMFD || req.recipe.how > FL_HEAP_MAKE_MAX_ ||
 		    nfds != (req.recipe.how == FL_HEAP_MAKE_DMA_HEAP ? 1u : 0u))
 			return false;
-		req.recipe.name[FL_HEAP_NAME_MAX - 1] = '\0';
+		/* The memfd name: its prefix, and a NUL where there must be one. */
+		if (memcmp(req.recipe.memfd_name, FL_HEAP_RECIPE_PREFIX,
+			   strlen(FL_HEAP_RECIPE_PREFIX)) != 0)
+			return false;
+		req.recipe.memfd_name[FL_HEAP_RECIPE_NAME_MAX - 1] = '\0';
 	} else if (req.type == FL_HEAP_WORKER_WORK) {
 		if (req.nclose != nfds || req.nmake > FL_HEAP_WORKER_SIZES)
 			return false;

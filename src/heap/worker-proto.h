@@ -22,7 +22,7 @@
 
 #include "make.h"
 
-#define FL_HEAP_WORKER_VERSION 0x666c6801u /* "flh" 1 */
+#define FL_HEAP_WORKER_VERSION 0x666c6802u /* "flh" 2 */
 /* The most fds one message carries, either way. */
 #define FL_HEAP_WORKER_BATCH 16
 /* The most sizes one WORK message asks for (the pool's size classes). */
@@ -65,8 +65,8 @@ struct fl_heap_worker_made {
 
 /*
  * Whether @len bytes at @buf, with @nfds fds attached, are a request the
- * worker can act on; if so, copies it to *@ret_req (the recipe's name
- * NUL-terminated). The worker exits on anything else.
+ * worker can act on; if so, copies it to *@ret_req (the recipe's memfd
+ * name NUL-terminated). The worker exits on anything else.
  */
 bool fl__heap_worker_req_ok(const void *buf, size_t len, unsigned int nfds,
 			    struct fl_heap_worker_req *ret_req);

@@ -37,7 +37,9 @@ static void request(const uint8_t *msg, size_t len, unsigned int nfds)
 	if (req.type == FL_HEAP_WORKER_SETUP) {
 		CHECK(req.recipe.how >= FL_HEAP_MAKE_MEMFD && req.recipe.how <= FL_HEAP_MAKE_MAX_);
 		CHECK(nfds == (req.recipe.how == FL_HEAP_MAKE_DMA_HEAP ? 1u : 0u));
-		CHECK(memchr(req.recipe.name, '\0', sizeof(req.recipe.name)) != NULL);
+		CHECK(memchr(req.recipe.memfd_name, '\0', sizeof(req.recipe.memfd_name)) != NULL);
+		CHECK(!strncmp(req.recipe.memfd_name, FL_HEAP_RECIPE_PREFIX,
+			       strlen(FL_HEAP_RECIPE_PREFIX)));
 		return;
 	}
 	CHECK(req.type == FL_HEAP_WORKER_WORK);

@@ -7,17 +7,18 @@ import os
 import struct
 import sys
 
-VERSION = 0x666C6801
+VERSION = 0x666C6802
 SETUP, WORK = 1, 2
 MEMFD, HUGETLB, THP, DMA_HEAP = 1, 2, 3, 4
 
 
 def req(kind, nclose=0, make=(), how=MEMFD, name=b"system"):
+    name = b"fl-heap:" + name
     body = struct.pack("<IIII", VERSION, kind, nclose, len(make))
     for i in range(8):
         size, count = make[i] if i < len(make) else (0, 0)
         body += struct.pack("<QII", size, count, 0)
-    body += struct.pack("<IIiI32s", how, 0, -1, 0, name)
+    body += struct.pack("<IIiI40s", how, 0, -1, 0, name)
     return body
 
 
