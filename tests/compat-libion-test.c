@@ -22,15 +22,11 @@
 
 #include <fenceline/heap.h>
 
+#include "helpers.h"
 #include "runner.h"
 
 #define SYSTEM_MASK   (1u << 0)
 #define CARVEOUT_MASK (1u << 2)
-
-static size_t page(void)
-{
-	return (size_t)sysconf(_SC_PAGESIZE);
-}
 
 static int client(void)
 {
@@ -60,7 +56,8 @@ static off_t size_of(int fd)
 /* The buffer maps at its page-rounded size, reads zero, and keeps what is written. */
 static void expect_zero_mappable(int fd, size_t len)
 {
-	size_t rounded = (len + page() - 1) / page() * page();
+	size_t rounded =
+		(len + fl_test_page_size() - 1) / fl_test_page_size() * fl_test_page_size();
 	unsigned char *p;
 
 	fl_assert_int_eq(size_of(fd), rounded);
@@ -91,9 +88,10 @@ FL_TEST(modern_abi_and_legacy_calls_fail_with_einval)
 
 	fl_assert_int_eq(ion_is_legacy(ion), 0);
 	fl_assert_int_eq(ion_is_using_modular_heaps(ion), 0);
-	fl_assert_int_eq(ion_alloc(ion, page(), 0, SYSTEM_MASK, 0, &h), -EINVAL);
+	fl_assert_int_eq(ion_alloc(ion, fl_test_page_size(), 0, SYSTEM_MASK, 0, &h), -EINVAL);
 	fl_assert_int_eq(ion_free(ion, 1), -EINVAL);
-	fl_assert_int_eq(ion_map(ion, 1, page(), PROT_READ, MAP_SHARED, 0, &ptr, &fd), -EINVAL);
+	fl_assert_int_eq(ion_map(ion, 1, fl_test_page_size(), PROT_READ, MAP_SHARED, 0, &ptr, &fd),
+			 -EINVAL);
 	fl_assert_int_eq(ion_share(ion, 1, &fd), -EINVAL);
 	fl_assert_int_eq(ion_import(ion, 0, &h), -EINVAL);
 	fl_assert_int_eq(ion_sync_fd(ion, 0), -EINVAL);
@@ -188,10 +186,10 @@ FL_TEST(alloc_accepts_ion_flags_and_vendor_bits)
 	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
 		int fd = -1;
 
-		fl_assert_int_eq(ion_alloc_fd(ion, page(), 0, SYSTEM_MASK | CARVEOUT_MASK, flags[i],
-					      &fd),
+		fl_assert_int_eq(ion_alloc_fd(ion, fl_test_page_size(), 0,
+					      SYSTEM_MASK | CARVEOUT_MASK, flags[i], &fd),
 				 0);
-		expect_zero_mappable(fd, page());
+		expect_zero_mappable(fd, fl_test_page_size());
 		close(fd);
 	}
 	fl_assert_int_eq(ion_close(ion), 0);
@@ -219,12 +217,12 @@ FL_TEST(alloc_from_each_heap_by_mask)
 {
 	int ion = client();
 	int sys = alloc(ion, 4096, SYSTEM_MASK);
-	int co = alloc(ion, 3 * page() + 1, CARVEOUT_MASK);
+	int co = alloc(ion, 3 * fl_test_page_size() + 1, CARVEOUT_MASK);
 	char link[64], path[64];
 	ssize_t n;
 
 	expect_zero_mappable(sys, 4096);
-	expect_zero_mappable(co, 3 * page() + 1);
+	expect_zero_mappable(co, 3 * fl_test_page_size() + 1);
 	fl_assert(fcntl(sys, F_GETFD) & FD_CLOEXEC);
 
 	/* The memfd's name says which native heap made it. */
@@ -246,15 +244,15 @@ FL_TEST(alloc_from_each_heap_by_mask)
 FL_TEST(buffers_are_sealed)
 {
 	int ion = client();
-	int fd = alloc(ion, 2 * page(), SYSTEM_MASK | CARVEOUT_MASK);
+	int fd = alloc(ion, 2 * fl_test_page_size(), SYSTEM_MASK | CARVEOUT_MASK);
 	int seals = fcntl(fd, F_GET_SEALS);
 
 	fl_assert(seals & F_SEAL_SHRINK);
 	fl_assert(seals & F_SEAL_GROW);
 	fl_assert(seals & F_SEAL_SEAL);
-	fl_assert_errno(ftruncate(fd, (off_t)page()), EPERM);
-	fl_assert_errno(ftruncate(fd, (off_t)(4 * page())), EPERM);
-	fl_assert_int_eq(size_of(fd), 2 * page());
+	fl_assert_errno(ftruncate(fd, (off_t)fl_test_page_size()), EPERM);
+	fl_assert_errno(ftruncate(fd, (off_t)(4 * fl_test_page_size())), EPERM);
+	fl_assert_int_eq(size_of(fd), 2 * fl_test_page_size());
 	close(fd);
 	fl_assert_int_eq(ion_close(ion), 0);
 }
@@ -265,27 +263,30 @@ FL_TEST(alloc_errors)
 
 	fl_assert_int_eq(ion_alloc_fd(ion, 0, 0, SYSTEM_MASK, 0, &fd), -EINVAL);
 	fl_assert_int_eq(ion_alloc_fd(ion, SIZE_MAX, 0, SYSTEM_MASK, 0, &fd), -EINVAL);
-	fl_assert_int_eq(ion_alloc_fd(ion, page(), 0, SYSTEM_MASK, 0, NULL), -EINVAL);
-	fl_assert_int_eq(ion_alloc_fd(ion, page(), 0, 0, 0, &fd), -ENODEV);
+	fl_assert_int_eq(ion_alloc_fd(ion, fl_test_page_size(), 0, SYSTEM_MASK, 0, NULL), -EINVAL);
+	fl_assert_int_eq(ion_alloc_fd(ion, fl_test_page_size(), 0, 0, 0, &fd), -ENODEV);
 	/* Bits of heaps that do not exist: all but system, contig, carveout and dma-heaps. */
-	fl_assert_int_eq(ion_alloc_fd(ion, page(), 0, ~0xff07u, 0, &fd), -ENODEV);
-	fl_assert_int_eq(ion_alloc_fd(-1, page(), 0, SYSTEM_MASK, 0, &fd), -EBADF);
-	fl_assert_int_eq(ion_alloc_fd(STDIN_FILENO, page(), 0, SYSTEM_MASK, 0, &fd), -EINVAL);
+	fl_assert_int_eq(ion_alloc_fd(ion, fl_test_page_size(), 0, ~0xff07u, 0, &fd), -ENODEV);
+	fl_assert_int_eq(ion_alloc_fd(-1, fl_test_page_size(), 0, SYSTEM_MASK, 0, &fd), -EBADF);
+	fl_assert_int_eq(ion_alloc_fd(STDIN_FILENO, fl_test_page_size(), 0, SYSTEM_MASK, 0, &fd),
+			 -EINVAL);
 	/* More than half of RAM from the system heap, like ION's Allocate.Large. */
 	fl_assert_int_eq(ion_alloc_fd(ion, SIZE_MAX / 2, 0, SYSTEM_MASK, 0, &fd), -ENOMEM);
 	fl_assert_int_eq(fd, -1);
 	fl_assert_int_eq(ion_close(ion), 0);
 	/* A closed client is gone. */
-	fl_assert_int_eq(ion_alloc_fd(ion, page(), 0, SYSTEM_MASK, 0, &fd), -EBADF);
+	fl_assert_int_eq(ion_alloc_fd(ion, fl_test_page_size(), 0, SYSTEM_MASK, 0, &fd), -EBADF);
 }
 
 FL_TEST(flags_and_alignment_are_accepted)
 {
 	int ion = client(), fd = -1;
 
-	fl_assert_int_eq(ion_alloc_fd(ion, page(), 1 << 20, SYSTEM_MASK, ION_FLAG_CACHED, &fd), 0);
+	fl_assert_int_eq(ion_alloc_fd(ion, fl_test_page_size(), 1 << 20, SYSTEM_MASK,
+				      ION_FLAG_CACHED, &fd),
+			 0);
 	close(fd);
-	fl_assert_int_eq(ion_alloc_fd(ion, page(), 0, CARVEOUT_MASK,
+	fl_assert_int_eq(ion_alloc_fd(ion, fl_test_page_size(), 0, CARVEOUT_MASK,
 				      ION_FLAG_CACHED | ION_FLAG_CACHED_NEEDS_SYNC, &fd),
 			 0);
 	close(fd);
@@ -302,16 +303,16 @@ FL_TEST(carveout_exhaustion_falls_back_or_fails_with_enomem)
 	fl_test_fd_snapshot(&before);
 	for (int i = 0; i < 4; i++)
 		fds[i] = alloc(ion, 256 << 10, CARVEOUT_MASK);
-	fl_assert_int_eq(ion_alloc_fd(ion, page(), 0, CARVEOUT_MASK, 0, &fd), -ENOMEM);
+	fl_assert_int_eq(ion_alloc_fd(ion, fl_test_page_size(), 0, CARVEOUT_MASK, 0, &fd), -ENOMEM);
 	fl_assert_int_eq(fd, -1);
 	fl_test_expect_new_fds(&before, 4);
 	/* The carveout comes first in the mask walk; the system heap takes over. */
-	fd = alloc(ion, page(), CARVEOUT_MASK | SYSTEM_MASK);
-	expect_zero_mappable(fd, page());
+	fd = alloc(ion, fl_test_page_size(), CARVEOUT_MASK | SYSTEM_MASK);
+	expect_zero_mappable(fd, fl_test_page_size());
 	close(fd);
 	/* close() cannot give the range back: the carveout stays full. */
 	close(fds[0]);
-	fl_assert_int_eq(ion_alloc_fd(ion, page(), 0, CARVEOUT_MASK, 0, &fd), -ENOMEM);
+	fl_assert_int_eq(ion_alloc_fd(ion, fl_test_page_size(), 0, CARVEOUT_MASK, 0, &fd), -ENOMEM);
 	for (int i = 1; i < 4; i++)
 		close(fds[i]);
 	fl_assert_int_eq(ion_close(ion), 0);
@@ -340,20 +341,21 @@ FL_TEST(carveout_size_defaults_to_64_mib)
 FL_TEST(buffer_outlives_its_client_and_reuse_is_zero_filled)
 {
 	int ion = client();
-	int fd = alloc(ion, page(), CARVEOUT_MASK);
-	unsigned char *p = mmap(NULL, page(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	int fd = alloc(ion, fl_test_page_size(), CARVEOUT_MASK);
+	unsigned char *p =
+		mmap(NULL, fl_test_page_size(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 
 	fl_assert(p != MAP_FAILED);
-	memset(p, 0xaa, page());
+	memset(p, 0xaa, fl_test_page_size());
 	close(fd);
 	fl_assert_int_eq(ion_close(ion), 0);
 	/* The mapping keeps the memory; the same range from a new client is fresh. */
-	fl_assert_int_eq(p[page() - 1], 0xaa);
+	fl_assert_int_eq(p[fl_test_page_size() - 1], 0xaa);
 	ion = client();
-	fd = alloc(ion, page(), CARVEOUT_MASK);
-	expect_zero_mappable(fd, page());
+	fd = alloc(ion, fl_test_page_size(), CARVEOUT_MASK);
+	expect_zero_mappable(fd, fl_test_page_size());
 	close(fd);
-	fl_assert_int_eq(munmap(p, page()), 0);
+	fl_assert_int_eq(munmap(p, fl_test_page_size()), 0);
 	fl_assert_int_eq(ion_close(ion), 0);
 }
 
@@ -364,7 +366,7 @@ FL_TEST(a_dup_of_the_client_fd_is_the_same_client)
 
 	fl_assert_int_ge(d, 0);
 	fl_assert_int_eq(ion_query_heap_cnt(d, &cnt), 0);
-	fd = alloc(d, page(), SYSTEM_MASK);
+	fd = alloc(d, fl_test_page_size(), SYSTEM_MASK);
 	close(fd);
 	/* ion_close() of either fd ends the client. */
 	fl_assert_int_eq(ion_close(d), 0);
@@ -384,10 +386,10 @@ FL_TEST(long_lived_client_keeps_nothing_per_closed_buffer)
 	struct mallinfo2 before, after;
 
 	for (int i = 0; i < 100; i++)
-		close(alloc(ion, page(), SYSTEM_MASK));
+		close(alloc(ion, fl_test_page_size(), SYSTEM_MASK));
 	before = mallinfo2();
 	for (int i = 0; i < 5000; i++)
-		close(alloc(ion, page(), SYSTEM_MASK));
+		close(alloc(ion, fl_test_page_size(), SYSTEM_MASK));
 	after = mallinfo2();
 	/* A record per buffer would be about 100 bytes each: some 500 KB here. */
 	fl_assert(after.uordblks < before.uordblks + 64 * 1024);
@@ -403,7 +405,7 @@ FL_TEST(many_clients_and_buffers_leave_no_fds)
 		int ion = client();
 
 		for (int j = 0; j < 8; j++) {
-			int fd = alloc(ion, (size_t)(j + 1) * page(),
+			int fd = alloc(ion, (size_t)(j + 1) * fl_test_page_size(),
 				       j % 2 ? SYSTEM_MASK : CARVEOUT_MASK);
 
 			close(fd);
@@ -431,19 +433,19 @@ struct worker {
 
 static int use_once(int ion, unsigned int mask)
 {
-	int fd = -1, r = ion_alloc_fd(ion, page(), 0, mask, 0, &fd);
+	int fd = -1, r = ion_alloc_fd(ion, fl_test_page_size(), 0, mask, 0, &fd);
 	unsigned char *p;
 
 	if (r < 0)
 		return r;
-	p = mmap(NULL, page(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	p = mmap(NULL, fl_test_page_size(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED) {
 		close(fd);
 		return -errno;
 	}
-	r = p[0] == 0 && p[page() - 1] == 0 ? 0 : -EIO;
-	memset(p, 0xee, page());
-	munmap(p, page());
+	r = p[0] == 0 && p[fl_test_page_size() - 1] == 0 ? 0 : -EIO;
+	memset(p, 0xee, fl_test_page_size());
+	munmap(p, fl_test_page_size());
 	close(fd);
 	return r;
 }

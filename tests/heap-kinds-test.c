@@ -17,21 +17,9 @@
 
 #include <fenceline/fenceline.h>
 
+#include "helpers.h"
 #include "json-check.h"
 #include "runner.h"
-
-static size_t page(void)
-{
-	return (size_t)sysconf(_SC_PAGESIZE);
-}
-
-static struct fl_heap_info info_of(struct fl_heap *heap)
-{
-	struct fl_heap_info info;
-
-	fl_assert_int_eq(fl_heap_get_info(heap, &info), 0);
-	return info;
-}
 
 static unsigned long long read_ull(const char *path)
 {
@@ -83,7 +71,7 @@ FL_TEST(system_contig_says_which_backing_the_kernel_allows)
 		 "/sys/kernel/mm/hugepages/hugepages-%llukB/nr_overcommit_hugepages", huge >> 10);
 	pages += read_ull(path);
 	fl_assert_int_eq(fl_heap_open_system_contig(NULL, &heap), 0);
-	info = info_of(heap);
+	info = fl_test_heap_info(heap);
 	fl_assert_str_eq(info.kind, "system-contig");
 	fl_assert_str_eq(info.name, "system-contig");
 	if (pages) {
@@ -102,7 +90,7 @@ FL_TEST(system_contig_says_which_backing_the_kernel_allows)
 				  !strcmp(info.backing, "thp"));
 		else
 			fl_assert_str_eq(info.backing, "thp");
-		fl_assert_int_eq(info.granule, page());
+		fl_assert_int_eq(info.granule, fl_test_page_size());
 	}
 	fl_heap_close(heap);
 }
@@ -117,7 +105,7 @@ FL_TEST(system_contig_buffer_is_sealed_zeroed_and_backed_at_alloc)
 	int fd = -1;
 
 	fl_assert_int_eq(fl_heap_open_system_contig("contig", &heap), 0);
-	info = info_of(heap);
+	info = fl_test_heap_info(heap);
 	fl_assert_int_eq(fl_heap_alloc(heap, 1, FL_HEAP_FLAG_CACHED, &fd), 0);
 	fl_assert_int_eq(fstat(fd, &st), 0);
 	len = (size_t)st.st_size;
@@ -128,7 +116,7 @@ FL_TEST(system_contig_buffer_is_sealed_zeroed_and_backed_at_alloc)
 	fl_assert(p != MAP_FAILED);
 	if (strcmp(info.backing, "hugetlb") != 0) {
 		/* Populated by fl_heap_alloc(): every page is there before any touch. */
-		n = len / page();
+		n = len / fl_test_page_size();
 		vec = calloc(n, 1);
 		fl_assert(vec != NULL);
 		fl_assert_int_eq(mincore(p, len, vec), 0);
@@ -152,7 +140,7 @@ FL_TEST(system_contig_beyond_the_hugetlb_pool_is_enomem)
 	int fd = -1;
 
 	fl_assert_int_eq(fl_heap_open_system_contig("contig", &heap), 0);
-	info = info_of(heap);
+	info = fl_test_heap_info(heap);
 	if (strcmp(info.backing, "hugetlb") != 0) {
 		fl_heap_close(heap);
 		fl_test_skip("no hugetlb pages reserved (vm.nr_hugepages is 0)");
@@ -160,7 +148,7 @@ FL_TEST(system_contig_beyond_the_hugetlb_pool_is_enomem)
 	total = meminfo_kb("HugePages_Total") + 1;
 	fl_assert_int_eq(fl_heap_alloc(heap, total * info.granule, 0, &fd), -ENOMEM);
 	fl_assert_int_eq(fd, -1);
-	info = info_of(heap);
+	info = fl_test_heap_info(heap);
 	fl_assert_int_eq(info.failures, 1);
 	fl_assert_int_eq(info.buffers, 0);
 	fl_heap_close(heap);
@@ -275,10 +263,10 @@ FL_TEST(dma_heap_gives_dma_bufs_where_the_kernel_has_them)
 	if (fl_heap_for_each_dma_heap(first_dma_heap, name) <= 0)
 		fl_test_skip("no dma-heap in /dev/dma_heap on this machine");
 	fl_assert_int_eq(fl_heap_open_dma_heap(name, &heap), 0);
-	fl_assert_str_eq(info_of(heap).backing, "dma-buf");
+	fl_assert_str_eq(fl_test_heap_info(heap).backing, "dma-buf");
 	fl_assert_int_eq(fl_heap_alloc(heap, 1, FL_HEAP_FLAG_CACHED, &fd), 0);
 	fl_assert_int_eq(fstat(fd, &st), 0);
-	fl_assert_int_eq(st.st_size, page());
+	fl_assert_int_eq(st.st_size, fl_test_page_size());
 	fl_assert_int_eq(fl_heap_buffer_begin_cpu_access(fd, FL_HEAP_SYNC_RW), 0);
 	fl_assert_int_eq(fl_heap_buffer_end_cpu_access(fd, FL_HEAP_SYNC_RW), 0);
 	fl_assert_int_eq(fl_heap_free(heap, fd), 0);
@@ -295,7 +283,7 @@ FL_TEST(flags_are_validated_and_recorded_per_buffer)
 
 	fl_assert_int_eq(fl_heap_open_system("f", &heap), 0);
 	for (int i = 0; i < 4; i++)
-		fl_assert_int_eq(fl_heap_alloc(heap, page(), ok[i], &fds[i]), 0);
+		fl_assert_int_eq(fl_heap_alloc(heap, fl_test_page_size(), ok[i], &fds[i]), 0);
 	for (int i = 0; i < 4; i++) {
 		int d = dup(fds[i]);
 
@@ -304,11 +292,11 @@ FL_TEST(flags_are_validated_and_recorded_per_buffer)
 		fl_assert_int_eq(flags, ok[i]);
 		close(d);
 	}
-	fl_assert_int_eq(fl_heap_alloc(heap, page(), 1u << 2, &fd), -EINVAL);
-	fl_assert_int_eq(fl_heap_alloc(heap, page(), ~0u, &fd), -EINVAL);
+	fl_assert_int_eq(fl_heap_alloc(heap, fl_test_page_size(), 1u << 2, &fd), -EINVAL);
+	fl_assert_int_eq(fl_heap_alloc(heap, fl_test_page_size(), ~0u, &fd), -EINVAL);
 	fl_assert_int_eq(fd, -1);
-	fl_assert_int_eq(info_of(heap).buffers, 4);
-	fl_assert_int_eq(info_of(heap).failures, 0);
+	fl_assert_int_eq(fl_test_heap_info(heap).buffers, 4);
+	fl_assert_int_eq(fl_test_heap_info(heap).failures, 0);
 	fl_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
 	flags = 99;
 	fl_assert_int_eq(fl_heap_buffer_get_flags(heap, p[0], &flags), -EINVAL);
@@ -334,7 +322,7 @@ FL_TEST(cpu_access_on_memfd_buffers_checks_only)
 	int fd = -1, sv[2], closed;
 
 	fl_assert_int_eq(fl_heap_open_system("c", &heap), 0);
-	fl_assert_int_eq(fl_heap_alloc(heap, page(), FL_HEAP_FLAG_NEEDS_SYNC, &fd), 0);
+	fl_assert_int_eq(fl_heap_alloc(heap, fl_test_page_size(), FL_HEAP_FLAG_NEEDS_SYNC, &fd), 0);
 	for (unsigned int dir = FL_HEAP_SYNC_READ; dir <= FL_HEAP_SYNC_RW; dir++) {
 		fl_assert_int_eq(fl_heap_buffer_begin_cpu_access(fd, dir), 0);
 		fl_assert_int_eq(fl_heap_buffer_end_cpu_access(fd, dir), 0);
@@ -395,16 +383,17 @@ FL_TEST(json_accounting_parses_and_matches_the_heap)
 	int a = -1, b = -1, c = -1;
 
 	/* A name a JSON writer must escape. */
-	fl_assert_int_eq(fl_heap_open_carveout("q\"b\\s\n\x01\xc3\xa9", 8 * page(), &heap), 0);
-	fl_assert_int_eq(fl_heap_set_pool_max(heap, 3 * page()), 0);
-	fl_assert_int_eq(fl_heap_alloc(heap, page(), FL_HEAP_FLAG_CACHED, &a), 0);
-	fl_assert_int_eq(fl_heap_alloc(heap, 2 * page(),
+	fl_assert_int_eq(
+		fl_heap_open_carveout("q\"b\\s\n\x01\xc3\xa9", 8 * fl_test_page_size(), &heap), 0);
+	fl_assert_int_eq(fl_heap_set_pool_max(heap, 3 * fl_test_page_size()), 0);
+	fl_assert_int_eq(fl_heap_alloc(heap, fl_test_page_size(), FL_HEAP_FLAG_CACHED, &a), 0);
+	fl_assert_int_eq(fl_heap_alloc(heap, 2 * fl_test_page_size(),
 				       FL_HEAP_FLAG_CACHED | FL_HEAP_FLAG_NEEDS_SYNC, &b),
 			 0);
-	fl_assert_int_eq(fl_heap_alloc(heap, page(), 0, &c), 0);
+	fl_assert_int_eq(fl_heap_alloc(heap, fl_test_page_size(), 0, &c), 0);
 	fl_assert_int_eq(fl_heap_free(heap, a), 0);
 	text = json_of(heap);
-	info = info_of(heap);
+	info = fl_test_heap_info(heap);
 	root = json_parse(text, err, sizeof(err));
 	if (!root)
 		fl__test_fail(__FILE__, __LINE__, "%s in: %s", err, text);
@@ -414,12 +403,12 @@ FL_TEST(json_accounting_parses_and_matches_the_heap)
 	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
 		number(root, counters[i]);
 	fl_assert_int_eq(number(root, "capacity"), info.capacity);
-	fl_assert_int_eq(number(root, "allocated"), 3 * page());
+	fl_assert_int_eq(number(root, "allocated"), 3 * fl_test_page_size());
 	fl_assert_int_eq(number(root, "live_buffers"), 2);
 	fl_assert_int_eq(number(root, "peak_buffers"), 3);
 	fl_assert_int_eq(number(root, "largest_free"), info.largest_free);
 	pool = member(root, "pool", JSON_OBJECT);
-	fl_assert_int_eq(number(pool, "max"), 3 * page());
+	fl_assert_int_eq(number(pool, "max"), 3 * fl_test_page_size());
 	number(pool, "bytes");
 	number(pool, "buffers");
 	number(pool, "pending");
@@ -432,11 +421,11 @@ FL_TEST(json_accounting_parses_and_matches_the_heap)
 		const struct json *buf = &bufs->items[i], *flags;
 		struct stat st;
 
-		fl_assert_int_eq(fstat(number(buf, "size") == page() ? c : b, &st), 0);
+		fl_assert_int_eq(fstat(number(buf, "size") == fl_test_page_size() ? c : b, &st), 0);
 		fl_assert_int_eq(number(buf, "inode"), st.st_ino);
 		number(buf, "offset");
 		flags = member(buf, "flags", JSON_ARRAY);
-		if (number(buf, "size") == page()) {
+		if (number(buf, "size") == fl_test_page_size()) {
 			fl_assert_int_eq(flags->n, 0);
 		} else {
 			fl_assert_int_eq(flags->n, 2);

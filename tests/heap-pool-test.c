@@ -24,20 +24,8 @@
 
 #include <fenceline/fenceline.h>
 
+#include "helpers.h"
 #include "runner.h"
-
-static size_t page(void)
-{
-	return (size_t)sysconf(_SC_PAGESIZE);
-}
-
-static struct fl_heap_info info_of(struct fl_heap *heap)
-{
-	struct fl_heap_info info;
-
-	fl_assert_int_eq(fl_heap_get_info(heap, &info), 0);
-	return info;
-}
 
 static int alloc(struct fl_heap *heap, size_t len)
 {
@@ -57,9 +45,9 @@ static void sleep_ms(long ms)
 /* Waits (up to 20 s: valgrind is slow) until the worker has made everything asked. */
 static void wait_pool_settled(struct fl_heap *heap)
 {
-	for (int i = 0; i < 20000 && info_of(heap).pool_pending; i++)
+	for (int i = 0; i < 20000 && fl_test_heap_info(heap).pool_pending; i++)
 		sleep_ms(1);
-	fl_assert_int_eq(info_of(heap).pool_pending, 0);
+	fl_assert_int_eq(fl_test_heap_info(heap).pool_pending, 0);
 }
 
 /* 1 while @fd is still the file with inode @ino (its number may be reused). */
@@ -105,13 +93,13 @@ FL_TEST(pool_is_off_unless_asked_and_free_then_closes_at_once)
 
 	unsetenv("FENCELINE_HEAP_POOL_MAX");
 	fl_assert_int_eq(fl_heap_open_system("p", &heap), 0);
-	fl_assert_int_eq(info_of(heap).pool_max, 0);
-	fd = alloc(heap, page());
+	fl_assert_int_eq(fl_test_heap_info(heap).pool_max, 0);
+	fd = alloc(heap, fl_test_page_size());
 	fl_assert_int_eq(fl_heap_free(heap, fd), 0);
 	fl_assert_errno(fcntl(fd, F_GETFD), EBADF);
-	fd = alloc(heap, page());
+	fd = alloc(heap, fl_test_page_size());
 	/* A pool that is off counts no misses. */
-	fl_assert_int_eq(info_of(heap).pool_misses, 0);
+	fl_assert_int_eq(fl_test_heap_info(heap).pool_misses, 0);
 	fl_assert_int_eq(fl_heap_free(heap, fd), 0);
 	fl_heap_close(heap);
 }
@@ -122,11 +110,11 @@ FL_TEST(pool_env_var_sets_the_default_limit)
 
 	setenv("FENCELINE_HEAP_POOL_MAX", "12345", 1);
 	fl_assert_int_eq(fl_heap_open_system("p", &heap), 0);
-	fl_assert_int_eq(info_of(heap).pool_max, 12345);
+	fl_assert_int_eq(fl_test_heap_info(heap).pool_max, 12345);
 	fl_heap_close(heap);
 	setenv("FENCELINE_HEAP_POOL_MAX", "12k", 1);
-	fl_assert_int_eq(fl_heap_open_carveout("p", page(), &heap), 0);
-	fl_assert_int_eq(info_of(heap).pool_max, 0);
+	fl_assert_int_eq(fl_heap_open_carveout("p", fl_test_page_size(), &heap), 0);
+	fl_assert_int_eq(fl_test_heap_info(heap).pool_max, 0);
 	fl_heap_close(heap);
 	unsetenv("FENCELINE_HEAP_POOL_MAX");
 }
@@ -134,7 +122,7 @@ FL_TEST(pool_env_var_sets_the_default_limit)
 FL_TEST(pooled_buffer_is_fresh_zeroed_and_shares_nothing_with_the_freed_one)
 {
 	struct fl_heap *heap = NULL;
-	size_t len = 4 * page();
+	size_t len = 4 * fl_test_page_size();
 	struct stat old_st, new_st;
 	unsigned char *old_map, *new_map;
 	int fd, kept, again;
@@ -150,12 +138,12 @@ FL_TEST(pooled_buffer_is_fresh_zeroed_and_shares_nothing_with_the_freed_one)
 	fl_assert_int_eq(fl_heap_free(heap, fd), 0);
 	wait_pool_settled(heap);
 	/* The first free of a size stocks it 32 deep (FL_HEAP_POOL_DEPTH). */
-	fl_assert_int_eq(info_of(heap).pool_buffers, 32);
-	fl_assert_int_eq(info_of(heap).pool_bytes, 32 * len);
+	fl_assert_int_eq(fl_test_heap_info(heap).pool_buffers, 32);
+	fl_assert_int_eq(fl_test_heap_info(heap).pool_bytes, 32 * len);
 
 	again = alloc(heap, len);
-	fl_assert_int_eq(info_of(heap).pool_hits, 1);
-	fl_assert_int_eq(info_of(heap).pool_buffers, 31);
+	fl_assert_int_eq(fl_test_heap_info(heap).pool_hits, 1);
+	fl_assert_int_eq(fl_test_heap_info(heap).pool_buffers, 31);
 	fl_assert_int_eq(fstat(kept, &old_st), 0);
 	fl_assert_int_eq(fstat(again, &new_st), 0);
 	fl_assert(old_st.st_ino != new_st.st_ino);
@@ -183,9 +171,9 @@ FL_TEST_TIMEOUT(no_stale_data_through_the_pool_over_many_rounds, 120)
 {
 	enum { ROUNDS = 100 };
 	struct fl_heap *heap = NULL;
-	size_t len = 3 * page();
+	size_t len = 3 * fl_test_page_size();
 
-	fl_assert_int_eq(fl_heap_open_carveout("p", 16 * page(), &heap), 0);
+	fl_assert_int_eq(fl_heap_open_carveout("p", 16 * fl_test_page_size(), &heap), 0);
 	fl_assert_int_eq(fl_heap_set_pool_max(heap, 1 << 20), 0);
 	for (int i = 0; i < ROUNDS; i++) {
 		int fd = alloc(heap, len);
@@ -195,9 +183,9 @@ FL_TEST_TIMEOUT(no_stale_data_through_the_pool_over_many_rounds, 120)
 		wait_pool_settled(heap);
 	}
 	/* Every round but the first took the buffer the previous free asked for. */
-	fl_assert_int_eq(info_of(heap).pool_hits, ROUNDS - 1);
-	fl_assert_int_eq(info_of(heap).pool_misses, 1);
-	fl_assert_int_eq(info_of(heap).buffers, 0);
+	fl_assert_int_eq(fl_test_heap_info(heap).pool_hits, ROUNDS - 1);
+	fl_assert_int_eq(fl_test_heap_info(heap).pool_misses, 1);
+	fl_assert_int_eq(fl_test_heap_info(heap).buffers, 0);
 	fl_heap_close(heap);
 }
 
@@ -210,7 +198,7 @@ FL_TEST(freed_fd_goes_to_the_worker_and_leaves_this_process)
 	fl_assert_int_eq(fl_heap_open_system("p", &heap), 0);
 	fl_assert_int_eq(fl_heap_set_pool_max(heap, 1 << 20), 0);
 
-	fd = alloc(heap, page());
+	fd = alloc(heap, fl_test_page_size());
 	fl_assert_int_eq(fstat(fd, &st), 0);
 	/* The first free of a size asks the worker at once, and sends the fd along. */
 	fl_assert_int_eq(fl_heap_free(heap, fd), 0);
@@ -274,7 +262,7 @@ static struct fl_heap *marked_heap(const char *mark)
 	setenv("FL_TEST_POOL_MARK", mark, 1);
 	fl_assert_int_eq(fl_heap_open_system("p", &heap), 0);
 	fl_assert_int_eq(fl_heap_set_pool_max(heap, 1 << 20), 0);
-	fl_assert_int_eq(fl_heap_free(heap, alloc(heap, page())), 0);
+	fl_assert_int_eq(fl_heap_free(heap, alloc(heap, fl_test_page_size())), 0);
 	unsetenv("FL_TEST_POOL_MARK");
 	return heap;
 }
@@ -301,7 +289,7 @@ FL_TEST(worker_is_a_process_of_its_own_that_goes_with_the_heap)
 	fclose(f);
 	fl_assert(strncmp(comm, "fl-heap-worker", 14) == 0);
 	wait_pool_settled(heap);
-	fl_assert_int_eq(info_of(heap).pool_buffers, 32);
+	fl_assert_int_eq(fl_test_heap_info(heap).pool_buffers, 32);
 	fl_heap_close(heap);
 	for (int i = 0; i < 5000 && !gone(pid); i++)
 		sleep_ms(1);
@@ -312,14 +300,14 @@ FL_TEST(worker_is_a_process_of_its_own_that_goes_with_the_heap)
 static void expect_pool_without_worker(struct fl_heap *heap)
 {
 	for (int i = 0; i < 10; i++) {
-		int fd = alloc(heap, (size_t)(i % 2 + 1) * page());
+		int fd = alloc(heap, (size_t)(i % 2 + 1) * fl_test_page_size());
 
-		expect_zero_then_fill(fd, page(), 0x11);
+		expect_zero_then_fill(fd, fl_test_page_size(), 0x11);
 		fl_assert_int_eq(fl_heap_free(heap, fd), 0);
 		fl_assert_errno(fcntl(fd, F_GETFD), EBADF);
 	}
-	fl_assert_int_eq(info_of(heap).pool_pending, 0);
-	fl_assert_int_eq(info_of(heap).buffers, 0);
+	fl_assert_int_eq(fl_test_heap_info(heap).pool_pending, 0);
+	fl_assert_int_eq(fl_test_heap_info(heap).buffers, 0);
 }
 
 FL_TEST(pool_goes_on_without_a_killed_worker)
@@ -339,13 +327,13 @@ FL_TEST(pool_goes_on_without_a_killed_worker)
 		sleep_ms(1);
 	/* Its buffers already here are still good: 32 hits. */
 	for (int i = 0; i < 40; i++) {
-		fd = alloc(heap, page());
-		expect_zero_then_fill(fd, page(), 0x22);
+		fd = alloc(heap, fl_test_page_size());
+		expect_zero_then_fill(fd, fl_test_page_size(), 0x22);
 		fl_assert_int_eq(fl_heap_free(heap, fd), 0);
 	}
-	fl_assert(info_of(heap).pool_hits >= 32);
+	fl_assert(fl_test_heap_info(heap).pool_hits >= 32);
 	/* By now the pool has found the worker gone. */
-	for (int i = 0; i < 5000 && info_of(heap).pool_pending; i++)
+	for (int i = 0; i < 5000 && fl_test_heap_info(heap).pool_pending; i++)
 		sleep_ms(1);
 	expect_pool_without_worker(heap);
 	fl_heap_close(heap);
@@ -361,8 +349,8 @@ FL_TEST(pool_without_its_worker_program_makes_nothing_ahead)
 	fl_assert_int_eq(fl_heap_open_system("p", &heap), 0);
 	fl_assert_int_eq(fl_heap_set_pool_max(heap, 1 << 20), 0);
 	expect_pool_without_worker(heap);
-	fl_assert_int_eq(info_of(heap).pool_buffers, 0);
-	fl_assert_int_eq(info_of(heap).pool_hits, 0);
+	fl_assert_int_eq(fl_test_heap_info(heap).pool_buffers, 0);
+	fl_assert_int_eq(fl_test_heap_info(heap).pool_hits, 0);
 	fl_heap_close(heap);
 	unsetenv("FENCELINE_HEAP_WORKER");
 	fl_assert_int_eq(fl_test_count_fds(), before);
@@ -378,11 +366,11 @@ static void bad_worker(const char *mode)
 	setenv("FL_BAD_WORKER_MODE", mode, 1);
 	fl_assert_int_eq(fl_heap_open_system("p", &heap), 0);
 	fl_assert_int_eq(fl_heap_set_pool_max(heap, 1 << 20), 0);
-	fl_assert_int_eq(fl_heap_free(heap, alloc(heap, page())), 0);
+	fl_assert_int_eq(fl_heap_free(heap, alloc(heap, fl_test_page_size())), 0);
 	/* Looking takes in its answer, or finds it gone. */
-	for (int i = 0; i < 5000 && info_of(heap).pool_pending; i++)
+	for (int i = 0; i < 5000 && fl_test_heap_info(heap).pool_pending; i++)
 		sleep_ms(1);
-	fl_assert_int_eq(info_of(heap).pool_buffers, 0);
+	fl_assert_int_eq(fl_test_heap_info(heap).pool_buffers, 0);
 	expect_pool_without_worker(heap);
 	fl_heap_close(heap);
 	unsetenv("FENCELINE_HEAP_WORKER");
@@ -432,14 +420,14 @@ FL_TEST(contig_pool_buffers_come_from_the_worker_sealed_zeroed_and_backed)
 	int fd;
 
 	fl_assert_int_eq(fl_heap_open_system_contig("contig", &heap), 0);
-	info = info_of(heap);
+	info = fl_test_heap_info(heap);
 	len = (size_t)info.granule;
 	fl_assert_int_eq(fl_heap_set_pool_max(heap, 4 * len), 0);
 	fl_assert_int_eq(fl_heap_free(heap, alloc(heap, len)), 0);
 	wait_pool_settled(heap);
-	fl_assert_int_eq(info_of(heap).pool_buffers, 4);
+	fl_assert_int_eq(fl_test_heap_info(heap).pool_buffers, 4);
 	fd = alloc(heap, len);
-	fl_assert_int_eq(info_of(heap).pool_hits, 1);
+	fl_assert_int_eq(fl_test_heap_info(heap).pool_hits, 1);
 	fl_assert_int_eq(fstat(fd, &st), 0);
 	fl_assert_int_eq(st.st_size, len);
 	fl_assert_int_eq(fcntl(fd, F_GET_SEALS), F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
@@ -447,10 +435,10 @@ FL_TEST(contig_pool_buffers_come_from_the_worker_sealed_zeroed_and_backed)
 	fl_assert(p != MAP_FAILED);
 	if (strcmp(info.backing, "hugetlb") != 0) {
 		/* The worker populated it, by the heap's recipe: every page is there. */
-		vec = calloc(len / page(), 1);
+		vec = calloc(len / fl_test_page_size(), 1);
 		fl_assert(vec != NULL);
 		fl_assert_int_eq(mincore(p, len, vec), 0);
-		for (size_t i = 0; i < len / page(); i++)
+		for (size_t i = 0; i < len / fl_test_page_size(); i++)
 			fl_assert(vec[i] & 1);
 		free(vec);
 	}
@@ -469,7 +457,7 @@ static int child_pool(struct fl_heap *heap)
 
 	if (fl_heap_get_info(heap, &before) < 0 || before.pool_buffers != 0)
 		return 1;
-	if (fl_heap_alloc(heap, page(), 0, &fd) < 0)
+	if (fl_heap_alloc(heap, fl_test_page_size(), 0, &fd) < 0)
 		return 2;
 	if (fl_heap_get_info(heap, &info) < 0 || info.pool_hits != before.pool_hits ||
 	    info.pool_misses != before.pool_misses + 1)
@@ -480,7 +468,7 @@ static int child_pool(struct fl_heap *heap)
 		sleep_ms(1);
 	if (info.pool_buffers != 32)
 		return 5;
-	if (fl_heap_alloc(heap, page(), 0, &fd) < 0 || fl_heap_free(heap, fd) < 0)
+	if (fl_heap_alloc(heap, fl_test_page_size(), 0, &fd) < 0 || fl_heap_free(heap, fd) < 0)
 		return 6;
 	fl_heap_close(heap);
 	return 0;
@@ -494,9 +482,9 @@ FL_TEST(forked_child_never_hands_out_the_parents_pooled_buffers)
 
 	fl_assert_int_eq(fl_heap_open_system("p", &heap), 0);
 	fl_assert_int_eq(fl_heap_set_pool_max(heap, 1 << 20), 0);
-	fl_assert_int_eq(fl_heap_free(heap, alloc(heap, page())), 0);
+	fl_assert_int_eq(fl_heap_free(heap, alloc(heap, fl_test_page_size())), 0);
 	wait_pool_settled(heap);
-	fl_assert_int_eq(info_of(heap).pool_buffers, 32);
+	fl_assert_int_eq(fl_test_heap_info(heap).pool_buffers, 32);
 	pid = fork();
 	fl_assert(pid >= 0);
 	if (pid == 0)
@@ -505,9 +493,9 @@ FL_TEST(forked_child_never_hands_out_the_parents_pooled_buffers)
 	fl_assert(WIFEXITED(status));
 	fl_assert_int_eq(WEXITSTATUS(status), 0);
 	/* The parent's pool is untouched: still 32, and a hit. */
-	fl_assert_int_eq(info_of(heap).pool_buffers, 32);
-	fd = alloc(heap, page());
-	fl_assert_int_eq(info_of(heap).pool_hits, 1);
+	fl_assert_int_eq(fl_test_heap_info(heap).pool_buffers, 32);
+	fd = alloc(heap, fl_test_page_size());
+	fl_assert_int_eq(fl_test_heap_info(heap).pool_hits, 1);
 	fl_assert_int_eq(fl_heap_free(heap, fd), 0);
 	fl_heap_close(heap);
 }
@@ -520,7 +508,9 @@ FL_TEST(close_closes_pooled_and_doomed_fds)
 	fl_assert_int_eq(fl_heap_open_system("p", &heap), 0);
 	fl_assert_int_eq(fl_heap_set_pool_max(heap, 1 << 20), 0);
 	for (int i = 0; i < 10; i++)
-		fl_assert_int_eq(fl_heap_free(heap, alloc(heap, (size_t)(i % 3 + 1) * page())), 0);
+		fl_assert_int_eq(
+			fl_heap_free(heap, alloc(heap, (size_t)(i % 3 + 1) * fl_test_page_size())),
+			0);
 	/* Whatever the worker got to: nothing is left open. */
 	fl_heap_close(heap);
 	fl_assert_int_eq(fl_test_count_fds(), before);
@@ -532,42 +522,43 @@ FL_TEST(pool_stays_within_its_limits_and_shrinks_when_lowered)
 	int fds[80], before;
 
 	fl_assert_int_eq(fl_heap_open_system("p", &heap), 0);
-	fl_assert_int_eq(fl_heap_set_pool_max(heap, 3 * page()), 0);
+	fl_assert_int_eq(fl_heap_set_pool_max(heap, 3 * fl_test_page_size()), 0);
 	for (int i = 0; i < 5; i++)
-		fds[i] = alloc(heap, page());
+		fds[i] = alloc(heap, fl_test_page_size());
 	for (int i = 0; i < 5; i++)
 		fl_assert_int_eq(fl_heap_free(heap, fds[i]), 0);
 	wait_pool_settled(heap);
-	fl_assert_int_eq(info_of(heap).pool_buffers, 3);
-	fl_assert_int_eq(info_of(heap).pool_bytes, 3 * page());
+	fl_assert_int_eq(fl_test_heap_info(heap).pool_buffers, 3);
+	fl_assert_int_eq(fl_test_heap_info(heap).pool_bytes, 3 * fl_test_page_size());
 
 	before = fl_test_count_fds();
-	fl_assert_int_eq(fl_heap_set_pool_max(heap, page()), 0);
-	fl_assert_int_eq(info_of(heap).pool_buffers, 1);
+	fl_assert_int_eq(fl_heap_set_pool_max(heap, fl_test_page_size()), 0);
+	fl_assert_int_eq(fl_test_heap_info(heap).pool_buffers, 1);
 	fl_assert_int_eq(fl_test_count_fds(), before - 2);
 	fl_assert_int_eq(fl_heap_set_pool_max(heap, 0), 0);
-	fl_assert_int_eq(info_of(heap).pool_buffers, 0);
-	fl_assert_int_eq(info_of(heap).pool_max, 0);
+	fl_assert_int_eq(fl_test_heap_info(heap).pool_buffers, 0);
+	fl_assert_int_eq(fl_test_heap_info(heap).pool_max, 0);
 	/* Off again: free closes at once. */
-	fds[0] = alloc(heap, page());
+	fds[0] = alloc(heap, fl_test_page_size());
 	fl_assert_int_eq(fl_heap_free(heap, fds[0]), 0);
 	fl_assert_errno(fcntl(fds[0], F_GETFD), EBADF);
 
 	/* 32 of a size and 64 in all, however large the limit. */
 	fl_assert_int_eq(fl_heap_set_pool_max(heap, 1 << 30), 0);
 	for (int i = 0; i < 80; i++)
-		fds[i] = alloc(heap, page());
+		fds[i] = alloc(heap, fl_test_page_size());
 	for (int i = 0; i < 80; i++)
 		fl_assert_int_eq(fl_heap_free(heap, fds[i]), 0);
 	wait_pool_settled(heap);
-	fl_assert_int_eq(info_of(heap).pool_buffers, 32);
+	fl_assert_int_eq(fl_test_heap_info(heap).pool_buffers, 32);
 	for (int i = 0; i < 10; i++)
-		fds[i] = alloc(heap, (size_t)(i + 2) * page());
+		fds[i] = alloc(heap, (size_t)(i + 2) * fl_test_page_size());
 	for (int i = 0; i < 10; i++)
 		fl_assert_int_eq(fl_heap_free(heap, fds[i]), 0);
 	wait_pool_settled(heap);
-	fl_assert_int_eq(info_of(heap).pool_buffers, 64);
-	fl_assert_int_eq(info_of(heap).pool_bytes, 32 * page() + 32 * 2 * page());
+	fl_assert_int_eq(fl_test_heap_info(heap).pool_buffers, 64);
+	fl_assert_int_eq(fl_test_heap_info(heap).pool_bytes,
+			 32 * fl_test_page_size() + 32 * 2 * fl_test_page_size());
 	fl_heap_close(heap);
 }
 
@@ -577,22 +568,22 @@ FL_TEST(carveout_exhaustion_with_a_pool_leaves_both_consistent)
 	struct fl_heap_info info;
 	int fds[4], fd = -1;
 
-	fl_assert_int_eq(fl_heap_open_carveout("p", 4 * page(), &heap), 0);
+	fl_assert_int_eq(fl_heap_open_carveout("p", 4 * fl_test_page_size(), &heap), 0);
 	fl_assert_int_eq(fl_heap_set_pool_max(heap, 1 << 20), 0);
 	for (int i = 0; i < 4; i++)
-		fds[i] = alloc(heap, page());
+		fds[i] = alloc(heap, fl_test_page_size());
 	for (int i = 0; i < 4; i++)
 		fl_assert_int_eq(fl_heap_free(heap, fds[i]), 0);
 	wait_pool_settled(heap);
 	/* 32 deep after the first free; the others find it full. */
-	fl_assert_int_eq(info_of(heap).pool_buffers, 32);
+	fl_assert_int_eq(fl_test_heap_info(heap).pool_buffers, 32);
 	/* The pool holds files, not capacity: the carveout is whole. */
-	fl_assert_int_eq(info_of(heap).free_blocks, 1);
+	fl_assert_int_eq(fl_test_heap_info(heap).free_blocks, 1);
 	for (int i = 0; i < 4; i++)
-		fds[i] = alloc(heap, page());
-	fl_assert_int_eq(fl_heap_alloc(heap, page(), 0, &fd), -ENOMEM);
+		fds[i] = alloc(heap, fl_test_page_size());
+	fl_assert_int_eq(fl_heap_alloc(heap, fl_test_page_size(), 0, &fd), -ENOMEM);
 	fl_assert_int_eq(fd, -1);
-	info = info_of(heap);
+	info = fl_test_heap_info(heap);
 	fl_assert_int_eq(info.pool_hits, 4);
 	fl_assert_int_eq(info.pool_buffers, 28);
 	fl_assert_int_eq(info.failures, 1);
@@ -601,9 +592,9 @@ FL_TEST(carveout_exhaustion_with_a_pool_leaves_both_consistent)
 	for (int i = 0; i < 4; i++)
 		fl_assert_int_eq(fl_heap_free(heap, fds[i]), 0);
 	wait_pool_settled(heap);
-	info = info_of(heap);
+	info = fl_test_heap_info(heap);
 	fl_assert_int_eq(info.free_blocks, 1);
-	fl_assert_int_eq(info.largest_free, 4 * page());
+	fl_assert_int_eq(info.largest_free, 4 * fl_test_page_size());
 	fl_assert_int_eq(info.allocated, 0);
 	/* 4 of 32 to ask for is less than a quarter: the worker is not asked yet. */
 	fl_assert_int_eq(info.pool_buffers, 28);
@@ -624,7 +615,7 @@ static void *work(void *data)
 	struct worker *w = data;
 
 	for (int i = 0; i < 150; i++) {
-		size_t len = pages[rand_r(&w->seed) % 4] * page();
+		size_t len = pages[rand_r(&w->seed) % 4] * fl_test_page_size();
 		unsigned char *p;
 		int fd = -1;
 
@@ -662,7 +653,9 @@ FL_TEST_TIMEOUT(threads_allocate_and_free_through_one_pool, 120)
 	}
 	/* Meanwhile the limit moves under them. */
 	for (int i = 0; i < 20; i++) {
-		fl_assert_int_eq(fl_heap_set_pool_max(heap, (i % 2) ? 64 * page() : 1 << 20), 0);
+		fl_assert_int_eq(fl_heap_set_pool_max(heap,
+						      (i % 2) ? 64 * fl_test_page_size() : 1 << 20),
+				 0);
 		sleep_ms(2);
 	}
 	for (int i = 0; i < THREADS; i++) {
@@ -670,7 +663,7 @@ FL_TEST_TIMEOUT(threads_allocate_and_free_through_one_pool, 120)
 		fl_assert_int_eq(w[i].errors, 0);
 		fl_assert_int_eq(w[i].dirty, 0);
 	}
-	info = info_of(heap);
+	info = fl_test_heap_info(heap);
 	fl_assert_int_eq(info.buffers, 0);
 	fl_assert_int_eq(info.allocated, 0);
 	fl_assert_int_eq(info.allocations, THREADS * 150);

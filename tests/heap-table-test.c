@@ -19,14 +19,10 @@
 #include <fenceline/fenceline.h>
 #include <fenceline/heap-table.h>
 
+#include "helpers.h"
 #include "runner.h"
 
 static char err[FL_HEAP_TABLE_ERROR_MAX];
-
-static size_t page(void)
-{
-	return (size_t)sysconf(_SC_PAGESIZE);
-}
 
 static struct fl_heap_table *load(const char *text)
 {
@@ -574,7 +570,7 @@ FL_TEST(carveout_align_rounds_every_buffer_up_to_it)
 	fl_assert_int_eq(fl_heap_table_free(t, fd), 0);
 	fd = alloc_from(t, DEVS("any"), 1, 1, "sys");
 	fl_assert_int_eq(fstat(fd, &st), 0);
-	fl_assert_int_eq(st.st_size, page());
+	fl_assert_int_eq(st.st_size, fl_test_page_size());
 	fl_assert_int_eq(fl_heap_table_free(t, fd), 0);
 	fl_heap_table_close(t);
 }

@@ -18,12 +18,8 @@
 
 #include <fenceline/fenceline.h>
 
+#include "helpers.h"
 #include "runner.h"
-
-static size_t page(void)
-{
-	return (size_t)sysconf(_SC_PAGESIZE);
-}
 
 static struct fl_heap *open_system(void)
 {
@@ -38,7 +34,7 @@ static struct fl_heap *open_carveout(size_t pages)
 {
 	struct fl_heap *heap = NULL;
 
-	fl_assert_int_eq(fl_heap_open_carveout("co", pages * page(), &heap), 0);
+	fl_assert_int_eq(fl_heap_open_carveout("co", pages * fl_test_page_size(), &heap), 0);
 	fl_assert(heap != NULL);
 	return heap;
 }
@@ -50,14 +46,6 @@ static int alloc(struct fl_heap *heap, size_t len)
 	fl_assert_int_eq(fl_heap_alloc(heap, len, 0, &fd), 0);
 	fl_assert_int_ge(fd, 0);
 	return fd;
-}
-
-static struct fl_heap_info info_of(struct fl_heap *heap)
-{
-	struct fl_heap_info info;
-
-	fl_assert_int_eq(fl_heap_get_info(heap, &info), 0);
-	return info;
 }
 
 static off_t size_of(int fd)
@@ -100,11 +88,11 @@ static void expect_sealed(int fd, size_t len)
 FL_TEST(system_buffer_is_sealed_memfd_of_page_rounded_size)
 {
 	struct fl_heap *heap = open_system();
-	int small = alloc(heap, 1), odd = alloc(heap, page() + 1);
+	int small = alloc(heap, 1), odd = alloc(heap, fl_test_page_size() + 1);
 
-	expect_sealed(small, page());
-	expect_sealed(odd, 2 * page());
-	expect_zero_then_fill(odd, 2 * page(), 0x5a);
+	expect_sealed(small, fl_test_page_size());
+	expect_sealed(odd, 2 * fl_test_page_size());
+	expect_zero_then_fill(odd, 2 * fl_test_page_size(), 0x5a);
 	fl_assert_int_eq(fl_heap_free(heap, small), 0);
 	fl_assert_int_eq(fl_heap_free(heap, odd), 0);
 	fl_heap_close(heap);
@@ -113,10 +101,10 @@ FL_TEST(system_buffer_is_sealed_memfd_of_page_rounded_size)
 FL_TEST(carveout_buffer_is_sealed_memfd_of_page_rounded_size)
 {
 	struct fl_heap *heap = open_carveout(4);
-	int fd = alloc(heap, 3 * page() - 7);
+	int fd = alloc(heap, 3 * fl_test_page_size() - 7);
 
-	expect_sealed(fd, 3 * page());
-	expect_zero_then_fill(fd, 3 * page(), 0x5a);
+	expect_sealed(fd, 3 * fl_test_page_size());
+	expect_zero_then_fill(fd, 3 * fl_test_page_size(), 0x5a);
 	fl_assert_int_eq(fl_heap_free(heap, fd), 0);
 	fl_heap_close(heap);
 }
@@ -124,7 +112,7 @@ FL_TEST(carveout_buffer_is_sealed_memfd_of_page_rounded_size)
 FL_TEST(consumer_cannot_resize_a_buffer_it_received)
 {
 	struct fl_heap *heap = open_carveout(2);
-	int fd = alloc(heap, 2 * page()), sv[2], got = -1;
+	int fd = alloc(heap, 2 * fl_test_page_size()), sv[2], got = -1;
 	unsigned int nfds = 0;
 	char byte = 'b';
 	size_t len = 0;
@@ -135,15 +123,15 @@ FL_TEST(consumer_cannot_resize_a_buffer_it_received)
 	fl_assert_int_eq(fl_recv(sv[1], &byte, 1, &len, &got, 1, &nfds), 0);
 	fl_assert_int_eq(nfds, 1);
 	/* The consumer sees the producer's bytes and cannot shrink them away. */
-	p = mmap(NULL, 2 * page(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	p = mmap(NULL, 2 * fl_test_page_size(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	fl_assert(p != MAP_FAILED);
-	p[2 * page() - 1] = 0x77;
-	expect_sealed(got, 2 * page());
-	fl_assert_int_eq(p[2 * page() - 1], 0x77);
-	fl_assert_int_eq(munmap(p, 2 * page()), 0);
+	p[2 * fl_test_page_size() - 1] = 0x77;
+	expect_sealed(got, 2 * fl_test_page_size());
+	fl_assert_int_eq(p[2 * fl_test_page_size() - 1], 0x77);
+	fl_assert_int_eq(munmap(p, 2 * fl_test_page_size()), 0);
 	/* Any fd of the buffer names it: free through the received one. */
 	fl_assert_int_eq(fl_heap_free(heap, got), 0);
-	fl_assert_int_eq(info_of(heap).buffers, 0);
+	fl_assert_int_eq(fl_test_heap_info(heap).buffers, 0);
 	close(fd);
 	close(sv[0]);
 	close(sv[1]);
@@ -164,7 +152,7 @@ FL_TEST(system_buffer_is_zero_filled_after_reuse)
 {
 	struct fl_heap *heap = open_system();
 
-	reuse_is_zero_filled(heap, 4 * page());
+	reuse_is_zero_filled(heap, 4 * fl_test_page_size());
 	fl_heap_close(heap);
 }
 
@@ -173,27 +161,27 @@ FL_TEST(carveout_buffer_is_zero_filled_when_its_range_is_reused)
 	/* Exactly one buffer fits, so each round gets the same range. */
 	struct fl_heap *heap = open_carveout(4);
 
-	reuse_is_zero_filled(heap, 4 * page());
+	reuse_is_zero_filled(heap, 4 * fl_test_page_size());
 	fl_heap_close(heap);
 }
 
 FL_TEST(freed_buffer_stays_valid_through_other_fds)
 {
 	struct fl_heap *heap = open_carveout(1);
-	int fd = alloc(heap, page()), keep = dup(fd), next;
+	int fd = alloc(heap, fl_test_page_size()), keep = dup(fd), next;
 	unsigned char *p;
 
 	fl_assert_int_ge(keep, 0);
-	p = mmap(NULL, page(), PROT_READ | PROT_WRITE, MAP_SHARED, keep, 0);
+	p = mmap(NULL, fl_test_page_size(), PROT_READ | PROT_WRITE, MAP_SHARED, keep, 0);
 	fl_assert(p != MAP_FAILED);
 	p[0] = 0x42;
 	fl_assert_int_eq(fl_heap_free(heap, fd), 0);
 	/* The range is handed out again, but as memory of its own. */
-	next = alloc(heap, page());
-	expect_zero_then_fill(next, page(), 0x11);
+	next = alloc(heap, fl_test_page_size());
+	expect_zero_then_fill(next, fl_test_page_size(), 0x11);
 	fl_assert_int_eq(p[0], 0x42);
 	fl_assert_int_eq(fl_heap_free(heap, next), 0);
-	fl_assert_int_eq(munmap(p, page()), 0);
+	fl_assert_int_eq(munmap(p, fl_test_page_size()), 0);
 	close(keep);
 	fl_heap_close(heap);
 }
@@ -201,7 +189,7 @@ FL_TEST(freed_buffer_stays_valid_through_other_fds)
 FL_TEST(free_takes_any_fd_of_the_buffer_and_rejects_others)
 {
 	struct fl_heap *heap = open_system(), *other = open_system();
-	int fd = alloc(heap, page()), copy = dup(fd), pipe_fds[2];
+	int fd = alloc(heap, fl_test_page_size()), copy = dup(fd), pipe_fds[2];
 
 	fl_assert_int_ge(copy, 0);
 	fl_assert_int_eq(pipe2(pipe_fds, O_CLOEXEC), 0);
@@ -210,8 +198,8 @@ FL_TEST(free_takes_any_fd_of_the_buffer_and_rejects_others)
 	fl_assert_int_eq(fl_heap_free(other, fd), -EINVAL);
 	/* Freeing through the dup closes the dup only. */
 	fl_assert_int_eq(fl_heap_free(heap, copy), 0);
-	fl_assert_int_eq(info_of(heap).buffers, 0);
-	fl_assert_int_eq(size_of(fd), page());
+	fl_assert_int_eq(fl_test_heap_info(heap).buffers, 0);
+	fl_assert_int_eq(size_of(fd), fl_test_page_size());
 	/* Freed already: the fd is no live buffer of the heap any more. */
 	fl_assert_int_eq(fl_heap_free(heap, fd), -EINVAL);
 	fl_assert_int_eq(fcntl(pipe_fds[0], F_GETFD), FD_CLOEXEC);
@@ -225,7 +213,7 @@ FL_TEST(free_takes_any_fd_of_the_buffer_and_rejects_others)
 FL_TEST(accounting_counts_bytes_buffers_and_high_water_marks)
 {
 	struct fl_heap *heap = open_system();
-	struct fl_heap_info info = info_of(heap);
+	struct fl_heap_info info = fl_test_heap_info(heap);
 	int a, b, c;
 
 	fl_assert_str_eq(info.name, "sys");
@@ -234,24 +222,24 @@ FL_TEST(accounting_counts_bytes_buffers_and_high_water_marks)
 	fl_assert_int_eq(info.allocated, 0);
 	fl_assert_int_eq(info.buffers, 0);
 	a = alloc(heap, 1);
-	b = alloc(heap, page() + 1);
-	c = alloc(heap, 3 * page());
-	info = info_of(heap);
-	fl_assert_int_eq(info.allocated, 6 * page());
+	b = alloc(heap, fl_test_page_size() + 1);
+	c = alloc(heap, 3 * fl_test_page_size());
+	info = fl_test_heap_info(heap);
+	fl_assert_int_eq(info.allocated, 6 * fl_test_page_size());
 	fl_assert_int_eq(info.buffers, 3);
 	fl_assert_int_eq(info.allocations, 3);
 	fl_assert_int_eq(fl_heap_free(heap, c), 0);
 	fl_assert_int_eq(fl_heap_free(heap, a), 0);
-	info = info_of(heap);
-	fl_assert_int_eq(info.allocated, 2 * page());
+	info = fl_test_heap_info(heap);
+	fl_assert_int_eq(info.allocated, 2 * fl_test_page_size());
 	fl_assert_int_eq(info.buffers, 1);
-	fl_assert_int_eq(info.peak_allocated, 6 * page());
+	fl_assert_int_eq(info.peak_allocated, 6 * fl_test_page_size());
 	fl_assert_int_eq(info.peak_buffers, 3);
 	fl_assert_int_eq(info.failures, 0);
 	fl_assert_int_eq(info.free_blocks, 0);
 	fl_assert_int_eq(info.largest_free, 0);
 	fl_assert_int_eq(fl_heap_free(heap, b), 0);
-	fl_assert_int_eq(info_of(heap).allocated, 0);
+	fl_assert_int_eq(fl_test_heap_info(heap).allocated, 0);
 	fl_heap_close(heap);
 }
 
@@ -261,9 +249,9 @@ FL_TEST(default_names_are_the_kinds)
 
 	fl_assert_int_eq(fl_heap_open_system(NULL, &sys), 0);
 	fl_assert_int_eq(fl_heap_open_carveout(NULL, 1, &co), 0);
-	fl_assert_str_eq(info_of(sys).name, "system");
-	fl_assert_str_eq(info_of(co).name, "carveout");
-	fl_assert_str_eq(info_of(co).kind, "carveout");
+	fl_assert_str_eq(fl_test_heap_info(sys).name, "system");
+	fl_assert_str_eq(fl_test_heap_info(co).name, "carveout");
+	fl_assert_str_eq(fl_test_heap_info(co).kind, "carveout");
 	fl_heap_close(sys);
 	fl_heap_close(co);
 }
@@ -276,7 +264,7 @@ FL_TEST(long_names_are_truncated)
 	memset(name, 'n', sizeof(name) - 1);
 	name[sizeof(name) - 1] = '\0';
 	fl_assert_int_eq(fl_heap_open_system(name, &heap), 0);
-	fl_assert_int_eq(strlen(info_of(heap).name), FL_HEAP_NAME_MAX - 1);
+	fl_assert_int_eq(strlen(fl_test_heap_info(heap).name), FL_HEAP_NAME_MAX - 1);
 	fl_heap_close(heap);
 }
 
@@ -287,10 +275,10 @@ FL_TEST(carveout_capacity_rounds_up_to_pages)
 	int fd, none = -1;
 
 	fl_assert_int_eq(fl_heap_open_carveout("tiny", 1, &heap), 0);
-	info = info_of(heap);
-	fl_assert_int_eq(info.capacity, page());
+	info = fl_test_heap_info(heap);
+	fl_assert_int_eq(info.capacity, fl_test_page_size());
 	fl_assert_int_eq(info.free_blocks, 1);
-	fl_assert_int_eq(info.largest_free, page());
+	fl_assert_int_eq(info.largest_free, fl_test_page_size());
 	fd = alloc(heap, 1);
 	fl_assert_int_eq(fl_heap_alloc(heap, 1, 0, &none), -ENOMEM);
 	fl_assert_int_eq(none, -1);
@@ -309,31 +297,31 @@ FL_TEST(carveout_exhaustion_fails_cleanly_and_frees_back_to_one_block)
 	static const int order[PAGES] = { 3, 5, 4, 0, 15, 1, 2, 14, 7, 9, 8, 12, 10, 11, 6, 13 };
 
 	for (int i = 0; i < PAGES; i++)
-		fds[i] = alloc(heap, page());
-	info = info_of(heap);
+		fds[i] = alloc(heap, fl_test_page_size());
+	info = fl_test_heap_info(heap);
 	fl_assert_int_eq(info.free_blocks, 0);
 	fl_assert_int_eq(info.largest_free, 0);
 	fl_assert_int_eq(info.allocated, info.capacity);
 
 	fl_test_fd_snapshot(&before);
 	fl_assert_int_eq(fl_heap_alloc(heap, 1, 0, &none), -ENOMEM);
-	fl_assert_int_eq(fl_heap_alloc(heap, PAGES * page(), 0, &none), -ENOMEM);
+	fl_assert_int_eq(fl_heap_alloc(heap, PAGES * fl_test_page_size(), 0, &none), -ENOMEM);
 	fl_assert_int_eq(none, -1);
 	fl_test_expect_new_fds(&before, 0);
-	info = info_of(heap);
+	info = fl_test_heap_info(heap);
 	fl_assert_int_eq(info.failures, 2);
 	fl_assert_int_eq(info.buffers, PAGES);
 	fl_assert_int_eq(info.allocations, PAGES);
 
 	for (int i = 0; i < PAGES; i++)
 		fl_assert_int_eq(fl_heap_free(heap, fds[order[i]]), 0);
-	info = info_of(heap);
+	info = fl_test_heap_info(heap);
 	fl_assert_int_eq(info.allocated, 0);
 	fl_assert_int_eq(info.buffers, 0);
 	fl_assert_int_eq(info.free_blocks, 1);
-	fl_assert_int_eq(info.largest_free, PAGES * page());
+	fl_assert_int_eq(info.largest_free, PAGES * fl_test_page_size());
 	/* And the whole capacity is one buffer again. */
-	fds[0] = alloc(heap, PAGES * page());
+	fds[0] = alloc(heap, PAGES * fl_test_page_size());
 	fl_assert_int_eq(fl_heap_free(heap, fds[0]), 0);
 	fl_heap_close(heap);
 }
@@ -346,30 +334,30 @@ FL_TEST(carveout_fragmentation_is_visible_and_coalesces_away)
 	int fds[PAGES], none = -1, two;
 
 	for (int i = 0; i < PAGES; i++)
-		fds[i] = alloc(heap, page());
+		fds[i] = alloc(heap, fl_test_page_size());
 	for (int i = 0; i < PAGES; i += 2)
 		fl_assert_int_eq(fl_heap_free(heap, fds[i]), 0);
-	info = info_of(heap);
-	fl_assert_int_eq(info.capacity - info.allocated, 4 * page());
+	info = fl_test_heap_info(heap);
+	fl_assert_int_eq(info.capacity - info.allocated, 4 * fl_test_page_size());
 	fl_assert_int_eq(info.free_blocks, 4);
-	fl_assert_int_eq(info.largest_free, page());
+	fl_assert_int_eq(info.largest_free, fl_test_page_size());
 	/* Four free pages, but no two of them together. */
-	fl_assert_int_eq(fl_heap_alloc(heap, 2 * page(), 0, &none), -ENOMEM);
+	fl_assert_int_eq(fl_heap_alloc(heap, 2 * fl_test_page_size(), 0, &none), -ENOMEM);
 	/* Freeing page 1 merges pages 0 to 2. */
 	fl_assert_int_eq(fl_heap_free(heap, fds[1]), 0);
-	info = info_of(heap);
+	info = fl_test_heap_info(heap);
 	fl_assert_int_eq(info.free_blocks, 3);
-	fl_assert_int_eq(info.largest_free, 3 * page());
-	two = alloc(heap, 2 * page());
-	info = info_of(heap);
+	fl_assert_int_eq(info.largest_free, 3 * fl_test_page_size());
+	two = alloc(heap, 2 * fl_test_page_size());
+	info = fl_test_heap_info(heap);
 	fl_assert_int_eq(info.free_blocks, 3);
-	fl_assert_int_eq(info.largest_free, page());
+	fl_assert_int_eq(info.largest_free, fl_test_page_size());
 	fl_assert_int_eq(fl_heap_free(heap, two), 0);
 	for (int i = 3; i < PAGES; i += 2)
 		fl_assert_int_eq(fl_heap_free(heap, fds[i]), 0);
-	info = info_of(heap);
+	info = fl_test_heap_info(heap);
 	fl_assert_int_eq(info.free_blocks, 1);
-	fl_assert_int_eq(info.largest_free, PAGES * page());
+	fl_assert_int_eq(info.largest_free, PAGES * fl_test_page_size());
 	fl_heap_close(heap);
 }
 
@@ -382,19 +370,19 @@ FL_TEST(carveout_takes_the_smallest_hole_that_fits)
 	int fds[6], fit;
 
 	for (int i = 0; i < 6; i++)
-		fds[i] = alloc(heap, sizes[i] * page());
+		fds[i] = alloc(heap, sizes[i] * fl_test_page_size());
 	fl_assert_int_eq(fl_heap_free(heap, fds[1]), 0);
 	fl_assert_int_eq(fl_heap_free(heap, fds[3]), 0);
-	fit = alloc(heap, 2 * page());
+	fit = alloc(heap, 2 * fl_test_page_size());
 	/* First fit would have split B's hole and left 1 + 2 pages. */
-	info = info_of(heap);
+	info = fl_test_heap_info(heap);
 	fl_assert_int_eq(info.free_blocks, 1);
-	fl_assert_int_eq(info.largest_free, 3 * page());
+	fl_assert_int_eq(info.largest_free, 3 * fl_test_page_size());
 	fl_assert_int_eq(fl_heap_free(heap, fit), 0);
 	for (int i = 0; i < 6; i++)
 		if (i != 1 && i != 3)
 			fl_assert_int_eq(fl_heap_free(heap, fds[i]), 0);
-	fl_assert_int_eq(info_of(heap).free_blocks, 1);
+	fl_assert_int_eq(fl_test_heap_info(heap).free_blocks, 1);
 	fl_heap_close(heap);
 }
 
@@ -480,7 +468,7 @@ FL_TEST(carveout_matches_a_best_fit_model_over_random_steps)
 			/* Mostly small, sometimes large enough to fail. */
 			size_t n = 1 + (rand_r(&seed) % 8 ? rand_r(&seed) % 4 : rand_r(&seed) % 24);
 			int at = model_best_fit(&m, n);
-			int r = fl_heap_alloc(heap, n * page(), 0, &fd);
+			int r = fl_heap_alloc(heap, n * fl_test_page_size(), 0, &fd);
 
 			if (at < 0) {
 				fl_assert_int_eq(r, -ENOMEM);
@@ -494,31 +482,31 @@ FL_TEST(carveout_matches_a_best_fit_model_over_random_steps)
 			}
 		}
 		model_runs(&m, &runs, &largest);
-		info = info_of(heap);
-		if (info.free_blocks != runs || info.largest_free != largest * page())
+		info = fl_test_heap_info(heap);
+		if (info.free_blocks != runs || info.largest_free != largest * fl_test_page_size())
 			fl__test_fail(__FILE__, __LINE__,
 				      "step %d: %llu free blocks, largest %llu; model %llu, %llu",
 				      step, (unsigned long long)info.free_blocks,
 				      (unsigned long long)info.largest_free,
 				      (unsigned long long)runs,
-				      (unsigned long long)(largest * page()));
+				      (unsigned long long)(largest * fl_test_page_size()));
 	}
 	for (int i = 0; i < MODEL_PAGES; i++)
 		if (m.fd[i] >= 0)
 			fl_assert_int_eq(fl_heap_free(heap, m.fd[i]), 0);
-	fl_assert_int_eq(info_of(heap).free_blocks, 1);
-	fl_assert_int_eq(info_of(heap).allocated, 0);
+	fl_assert_int_eq(fl_test_heap_info(heap).free_blocks, 1);
+	fl_assert_int_eq(fl_test_heap_info(heap).allocated, 0);
 	fl_heap_close(heap);
 }
 
 FL_TEST(close_leaves_unfreed_buffers_valid)
 {
 	struct fl_heap *heap = open_carveout(2);
-	int fd = alloc(heap, page());
+	int fd = alloc(heap, fl_test_page_size());
 
 	fl_heap_close(heap);
-	expect_sealed(fd, page());
-	expect_zero_then_fill(fd, page(), 1);
+	expect_sealed(fd, fl_test_page_size());
+	expect_zero_then_fill(fd, fl_test_page_size(), 1);
 	close(fd);
 	fl_heap_close(NULL);
 }
@@ -537,7 +525,7 @@ FL_TEST(alloc_rejects_bad_arguments_and_leaves_heap_as_it_was)
 	/* Too large to round up to a page: out of memory, not a bad argument. */
 	fl_assert_int_eq(fl_heap_alloc(heap, SIZE_MAX, 0, &fd), -ENOMEM);
 	fl_assert_int_eq(fd, -1);
-	info = info_of(heap);
+	info = fl_test_heap_info(heap);
 	fl_assert_int_eq(info.buffers, 0);
 	fl_assert_int_eq(info.allocations, 0);
 	fl_assert_int_eq(info.failures, 1);
@@ -560,16 +548,16 @@ FL_TEST(system_heap_reports_huge_sizes_as_enomem)
 	int fd = -1;
 
 	/* Rounds up fine but no file can be that large. */
-	fl_assert_int_eq(fl_heap_alloc(heap, SIZE_MAX - 2 * page(), 0, &fd), -ENOMEM);
+	fl_assert_int_eq(fl_heap_alloc(heap, SIZE_MAX - 2 * fl_test_page_size(), 0, &fd), -ENOMEM);
 	fl_assert_int_eq(fd, -1);
-	fl_assert_int_eq(info_of(heap).failures, 1);
+	fl_assert_int_eq(fl_test_heap_info(heap).failures, 1);
 	fl_heap_close(heap);
 }
 
 FL_TEST(print_lists_accounting_buffers_and_free_blocks)
 {
 	struct fl_heap *heap = open_carveout(4);
-	int a = alloc(heap, page()), b = alloc(heap, page());
+	int a = alloc(heap, fl_test_page_size()), b = alloc(heap, fl_test_page_size());
 	char *text = NULL, line[128];
 	size_t len = 0;
 	struct stat st;
@@ -581,19 +569,21 @@ FL_TEST(print_lists_accounting_buffers_and_free_blocks)
 	fl_assert(out != NULL);
 	fl_assert_int_eq(fl_heap_print(heap, out), 0);
 	fl_assert_int_eq(fclose(out), 0);
-	snprintf(line, sizeof(line), "heap 'co' (carveout, memfd, granule %zu)", page());
+	snprintf(line, sizeof(line), "heap 'co' (carveout, memfd, granule %zu)",
+		 fl_test_page_size());
 	fl_assert(strstr(text, line) != NULL);
 	snprintf(line, sizeof(line), "capacity %zu, free %zu in 2 blocks, largest free block %zu",
-		 4 * page(), 3 * page(), 2 * page());
+		 4 * fl_test_page_size(), 3 * fl_test_page_size(), 2 * fl_test_page_size());
 	fl_assert(strstr(text, line) != NULL);
 	fl_assert(strstr(text, "in 1 buffers (peak 2)") != NULL);
 	/* b's line: its inode, offset one page, one page long. */
 	snprintf(line, sizeof(line), "%16llu %16zu %16zu -\n", (unsigned long long)st.st_ino,
-		 page(), page());
+		 fl_test_page_size(), fl_test_page_size());
 	fl_assert(strstr(text, line) != NULL);
-	snprintf(line, sizeof(line), "%16d %16zu\n", 0, page());
+	snprintf(line, sizeof(line), "%16d %16zu\n", 0, fl_test_page_size());
 	fl_assert(strstr(text, line) != NULL);
-	snprintf(line, sizeof(line), "%16zu %16zu\n", 2 * page(), 2 * page());
+	snprintf(line, sizeof(line), "%16zu %16zu\n", 2 * fl_test_page_size(),
+		 2 * fl_test_page_size());
 	fl_assert(strstr(text, line) != NULL);
 	free(text);
 	fl_assert_int_eq(fl_heap_print(NULL, stderr), -EINVAL);
@@ -621,7 +611,7 @@ static void *work(void *data)
 	struct worker *w = data;
 
 	for (int i = 0; i < ROUNDS; i++) {
-		size_t len = (1 + rand_r(&w->seed) % 4) * page();
+		size_t len = (1 + rand_r(&w->seed) % 4) * fl_test_page_size();
 		unsigned char *p;
 		int fd = -1, r = fl_heap_alloc(w->heap, len, 0, &fd);
 
@@ -664,7 +654,7 @@ FL_TEST(many_threads_share_one_carveout)
 		ok += workers[i].ok;
 		enomem += workers[i].enomem;
 	}
-	info = info_of(heap);
+	info = fl_test_heap_info(heap);
 	fl_assert_int_eq(ok + enomem, THREADS * ROUNDS);
 	fl_assert_int_eq(info.allocations, ok);
 	fl_assert_int_eq(info.failures, enomem);

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "helpers.h"
 #include "runner.h"
@@ -74,4 +75,17 @@ void fl_test_record_order(struct fl_fence *fence, struct fl_fence_cb *cb)
 	struct fl_test_order_cb *o = (struct fl_test_order_cb *)cb;
 
 	o->log[(*o->len)++] = o->value;
+}
+
+size_t fl_test_page_size(void)
+{
+	return (size_t)sysconf(_SC_PAGESIZE);
+}
+
+struct fl_heap_info fl_test_heap_info(struct fl_heap *heap)
+{
+	struct fl_heap_info info;
+
+	fl_assert_int_eq(fl_heap_get_info(heap, &info), 0);
+	return info;
 }

@@ -49,4 +49,10 @@ struct fl_test_order_cb {
 
 void fl_test_record_order(struct fl_fence *fence, struct fl_fence_cb *cb);
 
+/* The page size: what heaps round sizes up to. */
+size_t fl_test_page_size(void);
+
+/* fl_heap_get_info() of @heap, which must succeed. */
+struct fl_heap_info fl_test_heap_info(struct fl_heap *heap);
+
 #endif /* FL_TESTS_HELPERS_H */

@@ -24,13 +24,7 @@
 
 #include <fenceline/heap-table.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                       \
-	do {                              \
-		if (!(cond))              \
-			__builtin_trap(); \
-	} while (0)
+#include "fuzz.h"
 
 /* The length of line @line (1-based) of the text, or -1 past the end. */
 static long line_length(const char *text, size_t size, unsigned long line)

@@ -17,15 +17,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "worker-proto.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                       \
-	do {                              \
-		if (!(cond))              \
-			__builtin_trap(); \
-	} while (0)
 
 static void request(const uint8_t *msg, size_t len, unsigned int nfds)
 {

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz.h"
 
 /* Generated inputs are at most gen_max (-m, default 256) bytes long, up to GEN_MAX. */
 #define GEN_MAX 4096

@@ -11,11 +11,10 @@
 #include <stdlib.h>
 
 #include "analyse.h"
+#include "fuzz.h"
 #include "json.h"
 #include "report-json.h"
 #include "trace.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

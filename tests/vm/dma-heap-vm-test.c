@@ -24,6 +24,7 @@
 
 #include <fenceline/fenceline.h>
 
+#include "helpers.h"
 #include "runner.h"
 
 #define DMA_BUF_MAGIC 0x444d4142 /* "DMAB" */
@@ -33,19 +34,6 @@ struct names {
 	int n;
 	char name[MAX_HEAPS][64];
 };
-
-static size_t page(void)
-{
-	return (size_t)sysconf(_SC_PAGESIZE);
-}
-
-static struct fl_heap_info info_of(struct fl_heap *heap)
-{
-	struct fl_heap_info info;
-
-	fl_assert_int_eq(fl_heap_get_info(heap, &info), 0);
-	return info;
-}
 
 static int collect(const char *name, void *data)
 {
@@ -107,7 +95,7 @@ FL_TEST(dma_heaps_are_listed_in_name_order_and_the_walk_stops)
 /* Every dma-heap: zeroed, page-rounded dma-bufs that map, sync and count. */
 FL_TEST(every_dma_heap_gives_zeroed_dma_bufs_that_map_and_sync)
 {
-	const size_t lens[] = { 1, 3 * page() + 1, 1 << 20 };
+	const size_t lens[] = { 1, 3 * fl_test_page_size() + 1, 1 << 20 };
 	struct names names = dma_heaps();
 
 	for (int h = 0; h < names.n; h++) {
@@ -117,13 +105,14 @@ FL_TEST(every_dma_heap_gives_zeroed_dma_bufs_that_map_and_sync)
 		uint64_t total = 0;
 
 		fl_assert_int_eq(fl_heap_open_dma_heap(names.name[h], &heap), 0);
-		info = info_of(heap);
+		info = fl_test_heap_info(heap);
 		fl_assert_str_eq(info.kind, "dma-heap");
 		fl_assert_str_eq(info.name, names.name[h]);
 		fl_assert_str_eq(info.backing, "dma-buf");
-		fl_assert_int_eq(info.granule, page());
+		fl_assert_int_eq(info.granule, fl_test_page_size());
 		for (int i = 0; i < 3; i++) {
-			size_t size = (lens[i] + page() - 1) / page() * page();
+			size_t size = (lens[i] + fl_test_page_size() - 1) / fl_test_page_size() *
+				      fl_test_page_size();
 			unsigned int flags = 0;
 			unsigned char *p;
 			struct stat st;
@@ -152,14 +141,14 @@ FL_TEST(every_dma_heap_gives_zeroed_dma_bufs_that_map_and_sync)
 			fl_assert_int_eq(munmap(p, size), 0);
 			total += size;
 		}
-		info = info_of(heap);
+		info = fl_test_heap_info(heap);
 		fl_assert_int_eq(info.allocated, total);
 		fl_assert_int_eq(info.buffers, 3);
 		fl_assert_int_eq(info.allocations, 3);
 		fl_assert_int_eq(info.failures, 0);
 		for (int i = 0; i < 3; i++)
 			fl_assert_int_eq(fl_heap_free(heap, fds[i]), 0);
-		info = info_of(heap);
+		info = fl_test_heap_info(heap);
 		fl_assert_int_eq(info.allocated, 0);
 		fl_assert_int_eq(info.buffers, 0);
 		fl_assert_int_eq(info.peak_allocated, total);
@@ -175,7 +164,7 @@ FL_TEST(cpu_access_on_a_dma_buf_takes_each_direction_and_rejects_bad_ones)
 	char path[128];
 
 	fl_assert_int_eq(fl_heap_open_dma_heap(names.name[0], &heap), 0);
-	fl_assert_int_eq(fl_heap_alloc(heap, page(), 0, &fd), 0);
+	fl_assert_int_eq(fl_heap_alloc(heap, fl_test_page_size(), 0, &fd), 0);
 	for (unsigned int dir = FL_HEAP_SYNC_READ; dir <= FL_HEAP_SYNC_RW; dir++) {
 		fl_assert_int_eq(fl_heap_buffer_begin_cpu_access(fd, dir), 0);
 		fl_assert_int_eq(fl_heap_buffer_end_cpu_access(fd, dir), 0);
@@ -243,8 +232,8 @@ FL_TEST(dma_heap_dir_override_finds_a_real_heap_by_its_numbers)
 	fl_assert_int_eq(fl_heap_for_each_dma_heap(collect, &found), 1);
 	fl_assert_str_eq(found.name[0], "renamed");
 	fl_assert_int_eq(fl_heap_open_dma_heap("renamed", &heap), 0);
-	fl_assert_str_eq(info_of(heap).name, "renamed");
-	fl_assert_int_eq(fl_heap_alloc(heap, page(), 0, &fd), 0);
+	fl_assert_str_eq(fl_test_heap_info(heap).name, "renamed");
+	fl_assert_int_eq(fl_heap_alloc(heap, fl_test_page_size(), 0, &fd), 0);
 	fl_assert_int_eq(fs_type(fd), DMA_BUF_MAGIC);
 	fl_assert_int_eq(fl_heap_free(heap, fd), 0);
 	fl_heap_close(heap);
@@ -268,12 +257,12 @@ FL_TEST(cma_dma_heap_beyond_its_area_is_enomem)
 	fl_assert_int_eq(fl_heap_open_dma_heap("reserved", &heap), 0);
 	fl_assert_int_eq(fl_heap_alloc(heap, (size_t)1 << 40, 0, &fd), -ENOMEM);
 	fl_assert_int_eq(fd, -1);
-	info = info_of(heap);
+	info = fl_test_heap_info(heap);
 	fl_assert_int_eq(info.failures, 1);
 	fl_assert_int_eq(info.buffers, 0);
 	fl_assert_int_eq(info.allocated, 0);
 	/* And still gives what fits. */
-	fl_assert_int_eq(fl_heap_alloc(heap, page(), 0, &fd), 0);
+	fl_assert_int_eq(fl_heap_alloc(heap, fl_test_page_size(), 0, &fd), 0);
 	fl_assert_int_eq(fl_heap_free(heap, fd), 0);
 	fl_heap_close(heap);
 }
@@ -289,28 +278,29 @@ FL_TEST(dma_heap_pool_hands_out_fresh_zeroed_dma_bufs)
 
 	fl_assert_int_eq(fl_heap_open_dma_heap(names.name[0], &heap), 0);
 	fl_assert_int_eq(fl_heap_set_pool_max(heap, 1 << 20), 0);
-	fl_assert_int_eq(fl_heap_alloc(heap, page(), 0, &fd), 0);
+	fl_assert_int_eq(fl_heap_alloc(heap, fl_test_page_size(), 0, &fd), 0);
 	fl_assert_int_eq(fstat(fd, &old), 0);
-	p = mmap(NULL, page(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	p = mmap(NULL, fl_test_page_size(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	fl_assert(p != MAP_FAILED);
-	memset(p, 0xaa, page());
+	memset(p, 0xaa, fl_test_page_size());
 	fl_assert_int_eq(fl_heap_free(heap, fd), 0);
-	for (int i = 0; i < 5000 && (info_of(heap).pool_pending || !info_of(heap).pool_buffers);
+	for (int i = 0; i < 5000 && (fl_test_heap_info(heap).pool_pending ||
+				     !fl_test_heap_info(heap).pool_buffers);
 	     i++)
 		usleep(1000);
-	fl_assert_int_ge(info_of(heap).pool_buffers, 1);
-	fl_assert_int_eq(fl_heap_alloc(heap, page(), 0, &fd), 0);
-	fl_assert_int_eq(info_of(heap).pool_hits, 1);
+	fl_assert_int_ge(fl_test_heap_info(heap).pool_buffers, 1);
+	fl_assert_int_eq(fl_heap_alloc(heap, fl_test_page_size(), 0, &fd), 0);
+	fl_assert_int_eq(fl_test_heap_info(heap).pool_hits, 1);
 	fl_assert_int_eq(fs_type(fd), DMA_BUF_MAGIC);
 	fl_assert_int_eq(fstat(fd, &st), 0);
 	fl_assert(st.st_ino != old.st_ino);
 	/* The old buffer lives on in the mapping, untouched and not shared. */
-	assert_filled(p, page(), 0xaa);
-	fl_assert_int_eq(munmap(p, page()), 0);
-	p = mmap(NULL, page(), PROT_READ, MAP_SHARED, fd, 0);
+	assert_filled(p, fl_test_page_size(), 0xaa);
+	fl_assert_int_eq(munmap(p, fl_test_page_size()), 0);
+	p = mmap(NULL, fl_test_page_size(), PROT_READ, MAP_SHARED, fd, 0);
 	fl_assert(p != MAP_FAILED);
-	assert_filled(p, page(), 0);
-	fl_assert_int_eq(munmap(p, page()), 0);
+	assert_filled(p, fl_test_page_size(), 0);
+	fl_assert_int_eq(munmap(p, fl_test_page_size()), 0);
 	fl_assert_int_eq(fl_heap_free(heap, fd), 0);
 	fl_heap_close(heap);
 }
@@ -324,7 +314,7 @@ FL_TEST(udmabuf_of_a_heap_memfd_is_a_dma_buf_that_syncs)
 {
 	struct udmabuf_create create = { 0 };
 	struct fl_heap *heap = NULL;
-	size_t len = 4 * page();
+	size_t len = 4 * fl_test_page_size();
 	unsigned char *mem, *buf;
 	int memfd = -1, dev, dbuf;
 
@@ -355,10 +345,10 @@ FL_TEST(udmabuf_of_a_heap_memfd_is_a_dma_buf_that_syncs)
 	fl_assert(buf != MAP_FAILED);
 	fl_assert_int_eq(fl_heap_buffer_begin_cpu_access(dbuf, FL_HEAP_SYNC_RW), 0);
 	assert_filled(buf, len, 0x3c);
-	memset(buf + page(), 0x77, page());
+	memset(buf + fl_test_page_size(), 0x77, fl_test_page_size());
 	fl_assert_int_eq(fl_heap_buffer_end_cpu_access(dbuf, FL_HEAP_SYNC_RW), 0);
-	assert_filled(mem + page(), page(), 0x77);
-	assert_filled(mem + 2 * page(), page(), 0x3c);
+	assert_filled(mem + fl_test_page_size(), fl_test_page_size(), 0x77);
+	assert_filled(mem + 2 * fl_test_page_size(), fl_test_page_size(), 0x3c);
 	fl_assert_int_eq(munmap(buf, len), 0);
 	fl_assert_int_eq(munmap(mem, len), 0);
 	close(dbuf);
@@ -373,8 +363,8 @@ FL_TEST(udmabuf_of_a_heap_memfd_is_a_dma_buf_that_syncs)
  */
 FL_TEST(dma_heap_past_half_of_ram_is_enomem)
 {
-	uint64_t ram = (uint64_t)sysconf(_SC_PHYS_PAGES) * page();
-	const uint64_t lens[] = { ram / 2 + page(), ram + ram / 2 };
+	uint64_t ram = (uint64_t)sysconf(_SC_PHYS_PAGES) * fl_test_page_size();
+	const uint64_t lens[] = { ram / 2 + fl_test_page_size(), ram + ram / 2 };
 	struct names names = dma_heaps();
 
 	for (int h = 0; h < names.n; h++) {
@@ -386,7 +376,7 @@ FL_TEST(dma_heap_past_half_of_ram_is_enomem)
 		for (int i = 0; i < 2; i++)
 			fl_assert_int_eq(fl_heap_alloc(heap, (size_t)lens[i], 0, &fd), -ENOMEM);
 		fl_assert_int_eq(fd, -1);
-		info = info_of(heap);
+		info = fl_test_heap_info(heap);
 		fl_assert_int_eq(info.failures, 2);
 		fl_assert_int_eq(info.buffers, 0);
 		fl_heap_close(heap);
