@@ -15,11 +15,7 @@
  * when the pool hangs up (fl_heap_close(), or the program's death).
  */
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
