@@ -351,13 +351,19 @@ void fl__heap_pool_receive(struct fl_heap *heap)
 	}
 }
 
-/* Moves the freed fds and the buffers to ask for into @out. */
-static void fill_flush(struct fl_heap_pool *p, struct fl_heap_pool_flush *out)
+/* Moves the freed fds that wait for a message into @out. */
+static void take_doomed(struct fl_heap_pool *p, struct fl_heap_pool_flush *out)
 {
 	memcpy(out->fds, p->doomed, p->ndoomed * sizeof(int));
 	out->nfds = p->ndoomed;
 	p->ndoomed = 0;
 	p->doomed_bytes = 0;
+}
+
+/* Moves the freed fds and the buffers to ask for into @out. */
+static void fill_flush(struct fl_heap_pool *p, struct fl_heap_pool_flush *out)
+{
+	take_doomed(p, out);
 	out->nmake = 0;
 	for (int i = 0; i < FL_HEAP_POOL_SIZES; i++) {
 		struct fl_heap_pool_class *c = &p->cls[i];
@@ -385,11 +391,8 @@ bool fl__heap_pool_give(struct fl_heap *heap, uint64_t size, uint64_t held, int 
 	if (p->failed) {
 		/* Freed fds that waited for a message that will never go: closed now. */
 		if (p->ndoomed) {
-			memcpy(out->fds, p->doomed, p->ndoomed * sizeof(int));
-			out->nfds = p->ndoomed;
+			take_doomed(p, out);
 			out->what = FL_POOL_CLOSE;
-			p->ndoomed = 0;
-			p->doomed_bytes = 0;
 		}
 		return false;
 	}
@@ -415,11 +418,8 @@ bool fl__heap_pool_give(struct fl_heap *heap, uint64_t size, uint64_t held, int 
 	if (p->starting) {
 		/* Another thread is starting the worker: what cannot wait is closed here. */
 		if (p->ndoomed == FL_HEAP_WORKER_BATCH) {
-			memcpy(out->fds, p->doomed, p->ndoomed * sizeof(int));
-			out->nfds = p->ndoomed;
+			take_doomed(p, out);
 			out->what = FL_POOL_CLOSE;
-			p->ndoomed = 0;
-			p->doomed_bytes = 0;
 		}
 		return true;
 	}
