@@ -294,3 +294,423 @@ FL_TEST(first_fd_api_call_after_daemon_sigkill_works)
 	}
 	dl_wait_child_ok(pid);
 }
+
+/*
+ * Fences up to the process's fd limit: creation fails only when the fd
+ * table is really full, with EMFILE, and the connection survives it.
+ */
+static void fences_up_to_fd_limit(rlim_t limit)
+{
+	pid_t pid = dl_fork();
+
+	if (pid == 0) {
+		struct rlimit rl;
+		int tl, *fences, n = 0, f, probe;
+
+		fl_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+		if (rl.rlim_max < limit)
+			fl_test_skip("hard fd limit %lu below %lu", (unsigned long)rl.rlim_max,
+				     (unsigned long)limit);
+		rl.rlim_cur = limit;
+		fl_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+		fences = calloc(limit, sizeof(*fences));
+		fl_assert(fences != NULL);
+		tl = sw_sync_timeline_create();
+		fl_assert(tl >= 0);
+		for (;;) {
+			f = sw_sync_fence_create(tl, "f", (uint32_t)n + 1);
+			if (f < 0)
+				break;
+			fl_assert(n < (int)limit);
+			fences[n++] = f;
+		}
+		if (errno != EMFILE)
+			fl__test_fail(__FILE__, __LINE__, "fence %d of %lu failed with %s", n + 1,
+				      (unsigned long)limit, strerror(errno));
+		/* Only a full table says EMFILE: nothing failed early. */
+		probe = dup(0);
+		fl_assert_int_eq(probe, -1);
+		fl_assert_int_eq(errno, EMFILE);
+		/* The connection is still there: one fd closed, one fence more. */
+		close(fences[--n]);
+		f = sw_sync_fence_create(tl, "again", (uint32_t)n + 1);
+		fl_assert(f >= 0);
+		fences[n++] = f;
+		fl_assert_int_eq(sw_sync_timeline_inc(tl, (uint32_t)n), 0);
+		for (int i = 0; i < n; i += 7)
+			fl_assert_int_eq(sync_wait(fences[i], DL_LONG_WAIT_MS), 0);
+		for (int i = 0; i < n; i++)
+			close(fences[i]);
+		close(tl);
+		free(fences);
+		_exit(0);
+	}
+	dl_wait_child_ok(pid);
+}
+
+FL_TEST(fence_creation_at_fd_limit_64_goes_up_to_emfile)
+{
+	fences_up_to_fd_limit(64);
+}
+
+FL_TEST(fence_creation_at_fd_limit_128_goes_up_to_emfile)
+{
+	fences_up_to_fd_limit(128);
+}
+
+FL_TEST(fence_creation_at_fd_limit_1024_goes_up_to_emfile)
+{
+	fences_up_to_fd_limit(1024);
+}
+
+/* Make and drop fences and merges, as a program that is then idle would. */
+static void make_and_drop_fences(int count)
+{
+	int tl = sw_sync_timeline_create(), prev = -1;
+
+	fl_assert(tl >= 0);
+	for (int i = 0; i < count; i++) {
+		int f = sw_sync_fence_create(tl, "f", (uint32_t)i + 1), m;
+
+		fl_assert(f >= 0);
+		if (prev >= 0) {
+			m = sync_merge("m", prev, f);
+			fl_assert(m >= 0);
+			close(m);
+			close(prev);
+		}
+		prev = f;
+	}
+	fl_assert_int_eq(sw_sync_timeline_inc(tl, (uint32_t)count), 0);
+	close(prev);
+	close(tl);
+}
+
+FL_TEST(pooled_fds_go_back_once_the_program_is_idle)
+{
+	pid_t pid = dl_fork();
+
+	if (pid == 0) {
+		struct fl_test_fd_snapshot base;
+		int f, tl;
+
+		fl_assert(fl_daemon_connect() > 0);
+		fl_test_fd_snapshot(&base);
+		make_and_drop_fences(300);
+		/* No call from here on: the library gives its fds back by itself. */
+		fl_test_wait_fds_back(&base);
+		/* And works as before afterwards. */
+		tl = sw_sync_timeline_create();
+		fl_assert(tl >= 0);
+		f = sw_sync_fence_create(tl, "after", 1);
+		fl_assert(f >= 0);
+		fl_assert_int_eq(sw_sync_timeline_inc(tl, 1), 0);
+		fl_assert_int_eq(sync_wait(f, DL_LONG_WAIT_MS), 0);
+		close(f);
+		close(tl);
+		fl_test_wait_fds_back(&base);
+		_exit(0);
+	}
+	dl_wait_child_ok(pid);
+}
+
+/* FENCELINE_POOL_MAX=0: no fd kept ready at all, and fences still work. */
+FL_TEST(no_pool_keeps_no_fd_ready)
+{
+	pid_t pid = dl_fork();
+
+	if (pid == 0) {
+		struct fl_test_fd_snapshot base;
+		int tl, f;
+
+		setenv("FENCELINE_POOL_MAX", "0", 1);
+		fl_assert(fl_daemon_connect() > 0);
+		fl_test_fd_snapshot(&base);
+		tl = sw_sync_timeline_create();
+		fl_assert(tl >= 0);
+		f = sw_sync_fence_create(tl, "one", 1);
+		fl_assert(f >= 0);
+		/* The timeline, the fence, and at most its kept signal end and the watcher's two. */
+		fl_assert(fl_test_fds_new_since(&base, NULL, 0) <= 5);
+		fl_assert_int_eq(sw_sync_timeline_inc(tl, 1), 0);
+		fl_assert_int_eq(sync_wait(f, DL_LONG_WAIT_MS), 0);
+		close(f);
+		close(tl);
+		make_and_drop_fences(40);
+		fl_test_wait_fds_back(&base);
+		_exit(0);
+	}
+	dl_wait_child_ok(pid);
+}
+
+/* Every thread of @pid is stopped (state T): the SIGSTOP has taken effect. */
+static bool process_stopped(pid_t pid)
+{
+	char path[64], buf[512];
+	const char *p;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] == 'T';
+}
+
+/* A daemon that stopped answering: requests give ETIMEDOUT, and work again once it does. */
+FL_TEST(requests_to_a_stopped_daemon_time_out)
+{
+	pid_t pid = dl_fork();
+
+	if (pid == 0) {
+		char path[256];
+		pid_t daemon;
+		int tl, tl2 = -1, f;
+
+		dl_runtime_path("stopped.sock", path, sizeof(path));
+		daemon = dl_daemon_start(path, NULL);
+		setenv("FENCELINE_SOCKET", path, 1);
+		setenv("FENCELINE_REQUEST_TIMEOUT_MS", "200", 1);
+		fl_assert_int_eq(fl_daemon_connect(), daemon);
+		fl_assert_int_eq(fl_timeline_fd_create("t", 0, &tl), 0);
+		fl_assert_int_eq(kill(daemon, SIGSTOP), 0);
+		while (!process_stopped(daemon))
+			fl_test_sleep_ms(1);
+		fl_assert_int_eq(fl_timeline_fd_create("t2", 0, &tl2), -ETIMEDOUT);
+		fl_assert_int_eq(tl2, -1);
+		/* A new connection finds it stopped too: HELLO goes unanswered. */
+		fl_assert_int_eq(fl_daemon_connect(), -ETIMEDOUT);
+		f = -1;
+		fl_assert_int_eq(fl_fence_fd_create(tl, 1, "f", &f), -ETIMEDOUT);
+		fl_assert_int_eq(kill(daemon, SIGCONT), 0);
+		fl_assert_int_eq(fl_daemon_connect(), daemon);
+		fl_assert_int_eq(fl_fence_fd_create(tl, 1, "f", &f), 0);
+		fl_assert_int_eq(fl_timeline_fd_inc(tl, 1), 0);
+		fl_assert_int_eq(fl_fence_fd_wait(f, DL_LONG_WAIT_MS), 0);
+		close(f);
+		close(tl);
+		fl_daemon_disconnect();
+		dl_daemon_stop(daemon);
+		_exit(0);
+	}
+	dl_wait_child_ok(pid);
+}
+
+/* A listening socket nobody accepts on or answers: connecting gives ETIMEDOUT. */
+FL_TEST(silent_listener_times_out)
+{
+	pid_t pid = dl_fork();
+
+	if (pid == 0) {
+		struct sockaddr_un a = { .sun_family = AF_UNIX };
+		int l = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0), early[4], tl = -1;
+
+		fl_assert(l >= 0);
+		dl_runtime_path("silent.sock", a.sun_path, sizeof(a.sun_path));
+		fl_assert_int_eq(bind(l, (struct sockaddr *)&a, sizeof(a)), 0);
+		fl_assert_int_eq(listen(l, 4), 0);
+		setenv("FENCELINE_SOCKET", a.sun_path, 1);
+		setenv("FENCELINE_REQUEST_TIMEOUT_MS", "200", 1);
+		/* Accepted by the kernel, never by anyone: HELLO goes unanswered. */
+		fl_assert_int_eq(fl_daemon_connect(), -ETIMEDOUT);
+		fl_assert_int_eq(fl_timeline_fd_create("t", 0, &tl), -ETIMEDOUT);
+		fl_assert_int_eq(tl, -1);
+		/* A full backlog: connect() itself waits. */
+		for (int i = 0; i < 4; i++) {
+			early[i] =
+				socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+			fl_assert(early[i] >= 0);
+			(void)!connect(early[i], (struct sockaddr *)&a, sizeof(a));
+		}
+		fl_assert_int_eq(fl_daemon_connect(), -ETIMEDOUT);
+		for (int i = 0; i < 4; i++)
+			close(early[i]);
+		close(l);
+		_exit(0);
+	}
+	dl_wait_child_ok(pid);
+}
+
+struct late_inc {
+	pthread_t thread;
+	int tl;
+	unsigned int after_ms;
+};
+
+static void *late_inc_main(void *arg)
+{
+	struct late_inc *l = arg;
+
+	fl_test_sleep_ms(l->after_ms);
+	fl_assert_int_eq(fl_timeline_fd_inc(l->tl, 1), 0);
+	return NULL;
+}
+
+/* The request timeout bounds requests, not waits on fences. */
+FL_TEST(request_timeout_does_not_cut_fence_waits_short)
+{
+	pid_t pid = dl_fork();
+
+	if (pid == 0) {
+		struct late_inc l = { .after_ms = 600 };
+		int f1, f2;
+
+		setenv("FENCELINE_REQUEST_TIMEOUT_MS", "50", 1);
+		fl_assert_int_eq(fl_timeline_fd_create("slow", 0, &l.tl), 0);
+		fl_assert_int_eq(fl_fence_fd_create(l.tl, 1, "f1", &f1), 0);
+		fl_assert_int_eq(fl_fence_fd_create(l.tl, 2, "f2", &f2), 0);
+		fl_assert_int_eq(pthread_create(&l.thread, NULL, late_inc_main, &l), 0);
+		fl_assert_int_eq(fl_fence_fd_wait(f1, -1), 0);
+		fl_assert_int_eq(pthread_join(l.thread, NULL), 0);
+		fl_assert_int_eq(pthread_create(&l.thread, NULL, late_inc_main, &l), 0);
+		fl_assert_int_eq(sync_wait(f2, -1), 0);
+		fl_assert_int_eq(pthread_join(l.thread, NULL), 0);
+		fl_assert_int_eq(fl_fence_fd_get_status(f2), FL_STATUS_SIGNALED);
+		close(f2);
+		close(f1);
+		close(l.tl);
+		_exit(0);
+	}
+	dl_wait_child_ok(pid);
+}
+
+static void need_root(void)
+{
+	if (geteuid() != 0)
+		fl_test_skip("needs root, to act as two users");
+}
+
+/* A uid nobody on this machine uses, for a test that takes it on. */
+static uid_t spare_uid(int i)
+{
+	return (uid_t)(61000 + (getpid() % 2000) * 2 + i);
+}
+
+/*
+ * A "daemon" listening as another user: the library hangs up at once,
+ * sending it nothing, before it could believe anything it answers.
+ */
+FL_TEST(daemon_socket_of_another_user_is_refused)
+{
+	pid_t pid;
+
+	need_root();
+	pid = dl_fork();
+	if (pid == 0) {
+		char dir[] = "/tmp/fl-peer-XXXXXX", path[64];
+		int ready[2], done[2];
+		pid_t other;
+		char byte;
+
+		fl_assert(mkdtemp(dir) != NULL);
+		fl_assert_int_eq(chmod(dir, 0777), 0);
+		snprintf(path, sizeof(path), "%s/fenceline.sock", dir);
+		fl_assert_int_eq(pipe2(ready, O_CLOEXEC), 0);
+		fl_assert_int_eq(pipe2(done, O_CLOEXEC), 0);
+		other = dl_fork();
+		if (other == 0) {
+			struct sockaddr_un a = { .sun_family = AF_UNIX };
+			int l, c;
+			ssize_t n;
+			char buf[64];
+
+			fl_assert_int_eq(setgid(spare_uid(0)), 0);
+			fl_assert_int_eq(setuid(spare_uid(0)), 0);
+			l = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+			snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+			fl_assert_int_eq(bind(l, (struct sockaddr *)&a, sizeof(a)), 0);
+			fl_assert_int_eq(chmod(path, 0666), 0);
+			fl_assert_int_eq(listen(l, 4), 0);
+			dl_write_all(ready[1], "r", 1);
+			dl_read_all(done[0], &byte, 1);
+			/* The library connected and said nothing. */
+			c = accept(l, NULL, NULL);
+			fl_assert(c >= 0);
+			n = recv(c, buf, sizeof(buf), MSG_DONTWAIT);
+			fl_assert(n <= 0);
+			_exit(0);
+		}
+		dl_read_all(ready[0], &byte, 1);
+		setenv("FENCELINE_SOCKET", path, 1);
+		setenv("FENCELINE_REQUEST_TIMEOUT_MS", "5000", 1);
+		fl_assert_int_eq(fl_daemon_connect(), -EPERM);
+		dl_write_all(done[1], "d", 1);
+		dl_wait_child_ok(other);
+		unlink(path);
+		rmdir(dir);
+		_exit(0);
+	}
+	dl_wait_child_ok(pid);
+}
+
+/*
+ * Another user made /tmp/fenceline-UID first: the library falls back to a
+ * directory only this user can have made ($HOME/.fenceline here, as the
+ * test's uid has no /run/user directory) and works.
+ */
+FL_TEST(squatted_tmp_socket_directory_falls_back_to_a_private_one)
+{
+	pid_t pid;
+
+	need_root();
+	pid = dl_fork();
+	if (pid == 0) {
+		uid_t me = spare_uid(0), squatter = spare_uid(1);
+		char squat[64], home[] = "/tmp/fl-home-XXXXXX", sock[128], run[64];
+		struct stat st;
+		pid_t user;
+
+		snprintf(run, sizeof(run), "/run/user/%u", (unsigned int)me);
+		if (stat(run, &st) == 0)
+			fl_test_skip("%s exists", run);
+		snprintf(squat, sizeof(squat), "/tmp/fenceline-%u", (unsigned int)me);
+		fl_assert(mkdir(squat, 0755) == 0 || errno == EEXIST);
+		fl_assert_int_eq(chown(squat, squatter, squatter), 0);
+		fl_assert(mkdtemp(home) != NULL);
+		fl_assert_int_eq(chown(home, me, me), 0);
+		snprintf(sock, sizeof(sock), "%s/.fenceline/fenceline.sock", home);
+		user = dl_fork();
+		if (user == 0) {
+			pid_t daemon;
+			int tl, f;
+
+			fl_assert_int_eq(setgid(me), 0);
+			fl_assert_int_eq(setuid(me), 0);
+			unsetenv("XDG_RUNTIME_DIR");
+			unsetenv("FENCELINE_SOCKET");
+			setenv("HOME", home, 1);
+			daemon = fl_daemon_connect();
+			fl_assert(daemon > 0);
+			fl_assert_int_eq(stat(sock, &st), 0);
+			fl_assert(S_ISSOCK(st.st_mode));
+			tl = sw_sync_timeline_create();
+			fl_assert(tl >= 0);
+			f = sw_sync_fence_create(tl, "f", 1);
+			fl_assert(f >= 0);
+			fl_assert_int_eq(sw_sync_timeline_inc(tl, 1), 0);
+			fl_assert_int_eq(sync_wait(f, DL_LONG_WAIT_MS), 0);
+			close(f);
+			close(tl);
+			fl_daemon_disconnect();
+			fl_assert_int_eq(kill(daemon, SIGTERM), 0);
+			_exit(0);
+		}
+		dl_wait_child_ok(user);
+		/* The daemon removes its socket as it exits. */
+		for (int i = 0; i < DL_LONG_WAIT_MS && stat(sock, &st) == 0; i++)
+			fl_test_sleep_ms(1);
+		rmdir(squat);
+		snprintf(sock, sizeof(sock), "%s/.fenceline/fenceline.sock.lock", home);
+		unlink(sock);
+		snprintf(sock, sizeof(sock), "%s/.fenceline", home);
+		rmdir(sock);
+		fl_assert_int_eq(rmdir(home), 0);
+		_exit(0);
+	}
+	dl_wait_child_ok(pid);
+}
