@@ -414,6 +414,32 @@ FL_TEST(pooled_fds_go_back_once_the_program_is_idle)
 	dl_wait_child_ok(pid);
 }
 
+/* Pending fences the program dropped: the signal ends the library kept for them go back too. */
+FL_TEST(signal_ends_of_dropped_pending_fences_go_back_once_idle)
+{
+	pid_t pid = dl_fork();
+
+	if (pid == 0) {
+		struct fl_test_fd_snapshot base;
+		int tl, f;
+
+		fl_assert(fl_daemon_connect() > 0);
+		tl = sw_sync_timeline_create();
+		fl_assert(tl >= 0);
+		fl_test_fd_snapshot(&base);
+		/* Never signalled: the ends would wait for a signal that does not come. */
+		for (int i = 0; i < 100; i++) {
+			f = sw_sync_fence_create(tl, "dropped", (uint32_t)i + 1);
+			fl_assert(f >= 0);
+			close(f);
+		}
+		fl_test_wait_fds_back(&base);
+		close(tl);
+		_exit(0);
+	}
+	dl_wait_child_ok(pid);
+}
+
 /* FENCELINE_POOL_MAX=0: no fd kept ready at all, and fences still work. */
 FL_TEST(no_pool_keeps_no_fd_ready)
 {

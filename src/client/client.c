@@ -286,6 +286,31 @@ static void pool_give_back_locked(void)
 }
 
 /*
+ * Under conn.lock: close the signal ends of fences that nobody holds any
+ * more (every copy of the fence fd was closed: the end hangs up). Nobody
+ * can wait on such a fence, and the daemon lets go of it too; without this
+ * a program that drops pending fences would keep their ends until the
+ * timeline is signalled past them.
+ */
+static void kept_sweep_locked(void)
+{
+	struct pollfd p[KEPT_MAX];
+	unsigned int j = 0;
+
+	for (unsigned int i = 0; i < conn.nkept; i++)
+		p[i] = (struct pollfd){ conn.kept[i].fd, 0, 0 };
+	if (!conn.nkept || poll(p, conn.nkept, 0) <= 0)
+		return;
+	for (unsigned int i = 0; i < conn.nkept; i++) {
+		if (p[i].revents & (POLLHUP | POLLNVAL))
+			close_own(conn.kept[i].fd, &conn.kept[i].id);
+		else
+			conn.kept[j++] = conn.kept[i];
+	}
+	conn.nkept = j;
+}
+
+/*
  * The watcher, a thread that runs while this process holds signal ends or
  * pooled fds. Signal ends: a process that keeps them would otherwise keep
  * its fences' sockets open after the daemon died, and their waiters would
@@ -341,10 +366,12 @@ static void *watch_main(void *arg)
 			FL_LOG("daemon", "connection hung up: signal ends closed");
 			break;
 		}
-		if (conn.idle_ms && conn.uses == w->seen_uses && pool_has_fds_locked()) {
+		if (conn.idle_ms && conn.uses == w->seen_uses) {
+			if (pool_has_fds_locked())
+				FL_LOG("daemon", "pool idle for %u ms: pooled fds given back",
+				       conn.idle_ms);
 			pool_give_back_locked();
-			FL_LOG("daemon", "pool idle for %u ms: pooled fds given back",
-			       conn.idle_ms);
+			kept_sweep_locked();
 		}
 		w->seen_uses = conn.uses;
 		if (!conn.nkept && !pool_has_fds_locked()) {
