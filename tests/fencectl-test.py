@@ -159,7 +159,7 @@ with tempfile.TemporaryDirectory() as tmp:
                 break
             logged += line
         check("warning: fd limit 256 is low" in logged, "low fd limit: warned in the daemon's log")
-        r = fencectl("--socket", low, "dump")
+        r = fencectl("--socket", low, "stats")
         check(r.returncode == 0 and "may hold only 256 fds" in r.stderr,
               "low fd limit: fencectl warns")
         r = fencectl("dump")
