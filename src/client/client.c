@@ -144,7 +144,6 @@ struct watch {
 	pthread_t thread;
 	atomic_bool stop; /* conn is letting go: exit without taking conn.lock */
 	atomic_bool done; /* the thread has finished (the connection hung up) */
-	atomic_bool idle; /* the thread gave the pool back and exited: nothing to watch */
 	int conn_fd; /* a copy of the connection */
 	int stop_fd; /* eventfd: wakes the thread to look at @stop */
 	struct fdid conn_id, stop_id;
@@ -375,12 +374,17 @@ static void *watch_main(void *arg)
 		}
 		w->seen_uses = conn.uses;
 		if (!conn.nkept && !pool_has_fds_locked()) {
+			/*
+			 * Nothing to watch: gone, and nobody is to join us. The
+			 * fds go under the lock, so that no fork() copies them.
+			 */
 			close_own(w->conn_fd, &w->conn_id);
 			close_own(w->stop_fd, &w->stop_id);
-			w->conn_fd = w->stop_fd = -1;
-			atomic_store(&w->idle, true);
+			conn.watch = NULL;
+			pthread_detach(pthread_self());
 			pthread_mutex_unlock(&conn.lock);
-			break;
+			free(w);
+			return NULL;
 		}
 		pthread_mutex_unlock(&conn.lock);
 	}
@@ -395,12 +399,6 @@ static int watch_start_locked(void)
 	pthread_attr_t attr;
 	int r;
 
-	if (conn.watch && atomic_load(&conn.watch->idle)) {
-		/* It exited when there was nothing to watch; now there is. */
-		pthread_join(conn.watch->thread, NULL);
-		watch_free(conn.watch);
-		conn.watch = NULL;
-	}
 	if (conn.watch)
 		return atomic_load(&conn.watch->done) ? -ECONNRESET : 0;
 	w = calloc(1, sizeof(*w));
