@@ -1486,14 +1486,18 @@ static bool kept_prepare_locked(uint32_t handle, uint64_t value, int sig, const 
 {
 	struct owned *o = owned_find_locked(handle);
 
-	/* An end whose number the program took is no end of ours. */
-	if (sig < 0 || !fd_is(sig, sig_id)) {
+	/*
+	 * An end is checked when it is used (a record written, a close), not
+	 * here: an end whose number the program took is then left alone, and
+	 * its fence left to the daemon. Keeping it costs no syscall.
+	 */
+	if (sig < 0) {
 		if (o)
 			o->unkept = true;
 		return false;
 	}
 	if (!o || owned_reached(o, __atomic_load_n(&o->page->value, __ATOMIC_SEQ_CST), value)) {
-		close(sig);
+		close_own(sig, sig_id);
 		return false;
 	}
 	if (conn.nkept == KEPT_MAX) {
@@ -1521,7 +1525,7 @@ static bool kept_prepare_locked(uint32_t handle, uint64_t value, int sig, const 
 	 */
 	if (conn.nkept == KEPT_MAX || watch_start_locked() < 0) {
 		conn.ends_score = FL_MAX(conn.ends_score - 1, -ENDS_SCORE_MAX);
-		close(sig);
+		close_own(sig, sig_id);
 		return false;
 	}
 	return true;
