@@ -295,6 +295,27 @@ FL_TEST(first_fd_api_call_after_daemon_sigkill_works)
 	dl_wait_child_ok(pid);
 }
 
+/* fl_daemon_connect() after the death names the daemon that serves now, not the dead one. */
+FL_TEST(daemon_connect_after_daemon_sigkill_names_the_new_daemon)
+{
+	pid_t pid = dl_fork();
+
+	if (pid == 0) {
+		pid_t old = fl_daemon_connect(), now;
+
+		fl_assert(old > 0);
+		fl_assert_int_eq(kill(old, SIGKILL), 0);
+		for (int i = 0; i < DL_LONG_WAIT_MS && kill(old, 0) == 0; i++)
+			fl_test_sleep_ms(1);
+		now = fl_daemon_connect();
+		fl_assert(now > 0);
+		fl_assert_int_ne(now, old);
+		fl_assert_int_eq(kill(now, 0), 0);
+		_exit(0);
+	}
+	dl_wait_child_ok(pid);
+}
+
 /*
  * Fences up to the process's fd limit: creation fails only when the fd
  * table is really full, with EMFILE, and the connection survives it.

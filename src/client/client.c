@@ -1876,6 +1876,15 @@ int fl__client_daemon_pid(void)
 
 	pthread_mutex_lock(&conn.lock);
 	r = ensure_connected_locked(true);
+	if (r == 0) {
+		struct pollfd p = { conn.fd, POLLRDHUP, 0 };
+
+		/* A daemon that died since is no answer: this call goes to the next one. */
+		if (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
+			drop_locked();
+			r = ensure_connected_locked(true);
+		}
+	}
 	if (r == 0)
 		r = conn.daemon_pid;
 	pthread_mutex_unlock(&conn.lock);
