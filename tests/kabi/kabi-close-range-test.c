@@ -32,17 +32,17 @@ struct sw_sync_create_fence_data {
 #define SW_SYNC_IOC_CREATE_FENCE _IOWR(SW_SYNC_IOC_MAGIC, 0, struct sw_sync_create_fence_data)
 #define SW_SYNC_IOC_INC		 _IOW(SW_SYNC_IOC_MAGIC, 1, uint32_t)
 
-#define SOCKS 48
+#define SOCKS			 48
 
 static int failed;
 
-#define CHECK(cond)                                                                      \
-	do {                                                                             \
-		if (!(cond)) {                                                           \
-			fprintf(stderr, "%s:%d: %s failed (errno %d: %s)\n", __FILE__,   \
-				__LINE__, #cond, errno, strerror(errno));                \
-			failed = 1;                                                      \
-		}                                                                        \
+#define CHECK(cond)                                                                              \
+	do {                                                                                     \
+		if (!(cond)) {                                                                   \
+			fprintf(stderr, "%s:%d: %s failed (errno %d: %s)\n", __FILE__, __LINE__, \
+				#cond, errno, strerror(errno));                                  \
+			failed = 1;                                                              \
+		}                                                                                \
 	} while (0)
 
 static int mine[SOCKS], peer[SOCKS];
