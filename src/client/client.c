@@ -323,13 +323,19 @@ static void *watch_main(void *arg)
 {
 	struct watch *w = arg;
 	struct pollfd p[2] = { { w->conn_fd, POLLRDHUP, 0 }, { w->stop_fd, POLLIN, 0 } };
-	int tick = conn.idle_ms ? (int)conn.idle_ms : WATCH_TICK_MS;
+	/*
+	 * Ticks are at most WATCH_TICK_MS apart, so that a stop that could not
+	 * wake us is seen soon; the pool goes back after enough idle ticks.
+	 */
+	unsigned int tick =
+		conn.idle_ms ? FL_MIN(conn.idle_ms, (unsigned int)WATCH_TICK_MS) : WATCH_TICK_MS;
+	unsigned int idle_ticks = 0, ticks_to_idle = (conn.idle_ms + tick - 1) / tick;
 	bool hung_up = false, locked;
 
 	pthread_setname_np(pthread_self(), "fl-conn-watch");
 
 	while (!atomic_load(&w->stop)) {
-		int n = poll(p, 2, tick);
+		int n = poll(p, 2, (int)tick);
 
 		if (n < 0 || atomic_load(&w->stop))
 			continue;
@@ -365,7 +371,8 @@ static void *watch_main(void *arg)
 			FL_LOG("daemon", "connection hung up: signal ends closed");
 			break;
 		}
-		if (conn.idle_ms && conn.uses == w->seen_uses) {
+		idle_ticks = conn.uses == w->seen_uses ? idle_ticks + 1 : 0;
+		if (conn.idle_ms && idle_ticks >= ticks_to_idle) {
 			if (pool_has_fds_locked())
 				FL_LOG("daemon", "pool idle for %u ms: pooled fds given back",
 				       conn.idle_ms);
