@@ -247,14 +247,23 @@ FL_TEST(first_call_after_daemon_sigkill_starts_a_new_daemon)
 	pid_t pid = dl_fork();
 
 	if (pid == 0) {
-		int tl = sw_sync_timeline_create(), tl2, f;
+		int tl = sw_sync_timeline_create(), tl2, f, f0;
 		pid_t old = fl_daemon_connect();
 
 		fl_assert(tl >= 0);
 		fl_assert(old > 0);
+		f0 = sw_sync_fence_create(tl, "f0", 1);
+		fl_assert(f0 >= 0);
 		fl_assert_int_eq(kill(old, SIGKILL), 0);
 		/* The timeline fd hangs up once the daemon is gone. */
 		fl_assert(fl_test_poll_fd(tl, POLLIN, DL_LONG_WAIT_MS) & POLLHUP);
+		/* What daemon.md and compat.md say of a crash's fences. */
+		fl_assert_int_eq(sync_wait(f0, DL_LONG_WAIT_MS), 0);
+		errno = 0;
+		fl_assert(sync_file_info(f0) == NULL);
+		fl_assert_int_eq(errno, ECONNRESET);
+		fl_assert_int_eq(fl_fence_fd_get_status(f0), -ECONNRESET);
+		close(f0);
 		tl2 = sw_sync_timeline_create();
 		if (tl2 < 0)
 			fl__test_fail(__FILE__, __LINE__, "first call after the death: %s",
