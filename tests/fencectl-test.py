@@ -8,6 +8,8 @@ usage: fencectl-test.py FENCECTL HOLDER   (env: FENCELINE_DAEMON, a scratch dir 
 """
 import json
 import os
+import resource
+import socket
 import subprocess
 import sys
 import tempfile
@@ -118,6 +120,54 @@ with tempfile.TemporaryDirectory() as tmp:
     finally:
         holder.stdin.close()
         holder.wait(timeout=30)
+
+    # A daemon that does not answer: --timeout gives up on it (here a listener nobody serves).
+    silent = os.path.join(tmp, "silent.sock")
+    lsock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    lsock.bind(silent)
+    lsock.listen(4)
+    r = fencectl("--socket", silent, "--timeout", "0.3", "dump")
+    check(r.returncode == 1 and "did not answer" in r.stderr, "--timeout: a silent daemon")
+    lsock.close()
+    r = fencectl("--timeout", "soon", "dump")
+    check(r.returncode == 2 and "bad --timeout" in r.stderr, "--timeout: a bad value")
+
+    # A daemon started with a low fd limit keeps it for everyone: its log and fencectl say so.
+    # As root it would raise its limit (CAP_SYS_RESOURCE), so it runs as nobody, serving us.
+    def low_limit_nobody():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+        if os.geteuid() == 0:
+            os.setgid(65534)
+            os.setuid(65534)
+
+    lowdir = os.path.join(tmp, "low")
+    os.mkdir(lowdir)
+    os.chmod(tmp, 0o755)
+    os.chmod(lowdir, 0o777)
+    low = os.path.join(lowdir, "low.sock")
+    lowd = subprocess.Popen(
+        [os.environ["FENCELINE_DAEMON"], "--foreground", "--socket", low, "--idle-timeout", "0",
+         "--allow-uid", str(os.geteuid())],
+        stderr=subprocess.PIPE, text=True, preexec_fn=low_limit_nobody)
+    os.environ["FENCELINE_DAEMON_UID"] = "65534"
+    try:
+        logged = ""
+        while "listening on" not in logged:
+            line = lowd.stderr.readline()
+            check(line != "", "low-limit daemon starts")
+            if not line:
+                break
+            logged += line
+        check("warning: fd limit 256 is low" in logged, "low fd limit: warned in the daemon's log")
+        r = fencectl("--socket", low, "stats")
+        check(r.returncode == 0 and "may hold only 256 fds" in r.stderr,
+              "low fd limit: fencectl warns")
+        r = fencectl("dump")
+        check("may hold only" not in r.stderr, "a daemon with a normal limit: no warning")
+    finally:
+        lowd.terminate()
+        lowd.wait(timeout=30)
+        del os.environ["FENCELINE_DAEMON_UID"]
 
     for args, code in ((["--help"], 0), (["help", "dump"], 0), (["dump", "--help"], 0),
                        (["help", "fds"], 0), (["fds", "--help"], 0), (["fds", "--samples", "0"], 2),

@@ -9,6 +9,23 @@
  * serialising them costs little. After fork() the child must not use the
  * parent's connection (their requests and replies would interleave), so the
  * child drops its copy and makes its own on first use.
+ *
+ * Why every fd here has an identity (struct fdid): a program may close fds
+ * it did not open (close_range() after fork, a daemon closing everything,
+ * dup2() over "free" numbers), and then open its own at the same numbers.
+ * The library must never write to, read from, close or return one of those.
+ * So it remembers the inode of each fd it holds and checks it before use:
+ * the connection once per call (one fstat(), before anything is sent on it),
+ * a pooled fd before it is returned, a signal end before a record goes into
+ * it, and every fd before it is closed. A number that no longer holds our
+ * file is forgotten, never closed: it is the program's now. The connection
+ * check is the one that matters most, and it is sound on its own for a
+ * mass close: fds are handed out lowest first, so a program that closed
+ * everything and opened anything at all reused or freed our lowest number.
+ * The per-fd checks cover a program that closes or replaces only some of
+ * our numbers (closefrom() above the connection, dup2()). What no check can
+ * cover is a thread of the program closing our fd between our check and our
+ * use of it; such a program races with itself.
  */
 #include <fcntl.h>
 #include <poll.h>
@@ -34,6 +51,71 @@ extern char **environ;
 
 /* How long a caller waits for a daemon it started to answer. */
 #define START_TIMEOUT_MS 5000
+
+/* How long one request waits for the daemon ($FENCELINE_REQUEST_TIMEOUT_MS). */
+#define REQUEST_TIMEOUT_MS 10000
+
+/*
+ * Pooled fds unused for this long ($FENCELINE_POOL_IDLE_MS) go back: a
+ * program that made fences and stopped should not keep 32 extra fds.
+ */
+#define POOL_IDLE_MS 500
+
+/* The watcher's poll timeout when there is no pool to give back: how soon it notices a stop that could not wake it. */
+#define WATCH_TICK_MS 1000
+
+/* Name of the fences that use up the slots of pooled fds we no longer have. */
+#define UNUSED_SLOT_NAME "fl-unused-slot"
+
+/* What makes an fd ours: its file's inode. */
+struct fdid {
+	dev_t dev;
+	ino_t ino;
+};
+
+/* Record @fd's identity; an fd we cannot fstat() is not usable. */
+static int fd_id(int fd, struct fdid *ret)
+{
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		*ret = (struct fdid){ 0, 0 };
+		return -EBADF;
+	}
+	*ret = (struct fdid){ st.st_dev, st.st_ino };
+	return 0;
+}
+
+/* Does @fd still hold the file we got as @id? */
+static bool fd_is(int fd, const struct fdid *id)
+{
+	struct stat st;
+
+	return fd >= 0 && id->ino && fstat(fd, &st) == 0 && st.st_ino == id->ino &&
+	       st.st_dev == id->dev;
+}
+
+/* Close @fd only if it is still ours: otherwise the number is the program's now. */
+static void close_own(int fd, const struct fdid *id)
+{
+	if (fd_is(fd, id))
+		close(fd);
+	else if (fd >= 0)
+		FL_LOG("daemon", "fd %d is no longer the library's: left alone", fd);
+}
+
+static unsigned int env_ms(const char *name, unsigned int def)
+{
+	const char *env = getenv(name);
+	char *end;
+	unsigned long v;
+
+	if (!env || !env[0])
+		return def;
+	errno = 0;
+	v = strtoul(env, &end, 10);
+	return *end || errno || v > 24u * 3600 * 1000 ? def : (unsigned int)v;
+}
 
 /*
  * Owned timelines (see fl__client_owned_signal()): how many this process
@@ -64,21 +146,35 @@ struct watch {
 	atomic_bool done; /* the thread has finished (the connection hung up) */
 	int conn_fd; /* a copy of the connection */
 	int stop_fd; /* eventfd: wakes the thread to look at @stop */
+	struct fdid conn_id, stop_id;
 	unsigned int generation;
+	unsigned int seen_uses; /* conn.uses at the last tick */
 };
 
 static struct {
 	pthread_mutex_t lock;
 	int fd; /* -1 when not connected */
+	struct fdid id; /* fd's identity */
 	pid_t pid; /* the process that made fd */
+	unsigned int timeout_ms; /* a request's bound (0: none), read at connect */
+	unsigned int idle_ms; /* give the pool back after this (0: never) */
+	unsigned int pool_max; /* pooled fds at most (0: fill one per fence) */
+	unsigned int uses; /* fences made: the watcher's sign of activity */
 	uint32_t seq;
 	pid_t daemon_pid;
 	bool atfork_done;
 	atomic_bool unflushed; /* one-way requests sent since the last reply */
 	atomic_uint generation; /* bumped for every new connection */
-	/* Fence fds from POOL_FILL not made fences yet, oldest first. */
+	/*
+	 * Fence fds from POOL_FILL not made fences yet, oldest first. -1 for
+	 * a slot whose fd we do not have (the kernel could not install it, or
+	 * we gave it back): such a slot is used up with a FENCE_NEW of its own
+	 * before the next, as the daemon takes slots strictly in order.
+	 */
 	int pool[FL_PROTO_POOL_FILL_MAX];
+	struct fdid pool_id[FL_PROTO_POOL_FILL_MAX];
 	int pool_sig[FL_PROTO_POOL_FILL_MAX]; /* their signal ends, or -1 */
+	struct fdid pool_sig_id[FL_PROTO_POOL_FILL_MAX];
 	unsigned int pool_head, pool_count;
 	uint32_t pool_slot; /* the daemon's slot number of pool[pool_head] */
 	unsigned int pool_batch; /* the last waited-for POOL_FILL's count */
@@ -98,6 +194,7 @@ static struct {
 		uint32_t handle;
 		uint64_t value;
 		int fd;
+		struct fdid id;
 	} kept[KEPT_MAX];
 	unsigned int nkept;
 	int ends_score;
@@ -106,8 +203,8 @@ static struct {
 
 static void watch_free(struct watch *w)
 {
-	close(w->conn_fd);
-	close(w->stop_fd);
+	close_own(w->conn_fd, &w->conn_id);
+	close_own(w->stop_fd, &w->stop_id);
 	free(w);
 }
 
@@ -119,7 +216,7 @@ static void watch_free(struct watch *w)
 static void kept_drop_locked(void)
 {
 	for (unsigned int i = 0; i < conn.nkept; i++)
-		close(conn.kept[i].fd);
+		close_own(conn.kept[i].fd, &conn.kept[i].id);
 	conn.nkept = 0;
 }
 
@@ -127,8 +224,10 @@ static void kept_drop_locked(void)
 static void pool_drop_locked(void)
 {
 	for (; conn.pool_count; conn.pool_count--, conn.pool_head++) {
-		close(conn.pool[conn.pool_head % FL_PROTO_POOL_FILL_MAX]);
-		fl__close(conn.pool_sig[conn.pool_head % FL_PROTO_POOL_FILL_MAX]);
+		unsigned int at = conn.pool_head % FL_PROTO_POOL_FILL_MAX;
+
+		close_own(conn.pool[at], &conn.pool_id[at]);
+		close_own(conn.pool_sig[at], &conn.pool_sig_id[at]);
 	}
 	conn.pool_head = 0;
 	conn.pool_slot = 0;
@@ -142,43 +241,159 @@ static void pool_drop_locked(void)
 	if (conn.watch) {
 		uint64_t one = 1;
 
-		/* The thread never waits for conn.lock once it sees @stop: join it here. */
+		/*
+		 * The thread never waits for conn.lock once it sees @stop: join it
+		 * here. If the program took the eventfd's number, the thread sees
+		 * @stop at its next tick instead.
+		 */
 		atomic_store(&conn.watch->stop, true);
-		(void)!write(conn.watch->stop_fd, &one, sizeof(one));
+		if (fd_is(conn.watch->stop_fd, &conn.watch->stop_id))
+			(void)!write(conn.watch->stop_fd, &one, sizeof(one));
 		pthread_join(conn.watch->thread, NULL);
 		watch_free(conn.watch);
 		conn.watch = NULL;
 	}
 }
 
+/* Under conn.lock: does the pool hold any fd of ours? */
+static bool pool_has_fds_locked(void)
+{
+	for (unsigned int i = 0; i < conn.pool_count; i++)
+		if (conn.pool[(conn.pool_head + i) % FL_PROTO_POOL_FILL_MAX] >= 0)
+			return true;
+	return false;
+}
+
 /*
- * The watcher: a process that keeps signal ends would otherwise keep its
- * fences' sockets open after the daemon died, and their waiters would hang
- * instead of reading end-of-file. When the connection hangs up, close them.
+ * Under conn.lock: close the pooled fds (and their signal ends). Their
+ * slots stay in the pool as slots without an fd, used up by the next
+ * fence (see conn.pool), and the next fills start small again. A fill
+ * still on its way is left alone: its fds are in the socket, not in our
+ * fd table, until a request reads them.
+ */
+static void pool_give_back_locked(void)
+{
+	for (unsigned int i = 0; i < conn.pool_count; i++) {
+		unsigned int at = (conn.pool_head + i) % FL_PROTO_POOL_FILL_MAX;
+
+		close_own(conn.pool[at], &conn.pool_id[at]);
+		close_own(conn.pool_sig[at], &conn.pool_sig_id[at]);
+		conn.pool[at] = -1;
+		conn.pool_sig[at] = -1;
+	}
+	conn.pool_batch = 0;
+}
+
+/*
+ * Under conn.lock: close the signal ends of fences that nobody holds any
+ * more (every copy of the fence fd was closed: the end hangs up). Nobody
+ * can wait on such a fence, and the daemon lets go of it too; without this
+ * a program that drops pending fences would keep their ends until the
+ * timeline is signalled past them.
+ */
+static void kept_sweep_locked(void)
+{
+	struct pollfd p[KEPT_MAX];
+	unsigned int j = 0;
+
+	for (unsigned int i = 0; i < conn.nkept; i++)
+		p[i] = (struct pollfd){ conn.kept[i].fd, 0, 0 };
+	if (!conn.nkept || poll(p, conn.nkept, 0) <= 0)
+		return;
+	for (unsigned int i = 0; i < conn.nkept; i++) {
+		if (p[i].revents & (POLLHUP | POLLNVAL))
+			close_own(conn.kept[i].fd, &conn.kept[i].id);
+		else
+			conn.kept[j++] = conn.kept[i];
+	}
+	conn.nkept = j;
+}
+
+/*
+ * The watcher, a thread that runs while this process holds signal ends or
+ * pooled fds. Signal ends: a process that keeps them would otherwise keep
+ * its fences' sockets open after the daemon died, and their waiters would
+ * hang instead of reading end-of-file; when the connection hangs up, close
+ * them. Pooled fds: once the program has made no fence for a tick (the
+ * idle period), give them back. With nothing left to watch, it exits and
+ * closes its own fds, so an idle program holds no more fds than its
+ * connection.
  */
 static void *watch_main(void *arg)
 {
 	struct watch *w = arg;
 	struct pollfd p[2] = { { w->conn_fd, POLLRDHUP, 0 }, { w->stop_fd, POLLIN, 0 } };
+	/*
+	 * Ticks are at most WATCH_TICK_MS apart, so that a stop that could not
+	 * wake us is seen soon; the pool goes back after enough idle ticks.
+	 */
+	unsigned int tick =
+		conn.idle_ms ? FL_MIN(conn.idle_ms, (unsigned int)WATCH_TICK_MS) : WATCH_TICK_MS;
+	unsigned int idle_ticks = 0, ticks_to_idle = (conn.idle_ms + tick - 1) / tick;
+	bool hung_up = false, locked;
 
 	pthread_setname_np(pthread_self(), "fl-conn-watch");
 
-	while (poll(p, 2, -1) < 0 && errno == EINTR)
-		;
-	/*
-	 * Hung up. conn.lock's holder may be joining us (it dropped the
-	 * connection meanwhile), so never block on the lock: try, and give up
-	 * once told to stop.
-	 */
 	while (!atomic_load(&w->stop)) {
-		if (pthread_mutex_trylock(&conn.lock) == 0) {
-			if (atomic_load(&conn.generation) == w->generation)
-				kept_drop_locked();
+		int n = poll(p, 2, (int)tick);
+
+		if (n < 0 || atomic_load(&w->stop))
+			continue;
+		/* A number the program took is polled no more. */
+		if (!fd_is(w->conn_fd, &w->conn_id))
+			p[0].fd = -1;
+		else if (n > 0 && p[0].revents)
+			hung_up = true;
+		if (!fd_is(w->stop_fd, &w->stop_id))
+			p[1].fd = -1;
+		/*
+		 * conn.lock's holder may be joining us (it dropped the
+		 * connection meanwhile), so never block on the lock: try, and
+		 * give up once told to stop.
+		 */
+		locked = false;
+		while (!atomic_load(&w->stop)) {
+			if (pthread_mutex_trylock(&conn.lock) == 0) {
+				locked = true;
+				break;
+			}
+			poll(NULL, 0, 1);
+		}
+		if (!locked)
+			break;
+		if (atomic_load(&conn.generation) != w->generation) {
+			pthread_mutex_unlock(&conn.lock);
+			break;
+		}
+		if (hung_up) {
+			kept_drop_locked();
 			pthread_mutex_unlock(&conn.lock);
 			FL_LOG("daemon", "connection hung up: signal ends closed");
 			break;
 		}
-		poll(NULL, 0, 1);
+		idle_ticks = conn.uses == w->seen_uses ? idle_ticks + 1 : 0;
+		if (conn.idle_ms && idle_ticks >= ticks_to_idle) {
+			if (pool_has_fds_locked())
+				FL_LOG("daemon", "pool idle for %u ms: pooled fds given back",
+				       conn.idle_ms);
+			pool_give_back_locked();
+			kept_sweep_locked();
+		}
+		w->seen_uses = conn.uses;
+		if (!conn.nkept && !pool_has_fds_locked()) {
+			/*
+			 * Nothing to watch: gone, and nobody is to join us. The
+			 * fds go under the lock, so that no fork() copies them.
+			 */
+			close_own(w->conn_fd, &w->conn_id);
+			close_own(w->stop_fd, &w->stop_id);
+			conn.watch = NULL;
+			pthread_detach(pthread_self());
+			pthread_mutex_unlock(&conn.lock);
+			free(w);
+			return NULL;
+		}
+		pthread_mutex_unlock(&conn.lock);
 	}
 	atomic_store(&w->done, true);
 	return NULL;
@@ -198,7 +413,8 @@ static int watch_start_locked(void)
 		return -ENOMEM;
 	w->conn_fd = fcntl(conn.fd, F_DUPFD_CLOEXEC, 0);
 	w->stop_fd = eventfd(0, EFD_CLOEXEC);
-	if (w->conn_fd < 0 || w->stop_fd < 0) {
+	if (w->conn_fd < 0 || w->stop_fd < 0 || fd_id(w->conn_fd, &w->conn_id) < 0 ||
+	    fd_id(w->stop_fd, &w->stop_id) < 0) {
 		r = -errno;
 		fl__close(w->conn_fd);
 		fl__close(w->stop_fd);
@@ -206,6 +422,7 @@ static int watch_start_locked(void)
 		return r;
 	}
 	w->generation = atomic_load(&conn.generation);
+	w->seen_uses = conn.uses;
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 64 * 1024);
 	r = fl__thread_start(&w->thread, &attr, watch_main, w);
@@ -246,8 +463,7 @@ static void atfork_child(void)
 	atomic_store(&conn.unflushed, false);
 	atomic_fetch_add(&conn.generation, 1);
 	/* Closing our copy leaves the parent's connection untouched. */
-	if (conn.fd >= 0)
-		close(conn.fd);
+	close_own(conn.fd, &conn.id);
 	conn.fd = -1;
 	/* No watcher thread in the child: only its copies of the watcher's fds. */
 	if (conn.watch) {
@@ -258,32 +474,79 @@ static void atfork_child(void)
 	pthread_mutex_unlock(&conn.lock);
 }
 
-/* $FENCELINE_SOCKET, else $XDG_RUNTIME_DIR/fenceline.sock, else /tmp/fenceline-UID/. */
+/* A directory only we can have made and only we can enter: ours, and closed to others. */
+static bool dir_is_ours(const char *dir)
+{
+	struct stat st;
+
+	return lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+	       !(st.st_mode & 077);
+}
+
+/*
+ * The socket directory when /tmp/fenceline-UID is not ours (anybody can
+ * create that name first): /run/user/UID, which only root creates, else
+ * ~/.fenceline, in a home that others cannot write to. Return: 0 with the
+ * directory in @dir, or -EPERM.
+ */
+static int fallback_dir(const char *squatted, char *dir, size_t cap)
+{
+	static atomic_bool told;
+	const char *home = getenv("HOME");
+	struct stat st;
+	int n;
+
+	snprintf(dir, cap, "/run/user/%u", (unsigned int)geteuid());
+	if (dir_is_ours(dir))
+		goto found;
+	if (home && home[0] == '/' && lstat(home, &st) == 0 && S_ISDIR(st.st_mode) &&
+	    st.st_uid == geteuid() && !(st.st_mode & 022)) {
+		n = snprintf(dir, cap, "%s/.fenceline", home);
+		if (n > 0 && (size_t)n < cap && (mkdir(dir, 0700) == 0 || errno == EEXIST) &&
+		    dir_is_ours(dir))
+			goto found;
+	}
+	fprintf(stderr,
+		"fenceline: refusing the daemon socket directory %s: it must be a directory "
+		"owned by uid %u with mode 0700, and neither /run/user/%u nor $HOME/.fenceline "
+		"can stand in for it (set XDG_RUNTIME_DIR or FENCELINE_SOCKET)\n",
+		squatted, (unsigned int)geteuid(), (unsigned int)geteuid());
+	return -EPERM;
+found:
+	if (!atomic_exchange(&told, true))
+		fprintf(stderr,
+			"fenceline: %s is not a private directory of uid %u (somebody else "
+			"made it?): using %s instead\n",
+			squatted, (unsigned int)geteuid(), dir);
+	return 0;
+}
+
+/*
+ * $FENCELINE_SOCKET, else $XDG_RUNTIME_DIR/fenceline.sock, else
+ * /tmp/fenceline-UID/, else a fall-back (fallback_dir()).
+ */
 static int socket_path(char *buf, size_t cap)
 {
 	const char *env = getenv("FENCELINE_SOCKET");
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	char dir[64];
-	struct stat st;
-	int n;
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	int n, r;
 
 	if (env && env[0])
 		n = snprintf(buf, cap, "%s", env);
 	else if (xdg && xdg[0] == '/')
 		n = snprintf(buf, cap, "%s/fenceline.sock", xdg);
 	else {
-		snprintf(dir, sizeof(dir), "/tmp/fenceline-%u", (unsigned int)geteuid());
-		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-			return -errno;
+		char tmp[64];
+
+		snprintf(tmp, sizeof(tmp), "/tmp/fenceline-%u", (unsigned int)geteuid());
 		/* Somebody else's directory, or one others can write to, is a trap. */
-		if (lstat(dir, &st) < 0)
-			return -errno;
-		if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077)) {
-			fprintf(stderr,
-				"fenceline: refusing the daemon socket directory %s: it must be "
-				"a directory owned by uid %u with mode 0700\n",
-				dir, (unsigned int)geteuid());
-			return -EPERM;
+		if ((mkdir(tmp, 0700) == 0 || errno == EEXIST) && dir_is_ours(tmp)) {
+			snprintf(dir, sizeof(dir), "%s", tmp);
+		} else {
+			r = fallback_dir(tmp, dir, sizeof(dir));
+			if (r < 0)
+				return r;
 		}
 		n = snprintf(buf, cap, "%s/fenceline.sock", dir);
 	}
@@ -292,24 +555,73 @@ static int socket_path(char *buf, size_t cap)
 	return 0;
 }
 
-static int connect_once(const char *path)
+/* A send or receive on the connection that timed out (SO_SNDTIMEO, SO_RCVTIMEO). */
+static int io_errno(int err)
+{
+	if (err == EAGAIN || err == EWOULDBLOCK)
+		return -ETIMEDOUT;
+	return err == ECONNRESET || err == EPIPE ? -ECONNRESET : -err;
+}
+
+/*
+ * A connected socket, or a negative errno. With @timeout_ms, every send,
+ * receive and the connect itself (a listener whose backlog is full) wait
+ * at most that long, so a daemon that stopped answering, or a listener
+ * that never does, gives -ETIMEDOUT instead of a hang. The kernel's
+ * socket timeouts cost nothing per request.
+ */
+static int connect_once(const char *path, unsigned int timeout_ms)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct timeval tv = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000 };
 	int fd;
 
 	strcpy(addr.sun_path, path); /* length checked by socket_path() */
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
+	if (timeout_ms && (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0 ||
+			   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)) {
+		int r = -errno;
+
+		close(fd);
+		return r;
+	}
 	while (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
 		int r = -errno;
 
 		if (r == -EINTR)
 			continue;
 		close(fd);
-		return r;
+		return r == -EAGAIN ? -ETIMEDOUT : r;
 	}
 	return fd;
+}
+
+/*
+ * Whoever listens on the socket must be our own daemon (our uid), a system
+ * daemon (root), or the uid $FENCELINE_DAEMON_UID names, before we send it
+ * a thing or believe a thing it answers: a socket path can be pointed at,
+ * or planted in, a place another user controls.
+ */
+static int peer_trusted(int fd, const char *path)
+{
+	struct ucred uc;
+	socklen_t len = sizeof(uc);
+	const char *env = getenv("FENCELINE_DAEMON_UID");
+	char *end;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &len) < 0)
+		return -errno;
+	if (uc.uid == geteuid() || uc.uid == 0)
+		return 0;
+	if (env && env[0] && strtoul(env, &end, 10) == uc.uid && !*end)
+		return 0;
+	fprintf(stderr,
+		"fenceline: refusing the daemon at %s: it runs as uid %u, not as uid %u or root "
+		"(FENCELINE_DAEMON_UID=%u would trust it)\n",
+		path, (unsigned int)uc.uid, (unsigned int)geteuid(), (unsigned int)uc.uid);
+	return -EPERM;
 }
 
 static int send_packet(int fd, const void *buf, size_t len, const int *fds, unsigned int nfds)
@@ -338,17 +650,21 @@ static int send_packet(int fd, const void *buf, size_t len, const int *fds, unsi
 		n = sendmsg(fd, &msg, MSG_NOSIGNAL);
 	} while (n < 0 && errno == EINTR);
 	if (n < 0)
-		return -errno;
+		return errno == EAGAIN || errno == EWOULDBLOCK ? -ETIMEDOUT : -errno;
 	return n == (ssize_t)len ? 0 : -EPROTO;
 }
 
 /*
  * Read one reply carrying up to @max fds, stored in @fds (*@ret_nfds of
  * them). More fds than that, or a truncated packet, is -EPROTO with every
- * fd closed.
+ * fd closed. Fds the kernel could not install (our fd table is full: it
+ * installs what fits, drops the rest and sets MSG_CTRUNC) are -EMFILE,
+ * with the fds that did arrive closed, unless @ret_short takes them: then
+ * it is set and the reply returned as it is. Either way the whole reply
+ * was read, so the connection is still in step.
  */
 static int recv_packet_fds(int fd, void *buf, size_t cap, int *fds, unsigned int max,
-			   unsigned int *ret_nfds)
+			   unsigned int *ret_nfds, bool *ret_short)
 {
 	union {
 		struct cmsghdr align;
@@ -367,7 +683,7 @@ static int recv_packet_fds(int fd, void *buf, size_t cap, int *fds, unsigned int
 		n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
 	} while (n < 0 && errno == EINTR);
 	if (n < 0)
-		return errno == ECONNRESET || errno == EPIPE ? -ECONNRESET : -errno;
+		return io_errno(errno);
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 			continue;
@@ -383,9 +699,18 @@ static int recv_packet_fds(int fd, void *buf, size_t cap, int *fds, unsigned int
 			}
 		}
 	}
+	if (ret_short)
+		*ret_short = false;
+	if (n > 0 && !extra && (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) == MSG_CTRUNC &&
+	    ret_short) {
+		*ret_short = true;
+		msg.msg_flags = 0;
+	}
 	if (n == 0 || extra || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
 		for (unsigned int i = 0; i < got; i++)
 			close(fds[i]);
+		if (n > 0 && !extra && (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) == MSG_CTRUNC)
+			return -EMFILE;
 		return n == 0 ? -ECONNRESET : -EPROTO;
 	}
 	*ret_nfds = got;
@@ -410,7 +735,7 @@ static int recv_packet(int fd, void *buf, size_t cap, int *ret_fd)
 		n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
 	} while (n < 0 && errno == EINTR);
 	if (n < 0)
-		return errno == ECONNRESET || errno == EPIPE ? -ECONNRESET : -errno;
+		return io_errno(errno);
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 			continue;
@@ -429,6 +754,11 @@ static int recv_packet(int fd, void *buf, size_t cap, int *ret_fd)
 	if (n == 0) {
 		fl__close(got);
 		return -ECONNRESET;
+	}
+	/* Our fd table is full: the whole reply was read, the connection is fine. */
+	if (!extra && (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) == MSG_CTRUNC) {
+		fl__close(got);
+		return -EMFILE;
 	}
 	if (extra || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
 		fl__close(got);
@@ -603,7 +933,6 @@ static void sleep_ms(unsigned int ms)
 		;
 }
 
-/* Under conn.lock: make sure conn.fd is this process's live connection. */
 /* fl__client_set_no_spawn(): tools that look at a daemon never start one. */
 static atomic_bool no_spawn;
 
@@ -612,11 +941,41 @@ void fl__client_set_no_spawn(bool on)
 	atomic_store(&no_spawn, on);
 }
 
+/* fl__client_set_timeout_ms(); -1: $FENCELINE_REQUEST_TIMEOUT_MS or the default. */
+static atomic_int timeout_set = -1;
+
+void fl__client_set_timeout_ms(int ms)
+{
+	atomic_store(&timeout_set, ms < 0 ? -1 : ms);
+}
+
+static void drop_locked(void);
+
+/*
+ * Under conn.lock: is conn.fd still our connection? One fstat() per call
+ * that uses it (see the top of this file). A number the program closed or
+ * took loses us the connection and everything that came with it: what is
+ * still ours is closed, what is not is forgotten.
+ */
+static bool conn_live_locked(void)
+{
+	if (conn.fd < 0)
+		return false;
+	if (fd_is(conn.fd, &conn.id))
+		return true;
+	FL_LOG("daemon", "fd %d is no longer our connection: connecting again", conn.fd);
+	conn.fd = -1;
+	drop_locked();
+	atomic_store(&conn.unflushed, false);
+	return false;
+}
+
+/* Under conn.lock: make sure conn.fd is this process's live connection. */
 static int ensure_connected_locked(bool may_spawn)
 {
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	uint64_t deadline = 0;
-	unsigned int backoff = 1;
+	unsigned int backoff = 1, timeout_ms;
 	bool spawned = false;
 	int fd, r;
 
@@ -625,17 +984,30 @@ static int ensure_connected_locked(bool may_spawn)
 		conn.atfork_done = true;
 	}
 	/* A fork() drops the child's copy (atfork_child), so a live fd is ours. */
-	if (conn.fd >= 0)
+	if (conn_live_locked())
 		return 0;
 	r = socket_path(path, sizeof(path));
 	if (r < 0)
 		return r;
+	timeout_ms = atomic_load(&timeout_set) >= 0
+			     ? (unsigned int)atomic_load(&timeout_set)
+			     : env_ms("FENCELINE_REQUEST_TIMEOUT_MS", REQUEST_TIMEOUT_MS);
 	for (;;) {
-		fd = connect_once(path);
+		fd = connect_once(path, timeout_ms);
 		if (fd >= 0) {
+			r = peer_trusted(fd, path);
+			if (r < 0) {
+				close(fd);
+				return r;
+			}
 			r = hello(fd);
-			if (r > 0) {
+			if (r > 0 && fd_id(fd, &conn.id) == 0) {
 				conn.fd = fd;
+				conn.timeout_ms = timeout_ms;
+				conn.idle_ms = env_ms("FENCELINE_POOL_IDLE_MS", POOL_IDLE_MS);
+				conn.pool_max =
+					FL_MIN(env_ms("FENCELINE_POOL_MAX", FL_PROTO_POOL_FILL_MAX),
+					       (unsigned int)FL_PROTO_POOL_FILL_MAX);
 				conn.pid = getpid();
 				conn.seq = 0;
 				conn.daemon_pid = r;
@@ -658,10 +1030,20 @@ static int ensure_connected_locked(bool may_spawn)
 					"fenceline: the daemon at %s speaks another protocol "
 					"version than this library (%d)\n",
 					path, FL_PROTO_VERSION);
+			if (r == -ETIMEDOUT)
+				fprintf(stderr,
+					"fenceline: the daemon at %s did not answer within %u ms "
+					"(FENCELINE_REQUEST_TIMEOUT_MS)\n",
+					path, timeout_ms);
 			/* ECONNRESET: a daemon exiting while idle; try again. */
 			if (r != -ECONNRESET && r != -EPIPE)
 				return r;
 		} else if (fd != -ENOENT && fd != -ECONNREFUSED && fd != -ECONNRESET) {
+			if (fd == -ETIMEDOUT)
+				fprintf(stderr,
+					"fenceline: connecting to %s timed out after %u ms: its "
+					"daemon does not accept connections\n",
+					path, timeout_ms);
 			if (fd == -EACCES)
 				fprintf(stderr, "fenceline: cannot connect to %s: %s\n", path,
 					strerror(EACCES));
@@ -688,8 +1070,7 @@ static int ensure_connected_locked(bool may_spawn)
 
 static void drop_locked(void)
 {
-	if (conn.fd >= 0)
-		close(conn.fd);
+	close_own(conn.fd, &conn.id);
 	conn.fd = -1;
 	pool_drop_locked();
 }
@@ -711,7 +1092,7 @@ static int call(unsigned int generation, uint32_t op, uint32_t flags, const void
 	pthread_mutex_lock(&conn.lock);
 retry:
 	/* A request naming a handle must go to the connection that gave it. */
-	if (generation && (conn.fd < 0 || atomic_load(&conn.generation) != generation)) {
+	if (generation && (!conn_live_locked() || atomic_load(&conn.generation) != generation)) {
 		r = -ESTALE;
 		goto out;
 	}
@@ -736,6 +1117,11 @@ retry:
 		r = -ECONNRESET;
 		goto out;
 	}
+	if (r == -ETIMEDOUT) {
+		drop_locked();
+		FL_LOG("daemon", "%s timed out", fl__proto_op_name(op));
+		goto out;
+	}
 	if (r < 0)
 		goto out;
 	if (oneway) {
@@ -752,12 +1138,17 @@ retry:
 		}
 		n = -EPROTO;
 	}
-	if (n < 0) {
+	if (n < 0 && n != -EMFILE) {
 		drop_locked();
 		FL_LOG("daemon", "connection lost waiting for %s: %d", fl__proto_op_name(op), n);
 		if (n == -ECONNRESET && nfds == 0 && attempt++ == 0 && op != FL_OP_TIMELINE_CREATE)
 			goto retry;
 		r = n;
+		goto out;
+	}
+	if (n < 0) {
+		r = n; /* the fd it carried did not fit in our fd table */
+		atomic_store(&conn.unflushed, false);
 		goto out;
 	}
 	r = n;
@@ -787,9 +1178,10 @@ static int roundtrip_fds_locked(void *req, size_t len, void *reply, size_t reply
 				unsigned int max, unsigned int *nfds)
 {
 	struct fl_msg_hdr h;
-	int r, n;
+	int r, n = 0, attempt = 0;
 
 	*nfds = 0;
+retry:
 	r = pool_settle_locked();
 	if (r < 0)
 		return r;
@@ -799,17 +1191,36 @@ static int roundtrip_fds_locked(void *req, size_t len, void *reply, size_t reply
 	r = send_packet(conn.fd, req, len, NULL, 0);
 	if (r < 0) {
 		drop_locked();
-		return r == -EPIPE || r == -ENOTCONN ? -ECONNRESET : r;
+		r = r == -EPIPE || r == -ENOTCONN ? -ECONNRESET : r;
+	} else {
+		n = recv_packet_fds(conn.fd, reply, reply_len, fds, max, nfds, NULL);
+		if (n >= 0 && check_reply(reply, n, h.op, h.seq) < 0) {
+			close_fds(fds, *nfds);
+			n = -EPROTO;
+		}
+		if (n == -EMFILE)
+			return n; /* read whole: the connection is fine */
+		if (n < 0) {
+			*nfds = 0;
+			drop_locked();
+			r = n;
+		}
 	}
-	n = recv_packet_fds(conn.fd, reply, reply_len, fds, max, nfds);
-	if (n >= 0 && check_reply(reply, n, h.op, h.seq) < 0)
-		n = -EPROTO;
-	if (n < 0) {
-		close_fds(fds, *nfds);
-		*nfds = 0;
-		drop_locked();
-		return n;
+	/*
+	 * A daemon that died since our last request (killed while we were
+	 * idle) is found out only now. These requests carry no fds and create
+	 * what they answer, so a new daemon can take them: the next call must
+	 * work, not the one after it.
+	 */
+	if (r == -ECONNRESET && attempt++ == 0) {
+		FL_LOG("daemon", "connection lost: %s again on a new one", fl__proto_op_name(h.op));
+		r = ensure_connected_locked(true);
+		if (r < 0)
+			return r;
+		goto retry;
 	}
+	if (r < 0)
+		return r;
 	atomic_store(&conn.unflushed, false);
 	r = fl__client_reply_status(reply);
 	if (r == 0 && n != (int)reply_len)
@@ -848,23 +1259,36 @@ static int pool_fill_send_locked(uint32_t count)
 	return 0;
 }
 
-/* Under conn.lock, with a fill sent: read its reply into the pool. */
+static int watch_start_locked(void);
+
+/*
+ * Under conn.lock, with a fill sent: read its reply into the pool. Near our
+ * fd limit the kernel installs only the fds that fit: the fence fds come
+ * first, so we keep what arrived and the slots whose fds did not become
+ * slots without an fd (see conn.pool); the signal ends, which come last, are
+ * the first to go. Fills then start small again and ask for no ends, which
+ * cost an fd each.
+ */
 static int pool_fill_recv_locked(void)
 {
 	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_pool_reply)];
 	struct fl_msg_pool_reply rep = { { 0, 0 }, 0, 0 };
 	int fds[2 * FL_PROTO_POOL_FILL_MAX], r, n;
 	unsigned int nfds = 0, per = conn.fill_per;
+	bool cut = false;
 
 	conn.fill_per = 0;
-	n = recv_packet_fds(conn.fd, reply, sizeof(reply), fds, 2 * FL_PROTO_POOL_FILL_MAX, &nfds);
+	n = recv_packet_fds(conn.fd, reply, sizeof(reply), fds, 2 * FL_PROTO_POOL_FILL_MAX, &nfds,
+			    &cut);
 	if (n >= 0 && check_reply(reply, n, FL_OP_POOL_FILL, conn.fill_seq) < 0)
 		n = -EPROTO;
 	r = n < 0 ? n : fl__client_reply_status(reply);
 	if (r == 0) {
 		memcpy(&rep, reply + sizeof(struct fl_msg_hdr), sizeof(rep));
-		if (n != (int)sizeof(reply) || rep.count * per != nfds || !nfds ||
-		    rep.count > conn.fill_count || rep.first != conn.pool_slot + conn.pool_count ||
+		if (n != (int)sizeof(reply) ||
+		    (cut ? nfds >= rep.count * per : rep.count * per != nfds) || (!nfds && !cut) ||
+		    !rep.count || rep.count > conn.fill_count ||
+		    rep.first != conn.pool_slot + conn.pool_count ||
 		    conn.pool_count + rep.count > FL_PROTO_POOL_FILL_MAX)
 			r = -EPROTO;
 	}
@@ -877,11 +1301,25 @@ static int pool_fill_recv_locked(void)
 	}
 	for (unsigned int i = 0; i < rep.count; i++) {
 		unsigned int at = (conn.pool_head + conn.pool_count + i) % FL_PROTO_POOL_FILL_MAX;
+		unsigned int sig = rep.count + i;
 
-		conn.pool[at] = fds[i];
-		conn.pool_sig[at] = per == 2 ? fds[rep.count + i] : -1;
+		conn.pool[at] = i < nfds ? fds[i] : -1;
+		conn.pool_sig[at] = per == 2 && sig < nfds ? fds[sig] : -1;
+		if (conn.pool[at] >= 0 && fd_id(conn.pool[at], &conn.pool_id[at]) < 0)
+			conn.pool[at] = -1;
+		if (conn.pool_sig[at] >= 0 && fd_id(conn.pool_sig[at], &conn.pool_sig_id[at]) < 0)
+			conn.pool_sig[at] = -1;
 	}
 	conn.pool_count += rep.count;
+	if (cut) {
+		FL_LOG("daemon", "fd table full: %u of %u pooled fds arrived", nfds,
+		       rep.count * per);
+		conn.pool_batch = 0;
+		conn.ends_score = -ENDS_SCORE_MAX;
+	}
+	/* Given back once the program is idle (the watcher). */
+	if (conn.idle_ms && nfds)
+		(void)watch_start_locked();
 	return 0;
 }
 
@@ -898,27 +1336,81 @@ static int pool_settle_locked(void)
 }
 
 /*
- * Under conn.lock, connected: have a pooled fd ready. The first fills
- * grow (4, 8, 16, 32: a process making one fence should not hold 32
- * fds) and are waited for; from then on, once half the pool is used, the
- * other half is asked for ahead, so the daemon makes the next fds while
- * we use the rest and no fence waits for a fill. At most 32 unused.
+ * Under conn.lock, connected: use up the oldest slot, whose fd we do not
+ * have, with a fence of its own (of @handle, for value 0: complete at once
+ * and held by nobody, it goes as soon as it comes), so that the next slot
+ * is the oldest. The daemon takes slots strictly in order.
  */
-static int pool_take_ready_locked(void)
+static int slot_skip_locked(uint32_t handle)
 {
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_fence_new b;
+	} req = { { FL_OP_FENCE_NEW, 0, 0, sizeof(struct fl_msg_fence_new) },
+		  { .value = 0, .handle = handle } };
+	unsigned int at = conn.pool_head % FL_PROTO_POOL_FILL_MAX;
 	int r;
 
-	if (conn.pool_count)
-		return 0;
-	if (!conn.fill_per) {
-		conn.pool_batch =
-			conn.pool_batch ? FL_MIN(conn.pool_batch * 2, FL_PROTO_POOL_FILL_MAX) : 4;
-		r = pool_fill_send_locked(conn.pool_batch);
+	fl__name_copy(req.b.name, sizeof(req.b.name), UNUSED_SLOT_NAME);
+	req.b.slot = conn.pool_slot;
+	req.h.seq = ++conn.seq;
+	r = send_packet(conn.fd, &req, sizeof(req), NULL, 0);
+	if (r < 0) {
+		drop_locked();
+		return r == -EPIPE || r == -ENOTCONN ? -ECONNRESET : r;
+	}
+	close_own(conn.pool_sig[at], &conn.pool_sig_id[at]);
+	conn.pool_sig[at] = -1;
+	conn.pool_head++;
+	conn.pool_count--;
+	conn.pool_slot++;
+	return 0;
+}
+
+/*
+ * Under conn.lock, connected: have a pooled fd of ours at the head of the
+ * pool, for a fence of @handle. The first fills grow (4, 8, 16, 32: a
+ * process making one fence should not hold 32 fds) and are waited for;
+ * from then on, once half the pool is used, the other half is asked for
+ * ahead, so the daemon makes the next fds while we use the rest and no
+ * fence waits for a fill. At most conn.pool_max unused (32).
+ * Return: 0; -EMFILE when a fill brought no fd (our fd table is full); a
+ * connection error or the daemon's.
+ */
+static int pool_take_ready_locked(uint32_t handle)
+{
+	bool filled = false;
+	int r;
+
+	for (;;) {
+		while (conn.pool_count) {
+			unsigned int at = conn.pool_head % FL_PROTO_POOL_FILL_MAX;
+
+			if (fd_is(conn.pool[at], &conn.pool_id[at]))
+				return 0;
+			if (conn.pool[at] >= 0)
+				FL_LOG("daemon",
+				       "pooled fd %d is no longer ours: its slot goes unused",
+				       conn.pool[at]);
+			r = slot_skip_locked(handle);
+			if (r < 0)
+				return r;
+		}
+		if (filled)
+			return -EMFILE;
+		if (!conn.fill_per) {
+			conn.pool_batch = conn.pool_batch ? FL_MIN(conn.pool_batch * 2,
+								   FL_MAX(conn.pool_max, 1u))
+							  : FL_MIN(4u, FL_MAX(conn.pool_max, 1u));
+			r = pool_fill_send_locked(conn.pool_batch);
+			if (r < 0)
+				return r;
+		}
+		r = pool_fill_recv_locked();
 		if (r < 0)
 			return r;
+		filled = true;
 	}
-	r = pool_fill_recv_locked();
-	return r == 0 && !conn.pool_count ? -EPROTO : r;
 }
 
 /* Under conn.lock, after taking a pooled fd: ask ahead for the next half. */
@@ -926,8 +1418,8 @@ static void pool_fill_ahead_locked(void)
 {
 	const uint32_t half = FL_PROTO_POOL_FILL_MAX / 2;
 
-	if (conn.fd >= 0 && !conn.fill_per && conn.pool_batch == FL_PROTO_POOL_FILL_MAX &&
-	    conn.pool_count <= half)
+	if (conn.fd >= 0 && !conn.fill_per && conn.pool_max == FL_PROTO_POOL_FILL_MAX &&
+	    conn.pool_batch == FL_PROTO_POOL_FILL_MAX && conn.pool_count <= half)
 		(void)pool_fill_send_locked(FL_PROTO_POOL_FILL_MAX - half);
 }
 
@@ -958,7 +1450,7 @@ static void owned_forget_locked(uint32_t handle)
 {
 	for (unsigned int i = 0; i < conn.nkept;) {
 		if (conn.kept[i].handle == handle) {
-			close(conn.kept[i].fd);
+			close_own(conn.kept[i].fd, &conn.kept[i].id);
 			conn.kept[i] = conn.kept[--conn.nkept];
 		} else {
 			i++;
@@ -975,7 +1467,7 @@ static void owned_forget_locked(uint32_t handle)
 void fl__client_bound(unsigned int generation, uint32_t handle)
 {
 	pthread_mutex_lock(&conn.lock);
-	if (conn.fd >= 0 && atomic_load(&conn.generation) == generation)
+	if (conn_live_locked() && atomic_load(&conn.generation) == generation)
 		owned_forget_locked(handle);
 	pthread_mutex_unlock(&conn.lock);
 }
@@ -997,17 +1489,22 @@ static bool owned_reached(const struct owned *o, uint64_t now, uint64_t value)
  * (or its timeline, or the connection, is gone). Return: true (the caller
  * owns @sig and keeps it once the request is sent), or false (closed).
  */
-static bool kept_prepare_locked(uint32_t handle, uint64_t value, int sig)
+static bool kept_prepare_locked(uint32_t handle, uint64_t value, int sig, const struct fdid *sig_id)
 {
 	struct owned *o = owned_find_locked(handle);
 
+	/*
+	 * An end is checked when it is used (a record written, a close), not
+	 * here: an end whose number the program took is then left alone, and
+	 * its fence left to the daemon. Keeping it costs no syscall.
+	 */
 	if (sig < 0) {
 		if (o)
 			o->unkept = true;
 		return false;
 	}
 	if (!o || owned_reached(o, __atomic_load_n(&o->page->value, __ATOMIC_SEQ_CST), value)) {
-		close(sig);
+		close_own(sig, sig_id);
 		return false;
 	}
 	if (conn.nkept == KEPT_MAX) {
@@ -1021,7 +1518,7 @@ static bool kept_prepare_locked(uint32_t handle, uint64_t value, int sig)
 			if (!ko ||
 			    owned_reached(ko, __atomic_load_n(&ko->page->value, __ATOMIC_SEQ_CST),
 					  k->value))
-				close(k->fd);
+				close_own(k->fd, &k->id);
 			else
 				conn.kept[j++] = *k;
 		}
@@ -1035,7 +1532,7 @@ static bool kept_prepare_locked(uint32_t handle, uint64_t value, int sig)
 	 */
 	if (conn.nkept == KEPT_MAX || watch_start_locked() < 0) {
 		conn.ends_score = FL_MAX(conn.ends_score - 1, -ENDS_SCORE_MAX);
-		close(sig);
+		close_own(sig, sig_id);
 		return false;
 	}
 	return true;
@@ -1051,13 +1548,15 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
 	} req = { { FL_OP_FENCE_NEW, reply_wanted ? FL_MSG_F_REPLY : 0, 0,
 		    sizeof(struct fl_msg_fence_new) },
 		  { .value = value, .handle = handle } };
+	struct fdid fid, sig_id;
+	unsigned int at;
 	int r, n, fd, sig;
 	bool keep;
 
 	fl__name_copy(req.b.name, sizeof(req.b.name), name);
 	pthread_mutex_lock(&conn.lock);
 	/* The handle is from the connection of that generation only. */
-	if (conn.fd < 0 || atomic_load(&conn.generation) != generation) {
+	if (!conn_live_locked() || atomic_load(&conn.generation) != generation) {
 		r = -ESTALE;
 		goto out;
 	}
@@ -1075,16 +1574,24 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
 		if (reply_wanted)
 			req.h.flags |= FL_MSG_F_REPLY;
 	}
-	r = pool_take_ready_locked();
+	conn.uses++;
+	r = pool_take_ready_locked(handle);
 	/* Our reply must not find a fill's ahead of it. */
-	if (r == 0 && reply_wanted)
+	if (r == 0 && reply_wanted) {
 		r = pool_settle_locked();
+		/* Settling may have found the head's number taken: look again. */
+		if (r == 0)
+			r = pool_take_ready_locked(handle);
+	}
 	if (r < 0)
 		goto out;
-	fd = conn.pool[conn.pool_head % FL_PROTO_POOL_FILL_MAX];
-	sig = conn.pool_sig[conn.pool_head % FL_PROTO_POOL_FILL_MAX];
-	conn.pool_sig[conn.pool_head % FL_PROTO_POOL_FILL_MAX] = -1;
-	keep = kept_prepare_locked(handle, value, sig);
+	at = conn.pool_head % FL_PROTO_POOL_FILL_MAX;
+	fd = conn.pool[at];
+	fid = conn.pool_id[at];
+	sig = conn.pool_sig[at];
+	sig_id = conn.pool_sig_id[at];
+	conn.pool_sig[at] = -1;
+	keep = kept_prepare_locked(handle, value, sig, &sig_id);
 	if (keep)
 		req.h.flags |= FL_MSG_F_KEPT;
 	req.b.slot = conn.pool_slot;
@@ -1092,7 +1599,7 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
 	r = send_packet(conn.fd, &req, sizeof(req), NULL, 0);
 	if (r < 0) {
 		if (keep)
-			close(sig);
+			close_own(sig, &sig_id);
 		drop_locked();
 		r = r == -EPIPE || r == -ENOTCONN ? -ECONNRESET : r;
 		goto out;
@@ -1101,7 +1608,7 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
 	conn.pool_count--;
 	conn.pool_slot++;
 	if (keep)
-		conn.kept[conn.nkept++] = (struct kept){ handle, value, sig };
+		conn.kept[conn.nkept++] = (struct kept){ handle, value, sig, sig_id };
 	pool_fill_ahead_locked();
 	if (!reply_wanted) {
 		if (!atomic_load(&conn.unflushed))
@@ -1114,7 +1621,7 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
 	if (n >= 0 && check_reply(reply, n, FL_OP_FENCE_NEW, req.h.seq) < 0)
 		n = -EPROTO;
 	if (n < 0) {
-		close(fd);
+		close_own(fd, &fid);
 		drop_locked();
 		r = n;
 		goto out;
@@ -1122,10 +1629,10 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
 	atomic_store(&conn.unflushed, false);
 	r = fl__client_reply_status(reply);
 	if (r < 0) {
-		close(fd);
+		close_own(fd, &fid);
 		for (unsigned int i = 0; keep && i < conn.nkept; i++)
 			if (conn.kept[i].fd == sig) {
-				close(sig);
+				close_own(sig, &sig_id);
 				conn.kept[i] = conn.kept[--conn.nkept];
 				break;
 			}
@@ -1196,10 +1703,11 @@ int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t c
 	struct fl__record rec = { FL__RECORD_MAGIC, 1, 0 };
 	struct owned *o;
 	uint64_t add, now;
+	bool lost_end = false;
 	int r, n;
 
 	pthread_mutex_lock(&conn.lock);
-	if (conn.fd < 0 || atomic_load(&conn.generation) != generation) {
+	if (!conn_live_locked() || atomic_load(&conn.generation) != generation) {
 		r = -ESTALE;
 		goto out;
 	}
@@ -1237,8 +1745,13 @@ int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t c
 		 * shutdown would wake its fd watcher, which then competes with
 		 * the waiters for a CPU just as they wake.
 		 */
-		(void)!send(k->fd, &rec, sizeof(rec), MSG_NOSIGNAL | MSG_DONTWAIT);
-		close(k->fd);
+		if (fd_is(k->fd, &k->id)) {
+			(void)!send(k->fd, &rec, sizeof(rec), MSG_NOSIGNAL | MSG_DONTWAIT);
+			close(k->fd);
+		} else {
+			/* The program took its number: the daemon must complete this one. */
+			lost_end = true;
+		}
 		*k = conn.kept[--conn.nkept];
 		ends_useful_locked();
 	}
@@ -1247,7 +1760,7 @@ int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t c
 	 * we reached one: below sync_at every pending point is one of ours.
 	 * Even then, a daemon that died must not go unnoticed.
 	 */
-	if (now < __atomic_load_n(&o->page->sync_at, __ATOMIC_SEQ_CST)) {
+	if (now < __atomic_load_n(&o->page->sync_at, __ATOMIC_SEQ_CST) && !lost_end) {
 		struct pollfd p = { conn.fd, POLLRDHUP, 0 };
 
 		r = 0;
@@ -1303,7 +1816,7 @@ void fl__client_flush(void)
 	 * Only this process's live connection has anything to flush; never
 	 * connect (or start a daemon) just for this.
 	 */
-	if (conn.fd >= 0 && atomic_load(&conn.unflushed) && pool_settle_locked() == 0)
+	if (conn_live_locked() && atomic_load(&conn.unflushed) && pool_settle_locked() == 0)
 		ping_locked(0);
 	atomic_store(&conn.unflushed, false);
 	pthread_mutex_unlock(&conn.lock);
@@ -1312,7 +1825,7 @@ void fl__client_flush(void)
 void fl__client_sync_closes(void)
 {
 	pthread_mutex_lock(&conn.lock);
-	if (conn.fd >= 0 && pool_settle_locked() == 0) {
+	if (conn_live_locked() && pool_settle_locked() == 0) {
 		ping_locked(FL_MSG_F_AFTER_CLOSES);
 		atomic_store(&conn.unflushed, false);
 	}
@@ -1347,9 +1860,9 @@ int fl__client_report(uint32_t op, uint32_t flags, const void *body, size_t body
 		memcpy(req, &h, sizeof(h));
 		memcpy(req + sizeof(h), body, body_len);
 		r = send_packet(conn.fd, req, sizeof(h) + body_len, fds, nfds);
-		if (r == -EPIPE || r == -ECONNRESET || r == -ENOTCONN) {
+		if (r == -EPIPE || r == -ECONNRESET || r == -ENOTCONN || r == -ETIMEDOUT) {
 			drop_locked();
-			r = -ECONNRESET;
+			r = r == -ETIMEDOUT ? r : -ECONNRESET;
 		}
 	}
 	pthread_mutex_unlock(&conn.lock);
@@ -1370,6 +1883,15 @@ int fl__client_daemon_pid(void)
 
 	pthread_mutex_lock(&conn.lock);
 	r = ensure_connected_locked(true);
+	if (r == 0) {
+		struct pollfd p = { conn.fd, POLLRDHUP, 0 };
+
+		/* A daemon that died since is no answer: this call goes to the next one. */
+		if (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
+			drop_locked();
+			r = ensure_connected_locked(true);
+		}
+	}
 	if (r == 0)
 		r = conn.daemon_pid;
 	pthread_mutex_unlock(&conn.lock);

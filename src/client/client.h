@@ -27,8 +27,10 @@
  * dropped, so the next call reconnects.
  * Return: the reply's length (>= sizeof(struct fl_msg_hdr) +
  * sizeof(struct fl_msg_reply)), 0 for a one-way request, or a negative
- * errno: -ECONNRESET if the daemon went away, -EPROTO for a reply that
- * makes no sense, or a connect error (see fl_daemon_connect()).
+ * errno: -ECONNRESET if the daemon went away, -ETIMEDOUT if it did not
+ * answer in time (the connection is dropped), -EMFILE if the fd the reply
+ * carried did not fit in our fd table (the connection stays), -EPROTO for
+ * a reply that makes no sense, or a connect error (see fl_daemon_connect()).
  */
 int fl__client_call(uint32_t op, uint32_t flags, const void *body, size_t body_len, const int *fds,
 		    unsigned int nfds, int oneway, void *reply, size_t reply_cap, int *ret_fd);
@@ -59,6 +61,14 @@ void fl__client_flush(void);
  * daemon must not create it).
  */
 void fl__client_set_no_spawn(bool on);
+
+/*
+ * fl__client_set_timeout_ms() - how long a request waits for the daemon
+ * before it fails with -ETIMEDOUT (0: forever; < 0: back to
+ * $FENCELINE_REQUEST_TIMEOUT_MS or the default of 10 s). Takes effect at
+ * the next connection (for fencectl's --timeout, set before its first call).
+ */
+void fl__client_set_timeout_ms(int ms);
 
 /*
  * fl__client_sync_closes() - PING with FL_MSG_F_AFTER_CLOSES on the live

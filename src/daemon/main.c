@@ -137,6 +137,11 @@ static void raise_nofile(bool log)
 done:
 	if (log)
 		fld_log("fd limit %lu", (unsigned long)rl.rlim_cur);
+	/* Inherited from whoever started us first, and then everyone's: say so (daemon.md). */
+	if (rl.rlim_cur < 4096)
+		fld_log("warning: fd limit %lu is low: at most that many live fences and timelines "
+			"for all clients (see docs/daemon.md, \"File descriptor limits\")",
+			(unsigned long)rl.rlim_cur);
 }
 
 static int try_connect(const char *path)

@@ -18,7 +18,7 @@
 #include "report.h"
 
 static const char usage_text[] =
-	"usage: fencectl [--socket PATH] COMMAND [ARGS...]\n"
+	"usage: fencectl [--socket PATH] [--timeout SECONDS] COMMAND [ARGS...]\n"
 	"\n"
 	"Shows what the fenceline daemon holds: timelines, fences, and the processes\n"
 	"that hold their fds. It never starts a daemon.\n"
@@ -50,6 +50,10 @@ static const char usage_text[] =
 	"options:\n"
 	"  --socket PATH    the daemon's socket (default: $FENCELINE_SOCKET, else\n"
 	"                   $XDG_RUNTIME_DIR/fenceline.sock, else /tmp/fenceline-$UID/)\n"
+	"  --timeout SECONDS\n"
+	"                   give up on a daemon that does not answer a request within\n"
+	"                   SECONDS (default: $FENCELINE_REQUEST_TIMEOUT_MS, else 10;\n"
+	"                   0 waits forever)\n"
 	"\n"
 	"Exit status: 0 done, 1 error, 2 usage, 3 no daemon runs (so no fences exist),\n"
 	"4 deadlocks found something.\n";
@@ -86,6 +90,51 @@ int fencectl_copy_out(int fd)
 	return n < 0 ? -errno : 0;
 }
 
+/* Below this, the daemon's fd limit is worth a warning: it is every client's. */
+#define LOW_FD_LIMIT 4096
+
+/* The soft fd limit of process @pid (/proc/PID/limits), or 0 if it cannot be read. */
+static unsigned long fd_limit_of(int pid)
+{
+	char path[64], line[256];
+	unsigned long soft = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/limits", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Max open files", 14) && sscanf(line + 14, "%lu", &soft) != 1)
+			soft = 0;
+	fclose(f);
+	return soft;
+}
+
+/*
+ * A daemon started by a process with a low fd limit keeps it for everyone
+ * (docs/daemon.md, "File descriptor limits"): say so where people look.
+ */
+static void warn_low_fd_limit(void)
+{
+	static bool told;
+	unsigned long limit;
+	int pid;
+
+	if (told)
+		return;
+	told = true;
+	pid = fl__client_daemon_pid();
+	limit = pid > 0 ? fd_limit_of(pid) : 0;
+	if (limit && limit < LOW_FD_LIMIT)
+		fprintf(stderr,
+			"fencectl: warning: the daemon (pid %d) may hold only %lu fds, so all its "
+			"clients together get at most that many live fences and timelines; it has "
+			"the fd limit of the process that started it (docs/daemon.md, \"File "
+			"descriptor limits\")\n",
+			pid, limit);
+}
+
 int fencectl_request_dump(uint32_t flags, uint32_t pid, int *ret_fd)
 {
 	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_reply)];
@@ -101,8 +150,12 @@ int fencectl_request_dump(uint32_t flags, uint32_t pid, int *ret_fd)
 		r = -EPROTO;
 	if (r < 0 && fd >= 0)
 		close(fd);
-	if (r == 0)
+	if (r == 0) {
 		*ret_fd = fd;
+		warn_low_fd_limit();
+	}
+	if (r == -ETIMEDOUT)
+		fprintf(stderr, "fencectl: the daemon did not answer in time (--timeout)\n");
 	return r;
 }
 
@@ -299,6 +352,20 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(argv[i], "--socket") && i + 1 < argc) {
 			setenv("FENCELINE_SOCKET", argv[i + 1], 1);
+			i += 2;
+			continue;
+		}
+		if (!strcmp(argv[i], "--timeout") && i + 1 < argc) {
+			char *end;
+			double secs = strtod(argv[i + 1], &end);
+
+			if (*end || end == argv[i + 1] || !(secs >= 0 && secs <= 86400)) {
+				fprintf(stderr, "fencectl: bad --timeout '%s'\n%s", argv[i + 1],
+					usage_text);
+				return EXIT_USAGE;
+			}
+			/* At least 1 ms: 0 alone means forever. */
+			fl__client_set_timeout_ms(secs > 0 ? (int)(secs * 1000 + 0.999) : 0);
 			i += 2;
 			continue;
 		}
