@@ -26,13 +26,57 @@
 
 #include <linux/sync_file.h>
 
-#include <sw_sync.h>
-
-#include <fenceline/shared.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "kabi.h"
 
 #define KABI_EXPORT __attribute__((visibility("default")))
+
+static struct fl__kabi_lib lib;
+static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
+
+static void find_lib(void)
+{
+	/*
+	 * By its soname (from our RUNPATH or the system's library path, as
+	 * a DT_NEEDED entry would be found; the linker drops that entry, as
+	 * we name none of its symbols), or the copy already loaded. Global,
+	 * as a dependency of a preload is.
+	 */
+	void *handle = dlopen(FL_KABI_LIBFENCELINE, RTLD_NOW | RTLD_GLOBAL);
+
+	if (!handle) {
+		fprintf(stderr, "libfenceline-kabi: cannot load %s: %s\n", FL_KABI_LIBFENCELINE,
+			dlerror());
+		abort();
+	}
+	/*
+	 * dlsym() on a handle searches that library and its dependencies
+	 * only, never the program: these are libfenceline's definitions.
+	 */
+#define FIND(name)                                                                                 \
+	lib.name = (__typeof__(lib.name))dlsym(handle, #name);                                     \
+	if (!lib.name) {                                                                           \
+		fprintf(stderr, "libfenceline-kabi: %s has no %s\n", FL_KABI_LIBFENCELINE, #name); \
+		abort();                                                                           \
+	}
+	FL_KABI_CALLS(FIND)
+#undef FIND
+}
+
+const struct fl__kabi_lib *fl__kabi_lib(void)
+{
+	pthread_once(&lib_once, find_lib);
+	return &lib;
+}
+
+/* When we are loaded: dlopen() may not be called in a signal handler (a close()). */
+__attribute__((constructor)) static void load_lib(void)
+{
+	fl__kabi_lib();
+}
 
 bool fl__kabi_is_sw_sync_path(const char *path)
 {
@@ -49,7 +93,7 @@ static void mark_timeline(int fd);
 
 static int open_timeline(int flags)
 {
-	int fd = sw_sync_timeline_create(), fdflags, err;
+	int fd = FL(sw_sync_timeline_create)(), fdflags, err;
 
 	if (fd < 0)
 		return fd;
@@ -250,7 +294,7 @@ static bool is_marked_fence(int fd, int err)
 
 	if (!marked(fence_bits, fd))
 		return false;
-	if (fl_fence_fd_get_info(fd, &info, NULL, 0) < 0) {
+	if (FL(fl_fence_fd_get_info)(fd, &info, NULL, 0) < 0) {
 		unmark(fence_bits, fd);
 		return false;
 	}
@@ -277,7 +321,7 @@ KABI_EXPORT int close(int fd)
 	unmark(fence_bits, fd);
 	if (!unmark(timeline_bits, fd))
 		return LIBC(close)(fd);
-	r = fl_timeline_fd_close(fd);
+	r = FL(fl_timeline_fd_close)(fd);
 	if (r < 0) {
 		errno = -r;
 		return -1;
