@@ -212,7 +212,8 @@ int fl__heap_watch_live(struct fl_heap_watch_live *ret)
 	}
 	free(line);
 	fclose(f);
-	qsort(wds, len, sizeof(*wds), cmp_int);
+	if (len)
+		qsort(wds, len, sizeof(*wds), cmp_int);
 	ret->wds = wds;
 	ret->n = len;
 	return 0;
@@ -223,5 +224,5 @@ bool fl__heap_watch_is_live(const struct fl_heap_watch_live *live, const struct 
 	/* No watch, or one of another instance: we cannot tell, so it lives. */
 	if (w->wd < 0 || w->gen != live->gen)
 		return true;
-	return bsearch(&w->wd, live->wds, live->n, sizeof(*live->wds), cmp_int) != NULL;
+	return live->n && bsearch(&w->wd, live->wds, live->n, sizeof(*live->wds), cmp_int) != NULL;
 }
