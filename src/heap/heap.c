@@ -172,7 +172,7 @@ static void collect_unheld(struct fl_avl_node *n, void *data)
  * process), so that their ranges come back; how many. Only buffers with a
  * watch can be seen (reclaim.c); the others stay until fl_heap_free() or
  * fl_heap_close(). Reads /proc only when a watch died since the last look.
- * Lock held; dropped while the list of watches is read.
+ * Lock held; dropped meanwhile.
  */
 static size_t reclaim_locked(struct fl_heap *heap)
 {
@@ -180,8 +180,6 @@ static size_t reclaim_locked(struct fl_heap *heap)
 	struct unheld u = { .live = &live };
 	uint64_t died;
 
-	if (!heap->nwatched)
-		return 0;
 	pthread_mutex_unlock(&heap->lock);
 	died = fl__heap_watch_deaths();
 	pthread_mutex_lock(&heap->lock);
@@ -257,9 +255,15 @@ FL_EXPORT int fl_heap_alloc(struct fl_heap *heap, size_t len, unsigned int flags
 	 */
 	pthread_mutex_lock(&heap->lock);
 	r = heap->ops->reserve ? heap->ops->reserve(heap, size, &b->priv, &b->offset) : 0;
-	/* Full: first take back the ranges of buffers nobody holds any more. */
-	if (r == -ENOMEM && reclaim_locked(heap) > 0)
+	/*
+	 * Full: take back the ranges of buffers nobody holds any more, and
+	 * try again (also after nothing came back: others may have freed
+	 * while the lock was dropped).
+	 */
+	if (r == -ENOMEM && heap->nwatched) {
+		reclaim_locked(heap);
 		r = heap->ops->reserve(heap, size, &b->priv, &b->offset);
+	}
 	if (r == 0) {
 		heap->allocated += size;
 		heap->live++;
