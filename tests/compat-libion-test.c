@@ -300,20 +300,23 @@ FL_TEST(carveout_exhaustion_falls_back_or_fails_with_enomem)
 
 	fl_assert_int_eq(setenv("FENCELINE_ION_CARVEOUT_MB", "1", 1), 0);
 	ion = client();
+	fds[0] = alloc(ion, 256 << 10, CARVEOUT_MASK);
+	/* After the first buffer: the process's one watch fd is open (docs/heap.md, "Reclaim"). */
 	fl_test_fd_snapshot(&before);
-	for (int i = 0; i < 4; i++)
+	for (int i = 1; i < 4; i++)
 		fds[i] = alloc(ion, 256 << 10, CARVEOUT_MASK);
 	fl_assert_int_eq(ion_alloc_fd(ion, fl_test_page_size(), 0, CARVEOUT_MASK, 0, &fd), -ENOMEM);
 	fl_assert_int_eq(fd, -1);
-	fl_test_expect_new_fds(&before, 4);
+	fl_test_expect_new_fds(&before, 3);
 	/* The carveout comes first in the mask walk; the system heap takes over. */
 	fd = alloc(ion, fl_test_page_size(), CARVEOUT_MASK | SYSTEM_MASK);
 	expect_zero_mappable(fd, fl_test_page_size());
 	close(fd);
-	/* close() cannot give the range back: the carveout stays full. */
+	/* Closed and held by nobody: its range comes back when the carveout is full. */
 	close(fds[0]);
+	fds[0] = alloc(ion, 256 << 10, CARVEOUT_MASK);
 	fl_assert_int_eq(ion_alloc_fd(ion, fl_test_page_size(), 0, CARVEOUT_MASK, 0, &fd), -ENOMEM);
-	for (int i = 1; i < 4; i++)
+	for (int i = 0; i < 4; i++)
 		close(fds[i]);
 	fl_assert_int_eq(ion_close(ion), 0);
 
@@ -323,6 +326,35 @@ FL_TEST(carveout_exhaustion_falls_back_or_fails_with_enomem)
 	close(fd);
 	fl_assert_int_eq(ion_close(ion), 0);
 	unsetenv("FENCELINE_ION_CARVEOUT_MB");
+}
+
+/*
+ * A long-lived client that allocates and close()s, never ion_close()s: the
+ * ranges of the buffers it closed come back, round after round. The first
+ * round alone fills the 64 MiB default carveout exactly.
+ */
+FL_TEST(long_lived_client_gets_the_carveout_of_closed_buffers_back)
+{
+	int ion, fd = -1, none = -1;
+
+	unsetenv("FENCELINE_ION_CARVEOUT_MB");
+	ion = client();
+	for (int round = 0; round < 3; round++) {
+		for (int i = 0; i < 1024; i++) {
+			fd = alloc(ion, 4 << 10, CARVEOUT_MASK);
+			close(fd);
+		}
+		for (int i = 0; i < 960; i++) {
+			fd = alloc(ion, 64 << 10, CARVEOUT_MASK);
+			close(fd);
+		}
+	}
+	/* Held buffers keep their ranges: 64 MiB held, then nothing fits. */
+	fd = alloc(ion, 64u << 20, CARVEOUT_MASK);
+	fl_assert_int_eq(ion_alloc_fd(ion, fl_test_page_size(), 0, CARVEOUT_MASK, 0, &none),
+			 -ENOMEM);
+	close(fd);
+	fl_assert_int_eq(ion_close(ion), 0);
 }
 
 FL_TEST(carveout_size_defaults_to_64_mib)
@@ -405,8 +437,13 @@ FL_TEST(many_clients_and_buffers_leave_no_fds)
 		int ion = client();
 
 		for (int j = 0; j < 8; j++) {
+			/*
+			 * A client forgotten with close() keeps its carveout's
+			 * records, and with them the process's watch fd
+			 * (docs/heap.md, "Reclaim"): it uses the system heap.
+			 */
 			int fd = alloc(ion, (size_t)(j + 1) * fl_test_page_size(),
-				       j % 2 ? SYSTEM_MASK : CARVEOUT_MASK);
+				       j % 2 || !(i % 2) ? SYSTEM_MASK : CARVEOUT_MASK);
 
 			close(fd);
 		}
@@ -483,7 +520,8 @@ FL_TEST(threads_share_a_client_and_open_their_own)
 		fl_assert_int_eq(pthread_join(workers[i].thread, NULL), 0);
 		fl_assert_int_eq(workers[i].errors, 0);
 	}
-	fl_test_expect_new_fds(&before, 0);
+	/* Checked once the shared client's records, and with them the watch fd, are gone. */
 	fl_assert_int_eq(ion_close(shared), 0);
+	fl_test_expect_new_fds(&before, 0);
 	unsetenv("FENCELINE_ION_CARVEOUT_MB");
 }

@@ -4,7 +4,8 @@
 situations observe-scenario sets up: a two-process deadlock found within 1 s,
 a three-process cycle through merged fences, a fence that will never signal,
 a traced frame pipeline (events, slices, flows from signals to the waits
-they released) and its statistics. Every JSON output is checked against the
+they released) and its statistics, and a traced timeline stepped by a process
+it was passed to. Every JSON output is checked against the
 schema in docs/fencectl.md and docs/trace-format.md, member by member.
 
 usage: fencectl-observe-test.py FENCECTL SCENARIO   (env: FENCELINE_DAEMON)
@@ -241,6 +242,40 @@ def trace_test(tmp):
     return path
 
 
+def handoff_test(tmp):
+    """A timeline stepped by a process it was passed to (TIMELINE_INC through the
+    daemon): each step is one signal event, by that process, and the points it
+    reaches carry its time, so the arrows to the waits start at it."""
+    path = os.path.join(tmp, "handoff.json")
+    t = subprocess.Popen([FENCECTL, "trace", "-o", path, "-d", "30"], stderr=subprocess.PIPE,
+                         text=True)
+    time.sleep(0.5)
+    s = subprocess.run([SCENARIO, "handoff"], capture_output=True, text=True, timeout=60)
+    check(s.returncode == 0 and s.stdout.startswith("done "), f"handoff ran ({s.stderr})")
+    child = int(s.stdout.split()[1]) if s.stdout.startswith("done ") else -1
+    t.send_signal(signal.SIGINT)
+    t.wait(timeout=30)
+    t.stderr.close()
+    check(t.returncode == 0, "handoff trace: exit 0 after SIGINT")
+    with open(path) as f:
+        ev = json.load(f).get("traceEvents", [])
+    names = {e["args"]["name"]: e["tid"] for e in ev
+             if e.get("ph") == "M" and e.get("name") == "thread_name" and e.get("pid") == 10000000}
+    tl = [tid for n, tid in names.items() if n.startswith("timeline handoff #")]
+    check(len(tl) == 1, "handoff trace: the timeline's track")
+    sig = [e for e in ev if e.get("ph") == "i" and e.get("cat") == "signal" and tl and
+           e["tid"] == tl[0]]
+    check([(e["args"]["from"], e["args"]["value"], e["args"]["by_pid"]) for e in sig] ==
+          [(0, 1, child), (1, 2, child)], f"handoff trace: two steps, by the child ({sig})")
+    sig_at = {(e["tid"], e["ts"]) for e in sig}
+    starts = [e for e in ev if e.get("ph") == "s"]
+    released = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "wait" and
+                e["args"]["result"] == 0]
+    check(len(starts) == len(released) >= 1, "handoff trace: an arrow per released wait")
+    for e in starts:
+        check((e["tid"], e["ts"]) in sig_at, f"handoff trace: flow {e['id']} starts at a signal")
+
+
 def stats_test():
     r = fencectl("stats", "--json")
     check(r.returncode == 0, "stats: exit 0")
@@ -285,6 +320,7 @@ with tempfile.TemporaryDirectory() as tmp:
         never_test()
         trace_test(tmp)
         stats_test()
+        handoff_test(tmp)
     finally:
         # A failed check must not leave a deadlocked scenario behind.
         for p in started:

@@ -342,6 +342,15 @@ static void carveout_empty_child(void)
 	fl_assert_int_eq(usage_of("carveout").heap_capacity, 2 * MIB);
 }
 
+/* The daemon's carveout keeps one watch fd from its first buffer on (docs/heap.md, "Reclaim"). */
+static void carveout_once_child(void)
+{
+	int fd = -1;
+
+	fl_assert_int_eq(fl_heap_daemon_alloc("carveout", PAGE, 0, &fd), 0);
+	fl_assert_int_eq(fl_heap_daemon_free(fd), 0);
+}
+
 static char *read_file(const char *path)
 {
 	static char buf[8192];
@@ -374,6 +383,7 @@ FL_TEST(client_limit_gives_enomem_logs_why_and_leaks_nothing)
 	dup2(saved, 2);
 	close(saved);
 	close(logfd);
+	in_child_of(path, carveout_once_child);
 	base = dl_daemon_fd_baseline(d);
 	in_child_of(path, limited_child);
 	in_child_of(path, leaky_limited_child);
@@ -459,6 +469,7 @@ FL_TEST(hostile_heap_requests_get_errors_or_disconnect_and_leak_nothing)
 
 	dl_runtime_path("hostile.sock", path, sizeof(path));
 	d = dl_daemon_start(path, args);
+	in_child_of(path, carveout_once_child);
 	base = dl_daemon_fd_baseline(d);
 	fl_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
 

@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fenceline/fenceline.h>
@@ -323,6 +324,78 @@ FL_TEST(carveout_exhaustion_fails_cleanly_and_frees_back_to_one_block)
 	/* And the whole capacity is one buffer again. */
 	fds[0] = alloc(heap, PAGES * fl_test_page_size());
 	fl_assert_int_eq(fl_heap_free(heap, fds[0]), 0);
+	fl_heap_close(heap);
+}
+
+/*
+ * A carveout that is full takes back the ranges of buffers that nobody
+ * holds any more: closed and unmapped, here and in every other process.
+ * A buffer held by an fd, by a mapping or by another process keeps its
+ * range (docs/heap.md, "Reclaim").
+ */
+FL_TEST(carveout_reclaims_only_buffers_nobody_holds)
+{
+	enum { PAGES = 4 };
+	struct fl_heap *heap = open_carveout(PAGES);
+	size_t page = fl_test_page_size();
+	int held, mapped, sent, dropped, more[3], none = -1, sv[2], status;
+	struct fl_heap_info info;
+	unsigned char *map;
+	char c = 0;
+	pid_t child;
+
+	/*
+	 * Another process holds @sent until we tell it to exit. Forked
+	 * first: a child holds every fd and mapping its parent has.
+	 */
+	sent = alloc(heap, page);
+	fl_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	child = fork();
+	fl_assert_int_ge(child, 0);
+	if (child == 0) {
+		close(sv[0]);
+		_exit(read(sv[1], &c, 1) == 1 ? 0 : 1);
+	}
+	fl_assert_int_eq(close(sv[1]), 0);
+	fl_assert_int_eq(close(sent), 0);
+	held = alloc(heap, page);
+	mapped = alloc(heap, page);
+	dropped = alloc(heap, page);
+	map = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, mapped, 0);
+	fl_assert(map != MAP_FAILED);
+	fl_assert_int_eq(close(mapped), 0);
+	fl_assert_int_eq(close(dropped), 0);
+
+	/* Only @dropped is held by nobody. */
+	more[0] = alloc(heap, page);
+	fl_assert_int_eq(fl_heap_alloc(heap, page, 0, &none), -ENOMEM);
+	fl_assert_int_eq(none, -1);
+	info = fl_test_heap_info(heap);
+	fl_assert_int_eq(info.buffers, PAGES);
+	fl_assert_int_eq(info.allocated, info.capacity);
+
+	/* The mapping was the last holder of @mapped; what it held is still there. */
+	map[0] = 1;
+	fl_assert_int_eq(munmap(map, page), 0);
+	more[1] = alloc(heap, page);
+	fl_assert_int_eq(fl_heap_alloc(heap, page, 0, &none), -ENOMEM);
+
+	/* The child was the last holder of @sent. */
+	fl_assert_int_eq(write(sv[0], &c, 1), 1);
+	fl_assert_int_eq(waitpid(child, &status, 0), child);
+	fl_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	fl_assert_int_eq(close(sv[0]), 0);
+	more[2] = alloc(heap, page);
+	fl_assert_int_eq(fl_heap_alloc(heap, page, 0, &none), -ENOMEM);
+
+	info = fl_test_heap_info(heap);
+	fl_assert_int_eq(info.buffers, PAGES);
+	fl_assert_int_eq(fl_heap_free(heap, held), 0);
+	for (int i = 0; i < 3; i++)
+		fl_assert_int_eq(fl_heap_free(heap, more[i]), 0);
+	info = fl_test_heap_info(heap);
+	fl_assert_int_eq(info.buffers, 0);
+	fl_assert_int_eq(info.largest_free, PAGES * page);
 	fl_heap_close(heap);
 }
 

@@ -9,10 +9,12 @@
  *   observe-scenario pipeline N   camera and gpu producers, a compositor that
  *                                 merges and waits, a display that sets
  *                                 deadlines and waits; N frames, frame 3 late
+ *   observe-scenario handoff      a timeline stepped twice by a child it was
+ *                                 passed to, while the parent waits
  *
  * The blocking ones print "ready PID..." once every process waits, then
  * stay until SIGTERM (processes ignore nothing: the test kills the group).
- * pipeline prints "done" and exits 0.
+ * pipeline prints "done" and handoff "done CHILD-PID"; both exit 0.
  */
 #include <errno.h>
 #include <signal.h>
@@ -248,6 +250,42 @@ static int pipeline(int frames)
 	return 0;
 }
 
+/*
+ * A timeline signalled by a process that did not make it: its fd is passed
+ * to a child, which steps it twice (through the daemon, not the owner's
+ * counter) while the parent waits on a fence at each step.
+ */
+static int handoff(void)
+{
+	int sv[2], tl, f[2];
+	pid_t child;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		die("socketpair", errno);
+	tl = timeline("handoff");
+	f[0] = fence(tl, 1, "handed-1");
+	f[1] = fence(tl, 2, "handed-2");
+	child = fork();
+	if (child == 0) {
+		int theirs = recv_fd(sv[1]);
+
+		for (int i = 0; i < 2; i++) {
+			/* Long enough for the parent to be inside its wait. */
+			usleep(30000);
+			if (fl_timeline_fd_inc(theirs, 1) < 0)
+				_exit(1);
+		}
+		_exit(0);
+	}
+	send_fd(sv[0], tl);
+	for (int i = 0; i < 2; i++)
+		if (fl_fence_fd_wait(f[i], 5000) < 0)
+			return 1;
+	waitpid(child, NULL, 0);
+	printf("done %d\n", (int)child);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "cycle2"))
@@ -258,6 +296,8 @@ int main(int argc, char **argv)
 		return never();
 	if (argc >= 3 && !strcmp(argv[1], "pipeline"))
 		return pipeline(atoi(argv[2]));
-	fprintf(stderr, "usage: observe-scenario cycle2|cycle3|never|pipeline N\n");
+	if (argc >= 2 && !strcmp(argv[1], "handoff"))
+		return handoff();
+	fprintf(stderr, "usage: observe-scenario cycle2|cycle3|never|pipeline N|handoff\n");
 	return 2;
 }

@@ -169,7 +169,12 @@ FL_EXPORT int fl_heap_open_system(const char *name, struct fl_heap **ret_heap);
  * Buffers are carved from [0, @size) by best fit (the smallest free block
  * that is large enough, the lowest such block on a tie), each taking whole
  * pages; freeing a buffer merges its range with free neighbours. Finding
- * and returning a block is O(log n) in the number of free blocks.
+ * and returning a block is O(log n) in the number of free blocks. When no
+ * block is large enough, fl_heap_alloc() first takes back the ranges of
+ * buffers that nobody holds any more (closed without fl_heap_free(): no
+ * fd and no mapping left in any process), which it sees through an
+ * inotify watch on each buffer (docs/heap.md, "Reclaim"); the process
+ * then has one inotify fd until its last such heap is closed.
  * Return: 0, -EINVAL (@size 0, or @ret_heap NULL) or -ENOMEM (@size too
  * large to round up, or out of memory).
  */
@@ -257,8 +262,9 @@ FL_EXPORT void fl_heap_close(struct fl_heap *heap);
  * a ready buffer of that size, the buffer comes from there. Give the
  * buffer back with fl_heap_free().
  * Return: 0; -EINVAL (@heap or @ret_fd NULL, @len 0, an unknown @flags bit);
- * -ENOMEM (a carveout has no free block large enough, @len is too large,
- * or the kernel is out of memory); -EMFILE (out of fds). A failed
+ * -ENOMEM (a carveout has no free block large enough, even after taking
+ * back the ranges of buffers nobody holds, @len is too large, or the
+ * kernel is out of memory); -EMFILE (out of fds). A failed
  * allocation leaves the heap as it was.
  */
 FL_EXPORT int fl_heap_alloc(struct fl_heap *heap, size_t len, unsigned int flags, int *ret_fd);

@@ -650,13 +650,23 @@ static int timeline_add(struct client *c, struct fl_timeline *tl, uint64_t count
 	/* Caught up first, so the trace tells the owner's steps from this one. */
 	if (s)
 		shared_sync(s, tl);
-	if (fld_tracing) {
+	if (fld_tracing)
 		fl_sw_sync_timeline_get_value(tl, &before);
-		ts = fl__now_ns();
-	}
+	/*
+	 * The points this step reaches carry the time the trace gives the
+	 * step (the core would read the clock again: an arrow from the signal
+	 * to a wait it released would start where no signal is). And a step
+	 * taken here through the owner's counter is this client's, not one of
+	 * the owner's at the owner's last stamp: shared_sync() must not see it.
+	 */
+	ts = fl__now_ns();
+	fl__timeline_signal_stamp(ts);
 	r = fl_sw_sync_timeline_inc(tl, count);
-	if (r == 0 && s)
+	fl__timeline_signal_stamp(0);
+	if (r == 0 && s) {
+		s->synced += s->is32 ? (uint32_t)count : count;
 		r = shared_sync(s, tl);
+	}
 	if (fld_tracing && fl_sw_sync_timeline_get_value(tl, &after) == 0)
 		fld_trace_signal(fl_timeline_get_id(tl), before, after, c->pid, ts, r);
 	return r;

@@ -133,7 +133,48 @@ struct fl_heap {
 	uint64_t peak_allocated, peak_buffers;
 	uint64_t allocations, failures;
 	struct fl_heap_pool pool;
+	/* Reclaim (reclaim.c), for heaps with a capacity: */
+	bool watching; /* a user of the process's watches, until fl_heap_close() */
+	uint64_t nwatched; /* records with a watch */
+	uint64_t watch_seq; /* numbers the buffers as their watches are recorded */
+	uint64_t scanned_deaths; /* fl__heap_watch_deaths() at the last look; UINT64_MAX: never */
 };
+
+/*
+ * A buffer's inotify watch (reclaim.c): the watch descriptor, -1 for none,
+ * and the generation of the process's inotify instance it belongs to.
+ */
+struct fl_heap_watch {
+	int wd;
+	unsigned int gen;
+};
+
+/* The watches alive at one moment, sorted; from fl__heap_watch_live(). */
+struct fl_heap_watch_live {
+	int *wds;
+	size_t n;
+	unsigned int gen;
+	uint64_t deaths; /* fl__heap_watch_deaths() just before the list was read */
+};
+
+/*
+ * Starts watching the buffer behind @fd, which the caller holds, for the
+ * moment nobody holds it; *@ret gets the watch (wd -1: none could be made,
+ * and the buffer is never found unheld). The first call for @heap makes it
+ * a user of the process's watches until fl__heap_watch_put(). No lock held.
+ */
+void fl__heap_watch_add(struct fl_heap *heap, int fd, struct fl_heap_watch *ret);
+/* @heap is closed: the last user closes the instance, and its watches. No lock held. */
+void fl__heap_watch_put(struct fl_heap *heap);
+/* How many watches have died (or may have: a queue overflow) so far. No lock held. */
+uint64_t fl__heap_watch_deaths(void);
+/*
+ * Reads which watches are alive into *@ret (free ret->wds). Returns 0,
+ * -ENOENT (no instance), or the error reading /proc. No lock held.
+ */
+int fl__heap_watch_live(struct fl_heap_watch_live *ret);
+/* Whether @w is alive in @live; a buffer without a watch counts as alive. */
+bool fl__heap_watch_is_live(const struct fl_heap_watch_live *live, const struct fl_heap_watch *w);
 
 #define FL_HEAP_NO_OFFSET UINT64_MAX
 
@@ -150,6 +191,8 @@ struct fl_heap_buffer {
 	uint64_t offset; /* FL_HEAP_NO_OFFSET in a heap without layout */
 	void *priv; /* from ops->reserve; may be NULL */
 	unsigned int flags; /* FL_HEAP_FLAG_* */
+	struct fl_heap_watch watch; /* wd -1 until recorded with one (reclaim.c) */
+	uint64_t watch_seq; /* fl_heap.watch_seq when the watch was recorded */
 };
 
 static inline struct fl_heap_buffer *fl__heap_buffer_of(const struct fl_avl_node *n)

@@ -83,15 +83,23 @@ int fl__heap_create(const struct fl_heap_ops *ops, const char *name, void *priv,
 		 FL_HEAP_RECIPE_PREFIX, heap->name);
 	heap->page_size = page > 0 ? (size_t)page : 4096;
 	heap->buffers = (struct fl_avl_tree)FL_AVL_TREE_INIT(buffer_cmp);
+	heap->scanned_deaths = UINT64_MAX;
 	pthread_mutex_init(&heap->lock, NULL);
 	fl__heap_pool_init(heap);
 	*ret_heap = heap;
 	return 0;
 }
 
-/* Drops @b's record and accounting and gives its range back. Under the lock. */
+/*
+ * Drops @b's record and accounting and gives its range back. Under the
+ * lock. Its watch, if any, stays until the buffer goes (reclaim.c): the
+ * buffer may live on after fl_heap_free(), and removing it would cost a
+ * syscall.
+ */
 static void forget_locked(struct fl_heap *heap, struct fl_heap_buffer *b)
 {
+	if (b->watch.wd >= 0)
+		heap->nwatched--;
 	fl__avl_remove(&heap->buffers, &b->node);
 	heap->allocated -= b->size;
 	heap->live--;
@@ -118,6 +126,12 @@ FL_EXPORT void fl_heap_close(struct fl_heap *heap)
 	pthread_mutex_lock(&heap->lock);
 	fl__avl_drain(&heap->buffers, close_buffer, heap);
 	pthread_mutex_unlock(&heap->lock);
+	/*
+	 * A buffer still held elsewhere keeps its watch until it goes, or
+	 * until the last heap closes the instance: removing them one by one
+	 * would cost a syscall per buffer.
+	 */
+	fl__heap_watch_put(heap);
 	if (heap->ops->destroy)
 		heap->ops->destroy(heap);
 	pthread_mutex_destroy(&heap->lock);
@@ -134,6 +148,62 @@ static size_t page_round(const struct fl_heap *heap, size_t len)
 	return (len + mask) & ~mask;
 }
 
+/* For heap->buffers walks: collects the buffers nobody holds (reclaim()). */
+struct unheld {
+	const struct fl_heap_watch_live *live;
+	uint64_t seq;
+	struct fl_heap_buffer **found;
+	size_t n;
+};
+
+static void collect_unheld(struct fl_avl_node *n, void *data)
+{
+	struct unheld *u = data;
+	struct fl_heap_buffer *b = buffer_of(n);
+
+	/* Recorded after the list began to be read: maybe missing from it, yet alive. */
+	if (b->watch.wd >= 0 && b->watch_seq <= u->seq &&
+	    !fl__heap_watch_is_live(u->live, &b->watch))
+		u->found[u->n++] = b;
+}
+
+/*
+ * Forgets the buffers that nobody holds any more (no fd, no mapping, in any
+ * process), so that their ranges come back; how many. Only buffers with a
+ * watch can be seen (reclaim.c); the others stay until fl_heap_free() or
+ * fl_heap_close(). Reads /proc only when a watch died since the last look.
+ * Lock held; dropped meanwhile.
+ */
+static size_t reclaim_locked(struct fl_heap *heap)
+{
+	struct fl_heap_watch_live live;
+	struct unheld u = { .live = &live };
+	uint64_t died;
+
+	pthread_mutex_unlock(&heap->lock);
+	died = fl__heap_watch_deaths();
+	pthread_mutex_lock(&heap->lock);
+	if (died == heap->scanned_deaths)
+		return 0;
+	u.seq = heap->watch_seq;
+	pthread_mutex_unlock(&heap->lock);
+	if (fl__heap_watch_live(&live) < 0) {
+		pthread_mutex_lock(&heap->lock);
+		return 0;
+	}
+	pthread_mutex_lock(&heap->lock);
+	heap->scanned_deaths = live.deaths;
+	u.found = heap->live ? malloc(heap->live * sizeof(*u.found)) : NULL;
+	if (u.found)
+		fl__avl_walk(&heap->buffers, collect_unheld, &u);
+	/* Their watches went with their inodes. */
+	for (size_t i = 0; i < u.n; i++)
+		forget_locked(heap, u.found[i]);
+	free(u.found);
+	free(live.wds);
+	return u.n;
+}
+
 /* Records @b, made with the lock dropped, as live. Under the lock. */
 static void record_locked(struct fl_heap *heap, struct fl_heap_buffer *b)
 {
@@ -148,6 +218,8 @@ static void record_locked(struct fl_heap *heap, struct fl_heap_buffer *b)
 	stale = fl__avl_find(&heap->buffers, &key, buffer_key_cmp);
 	if (stale)
 		forget_locked(heap, buffer_of(stale));
+	if (b->watch.wd >= 0)
+		heap->nwatched++;
 	fl__avl_insert(&heap->buffers, &b->node);
 	if (heap->allocated > heap->peak_allocated)
 		heap->peak_allocated = heap->allocated;
@@ -159,6 +231,7 @@ static void record_locked(struct fl_heap *heap, struct fl_heap_buffer *b)
 FL_EXPORT int fl_heap_alloc(struct fl_heap *heap, size_t len, unsigned int flags, int *ret_fd)
 {
 	struct fl_heap_buffer *b;
+	bool recorded = false;
 	struct stat st;
 	size_t size;
 	int fd = -1, r;
@@ -174,6 +247,7 @@ FL_EXPORT int fl_heap_alloc(struct fl_heap *heap, size_t len, unsigned int flags
 	b->size = size;
 	b->offset = FL_HEAP_NO_OFFSET;
 	b->flags = flags;
+	b->watch.wd = -1;
 
 	/*
 	 * Counted from the reservation on, so that a snapshot of a carveout
@@ -181,6 +255,15 @@ FL_EXPORT int fl_heap_alloc(struct fl_heap *heap, size_t len, unsigned int flags
 	 */
 	pthread_mutex_lock(&heap->lock);
 	r = heap->ops->reserve ? heap->ops->reserve(heap, size, &b->priv, &b->offset) : 0;
+	/*
+	 * Full: take back the ranges of buffers nobody holds any more, and
+	 * try again (also after nothing came back: others may have freed
+	 * while the lock was dropped).
+	 */
+	if (r == -ENOMEM && heap->nwatched) {
+		reclaim_locked(heap);
+		r = heap->ops->reserve(heap, size, &b->priv, &b->offset);
+	}
 	if (r == 0) {
 		heap->allocated += size;
 		heap->live++;
@@ -193,41 +276,53 @@ FL_EXPORT int fl_heap_alloc(struct fl_heap *heap, size_t len, unsigned int flags
 			pthread_mutex_lock(&heap->lock);
 			fd = fl__heap_pool_take(heap, size, false, &b->dev, &b->ino);
 		}
-		if (fd >= 0)
+		/* A heap with a capacity records it only once it is watched (below). */
+		if (fd >= 0 && !heap->ops->reserve) {
 			record_locked(heap, b);
+			recorded = true;
+		}
 	}
 	pthread_mutex_unlock(&heap->lock);
 	if (r < 0) {
 		free(b);
 		goto fail_counted;
 	}
-	if (fd >= 0) {
-		*ret_fd = fd;
-		return 0;
+
+	if (fd < 0) {
+		/* The fd is made without the lock: it may take a while. */
+		r = fl__heap_make(&heap->recipe, size, &fd);
+		if (r == 0 && fstat(fd, &st) < 0)
+			r = fl__heap_alloc_error(errno);
+		if (r < 0) {
+			pthread_mutex_lock(&heap->lock);
+			if (heap->ops->unreserve)
+				heap->ops->unreserve(heap, b->priv);
+			heap->allocated -= size;
+			heap->live--;
+			heap->failures++;
+			pthread_mutex_unlock(&heap->lock);
+			free(b);
+			if (fd >= 0)
+				close(fd);
+			return r;
+		}
+		b->dev = st.st_dev;
+		b->ino = st.st_ino;
 	}
-
-	/* The fd is made without the lock: it may take a while. */
-	r = fl__heap_make(&heap->recipe, size, &fd);
-	if (r == 0 && fstat(fd, &st) < 0)
-		r = fl__heap_alloc_error(errno);
-
-	pthread_mutex_lock(&heap->lock);
-	if (r < 0) {
-		if (heap->ops->unreserve)
-			heap->ops->unreserve(heap, b->priv);
-		heap->allocated -= size;
-		heap->live--;
-		heap->failures++;
+	if (!recorded) {
+		/*
+		 * A heap with a capacity watches its buffers, to take their
+		 * ranges back once nobody holds them (reclaim_locked()). The
+		 * watch exists before the record: a look at the watches that
+		 * began after the record was numbered sees it.
+		 */
+		if (heap->ops->reserve)
+			fl__heap_watch_add(heap, fd, &b->watch);
+		pthread_mutex_lock(&heap->lock);
+		b->watch_seq = ++heap->watch_seq;
+		record_locked(heap, b);
 		pthread_mutex_unlock(&heap->lock);
-		free(b);
-		if (fd >= 0)
-			close(fd);
-		return r;
 	}
-	b->dev = st.st_dev;
-	b->ino = st.st_ino;
-	record_locked(heap, b);
-	pthread_mutex_unlock(&heap->lock);
 	*ret_fd = fd;
 	return 0;
 

@@ -121,14 +121,14 @@ static bool is_our_timeline(int fd)
 {
 	uint64_t value;
 
-	return fl_timeline_fd_get_value(fd, &value) == 0;
+	return FL(fl_timeline_fd_get_value)(fd, &value) == 0;
 }
 
 static bool is_our_fence(int fd)
 {
 	struct fl_fence_info info;
 
-	return fl_fence_fd_get_info(fd, &info, NULL, 0) >= 0;
+	return FL(fl_fence_fd_get_info)(fd, &info, NULL, 0) >= 0;
 }
 
 /* An error the kernel finds only after it has dispatched on @fd's kind. */
@@ -146,7 +146,7 @@ static int sw_sync_create_fence(int tl, void *arg)
 	if (r < 0)
 		return error_if_ours(r, is_our_timeline(tl));
 	/* The kernel ignores the name: sync_file_get_name() makes one up. */
-	r = fl_fence_fd_create(tl, data.value, NULL, &fd);
+	r = FL(fl_fence_fd_create)(tl, data.value, NULL, &fd);
 	if (r < 0)
 		return not_ours(r) ? FL_KABI_NOT_OURS : r;
 	data.fence = fd;
@@ -165,7 +165,7 @@ static int sw_sync_inc(int tl, void *arg)
 
 	if (r < 0)
 		return error_if_ours(r, is_our_timeline(tl));
-	r = fl_timeline_fd_inc(tl, count);
+	r = FL(fl_timeline_fd_inc)(tl, count);
 	return not_ours(r) ? FL_KABI_NOT_OURS : r;
 }
 
@@ -182,7 +182,7 @@ static int sw_sync_get_deadline(int tl, void *arg)
 		return r;
 	if (data.deadline_ns || data.pad)
 		return -EINVAL;
-	r = fl_fence_fd_get_deadline(data.fence_fd, &data.deadline_ns);
+	r = FL(fl_fence_fd_get_deadline)(data.fence_fd, &data.deadline_ns);
 	if (not_ours(r))
 		r = -EINVAL;
 	return r < 0 ? r : copy_out(arg, &data, sizeof(data));
@@ -205,20 +205,20 @@ static bool is_kernel_sync_file(int fd)
 static int merge_importing(int fd, int fd2, const char *name, int *ret_fence)
 {
 	const unsigned int flags = FL_MERGE_WAIT_ALL | FL_MERGE_MAINLINE;
-	int r = fl_fence_fd_merge(fd, fd2, name, flags, ret_fence), imported;
+	int r = FL(fl_fence_fd_merge)(fd, fd2, name, flags, ret_fence), imported;
 
 	if (r == -ENOTTY || r == -EBADF) {
 		/* @fd is not ours: the kernel's, unless it is a kernel sync_file and @fd2 ours. */
 		if (!is_our_fence(fd2) || !is_kernel_sync_file(fd) ||
-		    fl_fence_fd_import(fd, NULL, &imported) < 0)
+		    FL(fl_fence_fd_import)(fd, NULL, &imported) < 0)
 			return FL_KABI_NOT_OURS;
-		r = fl_fence_fd_merge(imported, fd2, name, flags, ret_fence);
+		r = FL(fl_fence_fd_merge)(imported, fd2, name, flags, ret_fence);
 		close(imported);
 	} else if (r == -ENOENT) {
 		/* @fd2 is not ours: a kernel sync_file, or not a fence at all. */
-		if (fl_fence_fd_import(fd2, NULL, &imported) < 0)
+		if (FL(fl_fence_fd_import)(fd2, NULL, &imported) < 0)
 			return -ENOENT;
-		r = fl_fence_fd_merge(fd, imported, name, flags, ret_fence);
+		r = FL(fl_fence_fd_merge)(fd, imported, name, flags, ret_fence);
 		close(imported);
 	}
 	return r;
@@ -296,7 +296,7 @@ static int sync_file_info(int fd, void *arg)
 	uint32_t n;
 	int r;
 
-	r = fl_fence_fd_get_info(fd, &summary, stack_pts, INFO_POINTS);
+	r = FL(fl_fence_fd_get_info)(fd, &summary, stack_pts, INFO_POINTS);
 	if (r < 0)
 		return not_ours(r) ? FL_KABI_NOT_OURS : r;
 	fl__kabi_mark_fence(fd);
@@ -316,7 +316,7 @@ static int sync_file_info(int fd, void *arg)
 		out = calloc(n ? n : 1, sizeof(*out));
 		r = pts && out ? 0 : -ENOMEM;
 		if (r == 0 && n > INFO_POINTS)
-			r = fl_fence_fd_get_info(fd, NULL, pts, n);
+			r = FL(fl_fence_fd_get_info)(fd, NULL, pts, n);
 		if (r >= 0) {
 			info.status = 1;
 			for (uint32_t i = 0; i < n; i++) {
@@ -353,7 +353,7 @@ static int sync_set_deadline(int fd, void *arg)
 		return error_if_ours(r, is_our_fence(fd));
 	if (data.pad)
 		return error_if_ours(-EINVAL, is_our_fence(fd));
-	r = fl_fence_fd_set_deadline(fd, data.deadline_ns);
+	r = FL(fl_fence_fd_set_deadline)(fd, data.deadline_ns);
 	if (not_ours(r))
 		return FL_KABI_NOT_OURS;
 	fl__kabi_mark_fence(fd);

@@ -26,13 +26,57 @@
 
 #include <linux/sync_file.h>
 
-#include <sw_sync.h>
-
-#include <fenceline/shared.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "kabi.h"
 
 #define KABI_EXPORT __attribute__((visibility("default")))
+
+static struct fl__kabi_lib lib;
+static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
+
+static void find_lib(void)
+{
+	/*
+	 * By its soname (from our RUNPATH or the system's library path, as
+	 * a DT_NEEDED entry would be found; the linker drops that entry, as
+	 * we name none of its symbols), or the copy already loaded. Global,
+	 * as a dependency of a preload is.
+	 */
+	void *handle = dlopen(FL_KABI_LIBFENCELINE, RTLD_NOW | RTLD_GLOBAL);
+
+	if (!handle) {
+		fprintf(stderr, "libfenceline-kabi: cannot load %s: %s\n", FL_KABI_LIBFENCELINE,
+			dlerror());
+		abort();
+	}
+	/*
+	 * dlsym() on a handle searches that library and its dependencies
+	 * only, never the program: these are libfenceline's definitions.
+	 */
+#define FIND(name)                                                                                 \
+	lib.name = (__typeof__(lib.name))dlsym(handle, #name);                                     \
+	if (!lib.name) {                                                                           \
+		fprintf(stderr, "libfenceline-kabi: %s has no %s\n", FL_KABI_LIBFENCELINE, #name); \
+		abort();                                                                           \
+	}
+	FL_KABI_CALLS(FIND)
+#undef FIND
+}
+
+const struct fl__kabi_lib *fl__kabi_lib(void)
+{
+	pthread_once(&lib_once, find_lib);
+	return &lib;
+}
+
+/* When we are loaded: dlopen() may not be called in a signal handler (a close()). */
+__attribute__((constructor)) static void load_lib(void)
+{
+	fl__kabi_lib();
+}
 
 bool fl__kabi_is_sw_sync_path(const char *path)
 {
@@ -45,15 +89,15 @@ bool fl__kabi_is_sw_sync_path(const char *path)
  * same timeline (32-bit, named after the opening thread's comm, without
  * O_CLOEXEC); the flag is the caller's to ask for.
  */
-static void mark_timeline(int fd);
+static void mark_timeline(int fd, int flags);
 
 static int open_timeline(int flags)
 {
-	int fd = sw_sync_timeline_create(), fdflags, err;
+	int fd = FL(sw_sync_timeline_create)(), fdflags, err;
 
 	if (fd < 0)
 		return fd;
-	mark_timeline(fd);
+	mark_timeline(fd, flags);
 	if (!(flags & O_CLOEXEC))
 		return fd;
 	fdflags = fcntl(fd, F_GETFD);
@@ -194,11 +238,14 @@ KABI_EXPORT int ioctl(int fd, unsigned long request, ...)
 
 /*
  * A sync_file cannot be read (EINVAL: no read op) or written (EBADF: it is
- * opened read-only). Ours is a socket, where a read() would block or eat
- * the status record and a write() would forge one. Checking every fd would
- * cost every read() a syscall, so we check only fds we have seen as fences
- * (made by our ioctls or passed to them): one bit each, until the fd is
- * closed or a check finds the number reused for something else.
+ * opened read-only), nor can the sw_sync file (EINVAL: no read or write
+ * op; EBADF for a direction it was not opened for). Ours are sockets,
+ * where a read() would block or eat a status record and a write() would
+ * reach the fence's or the daemon's end. Checking every fd would cost
+ * every read() a syscall, so we check only fds we have seen as fences
+ * (made by our ioctls or passed to them) and the timelines opened here:
+ * one bit each, until the fd is closed or a check finds the number reused
+ * for something else.
  *
  * Closing a sw_sync fd fails its pending fences before close() returns;
  * closing ours, the daemon notices a moment later. So close() of a
@@ -207,6 +254,9 @@ KABI_EXPORT int ioctl(int fd, unsigned long request, ...)
 #define MARKED_FDS 65536
 #define WORD_BITS  (8 * sizeof(unsigned long))
 static atomic_ulong fence_bits[MARKED_FDS / WORD_BITS], timeline_bits[MARKED_FDS / WORD_BITS];
+/* The timelines opened O_WRONLY (no read) and O_RDONLY (no write). */
+static atomic_ulong unreadable_bits[MARKED_FDS / WORD_BITS],
+	unwritable_bits[MARKED_FDS / WORD_BITS];
 
 static void mark(atomic_ulong *bits, int fd)
 {
@@ -238,9 +288,36 @@ void fl__kabi_mark_fence(int fd)
 	mark(fence_bits, fd);
 }
 
-static void mark_timeline(int fd)
+static void mark_timeline(int fd, int flags)
 {
+	int acc = flags & O_ACCMODE;
+
+	/* Set or clear both: the number may have been a timeline closed behind our back. */
+	unmark(unreadable_bits, fd);
+	unmark(unwritable_bits, fd);
+	if (acc != O_RDONLY && acc != O_RDWR)
+		mark(unreadable_bits, fd);
+	if (acc != O_WRONLY && acc != O_RDWR)
+		mark(unwritable_bits, fd);
 	mark(timeline_bits, fd);
+}
+
+/*
+ * The errno of a read() (@writing false) or write() on @fd if it is a
+ * timeline opened here, else 0: EINVAL, or EBADF for a direction it was
+ * not opened for (vfs_read()'s and vfs_write()'s order of checks).
+ */
+static int marked_timeline_error(int fd, bool writing)
+{
+	uint64_t value;
+
+	if (!marked(timeline_bits, fd))
+		return 0;
+	if (FL(fl_timeline_fd_get_value)(fd, &value) < 0) {
+		unmark(timeline_bits, fd);
+		return 0;
+	}
+	return marked(writing ? unwritable_bits : unreadable_bits, fd) ? EBADF : EINVAL;
 }
 
 /* Whether @fd is a fence fd we have seen (then errno is @err). */
@@ -250,7 +327,7 @@ static bool is_marked_fence(int fd, int err)
 
 	if (!marked(fence_bits, fd))
 		return false;
-	if (fl_fence_fd_get_info(fd, &info, NULL, 0) < 0) {
+	if (FL(fl_fence_fd_get_info)(fd, &info, NULL, 0) < 0) {
 		unmark(fence_bits, fd);
 		return false;
 	}
@@ -260,14 +337,32 @@ static bool is_marked_fence(int fd, int err)
 
 KABI_EXPORT ssize_t read(int fd, void *buf, size_t count)
 {
+	int err;
+
 	/* sync_file has no read op: EINVAL. */
-	return is_marked_fence(fd, EINVAL) ? -1 : LIBC(read)(fd, buf, count);
+	if (is_marked_fence(fd, EINVAL))
+		return -1;
+	err = marked_timeline_error(fd, false);
+	if (err) {
+		errno = err;
+		return -1;
+	}
+	return LIBC(read)(fd, buf, count);
 }
 
 KABI_EXPORT ssize_t write(int fd, const void *buf, size_t count)
 {
+	int err;
+
 	/* A sync_file is opened read-only: EBADF. */
-	return is_marked_fence(fd, EBADF) ? -1 : LIBC(write)(fd, buf, count);
+	if (is_marked_fence(fd, EBADF))
+		return -1;
+	err = marked_timeline_error(fd, true);
+	if (err) {
+		errno = err;
+		return -1;
+	}
+	return LIBC(write)(fd, buf, count);
 }
 
 KABI_EXPORT int close(int fd)
@@ -277,7 +372,7 @@ KABI_EXPORT int close(int fd)
 	unmark(fence_bits, fd);
 	if (!unmark(timeline_bits, fd))
 		return LIBC(close)(fd);
-	r = fl_timeline_fd_close(fd);
+	r = FL(fl_timeline_fd_close)(fd);
 	if (r < 0) {
 		errno = -r;
 		return -1;

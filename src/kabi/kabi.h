@@ -10,6 +10,10 @@
 
 #include <linux/sync_file.h>
 
+#include <fenceline/shared.h>
+
+#include <sw_sync.h>
+
 /* drivers/dma-buf/sw_sync.c keeps its uapi to itself; these are its values. */
 #define FL_KABI_SW_SYNC_MAGIC 'W'
 
@@ -67,5 +71,44 @@ int fl__kabi_real_ioctl(int fd, unsigned long request, void *arg);
  * reaching the socket underneath. Fds above a bound are not remembered.
  */
 void fl__kabi_mark_fence(int fd);
+
+/*
+ * Every libfenceline function the preload calls. They are looked up in
+ * libfenceline.so itself (dlsym() on its handle), never bound by name: a
+ * program that defines and exports functions of these names (its own
+ * libsync linked with -rdynamic, as the kernel's selftests and graphics
+ * test suites are) comes first in the global lookup scope, and binding
+ * there made our open() call the program's sw_sync_timeline_create(),
+ * which opened sw_sync again, through us, until the stack overflowed.
+ * tests/symbols-test.sh fails if a call bypasses this table.
+ */
+#define FL_KABI_CALLS(X)            \
+	X(fl_fence_fd_create)       \
+	X(fl_fence_fd_get_deadline) \
+	X(fl_fence_fd_get_info)     \
+	X(fl_fence_fd_import)       \
+	X(fl_fence_fd_merge)        \
+	X(fl_fence_fd_set_deadline) \
+	X(fl_timeline_fd_close)     \
+	X(fl_timeline_fd_get_value) \
+	X(fl_timeline_fd_inc)       \
+	X(sw_sync_timeline_create)
+
+#define FL_KABI_FIELD(name) __typeof__(name) *name;
+struct fl__kabi_lib {
+	FL_KABI_CALLS(FL_KABI_FIELD)
+};
+#undef FL_KABI_FIELD
+
+/*
+ * fl__kabi_lib() - libfenceline's own definitions of FL_KABI_CALLS, found
+ * when the preload is loaded (libfenceline.so is loaded then, if the program
+ * has not). Aborts with a message if libfenceline.so cannot be loaded or
+ * lacks one of them: the preload cannot serve anything without it.
+ */
+const struct fl__kabi_lib *fl__kabi_lib(void);
+
+/* Call libfenceline's @name: FL(fl_timeline_fd_inc)(fd, 1). */
+#define FL(name) (fl__kabi_lib()->name)
 
 #endif /* FL_KABI_H */

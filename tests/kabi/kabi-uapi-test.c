@@ -506,6 +506,48 @@ static void test_read_and_write_on_a_fence_fail(void)
 	close(tl);
 }
 
+static int open_timeline_flags(int flags)
+{
+	int fd = open("/sys/kernel/debug/sync/sw_sync", flags);
+
+	if (fd < 0)
+		fd = open("/dev/sw_sync", flags);
+	return fd;
+}
+
+/*
+ * The sw_sync file has no read or write op: EINVAL, or EBADF in a direction
+ * it was not opened for. Nothing written reaches the timeline.
+ */
+static void test_read_and_write_on_a_timeline_fail(void)
+{
+	static const struct {
+		int flags, read_errno, write_errno;
+	} modes[] = {
+		{ O_RDWR, EINVAL, EINVAL },
+		{ O_RDONLY, EINVAL, EBADF },
+		{ O_WRONLY, EBADF, EINVAL },
+	};
+	char record[16];
+
+	memset(record, 0xff, sizeof(record));
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		int tl = open_timeline_flags(modes[i].flags), f;
+
+		CHECK(tl >= 0);
+		f = create_fence(tl, 1, "");
+		CHECK(f >= 0);
+		CHECK(write(tl, record, sizeof(record)) < 0 && errno == modes[i].write_errno);
+		/* Non-blocking, so that a read that reached a socket could not hang the test. */
+		CHECK(fcntl(tl, F_SETFL, fcntl(tl, F_GETFL) | O_NONBLOCK) == 0);
+		CHECK(read(tl, record, sizeof(record)) < 0 && errno == modes[i].read_errno);
+		CHECK(!ready(f));
+		CHECK(inc(tl, 1) == 0 && ready(f));
+		close(f);
+		close(tl);
+	}
+}
+
 /* Test suites look before they open (the kernel's selftests stat() the path). */
 static void test_stat_and_access_show_the_debugfs_file(void)
 {
@@ -706,6 +748,7 @@ int main(int argc, char **argv)
 		{ "merge_leaves_out_completed_fences", test_merge_leaves_out_completed_fences },
 		{ "deadlines", test_deadlines },
 		{ "read_and_write_on_a_fence_fail", test_read_and_write_on_a_fence_fail },
+		{ "read_and_write_on_a_timeline_fail", test_read_and_write_on_a_timeline_fail },
 		{ "stat_and_access_show_the_debugfs_file",
 		  test_stat_and_access_show_the_debugfs_file },
 	};

@@ -91,12 +91,17 @@ else
 	fi
 fi
 
-# Built as the selftests' Makefile does (its lib.mk needs the whole tree).
+# Built as the selftests' Makefile does (its lib.mk needs the whole tree),
+# plus -rdynamic: the selftests carry their own libsync (sync/sync.c defines
+# sw_sync_timeline_create(), sync_wait(), sync_merge(), ...), and exported,
+# those names come first in the lookup scope; the preload must still never
+# call them (docs/kabi.md, "Programs that carry their own libsync").
 start=$SECONDS
 bin=$work/sync_test
 rm -f "$bin"
 # shellcheck disable=SC2086 # CC may be a command with arguments (ccache cc).
-if ! ${CC:-cc} -O2 -g -std=gnu89 -pthread -Wall -Wextra -I"$sel" -o "$bin" "$sel"/sync/*.c; then
+if ! ${CC:-cc} -O2 -g -std=gnu89 -pthread -rdynamic -Wall -Wextra -I"$sel" -o "$bin" \
+	"$sel"/sync/*.c; then
 	echo "$me: building sync_test failed" >&2
 	exit 1
 fi

@@ -21,8 +21,9 @@
  * 8-15 in name order (ION_HEAP_TYPE_DMA, or _SYSTEM for "system*").
  * Buffers are sealed, zero-filled memfds (dma-bufs from a dma-heap) from the
  * native heaps (<fenceline/heap.h>). A buffer fd is released with close();
- * its carveout range is reclaimed when its client is closed with
- * ion_close().
+ * its carveout range comes back once nobody holds the buffer (no fd, no
+ * mapping, in any process) and the carveout is full, or when its client is
+ * closed with ion_close().
  */
 #ifndef FENCELINE_COMPAT_ION_ION_H
 #define FENCELINE_COMPAT_ION_ION_H

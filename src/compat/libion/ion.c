@@ -6,10 +6,12 @@
  * inode names the client in a process-wide registry, so that any dup of it
  * finds the client too. Each client owns its own heaps (a system heap and a
  * carveout), because the native heaps can only give a buffer back through
- * one of its fds, and ION users just close() theirs: the heaps cannot see
- * that. ion_close() therefore closes the client's heaps, which forgets every
- * buffer and so reclaims the carveout's whole capacity at once. Buffers
- * themselves live on for as long as anybody holds an fd or mapping.
+ * one of its fds, and ION users just close() theirs: only a full carveout
+ * looks for buffers nobody holds any more and takes their ranges back
+ * (docs/heap.md, "Reclaim"). ion_close() closes the client's heaps, which
+ * forgets every buffer and so reclaims the carveout's whole capacity at
+ * once. Buffers themselves live on for as long as anybody holds an fd or
+ * mapping.
  *
  * Through the daemon (FENCELINE_ION_VIA_DAEMON=1, or when a local heap
  * refuses with EACCES or EPERM), the buffers come from fencelined's heaps
@@ -321,7 +323,8 @@ FL_EXPORT int ion_close(int fd)
  * once: ION users only ever close() their buffers, so a record would stay
  * until ion_close() (memory growing with every allocation of a long-lived
  * client) and give back nothing. fl_heap_free() of a dup forgets it and
- * leaves @fd as it is. A carveout's records stay: they hold its ranges.
+ * leaves @fd as it is. A carveout's records stay: they hold its ranges
+ * until nobody holds the buffer and the carveout is full.
  */
 static void forget(struct fl_heap *heap, int fd)
 {
