@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -2134,4 +2135,189 @@ FL_TEST(more_than_4096_points_for_the_daemon_make_the_owner_always_sync)
 	close(mfd);
 	close(tl);
 	close(s);
+}
+
+/* ---- hostile waiters ---- */
+
+/* FENCE_CREATE of a fence at @value on @tl, answered: returns its fence fd. */
+static int raw_fence_create(int sock, uint32_t seq, int tl, uint64_t value)
+{
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_fence_create b;
+	} req = { { FL_OP_FENCE_CREATE, FL_MSG_F_REPLY, seq, sizeof(struct fl_msg_fence_create) },
+		  { value, "raw" } };
+	int sv[2], three[3];
+
+	fl_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	three[0] = tl;
+	three[1] = sv[0];
+	three[2] = sv[1];
+	raw_send(sock, &req, sizeof(req), three, 3);
+	close(sv[0]);
+	fl_assert_int_eq(raw_reply(sock, FL_OP_FENCE_CREATE, seq), 0);
+	return sv[1];
+}
+
+/* WAIT_BEGIN (one-way) by this thread on @fence, with @notify (-1: none). */
+static void raw_wait_begin(int sock, uint32_t seq, int fence, int notify)
+{
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_wait_begin b;
+	} req = { { FL_OP_WAIT_BEGIN, notify >= 0 ? FL_MSG_F_NOTIFY : 0, seq,
+		    sizeof(struct fl_msg_wait_begin) },
+		  { seq, (uint32_t)gettid(), -1 } };
+	int fds[2] = { fence, notify };
+
+	raw_send(sock, &req, sizeof(req), fds, notify >= 0 ? 2 : 1);
+}
+
+/* DUMP with @flags: the text of the memfd that comes with the reply (malloc()ed). */
+static char *raw_dump(int sock, uint32_t seq, uint32_t flags)
+{
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_dump b;
+	} req = { { FL_OP_DUMP, 0, seq, sizeof(struct fl_msg_dump) }, { flags, 0 } };
+	struct fl_msg_reply rep;
+	int fds[RAW_MAX_FDS];
+	unsigned int n;
+	size_t len = 0, cap = 4096;
+	char *text = malloc(cap);
+	ssize_t got;
+
+	fl_assert(text);
+	raw_send(sock, &req, sizeof(req), NULL, 0);
+	fl_assert_int_eq(
+		raw_reply_fds(sock, FL_OP_DUMP, seq, &rep, sizeof(rep), fds, RAW_MAX_FDS, &n), 0);
+	fl_assert_int_eq(n, 1);
+	while ((got = read(fds[0], text + len, cap - len - 1)) > 0) {
+		len += (size_t)got;
+		if (cap - len < 2) {
+			cap *= 2;
+			text = realloc(text, cap);
+			fl_assert(text);
+		}
+	}
+	fl_assert_int_eq(got, 0);
+	text[len] = '\0';
+	close(fds[0]);
+	return text;
+}
+
+/*
+ * The owner of a shared-counter timeline passes a point without telling the
+ * daemon and waits on it from its only thread: until the daemon catches up,
+ * it looks like a process stuck on itself. The detector must catch up
+ * before it reports, not while it describes the finding: that completed the
+ * fence, freed the wait being described and used it after (ASan:
+ * heap-use-after-free in refuse()), and logged a false cycle of 1.
+ */
+static void owner_passes_own_point_child(const char *path, pid_t daemon)
+{
+	struct fl_proto_shared_timeline *ctr;
+	uint32_t seq = 1, handle;
+	int s, tl, mfd, fence, p[2];
+	struct pollfd pfd;
+	char byte, *text;
+
+	(void)daemon;
+	s = raw_connect_to(path);
+	raw_hello(s);
+	tl = raw_timeline_create_flags(s, seq++, "own", 0, &handle, &mfd);
+	ctr = counter_map(mfd);
+	fence = raw_fence_create(s, seq++, tl, 1);
+	fl_assert_int_eq(pipe2(p, O_CLOEXEC | O_NONBLOCK), 0);
+	counter_set(ctr, 1);
+	raw_wait_begin(s, seq++, fence, p[1]);
+	close(p[1]);
+	/* Only the detector catches up with the counter here: it has run once this is readable. */
+	pfd = (struct pollfd){ .fd = fence, .events = POLLIN };
+	fl_assert_int_eq(poll(&pfd, 1, -1), 1);
+	raw_ping_ok(s, seq++);
+	dl_expect_fence_status(fence, FL_STATUS_SIGNALED);
+	text = raw_dump(s, seq++, FL_DUMP_DEADLOCKS);
+	if (strstr(text, "cycle of"))
+		fl__test_fail(__FILE__, __LINE__, "a signalled fence was reported:\n%s", text);
+	free(text);
+	/* The wait ended without a notice: the daemon's copy is closed. */
+	fl_assert_int_eq(read(p[0], &byte, 1), 0);
+	close(p[0]);
+	counter_unmap(ctr);
+	close(mfd);
+	close(fence);
+	close(tl);
+	close(s);
+	_exit(0);
+}
+
+FL_TEST(owner_waiting_on_a_point_it_passed_is_no_deadlock)
+{
+	dl_daemon_stop(child_on_own_daemon("passed.sock", owner_passes_own_point_child));
+}
+
+/* A blocking pipe (or socket pair, @sock) whose write end @w[1] cannot take a byte more. */
+static void full_channel(int w[2], bool sock)
+{
+	char junk[4096] = { 0 };
+	int fl;
+
+	if (sock)
+		fl_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, w), 0);
+	else
+		fl_assert_int_eq(pipe2(w, O_CLOEXEC), 0);
+	fl = fcntl(w[1], F_GETFL);
+	fl_assert_int_eq(fcntl(w[1], F_SETFL, fl | O_NONBLOCK), 0);
+	while (write(w[1], junk, sizeof(junk)) > 0)
+		;
+	while (write(w[1], junk, 1) > 0)
+		;
+	fl_assert(errno == EAGAIN);
+	/* Blocking again, as the daemon gets it. */
+	fl_assert_int_eq(fcntl(w[1], F_SETFL, fl), 0);
+}
+
+/*
+ * A process waits on a fence of its own timeline (a cycle of one) with a
+ * notify fd that is full and blocking: telling it EDEADLK must not block
+ * the daemon, which then answers every client, and keeps to its finding.
+ */
+static void full_notify_child(const char *path, pid_t daemon)
+{
+	uint32_t seq = 1, handle;
+	int s, other, tl, fence, w[2], k;
+
+	(void)daemon;
+	s = raw_connect_to(path);
+	other = raw_connect_to(path);
+	raw_hello(s);
+	raw_hello(other);
+	tl = raw_timeline_create(s, seq++, "cycle", &handle);
+	for (k = 0; k < 2; k++) {
+		char *text;
+
+		fence = raw_fence_create(s, seq++, tl, (uint64_t)k + 1);
+		full_channel(w, k == 1);
+		raw_wait_begin(s, seq++, fence, w[1]);
+		close(w[1]);
+		/* DUMP's deadlock view runs the detector, which finds the cycle at once. */
+		text = raw_dump(s, seq++, FL_DUMP_DEADLOCKS);
+		if (!strstr(text, "deadlock: a cycle of 1 process"))
+			fl__test_fail(__FILE__, __LINE__, "no cycle found:\n%s", text);
+		free(text);
+		raw_ping_ok(other, seq++);
+		raw_ping_ok(s, seq++);
+		close(w[0]);
+		close(fence);
+	}
+	close(tl);
+	close(other);
+	close(s);
+	_exit(0);
+}
+
+FL_TEST_TIMEOUT(full_notify_fd_does_not_block_the_daemon, 30)
+{
+	dl_daemon_stop(child_on_own_daemon("notify.sock", full_notify_child));
 }

@@ -542,6 +542,20 @@ static void shared_sync_fence(struct fl_fence *f)
 	shared_fence_points(f, false);
 }
 
+/* Catch up with every owner's counter: a view of everything must not lag. */
+void fld_shared_sync_all(void)
+{
+	for (unsigned int b = 0; b < SHARED_BUCKETS; b++)
+		for (struct shared_tl *s = shared[b]; s; s = s->next) {
+			struct fl_timeline *tl = shared_timeline(s);
+
+			if (tl) {
+				shared_sync(s, tl);
+				fl_timeline_unref(tl);
+			}
+		}
+}
+
 static void shared_free(struct shared_tl **pp)
 {
 	struct shared_tl *s = *pp;
@@ -1199,20 +1213,6 @@ static bool op_fence_get_deadline(struct client *c, const struct fl_proto_reques
 	return reply_send(c, &q->hdr, &rep, sizeof(rep), -1);
 }
 
-/* Catch up with every owner's counter: a view of everything must not lag. */
-static void shared_sync_all(void)
-{
-	for (unsigned int b = 0; b < SHARED_BUCKETS; b++)
-		for (struct shared_tl *s = shared[b]; s; s = s->next) {
-			struct fl_timeline *tl = shared_timeline(s);
-
-			if (tl) {
-				shared_sync(s, tl);
-				fl_timeline_unref(tl);
-			}
-		}
-}
-
 /* fld_owner_fn: the connected creator of a timeline with a shared counter. */
 static pid_t owner_of(const void *timeline, void *arg)
 {
@@ -1245,7 +1245,7 @@ static bool op_dump(struct client *c, const struct fl_proto_request *q)
 	}
 	if (!infos)
 		return reply_status(c, &q->hdr, -ENOMEM);
-	shared_sync_all();
+	fld_shared_sync_all();
 	for (struct client *k = clients; k && n < nclients; k = k->next)
 		infos[n++] = (struct fld_client_info){ k->pid, k->uid,
 						       (unsigned int)atomic_load(&k->timelines),
@@ -1273,7 +1273,7 @@ static bool op_dump_view(struct client *c, const struct fl_proto_request *q)
 	bool ok;
 
 	/* Owned timelines' values, as the report shows them, are caught up first. */
-	shared_sync_all();
+	fld_shared_sync_all();
 	out = open_memstream(&text, &len);
 	if (!out)
 		return reply_status(c, &q->hdr, -ENOMEM);
@@ -1292,21 +1292,6 @@ static bool op_dump_view(struct client *c, const struct fl_proto_request *q)
 			fd);
 	close(fd);
 	return ok;
-}
-
-void fld_timeline_value(uint64_t id, char *buf, size_t size)
-{
-	struct fl_timeline *tl;
-	struct shared_tl *s = nshared ? shared_find_id(id) : NULL;
-
-	snprintf(buf, size, "?");
-	if (s && (tl = shared_timeline(s))) {
-		shared_sync(s, tl);
-		fl_timeline_get_value_str(tl, buf, size);
-		fl_timeline_unref(tl);
-		return;
-	}
-	fld_timeline_value_str(id, buf, size);
 }
 
 /* WAIT_BEGIN: one-way; a fence we do not know (in-process, gone) is not our business. */

@@ -59,9 +59,13 @@ void fld_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int fld_memfd_sealed(const char *text, size_t len, int *ret_fd);
 /* /proc/<pid>/comm into @buf ("" if it cannot be read). */
 void fld_comm_of(pid_t pid, char *buf, size_t size);
-/* server.c: timeline @id's value as text (caught up with its owner), "?" if gone. */
-void fld_timeline_value(uint64_t id, char *buf, size_t size);
-/* dump.c: the same from the core's registry alone. */
+/*
+ * server.c: catch up with every owner's shared counter. Completes the
+ * fences whose points the owners passed, so it runs callbacks: waits end,
+ * their records are freed (waits.c calls it before it looks at them).
+ */
+void fld_shared_sync_all(void);
+/* dump.c: timeline @id's value as text from the core's registry alone, "?" if gone. */
 void fld_timeline_value_str(uint64_t id, char *buf, size_t size);
 /* Who holds which fd of ours, from one scan of /proc (expensive: on demand only). */
 struct fld_holders;
