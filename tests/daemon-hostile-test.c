@@ -2173,13 +2173,9 @@ static void raw_wait_begin(int sock, uint32_t seq, int fence, int notify)
 	raw_send(sock, &req, sizeof(req), fds, notify >= 0 ? 2 : 1);
 }
 
-/* DUMP with @flags: the text of the memfd that comes with the reply (malloc()ed). */
-static char *raw_dump(int sock, uint32_t seq, uint32_t flags)
+/* The text of the sealed memfd that comes with the reply to (@op, @seq) (malloc()ed). */
+static char *raw_reply_text(int sock, uint32_t op, uint32_t seq)
 {
-	struct {
-		struct fl_msg_hdr h;
-		struct fl_msg_dump b;
-	} req = { { FL_OP_DUMP, 0, seq, sizeof(struct fl_msg_dump) }, { flags, 0 } };
 	struct fl_msg_reply rep;
 	int fds[RAW_MAX_FDS];
 	unsigned int n;
@@ -2188,9 +2184,7 @@ static char *raw_dump(int sock, uint32_t seq, uint32_t flags)
 	ssize_t got;
 
 	fl_assert(text);
-	raw_send(sock, &req, sizeof(req), NULL, 0);
-	fl_assert_int_eq(
-		raw_reply_fds(sock, FL_OP_DUMP, seq, &rep, sizeof(rep), fds, RAW_MAX_FDS, &n), 0);
+	fl_assert_int_eq(raw_reply_fds(sock, op, seq, &rep, sizeof(rep), fds, RAW_MAX_FDS, &n), 0);
 	fl_assert_int_eq(n, 1);
 	while ((got = read(fds[0], text + len, cap - len - 1)) > 0) {
 		len += (size_t)got;
@@ -2204,6 +2198,18 @@ static char *raw_dump(int sock, uint32_t seq, uint32_t flags)
 	text[len] = '\0';
 	close(fds[0]);
 	return text;
+}
+
+/* DUMP with @flags: the text that comes with the reply (malloc()ed). */
+static char *raw_dump(int sock, uint32_t seq, uint32_t flags)
+{
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_dump b;
+	} req = { { FL_OP_DUMP, 0, seq, sizeof(struct fl_msg_dump) }, { flags, 0 } };
+
+	raw_send(sock, &req, sizeof(req), NULL, 0);
+	return raw_reply_text(sock, FL_OP_DUMP, seq);
 }
 
 /*
@@ -2320,4 +2326,79 @@ static void full_notify_child(const char *path, pid_t daemon)
 FL_TEST_TIMEOUT(full_notify_fd_does_not_block_the_daemon, 30)
 {
 	dl_daemon_stop(child_on_own_daemon("notify.sock", full_notify_child));
+}
+
+/* ---- trace caps ---- */
+
+static void raw_send_trace(int sock, uint32_t seq, uint32_t cmd, uint32_t max_events)
+{
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_trace b;
+	} req = { { FL_OP_TRACE, 0, seq, sizeof(struct fl_msg_trace) }, { cmd, max_events } };
+
+	raw_send(sock, &req, sizeof(req), NULL, 0);
+}
+
+/* The unsigned number after "@key": in @json, which must have it. */
+static unsigned long long json_number(const char *json, const char *key)
+{
+	char pat[64];
+	const char *at;
+
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	at = strstr(json, pat);
+	if (!at)
+		fl__test_fail(__FILE__, __LINE__, "no %s in the trace", key);
+	return strtoull(at + strlen(pat), NULL, 10);
+}
+
+/*
+ * A trace whose client asks to keep 2^32 - 1 events, then makes @incs
+ * signals: returns the trace (malloc()ed).
+ */
+static char *greedy_trace(const char *path, int incs)
+{
+	uint32_t seq = 1, handle;
+	int s = raw_connect_to(path), tl;
+	char *text;
+
+	raw_hello(s);
+	tl = raw_timeline_create(s, seq++, "traced", &handle);
+	raw_send_trace(s, seq, FL_TRACE_START, UINT32_MAX);
+	fl_assert_int_eq(raw_reply(s, FL_OP_TRACE, seq++), 0);
+	for (int i = 0; i < incs; i++)
+		fl_assert_int_eq(raw_inc(s, seq++, tl, 1), 0);
+	raw_send_trace(s, seq, FL_TRACE_STOP, 0);
+	text = raw_reply_text(s, FL_OP_TRACE, seq++);
+	close(tl);
+	close(s);
+	return text;
+}
+
+FL_TEST(trace_keeps_no_more_events_than_the_daemon_allows)
+{
+	static const char *const small[] = { "--idle-timeout", "0", "--trace-max-events", "50",
+					     NULL };
+	static const char *const dflt[] = { "--idle-timeout", "0", NULL };
+	char path[256], *text;
+	pid_t d;
+
+	/* The default cap, whatever the client asked. */
+	dl_runtime_path("trace-default.sock", path, sizeof(path));
+	d = dl_daemon_start(path, dflt);
+	text = greedy_trace(path, 1);
+	fl_assert_int_eq(json_number(text, "max_events"), 1000000);
+	free(text);
+	dl_daemon_stop(d);
+
+	/* A smaller one: events beyond it are counted, not kept. */
+	dl_runtime_path("trace-small.sock", path, sizeof(path));
+	d = dl_daemon_start(path, small);
+	text = greedy_trace(path, 100);
+	fl_assert_int_eq(json_number(text, "max_events"), 50);
+	fl_assert_int_eq(json_number(text, "events"), 50);
+	fl_assert(json_number(text, "dropped") >= 50);
+	free(text);
+	dl_daemon_stop(d);
 }

@@ -54,9 +54,12 @@ static void usage(FILE *out)
 		"                         %d, or $FENCELINE_CARVEOUT_MB; 0 = no carveout)\n"
 		"      --heap-limit-mb N  MiB of buffers one client may hold (default 0 = no\n"
 		"                         limit, or $FENCELINE_HEAP_CLIENT_LIMIT_MB)\n"
+		"      --trace-max-events N  events a trace keeps at most, whatever its\n"
+		"                         client asks (default and most %u)\n"
 		"  -h, --help             show this help\n"
 		"  -V, --version          show the version\n",
-		DEFAULT_IDLE_MS, DEFAULT_MAX_TIMELINES, DEFAULT_MAX_FENCES, DEFAULT_CARVEOUT_MB);
+		DEFAULT_IDLE_MS, DEFAULT_MAX_TIMELINES, DEFAULT_MAX_FENCES, DEFAULT_CARVEOUT_MB,
+		FLD_TRACE_MAX_EVENTS);
 }
 
 static int parse_uint(const char *s, unsigned int *ret)
@@ -235,6 +238,7 @@ int main(int argc, char **argv)
 		{ "max-fences", required_argument, NULL, 'F' },
 		{ "carveout-mb", required_argument, NULL, 'C' },
 		{ "heap-limit-mb", required_argument, NULL, 'L' },
+		{ "trace-max-events", required_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -295,6 +299,16 @@ int main(int argc, char **argv)
 			if (parse_uint(optarg, o == 'T' ? &cfg.max_timelines : &cfg.max_fences) <
 			    0) {
 				fprintf(stderr, "fencelined: bad limit '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'E':
+			if (parse_uint(optarg, &cfg.trace_max_events) < 0 ||
+			    cfg.trace_max_events == 0 ||
+			    cfg.trace_max_events > FLD_TRACE_MAX_EVENTS) {
+				fprintf(stderr,
+					"fencelined: bad --trace-max-events '%s' (1 to %u)\n",
+					optarg, FLD_TRACE_MAX_EVENTS);
 				return 2;
 			}
 			break;

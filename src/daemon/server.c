@@ -1329,7 +1329,7 @@ static bool op_trace(struct client *c, const struct fl_proto_request *q)
 	bool ok;
 
 	if (q->u.trace.cmd == FL_TRACE_START) {
-		r = fld_trace_start(c->pid, q->u.trace.max_events);
+		r = fld_trace_start(c->pid, q->u.trace.max_events, cfg.trace_max_events);
 		if (r == 0) {
 			tracer = c;
 			publish_all();

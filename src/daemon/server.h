@@ -20,6 +20,7 @@ struct server_config {
 	unsigned int n_allow;
 	uint64_t carveout_bytes; /* the allocation service's carveout; 0: none */
 	uint64_t heap_limit; /* bytes of buffers per client; 0: no limit */
+	unsigned int trace_max_events; /* a trace session's cap; 0: FLD_TRACE_MAX_EVENTS */
 };
 
 /*
@@ -109,7 +110,13 @@ void fld_waits_trace_pending(void);
  * call costs one branch while nobody traces.
  */
 extern bool fld_tracing;
-int fld_trace_start(pid_t by, uint32_t max_events);
+/* Events a trace session keeps at most, whatever its client asks (--trace-max-events). */
+#define FLD_TRACE_MAX_EVENTS 1000000u
+/*
+ * Start the session of client @by, keeping @max_events (0: @cap) but never
+ * more than @cap (0: FLD_TRACE_MAX_EVENTS). Return: 0, -EBUSY.
+ */
+int fld_trace_start(pid_t by, uint32_t max_events, uint32_t cap);
 /* Stop and write the trace as Chrome JSON into a sealed memfd. */
 int fld_trace_stop(int *ret_fd);
 void fld_trace_timeline_new(pid_t pid, uint64_t id, const char *name, uint64_t value);
