@@ -2402,3 +2402,76 @@ FL_TEST(trace_keeps_no_more_events_than_the_daemon_allows)
 	free(text);
 	dl_daemon_stop(d);
 }
+
+/* ---- the daemon's log ---- */
+
+/* The lines of file @path that contain @what. */
+static int count_lines(const char *path, const char *what)
+{
+	char line[512];
+	int n = 0;
+	FILE *f = fopen(path, "re");
+
+	fl_assert(f);
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, what) != NULL;
+	fclose(f);
+	return n;
+}
+
+#define GARBAGE_CLIENTS 2000
+
+/*
+ * Clients that send garbage are each worth a log line, but thousands of
+ * them must not flood the log: the daemon keeps to its rate (50 lines at
+ * once, 10 a second after that) and says how many lines it held back.
+ */
+FL_TEST(daemon_log_is_rate_limited_and_counts_what_it_drops)
+{
+	static const char *const args[] = { "--idle-timeout", "0", NULL };
+	char path[256], log[256];
+	uint64_t start, elapsed_ms;
+	int saved, fd, lines;
+	pid_t d;
+
+	dl_runtime_path("garbage.sock", path, sizeof(path));
+	dl_runtime_path("garbage.log", log, sizeof(log));
+	/* The daemon writes its log to our stderr: a file, for the while it starts. */
+	fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	fl_assert(fd >= 0);
+	saved = fcntl(2, F_DUPFD_CLOEXEC, 3);
+	fl_assert(saved >= 0);
+	fl_assert_int_eq(dup2(fd, 2), 2);
+	d = dl_daemon_start(path, args);
+	fl_assert_int_eq(dup2(saved, 2), 2);
+	close(saved);
+	close(fd);
+
+	start = fl_test_now_ns();
+	for (int i = 0; i < GARBAGE_CLIENTS; i++) {
+		int s = raw_connect_to(path);
+		char junk[3] = { 1, 2, 3 }, byte;
+
+		raw_send(s, junk, sizeof(junk), NULL, 0);
+		/* Hung up on, after the line about it. */
+		fl_assert_int_eq(read(s, &byte, 1), 0);
+		close(s);
+	}
+	elapsed_ms = (fl_test_now_ns() - start) / 1000000;
+	/* Each line was written before its client was hung up on. */
+	lines = count_lines(log, "malformed");
+	/* What the rate allows for the time it took (not a timing assertion: a bound from it). */
+	if ((uint64_t)lines > 50 + 10 * (elapsed_ms / 1000 + 2))
+		fl__test_fail(__FILE__, __LINE__, "%d lines about garbage in %llu ms", lines,
+			      (unsigned long long)elapsed_ms);
+	fl_assert(lines >= 1);
+	/* Held back lines are counted in a line of their own, once the rate allows. */
+	while (count_lines(log, "messages suppressed") == 0)
+		fl_test_sleep_ms(20);
+	/* Still serving. */
+	fd = raw_connect_to(path);
+	raw_hello(fd);
+	raw_ping_ok(fd, 2);
+	close(fd);
+	dl_daemon_stop(d);
+}

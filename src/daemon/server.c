@@ -134,15 +134,89 @@ static struct client *zombies; /* disconnected; freed after the events at hand *
 static unsigned int nclients;
 static int epfd = -1;
 
+/*
+ * The log's rate limit: a token bucket of FLD_LOG_BURST lines, refilled at
+ * FLD_LOG_PER_SEC a second, for the whole daemon (hostile clients come in
+ * any number of connections and processes, so no per-peer bucket could
+ * bound the total). Lines beyond it are counted, and the count is logged
+ * as soon as a token is back (fld_log_flush()). Tokens are in thousandths.
+ */
+static struct {
+	uint64_t tokens, last_ns;
+	unsigned long suppressed;
+	bool started;
+} logq;
+
+static bool log_take(void)
+{
+	uint64_t now = fl__now_ns();
+
+	if (!logq.started) {
+		logq.started = true;
+		logq.tokens = FLD_LOG_BURST * 1000ull;
+		logq.last_ns = now;
+	}
+	logq.tokens += (now - logq.last_ns) * FLD_LOG_PER_SEC / 1000000ull;
+	logq.last_ns = now;
+	if (logq.tokens > FLD_LOG_BURST * 1000ull)
+		logq.tokens = FLD_LOG_BURST * 1000ull;
+	if (logq.tokens < 1000)
+		return false;
+	logq.tokens -= 1000;
+	return true;
+}
+
+static void log_line(const char *fmt, va_list ap)
+{
+	fprintf(stderr, "fencelined[%d]: ", (int)getpid());
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+static void log_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void log_printf(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_line(fmt, ap);
+	va_end(ap);
+}
+
+/* The suppressed lines' count, written with the token of the line that follows it. */
+static void log_suppressed(void)
+{
+	if (!logq.suppressed)
+		return;
+	log_printf("%lu messages suppressed (log rate limit: %u lines a second)", logq.suppressed,
+		   FLD_LOG_PER_SEC);
+	logq.suppressed = 0;
+}
+
 void fld_log(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "fencelined[%d]: ", (int)getpid());
+	if (!log_take()) {
+		logq.suppressed++;
+		return;
+	}
+	log_suppressed();
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	log_line(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+}
+
+int fld_log_flush(void)
+{
+	if (!logq.suppressed)
+		return -1;
+	if (log_take()) {
+		log_suppressed();
+		return -1;
+	}
+	/* Until the bucket holds a whole token again. */
+	return (int)((1000 - logq.tokens) * 1000 / FLD_LOG_PER_SEC / 1000) + 1;
 }
 
 static void client_unref(struct client *c)
@@ -1863,6 +1937,10 @@ int fld_serve(int lfd, const struct server_config *config)
 
 		if (check >= 0 && (timeout < 0 || timeout > check))
 			timeout = check;
+		/* Lines the rate limit held back are counted in the log once it allows. */
+		check = fld_log_flush();
+		if (check >= 0 && (timeout < 0 || timeout > check))
+			timeout = check;
 		int n = epoll_wait(epfd, evs, FL_ARRAY_SIZE(evs), timeout);
 
 		if (n < 0 && errno != EINTR)
@@ -1907,6 +1985,7 @@ int fld_serve(int lfd, const struct server_config *config)
 		}
 	}
 out:
+	fld_log_flush();
 	answer_deferred_pings();
 	while (clients)
 		disconnect(clients, NULL);

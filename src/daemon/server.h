@@ -49,8 +49,19 @@ typedef pid_t (*fld_owner_fn)(const void *timeline, void *arg);
 int fld_dump_write(bool json, bool by_process, pid_t only, const struct fld_client_info *clients,
 		   size_t nclients, fld_owner_fn owner, void *owner_arg, int *ret_fd);
 
-/* Log a line to stderr ("fencelined[pid]: ..."). */
+/*
+ * Log a line to stderr ("fencelined[pid]: ..."), within the log's rate
+ * limit: FLD_LOG_BURST lines at once, FLD_LOG_PER_SEC a second after
+ * that; lines beyond it are counted and the count logged when it allows.
+ */
+#define FLD_LOG_BURST	50
+#define FLD_LOG_PER_SEC 10
 void fld_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * Log how many lines were suppressed, if any and if the limit allows now.
+ * Return: ms until it should be called again, -1 when nothing is pending.
+ */
+int fld_log_flush(void);
 
 /*
  * dump.c: @len bytes of @text in a new sealed memfd, *@ret_fd, read from
