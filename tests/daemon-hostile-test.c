@@ -2475,3 +2475,87 @@ FL_TEST(daemon_log_is_rate_limited_and_counts_what_it_drops)
 	close(fd);
 	dl_daemon_stop(d);
 }
+
+/* ---- fairness ---- */
+
+#define FLOOD_DUMPS 48
+
+static void raw_send_dump(int sock, uint32_t seq)
+{
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_dump b;
+	} req = { { FL_OP_DUMP, 0, seq, sizeof(struct fl_msg_dump) }, { 0, 0 } };
+
+	raw_send(sock, &req, sizeof(req), NULL, 0);
+}
+
+/*
+ * A client with many DUMPs in flight (each walks /proc) must not hold up
+ * the others: the daemon schedules by cost. With the daemon stopped, one
+ * client queues 48 DUMPs and then an INC of a timeline, and a bystander
+ * asks for the timeline's value; once the daemon runs again, the
+ * bystander must be answered before the INC behind the DUMPs (it used to
+ * handle 64 requests of one client before looking at another).
+ * Then a flooder that never reads its replies must not keep the bystander
+ * from being answered.
+ */
+FL_TEST_TIMEOUT(dump_flood_cannot_starve_a_bystander, 120)
+{
+	static const char *const args[] = { "--idle-timeout", "0", NULL };
+	char path[256];
+	int flooder, bystander, tl;
+	uint32_t seq = 10, handle;
+	pid_t d;
+
+	dl_runtime_path("flood.sock", path, sizeof(path));
+	d = dl_daemon_start(path, args);
+	flooder = raw_connect_to(path);
+	bystander = raw_connect_to(path);
+	raw_hello(flooder);
+	raw_hello(bystander);
+	tl = raw_timeline_create(flooder, seq++, "behind-dumps", &handle);
+
+	fl_assert_int_eq(kill(d, SIGSTOP), 0);
+	for (int i = 0; i < FLOOD_DUMPS; i++)
+		raw_send_dump(flooder, seq++);
+	{
+		struct {
+			struct fl_msg_hdr h;
+			struct fl_msg_timeline_inc b;
+		} inc = { { FL_OP_TIMELINE_INC, 0, seq++, sizeof(struct fl_msg_timeline_inc) },
+			  { 1 } };
+		struct fl_msg_hdr h = { FL_OP_TIMELINE_GET_VALUE, 0, 1, 0 };
+		struct fl_msg_value_reply rep;
+
+		raw_send(flooder, &inc, sizeof(inc), &tl, 1);
+		raw_send(bystander, &h, sizeof(h), &tl, 1);
+		fl_assert_int_eq(kill(d, SIGCONT), 0);
+		raw_reply_body(bystander, FL_OP_TIMELINE_GET_VALUE, 1, &rep, sizeof(rep));
+		if (rep.value != 0)
+			fl__test_fail(__FILE__, __LINE__,
+				      "the bystander waited for all %d DUMPs of another client",
+				      FLOOD_DUMPS);
+	}
+	close(flooder);
+	close(tl);
+
+	/* A flooder that never reads: the bystander is answered all along. */
+	flooder = raw_connect_to(path);
+	raw_hello(flooder);
+	for (int round = 0; round < 50; round++) {
+		struct fl_msg_hdr h = { FL_OP_PING, 0, (uint32_t)round + 2, 0 };
+		struct {
+			struct fl_msg_hdr h;
+			struct fl_msg_dump b;
+		} req = { { FL_OP_DUMP, 0, seq++, sizeof(struct fl_msg_dump) }, { 0, 0 } };
+
+		for (int i = 0; i < 8; i++)
+			(void)!send(flooder, &req, sizeof(req), MSG_DONTWAIT | MSG_NOSIGNAL);
+		raw_send(bystander, &h, sizeof(h), NULL, 0);
+		fl_assert_int_eq(raw_reply(bystander, FL_OP_PING, (uint32_t)round + 2), 0);
+	}
+	close(flooder);
+	close(bystander);
+	dl_daemon_stop(d);
+}
