@@ -891,6 +891,9 @@ static void part_memory(int daemon_pid)
 			"the delta to 100k",
 			dlimit, count, want);
 	}
+	/* The daemon holds at most half of its fds for one process (--max-fds-per-process). */
+	if (dlimit / 2 - 64 >= 1000 && per_child > dlimit / 2 - 64)
+		per_child = (dlimit / 2 - 64) / 1000 * 1000;
 	nchildren = (int)((count + per_child - 1) / per_child);
 	fl__bench_comment("%ld live pending fences, held by %d child processes%s", count, nchildren,
 			  fl__bench_quick ? " (quick run: 10k fences, not 100k; the ratio scales "

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -68,10 +69,29 @@ static struct deferred_ping *deferred_pings;
 #define ROUND_NS	  200000ull
 #define DEBT_HALF_LIFE_NS 100000000ull
 
+/*
+ * A peer, as SO_PEERCRED names it: one process, or one uid. Quotas count
+ * per peer, not per connection, because a process may open any number of
+ * connections: every daemon fd held on a peer's behalf (its connections,
+ * pooled fence fds, fences, timelines, notify fds, heap buffers) counts
+ * for its process and for its uid. Refcounted by the clients naming it.
+ */
+struct peer {
+	struct peer *next;
+	bool is_uid;
+	unsigned int id; /* the pid or the uid */
+	unsigned int refs;
+	atomic_uint fds; /* daemon fds held for it */
+	atomic_uint fences, timelines; /* live objects it made (--max-fences, --max-timelines) */
+	unsigned long refused; /* for the log: a line at the 1st, 2nd, 4th... */
+};
+
 struct client {
 	int fd;
 	uid_t uid;
 	pid_t pid;
+	struct peer *proc, *user; /* its process and its uid */
+	unsigned int heap_buffers; /* buffers it holds (each a daemon fd) */
 	bool greeted;
 	atomic_int refs; /* the connection, plus one per live object it made */
 	atomic_int timelines, fences; /* live objects it made */
@@ -238,17 +258,177 @@ int fld_log_flush(void)
 	return (int)((1000 - logq.tokens) * 1000 / FLD_LOG_PER_SEC / 1000) + 1;
 }
 
+static struct peer *peers;
+/* Daemon fds one process, and one uid other than ours, may have us hold. */
+static unsigned int max_fds_process, max_fds_uid;
+
+/* The peer (@is_uid, @id), made on first use, with a reference; NULL: out of memory. */
+static struct peer *peer_get(bool is_uid, unsigned int id)
+{
+	struct peer *p;
+
+	for (p = peers; p; p = p->next)
+		if (p->is_uid == is_uid && p->id == id) {
+			p->refs++;
+			return p;
+		}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->is_uid = is_uid;
+	p->id = id;
+	p->refs = 1;
+	p->next = peers;
+	peers = p;
+	return p;
+}
+
+static void peer_put(struct peer *p)
+{
+	if (!p || --p->refs)
+		return;
+	for (struct peer **pp = &peers; *pp; pp = &(*pp)->next)
+		if (*pp == p) {
+			*pp = p->next;
+			break;
+		}
+	free(p);
+}
+
 static void client_unref(struct client *c)
 {
-	if (atomic_fetch_sub(&c->refs, 1) == 1)
+	if (atomic_fetch_sub(&c->refs, 1) == 1) {
+		peer_put(c->proc);
+		peer_put(c->user);
 		free(c);
+	}
+}
+
+static bool is_pow2(unsigned long n)
+{
+	return n && !(n & (n - 1));
+}
+
+/* Whether @c's uid has a quota of its own: every uid but the daemon's. */
+static bool uid_limited(const struct client *c)
+{
+	return c->uid != geteuid();
+}
+
+static unsigned int room_of(const struct peer *p, unsigned int max)
+{
+	unsigned int used = atomic_load(&p->fds);
+
+	return used < max ? max - used : 0;
+}
+
+/* How many more daemon fds @c may have us hold, by its process's and its uid's quotas. */
+static unsigned int fds_room(const struct client *c)
+{
+	unsigned int room = room_of(c->proc, max_fds_process);
+
+	if (uid_limited(c))
+		room = FL_MIN(room, room_of(c->user, max_fds_uid));
+	return room;
+}
+
+static void fds_add(struct client *c, unsigned int n)
+{
+	atomic_fetch_add(&c->proc->fds, n);
+	atomic_fetch_add(&c->user->fds, n);
+}
+
+static void fds_sub(struct client *c, unsigned int n)
+{
+	atomic_fetch_sub(&c->proc->fds, n);
+	atomic_fetch_sub(&c->user->fds, n);
+}
+
+/*
+ * Say who was refused what, for whoever reads the log: a peer that keeps
+ * trying gets a line at its 1st, 2nd, 4th, 8th... refusal.
+ */
+static void log_quota(struct client *c, const char *what, const char *quota, unsigned int limit,
+		      unsigned int held)
+{
+	bool by_uid = !strncmp(quota, "--max-fds-per-uid", 17);
+	struct peer *p = by_uid ? c->user : c->proc;
+	char comm[32];
+
+	if (!is_pow2(++p->refused))
+		return;
+	fld_comm_of(c->pid, comm, sizeof(comm));
+	if (by_uid)
+		fld_log("uid %u: its processes hold %u of the daemon's fds, the most one other uid "
+			"may (%s %u); refusing %s to pid %d (%s) with EMFILE (%lu refusals)",
+			(unsigned int)c->uid, held, quota, limit, what, (int)c->pid, comm,
+			p->refused);
+	else
+		fld_log("pid %d (%s, uid %u): holds %u %s, the most one process may (%s %u); "
+			"refusing %s with EMFILE (%lu refusals)",
+			(int)c->pid, comm, (unsigned int)c->uid, held,
+			!strcmp(quota, "--max-fences")	    ? "live fences"
+			: !strcmp(quota, "--max-timelines") ? "live timelines"
+							    : "of the daemon's fds",
+			quota, limit, what, p->refused);
+}
+
+/* Log why @c gets no more fds (its process's quota, or its uid's). Always -EMFILE. */
+static int fds_refused(struct client *c, const char *what)
+{
+	if (!room_of(c->proc, max_fds_process))
+		log_quota(c, what, "--max-fds-per-process", max_fds_process,
+			  atomic_load(&c->proc->fds));
+	else
+		log_quota(c, what, "--max-fds-per-uid", max_fds_uid, atomic_load(&c->user->fds));
+	return -EMFILE;
+}
+
+/* Count @n more daemon fds for @c, within its quotas: 0, or -EMFILE (logged). */
+static int fds_charge(struct client *c, unsigned int n, const char *what)
+{
+	if (fds_room(c) < n)
+		return fds_refused(c, what);
+	fds_add(c, n);
+	return 0;
+}
+
+/* One more live fence (@timeline false) or timeline for @c, within --max-*: 0 or -EMFILE. */
+static int objects_charge(struct client *c, bool timeline)
+{
+	atomic_uint *n = timeline ? &c->proc->timelines : &c->proc->fences;
+	unsigned int max = timeline ? cfg.max_timelines : cfg.max_fences;
+
+	if (atomic_load(n) >= max) {
+		log_quota(c, timeline ? "a timeline" : "a fence",
+			  timeline ? "--max-timelines" : "--max-fences", max, atomic_load(n));
+		return -EMFILE;
+	}
+	atomic_fetch_add(n, 1);
+	atomic_fetch_add(timeline ? &c->timelines : &c->fences, 1);
+	return 0;
+}
+
+static void objects_uncharge(struct client *c, bool timeline)
+{
+	atomic_fetch_sub(timeline ? &c->proc->timelines : &c->proc->fences, 1);
+	atomic_fetch_sub(timeline ? &c->timelines : &c->fences, 1);
+}
+
+void fld_notify_closed(const void *client)
+{
+	struct client *c = (struct client *)client;
+
+	fds_sub(c, 1);
+	client_unref(c);
 }
 
 static void release_timeline(void *owner)
 {
 	struct client *c = owner;
 
-	atomic_fetch_sub(&c->timelines, 1);
+	objects_uncharge(c, true);
+	fds_sub(c, 1);
 	atomic_fetch_add(&released, 1);
 	client_unref(c);
 }
@@ -257,7 +437,8 @@ static void release_fence(void *owner)
 {
 	struct client *c = owner;
 
-	atomic_fetch_sub(&c->fences, 1);
+	objects_uncharge(c, false);
+	fds_sub(c, 1);
 	atomic_fetch_add(&released, 1);
 	client_unref(c);
 }
@@ -280,6 +461,9 @@ static void disconnect(struct client *c, const char *why)
 	epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	c->fd = -1;
+	/* The connection, its pooled fds and its buffers were ours on its behalf. */
+	fds_sub(c, 1 + c->pool_count + c->heap_buffers);
+	c->heap_buffers = 0;
 	/* Pooled fds it never used read as the connection's end. */
 	for (; c->pool_count; c->pool_count--, c->pool_head++)
 		close(c->pool[c->pool_head % FL_PROTO_POOL_MAX].sink);
@@ -795,16 +979,23 @@ static bool op_timeline_create(struct client *c, const struct fl_proto_request *
 	int r, fds[2] = { -1, -1 };
 	bool ok;
 
-	if ((unsigned int)atomic_load(&c->timelines) >= cfg.max_timelines)
+	if (objects_charge(c, true) < 0)
 		return reply_status(c, &q->hdr, -EMFILE);
+	if (fds_charge(c, 1, "a timeline") < 0) {
+		objects_uncharge(c, true);
+		return reply_status(c, &q->hdr, -EMFILE);
+	}
 	shared_collect();
 	r = fl_sw_sync_timeline_create(q->u.timeline_create.name, q->u.timeline_create.flags, &tl);
-	if (r == 0) {
+	if (r < 0) {
+		objects_uncharge(c, true);
+		fds_sub(c, 1);
+	} else {
 		atomic_fetch_add(&c->refs, 1);
-		atomic_fetch_add(&c->timelines, 1);
 		r = fl__timeline_export_fd_tracked(tl, &fds[0], release_timeline, c);
 		if (r < 0) {
-			atomic_fetch_sub(&c->timelines, 1);
+			objects_uncharge(c, true);
+			fds_sub(c, 1);
 			atomic_fetch_sub(&c->refs, 1);
 		} else {
 			/* Bound already, so its first fence needs no TIMELINE_BIND. */
@@ -869,18 +1060,21 @@ static int adopt(struct client *c, struct fl_fence *f, int *fds)
 {
 	int r;
 
-	if ((unsigned int)atomic_load(&c->fences) >= cfg.max_fences) {
+	r = objects_charge(c, false);
+	if (r == 0 && (r = fds_charge(c, 1, "a fence")) < 0)
+		objects_uncharge(c, false);
+	if (r < 0) {
 		fl__fd_pair_fail(fds[0], -EMFILE);
 		close(fds[1]);
 		fds[0] = fds[1] = -1;
 		return -EMFILE;
 	}
 	atomic_fetch_add(&c->refs, 1);
-	atomic_fetch_add(&c->fences, 1);
 	r = fl__fence_adopt_fds(f, fds[0], fds[1], release_fence, c);
 	fds[0] = fds[1] = -1;
 	if (r < 0) {
-		atomic_fetch_sub(&c->fences, 1);
+		objects_uncharge(c, false);
+		fds_sub(c, 1);
 		atomic_fetch_sub(&c->refs, 1);
 		/* Only fds that are not a pair are the client's fault. */
 		if (r == -EBADF || r == -ENOTSOCK || r == -EINVAL || r == -EEXIST)
@@ -999,6 +1193,10 @@ static bool op_pool_fill(struct client *c, const struct fl_proto_request *q)
 
 	if (want > FL_PROTO_POOL_MAX - c->pool_count)
 		return reply_status(c, &q->hdr, -ENOSPC);
+	/* Each pooled pair's sink is a daemon fd held for it: as many as its quotas allow. */
+	want = FL_MIN(want, fds_room(c));
+	if (!want)
+		return reply_status(c, &q->hdr, fds_refused(c, "fence fds for its pool"));
 	for (; n < want; n++) {
 		struct pooled *p = &c->pool[(c->pool_head + c->pool_count + n) % FL_PROTO_POOL_MAX];
 		int sv[2];
@@ -1040,6 +1238,7 @@ static bool op_pool_fill(struct client *c, const struct fl_proto_request *q)
 		return false;
 	}
 	c->pool_count += n;
+	fds_add(c, n);
 	return true;
 }
 
@@ -1112,34 +1311,37 @@ static bool op_fence_new(struct client *c, const struct fl_proto_request *q)
 	c->pool_slot++;
 	if (b->handle >= c->nhandles) {
 		fl__fd_pair_fail(p.sink, -EBADMSG);
+		fds_sub(c, 1);
 		return reject(c, &q->hdr, -EBADMSG, "FENCE_NEW names a timeline it did not bind");
 	}
 	r = handle_timeline(c, b->handle, &tl);
 	if (r < 0)
 		tl = NULL;
-	if (r == 0 && (unsigned int)atomic_load(&c->fences) >= cfg.max_fences)
-		r = -EMFILE;
+	/* The pooled sink was counted already: it is the fence's daemon fd now, or closed below. */
+	if (r == 0)
+		r = objects_charge(c, false);
 	/*
 	 * Made before we catch up with the owner's counter (shared_must()
 	 * does, below): the owner may have signalled past this value after
 	 * sending this request, and then the fence signals with the others,
 	 * one timestamp for all, as a kernel fence made before the INC would.
 	 */
-	if (r == 0)
-		r = fl_sw_sync_fence_create(tl, b->value, b->name, &f);
+	if (r == 0 && (r = fl_sw_sync_fence_create(tl, b->value, b->name, &f)) < 0)
+		objects_uncharge(c, false);
 	if (r == 0) {
 		atomic_fetch_add(&c->refs, 1);
-		atomic_fetch_add(&c->fences, 1);
 		r = fl__fence_adopt_sink(f, p.sink, p.dev, p.ino, release_fence, c);
 		if (r == 0)
 			fld_trace_fence_new(c->pid, f, "create", 0, 0);
 		fl_fence_unref(f);
 		if (r < 0) {
-			atomic_fetch_sub(&c->fences, 1);
+			objects_uncharge(c, false);
+			fds_sub(c, 1);
 			atomic_fetch_sub(&c->refs, 1);
 		}
 	} else {
 		fl__fd_pair_fail(p.sink, r);
+		fds_sub(c, 1);
 	}
 	/*
 	 * The owner completes a fence whose signal end it kept when its
@@ -1393,14 +1595,14 @@ static bool op_wait_begin(struct client *c, const struct fl_proto_request *q, in
 	struct fl_fence *f;
 	int notify = -1;
 
-	if (q->hdr.flags & FL_MSG_F_NOTIFY) {
+	if (fl_fence_from_fd(fds[0], &f) < 0)
+		return true;
+	/* A notify fd is a daemon fd held for it: within its quotas, or the wait has none. */
+	if ((q->hdr.flags & FL_MSG_F_NOTIFY) && fds_charge(c, 1, "a notify fd") == 0) {
 		notify = fds[1];
 		fds[1] = -1;
-	}
-	if (fl_fence_from_fd(fds[0], &f) < 0) {
-		if (notify >= 0)
-			close(notify);
-		return true;
+		/* Until waits.c closes it (fld_notify_closed()). */
+		atomic_fetch_add(&c->refs, 1);
 	}
 	if (fld_wait_begin(c, c->pid, &q->u.wait_begin, f, notify) == -EMFILE)
 		fld_log("client pid %d: more than its share of waits; not tracking more",
@@ -1448,10 +1650,13 @@ static bool op_trace(struct client *c, const struct fl_proto_request *q)
 static bool op_heap_alloc(struct client *c, const struct fl_proto_request *q)
 {
 	struct fl_msg_heap_alloc_reply rep;
-	int fd, r = fld_heapsvc_alloc(&c->heap, c->pid, &q->u.heap_alloc, &rep, &fd);
+	int fd, r = fds_charge(c, 1, "a buffer");
 
+	if (r == 0 && (r = fld_heapsvc_alloc(&c->heap, c->pid, &q->u.heap_alloc, &rep, &fd)) < 0)
+		fds_sub(c, 1);
 	if (r < 0)
 		return reply_status(c, &q->hdr, r);
+	c->heap_buffers++;
 	return reply_send(c, &q->hdr, &rep, sizeof(rep), fd);
 }
 
@@ -1461,6 +1666,8 @@ static bool op_heap_free(struct client *c, const struct fl_proto_request *q, int
 
 	rep.r.status =
 		fld_heapsvc_free(c->heap, q->nfds ? fds[0] : -1, q->u.heap_free.group, &rep.freed);
+	fds_sub(c, (unsigned int)rep.freed);
+	c->heap_buffers -= (unsigned int)rep.freed;
 	if (rep.r.status < 0)
 		return reply_status(c, &q->hdr, rep.r.status);
 	return reply_send(c, &q->hdr, &rep, sizeof(rep), -1);
@@ -1873,10 +2080,18 @@ static void accept_clients(int lfd)
 		c->pid = cred.pid;
 		c->debt_at_ns = fl__now_ns();
 		atomic_init(&c->refs, 1);
+		c->proc = peer_get(false, (unsigned int)cred.pid);
+		c->user = peer_get(true, (unsigned int)cred.uid);
+		if (!c->proc || !c->user || fds_charge(c, 1, "a connection") < 0) {
+			turn_away(fd, c->proc && c->user ? -EMFILE : -ENOMEM);
+			client_unref(c);
+			continue;
+		}
 		ev.data.ptr = c;
 		if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
 			close(fd);
-			free(c);
+			fds_sub(c, 1);
+			client_unref(c);
 			continue;
 		}
 		c->next = clients;
@@ -1954,6 +2169,20 @@ int fld_serve(int lfd, const struct server_config *config)
 	int sfd, wfd;
 
 	cfg = *config;
+	{
+		struct rlimit rl;
+		rlim_t half = 512;
+
+		/* Half of ours by default: one process, or one other user, cannot take them all. */
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+			half = FL_MAX(rl.rlim_cur / 2, half);
+		half = FL_MIN(half, (rlim_t)INT32_MAX);
+		max_fds_process = cfg.max_fds_process ? cfg.max_fds_process : (unsigned int)half;
+		max_fds_uid = cfg.max_fds_uid ? cfg.max_fds_uid : (unsigned int)half;
+		if (cfg.foreground)
+			fld_log("daemon fds per process at most %u, per other uid %u",
+				max_fds_process, max_fds_uid);
+	}
 	fld_trace_init();
 	if (fld_heapsvc_init(cfg.carveout_bytes, cfg.heap_limit) < 0)
 		return -ENOMEM;

@@ -13,7 +13,9 @@
 
 struct server_config {
 	unsigned int idle_ms; /* 0: never exit for idleness */
-	unsigned int max_timelines, max_fences; /* per client */
+	unsigned int max_timelines, max_fences; /* per process, all its connections */
+	/* Daemon fds held for one process, and for one uid but ours; 0: half of RLIMIT_NOFILE. */
+	unsigned int max_fds_process, max_fds_uid;
 	bool foreground;
 	bool allow_all; /* every uid may connect */
 	uid_t allow[FLD_MAX_ALLOW];
@@ -95,11 +97,15 @@ struct fl_msg_wait_begin;
 /*
  * A client's thread blocks on @f (borrowed); @notify_fd (taken; -1: none)
  * is answered if this wait closes a cycle. @client is the client's key.
- * Return: 0, -ENOMEM, -EMFILE (too many waits of this client).
+ * Whenever waits.c closes a notify fd it took, it calls
+ * fld_notify_closed(@client), once per fd.
+ * Return: 0, -ENOMEM, -EMFILE (too many waits of this process, @pid).
  */
 int fld_wait_begin(const void *client, pid_t pid, const struct fl_msg_wait_begin *b,
 		   struct fl_fence *f, int notify_fd);
 void fld_wait_end(const void *client, uint64_t token, int result);
+/* server.c: a notify fd of @client that fld_wait_begin() took is closed. */
+void fld_notify_closed(const void *client);
 /* The client disconnected: its waits are over. */
 void fld_waits_client_gone(const void *client);
 /*

@@ -44,12 +44,12 @@
 #include "server.h"
 #include "util.h"
 
-#define WAITS_PER_CLIENT 1024
-#define CHECK_AGE_NS	 100000000ull /* waits younger than this are not looked at */
-#define CHECK_EVERY_NS	 250000000ull
-#define MAX_POINTS	 64 /* pending points looked at per fence */
-#define MAX_SIGNALLERS	 32
-#define HISTORY		 16
+#define WAITS_PER_PROCESS 1024
+#define CHECK_AGE_NS	  100000000ull /* waits younger than this are not looked at */
+#define CHECK_EVERY_NS	  250000000ull
+#define MAX_POINTS	  64 /* pending points looked at per fence */
+#define MAX_SIGNALLERS	  32
+#define HISTORY		  16
 
 struct wait {
 	struct fl_fence_cb cb; /* first: the callback finds the wait from it */
@@ -92,8 +92,10 @@ static void wait_free(struct wait *w)
 	if (w->next)
 		w->next->prev = w->prev;
 	nwaits--;
-	if (w->notify_fd >= 0)
+	if (w->notify_fd >= 0) {
 		close(w->notify_fd);
+		fld_notify_closed(w->client);
+	}
 	fl_fence_unref(w->f);
 	free(w);
 }
@@ -140,7 +142,7 @@ static void fence_done(struct fl_fence *f, struct fl_fence_cb *cb)
  * Nothing here asks the file's filesystem (no fstat(), which a FUSE file
  * could make hang): the kind comes from the socket layer and from procfs.
  */
-static int notify_take(int fd, bool *ret_sock)
+static int notify_take(const void *client, int fd, bool *ret_sock)
 {
 	char path[40], link[32];
 	int r = -1, domain = 0;
@@ -160,6 +162,8 @@ static int notify_take(int fd, bool *ret_sock)
 			r = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
 	}
 	close(fd);
+	if (r < 0)
+		fld_notify_closed(client);
 	return r;
 }
 
@@ -170,18 +174,16 @@ int fld_wait_begin(const void *client, pid_t pid, const struct fl_msg_wait_begin
 	bool notify_sock = false;
 	struct wait *w;
 
+	/* Per process, not per connection: a process may open any number of those. */
 	for (w = waits; w; w = w->next)
-		mine += w->client == client;
-	if (mine >= WAITS_PER_CLIENT) {
-		if (notify_fd >= 0)
-			close(notify_fd);
-		return -EMFILE;
-	}
-	w = calloc(1, sizeof(*w));
+		mine += w->pid == pid;
+	w = mine < WAITS_PER_PROCESS ? calloc(1, sizeof(*w)) : NULL;
 	if (!w) {
-		if (notify_fd >= 0)
+		if (notify_fd >= 0) {
 			close(notify_fd);
-		return -ENOMEM;
+			fld_notify_closed(client);
+		}
+		return mine < WAITS_PER_PROCESS ? -ENOMEM : -EMFILE;
 	}
 	*w = (struct wait){
 		.client = client,
@@ -192,7 +194,7 @@ int fld_wait_begin(const void *client, pid_t pid, const struct fl_msg_wait_begin
 		.fence_id = fl__fence_id(f),
 		.begin_ns = fl__now_ns(),
 		.timeout_ms = b->timeout_ms,
-		.notify_fd = notify_fd >= 0 ? notify_take(notify_fd, &notify_sock) : -1,
+		.notify_fd = notify_fd >= 0 ? notify_take(client, notify_fd, &notify_sock) : -1,
 	};
 	w->notify_sock = notify_sock;
 	w->next = waits;
@@ -556,6 +558,7 @@ static bool refuse(struct wait *w)
 		told = write(w->notify_fd, &n, sizeof(n)) == (ssize_t)sizeof(n);
 	close(w->notify_fd);
 	w->notify_fd = -1;
+	fld_notify_closed(w->client);
 	w->refused = told;
 	return told;
 }
