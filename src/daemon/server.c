@@ -115,6 +115,7 @@ struct client {
 	struct fld_heap_client *heap; /* its buffers (heapsvc.c); NULL: none yet */
 	bool reading; /* its requests are being handled, further up the stack */
 	uint64_t debt_ns, debt_at_ns; /* loop time it took recently, as of debt_at_ns */
+	unsigned int parked; /* DUMPs waiting for a walk of /proc (see dump_step()) */
 	struct client *prev, *next;
 };
 
@@ -567,6 +568,7 @@ static bool reject(struct client *c, const struct fl_msg_hdr *req, int status, c
 }
 
 static void client_readable(struct client *c, int max, uint64_t budget_ns);
+static uint64_t client_debt(struct client *c, uint64_t now);
 static int bind_handle(struct client *c, int fd, uint64_t id);
 static int fence_of(struct client *c, int fd, struct fl_fence **ret);
 
@@ -1521,15 +1523,149 @@ static pid_t owner_of(const void *timeline, void *arg)
  * DUMP (fencectl): every object as it is now, so first catch up with every
  * owner's counter (our view of an owned timeline lags until asked).
  */
-static bool op_dump(struct client *c, const struct fl_proto_request *q)
+/* Write the dump @hdr asked for (@flags, @pid), holders from @scan (NULL: walk now), and answer. */
+static bool dump_answer(struct client *c, const struct fl_msg_hdr *hdr, uint32_t flags,
+			uint32_t pid, const struct fld_scan *scan)
 {
 	struct fld_client_info *infos = calloc(nclients ? nclients : 1, sizeof(*infos));
 	size_t n = 0;
 	int r, fd = -1;
 	bool ok;
 
+	if (!infos)
+		return reply_status(c, hdr, -ENOMEM);
+	fld_shared_sync_all();
+	for (struct client *k = clients; k && n < nclients; k = k->next)
+		infos[n++] = (struct fld_client_info){ k->pid, k->uid,
+						       (unsigned int)atomic_load(&k->timelines),
+						       (unsigned int)atomic_load(&k->fences) };
+	r = fld_dump_write(flags & FL_DUMP_JSON, flags & FL_DUMP_FDS, (pid_t)pid, infos, n,
+			   owner_of, NULL, scan, &fd);
+	free(infos);
+	if (r < 0)
+		return reply_status(c, hdr, r);
+	ok = reply_send(c, hdr, &(struct fl_msg_reply){ 0, 0 }, sizeof(struct fl_msg_reply), fd);
+	close(fd);
+	return ok;
+}
+
+/*
+ * DUMPs waiting for a walk of /proc that started after they arrived, in
+ * arrival order. The walk is done a few processes at a time between other
+ * clients' turns (dump_step()), and one walk answers every DUMP parked
+ * before it started: a flood of DUMPs costs one walk at a time, and never
+ * holds up the loop for a whole walk. A client with a DUMP parked is not
+ * read until it is answered, so its replies keep their order. Each holds
+ * a reference on its client.
+ */
+struct parked_dump {
+	struct client *c;
+	struct fl_msg_hdr hdr;
+	uint32_t flags, pid;
+	uint64_t walk; /* the walk it needs: the first started after it arrived */
+	struct parked_dump *next;
+};
+static struct parked_dump *parked, **parked_tail = &parked;
+static struct fld_scan *walk; /* the walk in progress, or the last one */
+static uint64_t walks; /* walks started; the one in @walk is number @walks */
+static bool walk_done;
+/*
+ * Walks take at most half of the loop's time: the next one starts no
+ * sooner than the last one's busy time after it ended, so a flood of
+ * DUMPs leaves the daemon, and the machine, time for everyone else.
+ */
+static uint64_t walk_busy_ns, next_walk_ns;
+
+#define WALK_STEP_NS 100000ull /* a walk's share of each pass of the loop */
+#define ANSWER_NS    200000ull /* and the parked DUMPs' answers' */
+
+static void unpark(struct parked_dump *d, const struct fld_scan *scan)
+{
+	struct client *c = d->c;
+	uint64_t start = fl__now_ns();
+
+	if (c->fd >= 0)
+		dump_answer(c, &d->hdr, d->flags, d->pid, scan);
+	c->parked--;
+	client_debt(c, start);
+	c->debt_ns += fl__now_ns() - start;
+	client_unref(c);
+	free(d);
+}
+
+/* Answer @c's parked DUMPs now, with a walk of their own (drain_others() must read on). */
+static void unpark_client(struct client *c)
+{
+	for (struct parked_dump **pp = &parked, *d; (d = *pp);) {
+		if (d->c != c) {
+			pp = &d->next;
+			continue;
+		}
+		*pp = d->next;
+		if (parked_tail == &d->next)
+			parked_tail = pp;
+		unpark(d, NULL);
+	}
+}
+
+/*
+ * Some of the parked DUMPs' work. Return: ms until it wants to run again
+ * (0: at once), -1 when nothing is parked.
+ */
+static int dump_step(void)
+{
+	uint64_t start = fl__now_ns();
+
+	if (!parked)
+		return -1;
+	if (walk && !walk_done) {
+		walk_done = fld_scan_step(walk, WALK_STEP_NS);
+		walk_busy_ns += fl__now_ns() - start;
+		if (walk_done)
+			next_walk_ns = fl__now_ns() + walk_busy_ns;
+		return 0;
+	}
+	if (!walk || parked->walk > walks) {
+		if (start < next_walk_ns)
+			return (int)((next_walk_ns - start + 999999) / 1000000);
+		fld_scan_free(walk);
+		walk = fld_scan_start();
+		walks++;
+		walk_done = false;
+		walk_busy_ns = 0;
+		if (!walk) {
+			/* Out of memory for a walk: each one walks on its own. */
+			while (parked) {
+				struct parked_dump *d = parked;
+
+				parked = d->next;
+				unpark(d, NULL);
+			}
+			parked_tail = &parked;
+			return -1;
+		}
+		return 0;
+	}
+	while (parked && parked->walk <= walks) {
+		struct parked_dump *d = parked;
+
+		parked = d->next;
+		if (!parked)
+			parked_tail = &parked;
+		unpark(d, walk);
+		if (fl__now_ns() - start >= ANSWER_NS)
+			break;
+	}
+	return parked ? 0 : -1;
+}
+
+static bool op_dump(struct client *c, const struct fl_proto_request *q)
+{
+	struct parked_dump *d;
+	int r, fd = -1;
+	bool ok;
+
 	if (q->u.dump.flags & FL_DUMP_HEAPS) {
-		free(infos);
 		r = fld_heapsvc_dump(q->u.dump.flags & FL_DUMP_JSON, &fd);
 		if (r < 0)
 			return reply_status(c, &q->hdr, r);
@@ -1538,22 +1674,15 @@ static bool op_dump(struct client *c, const struct fl_proto_request *q)
 		close(fd);
 		return ok;
 	}
-	if (!infos)
-		return reply_status(c, &q->hdr, -ENOMEM);
-	fld_shared_sync_all();
-	for (struct client *k = clients; k && n < nclients; k = k->next)
-		infos[n++] = (struct fld_client_info){ k->pid, k->uid,
-						       (unsigned int)atomic_load(&k->timelines),
-						       (unsigned int)atomic_load(&k->fences) };
-	r = fld_dump_write(q->u.dump.flags & FL_DUMP_JSON, q->u.dump.flags & FL_DUMP_FDS,
-			   (pid_t)q->u.dump.pid, infos, n, owner_of, NULL, &fd);
-	free(infos);
-	if (r < 0)
-		return reply_status(c, &q->hdr, r);
-	ok = reply_send(c, &q->hdr, &(struct fl_msg_reply){ 0, 0 }, sizeof(struct fl_msg_reply),
-			fd);
-	close(fd);
-	return ok;
+	d = malloc(sizeof(*d));
+	if (!d)
+		return dump_answer(c, &q->hdr, q->u.dump.flags, q->u.dump.pid, NULL);
+	*d = (struct parked_dump){ c, q->hdr, q->u.dump.flags, q->u.dump.pid, walks + 1, NULL };
+	atomic_fetch_add(&c->refs, 1);
+	c->parked++;
+	*parked_tail = d;
+	parked_tail = &d->next;
+	return true;
 }
 
 /* DUMP's other views: deadlocks and stats, written here rather than by dump.c. */
@@ -1734,8 +1863,11 @@ static void drain_others(struct client *self)
 	 */
 	for (struct client *c = clients, *next; c; c = next) {
 		next = c->next;
-		if (c != self && !c->reading && c->fd >= 0)
+		if (c != self && !c->reading && c->fd >= 0) {
+			if (c->parked)
+				unpark_client(c);
 			client_readable(c, INT32_MAX, 0);
+		}
 	}
 }
 
@@ -1892,7 +2024,8 @@ static void client_readable(struct client *c, int max, uint64_t budget_ns)
 
 static void client_read_some(struct client *c, int max, uint64_t start, uint64_t budget_ns)
 {
-	for (int i = 0; i < max && c->fd >= 0; i++) {
+	/* A parked DUMP stops the reading: its reply comes first. */
+	for (int i = 0; i < max && c->fd >= 0 && !c->parked; i++) {
 		union {
 			struct cmsghdr align;
 			char buf[CMSG_SPACE(sizeof(int) * FL_PROTO_MAX_FDS)];
@@ -2156,7 +2289,7 @@ static void serve_ready(struct client **ready, int n)
 		/* The rest are reported again at once, with whoever became ready meanwhile. */
 		if (i && fl__now_ns() - round_start >= ROUND_NS)
 			break;
-		if (ready[i]->fd >= 0)
+		if (ready[i]->fd >= 0 && !ready[i]->parked)
 			client_readable(ready[i], BATCH, TURN_NS);
 	}
 }
@@ -2232,6 +2365,10 @@ int fld_serve(int lfd, const struct server_config *config)
 
 		if (check >= 0 && (timeout < 0 || timeout > check))
 			timeout = check;
+		/* Parked DUMPs' walk and answers go on between the clients' turns. */
+		check = dump_step();
+		if (check >= 0 && (timeout < 0 || timeout > check))
+			timeout = check;
 		/* Lines the rate limit held back are counted in the log once it allows. */
 		check = fld_log_flush();
 		if (check >= 0 && (timeout < 0 || timeout > check))
@@ -2281,6 +2418,17 @@ int fld_serve(int lfd, const struct server_config *config)
 	}
 out:
 	fld_log_flush();
+	while (parked) {
+		struct parked_dump *d = parked;
+
+		parked = d->next;
+		d->c->parked--;
+		client_unref(d->c);
+		free(d);
+	}
+	parked_tail = &parked;
+	fld_scan_free(walk);
+	walk = NULL;
 	answer_deferred_pings();
 	while (clients)
 		disconnect(clients, NULL);

@@ -42,14 +42,27 @@ struct fld_client_info {
 typedef pid_t (*fld_owner_fn)(const void *timeline, void *arg);
 
 /*
+ * dump.c: the /proc walk of DUMP (who holds which of our fds), done a few
+ * processes at a time by fld_scan_step() with @budget_ns each, which says
+ * true once the walk is complete. fld_scan_start() returns NULL when out
+ * of memory.
+ */
+struct fld_scan;
+struct fld_scan *fld_scan_start(void);
+bool fld_scan_step(struct fld_scan *s, uint64_t budget_ns);
+void fld_scan_free(struct fld_scan *s);
+
+/*
  * fld_dump_write() - the daemon's state (docs/fencectl.md) in a new sealed
  * memfd, *@ret_fd, owned by the caller
  * @json: JSON instead of text
  * @by_process: what each process holds (fencectl fds), only @only's if not 0
+ * @scan: a complete walk of /proc to take the holders from (NULL: walk now)
  * Return: 0, -ENOMEM, or memfd_create()'s and write()'s errors.
  */
 int fld_dump_write(bool json, bool by_process, pid_t only, const struct fld_client_info *clients,
-		   size_t nclients, fld_owner_fn owner, void *owner_arg, int *ret_fd);
+		   size_t nclients, fld_owner_fn owner, void *owner_arg, const struct fld_scan *scan,
+		   int *ret_fd);
 
 /*
  * Log a line to stderr ("fencelined[pid]: ..."), within the log's rate
