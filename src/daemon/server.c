@@ -206,6 +206,7 @@ static bool log_take(void)
 	return true;
 }
 
+static void log_line(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 static void log_line(const char *fmt, va_list ap)
 {
 	fprintf(stderr, "fencelined[%d]: ", (int)getpid());
