@@ -61,8 +61,8 @@ void fld_scan_free(struct fld_scan *s);
  * Return: 0, -ENOMEM, or memfd_create()'s and write()'s errors.
  */
 int fld_dump_write(bool json, bool by_process, pid_t only, const struct fld_client_info *clients,
-		   size_t nclients, fld_owner_fn owner, void *owner_arg, const struct fld_scan *scan,
-		   int *ret_fd);
+		   size_t nclients, fld_owner_fn owner, void *owner_arg,
+		   const struct fld_scan *scan, int *ret_fd);
 
 /*
  * Log a line to stderr ("fencelined[pid]: ..."), within the log's rate
