@@ -346,43 +346,51 @@ static void fds_sub(struct client *c, unsigned int n)
 	atomic_fetch_sub(&c->user->fds, n);
 }
 
+/* The quotas, for log_quota(): what they count, and the option that sets each. */
+enum quota { Q_FDS_PROCESS, Q_FDS_UID, Q_FENCES, Q_TIMELINES };
+
+static const struct {
+	const char *option, *held;
+} quotas[] = {
+	[Q_FDS_PROCESS] = { "--max-fds-per-process", "of the daemon's fds" },
+	[Q_FDS_UID] = { "--max-fds-per-uid", "of the daemon's fds" },
+	[Q_FENCES] = { "--max-fences", "live fences" },
+	[Q_TIMELINES] = { "--max-timelines", "live timelines" },
+};
+
 /*
- * Say who was refused what, for whoever reads the log: a peer that keeps
- * trying gets a line at its 1st, 2nd, 4th, 8th... refusal.
+ * Say who was refused @what, by which quota (@limit, @held now), for
+ * whoever reads the log: a peer that keeps trying gets a line at its 1st,
+ * 2nd, 4th, 8th... refusal.
  */
-static void log_quota(struct client *c, const char *what, const char *quota, unsigned int limit,
+static void log_quota(struct client *c, const char *what, enum quota q, unsigned int limit,
 		      unsigned int held)
 {
-	bool by_uid = !strncmp(quota, "--max-fds-per-uid", 17);
-	struct peer *p = by_uid ? c->user : c->proc;
+	struct peer *p = q == Q_FDS_UID ? c->user : c->proc;
 	char comm[32];
 
 	if (!is_pow2(++p->refused))
 		return;
 	fld_comm_of(c->pid, comm, sizeof(comm));
-	if (by_uid)
-		fld_log("uid %u: its processes hold %u of the daemon's fds, the most one other uid "
-			"may (%s %u); refusing %s to pid %d (%s) with EMFILE (%lu refusals)",
-			(unsigned int)c->uid, held, quota, limit, what, (int)c->pid, comm,
-			p->refused);
+	if (q == Q_FDS_UID)
+		fld_log("uid %u: its processes hold %u %s, the most one other uid may (%s %u); "
+			"refusing %s to pid %d (%s) with EMFILE (%lu refusals)",
+			(unsigned int)c->uid, held, quotas[q].held, quotas[q].option, limit, what,
+			(int)c->pid, comm, p->refused);
 	else
 		fld_log("pid %d (%s, uid %u): holds %u %s, the most one process may (%s %u); "
 			"refusing %s with EMFILE (%lu refusals)",
-			(int)c->pid, comm, (unsigned int)c->uid, held,
-			!strcmp(quota, "--max-fences")	    ? "live fences"
-			: !strcmp(quota, "--max-timelines") ? "live timelines"
-							    : "of the daemon's fds",
-			quota, limit, what, p->refused);
+			(int)c->pid, comm, (unsigned int)c->uid, held, quotas[q].held,
+			quotas[q].option, limit, what, p->refused);
 }
 
 /* Log why @c gets no more fds (its process's quota, or its uid's). Always -EMFILE. */
 static int fds_refused(struct client *c, const char *what)
 {
 	if (!room_of(c->proc, max_fds_process))
-		log_quota(c, what, "--max-fds-per-process", max_fds_process,
-			  atomic_load(&c->proc->fds));
+		log_quota(c, what, Q_FDS_PROCESS, max_fds_process, atomic_load(&c->proc->fds));
 	else
-		log_quota(c, what, "--max-fds-per-uid", max_fds_uid, atomic_load(&c->user->fds));
+		log_quota(c, what, Q_FDS_UID, max_fds_uid, atomic_load(&c->user->fds));
 	return -EMFILE;
 }
 
@@ -402,8 +410,8 @@ static int objects_charge(struct client *c, bool timeline)
 	unsigned int max = timeline ? cfg.max_timelines : cfg.max_fences;
 
 	if (atomic_load(n) >= max) {
-		log_quota(c, timeline ? "a timeline" : "a fence",
-			  timeline ? "--max-timelines" : "--max-fences", max, atomic_load(n));
+		log_quota(c, timeline ? "a timeline" : "a fence", timeline ? Q_TIMELINES : Q_FENCES,
+			  max, atomic_load(n));
 		return -EMFILE;
 	}
 	atomic_fetch_add(n, 1);
