@@ -21,6 +21,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,6 +29,8 @@
 #include <fenceline/shared.h>
 
 #include "bench.h"
+/* The DUMP flood speaks the wire protocol itself (as the hostile tests do). */
+#include "protocol.h"
 
 /* Long enough never to fire on a healthy run; a sample that hits it is
  * counted as bad instead of hanging the benchmark. */
@@ -888,6 +891,9 @@ static void part_memory(int daemon_pid)
 			"the delta to 100k",
 			dlimit, count, want);
 	}
+	/* The daemon holds at most half of its fds for one process (--max-fds-per-process). */
+	if (dlimit / 2 - 64 >= 1000 && per_child > dlimit / 2 - 64)
+		per_child = (dlimit / 2 - 64) / 1000 * 1000;
 	nchildren = (int)((count + per_child - 1) / per_child);
 	fl__bench_comment("%ld live pending fences, held by %d child processes%s", count, nchildren,
 			  fl__bench_quick ? " (quick run: 10k fences, not 100k; the ratio scales "
@@ -961,6 +967,177 @@ static void part_memory(int daemon_pid)
 	target("ratio_daemon_rss_delta_over_target", "<=", 1.0);
 }
 
+/* 6: fairness: a bystander's round trip while others flood the daemon with DUMPs */
+
+#define FLOOD_READERS	   2
+#define FLOOD_IN_FLIGHT	   64
+#define FAIR_TARGET_P99_NS 2000000.0
+
+/* A raw connection to the bench's daemon, greeted. */
+static int raw_connect_hello(void)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_hello b;
+	} hello = { { FL_OP_HELLO, 0, 1, sizeof(struct fl_msg_hello) }, { FL_PROTO_VERSION, 0 } };
+	unsigned char buf[FL_PROTO_MAX_REPLY];
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		fl__bench_die("socket", errno);
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s/fenceline.sock", sock_dir);
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0)
+		fl__bench_die("connect", errno);
+	if (send(fd, &hello, sizeof(hello), MSG_NOSIGNAL) != (ssize_t)sizeof(hello) ||
+	    recv(fd, buf, sizeof(buf), 0) <= 0)
+		fl__bench_die("HELLO", errno ? errno : EPROTO);
+	return fd;
+}
+
+static void send_dump(int fd, uint32_t seq, int flags)
+{
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_dump b;
+	} req = { { FL_OP_DUMP, 0, seq, sizeof(struct fl_msg_dump) }, { 0, 0 } };
+
+	(void)!send(fd, &req, sizeof(req), MSG_NOSIGNAL | flags);
+}
+
+/* One reply, its fds closed. Returns 0 at EOF. */
+static ssize_t recv_drop(int fd, int flags)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int) * 4)];
+	} cbuf;
+	unsigned char buf[FL_PROTO_MAX_REPLY];
+	struct iovec iov = { buf, sizeof(buf) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t n;
+
+	msg.msg_control = cbuf.buf;
+	msg.msg_controllen = sizeof(cbuf.buf);
+	n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC | flags);
+	for (struct cmsghdr *c = n > 0 ? CMSG_FIRSTHDR(&msg) : NULL; c; c = CMSG_NXTHDR(&msg, c))
+		for (size_t k = 0; k < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); k++) {
+			int x;
+
+			memcpy(&x, CMSG_DATA(c) + k * sizeof(int), sizeof(int));
+			close(x);
+		}
+	return n;
+}
+
+/* Keeps FLOOD_IN_FLIGHT DUMPs in flight until its parent goes (@stop readable). */
+static void flood_reader(int stop)
+{
+	int fd = raw_connect_hello();
+	uint32_t seq = 2;
+
+	for (int i = 0; i < FLOOD_IN_FLIGHT; i++)
+		send_dump(fd, seq++, 0);
+	for (;;) {
+		struct pollfd p = { stop, POLLIN, 0 };
+
+		if (poll(&p, 1, 0) > 0)
+			_exit(0);
+		if (recv_drop(fd, 0) <= 0)
+			_exit(1);
+		send_dump(fd, seq++, 0);
+	}
+}
+
+/*
+ * Sends DUMPs and never reads a reply: the daemon drops it once its
+ * socket is full of replies, and it connects again.
+ */
+static void flood_deaf(int stop)
+{
+	int fd = raw_connect_hello();
+	uint32_t seq = 2;
+
+	for (;;) {
+		struct pollfd p[2] = { { stop, POLLIN, 0 }, { fd, POLLOUT, 0 } };
+		char byte;
+
+		/* The parent closed its end: POLLHUP on the pipe. */
+		if (poll(p, 2, 100) < 0 || (p[0].revents & (POLLIN | POLLHUP)))
+			_exit(0);
+		if (p[1].revents & (POLLHUP | POLLERR) ||
+		    recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 0) {
+			close(fd);
+			fd = raw_connect_hello();
+		} else if (p[1].revents & POLLOUT) {
+			send_dump(fd, seq++, MSG_DONTWAIT);
+		}
+	}
+}
+
+/* The p99 of @n PING round trips on @fd, in ns. */
+static double ping_p99(int fd, long n)
+{
+	uint64_t *lat = calloc((size_t)n, sizeof(*lat));
+	struct fl_bench_lat st;
+
+	if (!lat)
+		fl__bench_die("calloc", ENOMEM);
+	for (long i = 0; i < n; i++) {
+		struct fl_msg_hdr h = { FL_OP_PING, 0, (uint32_t)i, 0 };
+		uint64_t t0 = fl__bench_now_ns();
+
+		if (send(fd, &h, sizeof(h), MSG_NOSIGNAL) != (ssize_t)sizeof(h) ||
+		    recv_drop(fd, 0) <= 0)
+			fl__bench_die("PING", errno ? errno : EPROTO);
+		lat[i] = fl__bench_now_ns() - t0;
+		/* A bystander asks now and then, not back to back. */
+		usleep(200);
+	}
+	fl__bench_lat_stats(lat, (size_t)n, &st);
+	free(lat);
+	return st.p99;
+}
+
+static void part_fairness(void)
+{
+	long n = fl__bench_iters(5000, 500);
+	pid_t kids[FLOOD_READERS + 1];
+	int stop[2], fd;
+
+	fl__bench_comment("daemon 6: a bystander's PING round trip, p99 of %ld, quiet and while %d "
+			  "clients keep %d DUMPs each in flight and one sends DUMPs without "
+			  "reading the replies",
+			  n, FLOOD_READERS, FLOOD_IN_FLIGHT);
+	fd = raw_connect_hello();
+	fl__bench_out("daemon_ping_p99_quiet", ping_p99(fd, n), "ns");
+	if (pipe2(stop, O_CLOEXEC) < 0)
+		fl__bench_die("pipe2", errno);
+	for (int i = 0; i <= FLOOD_READERS; i++) {
+		kids[i] = fork_or_die();
+		if (kids[i] == 0) {
+			close(stop[1]);
+			if (i < FLOOD_READERS)
+				flood_reader(stop[0]);
+			flood_deaf(stop[0]);
+		}
+	}
+	close(stop[0]);
+	/* Let the flood build up. */
+	usleep(100000);
+	fl__bench_out("daemon_ping_p99_dump_flood", ping_p99(fd, n), "ns");
+	close(stop[1]);
+	for (int i = 0; i <= FLOOD_READERS; i++)
+		reap(kids[i], "DUMP flood");
+	close(fd);
+	fl__bench_out("daemon_ping_p99_flood_target", FAIR_TARGET_P99_NS, "ns");
+	fl__bench_ratio("ratio_daemon_ping_p99_dump_flood_over_quiet", "daemon_ping_p99_dump_flood",
+			"daemon_ping_p99_quiet");
+	fl__bench_ratio("ratio_daemon_ping_p99_dump_flood_over_target",
+			"daemon_ping_p99_dump_flood", "daemon_ping_p99_flood_target");
+	target("ratio_daemon_ping_p99_dump_flood_over_target", "<=", 1.0);
+}
+
 void fl__bench_daemon(void)
 {
 	int pid;
@@ -976,6 +1153,7 @@ void fl__bench_daemon(void)
 	part_requests();
 	part_wake();
 	part_throughput();
+	part_fairness();
 	fl__bench_out("daemon_rss_end", (double)status_kib(pid, "VmRSS") / 1024.0, "MiB");
 	fl__bench_outf((double)count_fds(pid), "fds", "daemon_fds_end");
 	daemon_cleanup();

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -2134,4 +2135,741 @@ FL_TEST(more_than_4096_points_for_the_daemon_make_the_owner_always_sync)
 	close(mfd);
 	close(tl);
 	close(s);
+}
+
+/* ---- hostile waiters ---- */
+
+/* FENCE_CREATE of a fence at @value on @tl, answered: returns its fence fd. */
+static int raw_fence_create(int sock, uint32_t seq, int tl, uint64_t value)
+{
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_fence_create b;
+	} req = { { FL_OP_FENCE_CREATE, FL_MSG_F_REPLY, seq, sizeof(struct fl_msg_fence_create) },
+		  { value, "raw" } };
+	int sv[2], three[3];
+
+	fl_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	three[0] = tl;
+	three[1] = sv[0];
+	three[2] = sv[1];
+	raw_send(sock, &req, sizeof(req), three, 3);
+	close(sv[0]);
+	fl_assert_int_eq(raw_reply(sock, FL_OP_FENCE_CREATE, seq), 0);
+	return sv[1];
+}
+
+/* WAIT_BEGIN (one-way) by this thread on @fence, with @notify (-1: none). */
+static void raw_wait_begin(int sock, uint32_t seq, int fence, int notify)
+{
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_wait_begin b;
+	} req = { { FL_OP_WAIT_BEGIN, notify >= 0 ? FL_MSG_F_NOTIFY : 0, seq,
+		    sizeof(struct fl_msg_wait_begin) },
+		  { seq, (uint32_t)gettid(), -1 } };
+	int fds[2] = { fence, notify };
+
+	raw_send(sock, &req, sizeof(req), fds, notify >= 0 ? 2 : 1);
+}
+
+/* The text of the sealed memfd that comes with the reply to (@op, @seq) (malloc()ed). */
+static char *raw_reply_text(int sock, uint32_t op, uint32_t seq)
+{
+	struct fl_msg_reply rep;
+	int fds[RAW_MAX_FDS];
+	unsigned int n;
+	size_t len = 0, cap = 4096;
+	char *text = malloc(cap);
+	ssize_t got;
+
+	fl_assert(text);
+	fl_assert_int_eq(raw_reply_fds(sock, op, seq, &rep, sizeof(rep), fds, RAW_MAX_FDS, &n), 0);
+	fl_assert_int_eq(n, 1);
+	while ((got = read(fds[0], text + len, cap - len - 1)) > 0) {
+		len += (size_t)got;
+		if (cap - len < 2) {
+			cap *= 2;
+			text = realloc(text, cap);
+			fl_assert(text);
+		}
+	}
+	fl_assert_int_eq(got, 0);
+	text[len] = '\0';
+	close(fds[0]);
+	return text;
+}
+
+/* DUMP with @flags: the text that comes with the reply (malloc()ed). */
+static char *raw_dump(int sock, uint32_t seq, uint32_t flags)
+{
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_dump b;
+	} req = { { FL_OP_DUMP, 0, seq, sizeof(struct fl_msg_dump) }, { flags, 0 } };
+
+	raw_send(sock, &req, sizeof(req), NULL, 0);
+	return raw_reply_text(sock, FL_OP_DUMP, seq);
+}
+
+/*
+ * The owner of a shared-counter timeline passes a point without telling the
+ * daemon and waits on it from its only thread: until the daemon catches up,
+ * it looks like a process stuck on itself. The detector must catch up
+ * before it reports, not while it describes the finding: that completed the
+ * fence, freed the wait being described and used it after (ASan:
+ * heap-use-after-free in refuse()), and logged a false cycle of 1.
+ */
+static void owner_passes_own_point_child(const char *path, pid_t daemon)
+{
+	struct fl_proto_shared_timeline *ctr;
+	uint32_t seq = 1, handle;
+	int s, tl, mfd, fence, p[2];
+	struct pollfd pfd;
+	char byte, *text;
+
+	(void)daemon;
+	s = raw_connect_to(path);
+	raw_hello(s);
+	tl = raw_timeline_create_flags(s, seq++, "own", 0, &handle, &mfd);
+	ctr = counter_map(mfd);
+	fence = raw_fence_create(s, seq++, tl, 1);
+	fl_assert_int_eq(pipe2(p, O_CLOEXEC | O_NONBLOCK), 0);
+	counter_set(ctr, 1);
+	raw_wait_begin(s, seq++, fence, p[1]);
+	close(p[1]);
+	/* Only the detector catches up with the counter here: it has run once this is readable. */
+	pfd = (struct pollfd){ .fd = fence, .events = POLLIN };
+	fl_assert_int_eq(poll(&pfd, 1, -1), 1);
+	raw_ping_ok(s, seq++);
+	dl_expect_fence_status(fence, FL_STATUS_SIGNALED);
+	text = raw_dump(s, seq++, FL_DUMP_DEADLOCKS);
+	if (strstr(text, "cycle of"))
+		fl__test_fail(__FILE__, __LINE__, "a signalled fence was reported:\n%s", text);
+	free(text);
+	/* The wait ended without a notice: the daemon's copy is closed. */
+	fl_assert_int_eq(read(p[0], &byte, 1), 0);
+	close(p[0]);
+	counter_unmap(ctr);
+	close(mfd);
+	close(fence);
+	close(tl);
+	close(s);
+	_exit(0);
+}
+
+FL_TEST(owner_waiting_on_a_point_it_passed_is_no_deadlock)
+{
+	dl_daemon_stop(child_on_own_daemon("passed.sock", owner_passes_own_point_child));
+}
+
+/* A blocking pipe (or socket pair, @sock) whose write end @w[1] cannot take a byte more. */
+static void full_channel(int w[2], bool sock)
+{
+	char junk[4096] = { 0 };
+	int fl;
+
+	if (sock)
+		fl_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, w), 0);
+	else
+		fl_assert_int_eq(pipe2(w, O_CLOEXEC), 0);
+	fl = fcntl(w[1], F_GETFL);
+	fl_assert_int_eq(fcntl(w[1], F_SETFL, fl | O_NONBLOCK), 0);
+	while (write(w[1], junk, sizeof(junk)) > 0)
+		;
+	while (write(w[1], junk, 1) > 0)
+		;
+	fl_assert(errno == EAGAIN);
+	/* Blocking again, as the daemon gets it. */
+	fl_assert_int_eq(fcntl(w[1], F_SETFL, fl), 0);
+}
+
+/*
+ * A process waits on a fence of its own timeline (a cycle of one) with a
+ * notify fd that is full and blocking: telling it EDEADLK must not block
+ * the daemon, which then answers every client, and keeps to its finding.
+ */
+static void full_notify_child(const char *path, pid_t daemon)
+{
+	uint32_t seq = 1, handle;
+	int s, other, tl, fence, w[2], k;
+
+	(void)daemon;
+	s = raw_connect_to(path);
+	other = raw_connect_to(path);
+	raw_hello(s);
+	raw_hello(other);
+	tl = raw_timeline_create(s, seq++, "cycle", &handle);
+	for (k = 0; k < 2; k++) {
+		char *text;
+
+		fence = raw_fence_create(s, seq++, tl, (uint64_t)k + 1);
+		full_channel(w, k == 1);
+		raw_wait_begin(s, seq++, fence, w[1]);
+		close(w[1]);
+		/* DUMP's deadlock view runs the detector, which finds the cycle at once. */
+		text = raw_dump(s, seq++, FL_DUMP_DEADLOCKS);
+		if (!strstr(text, "deadlock: a cycle of 1 process"))
+			fl__test_fail(__FILE__, __LINE__, "no cycle found:\n%s", text);
+		free(text);
+		raw_ping_ok(other, seq++);
+		raw_ping_ok(s, seq++);
+		close(w[0]);
+		close(fence);
+	}
+	close(tl);
+	close(other);
+	close(s);
+	_exit(0);
+}
+
+FL_TEST_TIMEOUT(full_notify_fd_does_not_block_the_daemon, 30)
+{
+	dl_daemon_stop(child_on_own_daemon("notify.sock", full_notify_child));
+}
+
+/* ---- trace caps ---- */
+
+static void raw_send_trace(int sock, uint32_t seq, uint32_t cmd, uint32_t max_events)
+{
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_trace b;
+	} req = { { FL_OP_TRACE, 0, seq, sizeof(struct fl_msg_trace) }, { cmd, max_events } };
+
+	raw_send(sock, &req, sizeof(req), NULL, 0);
+}
+
+/* The unsigned number after "@key": in @json, which must have it. */
+static unsigned long long json_number(const char *json, const char *key)
+{
+	char pat[64];
+	const char *at;
+
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	at = strstr(json, pat);
+	if (!at)
+		fl__test_fail(__FILE__, __LINE__, "no %s in the trace", key);
+	return strtoull(at + strlen(pat), NULL, 10);
+}
+
+/*
+ * A trace whose client asks to keep 2^32 - 1 events, then makes @incs
+ * signals: returns the trace (malloc()ed).
+ */
+static char *greedy_trace(const char *path, int incs)
+{
+	uint32_t seq = 1, handle;
+	int s = raw_connect_to(path), tl;
+	char *text;
+
+	raw_hello(s);
+	tl = raw_timeline_create(s, seq++, "traced", &handle);
+	raw_send_trace(s, seq, FL_TRACE_START, UINT32_MAX);
+	fl_assert_int_eq(raw_reply(s, FL_OP_TRACE, seq++), 0);
+	for (int i = 0; i < incs; i++)
+		fl_assert_int_eq(raw_inc(s, seq++, tl, 1), 0);
+	raw_send_trace(s, seq, FL_TRACE_STOP, 0);
+	text = raw_reply_text(s, FL_OP_TRACE, seq++);
+	close(tl);
+	close(s);
+	return text;
+}
+
+FL_TEST(trace_keeps_no_more_events_than_the_daemon_allows)
+{
+	static const char *const small[] = { "--idle-timeout", "0", "--trace-max-events", "50",
+					     NULL };
+	static const char *const dflt[] = { "--idle-timeout", "0", NULL };
+	char path[256], *text;
+	pid_t d;
+
+	/* The default cap, whatever the client asked. */
+	dl_runtime_path("trace-default.sock", path, sizeof(path));
+	d = dl_daemon_start(path, dflt);
+	text = greedy_trace(path, 1);
+	fl_assert_int_eq(json_number(text, "max_events"), 1000000);
+	free(text);
+	dl_daemon_stop(d);
+
+	/* A smaller one: events beyond it are counted, not kept. */
+	dl_runtime_path("trace-small.sock", path, sizeof(path));
+	d = dl_daemon_start(path, small);
+	text = greedy_trace(path, 100);
+	fl_assert_int_eq(json_number(text, "max_events"), 50);
+	fl_assert_int_eq(json_number(text, "events"), 50);
+	fl_assert(json_number(text, "dropped") >= 50);
+	free(text);
+	dl_daemon_stop(d);
+}
+
+/* ---- the daemon's log ---- */
+
+/* The lines of file @path that contain @what. */
+static int count_lines(const char *path, const char *what)
+{
+	char line[512];
+	int n = 0;
+	FILE *f = fopen(path, "re");
+
+	fl_assert(f);
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, what) != NULL;
+	fclose(f);
+	return n;
+}
+
+#define GARBAGE_CLIENTS 2000
+
+/*
+ * Clients that send garbage are each worth a log line, but thousands of
+ * them must not flood the log: the daemon keeps to its rate (50 lines at
+ * once, 10 a second after that) and says how many lines it held back.
+ */
+FL_TEST(daemon_log_is_rate_limited_and_counts_what_it_drops)
+{
+	static const char *const args[] = { "--idle-timeout", "0", NULL };
+	char path[256], log[256];
+	uint64_t start, elapsed_ms;
+	int saved, fd, lines;
+	pid_t d;
+
+	dl_runtime_path("garbage.sock", path, sizeof(path));
+	dl_runtime_path("garbage.log", log, sizeof(log));
+	/* The daemon writes its log to our stderr: a file, for the while it starts. */
+	fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	fl_assert(fd >= 0);
+	saved = fcntl(2, F_DUPFD_CLOEXEC, 3);
+	fl_assert(saved >= 0);
+	fl_assert_int_eq(dup2(fd, 2), 2);
+	d = dl_daemon_start(path, args);
+	fl_assert_int_eq(dup2(saved, 2), 2);
+	close(saved);
+	close(fd);
+
+	start = fl_test_now_ns();
+	for (int i = 0; i < GARBAGE_CLIENTS; i++) {
+		int s = raw_connect_to(path);
+		char junk[3] = { 1, 2, 3 }, byte;
+
+		raw_send(s, junk, sizeof(junk), NULL, 0);
+		/* Hung up on, after the line about it. */
+		fl_assert_int_eq(read(s, &byte, 1), 0);
+		close(s);
+	}
+	elapsed_ms = (fl_test_now_ns() - start) / 1000000;
+	/* Each line was written before its client was hung up on. */
+	lines = count_lines(log, "malformed");
+	/* What the rate allows for the time it took (not a timing assertion: a bound from it). */
+	if ((uint64_t)lines > 50 + 10 * (elapsed_ms / 1000 + 2))
+		fl__test_fail(__FILE__, __LINE__, "%d lines about garbage in %llu ms", lines,
+			      (unsigned long long)elapsed_ms);
+	fl_assert(lines >= 1);
+	/* Held back lines are counted in a line of their own, once the rate allows. */
+	while (count_lines(log, "messages suppressed") == 0)
+		fl_test_sleep_ms(20);
+	/* Still serving. */
+	fd = raw_connect_to(path);
+	raw_hello(fd);
+	raw_ping_ok(fd, 2);
+	close(fd);
+	dl_daemon_stop(d);
+}
+
+/* ---- fairness ---- */
+
+#define FLOOD_DUMPS 48
+
+static void raw_send_dump(int sock, uint32_t seq)
+{
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_dump b;
+	} req = { { FL_OP_DUMP, 0, seq, sizeof(struct fl_msg_dump) }, { 0, 0 } };
+
+	raw_send(sock, &req, sizeof(req), NULL, 0);
+}
+
+/*
+ * A client with many DUMPs in flight (each walks /proc) must not hold up
+ * the others: the daemon schedules by cost. With the daemon stopped, one
+ * client queues 48 DUMPs and then an INC of a timeline, and a bystander
+ * asks for the timeline's value; once the daemon runs again, the
+ * bystander must be answered before the INC behind the DUMPs (it used to
+ * handle 64 requests of one client before looking at another).
+ * Then a flooder that never reads its replies must not keep the bystander
+ * from being answered.
+ */
+FL_TEST_TIMEOUT(dump_flood_cannot_starve_a_bystander, 120)
+{
+	static const char *const args[] = { "--idle-timeout", "0", NULL };
+	char path[256];
+	int flooder, bystander, tl;
+	uint32_t seq = 10, handle;
+	pid_t d;
+
+	dl_runtime_path("flood.sock", path, sizeof(path));
+	d = dl_daemon_start(path, args);
+	flooder = raw_connect_to(path);
+	bystander = raw_connect_to(path);
+	raw_hello(flooder);
+	raw_hello(bystander);
+	tl = raw_timeline_create(flooder, seq++, "behind-dumps", &handle);
+
+	fl_assert_int_eq(kill(d, SIGSTOP), 0);
+	for (int i = 0; i < FLOOD_DUMPS; i++)
+		raw_send_dump(flooder, seq++);
+	{
+		struct {
+			struct fl_msg_hdr h;
+			struct fl_msg_timeline_inc b;
+		} inc = { { FL_OP_TIMELINE_INC, 0, seq++, sizeof(struct fl_msg_timeline_inc) },
+			  { 1 } };
+		struct fl_msg_hdr h = { FL_OP_TIMELINE_GET_VALUE, 0, 1, 0 };
+		struct fl_msg_value_reply rep;
+
+		raw_send(flooder, &inc, sizeof(inc), &tl, 1);
+		raw_send(bystander, &h, sizeof(h), &tl, 1);
+		fl_assert_int_eq(kill(d, SIGCONT), 0);
+		raw_reply_body(bystander, FL_OP_TIMELINE_GET_VALUE, 1, &rep, sizeof(rep));
+		if (rep.value != 0)
+			fl__test_fail(__FILE__, __LINE__,
+				      "the bystander waited for all %d DUMPs of another client",
+				      FLOOD_DUMPS);
+	}
+	close(flooder);
+	close(tl);
+
+	/* A flooder that never reads: the bystander is answered all along. */
+	flooder = raw_connect_to(path);
+	raw_hello(flooder);
+	for (int round = 0; round < 50; round++) {
+		struct fl_msg_hdr h = { FL_OP_PING, 0, (uint32_t)round + 2, 0 };
+		struct {
+			struct fl_msg_hdr h;
+			struct fl_msg_dump b;
+		} req = { { FL_OP_DUMP, 0, seq++, sizeof(struct fl_msg_dump) }, { 0, 0 } };
+
+		for (int i = 0; i < 8; i++)
+			(void)!send(flooder, &req, sizeof(req), MSG_DONTWAIT | MSG_NOSIGNAL);
+		raw_send(bystander, &h, sizeof(h), NULL, 0);
+		fl_assert_int_eq(raw_reply(bystander, FL_OP_PING, (uint32_t)round + 2), 0);
+	}
+	close(flooder);
+	close(bystander);
+	dl_daemon_stop(d);
+}
+
+/* ---- quotas per peer, not per connection ---- */
+
+#define PEER_CONNS 6
+
+/* The hog says it holds its quota on hog_ready, and lets go when hog_go is readable. */
+static int hog_ready[2], hog_go[2];
+
+/* HELLO on a new connection to @path: the connection, or -1 if the daemon said @status. */
+static int raw_connect_status(const char *path, int *status)
+{
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_hello b;
+	} req = { { FL_OP_HELLO, 0, 0, sizeof(struct fl_msg_hello) }, { FL_PROTO_VERSION, 0 } };
+	int s = raw_connect_to(path);
+
+	/*
+	 * Seq 0: a connection turned away is answered before its HELLO is
+	 * read, and may be closed before it is sent (EPIPE): the answer is
+	 * queued all the same.
+	 */
+	if (send(s, &req, sizeof(req), MSG_NOSIGNAL) != (ssize_t)sizeof(req))
+		fl_assert(errno == EPIPE || errno == ECONNRESET);
+	*status = raw_reply(s, FL_OP_HELLO, 0);
+	if (*status == 0)
+		return s;
+	close(s);
+	return -1;
+}
+
+/* FENCE_CREATE of a fence at @value on @tl: its status, the fence fd in *@ret (or -1). */
+static int raw_fence_create_status(int sock, uint32_t seq, int tl, uint64_t value, int *ret)
+{
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_fence_create b;
+	} req = { { FL_OP_FENCE_CREATE, FL_MSG_F_REPLY, seq, sizeof(struct fl_msg_fence_create) },
+		  { value, "quota" } };
+	int sv[2], three[3], r;
+
+	fl_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	three[0] = tl;
+	three[1] = sv[0];
+	three[2] = sv[1];
+	raw_send(sock, &req, sizeof(req), three, 3);
+	close(sv[0]);
+	r = raw_reply(sock, FL_OP_FENCE_CREATE, seq);
+	if (r == 0) {
+		*ret = sv[1];
+	} else {
+		close(sv[1]);
+		*ret = -1;
+	}
+	return r;
+}
+
+/* --max-fences counts a process's fences over all its connections. */
+static void fences_per_process_child(const char *path, pid_t daemon)
+{
+	int s[PEER_CONNS], tl[PEER_CONNS], f[PEER_CONNS][2], made = 0, status;
+	uint32_t seq = 1, handle;
+
+	(void)daemon;
+	for (int i = 0; i < PEER_CONNS; i++) {
+		s[i] = raw_connect_status(path, &status);
+		fl_assert_int_eq(status, 0);
+		tl[i] = raw_timeline_create(s[i], seq++, "quota", &handle);
+		for (int k = 0; k < 2; k++) {
+			int r = raw_fence_create_status(s[i], seq++, tl[i], 1, &f[i][k]);
+
+			fl_assert(r == 0 || r == -EMFILE);
+			made += r == 0;
+		}
+	}
+	fl_assert_int_eq(made, 4);
+	for (int i = 0; i < PEER_CONNS; i++) {
+		for (int k = 0; k < 2; k++)
+			if (f[i][k] >= 0)
+				close(f[i][k]);
+		close(tl[i]);
+		close(s[i]);
+	}
+	_exit(0);
+}
+
+/*
+ * Every daemon fd held for a process counts for it, whatever connection
+ * asked: connections, timelines, fences, notify fds. One process opening
+ * connection after connection, each with waits that pass notify fds, pins
+ * at most its quota (it used to be up to 1024 per connection, and one
+ * process took 19475 of 20000).
+ */
+static void fds_per_process_child(const char *path, pid_t daemon)
+{
+	int s[PEER_CONNS], tl[PEER_CONNS], f[PEER_CONNS], held = 0, refused = 0, status;
+	int base = dl_proc_fd_count(daemon), reads[PEER_CONNS * 10], nreads = 0;
+	uint32_t seq = 1;
+
+	for (int i = 0; i < PEER_CONNS; i++) {
+		s[i] = raw_connect_status(path, &status);
+		tl[i] = f[i] = -1;
+		if (s[i] < 0) {
+			fl_assert_int_eq(status, -EMFILE);
+			refused++;
+			continue;
+		}
+		{
+			struct {
+				struct fl_msg_hdr h;
+				struct fl_msg_timeline_create b;
+			} req = { { FL_OP_TIMELINE_CREATE, 0, seq,
+				    sizeof(struct fl_msg_timeline_create) },
+				  { "pinned", 0 } };
+			struct fl_msg_bind_reply rep;
+			int got[RAW_MAX_FDS];
+			unsigned int n;
+
+			raw_send(s[i], &req, sizeof(req), NULL, 0);
+			status = raw_reply_fds(s[i], FL_OP_TIMELINE_CREATE, seq++, &rep,
+					       sizeof(rep), got, RAW_MAX_FDS, &n);
+			fl_assert(status == 0 || status == -EMFILE);
+			if (status < 0) {
+				refused++;
+				continue;
+			}
+			tl[i] = got[0];
+			close_fds(got + 1, n - 1);
+		}
+		status = raw_fence_create_status(s[i], seq++, tl[i], 1, &f[i]);
+		fl_assert(status == 0 || status == -EMFILE);
+		if (status < 0) {
+			refused++;
+			continue;
+		}
+		for (int k = 0; k < 10; k++) {
+			int p[2];
+
+			fl_assert_int_eq(pipe2(p, O_CLOEXEC | O_NONBLOCK), 0);
+			raw_wait_begin(s[i], seq++, f[i], p[1]);
+			close(p[1]);
+			reads[nreads++] = p[0];
+		}
+		raw_ping_ok(s[i], seq++);
+	}
+	/* The daemon closes a request's fds after it answers: a PING settles each connection. */
+	for (int i = 0; i < PEER_CONNS; i++)
+		if (s[i] >= 0)
+			raw_ping_ok(s[i], seq++);
+	/* 6 connections of 13 fds each would be 78: the quota is 40. */
+	held = dl_proc_fd_count(daemon) - base;
+	if (held > 40)
+		fl__test_fail(__FILE__, __LINE__, "the daemon holds %d fds for one process", held);
+	fl_assert(refused > 0 || held == 40);
+	dl_write_all(hog_ready[1], "r", 1);
+	{
+		char byte;
+
+		dl_read_all(hog_go[0], &byte, 1);
+	}
+	for (int i = 0; i < nreads; i++)
+		close(reads[i]);
+	for (int i = 0; i < PEER_CONNS; i++) {
+		if (f[i] >= 0)
+			close(f[i]);
+		if (tl[i] >= 0)
+			close(tl[i]);
+		if (s[i] >= 0)
+			close(s[i]);
+	}
+	_exit(0);
+}
+
+/* Another process of the same uid is served while the first one holds its quota. */
+static void newcomer_child(const char *path, pid_t daemon)
+{
+	int s, tl, f, status;
+	uint32_t seq = 1, handle;
+
+	(void)daemon;
+	s = raw_connect_status(path, &status);
+	fl_assert_int_eq(status, 0);
+	tl = raw_timeline_create(s, seq++, "newcomer", &handle);
+	for (int i = 0; i < 20; i++) {
+		fl_assert_int_eq(raw_fence_create_status(s, seq++, tl, 1, &f), 0);
+		close(f);
+	}
+	close(tl);
+	close(s);
+	_exit(0);
+}
+
+FL_TEST(quotas_count_per_process_not_per_connection)
+{
+	static const char *const fences[] = { "--idle-timeout", "0", "--max-fences", "4", NULL };
+	static const char *const fds[] = { "--idle-timeout", "0", "--max-fds-per-process", "40",
+					   NULL };
+	char path[256], log[256], byte;
+	int saved, logfd, base;
+	pid_t d, pid, hog;
+
+	dl_runtime_path("quota-fences.sock", path, sizeof(path));
+	d = dl_daemon_start(path, fences);
+	pid = dl_fork();
+	if (pid == 0)
+		fences_per_process_child(path, d);
+	dl_wait_child_ok(pid);
+	dl_daemon_stop(d);
+
+	dl_runtime_path("quota-fds.sock", path, sizeof(path));
+	dl_runtime_path("quota-fds.log", log, sizeof(log));
+	logfd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	fl_assert(logfd >= 0);
+	saved = fcntl(2, F_DUPFD_CLOEXEC, 3);
+	fl_assert_int_eq(dup2(logfd, 2), 2);
+	d = dl_daemon_start(path, fds);
+	fl_assert_int_eq(dup2(saved, 2), 2);
+	close(saved);
+	close(logfd);
+	base = dl_daemon_fd_baseline(d);
+	/* The hog keeps what it got while the newcomer works. */
+	fl_assert_int_eq(pipe2(hog_ready, O_CLOEXEC), 0);
+	fl_assert_int_eq(pipe2(hog_go, O_CLOEXEC), 0);
+	hog = dl_fork();
+	if (hog == 0)
+		fds_per_process_child(path, d);
+	close(hog_ready[1]);
+	hog_ready[1] = -1;
+	dl_read_all(hog_ready[0], &byte, 1);
+	pid = dl_fork();
+	if (pid == 0)
+		newcomer_child(path, d);
+	dl_wait_child_ok(pid);
+	dl_write_all(hog_go[1], "g", 1);
+	dl_wait_child_ok(hog);
+	close(hog_ready[0]);
+	close_fds(hog_go, 2);
+	dl_expect_daemon_fds_back(d, base);
+	if (count_lines(log, "--max-fds-per-process 40") < 1)
+		fl__test_fail(__FILE__, __LINE__, "no log line names the quota");
+	dl_daemon_stop(d);
+}
+
+/*
+ * As nobody, open connections to @path until the daemon says -EMFILE (or
+ * @max): exits with how many it got, and keeps them until @go is readable.
+ */
+static void nobody_connects(const char *path, int max, int ready, int go)
+{
+	int s[64], n = 0, status = 0;
+	char byte;
+
+	if (setgroups(0, NULL) < 0 || setgid(NOBODY) < 0 || setuid(NOBODY) < 0)
+		_exit(100);
+	while (n < max && (s[n] = raw_connect_status(path, &status)) >= 0)
+		n++;
+	if (n < max && status != -EMFILE)
+		_exit(101);
+	dl_write_all(ready, "r", 1);
+	dl_read_all(go, &byte, 1);
+	close_fds(s, (unsigned int)n);
+	_exit(n);
+}
+
+/* Another uid's processes together get --max-fds-per-uid; ours are not held to it. */
+FL_TEST(another_uid_gets_its_quota_across_its_processes)
+{
+	static const char *const args[] = {
+		"--allow-uid", "65534", "--idle-timeout", "0", "--max-fds-per-uid", "10", NULL
+	};
+	char dir[] = "/tmp/fl-daemon-quota-XXXXXX", path[128], lock[160], byte;
+	int ready[2], go[2], got = 0, status, mine[12];
+	pid_t d, kids[2];
+
+	if (geteuid() != 0)
+		fl_test_skip("needs root to become another user");
+	fl_assert(mkdtemp(dir));
+	fl_assert_int_eq(chmod(dir, 0755), 0);
+	snprintf(path, sizeof(path), "%s/quota.sock", dir);
+	d = dl_daemon_start(path, args);
+	fl_assert_int_eq(pipe2(ready, O_CLOEXEC), 0);
+	fl_assert_int_eq(pipe2(go, O_CLOEXEC), 0);
+	for (int i = 0; i < 2; i++) {
+		kids[i] = dl_fork();
+		if (kids[i] == 0)
+			nobody_connects(path, 8, ready[1], go[0]);
+	}
+	/* A kid that fails hangs up instead of saying it is ready. */
+	close(ready[1]);
+	ready[1] = -1;
+	for (int i = 0; i < 2; i++)
+		dl_read_all(ready[0], &byte, 1);
+	/* Our own uid is not limited by it. */
+	for (int i = 0; i < 12; i++) {
+		mine[i] = raw_connect_status(path, &status);
+		fl_assert_int_eq(status, 0);
+	}
+	close_fds(mine, 12);
+	dl_write_all(go[1], "gg", 2);
+	for (int i = 0; i < 2; i++) {
+		fl_assert_int_eq(waitpid(kids[i], &status, 0), kids[i]);
+		fl_assert(WIFEXITED(status) && WEXITSTATUS(status) <= 8);
+		got += WEXITSTATUS(status);
+	}
+	/* 8 each, 16 in all, without the quota. */
+	fl_assert_int_eq(got, 10);
+	close(ready[0]);
+	close_fds(go, 2);
+	dl_daemon_stop(d);
+	unlink(path);
+	snprintf(lock, sizeof(lock), "%s.lock", path);
+	unlink(lock);
+	fl_assert_int_eq(rmdir(dir), 0);
 }

@@ -194,7 +194,7 @@ def trace_test(tmp):
         doc = json.load(f)
     validate(doc.get("otherData"), {"producer": str, "format": int, "clock": str, "start_us": float,
                                     "end_us": float, "events": int, "dropped": int,
-                                    "daemon_pid": int}, "$.otherData")
+                                    "max_events": int, "daemon_pid": int}, "$.otherData")
     check(doc.get("displayTimeUnit") == "ms", "trace: displayTimeUnit")
     ev = doc.get("traceEvents", [])
     names = {e["args"]["name"]: e["tid"] for e in ev

@@ -375,6 +375,23 @@ def main():
              '"args": {"fence": 3}}, {"ph": "b", "cat": "fence", "name": "a", "pid": 1, '
              '"tid": 1, "ts": 2, "args": {"fence": 3}}]}', "fence 3 begins twice",
              "a fence begun twice")
+    # Input that never ends (or a huge file) is refused at the cap, not read until memory runs out.
+    r = run("report", "/dev/zero", "--json")
+    check(r.returncode == 2 and "/dev/zero: larger than 512 MiB" in r.stderr and not r.stdout,
+          f"report /dev/zero: exit 2 at the default cap: got {r.returncode}: {r.stderr.strip()}")
+    r = run("report", "/dev/zero", "--json", "--max-input-mb", "1")
+    check(r.returncode == 2 and "/dev/zero: larger than 1 MiB" in r.stderr,
+          f"report /dev/zero --max-input-mb 1: got {r.returncode}: {r.stderr.strip()}")
+    with open(bad, "w") as f:
+        f.write(" " * (1 << 20) + open(pipeline).read())
+    r = run("report", bad, "--json", "--max-input-mb", "1")
+    check(r.returncode == 2 and "larger than 1 MiB" in r.stderr, "a file past the cap is refused")
+    r = run("report", bad, "--json", "--max-input-mb", "2")
+    check(r.returncode == 0 and json.loads(r.stdout), "a file within the cap is read")
+    for v in ("0", "1025", "x", "-1"):
+        r = run("report", pipeline, "--json", "--max-input-mb", v)
+        check(r.returncode == 2 and "--max-input-mb takes 1 to 1024" in r.stderr,
+              f"--max-input-mb {v}: {r.stderr.strip()}")
     r = run("report", "--help")
     check(r.returncode == 0 and "usage: fencectl report" in r.stdout, "report --help")
     r = run("report")

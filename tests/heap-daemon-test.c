@@ -217,6 +217,29 @@ FL_TEST(bad_arguments_get_clear_errors_and_change_nothing)
 	fl_assert_int_eq(fl_heap_daemon_free(fd), 0);
 }
 
+/*
+ * A sparse memfd of 2^62 bytes costs nothing until touched, but no machine
+ * could back it: four of them wrapped a connection's count to 0 bytes.
+ * Past half of RAM is -ENOMEM, as ION said, and nothing is counted.
+ */
+FL_TEST(sizes_no_machine_could_back_are_refused_and_counts_do_not_wrap)
+{
+	uint64_t half = (uint64_t)sysconf(_SC_PHYS_PAGES) / 2 * (uint64_t)PAGE;
+	int fd = -1;
+
+	for (int i = 0; i < 4; i++)
+		fl_assert_int_eq(fl_heap_daemon_alloc("system", (size_t)1 << 62, 0, &fd), -ENOMEM);
+	fl_assert_int_eq(fl_heap_daemon_alloc("system", (size_t)half + PAGE, 0, &fd), -ENOMEM);
+	fl_assert_int_eq(fd, -1);
+	fl_assert_int_eq(usage_of(NULL).peak_bytes, 0);
+	fl_assert_int_eq(usage_of(NULL).buffers, 0);
+	/* Half of RAM itself is allowed (sparse: it costs nothing here). */
+	fd = alloc_ok("system", (size_t)half);
+	fl_assert_int_eq(usage_of(NULL).bytes, half);
+	fl_assert_int_eq(fl_heap_daemon_free(fd), 0);
+	fl_assert_int_eq(usage_of(NULL).bytes, 0);
+}
+
 FL_TEST(a_group_is_freed_at_once_and_other_buffers_stay)
 {
 	uint32_t g1, g2;

@@ -209,6 +209,21 @@ static void extra(FILE *out, const void *object, bool fence, bool json, void *ar
 	}
 }
 
+/* Which of the socket fds in @h->fds (sorted by inode) are our objects' fds. */
+static void map_holders(struct holders *h)
+{
+	fl__sink_foreach(add_sink, h);
+	qsort(h->objs, h->nobjs, sizeof(*h->objs), cmp_obj);
+	/* A process holding two copies of one fd holds the object once. */
+	size_t j = 0;
+
+	for (size_t i = 0; i < h->nobjs; i++)
+		if (!j || h->objs[j - 1].object != h->objs[i].object ||
+		    h->objs[j - 1].pid != h->objs[i].pid)
+			h->objs[j++] = h->objs[i];
+	h->nobjs = j;
+}
+
 /* Every process's socket fds, then which of them are our objects' fds. */
 static void find_holders(struct holders *h)
 {
@@ -222,16 +237,64 @@ static void find_holders(struct holders *h)
 		closedir(d);
 	}
 	qsort(h->fds, h->nfds, sizeof(*h->fds), cmp_ino);
-	fl__sink_foreach(add_sink, h);
-	qsort(h->objs, h->nobjs, sizeof(*h->objs), cmp_obj);
-	/* A process holding two copies of one fd holds the object once. */
-	size_t j = 0;
+	map_holders(h);
+}
 
-	for (size_t i = 0; i < h->nobjs; i++)
-		if (!j || h->objs[j - 1].object != h->objs[i].object ||
-		    h->objs[j - 1].pid != h->objs[i].pid)
-			h->objs[j++] = h->objs[i];
-	h->nobjs = j;
+/*
+ * The /proc walk of a DUMP, a few processes at a time: a walk takes
+ * milliseconds, which the loop must not spend in one go while other clients
+ * wait. It keeps inodes and pids only, no pointers to objects, so it stays
+ * valid while objects come and go; each dump maps it to the objects alive
+ * when it is written.
+ */
+struct fld_scan {
+	DIR *proc;
+	struct holders h; /* fds only */
+	bool done;
+};
+
+struct fld_scan *fld_scan_start(void)
+{
+	struct fld_scan *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->proc = opendir("/proc");
+	if (!s->proc)
+		s->done = true; /* nothing to learn: every dump shows no holders */
+	return s;
+}
+
+bool fld_scan_step(struct fld_scan *s, uint64_t budget_ns)
+{
+	uint64_t start = fl__now_ns();
+	struct dirent *e;
+
+	while (!s->done) {
+		e = readdir(s->proc);
+		if (!e) {
+			closedir(s->proc);
+			s->proc = NULL;
+			qsort(s->h.fds, s->h.nfds, sizeof(*s->h.fds), cmp_ino);
+			s->done = true;
+			break;
+		}
+		if (isdigit((unsigned char)e->d_name[0]))
+			scan_process(&s->h, (pid_t)atoi(e->d_name));
+		if (fl__now_ns() - start >= budget_ns)
+			break;
+	}
+	return s->done;
+}
+
+void fld_scan_free(struct fld_scan *s)
+{
+	if (!s)
+		return;
+	if (s->proc)
+		closedir(s->proc);
+	free(s->h.fds);
+	free(s);
 }
 
 static int cmp_pid(const void *a, const void *b)
@@ -425,7 +488,8 @@ void fld_holders_free(struct fld_holders *hs)
 }
 
 int fld_dump_write(bool json, bool by_process, pid_t only, const struct fld_client_info *clients,
-		   size_t nclients, fld_owner_fn owner, void *owner_arg, int *ret_fd)
+		   size_t nclients, fld_owner_fn owner, void *owner_arg,
+		   const struct fld_scan *scan, int *ret_fd)
 {
 	struct holders h = { .owner = owner, .owner_arg = owner_arg };
 	char *text = NULL;
@@ -433,7 +497,14 @@ int fld_dump_write(bool json, bool by_process, pid_t only, const struct fld_clie
 	int r = 0;
 	FILE *out;
 
-	find_holders(&h);
+	if (scan && scan->done) {
+		/* Borrowed: map_holders() only reads them. */
+		h.fds = scan->h.fds;
+		h.nfds = scan->h.nfds;
+		map_holders(&h);
+	} else {
+		find_holders(&h);
+	}
 	out = open_memstream(&text, &len);
 	if (!out) {
 		r = -ENOMEM;
@@ -456,7 +527,8 @@ int fld_dump_write(bool json, bool by_process, pid_t only, const struct fld_clie
 		r = fld_memfd_sealed(text, len, ret_fd);
 out:
 	free(text);
-	free(h.fds);
+	if (!scan || !scan->done)
+		free(h.fds);
 	free(h.objs);
 	return r;
 }

@@ -178,6 +178,13 @@ int fld_heapsvc_alloc(struct fld_heap_client **hcp, pid_t pid, const struct fl_m
 		return -ENOMEM;
 	if (hc->total.buffers >= FLD_HEAP_MAX_BUFFERS)
 		return -EMFILE;
+	/*
+	 * The heaps refuse more than half of RAM per buffer, so the sums stay
+	 * far from 2^64; still, a count that would wrap is a refusal, never
+	 * a small number (fencectl heaps showed a peak of 2^63 + 2^62).
+	 */
+	if (rounded > UINT64_MAX - hc->total.bytes)
+		return -ENOMEM;
 	if (client_limit && (rounded > client_limit || hc->total.bytes > client_limit - rounded)) {
 		hc->refused++;
 		log_refusal(hc, heaps[h].name, q->size);

@@ -48,15 +48,22 @@ static void usage(FILE *out)
 		"                         (default %d, or $FENCELINE_IDLE_MS; 0 = never)\n"
 		"  -a, --allow-uid UID    also serve processes of UID (repeatable; 'all'\n"
 		"                         serves everyone; or $FENCELINE_ALLOW_UIDS=1,2)\n"
-		"      --max-timelines N  live timelines per client (default %d)\n"
-		"      --max-fences N     live fences per client (default %d)\n"
+		"      --max-timelines N  live timelines per process (default %d)\n"
+		"      --max-fences N     live fences per process (default %d)\n"
+		"      --max-fds-per-process N  fds the daemon holds for one process\n"
+		"                         (default: half of its fd limit)\n"
+		"      --max-fds-per-uid N  fds the daemon holds for all processes of one\n"
+		"                         other uid (default: half of its fd limit)\n"
 		"      --carveout-mb N    the allocation service's carveout, in MiB (default\n"
 		"                         %d, or $FENCELINE_CARVEOUT_MB; 0 = no carveout)\n"
 		"      --heap-limit-mb N  MiB of buffers one client may hold (default 0 = no\n"
 		"                         limit, or $FENCELINE_HEAP_CLIENT_LIMIT_MB)\n"
+		"      --trace-max-events N  events a trace keeps at most, whatever its\n"
+		"                         client asks (default and most %u)\n"
 		"  -h, --help             show this help\n"
 		"  -V, --version          show the version\n",
-		DEFAULT_IDLE_MS, DEFAULT_MAX_TIMELINES, DEFAULT_MAX_FENCES, DEFAULT_CARVEOUT_MB);
+		DEFAULT_IDLE_MS, DEFAULT_MAX_TIMELINES, DEFAULT_MAX_FENCES, DEFAULT_CARVEOUT_MB,
+		FLD_TRACE_MAX_EVENTS);
 }
 
 static int parse_uint(const char *s, unsigned int *ret)
@@ -240,6 +247,9 @@ int main(int argc, char **argv)
 		{ "max-fences", required_argument, NULL, 'F' },
 		{ "carveout-mb", required_argument, NULL, 'C' },
 		{ "heap-limit-mb", required_argument, NULL, 'L' },
+		{ "trace-max-events", required_argument, NULL, 'E' },
+		{ "max-fds-per-process", required_argument, NULL, 'P' },
+		{ "max-fds-per-uid", required_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -300,6 +310,27 @@ int main(int argc, char **argv)
 			if (parse_uint(optarg, o == 'T' ? &cfg.max_timelines : &cfg.max_fences) <
 			    0) {
 				fprintf(stderr, "fencelined: bad limit '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'P':
+		case 'U':
+			if (parse_uint(optarg, o == 'P' ? &cfg.max_fds_process : &cfg.max_fds_uid) <
+				    0 ||
+			    !(o == 'P' ? cfg.max_fds_process : cfg.max_fds_uid)) {
+				fprintf(stderr, "fencelined: bad %s '%s'\n",
+					o == 'P' ? "--max-fds-per-process" : "--max-fds-per-uid",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'E':
+			if (parse_uint(optarg, &cfg.trace_max_events) < 0 ||
+			    cfg.trace_max_events == 0 ||
+			    cfg.trace_max_events > FLD_TRACE_MAX_EVENTS) {
+				fprintf(stderr,
+					"fencelined: bad --trace-max-events '%s' (1 to %u)\n",
+					optarg, FLD_TRACE_MAX_EVENTS);
 				return 2;
 			}
 			break;

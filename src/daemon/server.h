@@ -13,13 +13,16 @@
 
 struct server_config {
 	unsigned int idle_ms; /* 0: never exit for idleness */
-	unsigned int max_timelines, max_fences; /* per client */
+	unsigned int max_timelines, max_fences; /* per process, all its connections */
+	/* Daemon fds held for one process, and for one uid but ours; 0: half of RLIMIT_NOFILE. */
+	unsigned int max_fds_process, max_fds_uid;
 	bool foreground;
 	bool allow_all; /* every uid may connect */
 	uid_t allow[FLD_MAX_ALLOW];
 	unsigned int n_allow;
 	uint64_t carveout_bytes; /* the allocation service's carveout; 0: none */
 	uint64_t heap_limit; /* bytes of buffers per client; 0: no limit */
+	unsigned int trace_max_events; /* a trace session's cap; 0: FLD_TRACE_MAX_EVENTS */
 };
 
 /*
@@ -39,17 +42,41 @@ struct fld_client_info {
 typedef pid_t (*fld_owner_fn)(const void *timeline, void *arg);
 
 /*
+ * dump.c: the /proc walk of DUMP (who holds which of our fds), done a few
+ * processes at a time by fld_scan_step() with @budget_ns each, which says
+ * true once the walk is complete. fld_scan_start() returns NULL when out
+ * of memory.
+ */
+struct fld_scan;
+struct fld_scan *fld_scan_start(void);
+bool fld_scan_step(struct fld_scan *s, uint64_t budget_ns);
+void fld_scan_free(struct fld_scan *s);
+
+/*
  * fld_dump_write() - the daemon's state (docs/fencectl.md) in a new sealed
  * memfd, *@ret_fd, owned by the caller
  * @json: JSON instead of text
  * @by_process: what each process holds (fencectl fds), only @only's if not 0
+ * @scan: a complete walk of /proc to take the holders from (NULL: walk now)
  * Return: 0, -ENOMEM, or memfd_create()'s and write()'s errors.
  */
 int fld_dump_write(bool json, bool by_process, pid_t only, const struct fld_client_info *clients,
-		   size_t nclients, fld_owner_fn owner, void *owner_arg, int *ret_fd);
+		   size_t nclients, fld_owner_fn owner, void *owner_arg,
+		   const struct fld_scan *scan, int *ret_fd);
 
-/* Log a line to stderr ("fencelined[pid]: ..."). */
+/*
+ * Log a line to stderr ("fencelined[pid]: ..."), within the log's rate
+ * limit: FLD_LOG_BURST lines at once, FLD_LOG_PER_SEC a second after
+ * that; lines beyond it are counted and the count logged when it allows.
+ */
+#define FLD_LOG_BURST	50
+#define FLD_LOG_PER_SEC 10
 void fld_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * Log how many lines were suppressed, if any and if the limit allows now.
+ * Return: ms until it should be called again, -1 when nothing is pending.
+ */
+int fld_log_flush(void);
 
 /*
  * dump.c: @len bytes of @text in a new sealed memfd, *@ret_fd, read from
@@ -59,9 +86,13 @@ void fld_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int fld_memfd_sealed(const char *text, size_t len, int *ret_fd);
 /* /proc/<pid>/comm into @buf ("" if it cannot be read). */
 void fld_comm_of(pid_t pid, char *buf, size_t size);
-/* server.c: timeline @id's value as text (caught up with its owner), "?" if gone. */
-void fld_timeline_value(uint64_t id, char *buf, size_t size);
-/* dump.c: the same from the core's registry alone. */
+/*
+ * server.c: catch up with every owner's shared counter. Completes the
+ * fences whose points the owners passed, so it runs callbacks: waits end,
+ * their records are freed (waits.c calls it before it looks at them).
+ */
+void fld_shared_sync_all(void);
+/* dump.c: timeline @id's value as text from the core's registry alone, "?" if gone. */
 void fld_timeline_value_str(uint64_t id, char *buf, size_t size);
 /* Who holds which fd of ours, from one scan of /proc (expensive: on demand only). */
 struct fld_holders;
@@ -79,11 +110,15 @@ struct fl_msg_wait_begin;
 /*
  * A client's thread blocks on @f (borrowed); @notify_fd (taken; -1: none)
  * is answered if this wait closes a cycle. @client is the client's key.
- * Return: 0, -ENOMEM, -EMFILE (too many waits of this client).
+ * Whenever waits.c closes a notify fd it took, it calls
+ * fld_notify_closed(@client), once per fd.
+ * Return: 0, -ENOMEM, -EMFILE (too many waits of this process, @pid).
  */
 int fld_wait_begin(const void *client, pid_t pid, const struct fl_msg_wait_begin *b,
 		   struct fl_fence *f, int notify_fd);
 void fld_wait_end(const void *client, uint64_t token, int result);
+/* server.c: a notify fd of @client that fld_wait_begin() took is closed. */
+void fld_notify_closed(const void *client);
 /* The client disconnected: its waits are over. */
 void fld_waits_client_gone(const void *client);
 /*
@@ -105,7 +140,13 @@ void fld_waits_trace_pending(void);
  * call costs one branch while nobody traces.
  */
 extern bool fld_tracing;
-int fld_trace_start(pid_t by, uint32_t max_events);
+/* Events a trace session keeps at most, whatever its client asks (--trace-max-events). */
+#define FLD_TRACE_MAX_EVENTS 1000000u
+/*
+ * Start the session of client @by, keeping @max_events (0: @cap) but never
+ * more than @cap (0: FLD_TRACE_MAX_EVENTS). Return: 0, -EBUSY.
+ */
+int fld_trace_start(pid_t by, uint32_t max_events, uint32_t cap);
 /* Stop and write the trace as Chrome JSON into a sealed memfd. */
 int fld_trace_stop(int *ret_fd);
 void fld_trace_timeline_new(pid_t pid, uint64_t id, const char *name, uint64_t value);

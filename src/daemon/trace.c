@@ -24,9 +24,8 @@
 #include "server.h"
 #include "util.h"
 
-#define TLPID		   10000000 /* the pseudo-process of timeline tracks */
-#define DEFAULT_MAX_EVENTS 1000000u
-#define MAX_POINTS	   64
+#define TLPID	   10000000 /* the pseudo-process of timeline tracks */
+#define MAX_POINTS 64
 
 enum ev_type {
 	EV_TIMELINE, /* a: id, b: value; pid: creator (0: existed before the trace) */
@@ -169,13 +168,19 @@ static void snapshot_timeline(struct fl_timeline *tl, void *arg)
 	}
 }
 
-int fld_trace_start(pid_t by, uint32_t max_events)
+int fld_trace_start(pid_t by, uint32_t max_events, uint32_t cap)
 {
 	if (fld_tracing)
 		return -EBUSY;
 	memset(&t, 0, sizeof(t));
 	t.by = by;
-	t.max = max_events ? max_events : DEFAULT_MAX_EVENTS;
+	/*
+	 * The client's number is a wish: each event costs about 100 bytes
+	 * here, and 2^32 - 1 of them would take the daemon's memory.
+	 */
+	if (!cap)
+		cap = FLD_TRACE_MAX_EVENTS;
+	t.max = max_events && max_events < cap ? max_events : cap;
 	t.start_ns = fl__now_ns();
 	fld_tracing = true;
 	/* Timelines made before the session get their track all the same. */
@@ -798,8 +803,9 @@ static int write_trace(FILE *out, uint64_t end_ns)
 	      out);
 	ts_us(out, "start_us", t.start_ns);
 	ts_us(out, "end_us", end_ns);
-	fprintf(out, ",\"events\":%zu,\"dropped\":%" PRIu64 ",\"daemon_pid\":%d}}\n", t.n,
-		t.dropped, (int)getpid());
+	fprintf(out,
+		",\"events\":%zu,\"dropped\":%" PRIu64 ",\"max_events\":%zu,\"daemon_pid\":%d}}\n",
+		t.n, t.dropped, t.max, (int)getpid());
 	free(w.done);
 	free(w.fences);
 	free(w.pids);

@@ -27,9 +27,12 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <fenceline/fence.h>
@@ -41,12 +44,12 @@
 #include "server.h"
 #include "util.h"
 
-#define WAITS_PER_CLIENT 1024
-#define CHECK_AGE_NS	 100000000ull /* waits younger than this are not looked at */
-#define CHECK_EVERY_NS	 250000000ull
-#define MAX_POINTS	 64 /* pending points looked at per fence */
-#define MAX_SIGNALLERS	 32
-#define HISTORY		 16
+#define WAITS_PER_PROCESS 1024
+#define CHECK_AGE_NS	  100000000ull /* waits younger than this are not looked at */
+#define CHECK_EVERY_NS	  250000000ull
+#define MAX_POINTS	  64 /* pending points looked at per fence */
+#define MAX_SIGNALLERS	  32
+#define HISTORY		  16
 
 struct wait {
 	struct fl_fence_cb cb; /* first: the callback finds the wait from it */
@@ -58,7 +61,8 @@ struct wait {
 	uint64_t fence_id;
 	uint64_t begin_ns;
 	int timeout_ms;
-	int notify_fd;
+	int notify_fd; /* ours: a non-blocking pipe end or an AF_UNIX socket (notify_take()) */
+	bool notify_sock;
 	bool refused; /* got -EDEADLK; its WAIT_END is on the way */
 };
 
@@ -88,8 +92,10 @@ static void wait_free(struct wait *w)
 	if (w->next)
 		w->next->prev = w->prev;
 	nwaits--;
-	if (w->notify_fd >= 0)
+	if (w->notify_fd >= 0) {
 		close(w->notify_fd);
+		fld_notify_closed(w->client);
+	}
 	fl_fence_unref(w->f);
 	free(w);
 }
@@ -122,24 +128,62 @@ static void fence_done(struct fl_fence *f, struct fl_fence_cb *cb)
 	end_wait(w, s == 1 ? 0 : s, fl__now_ns());
 }
 
+/*
+ * A notify fd a client sent (@fd, taken) as one the daemon can write
+ * without ever blocking, or -1. The client's fd shares its open file
+ * description with the client, which may clear O_NONBLOCK on it at any
+ * time (and setting it ourselves would change the client's file), so:
+ *  - an AF_UNIX socket is kept: send() with MSG_DONTWAIT never blocks;
+ *  - an anonymous pipe is reopened through /proc/self/fd, which makes a
+ *    description of our own, non-blocking whatever the client does (the
+ *    library's pipe is its own uid's, and the daemon is that uid or root;
+ *    another uid's pipe cannot be reopened and is dropped);
+ *  - anything else is dropped: the wait is tracked, without a notice.
+ * Nothing here asks the file's filesystem (no fstat(), which a FUSE file
+ * could make hang): the kind comes from the socket layer and from procfs.
+ */
+static int notify_take(const void *client, int fd, bool *ret_sock)
+{
+	char path[40], link[32];
+	int r = -1, domain = 0;
+	socklen_t len = sizeof(domain);
+	ssize_t n;
+
+	*ret_sock = false;
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) == 0) {
+		if (domain == AF_UNIX) {
+			*ret_sock = true;
+			return fd;
+		}
+	} else {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n > 5 && !memcmp(link, "pipe:", 5))
+			r = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	}
+	close(fd);
+	if (r < 0)
+		fld_notify_closed(client);
+	return r;
+}
+
 int fld_wait_begin(const void *client, pid_t pid, const struct fl_msg_wait_begin *b,
 		   struct fl_fence *f, int notify_fd)
 {
 	unsigned int mine = 0;
+	bool notify_sock = false;
 	struct wait *w;
 
+	/* Per process, not per connection: a process may open any number of those. */
 	for (w = waits; w; w = w->next)
-		mine += w->client == client;
-	if (mine >= WAITS_PER_CLIENT) {
-		if (notify_fd >= 0)
-			close(notify_fd);
-		return -EMFILE;
-	}
-	w = calloc(1, sizeof(*w));
+		mine += w->pid == pid;
+	w = mine < WAITS_PER_PROCESS ? calloc(1, sizeof(*w)) : NULL;
 	if (!w) {
-		if (notify_fd >= 0)
+		if (notify_fd >= 0) {
 			close(notify_fd);
-		return -ENOMEM;
+			fld_notify_closed(client);
+		}
+		return mine < WAITS_PER_PROCESS ? -ENOMEM : -EMFILE;
 	}
 	*w = (struct wait){
 		.client = client,
@@ -150,8 +194,9 @@ int fld_wait_begin(const void *client, pid_t pid, const struct fl_msg_wait_begin
 		.fence_id = fl__fence_id(f),
 		.begin_ns = fl__now_ns(),
 		.timeout_ms = b->timeout_ms,
-		.notify_fd = notify_fd,
+		.notify_fd = notify_fd >= 0 ? notify_take(client, notify_fd, &notify_sock) : -1,
 	};
+	w->notify_sock = notify_sock;
 	w->next = waits;
 	if (waits)
 		waits->prev = w;
@@ -431,7 +476,12 @@ static void describe(struct detector *d, struct wnode *n, FILE *text, FILE *json
 		if (np > MAX_SIGNALLERS)
 			np = MAX_SIGNALLERS;
 	}
-	fld_timeline_value(tlid, value, sizeof(value));
+	/*
+	 * From the registry, never caught up with the owner's counter here:
+	 * that would complete fences, and end and free the very waits being
+	 * described (run_detector() caught up before it looked).
+	 */
+	fld_timeline_value_str(tlid, value, sizeof(value));
 	fprintf(text,
 		"  pid %d (%s) thread %d (%s) waits %" PRIu64 " ms on fence #%" PRIu64
 		" '%s':\n    its point %" PRIu64 " on timeline #%" PRIu64 " '%s' (at %s) ",
@@ -500,9 +550,15 @@ static bool refuse(struct wait *w)
 
 	if (w->notify_fd < 0 || w->refused)
 		return false;
-	told = write(w->notify_fd, &n, sizeof(n)) == (ssize_t)sizeof(n);
+	/* Never blocks (notify_take()): a full pipe or socket just misses the notice. */
+	if (w->notify_sock)
+		told = send(w->notify_fd, &n, sizeof(n), MSG_DONTWAIT | MSG_NOSIGNAL) ==
+		       (ssize_t)sizeof(n);
+	else
+		told = write(w->notify_fd, &n, sizeof(n)) == (ssize_t)sizeof(n);
 	close(w->notify_fd);
 	w->notify_fd = -1;
+	fld_notify_closed(w->client);
 	w->refused = told;
 	return told;
 }
@@ -700,7 +756,21 @@ static int run_detector(uint64_t now)
 	size_t nfound = 0;
 	struct detector d;
 	bool any = false;
-	int r = detector_init(&d);
+	int r;
+
+	/*
+	 * Owners complete their own fences and tell us later: catch up first,
+	 * so that a wait whose fence the owner has signalled ends now rather
+	 * than be reported as a deadlock (a "cycle of 1" of an owner waiting
+	 * on its own timeline). Nothing below completes a fence, so the waits
+	 * the detector holds pointers to live until it is done.
+	 */
+	fld_shared_sync_all();
+	if (!waits) {
+		replace_current(NULL, 0);
+		return 0;
+	}
+	r = detector_init(&d);
 
 	if (r == 0) {
 		for (size_t i = 0; i < d.nprocs; i++)

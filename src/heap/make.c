@@ -51,10 +51,13 @@ int fl__heap_alloc_error(int err)
 }
 
 /*
- * Whether @len is more than half of RAM (ION's limit for its system heaps).
- * Memory that is committed at once (a populated memfd, a dma-buf's pinned
- * pages: the kernel's system dma-heap takes every page it can get before
- * it gives up) would wake the OOM killer past RAM rather than fail.
+ * Whether @len is more than half of RAM: ION's limit for its system heaps,
+ * and the one rule for every buffer made here. Memory that is committed at
+ * once (a populated memfd, a dma-buf's pinned pages: the kernel's system
+ * dma-heap takes every page it can get before it gives up) would wake the
+ * OOM killer past RAM rather than fail; a sparse memfd of 2^62 bytes costs
+ * nothing until touched, but no machine could back it, and the sizes that
+ * heaps and the daemon add up must stay far from wrapping.
  */
 static bool past_half_of_ram(size_t len)
 {
@@ -104,11 +107,6 @@ static int make_memfd(const struct fl_heap_recipe *r, size_t len, int *ret_fd)
 	unsigned int flags = MFD_CLOEXEC | MFD_ALLOW_SEALING;
 	int fd, ret;
 
-	if ((uint64_t)len > (uint64_t)INT64_MAX)
-		return -ENOMEM;
-	/* Populating is committing (past_half_of_ram()). */
-	if (r->how == FL_HEAP_MAKE_THP && past_half_of_ram(len))
-		return -ENOMEM;
 	if (r->how == FL_HEAP_MAKE_HUGETLB)
 		flags |= MFD_HUGETLB;
 	/* Shows in /proc/PID/fd as "/memfd:fl-heap:NAME (deleted)". */
@@ -141,11 +139,6 @@ static int make_dma_buf(const struct fl_heap_recipe *r, size_t len, int *ret_fd)
 		.fd_flags = O_RDWR | O_CLOEXEC,
 	};
 
-	if (past_half_of_ram(len)) {
-		fl__heap_log("dma-heap '%s': allocating %zu bytes: more than half of RAM",
-			     heap_name(r), len);
-		return -ENOMEM;
-	}
 	if (ioctl(r->dev_fd, DMA_HEAP_IOCTL_ALLOC, &data) < 0) {
 		int err = errno;
 
@@ -159,6 +152,12 @@ static int make_dma_buf(const struct fl_heap_recipe *r, size_t len, int *ret_fd)
 
 int fl__heap_make(const struct fl_heap_recipe *r, size_t len, int *ret_fd)
 {
+	if (past_half_of_ram(len)) {
+		if (r->how == FL_HEAP_MAKE_DMA_HEAP)
+			fl__heap_log("dma-heap '%s': allocating %zu bytes: more than half of RAM",
+				     heap_name(r), len);
+		return -ENOMEM;
+	}
 	switch (r->how) {
 	case FL_HEAP_MAKE_MEMFD:
 	case FL_HEAP_MAKE_HUGETLB:

@@ -56,7 +56,8 @@ struct fl_heap_recipe {
  * Makes one buffer of exactly @len bytes (nonzero, a multiple of the heap's
  * granule) as @r says: an O_CLOEXEC fd in *@ret_fd. memfds are sealed
  * against shrinking, growing and more seals. Every buffer is a file nobody
- * has held before, zero-filled by the kernel.
+ * has held before, zero-filled by the kernel. More than half of RAM is
+ * -ENOMEM for every kind, sparse memfds included (ION's rule).
  * Return: 0, -ENOMEM or -EMFILE (or the kernel's -errno for a dma-heap),
  * with nothing left open on failure.
  */

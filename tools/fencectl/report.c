@@ -33,13 +33,23 @@ static const char report_usage[] =
 	"  --json           print the analysis as JSON (schema in docs/fencectl.md)\n"
 	"  --display NAME   the display timeline (default: every timeline whose\n"
 	"                   name contains \"display\")\n"
+	"  --max-input-mb N read at most N MiB of TRACE (default 512, at most 1024);\n"
+	"                   a larger input is refused\n"
 	"\n"
 	"Exit status: 0 done, 1 error, 2 usage or a trace that cannot be read.\n";
 
 enum { EXIT_ERROR = 1, EXIT_USAGE = 2 };
 
-/* The whole file in a malloc'd buffer. */
-static int read_file(const char *path, char **ret, size_t *ret_size)
+/*
+ * The most of a trace read by default: the daemon keeps at most 1000000
+ * events, a few hundred MB of JSON. Anything may be named as TRACE
+ * (/dev/zero, a pipe that never ends), so reading stops there rather than
+ * when memory runs out.
+ */
+#define DEFAULT_MAX_INPUT_MB 512
+
+/* The whole file, at most @limit bytes (else -EFBIG), in a malloc'd buffer. */
+static int read_file(const char *path, size_t limit, char **ret, size_t *ret_size)
 {
 	FILE *f = fopen(path, "rb");
 	char *buf = NULL;
@@ -58,12 +68,15 @@ static int read_file(const char *path, char **ret, size_t *ret_size)
 		if (size == cap) {
 			char *more;
 
-			if (cap > JSON_MAX_SIZE) {
+			/* One byte past the limit tells a file of exactly @limit from a longer one. */
+			if (size > limit) {
 				free(buf);
 				fclose(f);
 				return -EFBIG;
 			}
 			cap = cap ? 2 * cap : 65536;
+			if (cap > limit + 1)
+				cap = limit + 1;
 			more = realloc(buf, cap);
 			if (!more) {
 				free(buf);
@@ -115,6 +128,7 @@ static int write_html(const char *path, const struct trace *t, const struct anal
 struct options {
 	const char *trace, *output, *display;
 	bool json;
+	unsigned long max_input_mb;
 };
 
 /* Return: -1 to go on, else the exit status. */
@@ -131,6 +145,18 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->json = true;
 		} else if ((!strcmp(arg, "-o") || !strcmp(arg, "--display")) && i + 1 < argc) {
 			*(arg[1] == 'o' ? &o->output : &o->display) = argv[++i];
+		} else if (!strcmp(arg, "--max-input-mb") && i + 1 < argc) {
+			char *end;
+
+			o->max_input_mb = strtoul(argv[++i], &end, 10);
+			if (*end || argv[i][0] < '1' || argv[i][0] > '9' ||
+			    o->max_input_mb > JSON_MAX_SIZE >> 20) {
+				fprintf(stderr,
+					"fencectl report: --max-input-mb takes 1 to %zu, not "
+					"'%s'\n",
+					JSON_MAX_SIZE >> 20, argv[i]);
+				return EXIT_USAGE;
+			}
 		} else if (arg[0] == '-' && arg[1]) {
 			fprintf(stderr,
 				"fencectl report: unknown option or missing value: '%s'\n%s", arg,
@@ -155,7 +181,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 }
 
 /* Read, parse and load @path; messages on stderr. Return: -1 loaded, else the exit status. */
-static int load(const char *path, struct trace *t)
+static int load(const char *path, unsigned long max_mb, struct trace *t)
 {
 	struct json_error err = { 0 };
 	struct json *root = NULL;
@@ -164,7 +190,14 @@ static int load(const char *path, struct trace *t)
 	size_t size = 0;
 	int r;
 
-	r = read_file(path, &text, &size);
+	r = read_file(path, (size_t)max_mb << 20, &text, &size);
+	if (r == -EFBIG) {
+		fprintf(stderr,
+			"fencectl report: %s: larger than %lu MiB: not a trace (or raise "
+			"--max-input-mb)\n",
+			path, max_mb);
+		return EXIT_USAGE;
+	}
 	if (r < 0) {
 		fprintf(stderr, "fencectl report: %s: %s\n", path, strerror(-r));
 		return r == -ENOMEM ? EXIT_ERROR : EXIT_USAGE;
@@ -196,7 +229,7 @@ int fencectl_report(int argc, char **argv)
 	r = parse_args(argc, argv, &o);
 	if (r >= 0)
 		return r;
-	r = load(o.trace, &t);
+	r = load(o.trace, o.max_input_mb ? o.max_input_mb : DEFAULT_MAX_INPUT_MB, &t);
 	if (r >= 0)
 		return r;
 	if (analyse(&t, o.display, &a) < 0) {
