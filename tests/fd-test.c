@@ -9,11 +9,16 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/select.h>
@@ -628,4 +633,156 @@ FL_TEST(fd_reserve_reaches_the_requested_size_capped_by_rlimit)
 	}
 	/* Tables never shrink. */
 	expect_reserve_reaches(64, rl.rlim_cur);
+}
+
+/*
+ * The watcher thread of this process, by name (fl-watcher), or -1. Only
+ * one fenceline thread has that name at a time.
+ */
+static pid_t find_watcher_tid(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	pid_t tid = -1;
+
+	fl_assert(d != NULL);
+	while ((e = readdir(d)) != NULL && tid < 0) {
+		char path[300], comm[32] = "";
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) && strncmp(comm, "fl-watcher", 10) == 0)
+			tid = (pid_t)atoi(e->d_name);
+		fclose(f);
+	}
+	closedir(d);
+	return tid;
+}
+
+struct churn_arg {
+	struct fl_timeline *tl;
+	int iterations;
+	int error; /* the first export error, 0 if none */
+	int done;
+};
+
+static void *churn_fences(void *p)
+{
+	struct churn_arg *a = p;
+
+	for (a->done = 0; a->done < a->iterations; a->done++) {
+		struct fl_fence *f = fl_test_fence_new(a->tl, (uint64_t)a->done + 1, NULL);
+		int fd, r = fl_fence_export_fd(f, &fd);
+
+		fl_fence_unref(f);
+		if (r < 0) {
+			a->error = r;
+			break;
+		}
+		close(fd);
+	}
+	return NULL;
+}
+
+/*
+ * Keep the watcher thread (started by @tl's fd made here, which the
+ * caller closes at the end) off the CPU as far as an unprivileged process
+ * can: SCHED_IDLE, on the calling thread's CPU, which the caller and the
+ * threads it starts are pinned to. What it still releases is a bonus.
+ */
+static int starve_watcher(struct fl_timeline *tl, struct fl_fence **ret_keep)
+{
+	struct sched_param sp = { .sched_priority = 0 };
+	cpu_set_t cpu;
+	pid_t watcher;
+	int fd;
+
+	/* One fd kept open keeps this watcher thread from exiting while idle. */
+	*ret_keep = fl_test_fence_new(tl, UINT64_MAX, NULL);
+	fd = fl_test_export_fd(*ret_keep);
+	/* The watcher names itself once it runs. */
+	while ((watcher = find_watcher_tid()) < 0)
+		fl_test_sleep_ms(1);
+	CPU_ZERO(&cpu);
+	CPU_SET(sched_getcpu() < 0 ? 0 : sched_getcpu(), &cpu);
+	fl_assert_int_eq(sched_setaffinity(watcher, sizeof(cpu), &cpu), 0);
+	fl_assert_int_eq(sched_setaffinity(0, sizeof(cpu), &cpu), 0);
+	fl_assert_int_eq(sched_setscheduler(watcher, SCHED_IDLE, &sp), 0);
+	return fd;
+}
+
+static int count_open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	fl_assert(d != NULL);
+	while (readdir(d) != NULL)
+		n++;
+	closedir(d);
+	return n;
+}
+
+/*
+ * Closed fds come back at the pace they are closed, however little CPU
+ * the watcher thread gets: after a thousand fence fds made and closed, at
+ * most a bounded number (the core reaps every 64 new fds) await release.
+ */
+FL_TEST(closed_fence_fds_come_back_at_the_pace_they_are_closed)
+{
+	struct fl_timeline *tl = fl_test_timeline_new("pace");
+	struct fl_fence *keep;
+	int keep_fd = starve_watcher(tl, &keep), before = count_open_fds(), after;
+	struct churn_arg a = { .tl = tl, .iterations = 1000 };
+
+	churn_fences(&a);
+	fl_assert_int_eq(a.error, 0);
+	after = count_open_fds();
+	if (after - before > 100)
+		fl__test_fail(__FILE__, __LINE__, "%d fds await release after 1000 closed",
+			      after - before);
+	close(keep_fd);
+	fl_fence_unref(keep);
+	fl_timeline_unref(tl);
+}
+
+/*
+ * Two threads making and closing fence fds at a low fd limit, with the
+ * watcher starved, never see EMFILE.
+ */
+FL_TEST_TIMEOUT(two_threads_churning_fence_fds_at_a_low_fd_limit_never_get_emfile, 120)
+{
+	struct churn_arg a[2];
+	struct fl_timeline *tl;
+	struct fl_fence *keep;
+	struct rlimit rl;
+	pthread_t t[2];
+	int keep_fd;
+
+	fl_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	rl.rlim_cur = 256;
+	fl_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	tl = fl_test_timeline_new("churn2");
+	keep_fd = starve_watcher(tl, &keep);
+	for (int i = 0; i < 2; i++) {
+		a[i] = (struct churn_arg){ .tl = tl, .iterations = 20000 };
+		fl_assert_int_eq(pthread_create(&t[i], NULL, churn_fences, &a[i]), 0);
+	}
+	for (int i = 0; i < 2; i++)
+		fl_assert_int_eq(pthread_join(t[i], NULL), 0);
+	for (int i = 0; i < 2; i++) {
+		if (a[i].error)
+			fl__test_fail(
+				__FILE__, __LINE__,
+				"thread %d: fl_fence_export_fd() failed with %d after %d fences", i,
+				a[i].error, a[i].done);
+	}
+	close(keep_fd);
+	fl_fence_unref(keep);
+	fl_timeline_unref(tl);
 }

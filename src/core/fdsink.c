@@ -70,6 +70,16 @@ static bool host_driven;
 #define WATCHER_LINGER_MS 100
 static bool atfork_done;
 
+/*
+ * Sinks made since the epoll set's ready list was last drained. The watcher
+ * is one thread among the program's: threads that make and close fds
+ * faster than it runs would pile up closed fds until EMFILE. So every
+ * REAP_EVERY new sinks, the thread making one reaps what is ready itself,
+ * and closed fds come back at the pace they are closed.
+ */
+#define REAP_EVERY 64
+static atomic_uint unreaped;
+
 struct fl__sink *fl__sink_next(struct fl__sink *s)
 {
 	return s->next;
@@ -251,6 +261,8 @@ static void *watcher(void *arg)
 			break;
 		}
 		watch_events(fd, wake, ev, n);
+		if (n < (int)FL_ARRAY_SIZE(ev))
+			atomic_store_explicit(&unreaped, 0, memory_order_relaxed);
 		pthread_mutex_lock(&sink_lock);
 		idle = table_count == 0 && watch_count == 0;
 		if (idle && n == 0 && epfd == fd) {
@@ -379,6 +391,72 @@ void fl__watcher_dispatch(void)
 		if (n > 0)
 			watch_events(epfd, wake_fd, ev, n);
 	} while (n == (int)FL_ARRAY_SIZE(ev));
+}
+
+/*
+ * Release, in the calling thread, the fence sinks whose fds were closed
+ * everywhere. Only fence sinks without a host callback: their release
+ * frees memory and closes an fd, nothing else. A timeline's last handle
+ * (failing its fences, running callbacks) and a driver's watch (signalling
+ * it) must not run inside an unrelated export call, so those are re-armed
+ * for the watcher, which still reports them. Never in a host-driven core:
+ * the host's release callbacks run in its loop only. The caller holds no
+ * fenceline lock. Return: how many sinks were released.
+ */
+static int reap_closed(void)
+{
+	struct epoll_event ev[64];
+	int released = 0, n;
+
+	do {
+		int now = 0;
+
+		pthread_mutex_lock(&sink_lock);
+		/* Under the lock: the watcher closes epfd only under it. */
+		n = epfd >= 0 && !host_driven ? epoll_wait(epfd, ev, FL_ARRAY_SIZE(ev), 0) : 0;
+		for (int i = 0; i < n; i++) {
+			struct fl__sink *s = ev[i].data.ptr;
+
+			/* NULL is the watcher's eventfd: level-triggered, it stays ready for it. */
+			if (!s || (s->kind == SINK_FENCE && !s->release))
+				continue;
+			struct epoll_event again = { .events = EPOLLONESHOT, .data.ptr = s };
+
+			if (s->kind == SINK_WATCH)
+				again.events |= EPOLLIN;
+			(void)epoll_ctl(epfd, EPOLL_CTL_MOD, s->fd, &again);
+			ev[i].data.ptr = NULL;
+		}
+		pthread_mutex_unlock(&sink_lock);
+		for (int i = 0; i < n; i++) {
+			if (ev[i].data.ptr) {
+				release_sink(-1, ev[i].data.ptr);
+				now++;
+			}
+		}
+		released += now;
+		/* Stop when drained, or when only what we re-armed is left. */
+		if (now == 0)
+			break;
+	} while (n == (int)FL_ARRAY_SIZE(ev));
+	atomic_store_explicit(&unreaped, 0, memory_order_relaxed);
+	return released;
+}
+
+/* Before making a sink: reap if REAP_EVERY sinks were made since the last drain. */
+static void reap_if_due(void)
+{
+	if (atomic_fetch_add_explicit(&unreaped, 1, memory_order_relaxed) >= REAP_EVERY)
+		reap_closed();
+}
+
+/*
+ * A sink could not be made for want of fds (@r): were closed ones waiting to
+ * be released? True if some were, and the caller should try again.
+ */
+static bool reap_for_retry(int r)
+{
+	return (r == -EMFILE || r == -ENFILE) && reap_closed() > 0;
 }
 
 /* A watch fired: the driver's fd is readable, so its points may have signalled. */
@@ -565,10 +643,11 @@ FL_EXPORT int fl_fence_export_fd(struct fl_fence *f, int *ret_fd)
 
 	fl_return_if(!f || !ret_fd, -EINVAL);
 	fl__fence_status(f); /* complete it now if its points already are */
-	r = sink_new(SINK_FENCE, true, fl_fence_ref(f), NULL, &s, &fd);
-	if (r < 0) {
+	reap_if_due();
+	while ((r = sink_new(SINK_FENCE, true, fl_fence_ref(f), NULL, &s, &fd)) < 0) {
 		fl_fence_unref(f);
-		return r;
+		if (!reap_for_retry(r))
+			return r;
 	}
 	pthread_mutex_lock(&f->lock);
 	link = attach_locked(f, s, true);
@@ -587,6 +666,9 @@ FL_EXPORT int fl_fence_get_fd(struct fl_fence *f)
 
 	fl_return_if(!f, -EINVAL);
 	fl__fence_status(f);
+	if (f->own_fd < 0)
+		reap_if_due();
+again:
 	pthread_mutex_lock(&f->lock);
 	if (f->own_fd >= 0) {
 		fd = f->own_fd;
@@ -597,6 +679,9 @@ FL_EXPORT int fl_fence_get_fd(struct fl_fence *f)
 	r = sink_new(SINK_FENCE, false, f, NULL, &s, &fd);
 	if (r < 0) {
 		pthread_mutex_unlock(&f->lock);
+		/* Unlocked: reaping may release another sink of this fence. */
+		if (reap_for_retry(r))
+			goto again;
 		return r;
 	}
 	f->own_sink = s;
@@ -647,10 +732,11 @@ FL_EXPORT int fl_timeline_export_fd(struct fl_timeline *tl, int *ret_fd)
 	int fd, r;
 
 	fl_return_if(!tl || !ret_fd, -EINVAL);
-	r = sink_new(SINK_TIMELINE, true, NULL, fl_timeline_ref(tl), &s, &fd);
-	if (r < 0) {
+	reap_if_due();
+	while ((r = sink_new(SINK_TIMELINE, true, NULL, fl_timeline_ref(tl), &s, &fd)) < 0) {
 		fl_timeline_unref(tl);
-		return r;
+		if (!reap_for_retry(r))
+			return r;
 	}
 	*ret_fd = fd;
 	return 0;
