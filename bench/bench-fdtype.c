@@ -385,10 +385,16 @@ static void run(const char *name, fl_bench_batch_fn fn, void *arg, long ops)
 void fl__bench_fdtype(void)
 {
 	long fds = fl__bench_iters(20000, 1000), cheap = fl__bench_iters(200000, 10000);
+	static const struct {
+		uint32_t magic;
+		int32_t status;
+		uint64_t ts;
+	} rec = { 0x31464c46, 1, 0 };
 	struct status_table *t = calloc(1, sizeof(*t));
 	struct fl_timeline *tl;
 	struct fl_fence *f;
-	int sock_fd, pipe_eof[2], pipe_active[2];
+	struct stat st;
+	int fence_fd, sock[2], pipe_eof[2], pipe_active[2];
 
 	if (!t)
 		fl__bench_die("calloc", ENOMEM);
@@ -400,23 +406,32 @@ void fl__bench_fdtype(void)
 	run("fdtype_pipe2_fstat_fchmod_close", b_pipe2_fstat_fchmod, NULL, fds);
 	run("fdtype_socket_lifecycle", b_socket_lifecycle, NULL, fds);
 	run("fdtype_pipe_lifecycle", b_pipe_lifecycle, NULL, fds);
-	run("fdtype_fence_fd_today", b_fence_fd, tl, fds);
+	run("fdtype_fence_fd", b_fence_fd, tl, fds);
 
-	/* A signalled in-process fence's fd: today's status record. */
+	/* A signalled in-process fence's fd, of the kind this library makes. */
 	check(fl_sw_sync_fence_create(tl, 1, "signalled", &f), "fl_sw_sync_fence_create");
-	check(fl_fence_export_fd(f, &sock_fd), "fl_fence_export_fd");
+	check(fl_fence_export_fd(f, &fence_fd), "fl_fence_export_fd");
 	check(fl_sw_sync_timeline_inc(tl, 1), "fl_sw_sync_timeline_inc");
+	must(fstat(fence_fd, &st), "fstat");
+	fl__bench_comment("this library's in-process fence fds are %s",
+			  S_ISFIFO(st.st_mode) ? "pipes" : "socket pairs");
+	/* A socket pair completed as socket fence fds are: a record, then a shutdown. */
+	must(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sock), "socketpair");
+	if (send(sock[0], &rec, sizeof(rec), MSG_NOSIGNAL) != (ssize_t)sizeof(rec))
+		fl__bench_die("send", errno);
+	shutdown(sock[0], SHUT_WR);
 	must(pipe2(pipe_eof, O_CLOEXEC), "pipe2");
 	close(pipe_eof[1]);
 	must(pipe2(pipe_active, O_CLOEXEC), "pipe2");
 	t->fd = pipe_eof[0];
 	fill_table(t);
 
-	run("fdtype_poll0_socket_signalled", b_poll0, &sock_fd, cheap);
+	run("fdtype_poll0_socket_signalled", b_poll0, &sock[1], cheap);
 	run("fdtype_poll0_pipe_eof", b_poll0, &pipe_eof[0], cheap);
 	run("fdtype_poll0_pipe_active", b_poll0, &pipe_active[0], cheap);
-	run("fdtype_get_status_today", b_get_status, &sock_fd, cheap);
-	run("fdtype_recv_peek", b_recv_peek, &sock_fd, cheap);
+	run("fdtype_poll0_fence_fd", b_poll0, &fence_fd, cheap);
+	run("fdtype_get_status", b_get_status, &fence_fd, cheap);
+	run("fdtype_recv_peek", b_recv_peek, &sock[1], cheap);
 	run("fdtype_fstat_page_lookup", b_fstat_lookup, t, cheap);
 	run("fdtype_poll_fstat_page_lookup", b_poll_fstat_lookup, t, cheap);
 
@@ -441,11 +456,13 @@ void fl__bench_fdtype(void)
 			"fdtype_socket_lifecycle");
 	fl__bench_ratio("ratio_fdtype_pipe_lifecycle_over_pipe2", "fdtype_pipe_lifecycle",
 			"fdtype_pipe2_close");
-	fl__bench_ratio("ratio_fdtype_fence_fd_today_over_socket_lifecycle",
-			"fdtype_fence_fd_today", "fdtype_socket_lifecycle");
-	fl__bench_ratio("ratio_fdtype_fence_fd_today_over_pipe2", "fdtype_fence_fd_today",
+	fl__bench_ratio("ratio_fdtype_fence_fd_over_pipe2", "fdtype_fence_fd",
 			"fdtype_pipe2_close");
-	fl__bench_ratio("ratio_fdtype_get_status_today_over_poll0", "fdtype_get_status_today",
+	fl__bench_ratio("ratio_fdtype_fence_fd_over_socketpair", "fdtype_fence_fd",
+			"fdtype_socketpair_close");
+	fl__bench_ratio("ratio_fdtype_get_status_over_poll0", "fdtype_get_status",
+			"fdtype_poll0_fence_fd");
+	fl__bench_ratio("ratio_fdtype_recv_peek_over_poll0", "fdtype_recv_peek",
 			"fdtype_poll0_socket_signalled");
 	fl__bench_ratio("ratio_fdtype_fstat_page_lookup_over_poll0", "fdtype_fstat_page_lookup",
 			"fdtype_poll0_pipe_eof");
@@ -455,7 +472,9 @@ void fl__bench_fdtype(void)
 	close(pipe_active[0]);
 	close(pipe_active[1]);
 	close(pipe_eof[0]);
-	close(sock_fd);
+	close(sock[0]);
+	close(sock[1]);
+	close(fence_fd);
 	fl_fence_unref(f);
 	fl_timeline_unref(tl);
 	free(t);

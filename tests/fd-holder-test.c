@@ -184,3 +184,140 @@ FL_TEST(no_holder_makes_a_pending_daemon_fence_read_as_signalled)
 	no_forged_success(true, SAME_UID);
 	no_forged_success(true, OTHER_UID_HOLDER);
 }
+
+/* Ready for poll() now, without waiting: POLLIN or POLLHUP (the end-of-file of a pipe). */
+static bool ready_now(int fd)
+{
+	short r = fl_test_poll_fd(fd, POLLIN, 0);
+
+	return r & (POLLIN | POLLHUP);
+}
+
+/*
+ * (b) for in-process fence fds: a holder's syscalls on its copy, before
+ * and after completion, change nothing that other holders see: no early
+ * readiness, the status and timestamp stay exact, the readiness stays.
+ */
+static void holder_changes_nothing(enum holder who)
+{
+	struct fl_timeline *tl = fl_test_timeline_new("isolated");
+	struct fl_fence *f = fl_test_fence_new(tl, 1, "isolated");
+	struct fl_fence_info before, after;
+	int fd = fl_test_export_fd(f);
+
+	expect_holder_ok(who, do_everything, fd);
+	fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_ACTIVE);
+	fl_assert(!ready_now(fd));
+	fl_assert_int_eq(fl_fence_fd_wait(fd, 0), -ETIME);
+
+	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 1), 0);
+	fl_assert(ready_now(fd));
+	fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_SIGNALED);
+	fl_assert_int_eq(fl_fence_fd_get_info(fd, &before, NULL, 0), 0);
+
+	expect_holder_ok(who, do_everything, fd);
+	fl_assert(ready_now(fd));
+	fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_SIGNALED);
+	fl_assert_int_eq(fl_fence_fd_wait(fd, 0), 0);
+	fl_assert_int_eq(fl_fence_fd_get_info(fd, &after, NULL, 0), 0);
+	fl_assert_int_eq(after.status, FL_STATUS_SIGNALED);
+	fl_assert_int_eq(after.timestamp_ns, before.timestamp_ns);
+
+	close(fd);
+	fl_fence_unref(f);
+	fl_timeline_unref(tl);
+}
+
+FL_TEST(a_holder_of_an_in_process_fence_fd_changes_nothing_for_the_others)
+{
+	holder_changes_nothing(SAME_UID);
+}
+
+FL_TEST(another_uid_holding_an_in_process_fence_fd_changes_nothing_for_the_others)
+{
+	if (geteuid() != 0)
+		fl_test_skip("needs root to become another uid");
+	holder_changes_nothing(OTHER_UID_HOLDER);
+}
+
+/* The same holder in this very process, on a dup: one open file description with ours. */
+FL_TEST(a_holder_in_this_process_changes_nothing_for_the_others)
+{
+	struct fl_timeline *tl = fl_test_timeline_new("isolated");
+	struct fl_fence *f = fl_test_fence_new(tl, 1, "isolated");
+	int fd = fl_test_export_fd(f), copy = dup(fd);
+
+	fl_assert(copy >= 0);
+	do_everything(copy);
+	fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_ACTIVE);
+	fl_assert(!ready_now(fd));
+	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 1), 0);
+	do_everything(copy);
+	fl_assert(ready_now(fd));
+	fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_SIGNALED);
+	close(copy);
+	close(fd);
+	fl_fence_unref(f);
+	fl_timeline_unref(tl);
+}
+
+/* (b) for in-process timeline fds: the timeline lives on, its fences signal and do not fail. */
+static void timeline_holder_changes_nothing(enum holder who)
+{
+	struct fl_timeline *tl = fl_test_timeline_new("isolated-tl");
+	struct fl_fence *f = fl_test_fence_new(tl, 1, "on-it");
+	int tl_fd, fd = fl_test_export_fd(f);
+
+	fl_assert_int_eq(fl_timeline_export_fd(tl, &tl_fd), 0);
+	/* From here on, the fd is the timeline's only handle. */
+	fl_timeline_unref(tl);
+	expect_holder_ok(who, do_everything, tl_fd);
+	fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_ACTIVE);
+	fl_assert_int_eq(fl_timeline_fd_inc(tl_fd, 1), 0);
+	fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_SIGNALED);
+	fl_assert_int_eq(fl_fence_get_status(f), FL_STATUS_SIGNALED);
+	close(tl_fd);
+	close(fd);
+	fl_fence_unref(f);
+}
+
+FL_TEST(a_holder_of_an_in_process_timeline_fd_changes_nothing_for_the_others)
+{
+	fl_assert_int_eq(fl_mode_set(FL_MODE_IN_PROCESS), 0);
+	timeline_holder_changes_nothing(SAME_UID);
+}
+
+FL_TEST(another_uid_holding_an_in_process_timeline_fd_changes_nothing_for_the_others)
+{
+	if (geteuid() != 0)
+		fl_test_skip("needs root to become another uid");
+	fl_assert_int_eq(fl_mode_set(FL_MODE_IN_PROCESS), 0);
+	timeline_holder_changes_nothing(OTHER_UID_HOLDER);
+}
+
+/*
+ * An in-process fence fd in another process (forked, or received): it
+ * reads the status from the pipe, and end-of-file is its readiness.
+ */
+static int child_sees_signalled(int fd)
+{
+	if (fl_test_poll_fd(fd, POLLIN, 30000) == 0)
+		return 40;
+	if (fl_fence_fd_get_status(fd) != FL_STATUS_SIGNALED)
+		return 41;
+	return 0;
+}
+
+FL_TEST(a_forked_holder_reads_the_status_of_an_in_process_fence)
+{
+	struct fl_timeline *tl = fl_test_timeline_new("forked");
+	struct fl_fence *f = fl_test_fence_new(tl, 1, "forked");
+	int fd = fl_test_export_fd(f);
+
+	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 1), 0);
+	expect_holder_ok(SAME_UID, child_sees_signalled, fd);
+	expect_holder_ok(OTHER_UID_HOLDER, child_sees_signalled, fd);
+	close(fd);
+	fl_fence_unref(f);
+	fl_timeline_unref(tl);
+}

@@ -30,6 +30,14 @@
 #include "helpers.h"
 #include "runner.h"
 
+/*
+ * What poll() reports for a completed fence fd made by this process's core:
+ * its status record (POLLIN) and the end-of-file of the pipe it is
+ * (POLLHUP), which no holder can consume.
+ */
+#define FENCE_READY   (POLLIN | POLLHUP)
+#define FENCE_READY_E (EPOLLIN | EPOLLHUP)
+
 static bool is_cloexec(int fd)
 {
 	int flags = fcntl(fd, F_GETFD);
@@ -97,16 +105,16 @@ FL_TEST(poll_reports_pollin_only_once_signaled_and_stays_readable)
 	fl_assert_int_eq(fl_test_poll_fd(fd, POLLIN, 20), 0);
 
 	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 1), 0);
-	fl_assert_int_eq(fl_test_poll_fd(fd, POLLIN, 0), POLLIN);
-	fl_assert_int_eq(fl_test_poll_fd(fd, POLLIN, -1), POLLIN);
+	fl_assert_int_eq(fl_test_poll_fd(fd, POLLIN, 0), FENCE_READY);
+	fl_assert_int_eq(fl_test_poll_fd(fd, POLLIN, -1), FENCE_READY);
 
 	/* Level-triggered: nothing consumes the readiness. */
 	fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_SIGNALED);
 	fl_assert_int_eq(fl_fence_fd_wait(fd, 0), 0);
 	fl_test_sleep_ms(20);
-	fl_assert_int_eq(fl_test_poll_fd(fd, POLLIN, 0), POLLIN);
+	fl_assert_int_eq(fl_test_poll_fd(fd, POLLIN, 0), FENCE_READY);
 	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 10), 0);
-	fl_assert_int_eq(fl_test_poll_fd(fd, POLLIN, 0), POLLIN);
+	fl_assert_int_eq(fl_test_poll_fd(fd, POLLIN, 0), FENCE_READY);
 
 	close(fd);
 	fl_fence_unref(fence);
@@ -176,10 +184,10 @@ FL_TEST(epoll_reports_epollin_once_signaled_level_triggered)
 
 	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 1), 0);
 	fl_assert_int_eq(epoll_poll(ep, &events, 0), 1);
-	fl_assert_int_eq(events, EPOLLIN);
+	fl_assert_int_eq(events, FENCE_READY_E);
 	events = 0;
 	fl_assert_int_eq(epoll_poll(ep, &events, -1), 1);
-	fl_assert_int_eq(events, EPOLLIN);
+	fl_assert_int_eq(events, FENCE_READY_E);
 
 	close(ep);
 	close(fd);
@@ -434,7 +442,7 @@ FL_TEST(get_fd_is_stable_and_owned_by_the_fence)
 	found = fl_fence_unref(found);
 	fl_assert_int_eq(fl_test_poll_fd(fd, POLLIN, 0), 0);
 	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 1), 0);
-	fl_assert_int_eq(fl_test_poll_fd(fd, POLLIN, 0), POLLIN);
+	fl_assert_int_eq(fl_test_poll_fd(fd, POLLIN, 0), FENCE_READY);
 	fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_SIGNALED);
 
 	/* The fence closes its own fd when it goes. */
@@ -781,6 +789,30 @@ FL_TEST_TIMEOUT(two_threads_churning_fence_fds_at_a_low_fd_limit_never_get_emfil
 				__FILE__, __LINE__,
 				"thread %d: fl_fence_export_fd() failed with %d after %d fences", i,
 				a[i].error, a[i].done);
+	}
+	close(keep_fd);
+	fl_fence_unref(keep);
+	fl_timeline_unref(tl);
+}
+
+/*
+ * A fence whose every fd was closed can complete before the watcher has
+ * released its pipe: the record then goes to a pipe with no reader, which
+ * must not raise SIGPIPE (its default action would kill the program).
+ */
+FL_TEST(completing_a_fence_whose_fds_are_closed_raises_no_sigpipe)
+{
+	struct fl_timeline *tl = fl_test_timeline_new("sigpipe");
+	struct fl_fence *keep;
+	int keep_fd = starve_watcher(tl, &keep);
+
+	/* keep is at UINT64_MAX: the fences below complete one by one. */
+	for (int i = 0; i < 1000; i++) {
+		struct fl_fence *f = fl_test_fence_new(tl, (uint64_t)i + 1, NULL);
+
+		close(fl_test_export_fd(f));
+		fl_fence_unref(f);
+		fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 1), 0);
 	}
 	close(keep_fd);
 	fl_fence_unref(keep);

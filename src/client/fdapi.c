@@ -87,7 +87,8 @@ static uint64_t fd_key_gen(int fd, unsigned int generation, int *ret_err)
 {
 	dev_t dev;
 	ino_t ino;
-	int r = fl__fd_inode(fd, &dev, &ino);
+	/* An in-process pipe too: it is looked up in this process's core. */
+	int r = fl__fd_identity(fd, &dev, &ino, NULL);
 
 	if (r < 0) {
 		if (ret_err)
