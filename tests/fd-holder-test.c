@@ -321,3 +321,35 @@ FL_TEST(a_forked_holder_reads_the_status_of_an_in_process_fence)
 	fl_fence_unref(f);
 	fl_timeline_unref(tl);
 }
+
+/* (b) for the daemon's timeline fds: a holder's syscalls neither kill the timeline nor fail its fences. */
+static void daemon_timeline_holder_changes_nothing(enum holder who)
+{
+	int tl_fd, fd;
+
+	fl_assert_int_eq(fl_timeline_fd_create("isolated-dtl", 0, &tl_fd), 0);
+	fl_assert_int_eq(fl_fence_fd_create(tl_fd, 1, "on-it", &fd), 0);
+	expect_holder_ok(who, do_everything, tl_fd);
+	/*
+	 * Closing a copy waits until the daemon has handled every hang-up
+	 * before it: the holder's shutdown too, had it hung the fd up.
+	 */
+	fl_assert_int_eq(fl_timeline_fd_close(dup(tl_fd)), 0);
+	fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_ACTIVE);
+	fl_assert_int_eq(fl_timeline_fd_inc(tl_fd, 1), 0);
+	fl_assert_int_eq(fl_fence_fd_wait(fd, 30000), 0);
+	close(tl_fd);
+	close(fd);
+}
+
+FL_TEST(a_holder_of_a_daemon_timeline_fd_changes_nothing_for_the_others)
+{
+	daemon_timeline_holder_changes_nothing(SAME_UID);
+}
+
+FL_TEST(another_uid_holding_a_daemon_timeline_fd_changes_nothing_for_the_others)
+{
+	if (geteuid() != 0)
+		fl_test_skip("needs root to become another uid");
+	daemon_timeline_holder_changes_nothing(OTHER_UID_HOLDER);
+}

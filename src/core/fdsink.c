@@ -113,7 +113,10 @@ static int reg_fd = -1;
 static bool watcher_forever;
 /* Set once this process made a pipe fd: fl_fence_fd_get_status() then looks at the kind first. */
 static bool pipes_made;
-/* 0 unknown, 1 pipes work here (/proc/self/fdinfo readable), -1 sockets only. */
+/*
+ * 0 unknown, 1 pipes, 2 pipes for timelines only (no /proc/self/fdinfo for
+ * the sweep), -1 sockets only (FENCELINE_FD_KIND=socket).
+ */
 static int pipes_ok;
 static size_t watch_count; /* fl_timeline_watch_fd() registrations not yet fired */
 static int epfd = -1;
@@ -864,24 +867,32 @@ FL_EXPORT int fl_timeline_watch_fd(struct fl_timeline *tl, int fd)
 }
 
 /*
- * Whether this process's fds are pipes (see "Fence fds" in
- * docs/architecture.md): not in a host (the daemon's fds are socket pairs,
- * whose other ends its clients' libraries handle), and only where the
- * sweep of completed fences can read /proc/self/fdinfo.
+ * Whether this process's fds of @kind are pipes (see "Fence fds" in
+ * docs/architecture.md): fence fds not in a host (the daemon's are socket
+ * pairs, which owners' signal ends and its clients' libraries rely on), and
+ * only where the sweep of completed fences can read /proc/self/fdinfo.
  * FENCELINE_FD_KIND=socket asks for socket pairs, for comparisons.
  */
-static bool use_pipes(void)
+static bool use_pipes(enum sink_kind kind)
 {
 	int ok = __atomic_load_n(&pipes_ok, __ATOMIC_RELAXED);
 
 	if (!ok) {
 		const char *e = getenv("FENCELINE_FD_KIND");
 
-		ok = (e && strcmp(e, "socket") == 0) || access("/proc/self/fdinfo", R_OK) < 0 ? -1
-											      : 1;
+		ok = e && strcmp(e, "socket") == 0	     ? -1
+		     : access("/proc/self/fdinfo", R_OK) < 0 ? 2
+							     : 1;
 		__atomic_store_n(&pipes_ok, ok, __ATOMIC_RELAXED);
 	}
-	return ok > 0 && !host_driven;
+	/*
+	 * A timeline fd never completes, so it needs no sweep: a pipe
+	 * everywhere, the daemon's too (its clients' libraries look pipes up
+	 * as they do sockets).
+	 */
+	if (kind == SINK_TIMELINE)
+		return ok > 0;
+	return ok == 1 && !host_driven;
 }
 
 /*
@@ -957,7 +968,7 @@ static int sink_new_tracked(enum sink_kind kind, bool strong, struct fl_fence *f
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	s->pipe = !release && use_pipes();
+	s->pipe = kind == SINK_TIMELINE ? use_pipes(kind) : !release && use_pipes(kind);
 	if (s->pipe) {
 		int p[2];
 
