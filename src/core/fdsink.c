@@ -521,7 +521,7 @@ static void sweep_done(void)
 	left = done_count;
 	__atomic_store_n(&done_after_sweep, left, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&sink_lock);
-	FL_LOG("fd", "sweep: %zd completed fence fds still open, %zu left listed", n, left);
+	FL_LOG("fd", "sweep: %zd pipe fence fds open, %zu completed ones left listed", n, left);
 	free(live);
 	for (; dead; dead = next) {
 		next = dead->done_next;
@@ -538,10 +538,10 @@ static bool sweep_due(void)
 }
 
 /*
- * How long the watcher waits, with only completed pipe fences left, before
- * it sweeps them: from 100 ms, doubling while sweeps find nothing to
- * release (their fds are in use), up to 10 s, so that an idle process
- * holding fence fds wakes rarely.
+ * How long the watcher waits for an event, while completed pipe fences are
+ * listed, before it sweeps them: from 100 ms, doubling while sweeps find
+ * nothing to release (their fds are in use), up to 10 s, so that an idle
+ * process holding fence fds wakes rarely.
  */
 #define WATCHER_SWEEP_MIN_MS 100
 #define WATCHER_SWEEP_MAX_MS 10000
