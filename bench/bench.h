@@ -62,6 +62,7 @@ void fl__bench_daemon(void);
 void fl__bench_trace(void);
 int fl__bench_trace_child(void);
 void fl__bench_heap(void);
+void fl__bench_fdtype(void);
 int fl__bench_fdstall_child(const char *variant);
 
 #endif /* FL_BENCH_H */

@@ -25,7 +25,17 @@ struct section {
 	int selected;
 };
 
-enum { SEC_CREATE, SEC_INC, SEC_WAKE, SEC_FDSTALL, SEC_DAEMON, SEC_TRACE, SEC_HEAP, NR_SECTIONS };
+enum {
+	SEC_CREATE,
+	SEC_INC,
+	SEC_WAKE,
+	SEC_FDSTALL,
+	SEC_DAEMON,
+	SEC_TRACE,
+	SEC_HEAP,
+	SEC_FDTYPE,
+	NR_SECTIONS
+};
 
 static struct section sections[NR_SECTIONS] = {
 	[SEC_CREATE] = { "create", "create/merge/info cost vs socketpair, eventfd, getppid", 0 },
@@ -37,6 +47,7 @@ static struct section sections[NR_SECTIONS] = {
 	[SEC_DAEMON] = { "daemon", "fd API via fencelined: create, requests, wake, clients, memory",
 			 0 },
 	[SEC_HEAP] = { "heap", "buffer alloc..free vs bare memfd; carveout vs free blocks", 0 },
+	[SEC_FDTYPE] = { "fdtype", "fence fd kinds: socketpair vs pipe, status reads, wake", 0 },
 };
 
 static void usage(FILE *out, const char *argv0)
@@ -241,6 +252,8 @@ int main(int argc, char **argv)
 		fl__bench_trace();
 	if (sections[SEC_HEAP].selected)
 		fl__bench_heap();
+	if (sections[SEC_FDTYPE].selected)
+		fl__bench_fdtype();
 	loadavg("at end");
 	return 0;
 }

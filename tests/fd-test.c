@@ -9,11 +9,16 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/select.h>
@@ -24,6 +29,14 @@
 
 #include "helpers.h"
 #include "runner.h"
+
+/*
+ * What poll() reports for a completed fence fd made by this process's core:
+ * its status record (POLLIN) and the end-of-file of the pipe it is
+ * (POLLHUP), which no holder can consume.
+ */
+#define FENCE_READY   (POLLIN | POLLHUP)
+#define FENCE_READY_E (EPOLLIN | EPOLLHUP)
 
 static bool is_cloexec(int fd)
 {
@@ -92,16 +105,16 @@ FL_TEST(poll_reports_pollin_only_once_signaled_and_stays_readable)
 	fl_assert_int_eq(fl_test_poll_fd(fd, POLLIN, 20), 0);
 
 	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 1), 0);
-	fl_assert_int_eq(fl_test_poll_fd(fd, POLLIN, 0), POLLIN);
-	fl_assert_int_eq(fl_test_poll_fd(fd, POLLIN, -1), POLLIN);
+	fl_assert_int_eq(fl_test_poll_fd(fd, POLLIN, 0), FENCE_READY);
+	fl_assert_int_eq(fl_test_poll_fd(fd, POLLIN, -1), FENCE_READY);
 
 	/* Level-triggered: nothing consumes the readiness. */
 	fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_SIGNALED);
 	fl_assert_int_eq(fl_fence_fd_wait(fd, 0), 0);
 	fl_test_sleep_ms(20);
-	fl_assert_int_eq(fl_test_poll_fd(fd, POLLIN, 0), POLLIN);
+	fl_assert_int_eq(fl_test_poll_fd(fd, POLLIN, 0), FENCE_READY);
 	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 10), 0);
-	fl_assert_int_eq(fl_test_poll_fd(fd, POLLIN, 0), POLLIN);
+	fl_assert_int_eq(fl_test_poll_fd(fd, POLLIN, 0), FENCE_READY);
 
 	close(fd);
 	fl_fence_unref(fence);
@@ -171,10 +184,10 @@ FL_TEST(epoll_reports_epollin_once_signaled_level_triggered)
 
 	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 1), 0);
 	fl_assert_int_eq(epoll_poll(ep, &events, 0), 1);
-	fl_assert_int_eq(events, EPOLLIN);
+	fl_assert_int_eq(events, FENCE_READY_E);
 	events = 0;
 	fl_assert_int_eq(epoll_poll(ep, &events, -1), 1);
-	fl_assert_int_eq(events, EPOLLIN);
+	fl_assert_int_eq(events, FENCE_READY_E);
 
 	close(ep);
 	close(fd);
@@ -429,7 +442,7 @@ FL_TEST(get_fd_is_stable_and_owned_by_the_fence)
 	found = fl_fence_unref(found);
 	fl_assert_int_eq(fl_test_poll_fd(fd, POLLIN, 0), 0);
 	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 1), 0);
-	fl_assert_int_eq(fl_test_poll_fd(fd, POLLIN, 0), POLLIN);
+	fl_assert_int_eq(fl_test_poll_fd(fd, POLLIN, 0), FENCE_READY);
 	fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_SIGNALED);
 
 	/* The fence closes its own fd when it goes. */
@@ -628,4 +641,180 @@ FL_TEST(fd_reserve_reaches_the_requested_size_capped_by_rlimit)
 	}
 	/* Tables never shrink. */
 	expect_reserve_reaches(64, rl.rlim_cur);
+}
+
+/*
+ * The watcher thread of this process, by name (fl-watcher), or -1. Only
+ * one fenceline thread has that name at a time.
+ */
+static pid_t find_watcher_tid(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	pid_t tid = -1;
+
+	fl_assert(d != NULL);
+	while ((e = readdir(d)) != NULL && tid < 0) {
+		char path[300], comm[32] = "";
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) && strncmp(comm, "fl-watcher", 10) == 0)
+			tid = (pid_t)atoi(e->d_name);
+		fclose(f);
+	}
+	closedir(d);
+	return tid;
+}
+
+struct churn_arg {
+	struct fl_timeline *tl;
+	int iterations;
+	int error; /* the first export error, 0 if none */
+	int done;
+};
+
+static void *churn_fences(void *p)
+{
+	struct churn_arg *a = p;
+
+	for (a->done = 0; a->done < a->iterations; a->done++) {
+		struct fl_fence *f = fl_test_fence_new(a->tl, (uint64_t)a->done + 1, NULL);
+		int fd, r = fl_fence_export_fd(f, &fd);
+
+		fl_fence_unref(f);
+		if (r < 0) {
+			a->error = r;
+			break;
+		}
+		close(fd);
+	}
+	return NULL;
+}
+
+/*
+ * Keep the watcher thread (started by @tl's fd made here, which the
+ * caller closes at the end) off the CPU as far as an unprivileged process
+ * can: SCHED_IDLE, on the calling thread's CPU, which the caller and the
+ * threads it starts are pinned to. What it still releases is a bonus.
+ */
+static int starve_watcher(struct fl_timeline *tl, struct fl_fence **ret_keep)
+{
+	struct sched_param sp = { .sched_priority = 0 };
+	cpu_set_t cpu;
+	pid_t watcher;
+	int fd;
+
+	/* One fd kept open keeps this watcher thread from exiting while idle. */
+	*ret_keep = fl_test_fence_new(tl, UINT64_MAX, NULL);
+	fd = fl_test_export_fd(*ret_keep);
+	/* The watcher names itself once it runs. */
+	while ((watcher = find_watcher_tid()) < 0)
+		fl_test_sleep_ms(1);
+	CPU_ZERO(&cpu);
+	CPU_SET(sched_getcpu() < 0 ? 0 : sched_getcpu(), &cpu);
+	fl_assert_int_eq(sched_setaffinity(watcher, sizeof(cpu), &cpu), 0);
+	fl_assert_int_eq(sched_setaffinity(0, sizeof(cpu), &cpu), 0);
+	fl_assert_int_eq(sched_setscheduler(watcher, SCHED_IDLE, &sp), 0);
+	return fd;
+}
+
+static int count_open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	fl_assert(d != NULL);
+	while (readdir(d) != NULL)
+		n++;
+	closedir(d);
+	return n;
+}
+
+/*
+ * Closed fds come back at the pace they are closed, however little CPU
+ * the watcher thread gets: after a thousand fence fds made and closed, at
+ * most a bounded number (the core reaps every 64 new fds) await release.
+ */
+FL_TEST(closed_fence_fds_come_back_at_the_pace_they_are_closed)
+{
+	struct fl_timeline *tl = fl_test_timeline_new("pace");
+	struct fl_fence *keep;
+	int keep_fd = starve_watcher(tl, &keep), before = count_open_fds(), after;
+	struct churn_arg a = { .tl = tl, .iterations = 1000 };
+
+	churn_fences(&a);
+	fl_assert_int_eq(a.error, 0);
+	after = count_open_fds();
+	if (after - before > 100)
+		fl__test_fail(__FILE__, __LINE__, "%d fds await release after 1000 closed",
+			      after - before);
+	close(keep_fd);
+	fl_fence_unref(keep);
+	fl_timeline_unref(tl);
+}
+
+/*
+ * Two threads making and closing fence fds at a low fd limit, with the
+ * watcher starved, never see EMFILE.
+ */
+FL_TEST_TIMEOUT(two_threads_churning_fence_fds_at_a_low_fd_limit_never_get_emfile, 120)
+{
+	struct churn_arg a[2];
+	struct fl_timeline *tl;
+	struct fl_fence *keep;
+	struct rlimit rl;
+	pthread_t t[2];
+	int keep_fd;
+
+	fl_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	rl.rlim_cur = 256;
+	fl_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	tl = fl_test_timeline_new("churn2");
+	keep_fd = starve_watcher(tl, &keep);
+	for (int i = 0; i < 2; i++) {
+		a[i] = (struct churn_arg){ .tl = tl, .iterations = 20000 };
+		fl_assert_int_eq(pthread_create(&t[i], NULL, churn_fences, &a[i]), 0);
+	}
+	for (int i = 0; i < 2; i++)
+		fl_assert_int_eq(pthread_join(t[i], NULL), 0);
+	for (int i = 0; i < 2; i++) {
+		if (a[i].error)
+			fl__test_fail(
+				__FILE__, __LINE__,
+				"thread %d: fl_fence_export_fd() failed with %d after %d fences", i,
+				a[i].error, a[i].done);
+	}
+	close(keep_fd);
+	fl_fence_unref(keep);
+	fl_timeline_unref(tl);
+}
+
+/*
+ * A fence whose every fd was closed can complete before the watcher has
+ * released its pipe: the record then goes to a pipe with no reader, which
+ * must not raise SIGPIPE (its default action would kill the program).
+ */
+FL_TEST(completing_a_fence_whose_fds_are_closed_raises_no_sigpipe)
+{
+	struct fl_timeline *tl = fl_test_timeline_new("sigpipe");
+	struct fl_fence *keep;
+	int keep_fd = starve_watcher(tl, &keep);
+
+	/* keep is at UINT64_MAX: the fences below complete one by one. */
+	for (int i = 0; i < 1000; i++) {
+		struct fl_fence *f = fl_test_fence_new(tl, (uint64_t)i + 1, NULL);
+
+		close(fl_test_export_fd(f));
+		fl_fence_unref(f);
+		fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 1), 0);
+	}
+	close(keep_fd);
+	fl_fence_unref(keep);
+	fl_timeline_unref(tl);
 }

@@ -524,7 +524,7 @@ static void *fd_churn_main(void *arg)
 		 * written the fd, so only a readable fd implies a status. */
 		fl_assert(poll(&pfd, 1, 0) >= 0);
 		if (offset == 0)
-			fl_assert_int_eq(pfd.revents, POLLIN);
+			fl_assert_int_eq(pfd.revents, POLLIN | POLLHUP);
 		if (pfd.revents & POLLIN) {
 			fl_assert_int_eq(fl_fence_get_status(fence), FL_STATUS_SIGNALED);
 			fl_assert_int_eq(fl_fence_fd_get_status(pfd.fd), FL_STATUS_SIGNALED);

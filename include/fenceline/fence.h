@@ -20,13 +20,17 @@
  * dropped, so that its fds and callbacks always complete.
  *
  * Any fence can be exported as a file descriptor (fl_fence_export_fd(),
- * fl_fence_get_fd()). The fd is one end of a Unix socket pair; it becomes
- * readable (POLLIN, and nothing else while the core holds the other end) when
- * the fence signals, with or without an error, and stays readable. Plain
- * poll(), select() and epoll work on it with no call into the library, in
- * any thread and, once passed with SCM_RIGHTS or inherited, in any process.
- * Its status can be read without consuming it: fl_fence_fd_get_status().
- * No fd exists for a fence until someone asks for one.
+ * fl_fence_get_fd()). The fd is the read end of a pipe whose write end only
+ * the core holds; when the fence signals, with or without an error, the
+ * core writes a status record into it and closes the write end, so the fd
+ * becomes ready (POLLIN and POLLHUP; a holder that read the record out
+ * leaves POLLHUP alone) and stays so. Plain poll(), select() and epoll
+ * work on it with no call into the library, in any thread and, once passed
+ * with SCM_RIGHTS or inherited, in any process. Nothing a holder does to
+ * its copy (read, write, fcntl, close) changes what the others see. Its
+ * status: fl_fence_fd_get_status(). No fd exists for a fence until someone
+ * asks for one. (Fence fds of the daemon, <fenceline/shared.h>, are still
+ * socket pairs: see docs/architecture.md.)
  */
 #ifndef FENCELINE_FENCE_H
 #define FENCELINE_FENCE_H
@@ -308,7 +312,8 @@ FL_EXPORT int fl_fence_get_point_driver_data(struct fl_fence *fence, uint32_t in
  * fl_fence_from_fd() works on it until then. In-process, each fd costs two
  * descriptors of this process (the fd and the core's end of the pair, which
  * the core closes shortly after the last copy of the fd is closed): count
- * that against RLIMIT_NOFILE.
+ * that against RLIMIT_NOFILE. The fd has mode 0, so that no holder but
+ * root can open a second copy of the pipe through /proc/self/fd.
  * Return: 0, -EINVAL, -EMFILE, -ENFILE or -ENOMEM.
  */
 FL_EXPORT int fl_fence_export_fd(struct fl_fence *fence, int *ret_fd);
@@ -338,14 +343,18 @@ FL_EXPORT int fl_fence_from_fd(int fd, struct fl_fence **ret_fence);
  * @fd: a fenceline fence fd (borrowed), possibly received from another
  *	process
  *
- * Reads the status record the signaller left in the socket without
- * consuming it, so any number of holders can ask, in any process, with no
- * call into the process that owns the fence.
+ * In the process whose core made the fd, the status comes from the core,
+ * never from bytes in the fd, so no holder can change it. In another
+ * process (the fd inherited or received), it is the status record in the
+ * pipe, copied out with tee() and left there; a daemon's fd (a socket) has
+ * its record peeked. No call into the process that owns the fence.
  * Return: 0 active, 1 signalled, the fence's negative error, -ECONNRESET if
- * the signalling side went away without completing the fence, -EBADF if
- * @fd is not open, -ENOTTY if it is not a fenceline fence fd. An unrelated
- * AF_UNIX stream socket with nothing to read looks like an active fence
- * (0): in-process, fl_fence_from_fd() tells them apart.
+ * the signalling side went away without completing the fence (in another
+ * process: also when a holder there read the record out of the pipe),
+ * -EBADF if @fd is not open, -ENOTTY if it is not a fenceline fence fd. An
+ * unrelated AF_UNIX stream socket with nothing to read, or a pipe of mode 0
+ * with nothing in it, looks like an active fence (0): in-process,
+ * fl_fence_from_fd() tells them apart.
  */
 FL_EXPORT int fl_fence_fd_get_status(int fd);
 

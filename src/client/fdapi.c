@@ -51,13 +51,19 @@ FL_EXPORT enum fl_mode fl_mode_get(void)
  */
 static int refine(int fd, int r)
 {
-	struct pollfd p = { .fd = fd, .events = 0 };
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	bool pipe;
 	dev_t dev;
 	ino_t ino;
 
-	/* Only a socket can be one of ours (a pipe shows POLLHUP too). */
-	if ((r == -ENOTTY || r == -ENOENT || r == -EBADF) && fl__fd_inode(fd, &dev, &ino) == 0) {
-		if (poll(&p, 1, 0) == 1 && (p.revents & POLLHUP))
+	/*
+	 * Only a socket or a mode-0 pipe (the daemon's timeline fd) can be
+	 * one of ours. A pipe with a record in it is another process's
+	 * completed in-process fence, not a dead daemon's fd.
+	 */
+	if ((r == -ENOTTY || r == -ENOENT || r == -EBADF) &&
+	    fl__fd_identity(fd, &dev, &ino, &pipe) == 0) {
+		if (poll(&p, 1, 0) == 1 && (p.revents & POLLHUP) && !(pipe && (p.revents & POLLIN)))
 			return -ECONNRESET;
 	}
 	return r;
@@ -87,7 +93,8 @@ static uint64_t fd_key_gen(int fd, unsigned int generation, int *ret_err)
 {
 	dev_t dev;
 	ino_t ino;
-	int r = fl__fd_inode(fd, &dev, &ino);
+	/* An in-process pipe too: it is looked up in this process's core. */
+	int r = fl__fd_identity(fd, &dev, &ino, NULL);
 
 	if (r < 0) {
 		if (ret_err)

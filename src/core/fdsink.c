@@ -23,13 +23,18 @@
  * driver's fd (a "watch", not in the table), and when it polls readable the
  * watcher signals the driver's timeline.
  */
+#include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/sockios.h>
@@ -40,24 +45,79 @@
 enum sink_kind { SINK_FENCE, SINK_TIMELINE, SINK_WATCH };
 
 struct fl__sink {
-	int fd; /* the core's end; -1 in a forked child */
+	/*
+	 * The core's end; -1 in a forked child, and for a pipe fence once it
+	 * completed (set under the fence lock: the completion closes it).
+	 */
+	int fd;
 	dev_t dev;
 	ino_t ino;
 	enum sink_kind kind;
 	bool strong; /* holds a reference on fence (or a timeline handle) */
 	bool on_fence_list; /* on fence->sinks, under fence->lock */
 	bool adopted; /* a host's pair: others may hold this end too (signal ends) */
+	bool pipe; /* fd is a pipe's write end, the user's fd its read end */
+	bool inherited; /* a forked child's copy: the objects are the parent's */
+	bool on_done; /* on the done list, under sink_lock */
 	struct fl_fence *fence; /* may be NULL: a weak sink whose fence is gone */
 	struct fl_timeline *tl;
 	struct fl__sink *next; /* fence->sinks, under fence->lock */
 	struct fl__sink *hash_next; /* under sink_lock */
+	struct fl__sink *done_prev, *done_next; /* the done list, under sink_lock */
 	fl__host_release_fn release; /* host accounting, may be NULL */
 	void *owner;
+	uint64_t key; /* epoll data: slot and generation (see slot_claim()) */
+	uint64_t seq; /* creation order, for the sweep */
+	/*
+	 * A pipe fence's status, stored before its fd becomes ready; its
+	 * timestamp is the fence's (fl_fence_fd_get_info() finds the fence).
+	 */
+	atomic_int status;
 };
 
 static pthread_mutex_t sink_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct fl__sink **table;
 static size_t table_size, table_count;
+
+/*
+ * Epoll data is a slot handle, not a pointer: a sink can be released by
+ * more than one path (its write end's EPOLLERR, harvested by the watcher or
+ * by a reaping thread, or a sweep of completed pipe fences), and an event
+ * harvested by one may still be in hand when another released the sink.
+ * The handle's generation no longer matches then, and the event is
+ * dropped. Slot 0 is the watcher's eventfd. Under sink_lock.
+ */
+static struct fl__sink **slots;
+static uint32_t *slot_gen;
+static uint32_t slot_cap, slot_used, *slot_free, slot_nfree;
+
+/*
+ * Completed pipe fences whose fd may still be open somewhere. Their write
+ * end is closed (that is the fd's readiness), so nothing tells us when the
+ * last holder closes the read end; instead the read end sits in a second
+ * epoll set (@reg_fd) that nobody waits on, and the kernel drops it from
+ * there when the file is released. A sweep reads the set's items from
+ * /proc/self/fdinfo and releases the sinks whose read end is gone, each
+ * time the list has doubled since the last sweep (amortized O(1) a fence),
+ * and when the watcher would otherwise idle. Under sink_lock.
+ */
+static struct fl__sink *done_head;
+static size_t done_count, done_after_sweep;
+static uint64_t sink_seq;
+static int reg_fd = -1;
+/*
+ * The watcher waits with no timeout: nothing would make it sweep. The
+ * first completion that goes on the done list then wakes it (once: it
+ * then waits with the sweep's timeout). Under sink_lock.
+ */
+static bool watcher_forever;
+/* Set once this process made a pipe fd: fl_fence_fd_get_status() then looks at the kind first. */
+static bool pipes_made;
+/*
+ * 0 unknown, 1 pipes, 2 pipes for timelines only (no /proc/self/fdinfo for
+ * the sweep), -1 sockets only (FENCELINE_FD_KIND=socket).
+ */
+static int pipes_ok;
 static size_t watch_count; /* fl_timeline_watch_fd() registrations not yet fired */
 static int epfd = -1;
 static int wake_fd = -1; /* wakes the watcher to grow the fd table */
@@ -69,6 +129,16 @@ static bool host_driven;
 /* How long the watcher stays after the last fenceline fd is closed. */
 #define WATCHER_LINGER_MS 100
 static bool atfork_done;
+
+/*
+ * Sinks made since the epoll set's ready list was last drained. The watcher
+ * is one thread among the program's: threads that make and close fds
+ * faster than it runs would pile up closed fds until EMFILE. So every
+ * REAP_EVERY new sinks, the thread making one reaps what is ready itself,
+ * and closed fds come back at the pace they are closed.
+ */
+#define REAP_EVERY 64
+static atomic_uint unreaped;
 
 struct fl__sink *fl__sink_next(struct fl__sink *s)
 {
@@ -161,37 +231,136 @@ static struct fl__sink *hash_find(dev_t dev, ino_t ino)
 	return NULL;
 }
 
-static void release_sink(int ep, struct fl__sink *s)
+/* Under sink_lock: give @s a slot, whose handle is its epoll data. */
+static int slot_alloc(struct fl__sink *s)
+{
+	uint32_t i;
+
+	if (slot_nfree) {
+		i = slot_free[--slot_nfree];
+	} else {
+		if (slot_used + 1 >= slot_cap) {
+			uint32_t cap = slot_cap ? slot_cap * 2 : 1024;
+			struct fl__sink **ns = realloc(slots, cap * sizeof(*ns));
+			uint32_t *ng, *nf;
+
+			if (!ns)
+				return -ENOMEM;
+			slots = ns;
+			ng = realloc(slot_gen, cap * sizeof(*ng));
+			if (!ng)
+				return -ENOMEM;
+			slot_gen = ng;
+			nf = realloc(slot_free, cap * sizeof(*nf));
+			if (!nf)
+				return -ENOMEM;
+			slot_free = nf;
+			memset(slots + slot_cap, 0, (cap - slot_cap) * sizeof(*ns));
+			memset(slot_gen + slot_cap, 0, (cap - slot_cap) * sizeof(*ng));
+			slot_cap = cap;
+		}
+		i = ++slot_used; /* slot 0 is the eventfd's */
+	}
+	slots[i] = s;
+	s->key = (uint64_t)slot_gen[i] << 32 | i;
+	return 0;
+}
+
+/* Under sink_lock: the sink behind @key, or NULL if it was released already. */
+static struct fl__sink *slot_get(uint64_t key)
+{
+	uint32_t i = (uint32_t)key;
+
+	if (i == 0 || i > slot_used || slot_gen[i] != (uint32_t)(key >> 32))
+		return NULL;
+	return slots[i];
+}
+
+/*
+ * Under sink_lock: take the sink behind @key out of its slot; the caller
+ * then owns its release. NULL if another path owns it already.
+ */
+static struct fl__sink *slot_claim(uint64_t key)
+{
+	struct fl__sink *s = slot_get(key);
+	uint32_t i = (uint32_t)key;
+
+	if (s) {
+		slots[i] = NULL;
+		slot_gen[i]++;
+		slot_free[slot_nfree++] = i;
+	}
+	return s;
+}
+
+/* Under sink_lock. */
+static void done_unlink(struct fl__sink *s)
+{
+	if (!s->on_done)
+		return;
+	if (s->done_prev)
+		s->done_prev->done_next = s->done_next;
+	else
+		done_head = s->done_next;
+	if (s->done_next)
+		s->done_next->done_prev = s->done_prev;
+	s->on_done = false;
+	__atomic_store_n(&done_count, done_count - 1, __ATOMIC_RELAXED);
+}
+
+/* Under sink_lock. */
+static void done_link(struct fl__sink *s)
+{
+	s->done_prev = NULL;
+	s->done_next = done_head;
+	if (done_head)
+		done_head->done_prev = s;
+	done_head = s;
+	s->on_done = true;
+	__atomic_store_n(&done_count, done_count + 1, __ATOMIC_RELAXED);
+}
+
+/* Release @s, which the caller claimed (slot_claim()). */
+static void release_sink(struct fl__sink *s)
 {
 	struct fl_fence *f;
+	int fd;
 
 	pthread_mutex_lock(&sink_lock);
 	if (s->kind == SINK_WATCH)
 		watch_count--;
 	else
 		hash_remove(s);
+	done_unlink(s);
 	f = s->fence;
 	pthread_mutex_unlock(&sink_lock);
 
 	if (s->kind == SINK_FENCE && f && s->strong) {
-		/* The fence may still be pending: take the sink off its list first. */
+		/*
+		 * The fence may still be pending: take the sink off its list
+		 * first. A pipe fence's completion closes the fd under this lock.
+		 */
 		pthread_mutex_lock(&f->lock);
 		sink_unlink_locked(f, s);
+		fd = s->fd;
+		s->fd = -1;
 		pthread_mutex_unlock(&f->lock);
+	} else {
+		fd = s->fd;
 	}
 	if (s->kind == SINK_WATCH)
-		FL_LOG("fd", "watched fd %d is readable", s->fd);
+		FL_LOG("fd", "watched fd %d is readable", fd);
 	else
 		FL_LOG("fd", "every copy of a %s fd closed; closing core end %d",
-		       s->kind == SINK_FENCE ? "fence" : "timeline", s->fd);
-	if (s->fd >= 0) {
+		       s->kind == SINK_FENCE ? "fence" : "timeline", fd);
+	if (fd >= 0) {
 		/*
 		 * No EPOLL_CTL_DEL: the registration is one-shot and already
 		 * disabled, so even a sink whose file lives on in another
 		 * process (an adopted one a client kept a copy of) reports
 		 * nothing more. One syscall less per fd.
 		 */
-		fl__close(s->fd);
+		fl__close(fd);
 	}
 	if (s->kind == SINK_FENCE && f && s->strong)
 		fl_fence_unref(f);
@@ -218,17 +387,171 @@ static void grow_fd_table(int wake)
 static void watch_events(int ep, int wake, const struct epoll_event *ev, int n)
 {
 	for (int i = 0; i < n; i++) {
-		if (ev[i].data.ptr)
-			release_sink(ep, ev[i].data.ptr);
-		else
+		struct fl__sink *s;
+
+		if (!ev[i].data.u64) {
 			grow_fd_table(wake);
+			continue;
+		}
+		pthread_mutex_lock(&sink_lock);
+		s = slot_claim(ev[i].data.u64);
+		pthread_mutex_unlock(&sink_lock);
+		if (s)
+			release_sink(s);
 	}
 }
 
+/* The item of the wake eventfd in reg_fd, which proves a read of its fdinfo is of reg_fd. */
+#define REG_SENTINEL UINT64_MAX
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The data of every item of epoll set @fd (its fdinfo), sorted, in *ret
+ * (the caller frees it). Return: how many, or -1 if the set could not be
+ * read or the sentinel is missing.
+ */
+static ssize_t read_reg_items(int fdinfo, uint64_t **ret)
+{
+	size_t cap = 64 * 1024, len = 0, n = 0, ncap = 0;
+	char *buf = malloc(cap), *line;
+	uint64_t *items = NULL;
+	bool sentinel = false;
+	ssize_t r;
+
+	if (!buf)
+		return -1;
+	while ((r = read(fdinfo, buf + len, cap - len - 1)) > 0) {
+		len += (size_t)r;
+		if (len + 1 == cap) {
+			char *nb = realloc(buf, cap * 2);
+
+			if (!nb) {
+				free(buf);
+				return -1;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+	}
+	if (r < 0) {
+		free(buf);
+		return -1;
+	}
+	buf[len] = '\0';
+	for (line = strstr(buf, "data:"); line; line = strstr(line + 5, "data:")) {
+		uint64_t v = strtoull(line + 5, NULL, 16);
+
+		if (v == REG_SENTINEL) {
+			sentinel = true;
+			continue;
+		}
+		if (n == ncap) {
+			uint64_t *ni = realloc(items, (ncap ? ncap * 2 : 256) * sizeof(*ni));
+
+			if (!ni) {
+				free(items);
+				free(buf);
+				return -1;
+			}
+			items = ni;
+			ncap = ncap ? ncap * 2 : 256;
+		}
+		items[n++] = v;
+	}
+	free(buf);
+	if (!sentinel) {
+		free(items);
+		return -1;
+	}
+	if (n)
+		qsort(items, n, sizeof(*items), cmp_u64);
+	*ret = items;
+	return (ssize_t)n;
+}
+
+/*
+ * Release the completed pipe fences whose read end is gone everywhere (see
+ * done_head). Takes sink_lock; the caller holds no fenceline lock.
+ */
+static void sweep_done(void)
+{
+	struct fl__sink *s, *next, *dead = NULL;
+	uint64_t *live = NULL, upto;
+	size_t left;
+	char path[64];
+	ssize_t n;
+	int info;
+
+	pthread_mutex_lock(&sink_lock);
+	if (reg_fd < 0 || !done_count) {
+		pthread_mutex_unlock(&sink_lock);
+		return;
+	}
+	/* Opened under the lock: reg_fd is ours while the list is not empty. */
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", reg_fd);
+	info = open(path, O_RDONLY | O_CLOEXEC);
+	upto = sink_seq;
+	pthread_mutex_unlock(&sink_lock);
+	if (info < 0)
+		return;
+	n = read_reg_items(info, &live);
+	close(info);
+	if (n < 0)
+		return;
+
+	pthread_mutex_lock(&sink_lock);
+	for (s = done_head; s; s = next) {
+		next = s->done_next;
+		/* Made after the read began: its item may be missing from it. */
+		if (s->seq > upto ||
+		    (n && bsearch(&s->key, live, (size_t)n, sizeof(*live), cmp_u64)))
+			continue;
+		done_unlink(s);
+		if (slot_claim(s->key)) {
+			s->done_next = dead;
+			dead = s;
+		}
+	}
+	left = done_count;
+	__atomic_store_n(&done_after_sweep, left, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&sink_lock);
+	FL_LOG("fd", "sweep: %zd pipe fence fds open, %zu completed ones left listed", n, left);
+	free(live);
+	for (; dead; dead = next) {
+		next = dead->done_next;
+		release_sink(dead);
+	}
+}
+
+/* A sweep is due once the done list doubled since the last one. */
+static bool sweep_due(void)
+{
+	size_t n = __atomic_load_n(&done_count, __ATOMIC_RELAXED);
+
+	return n >= 2 * __atomic_load_n(&done_after_sweep, __ATOMIC_RELAXED) + 64;
+}
+
+/*
+ * How long the watcher waits for an event, while completed pipe fences are
+ * listed, before it sweeps them: from 100 ms, doubling while sweeps find
+ * nothing to release (their fds are in use), up to 10 s, so that an idle
+ * process holding fence fds wakes rarely.
+ */
+#define WATCHER_SWEEP_MIN_MS 100
+#define WATCHER_SWEEP_MAX_MS 10000
+
 static void *watcher(void *arg)
 {
-	int fd = (int)(intptr_t)arg, wake = wake_fd;
+	int fd = (int)(intptr_t)arg, wake = wake_fd, reg = reg_fd;
 	struct epoll_event ev[32];
+	bool sweeping = false;
+	int sweep_ms = WATCHER_SWEEP_MIN_MS;
 
 	/* "fl-" threads never signal a timeline: the deadlock detector skips them. */
 	pthread_setname_np(pthread_self(), "fl-watcher");
@@ -243,7 +566,10 @@ static void *watcher(void *arg)
 		 * that makes and closes fds in a loop does not restart us each
 		 * time. The next fd starts a new watcher.
 		 */
-		int n = epoll_wait(fd, ev, FL_ARRAY_SIZE(ev), idle ? WATCHER_LINGER_MS : -1);
+		int n = epoll_wait(fd, ev, FL_ARRAY_SIZE(ev),
+				   idle	      ? WATCHER_LINGER_MS
+				   : sweeping ? sweep_ms
+					      : -1);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -251,11 +577,27 @@ static void *watcher(void *arg)
 			break;
 		}
 		watch_events(fd, wake, ev, n);
+		if (n < (int)FL_ARRAY_SIZE(ev))
+			atomic_store_explicit(&unreaped, 0, memory_order_relaxed);
+		if (n == 0 && sweeping) {
+			size_t before = __atomic_load_n(&done_count, __ATOMIC_RELAXED);
+
+			sweep_done();
+			if (__atomic_load_n(&done_count, __ATOMIC_RELAXED) < before)
+				sweep_ms = WATCHER_SWEEP_MIN_MS;
+			else if (sweep_ms < WATCHER_SWEEP_MAX_MS)
+				sweep_ms *= 2;
+		} else if (n > 0) {
+			sweep_ms = WATCHER_SWEEP_MIN_MS;
+		}
 		pthread_mutex_lock(&sink_lock);
 		idle = table_count == 0 && watch_count == 0;
+		sweeping = !idle && done_count > 0;
+		watcher_forever = !idle && !sweeping;
 		if (idle && n == 0 && epfd == fd) {
 			epfd = -1;
 			wake_fd = -1;
+			reg_fd = -1;
 			watcher_running = false;
 			pthread_mutex_unlock(&sink_lock);
 			break;
@@ -266,6 +608,8 @@ static void *watcher(void *arg)
 	if (atomic_load(&grow_target))
 		grow_fd_table(wake);
 	close(wake);
+	if (reg >= 0)
+		close(reg);
 	close(fd);
 	return NULL;
 }
@@ -289,17 +633,25 @@ static void atfork_child(void)
 {
 	for (size_t i = 0; i < table_size; i++) {
 		for (struct fl__sink *s = table[i]; s; s = s->hash_next) {
+			/* A pipe's write end too: the parent's fences must still reach end-of-file. */
 			if (s->fd >= 0)
 				close(s->fd);
 			s->fd = -1;
+			s->inherited = true;
 		}
 	}
 	if (epfd >= 0)
 		close(epfd);
 	if (wake_fd >= 0)
 		close(wake_fd);
+	if (reg_fd >= 0)
+		close(reg_fd);
 	epfd = -1;
 	wake_fd = -1;
+	reg_fd = -1;
+	/* The parent's completed fences are not ours to sweep. */
+	done_head = NULL;
+	done_count = done_after_sweep = 0;
 	watcher_running = false;
 	pthread_mutex_unlock(&sink_lock);
 }
@@ -336,12 +688,27 @@ static int start_watcher_locked(void)
 		watcher_running = true;
 		return 0;
 	}
+	/* The registry of pipe fences' read ends (see done_head), with its sentinel. */
+	ev = (struct epoll_event){ .events = EPOLLONESHOT, .data.u64 = REG_SENTINEL };
+	reg_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (reg_fd < 0 || epoll_ctl(reg_fd, EPOLL_CTL_ADD, wake_fd, &ev) < 0) {
+		r = -errno;
+		if (reg_fd >= 0)
+			close(reg_fd);
+		reg_fd = -1;
+		close(wake_fd);
+		wake_fd = -1;
+		close(fd);
+		return r;
+	}
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 128 * 1024);
 	r = -fl__thread_start(&thread, &attr, watcher, (void *)(intptr_t)fd);
 	pthread_attr_destroy(&attr);
 	if (r < 0) {
+		close(reg_fd);
+		reg_fd = -1;
 		close(wake_fd);
 		wake_fd = -1;
 		close(fd);
@@ -349,6 +716,7 @@ static int start_watcher_locked(void)
 	}
 	epfd = fd;
 	watcher_running = true;
+	watcher_forever = true;
 	return 0;
 }
 
@@ -381,6 +749,79 @@ void fl__watcher_dispatch(void)
 	} while (n == (int)FL_ARRAY_SIZE(ev));
 }
 
+/*
+ * Release, in the calling thread, the fence sinks whose fds were closed
+ * everywhere. Only fence sinks without a host callback: their release
+ * frees memory and closes an fd, nothing else. A timeline's last handle
+ * (failing its fences, running callbacks) and a driver's watch (signalling
+ * it) must not run inside an unrelated export call, so those are re-armed
+ * for the watcher, which still reports them. Never in a host-driven core:
+ * the host's release callbacks run in its loop only. The caller holds no
+ * fenceline lock. Return: how many sinks were released.
+ */
+static int reap_closed(void)
+{
+	struct epoll_event ev[64];
+	int released = 0, n;
+
+	do {
+		int now = 0;
+
+		pthread_mutex_lock(&sink_lock);
+		/* Under the lock: the watcher closes epfd only under it. */
+		n = epfd >= 0 && !host_driven ? epoll_wait(epfd, ev, FL_ARRAY_SIZE(ev), 0) : 0;
+		for (int i = 0; i < n; i++) {
+			uint64_t key = ev[i].data.u64;
+			struct fl__sink *s = slot_get(key);
+
+			ev[i].data.ptr = NULL;
+			/* 0 is the watcher's eventfd: level-triggered, it stays ready for it. */
+			if (!s)
+				continue;
+			if (s->kind == SINK_FENCE && !s->release) {
+				ev[i].data.ptr = slot_claim(key);
+				continue;
+			}
+			struct epoll_event again = { .events = EPOLLONESHOT, .data.u64 = key };
+
+			if (s->kind == SINK_WATCH)
+				again.events |= EPOLLIN;
+			(void)epoll_ctl(epfd, EPOLL_CTL_MOD, s->fd, &again);
+		}
+		pthread_mutex_unlock(&sink_lock);
+		for (int i = 0; i < n; i++) {
+			if (ev[i].data.ptr) {
+				release_sink(ev[i].data.ptr);
+				now++;
+			}
+		}
+		released += now;
+		/* Stop when drained, or when only what we re-armed is left. */
+		if (now == 0)
+			break;
+	} while (n == (int)FL_ARRAY_SIZE(ev));
+	atomic_store_explicit(&unreaped, 0, memory_order_relaxed);
+	return released;
+}
+
+/* Before making a sink: reap if REAP_EVERY sinks were made since the last drain. */
+static void reap_if_due(void)
+{
+	if (atomic_fetch_add_explicit(&unreaped, 1, memory_order_relaxed) >= REAP_EVERY)
+		reap_closed();
+	if (sweep_due())
+		sweep_done();
+}
+
+/*
+ * A sink could not be made for want of fds (@r): were closed ones waiting to
+ * be released? True if some were, and the caller should try again.
+ */
+static bool reap_for_retry(int r)
+{
+	return (r == -EMFILE || r == -ENFILE) && reap_closed() > 0;
+}
+
 /* A watch fired: the driver's fd is readable, so its points may have signalled. */
 static void watch_fired(void *owner)
 {
@@ -405,11 +846,15 @@ FL_EXPORT int fl_timeline_watch_fd(struct fl_timeline *tl, int fd)
 	s->fd = fd;
 	s->release = watch_fired;
 	s->owner = fl_timeline_ref(tl);
-	ev.data.ptr = s;
 	pthread_mutex_lock(&sink_lock);
 	r = start_watcher_locked();
-	if (r == 0 && epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+	if (r == 0)
+		r = slot_alloc(s);
+	ev.data.u64 = s->key;
+	if (r == 0 && epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
 		r = -errno;
+		slot_claim(s->key);
+	}
 	if (r == 0)
 		watch_count++;
 	pthread_mutex_unlock(&sink_lock);
@@ -422,25 +867,79 @@ FL_EXPORT int fl_timeline_watch_fd(struct fl_timeline *tl, int fd)
 }
 
 /*
+ * Whether this process's fds of @kind are pipes (see "Fence fds" in
+ * docs/architecture.md): fence fds not in a host (the daemon's are socket
+ * pairs, which owners' signal ends and its clients' libraries rely on), and
+ * only where the sweep of completed fences can read /proc/self/fdinfo.
+ * FENCELINE_FD_KIND=socket asks for socket pairs, for comparisons.
+ */
+static bool use_pipes(enum sink_kind kind)
+{
+	int ok = __atomic_load_n(&pipes_ok, __ATOMIC_RELAXED);
+
+	if (!ok) {
+		const char *e = getenv("FENCELINE_FD_KIND");
+
+		ok = e && strcmp(e, "socket") == 0	     ? -1
+		     : access("/proc/self/fdinfo", R_OK) < 0 ? 2
+							     : 1;
+		__atomic_store_n(&pipes_ok, ok, __ATOMIC_RELAXED);
+	}
+	/*
+	 * A timeline fd never completes, so it needs no sweep: a pipe
+	 * everywhere, the daemon's too (its clients' libraries look pipes up
+	 * as they do sockets).
+	 */
+	if (kind == SINK_TIMELINE)
+		return ok > 0;
+	return ok == 1 && !host_driven;
+}
+
+/*
  * Register and watch a sink for the pair (@sink_fd, user end at dev/ino).
  * On failure nothing is registered and the caller still owns both fds.
  */
 static int sink_register(struct fl__sink *s, int sink_fd, int user_fd)
 {
-	/* EPOLLHUP is always reported; once, then the registration is disabled. */
+	/*
+	 * EPOLLHUP (a socket's peer gone) and EPOLLERR (a pipe's last reader
+	 * gone) are always reported; once, then the registration is disabled.
+	 */
 	struct epoll_event ev = { .events = EPOLLONESHOT };
 	int r;
 
 	s->fd = sink_fd;
-	ev.data.ptr = s;
 	pthread_mutex_lock(&sink_lock);
 	r = start_watcher_locked();
 	if (r == 0 && hash_find(s->dev, s->ino))
 		r = -EEXIST; /* only reachable through fl__fence_adopt_fds() */
 	if (r == 0)
 		r = hash_insert(s);
-	if (r == 0 && epoll_ctl(epfd, EPOLL_CTL_ADD, s->fd, &ev) < 0) {
+	if (r == 0) {
+		r = slot_alloc(s);
+		if (r < 0)
+			hash_remove(s);
+	}
+	ev.data.u64 = s->key;
+	s->seq = ++sink_seq;
+	if (r == 0 && epoll_ctl(epfd, EPOLL_CTL_ADD, s->fd, &ev) < 0)
 		r = -errno;
+	/*
+	 * A pipe fence's read end in the registry, where the sweep looks for
+	 * it once the fence completed and its write end is closed. No events:
+	 * nobody waits on that set, and no wake-up of the fd costs anything there.
+	 */
+	if (r == 0 && s->pipe && s->kind == SINK_FENCE) {
+		struct epoll_event reg = { .events = EPOLLONESHOT, .data.u64 = s->key };
+
+		if (epoll_ctl(reg_fd, EPOLL_CTL_ADD, user_fd, &reg) < 0) {
+			r = -errno;
+			/* Not yet armed anywhere we wait: nothing can report it. */
+			(void)epoll_ctl(epfd, EPOLL_CTL_DEL, s->fd, NULL);
+		}
+	}
+	if (r < 0 && slot_get(s->key) == s) {
+		slot_claim(s->key);
 		hash_remove(s);
 	}
 	if (r == 0) {
@@ -469,12 +968,31 @@ static int sink_new_tracked(enum sink_kind kind, bool strong, struct fl_fence *f
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	r = fl__socketpair_cloexec(sv);
-	if (r < 0) {
-		free(s);
-		return r;
+	s->pipe = kind == SINK_TIMELINE ? use_pipes(kind) : !release && use_pipes(kind);
+	if (s->pipe) {
+		int p[2];
+
+		/* sv[0] stays the core's end, sv[1] the user's, as with a socket pair. */
+		r = pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0 ? -errno : 0;
+		if (r < 0) {
+			free(s);
+			return r;
+		}
+		sv[0] = p[1];
+		sv[1] = p[0];
+		__atomic_store_n(&pipes_made, true, __ATOMIC_RELAXED);
+		/* Nobody but root may reopen either end through /proc/self/fd. */
+		r = fchmod(sv[1], 0) < 0 ? -errno : 0;
+		if (r == 0)
+			r = fl__fd_identity(sv[1], &s->dev, &s->ino, NULL);
+	} else {
+		r = fl__socketpair_cloexec(sv);
+		if (r < 0) {
+			free(s);
+			return r;
+		}
+		r = fl__fd_inode(sv[1], &s->dev, &s->ino);
 	}
-	r = fl__fd_inode(sv[1], &s->dev, &s->ino);
 	if (r < 0)
 		goto fail;
 	s->kind = kind;
@@ -504,11 +1022,74 @@ static int sink_new(enum sink_kind kind, bool strong, struct fl_fence *f, struct
 	return sink_new_tracked(kind, strong, f, tl, NULL, NULL, ret_sink, ret_user_fd);
 }
 
+/*
+ * Write @rec into a pipe whose readers may all be gone. A pipe has no
+ * MSG_NOSIGNAL: EPIPE comes with a SIGPIPE to this thread, which would kill
+ * a program that does not ignore it. So SIGPIPE is blocked around the write,
+ * and one it raised is taken before the mask is restored. Only a thread
+ * that blocked SIGPIPE itself can have one pending already (which is the
+ * program's, and stays); only then is it worth a sigpending(). One syscall
+ * before the write, which is what wakes the fd's pollers. Non-blocking: a
+ * root holder may have reopened the pipe for writing and filled it.
+ */
+static void write_record(int fd, const struct fl__record *rec)
+{
+	sigset_t pipe_set, old, pending;
+	bool theirs;
+
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+	theirs = sigismember(&old, SIGPIPE) && sigpending(&pending) == 0 &&
+		 sigismember(&pending, SIGPIPE);
+	if (write(fd, rec, sizeof(*rec)) < 0 && errno == EPIPE && !theirs) {
+		struct timespec zero = { 0, 0 };
+
+		while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR)
+			;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/*
+ * Under the fence lock: a pipe fence completes. Its outcome goes where
+ * this process reads it first; then the record into the pipe, for holders
+ * in other processes (and for POLLIN); then the write end is closed, and
+ * the end-of-file, which no holder can consume or cause, is the readiness.
+ */
+static void pipe_complete_locked(struct fl__sink *s, int status, uint64_t ts)
+{
+	struct fl__record rec = { FL__RECORD_MAGIC, status, ts };
+	int fd = s->fd;
+
+	atomic_store(&s->status, status);
+	if (fd < 0)
+		return;
+	write_record(fd, &rec);
+	pthread_mutex_lock(&sink_lock);
+	/* Unless a release path owns it already (its last reader is gone): then it closes fd. */
+	if (slot_get(s->key) == s) {
+		done_link(s);
+		s->fd = -1;
+		if (watcher_forever) {
+			watcher_forever = false;
+			(void)!eventfd_write(wake_fd, 1);
+		}
+	}
+	pthread_mutex_unlock(&sink_lock);
+	if (s->fd < 0)
+		fl__close(fd);
+}
+
 void fl__sink_write_locked(struct fl__sink *s, int status, uint64_t ts)
 {
 	struct fl__record rec = { FL__RECORD_MAGIC, status, ts };
 	int queued = 0;
 
+	if (s->pipe) {
+		pipe_complete_locked(s, status, ts);
+		return;
+	}
 	if (s->fd < 0)
 		return;
 	/*
@@ -565,10 +1146,11 @@ FL_EXPORT int fl_fence_export_fd(struct fl_fence *f, int *ret_fd)
 
 	fl_return_if(!f || !ret_fd, -EINVAL);
 	fl__fence_status(f); /* complete it now if its points already are */
-	r = sink_new(SINK_FENCE, true, fl_fence_ref(f), NULL, &s, &fd);
-	if (r < 0) {
+	reap_if_due();
+	while ((r = sink_new(SINK_FENCE, true, fl_fence_ref(f), NULL, &s, &fd)) < 0) {
 		fl_fence_unref(f);
-		return r;
+		if (!reap_for_retry(r))
+			return r;
 	}
 	pthread_mutex_lock(&f->lock);
 	link = attach_locked(f, s, true);
@@ -587,6 +1169,9 @@ FL_EXPORT int fl_fence_get_fd(struct fl_fence *f)
 
 	fl_return_if(!f, -EINVAL);
 	fl__fence_status(f);
+	if (f->own_fd < 0)
+		reap_if_due();
+again:
 	pthread_mutex_lock(&f->lock);
 	if (f->own_fd >= 0) {
 		fd = f->own_fd;
@@ -597,6 +1182,9 @@ FL_EXPORT int fl_fence_get_fd(struct fl_fence *f)
 	r = sink_new(SINK_FENCE, false, f, NULL, &s, &fd);
 	if (r < 0) {
 		pthread_mutex_unlock(&f->lock);
+		/* Unlocked: reaping may release another sink of this fence. */
+		if (reap_for_retry(r))
+			goto again;
 		return r;
 	}
 	f->own_sink = s;
@@ -612,14 +1200,14 @@ static int lookup(int fd, enum sink_kind kind, struct fl__sink **ret)
 {
 	dev_t dev;
 	ino_t ino;
-	int r = fl__fd_inode(fd, &dev, &ino);
+	int r = fl__fd_identity(fd, &dev, &ino, NULL);
 	struct fl__sink *s;
 
 	if (r < 0)
-		return r == -EBADF || r == -ENOTTY ? r : -EBADF;
+		return r;
 	s = hash_find(dev, ino);
-	/* fd < 0: inherited through fork; the parent's objects are not ours. */
-	if (!s || s->kind != kind || s->fd < 0)
+	/* Inherited through fork: the parent's objects are not ours. */
+	if (!s || s->kind != kind || s->inherited)
 		return -ENOTTY;
 	*ret = s;
 	return 0;
@@ -647,10 +1235,11 @@ FL_EXPORT int fl_timeline_export_fd(struct fl_timeline *tl, int *ret_fd)
 	int fd, r;
 
 	fl_return_if(!tl || !ret_fd, -EINVAL);
-	r = sink_new(SINK_TIMELINE, true, NULL, fl_timeline_ref(tl), &s, &fd);
-	if (r < 0) {
+	reap_if_due();
+	while ((r = sink_new(SINK_TIMELINE, true, NULL, fl_timeline_ref(tl), &s, &fd)) < 0) {
 		fl_timeline_unref(tl);
-		return r;
+		if (!reap_for_retry(r))
+			return r;
 	}
 	*ret_fd = fd;
 	return 0;
@@ -683,14 +1272,90 @@ static int is_unix_stream(int fd)
 	return 1;
 }
 
+/*
+ * The status of a pipe fence fd made by another process (or by our parent
+ * before a fork): the record its completer wrote, copied out with tee(),
+ * which leaves it in the pipe. End-of-file without a record: the maker
+ * died before completing it, or a holder read the record out.
+ */
+static int foreign_pipe_status(int fd)
+{
+	struct fl__record rec;
+	int p[2], r;
+	ssize_t n;
+
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
+		return -errno;
+	n = tee(fd, p[1], sizeof(rec), SPLICE_F_NONBLOCK);
+	if (n < 0)
+		r = errno == EAGAIN ? FL_STATUS_ACTIVE : -ENOTTY;
+	else if (n == 0)
+		r = -ECONNRESET;
+	else if (read(p[0], &rec, sizeof(rec)) == (ssize_t)sizeof(rec) &&
+		 rec.magic == FL__RECORD_MAGIC)
+		r = rec.status;
+	else
+		r = -ENOTTY;
+	close(p[0]);
+	close(p[1]);
+	return r;
+}
+
+/* The status of a pipe fence fd: from our sink if we made it, else from the pipe. */
+static int pipe_status(int fd, dev_t dev, ino_t ino)
+{
+	struct fl__sink *s;
+	bool ours;
+	int r = 0;
+
+	pthread_mutex_lock(&sink_lock);
+	s = hash_find(dev, ino);
+	ours = s && s->pipe && !s->inherited;
+	/* A timeline fd reads as a fence that never completes, as a socket's did. */
+	if (ours && s->kind == SINK_FENCE)
+		r = atomic_load(&s->status);
+	pthread_mutex_unlock(&sink_lock);
+	return ours ? r : foreign_pipe_status(fd);
+}
+
+/* Status of a fence fd that is not a socket: a pipe of ours or of another process's core. */
+static int status_not_socket(int fd)
+{
+	bool pipe;
+	dev_t dev;
+	ino_t ino;
+	int r = fl__fd_identity(fd, &dev, &ino, &pipe);
+
+	if (r < 0)
+		return r;
+	return pipe ? pipe_status(fd, dev, ino) : -ENOTTY;
+}
+
 FL_EXPORT int fl_fence_fd_get_status(int fd)
 {
 	struct fl__record rec;
 	ssize_t n;
 
 	fl_return_if(fd < 0, -EBADF);
+	/*
+	 * A process that made pipe fds asks which kind first; one that did
+	 * not (a daemon client) tries the socket's peek first, whose
+	 * ENOTSOCK is cheap, so its fds cost one syscall as before.
+	 */
+	if (__atomic_load_n(&pipes_made, __ATOMIC_RELAXED)) {
+		struct stat st;
+
+		if (fstat(fd, &st) < 0)
+			return errno == EBADF ? -EBADF : -ENOTTY;
+		if (!S_ISSOCK(st.st_mode))
+			return S_ISFIFO(st.st_mode) && (st.st_mode & 07777) == 0
+				       ? pipe_status(fd, st.st_dev, st.st_ino)
+				       : -ENOTTY;
+	}
 	fl__fd_settle(); /* fences this process asked the daemon for exist by now */
 	n = recv(fd, &rec, sizeof(rec), MSG_PEEK | MSG_DONTWAIT);
+	if (n < 0 && errno == ENOTSOCK)
+		return status_not_socket(fd);
 	if (n == (ssize_t)sizeof(rec))
 		return rec.magic == FL__RECORD_MAGIC ? rec.status : -ENOTTY;
 	if (n == 0)
@@ -846,7 +1511,7 @@ int fl__timeline_from_key(dev_t dev, ino_t ino, struct fl_timeline **ret)
 
 	pthread_mutex_lock(&sink_lock);
 	s = hash_find(dev, ino);
-	if (s && s->kind == SINK_TIMELINE && s->fd >= 0) {
+	if (s && s->kind == SINK_TIMELINE && !s->inherited) {
 		*ret = fl_timeline_ref(s->tl);
 		r = 0;
 	}

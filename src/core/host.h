@@ -65,7 +65,8 @@ int fl__timeline_from_key(dev_t dev, ino_t ino, struct fl_timeline **ret);
 
 /*
  * fl__timeline_export_fd_tracked() - fl_timeline_export_fd() with a
- * release callback (see fl__fence_adopt_fds()).
+ * release callback (see fl__fence_adopt_fds()). The fd is a pipe's read
+ * end of mode 0, as in-process (a socket with FENCELINE_FD_KIND=socket).
  */
 int fl__timeline_export_fd_tracked(struct fl_timeline *tl, int *ret_fd, fl__host_release_fn release,
 				   void *owner);
@@ -127,8 +128,8 @@ uint64_t fl__fence_created_ns(const void *fence);
  * fl__sink_foreach() - every fence and timeline fd still open somewhere:
  * @fn gets the object it stands for (struct fl_fence if @fence, else struct
  * fl_timeline; NULL for a fence already gone) and the inode of the fd's end that was
- * given out, which /proc/<pid>/fd shows as socket:[ino]. Under the sink
- * lock: @fn must not call into the core.
+ * given out, which /proc/<pid>/fd shows as socket:[ino] (fences) or pipe:[ino]
+ * (timelines). Under the sink lock: @fn must not call into the core.
  */
 void fl__sink_foreach(void (*fn)(const void *object, bool fence, dev_t dev, ino_t ino, void *arg),
 		      void *arg);

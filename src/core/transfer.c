@@ -90,9 +90,9 @@ FL_EXPORT int fl_timeline_recv(int sock, int *ret_timeline_fd, void *payload, si
 	if (r < 0)
 		return r;
 	/*
-	 * A timeline fd is a Unix stream socket the core never writes to, so
-	 * it reads as an active fence (0), or as -ECONNRESET once the
-	 * process that owned the timeline has gone.
+	 * A timeline fd is a pipe (or, the daemon's, a socket) the core never
+	 * writes to, so it reads as an active fence (0), or as -ECONNRESET
+	 * once the process that owned the timeline has gone.
 	 */
 	r = fl_fence_fd_get_status(fd);
 	if (r != 0 && r != -ECONNRESET) {

@@ -3,7 +3,7 @@
  * DUMP: the daemon's state for fencectl, as text or JSON (docs/fencectl.md),
  * in a sealed memfd. The core writes its timelines and fences; we add who
  * holds each fd (from /proc/<pid>/fd, where an fd of ours reads
- * socket:[ino]), which process owns a timeline's counter, and the clients.
+ * socket:[ino] or pipe:[ino]), which process owns a timeline's counter, and the clients.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -79,7 +79,9 @@ static void scan_process(struct holders *h, pid_t pid)
 		if (n <= 0)
 			continue;
 		link[n] = '\0';
-		if (sscanf(link, "socket:[%llu]", &ino) != 1 ||
+		/* Fence fds are sockets, timeline fds pipes. */
+		if ((sscanf(link, "socket:[%llu]", &ino) != 1 &&
+		     sscanf(link, "pipe:[%llu]", &ino) != 1) ||
 		    grow((void **)&h->fds, &h->fds_cap, h->nfds, sizeof(*h->fds)) < 0)
 			continue;
 		h->fds[h->nfds++] = (struct ino_pid){ (ino_t)ino, pid };

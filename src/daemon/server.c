@@ -900,7 +900,7 @@ static int shared_new(struct client *c, struct fl_timeline *tl, int fd, bool is3
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	r = fl__fd_inode(fd, &s->dev, &s->ino);
+	r = fl__fd_identity(fd, &s->dev, &s->ino, NULL); /* a timeline fd: a pipe */
 	if (r < 0)
 		goto fail;
 	mfd = memfd_create("fenceline-timeline", MFD_CLOEXEC | MFD_ALLOW_SEALING);
@@ -1151,7 +1151,7 @@ static int bind_handle(struct client *c, int fd, uint64_t id)
 	dev_t dev;
 	ino_t ino;
 	uint32_t i;
-	int r = fl__fd_inode(fd, &dev, &ino);
+	int r = fl__fd_identity(fd, &dev, &ino, NULL); /* a timeline fd: a pipe */
 
 	if (r < 0)
 		return r;

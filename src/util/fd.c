@@ -52,6 +52,23 @@ int fl__fd_inode(int fd, dev_t *ret_dev, ino_t *ret_ino)
 	return 0;
 }
 
+int fl__fd_identity(int fd, dev_t *ret_dev, ino_t *ret_ino, bool *ret_pipe)
+{
+	struct stat st;
+
+	if (fd < 0)
+		return -EBADF;
+	if (fstat(fd, &st) < 0)
+		return errno == EBADF ? -EBADF : -ENOTTY;
+	if (!S_ISSOCK(st.st_mode) && !(S_ISFIFO(st.st_mode) && (st.st_mode & 07777) == 0))
+		return -ENOTTY;
+	*ret_dev = st.st_dev;
+	*ret_ino = st.st_ino;
+	if (ret_pipe)
+		*ret_pipe = S_ISFIFO(st.st_mode);
+	return 0;
+}
+
 void fl__close(int fd)
 {
 	/* Never retry close() on Linux: the fd is gone even on EINTR. */

@@ -54,6 +54,14 @@ struct fl__record {
 /* fd helpers (src/util/fd.c is the one place that makes raw fd syscalls). */
 int fl__socketpair_cloexec(int sv[2]);
 int fl__fd_inode(int fd, dev_t *ret_dev, ino_t *ret_ino);
+/*
+ * fl__fd_identity() - the identity of @fd as a possible fenceline fd: the
+ * inode of a socket (a daemon's fd) or of a pipe with mode 0 (an
+ * in-process fd; see src/core/fdsink.c), the same in every dup and every
+ * process. *@ret_pipe (may be NULL) says which.
+ * Return: 0, -EBADF, or -ENOTTY for any other kind of file.
+ */
+int fl__fd_identity(int fd, dev_t *ret_dev, ino_t *ret_ino, bool *ret_pipe);
 void fl__close(int fd);
 /*
  * A hook run before reading a fence fd's status (fl_fence_fd_get_status()):

@@ -1,0 +1,355 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Hostile holders of fence and timeline fds (issue 15 §1; the threat model
+ * is in docs/architecture.md): what one holder does to the fd it holds,
+ * with plain syscalls, as the same uid or as another one, against what the
+ * other holders see. In-process fds (the core's) and daemon fds (an owned
+ * timeline's, with the owner's signal ends) both.
+ *
+ * The holder runs in a forked child; as root it first becomes another uid,
+ * so "another uid" is tested too (skipped otherwise).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fenceline/fenceline.h>
+
+#include "helpers.h"
+#include "runner.h"
+
+/* nobody on Debian; any uid other than ours will do. */
+#define OTHER_UID 65534
+
+enum holder { SAME_UID, OTHER_UID_HOLDER };
+
+/* A fence fd of each kind, pending at value 1 of a timeline this process signals. */
+struct subject {
+	struct fl_timeline *tl; /* in-process; NULL for a daemon fence */
+	struct fl_fence *fence;
+	int tl_fd; /* daemon timeline; -1 in-process */
+	int fd;
+};
+
+static void subject_new(struct subject *s, bool daemon)
+{
+	*s = (struct subject){ .tl_fd = -1, .fd = -1 };
+	if (daemon) {
+		fl_assert_int_eq(fl_timeline_fd_create("holder", 0, &s->tl_fd), 0);
+		fl_assert_int_eq(fl_fence_fd_create(s->tl_fd, 1, "held", &s->fd), 0);
+		return;
+	}
+	s->tl = fl_test_timeline_new("holder");
+	s->fence = fl_test_fence_new(s->tl, 1, "held");
+	s->fd = fl_test_export_fd(s->fence);
+}
+
+static void subject_signal(struct subject *s)
+{
+	if (s->tl)
+		fl_assert_int_eq(fl_sw_sync_timeline_inc(s->tl, 1), 0);
+	else
+		fl_assert_int_eq(fl_timeline_fd_inc(s->tl_fd, 1), 0);
+}
+
+static void subject_free(struct subject *s)
+{
+	close(s->fd);
+	if (s->tl_fd >= 0)
+		close(s->tl_fd);
+	fl_fence_unref(s->fence);
+	if (s->tl)
+		fl_timeline_unref(s->tl);
+}
+
+/* In a child: become @who. Exits 77 (skip) when that needs root and we are not. */
+static void become(enum holder who)
+{
+	if (who == SAME_UID)
+		return;
+	if (setgid(OTHER_UID) < 0 || setuid(OTHER_UID) < 0)
+		_exit(77);
+}
+
+/* Runs @fn(@fd) in a child as @who; returns its exit status (77: skipped). */
+static int as_holder(enum holder who, int (*fn)(int fd), int fd)
+{
+	pid_t pid = fork();
+	int ws;
+
+	fl_assert(pid >= 0);
+	if (pid == 0) {
+		become(who);
+		_exit(fn(fd));
+	}
+	fl_assert_int_eq(waitpid(pid, &ws, 0), pid);
+	fl_assert(WIFEXITED(ws));
+	return WEXITSTATUS(ws);
+}
+
+static void expect_holder_ok(enum holder who, int (*fn)(int fd), int fd)
+{
+	int r = as_holder(who, fn, fd);
+
+	if (r == 77 && who == OTHER_UID_HOLDER && geteuid() != 0)
+		return; /* another uid needs root: covered by the same-uid run */
+	if (r != 0)
+		fl__test_fail(__FILE__, __LINE__, "holder child failed at step %d", r);
+}
+
+/* Every way back in through /proc/self/fd: none may give the holder a new description. */
+static int try_reopen(int fd)
+{
+	static const int modes[] = { O_RDONLY, O_WRONLY, O_RDWR };
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		int r = open(path, modes[i] | O_CLOEXEC | O_NONBLOCK);
+
+		if (r >= 0)
+			return 10 + (int)i;
+	}
+	return 0;
+}
+
+FL_TEST(another_uid_cannot_reopen_fence_or_timeline_fds_through_proc)
+{
+	struct subject in, dm;
+	int tl_fd;
+
+	if (geteuid() != 0)
+		fl_test_skip("needs root to become another uid");
+	subject_new(&in, false);
+	subject_new(&dm, true);
+	fl_assert_int_eq(fl_timeline_export_fd(in.tl, &tl_fd), 0);
+	expect_holder_ok(OTHER_UID_HOLDER, try_reopen, in.fd);
+	expect_holder_ok(OTHER_UID_HOLDER, try_reopen, dm.fd);
+	expect_holder_ok(OTHER_UID_HOLDER, try_reopen, tl_fd);
+	expect_holder_ok(OTHER_UID_HOLDER, try_reopen, dm.tl_fd);
+	close(tl_fd);
+	subject_free(&dm);
+	subject_free(&in);
+}
+
+/*
+ * Everything a holder can do to its fd with plain syscalls; the return
+ * values do not matter, only what the others see afterwards.
+ */
+static int do_everything(int fd)
+{
+	char buf[64] = "FLF1 forged record, status 1......";
+	int v = 64;
+	int fl = fcntl(fd, F_GETFL);
+
+	(void)!write(fd, buf, sizeof(buf));
+	(void)!send(fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_NOSIGNAL);
+	(void)!fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+	(void)!read(fd, buf, sizeof(buf));
+	(void)!recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+	(void)!setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &v, sizeof(v));
+	(void)!setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
+	(void)!shutdown(fd, SHUT_RDWR);
+	return 0;
+}
+
+/* (c): whatever a holder does, no other holder sees success before the signal. */
+static void no_forged_success(bool daemon, enum holder who)
+{
+	struct subject s;
+
+	subject_new(&s, daemon);
+	expect_holder_ok(who, do_everything, s.fd);
+	fl_assert_int_ne(fl_fence_fd_get_status(s.fd), FL_STATUS_SIGNALED);
+	fl_assert_int_ne(fl_fence_fd_wait(s.fd, 0), 0);
+	subject_signal(&s);
+	subject_free(&s);
+}
+
+FL_TEST(no_holder_makes_a_pending_in_process_fence_read_as_signalled)
+{
+	no_forged_success(false, SAME_UID);
+	no_forged_success(false, OTHER_UID_HOLDER);
+}
+
+FL_TEST(no_holder_makes_a_pending_daemon_fence_read_as_signalled)
+{
+	no_forged_success(true, SAME_UID);
+	no_forged_success(true, OTHER_UID_HOLDER);
+}
+
+/* Ready for poll() now, without waiting: POLLIN or POLLHUP (the end-of-file of a pipe). */
+static bool ready_now(int fd)
+{
+	short r = fl_test_poll_fd(fd, POLLIN, 0);
+
+	return r & (POLLIN | POLLHUP);
+}
+
+/*
+ * (b) for in-process fence fds: a holder's syscalls on its copy, before
+ * and after completion, change nothing that other holders see: no early
+ * readiness, the status and timestamp stay exact, the readiness stays.
+ */
+static void holder_changes_nothing(enum holder who)
+{
+	struct fl_timeline *tl = fl_test_timeline_new("isolated");
+	struct fl_fence *f = fl_test_fence_new(tl, 1, "isolated");
+	struct fl_fence_info before, after;
+	int fd = fl_test_export_fd(f);
+
+	expect_holder_ok(who, do_everything, fd);
+	fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_ACTIVE);
+	fl_assert(!ready_now(fd));
+	fl_assert_int_eq(fl_fence_fd_wait(fd, 0), -ETIME);
+
+	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 1), 0);
+	fl_assert(ready_now(fd));
+	fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_SIGNALED);
+	fl_assert_int_eq(fl_fence_fd_get_info(fd, &before, NULL, 0), 0);
+
+	expect_holder_ok(who, do_everything, fd);
+	fl_assert(ready_now(fd));
+	fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_SIGNALED);
+	fl_assert_int_eq(fl_fence_fd_wait(fd, 0), 0);
+	fl_assert_int_eq(fl_fence_fd_get_info(fd, &after, NULL, 0), 0);
+	fl_assert_int_eq(after.status, FL_STATUS_SIGNALED);
+	fl_assert_int_eq(after.timestamp_ns, before.timestamp_ns);
+
+	close(fd);
+	fl_fence_unref(f);
+	fl_timeline_unref(tl);
+}
+
+FL_TEST(a_holder_of_an_in_process_fence_fd_changes_nothing_for_the_others)
+{
+	holder_changes_nothing(SAME_UID);
+}
+
+FL_TEST(another_uid_holding_an_in_process_fence_fd_changes_nothing_for_the_others)
+{
+	if (geteuid() != 0)
+		fl_test_skip("needs root to become another uid");
+	holder_changes_nothing(OTHER_UID_HOLDER);
+}
+
+/* The same holder in this very process, on a dup: one open file description with ours. */
+FL_TEST(a_holder_in_this_process_changes_nothing_for_the_others)
+{
+	struct fl_timeline *tl = fl_test_timeline_new("isolated");
+	struct fl_fence *f = fl_test_fence_new(tl, 1, "isolated");
+	int fd = fl_test_export_fd(f), copy = dup(fd);
+
+	fl_assert(copy >= 0);
+	do_everything(copy);
+	fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_ACTIVE);
+	fl_assert(!ready_now(fd));
+	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 1), 0);
+	do_everything(copy);
+	fl_assert(ready_now(fd));
+	fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_SIGNALED);
+	close(copy);
+	close(fd);
+	fl_fence_unref(f);
+	fl_timeline_unref(tl);
+}
+
+/* (b) for in-process timeline fds: the timeline lives on, its fences signal and do not fail. */
+static void timeline_holder_changes_nothing(enum holder who)
+{
+	struct fl_timeline *tl = fl_test_timeline_new("isolated-tl");
+	struct fl_fence *f = fl_test_fence_new(tl, 1, "on-it");
+	int tl_fd, fd = fl_test_export_fd(f);
+
+	fl_assert_int_eq(fl_timeline_export_fd(tl, &tl_fd), 0);
+	/* From here on, the fd is the timeline's only handle. */
+	fl_timeline_unref(tl);
+	expect_holder_ok(who, do_everything, tl_fd);
+	fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_ACTIVE);
+	fl_assert_int_eq(fl_timeline_fd_inc(tl_fd, 1), 0);
+	fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_SIGNALED);
+	fl_assert_int_eq(fl_fence_get_status(f), FL_STATUS_SIGNALED);
+	close(tl_fd);
+	close(fd);
+	fl_fence_unref(f);
+}
+
+FL_TEST(a_holder_of_an_in_process_timeline_fd_changes_nothing_for_the_others)
+{
+	fl_assert_int_eq(fl_mode_set(FL_MODE_IN_PROCESS), 0);
+	timeline_holder_changes_nothing(SAME_UID);
+}
+
+FL_TEST(another_uid_holding_an_in_process_timeline_fd_changes_nothing_for_the_others)
+{
+	if (geteuid() != 0)
+		fl_test_skip("needs root to become another uid");
+	fl_assert_int_eq(fl_mode_set(FL_MODE_IN_PROCESS), 0);
+	timeline_holder_changes_nothing(OTHER_UID_HOLDER);
+}
+
+/*
+ * An in-process fence fd in another process (forked, or received): it
+ * reads the status from the pipe, and end-of-file is its readiness.
+ */
+static int child_sees_signalled(int fd)
+{
+	if (fl_test_poll_fd(fd, POLLIN, 30000) == 0)
+		return 40;
+	if (fl_fence_fd_get_status(fd) != FL_STATUS_SIGNALED)
+		return 41;
+	return 0;
+}
+
+FL_TEST(a_forked_holder_reads_the_status_of_an_in_process_fence)
+{
+	struct fl_timeline *tl = fl_test_timeline_new("forked");
+	struct fl_fence *f = fl_test_fence_new(tl, 1, "forked");
+	int fd = fl_test_export_fd(f);
+
+	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 1), 0);
+	expect_holder_ok(SAME_UID, child_sees_signalled, fd);
+	expect_holder_ok(OTHER_UID_HOLDER, child_sees_signalled, fd);
+	close(fd);
+	fl_fence_unref(f);
+	fl_timeline_unref(tl);
+}
+
+/* (b) for the daemon's timeline fds: a holder's syscalls neither kill the timeline nor fail its fences. */
+static void daemon_timeline_holder_changes_nothing(enum holder who)
+{
+	int tl_fd, fd;
+
+	fl_assert_int_eq(fl_timeline_fd_create("isolated-dtl", 0, &tl_fd), 0);
+	fl_assert_int_eq(fl_fence_fd_create(tl_fd, 1, "on-it", &fd), 0);
+	expect_holder_ok(who, do_everything, tl_fd);
+	/*
+	 * Closing a copy waits until the daemon has handled every hang-up
+	 * before it: the holder's shutdown too, had it hung the fd up.
+	 */
+	fl_assert_int_eq(fl_timeline_fd_close(dup(tl_fd)), 0);
+	fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_ACTIVE);
+	fl_assert_int_eq(fl_timeline_fd_inc(tl_fd, 1), 0);
+	fl_assert_int_eq(fl_fence_fd_wait(fd, 30000), 0);
+	close(tl_fd);
+	close(fd);
+}
+
+FL_TEST(a_holder_of_a_daemon_timeline_fd_changes_nothing_for_the_others)
+{
+	daemon_timeline_holder_changes_nothing(SAME_UID);
+}
+
+FL_TEST(another_uid_holding_a_daemon_timeline_fd_changes_nothing_for_the_others)
+{
+	if (geteuid() != 0)
+		fl_test_skip("needs root to become another uid");
+	daemon_timeline_holder_changes_nothing(OTHER_UID_HOLDER);
+}
