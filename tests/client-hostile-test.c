@@ -733,7 +733,7 @@ FL_TEST(daemon_socket_of_another_user_is_refused)
  * directory only this user can have made ($HOME/.fenceline here, as the
  * test's uid has no /run/user directory) and works.
  */
-FL_TEST(squatted_tmp_socket_directory_falls_back_to_a_private_one)
+static void squatted_directory(bool daemon_by_hand)
 {
 	pid_t pid;
 
@@ -764,8 +764,25 @@ FL_TEST(squatted_tmp_socket_directory_falls_back_to_a_private_one)
 			unsetenv("XDG_RUNTIME_DIR");
 			unsetenv("FENCELINE_SOCKET");
 			setenv("HOME", home, 1);
-			daemon = fl_daemon_connect();
-			fl_assert(daemon > 0);
+			if (daemon_by_hand) {
+				/* fencelined started without --socket picks the same place. */
+				pid_t d = dl_fork();
+
+				if (d == 0) {
+					execl(FL_FENCELINED, FL_FENCELINED, "--foreground",
+					      (char *)NULL);
+					_exit(127);
+				}
+				for (int i = 0; i < DL_LONG_WAIT_MS && stat(sock, &st) != 0; i++) {
+					fl_assert(waitpid(d, NULL, WNOHANG) == 0);
+					fl_test_sleep_ms(1);
+				}
+				daemon = fl_daemon_connect();
+				fl_assert_int_eq(daemon, d);
+			} else {
+				daemon = fl_daemon_connect();
+				fl_assert(daemon > 0);
+			}
 			fl_assert_int_eq(stat(sock, &st), 0);
 			fl_assert(S_ISSOCK(st.st_mode));
 			tl = sw_sync_timeline_create();
@@ -793,4 +810,15 @@ FL_TEST(squatted_tmp_socket_directory_falls_back_to_a_private_one)
 		_exit(0);
 	}
 	dl_wait_child_ok(pid);
+}
+
+FL_TEST(squatted_tmp_socket_directory_falls_back_to_a_private_one)
+{
+	squatted_directory(false);
+}
+
+/* The daemon started by hand (no --socket) follows the same rule (src/util/socket-path.c). */
+FL_TEST(daemon_started_by_hand_avoids_a_squatted_directory_too)
+{
+	squatted_directory(true);
 }

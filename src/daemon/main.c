@@ -43,7 +43,8 @@ static void usage(FILE *out)
 		"  -f, --foreground       stay in the foreground and log to stderr\n"
 		"  -s, --socket PATH      listen on PATH (default: $FENCELINE_SOCKET, else\n"
 		"                         $XDG_RUNTIME_DIR/fenceline.sock, else\n"
-		"                         /tmp/fenceline-$UID/fenceline.sock)\n"
+		"                         /tmp/fenceline-$UID/fenceline.sock, or a private\n"
+		"                         fall-back if another user made that directory)\n"
 		"  -i, --idle-timeout MS  exit after MS ms without clients or live fds\n"
 		"                         (default %d, or $FENCELINE_IDLE_MS; 0 = never)\n"
 		"  -a, --allow-uid UID    also serve processes of UID (repeatable; 'all'\n"
@@ -98,21 +99,6 @@ static int add_allow(struct server_config *cfg, const char *list)
 		cfg->allow[cfg->n_allow++] = (uid_t)uid;
 	}
 	return 0;
-}
-
-static int default_path(char *buf, size_t cap)
-{
-	const char *env = getenv("FENCELINE_SOCKET"), *xdg = getenv("XDG_RUNTIME_DIR");
-	char dir[64];
-
-	if (env && env[0])
-		return snprintf(buf, cap, "%s", env);
-	if (xdg && xdg[0] == '/')
-		return snprintf(buf, cap, "%s/fenceline.sock", xdg);
-	snprintf(dir, sizeof(dir), "/tmp/fenceline-%u", (unsigned int)geteuid());
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-		return -1;
-	return snprintf(buf, cap, "%s/fenceline.sock", dir);
 }
 
 /* Every live fence costs us one fd: take all the fds we may. */
@@ -368,7 +354,7 @@ int main(int argc, char **argv)
 	if (activated >= 0) {
 		lfd = activated;
 	} else {
-		if (!path[0] && (default_path(path, sizeof(path)) < 0 || strlen(path) >= 108)) {
+		if (!path[0] && fl__socket_path(path, sizeof(path)) < 0) {
 			fprintf(stderr, "fencelined: no usable socket path\n");
 			return 1;
 		}

@@ -52,6 +52,15 @@ struct fl__record {
 };
 
 /* fd helpers (src/util/fd.c is the one place that makes raw fd syscalls). */
+/*
+ * The daemon's socket path: $FENCELINE_SOCKET, else
+ * $XDG_RUNTIME_DIR/fenceline.sock, else /tmp/fenceline-UID/fenceline.sock
+ * when that directory is ours with mode 0700, else /run/user/UID or
+ * ~/.fenceline (another user may have made /tmp/fenceline-UID first; said
+ * once on stderr). Return: 0, -EPERM when no private directory can be had
+ * (with a message on stderr), -ENAMETOOLONG past sun_path.
+ */
+int fl__socket_path(char *buf, size_t cap);
 int fl__socketpair_cloexec(int sv[2]);
 int fl__fd_inode(int fd, dev_t *ret_dev, ino_t *ret_ino);
 /*
