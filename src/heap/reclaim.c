@@ -63,14 +63,24 @@ static void atfork_parent(void)
 	pthread_mutex_unlock(&watch_lock);
 }
 
-static void atfork_child(void)
+/*
+ * Under watch_lock: forget the inotify instance. Its watches go with it, and
+ * the records still naming them keep an old generation, so none is taken
+ * for one of a later instance.
+ */
+static void watch_drop_locked(void)
 {
 	if (watch_fd >= 0)
 		close(watch_fd);
 	watch_fd = -1;
 	watch_failed = false;
-	/* The records copied from the parent keep their watches' old generation: none is ours. */
 	watch_gen++;
+}
+
+static void atfork_child(void)
+{
+	/* The parent's watches are not ours. */
+	watch_drop_locked();
 	pthread_mutex_unlock(&watch_lock);
 }
 
@@ -136,14 +146,8 @@ void fl__heap_watch_put(struct fl_heap *heap)
 		return;
 	heap->watching = false;
 	pthread_mutex_lock(&watch_lock);
-	if (--watch_users == 0) {
-		/* Its watches go with it, and their wds with its generation. */
-		if (watch_fd >= 0)
-			close(watch_fd);
-		watch_fd = -1;
-		watch_failed = false;
-		watch_gen++;
-	}
+	if (--watch_users == 0)
+		watch_drop_locked();
 	pthread_mutex_unlock(&watch_lock);
 }
 
