@@ -22,17 +22,9 @@
 
 #include <linux/sync_file.h>
 
-/* sw_sync's uapi lives in drivers/dma-buf/sw_sync.c, not in a header. */
-struct sw_sync_create_fence_data {
-	uint32_t value;
-	char name[32];
-	int32_t fence;
-};
-#define SW_SYNC_IOC_MAGIC	 'W'
-#define SW_SYNC_IOC_CREATE_FENCE _IOWR(SW_SYNC_IOC_MAGIC, 0, struct sw_sync_create_fence_data)
-#define SW_SYNC_IOC_INC		 _IOW(SW_SYNC_IOC_MAGIC, 1, uint32_t)
+#include "sw-sync-uapi.h"
 
-#define SOCKS			 48
+#define SOCKS 48
 
 static int failed;
 

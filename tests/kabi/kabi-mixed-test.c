@@ -18,13 +18,7 @@
 
 #include <linux/sync_file.h>
 
-struct sw_sync_create_fence_data {
-	uint32_t value;
-	char name[32];
-	int32_t fence;
-};
-#define SW_SYNC_IOC_CREATE_FENCE _IOWR('W', 0, struct sw_sync_create_fence_data)
-#define SW_SYNC_IOC_INC		 _IOW('W', 1, uint32_t)
+#include "sw-sync-uapi.h"
 
 static int failed;
 
