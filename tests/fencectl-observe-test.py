@@ -160,7 +160,7 @@ def cycle_test(mode, n, fence_ok):
           f"{mode}: dump lists the waiters")
     stop(p)
     r, d = deadlocks_until(lambda d: not d.get("deadlocks"), 30)
-    check(r.returncode == 0 and not d.get("deadlocks"), f"{mode}: gone once the processes are")
+    check(r.returncode == 0 and not d.get("deadlocks"), f"{mode}: gone once the processes are (exit {r.returncode}: {r.stderr.strip()})")
 
 
 def never_test():
@@ -314,6 +314,9 @@ with tempfile.TemporaryDirectory() as tmp:
     for cmd in ("deadlocks", "stats", "trace", "watch"):
         h = fencectl(cmd, "--help")
         check(h.returncode == 0 and h.stdout.startswith(f"usage: fencectl {cmd}"), f"{cmd} --help")
+    # One daemon for the whole test: with the suite's 500 ms idle exit it could go away between
+    # two fencectl calls on a loaded machine, and "no daemon" is not the answer being checked.
+    os.environ["FENCELINE_IDLE_MS"] = "0"
     try:
         cycle_test("cycle2", 2, lambda name: name in ("ring-0-out", "ring-1-out"))
         cycle_test("cycle3", 3, lambda name: name == "ring-merge")
@@ -325,6 +328,9 @@ with tempfile.TemporaryDirectory() as tmp:
         # A failed check must not leave a deadlocked scenario behind.
         for p in started:
             os.killpg(p.pid, signal.SIGKILL)
+        w = fencectl("watch", "--json", "-n", "1")
+        if w.returncode == 0:
+            os.kill(json.loads(w.stdout)["daemon"]["pid"], signal.SIGTERM)
 
 if failures:
     print(f"{len(failures)} failed")
