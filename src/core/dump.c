@@ -61,7 +61,7 @@ static uint32_t snapshot_locked(struct fl_timeline *tl, char *value, struct fl_s
 	*ret_pts = n ? malloc(n * sizeof(**ret_pts)) : NULL;
 	if (*ret_pts) {
 		memcpy(*ret_pts, tl->heap, n * sizeof(**ret_pts));
-		qsort(*ret_pts, n, sizeof(**ret_pts), cmp_pts);
+		fl__sort(*ret_pts, n, sizeof(**ret_pts), cmp_pts);
 	}
 	return n;
 }

@@ -115,7 +115,7 @@ static void add_sink(const void *object, bool fence, dev_t dev, ino_t ino, void 
 	(void)dev;
 	if (!object)
 		return;
-	hit = bsearch(&key, h->fds, h->nfds, sizeof(*h->fds), cmp_ino);
+	hit = fl__search(&key, h->fds, h->nfds, sizeof(*h->fds), cmp_ino);
 	if (!hit)
 		return;
 	while (hit > h->fds && hit[-1].ino == ino)
@@ -215,7 +215,7 @@ static void extra(FILE *out, const void *object, bool fence, bool json, void *ar
 static void map_holders(struct holders *h)
 {
 	fl__sink_foreach(add_sink, h);
-	qsort(h->objs, h->nobjs, sizeof(*h->objs), cmp_obj);
+	fl__sort(h->objs, h->nobjs, sizeof(*h->objs), cmp_obj);
 	/* A process holding two copies of one fd holds the object once. */
 	size_t j = 0;
 
@@ -238,7 +238,7 @@ static void find_holders(struct holders *h)
 				scan_process(h, (pid_t)atoi(e->d_name));
 		closedir(d);
 	}
-	qsort(h->fds, h->nfds, sizeof(*h->fds), cmp_ino);
+	fl__sort(h->fds, h->nfds, sizeof(*h->fds), cmp_ino);
 	map_holders(h);
 }
 
@@ -277,7 +277,7 @@ bool fld_scan_step(struct fld_scan *s, uint64_t budget_ns)
 		if (!e) {
 			closedir(s->proc);
 			s->proc = NULL;
-			qsort(s->h.fds, s->h.nfds, sizeof(*s->h.fds), cmp_ino);
+			fl__sort(s->h.fds, s->h.nfds, sizeof(*s->h.fds), cmp_ino);
 			s->done = true;
 			break;
 		}
@@ -362,7 +362,7 @@ static void write_by_process(FILE *out, bool json, struct holders *h, pid_t only
 	uint64_t now = fl__now_ns();
 	bool first_proc = true;
 
-	qsort(h->objs, h->nobjs, sizeof(*h->objs), cmp_pid);
+	fl__sort(h->objs, h->nobjs, sizeof(*h->objs), cmp_pid);
 	fputs(json ? "{\"version\":1,\"processes\":[" : "", out);
 	for (size_t i = 0; i < h->nobjs;) {
 		pid_t pid = h->objs[i].pid;

@@ -746,7 +746,7 @@ static int write_trace(FILE *out, uint64_t end_ns)
 	size_t nf = 0;
 
 	/* Events are recorded in order except fence creation (stamped when made). */
-	qsort(t.ev, t.n, sizeof(*t.ev), cmp_ev);
+	fl__sort(t.ev, t.n, sizeof(*t.ev), cmp_ev);
 	for (size_t i = 0; i < t.n; i++) {
 		nf += t.ev[i].type == EV_FENCE;
 		w.ndone += t.ev[i].type == EV_FENCE_DONE;
@@ -769,12 +769,12 @@ static int write_trace(FILE *out, uint64_t end_ns)
 			w.fences[w.nfences++] =
 				(struct fence_ref){ t.ev[i].a, t.ev[i].pid, t.ev[i].name, false,
 						    t.ev[i].ts };
-	qsort(w.fences, w.nfences, sizeof(*w.fences), cmp_fence);
+	fl__sort(w.fences, w.nfences, sizeof(*w.fences), cmp_fence);
 	w.ndone = 0;
 	for (size_t i = 0; i < t.n; i++)
 		if (t.ev[i].type == EV_FENCE_DONE)
 			w.done[w.ndone++] = &t.ev[i];
-	qsort(w.done, w.ndone, sizeof(*w.done), cmp_done);
+	fl__sort(w.done, w.ndone, sizeof(*w.done), cmp_done);
 
 	fputs("{\"traceEvents\":[", out);
 	for (size_t i = 0; i < t.n; i++)

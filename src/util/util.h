@@ -52,6 +52,11 @@ struct fl__record {
 };
 
 /* fd helpers (src/util/fd.c is the one place that makes raw fd syscalls). */
+/* qsort() and bsearch() that take an empty array, NULL or not (src/util/sort.c). */
+void fl__sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+void *fl__search(const void *key, const void *base, size_t n, size_t size,
+		 int (*cmp)(const void *, const void *));
+
 /*
  * The daemon's socket path: $FENCELINE_SOCKET, else
  * $XDG_RUNTIME_DIR/fenceline.sock, else /tmp/fenceline-UID/fenceline.sock
