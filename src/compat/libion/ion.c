@@ -334,17 +334,6 @@ static void forget(struct fl_heap *heap, int fd)
 		close(dup);
 }
 
-/* ION's system heap refuses more than half of RAM. */
-static bool too_large_for_system(size_t len)
-{
-	long pages = sysconf(_SC_PHYS_PAGES);
-	long psize = sysconf(_SC_PAGESIZE);
-
-	if (pages <= 0 || psize <= 0)
-		return false;
-	return len / (size_t)psize > (size_t)pages / 2;
-}
-
 FL_EXPORT int ion_alloc_fd(int fd, size_t len, size_t align, unsigned int heap_mask,
 			   unsigned int flags, int *handle_fd)
 {
@@ -369,11 +358,7 @@ FL_EXPORT int ion_alloc_fd(int fd, size_t len, size_t align, unsigned int heap_m
 
 		if (!(heap_mask & (1u << d->id)))
 			continue;
-		/* The memfd heaps: ION's system heaps refuse more than half of RAM. */
-		if (d->id <= ION_CONTIG_ID && too_large_for_system(len)) {
-			r = -ENOMEM;
-			continue;
-		}
+		/* More than half of RAM is -ENOMEM, as ION's system heaps say: every heap refuses it. */
 		if (!c->via_daemon) {
 			struct fl_heap *heap;
 
