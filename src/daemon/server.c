@@ -102,9 +102,14 @@ struct client {
 		uint64_t id;
 	} * handles;
 	uint32_t nhandles, handles_cap;
-	/* POOL_FILL: socket pairs handed out, sinks kept here, oldest first. */
+	/*
+	 * POOL_FILL: fence fds handed out, oldest first, with what we keep of
+	 * each: a pipe's write end in the core (@pipe) or, for a pool with
+	 * signal ends or when pipes cannot be used, a socket pair's end (@sink).
+	 */
 	struct pooled {
-		int sink;
+		int sink; /* -1 for a pipe */
+		struct fl__sink *pipe;
 		dev_t dev;
 		ino_t ino;
 		bool end_given; /* a copy of @sink went with it (FL_POOL_F_SIGNAL_ENDS) */
@@ -463,6 +468,19 @@ static bool uid_allowed(uid_t uid)
 	return false;
 }
 
+/* A pooled fd that will not become a fence: its holders read @status. */
+static void pooled_drop(struct pooled *p, int status)
+{
+	if (p->pipe)
+		fl__fence_pipe_discard(p->pipe, status);
+	else if (status == -ECONNRESET)
+		close(p->sink); /* a socket's end-of-file reads as -ECONNRESET */
+	else
+		fl__fd_pair_fail(p->sink, status);
+	p->pipe = NULL;
+	p->sink = -1;
+}
+
 static void disconnect(struct client *c, const char *why)
 {
 	if (why)
@@ -476,7 +494,7 @@ static void disconnect(struct client *c, const char *why)
 	c->heap_buffers = 0;
 	/* Pooled fds it never used read as the connection's end. */
 	for (; c->pool_count; c->pool_count--, c->pool_head++)
-		close(c->pool[c->pool_head % FL_PROTO_POOL_MAX].sink);
+		pooled_drop(&c->pool[c->pool_head % FL_PROTO_POOL_MAX], -ECONNRESET);
 	shared_disown(c);
 	fld_waits_client_gone(c);
 	if (tracer == c) {
@@ -1202,7 +1220,13 @@ static bool op_timeline_bind(struct client *c, const struct fl_proto_request *q,
 	return reply_send(c, &q->hdr, &rep, sizeof(rep), -1);
 }
 
-/* POOL_FILL: hand out socket pairs that FENCE_NEW makes fences of later. */
+/*
+ * POOL_FILL: hand out fence fds that FENCE_NEW makes fences of later: the
+ * read ends of pipes whose write ends the core keeps, so that no holder can
+ * shut them down, write into them or make them ready early; socket pairs
+ * for an owner's pool with signal ends (which it writes the record into
+ * itself) and where pipes cannot be used (fl__fence_pipes_ok()).
+ */
 static bool op_pool_fill(struct client *c, const struct fl_proto_request *q)
 {
 	struct fl_msg_pool_reply rep = { { 0, 0 }, c->pool_slot + c->pool_count, 0 };
@@ -1210,6 +1234,7 @@ static bool op_pool_fill(struct client *c, const struct fl_proto_request *q)
 	int user[2 * FL_PROTO_POOL_FILL_MAX];
 	uint32_t want = q->u.pool_fill.count, n = 0;
 	bool ends = q->u.pool_fill.flags & FL_POOL_F_SIGNAL_ENDS, alive;
+	bool pipes = !ends && fl__fence_pipes_ok();
 	int r = 0;
 
 	if (want > FL_PROTO_POOL_MAX - c->pool_count)
@@ -1222,6 +1247,15 @@ static bool op_pool_fill(struct client *c, const struct fl_proto_request *q)
 		struct pooled *p = &c->pool[(c->pool_head + c->pool_count + n) % FL_PROTO_POOL_MAX];
 		int sv[2];
 
+		if (pipes) {
+			r = fl__fence_pipe_new(&p->pipe, &user[n], &p->dev, &p->ino);
+			if (r < 0)
+				break;
+			p->sink = -1;
+			p->end_given = false;
+			continue;
+		}
+		p->pipe = NULL;
 		r = fl__socketpair_cloexec(sv);
 		if (r == 0) {
 			r = fl__fd_inode(sv[1], &p->dev, &p->ino);
@@ -1255,7 +1289,9 @@ static bool op_pool_fill(struct client *c, const struct fl_proto_request *q)
 		close(user[i]);
 	if (!alive) {
 		for (uint32_t i = 0; i < n; i++)
-			close(c->pool[(c->pool_head + c->pool_count + i) % FL_PROTO_POOL_MAX].sink);
+			pooled_drop(
+				&c->pool[(c->pool_head + c->pool_count + i) % FL_PROTO_POOL_MAX],
+				-ECONNRESET);
 		return false;
 	}
 	c->pool_count += n;
@@ -1331,7 +1367,7 @@ static bool op_fence_new(struct client *c, const struct fl_proto_request *q)
 	c->pool_count--;
 	c->pool_slot++;
 	if (b->handle >= c->nhandles) {
-		fl__fd_pair_fail(p.sink, -EBADMSG);
+		pooled_drop(&p, -EBADMSG);
 		fds_sub(c, 1);
 		return reject(c, &q->hdr, -EBADMSG, "FENCE_NEW names a timeline it did not bind");
 	}
@@ -1351,7 +1387,8 @@ static bool op_fence_new(struct client *c, const struct fl_proto_request *q)
 		objects_uncharge(c, false);
 	if (r == 0) {
 		atomic_fetch_add(&c->refs, 1);
-		r = fl__fence_adopt_sink(f, p.sink, p.dev, p.ino, release_fence, c);
+		r = p.pipe ? fl__fence_pipe_adopt(f, p.pipe, release_fence, c)
+			   : fl__fence_adopt_sink(f, p.sink, p.dev, p.ino, release_fence, c);
 		if (r == 0)
 			fld_trace_fence_new(c->pid, f, "create", 0, 0);
 		fl_fence_unref(f);
@@ -1361,7 +1398,7 @@ static bool op_fence_new(struct client *c, const struct fl_proto_request *q)
 			atomic_fetch_sub(&c->refs, 1);
 		}
 	} else {
-		fl__fd_pair_fail(p.sink, r);
+		pooled_drop(&p, r);
 		fds_sub(c, 1);
 	}
 	/*
@@ -2396,6 +2433,10 @@ int fld_serve(int lfd, const struct server_config *config)
 		check = fld_log_flush();
 		if (check >= 0 && (timeout < 0 || timeout > check))
 			timeout = check;
+		/* Completed pipe fences are swept now and then (fl__watcher_timeout_ms()). */
+		check = fl__watcher_timeout_ms();
+		if (check >= 0 && (timeout < 0 || timeout > check))
+			timeout = check;
 		int n = epoll_wait(epfd, evs, FL_ARRAY_SIZE(evs), timeout);
 
 		if (n < 0 && errno != EINTR)
@@ -2425,7 +2466,7 @@ int fld_serve(int lfd, const struct server_config *config)
 		}
 		serve_ready(ready, nready);
 		/* After the events at hand: a release can free a client they name. */
-		if (watch)
+		if (watch || fl__watcher_timeout_ms() == 0)
 			fl__watcher_dispatch();
 		answer_deferred_pings();
 		bury_zombies();

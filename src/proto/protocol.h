@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FL_PROTO_VERSION  6
+#define FL_PROTO_VERSION  7
 #define FL_PROTO_NAME_LEN 32
 #define FL_PROTO_MAX_FDS  4
 /* The largest request; replies may be up to FL_PROTO_MAX_REPLY. */
