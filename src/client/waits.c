@@ -95,8 +95,9 @@ static int hook_status(int fd)
 
 	if (fl_mode_get() == FL_MODE_IN_PROCESS)
 		return -ECONNRESET;
-	r = fl__client_call(FL_OP_FENCE_INFO, 0, &body, sizeof(body), &fd, 1, 0, reply,
-			    sizeof(reply), NULL);
+	/* A new daemon would not know the fd: none is started for this. */
+	r = fl__client_call_no_spawn(FL_OP_FENCE_INFO, &body, sizeof(body), &fd, 1, reply,
+				     sizeof(reply));
 	if (r < (int)(sizeof(struct fl_msg_hdr) + sizeof(rep)) ||
 	    fl__client_reply_status(reply) < 0)
 		return r == -EBADF ? -EBADF : -ECONNRESET;

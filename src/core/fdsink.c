@@ -786,10 +786,22 @@ int fl__watcher_timeout_ms(void)
 		host_sweep_at = 0;
 		return -1;
 	}
+	if (sweep_due())
+		return 0;
 	now = fl__now_ns();
 	if (!host_sweep_at)
 		host_sweep_at = now + (uint64_t)host_sweep_ms * 1000000ull;
 	return now >= host_sweep_at ? 0 : (int)((host_sweep_at - now + 999999) / 1000000);
+}
+
+size_t fl__watcher_sweep(void)
+{
+	size_t before = __atomic_load_n(&done_count, __ATOMIC_RELAXED);
+
+	if (!before)
+		return 0;
+	sweep_done();
+	return before - FL_MIN(before, __atomic_load_n(&done_count, __ATOMIC_RELAXED));
 }
 
 bool fl__fence_pipes_ok(void)

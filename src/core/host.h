@@ -110,6 +110,14 @@ void fl__watcher_dispatch(void);
  */
 int fl__watcher_timeout_ms(void);
 
+/*
+ * fl__watcher_sweep() - sweep completed pipe fences now (host's thread):
+ * for a host about to refuse a quota that fences already closed everywhere
+ * may still be holding. Costs a read of /proc/self/fdinfo; free when no
+ * completed pipe fence is listed. Return: how many were released.
+ */
+size_t fl__watcher_sweep(void);
+
 struct fl__sink;
 
 /*

@@ -330,13 +330,31 @@ static unsigned int room_of(const struct peer *p, unsigned int max)
 }
 
 /* How many more daemon fds @c may have us hold, by its process's and its uid's quotas. */
-static unsigned int fds_room(const struct client *c)
+static unsigned int fds_room_now(const struct client *c)
 {
 	unsigned int room = room_of(c->proc, max_fds_process);
 
 	if (uid_limited(c))
 		room = FL_MIN(room, room_of(c->user, max_fds_uid));
 	return room;
+}
+
+/*
+ * A completed pipe fence holds no daemon fd, but counts as one until a
+ * sweep finds every copy of it closed: sweep before refusing.
+ */
+static unsigned int fds_room_for(const struct client *c, unsigned int need)
+{
+	unsigned int room = fds_room_now(c);
+
+	if (room < need && fl__watcher_sweep())
+		room = fds_room_now(c);
+	return room;
+}
+
+static unsigned int fds_room(const struct client *c)
+{
+	return fds_room_for(c, 1);
 }
 
 static void fds_add(struct client *c, unsigned int n)
@@ -402,7 +420,7 @@ static int fds_refused(struct client *c, const char *what)
 /* Count @n more daemon fds for @c, within its quotas: 0, or -EMFILE (logged). */
 static int fds_charge(struct client *c, unsigned int n, const char *what)
 {
-	if (fds_room(c) < n)
+	if (fds_room_for(c, n) < n)
 		return fds_refused(c, what);
 	fds_add(c, n);
 	return 0;
@@ -414,6 +432,13 @@ static int objects_charge(struct client *c, bool timeline)
 	atomic_uint *n = timeline ? &c->proc->timelines : &c->proc->fences;
 	unsigned int max = timeline ? cfg.max_timelines : cfg.max_fences;
 
+	/*
+	 * Completed pipe fences closed everywhere count until a sweep finds
+	 * them gone: sweep before refusing (only at the limit, so a client
+	 * that sits there costs a sweep per refused request).
+	 */
+	if (!timeline && atomic_load(n) >= max)
+		(void)fl__watcher_sweep();
 	if (atomic_load(n) >= max) {
 		log_quota(c, timeline ? "a timeline" : "a fence", timeline ? Q_TIMELINES : Q_FENCES,
 			  max, atomic_load(n));
