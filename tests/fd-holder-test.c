@@ -461,6 +461,36 @@ FL_TEST(another_uid_holding_a_daemon_fence_fd_changes_nothing_for_the_others)
 	daemon_fence_holder_changes_nothing(OTHER_UID_HOLDER);
 }
 
+/* The rest of the fd API takes the daemon's pipe fence fds as it takes its socket ones. */
+FL_TEST(daemon_pipe_fence_fds_merge_and_answer_info_and_deadlines)
+{
+	struct fl_fence_info info;
+	struct fl_sync_pt_info pt;
+	uint64_t deadline = 0;
+	int tl_fd, a, b, m = -1;
+
+	fl_assert_int_eq(fl_timeline_fd_create("api", 0, &tl_fd), 0);
+	a = daemon_pipe_fence(tl_fd, 1);
+	b = daemon_pipe_fence(tl_fd, 2);
+	fl_assert_int_eq(fl_fence_fd_merge(a, b, "both", 0, &m), 0);
+	fl_assert_int_eq(fl_fence_fd_get_info(a, &info, &pt, 1), 1); /* points filled */
+	fl_assert_int_eq(info.status, FL_STATUS_ACTIVE);
+	fl_assert_int_eq(pt.value, 1);
+	fl_assert_int_eq(fl_fence_fd_set_deadline(b, 12345), 0);
+	fl_assert_int_eq(fl_fence_fd_get_deadline(b, &deadline), 0);
+	fl_assert_int_eq(deadline, 12345);
+	fl_assert_int_eq(fl_timeline_fd_inc(tl_fd, 1), 0);
+	fl_assert_int_eq(fl_fence_fd_wait(a, 30000), 0);
+	fl_assert_int_eq(fl_fence_fd_get_status(m), FL_STATUS_ACTIVE);
+	fl_assert_int_eq(fl_timeline_fd_inc(tl_fd, 1), 0);
+	fl_assert_int_eq(fl_fence_fd_wait(m, 30000), 0);
+	fl_assert_int_eq(fl_fence_fd_get_status(b), FL_STATUS_SIGNALED);
+	close(m);
+	close(b);
+	close(a);
+	close(tl_fd);
+}
+
 /* (c) for the daemon's pipe fence fds: nothing a holder does makes one read as signalled. */
 FL_TEST(no_holder_makes_a_pending_daemon_pipe_fence_read_as_signalled)
 {
