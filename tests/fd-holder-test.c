@@ -461,6 +461,58 @@ FL_TEST(another_uid_holding_a_daemon_fence_fd_changes_nothing_for_the_others)
 	daemon_fence_holder_changes_nothing(OTHER_UID_HOLDER);
 }
 
+/* An event loop that reads a few bytes of whatever is readable. */
+static int read_a_little(int fd)
+{
+	char buf[5];
+
+	return read(fd, buf, sizeof(buf)) == (ssize_t)sizeof(buf) ? 0 : 30;
+}
+
+/*
+ * A holder that reads part of a completed daemon fence's record: every
+ * other holder, of any uid, still reads the exact status, without asking
+ * the daemon (which would not let another uid in).
+ */
+static void partial_reader_changes_nothing(enum holder who)
+{
+	int tl_fd, fd;
+
+	fl_assert_int_eq(fl_timeline_fd_create("partial", 0, &tl_fd), 0);
+	fd = daemon_pipe_fence(tl_fd, 1);
+	fl_assert_int_eq(fl_timeline_fd_inc(tl_fd, 1), 0);
+	fl_assert_int_eq(fl_fence_fd_wait(fd, 30000), 0);
+	expect_holder_ok(who, read_a_little, fd);
+	fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_SIGNALED);
+	expect_holder_ok(OTHER_UID_HOLDER, child_sees_signalled_now, fd);
+	expect_holder_ok(SAME_UID, child_sees_signalled_now, fd);
+	close(tl_fd);
+	close(fd);
+}
+
+FL_TEST(a_holder_reading_part_of_a_daemon_fence_record_changes_nothing)
+{
+	partial_reader_changes_nothing(SAME_UID);
+	partial_reader_changes_nothing(OTHER_UID_HOLDER);
+}
+
+/* A failed fence's record read out whole: the others still read its error, and it stays ready. */
+FL_TEST(a_failed_daemon_fence_keeps_its_error_when_a_holder_reads_the_record)
+{
+	int tl_fd, fd;
+
+	fl_assert_int_eq(fl_timeline_fd_create("doomed", 0, &tl_fd), 0);
+	fd = daemon_pipe_fence(tl_fd, 1);
+	/* Its last handle: the timeline dies and its pending fence fails. */
+	fl_assert_int_eq(fl_timeline_fd_close(tl_fd), 0);
+	fl_assert_int_eq(fl_fence_fd_wait(fd, 30000), -ENOENT);
+	expect_holder_ok(SAME_UID, do_everything, fd);
+	fl_assert(ready_now(fd));
+	fl_assert_int_eq(fl_fence_fd_get_status(fd), -ENOENT);
+	fl_assert_int_eq(fl_fence_fd_wait(fd, 0), -ENOENT);
+	close(fd);
+}
+
 /* The rest of the fd API takes the daemon's pipe fence fds as it takes its socket ones. */
 FL_TEST(daemon_pipe_fence_fds_merge_and_answer_info_and_deadlines)
 {

@@ -111,7 +111,10 @@ static int reg_fd = -1;
  * then waits with the sweep's timeout). Under sink_lock.
  */
 static bool watcher_forever;
-/* Set once this process made a pipe fd: fl_fence_fd_get_status() then looks at the kind first. */
+/*
+ * Set once this process made a pipe fd or was asked about one:
+ * fl_fence_fd_get_status() then looks at the kind first.
+ */
 static bool pipes_made;
 /*
  * 0 unknown, 1 pipes, 2 pipes for timelines only (no /proc/self/fdinfo for
@@ -1226,6 +1229,15 @@ static int sink_new(enum sink_kind kind, bool strong, struct fl_fence *f, struct
  */
 static void write_record(int fd, const struct fl__record *rec)
 {
+	/*
+	 * Success writes the record twice, in one write: a reader in
+	 * another process then learns it from the byte count alone
+	 * (FIONREAD, see foreign_pipe_status()), and no holder can turn a
+	 * failure (one record) into that count, as nobody can write into
+	 * the pipe.
+	 */
+	struct fl__record recs[2] = { *rec, *rec };
+	size_t len = rec->status == FL_STATUS_SIGNALED ? sizeof(recs) : sizeof(*rec);
 	sigset_t pipe_set, old, pending;
 	bool theirs;
 
@@ -1234,7 +1246,7 @@ static void write_record(int fd, const struct fl__record *rec)
 	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
 	theirs = sigismember(&old, SIGPIPE) && sigpending(&pending) == 0 &&
 		 sigismember(&pending, SIGPIPE);
-	if (write(fd, rec, sizeof(*rec)) < 0 && errno == EPIPE && !theirs) {
+	if (write(fd, recs, len) < 0 && errno == EPIPE && !theirs) {
 		struct timespec zero = { 0, 0 };
 
 		while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR)
@@ -1475,20 +1487,49 @@ static int is_unix_stream(int fd)
 static int foreign_pipe_status(int fd)
 {
 	const struct fl__wait_hooks *hooks;
-	struct fl__record rec;
+	struct fl__record rec, recs[2];
 	bool ask = false;
-	int p[2], r = 0;
+	int p[2], r = 0, avail;
 	ssize_t n;
 
+	fl__fd_settle(); /* fences this process asked the daemon for exist by now */
+	/*
+	 * The common cases in one or two syscalls: two records are a success
+	 * (write_record()), nothing queued and no end-of-file is a pending
+	 * fence. Anything else (a failure's single record, a record a holder
+	 * read out in part or whole, a dead maker) is looked at closely.
+	 */
+	if (ioctl(fd, FIONREAD, &avail) == 0) {
+		struct pollfd pf = { .fd = fd, .events = POLLIN };
+
+		if (avail == 2 * (int)sizeof(rec))
+			return FL_STATUS_SIGNALED;
+		if (avail == 0 && poll(&pf, 1, 0) == 0)
+			return FL_STATUS_ACTIVE;
+	}
 	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
 		return -errno;
-	n = tee(fd, p[1], sizeof(rec), SPLICE_F_NONBLOCK);
-	if (n < 0)
-		r = errno == EAGAIN ? FL_STATUS_ACTIVE : -ENOTTY;
-	else if (n == (ssize_t)sizeof(rec) && read(p[0], &rec, sizeof(rec)) == (ssize_t)sizeof(rec))
-		r = rec.magic == FL__RECORD_MAGIC ? rec.status : -ENOTTY;
-	else
-		ask = true;
+	/*
+	 * Reads consume from the front, so the last 16 bytes are a whole
+	 * record as long as 16 or more are left: a holder that read part of
+	 * a success's first copy leaves the second intact.
+	 */
+	n = tee(fd, p[1], sizeof(recs), SPLICE_F_NONBLOCK);
+	if (n >= (ssize_t)sizeof(rec) && read(p[0], recs, (size_t)n) != n)
+		n = 0;
+	if (n < 0 && errno == EAGAIN) {
+		r = FL_STATUS_ACTIVE;
+	} else if (n < 0) {
+		r = -ENOTTY;
+	} else if (n >= (ssize_t)sizeof(rec)) {
+		memcpy(&rec, (const char *)recs + n - sizeof(rec), sizeof(rec));
+		if (rec.magic == FL__RECORD_MAGIC)
+			r = rec.status;
+		else
+			ask = true;
+	} else {
+		ask = true; /* end-of-file, or less than a record left */
+	}
 	close(p[0]);
 	close(p[1]);
 	if (ask) {
@@ -1551,8 +1592,11 @@ FL_EXPORT int fl_fence_fd_get_status(int fd)
 	}
 	fl__fd_settle(); /* fences this process asked the daemon for exist by now */
 	n = recv(fd, &rec, sizeof(rec), MSG_PEEK | MSG_DONTWAIT);
-	if (n < 0 && errno == ENOTSOCK)
+	if (n < 0 && errno == ENOTSOCK) {
+		/* The daemon's fence fds are pipes too: look at the kind first from now on. */
+		__atomic_store_n(&pipes_made, true, __ATOMIC_RELAXED);
 		return status_not_socket(fd);
+	}
 	if (n == (ssize_t)sizeof(rec))
 		return rec.magic == FL__RECORD_MAGIC ? rec.status : -ENOTTY;
 	if (n == 0)
