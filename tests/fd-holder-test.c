@@ -513,6 +513,38 @@ FL_TEST(a_failed_daemon_fence_keeps_its_error_when_a_holder_reads_the_record)
 	close(fd);
 }
 
+/*
+ * (b) for a merge the daemon made, even of an owner's own fences (socket
+ * pairs): the merged fd is a pipe the daemon made, and its holders are
+ * isolated from each other.
+ */
+FL_TEST(a_holder_of_a_daemon_merged_fence_fd_changes_nothing_for_the_others)
+{
+	struct stat st;
+	int tl_fd, a, b, m = -1;
+
+	fl_assert_int_eq(fl_timeline_fd_create("merged", 0, &tl_fd), 0);
+	fl_assert_int_eq(fl_fence_fd_create(tl_fd, 1, "a", &a), 0);
+	fl_assert_int_eq(fl_fence_fd_create(tl_fd, 2, "b", &b), 0);
+	fl_assert_int_eq(fl_fence_fd_merge(a, b, "m", 0, &m), 0);
+	fl_assert_int_eq(fstat(m, &st), 0);
+	fl_assert(S_ISFIFO(st.st_mode));
+	fl_assert_int_eq(st.st_mode & 07777, 0);
+	expect_holder_ok(SAME_UID, do_everything, m);
+	expect_holder_ok(OTHER_UID_HOLDER, do_everything, m);
+	fl_assert_int_eq(fl_fence_fd_get_status(m), FL_STATUS_ACTIVE);
+	fl_assert(!ready_now(m));
+	fl_assert_int_eq(fl_timeline_fd_inc(tl_fd, 2), 0);
+	fl_assert_int_eq(fl_fence_fd_wait(m, 30000), 0);
+	expect_holder_ok(SAME_UID, do_everything, m);
+	fl_assert(ready_now(m));
+	fl_assert_int_eq(fl_fence_fd_get_status(m), FL_STATUS_SIGNALED);
+	close(m);
+	close(b);
+	close(a);
+	close(tl_fd);
+}
+
 /* The rest of the fd API takes the daemon's pipe fence fds as it takes its socket ones. */
 FL_TEST(daemon_pipe_fence_fds_merge_and_answer_info_and_deadlines)
 {

@@ -1148,6 +1148,66 @@ static int adopt(struct client *c, struct fl_fence *f, int *fds)
 	return 0;
 }
 
+/*
+ * A fence fd of @f made here, for @c, to go with the reply (FENCE_MERGE,
+ * FENCE_IMPORT): the read end of a pipe whose write end the core keeps, or
+ * a socket pair's end where pipes cannot be used (fl__fence_pipes_ok()).
+ * Charged to @c as adopt() charges. Return: 0 and *ret_fd (the caller
+ * sends it and closes it), -EMFILE over a quota, or another error.
+ */
+static int fence_fd_new(struct client *c, struct fl_fence *f, int *ret_fd)
+{
+	struct fl__sink *s;
+	dev_t dev;
+	ino_t ino;
+	int r, sv[2];
+
+	r = objects_charge(c, false);
+	if (r == 0 && (r = fds_charge(c, 1, "a fence")) < 0)
+		objects_uncharge(c, false);
+	if (r < 0)
+		return -EMFILE;
+	atomic_fetch_add(&c->refs, 1);
+	if (fl__fence_pipes_ok()) {
+		r = fl__fence_pipe_new(&s, ret_fd, NULL, NULL);
+		/* Adopted while we hold the read end: its last close cannot come first. */
+		if (r == 0 && (r = fl__fence_pipe_adopt(f, s, release_fence, c)) < 0)
+			close(*ret_fd);
+	} else {
+		r = fl__socketpair_cloexec(sv);
+		if (r == 0 && (r = fl__fd_inode(sv[1], &dev, &ino)) < 0) {
+			close(sv[0]);
+			close(sv[1]);
+		} else if (r == 0) {
+			/* Closes the sink on failure. */
+			r = fl__fence_adopt_sink(f, sv[0], dev, ino, release_fence, c);
+			if (r < 0)
+				close(sv[1]);
+			else
+				*ret_fd = sv[1];
+		}
+	}
+	if (r < 0) {
+		objects_uncharge(c, false);
+		fds_sub(c, 1);
+		atomic_fetch_sub(&c->refs, 1);
+	}
+	return r;
+}
+
+/* The reply to a request that made a fence fd: the status, with the fd on success. */
+static bool reply_fence_fd(struct client *c, const struct fl_msg_hdr *req, int r, int fd)
+{
+	struct fl_msg_reply ok = { 0, 0 };
+	bool alive;
+
+	if (r < 0)
+		return reply_status(c, req, r);
+	alive = reply_send(c, req, &ok, sizeof(ok), fd);
+	close(fd);
+	return alive;
+}
+
 static bool op_fence_create(struct client *c, const struct fl_proto_request *q, int *fds)
 {
 	struct fl_timeline *tl;
@@ -1444,7 +1504,7 @@ static bool op_fence_new(struct client *c, const struct fl_proto_request *q)
 static bool op_fence_merge(struct client *c, const struct fl_proto_request *q, int *fds)
 {
 	struct fl_fence *a = NULL, *b = NULL, *m = NULL;
-	int r;
+	int r, fd = -1;
 
 	uint64_t ida = 0, idb = 0;
 
@@ -1469,14 +1529,12 @@ static bool op_fence_merge(struct client *c, const struct fl_proto_request *q, i
 		fl_fence_unref(b);
 	}
 	if (r == 0) {
-		r = adopt(c, m, &fds[2]);
+		r = fence_fd_new(c, m, &fd);
 		if (r == 0)
 			fld_trace_fence_new(c->pid, m, "merge", ida, idb);
 		fl_fence_unref(m);
 	}
-	if (r == -EBADMSG)
-		return reject(c, &q->hdr, r, "FENCE_MERGE with fds that are not a socket pair");
-	return reply_status(c, &q->hdr, r);
+	return reply_fence_fd(c, &q->hdr, r, fd);
 }
 
 static bool op_fence_info(struct client *c, const struct fl_proto_request *q, int *fds)
@@ -1541,23 +1599,17 @@ static bool op_fence_info(struct client *c, const struct fl_proto_request *q, in
 static bool op_fence_import(struct client *c, const struct fl_proto_request *q, int *fds)
 {
 	struct fl_fence *f;
-	int r = fl_sync_file_import(fds[0], q->u.fence_import.name, &f);
+	int r = fl_sync_file_import(fds[0], q->u.fence_import.name, &f), fd = -1;
 
 	close(fds[0]); /* the import took its own copy */
 	fds[0] = -1;
 	if (r == 0) {
-		r = adopt(c, f, &fds[1]);
+		r = fence_fd_new(c, f, &fd);
 		if (r == 0)
 			fld_trace_fence_new(c->pid, f, "import", 0, 0);
 		fl_fence_unref(f);
-	} else {
-		fl__fd_pair_fail(fds[1], r);
-		close(fds[2]);
-		fds[1] = fds[2] = -1;
 	}
-	if (r == -EBADMSG)
-		return reject(c, &q->hdr, r, "FENCE_IMPORT with fds that are not a socket pair");
-	return reply_status(c, &q->hdr, r);
+	return reply_fence_fd(c, &q->hdr, r, fd);
 }
 
 static bool op_fence_set_deadline(struct client *c, const struct fl_proto_request *q, int *fds)
@@ -2043,11 +2095,7 @@ static bool shed_out_of_fds(struct client *c, const unsigned char *buf, ssize_t 
 		sink = 1;
 		break;
 	case FL_OP_FENCE_MERGE:
-		sink = 2;
-		break;
 	case FL_OP_FENCE_IMPORT:
-		sink = 1;
-		break;
 	case FL_OP_TIMELINE_INC:
 	case FL_OP_TIMELINE_GET_VALUE:
 	case FL_OP_TIMELINE_BIND:
