@@ -21,12 +21,14 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <fenceline/fenceline.h>
 #include <fenceline/shared.h>
+#include <fenceline/transfer.h>
 
 #include "bench.h"
 /* The DUMP flood speaks the wire protocol itself (as the hostile tests do). */
@@ -241,6 +243,89 @@ static void part_create(void)
 			"daemon_baseline_socketpair_call_p50");
 	target("ratio_daemon_create_over_socketpair", "<=", 3.0);
 	close(c.tl);
+}
+
+/*
+ * 1b: the status of the daemon's pipe fence fds (a process that owns no
+ * timeline gets those), read from the pipe without a daemon round trip,
+ * against a poll(0) on the same fd.
+ */
+static double b_status(void *arg, long ops)
+{
+	int fd = *(int *)arg;
+	uint64_t t0 = fl__bench_now_ns();
+
+	for (long i = 0; i < ops; i++)
+		if (fl_fence_fd_get_status(fd) < 0)
+			fl__bench_die("fl_fence_fd_get_status", -EIO);
+	return elapsed_per_op(t0, ops);
+}
+
+static double b_poll0(void *arg, long ops)
+{
+	struct pollfd p = { .fd = *(int *)arg, .events = POLLIN };
+	uint64_t t0 = fl__bench_now_ns();
+
+	for (long i = 0; i < ops; i++)
+		if (poll(&p, 1, 0) < 0)
+			fl__bench_die("poll", errno);
+	return elapsed_per_op(t0, ops);
+}
+
+static void part_status(void)
+{
+	long ops = fl__bench_iters(200000, 10000);
+	int tl, sv[2], fds[2] = { -1, -1 }, ws;
+	unsigned int nfds = 0;
+	struct stat st;
+	char byte;
+	pid_t pid;
+
+	fl__bench_comment("daemon 1b: fl_fence_fd_get_status() on the daemon's pipe fence fds, ns "
+			  "per call, against poll(0) on the same fd (median of %d batches)",
+			  FL_BENCH_REPS);
+	check(fl_timeline_fd_create("bench-status", 0, &tl), "fl_timeline_fd_create");
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		fl__bench_die("socketpair", errno);
+	pid = fork();
+	if (pid < 0)
+		fl__bench_die("fork", errno);
+	if (pid == 0) {
+		/* A child's own connection, and no timeline of its own: pipe fence fds. */
+		int f[2];
+
+		if (fl_fence_fd_create(tl, 0, "signalled", &f[0]) < 0 ||
+		    fl_fence_fd_create(tl, 1, "pending", &f[1]) < 0 ||
+		    fl_send(sv[1], "f", 1, f, 2) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(sv[1]);
+	check(fl_recv(sv[0], &byte, 1, NULL, fds, 2, &nfds), "fl_recv");
+	close(sv[0]);
+	if (waitpid(pid, &ws, 0) != pid || !WIFEXITED(ws) || WEXITSTATUS(ws) || nfds != 2)
+		fl__bench_die("status child", -EIO);
+	if (fstat(fds[0], &st) < 0 || !S_ISFIFO(st.st_mode))
+		fl__bench_comment("the daemon made socket pairs (FENCELINE_FD_KIND=socket?)");
+	if (fl_fence_fd_get_status(fds[0]) != FL_STATUS_SIGNALED ||
+	    fl_fence_fd_get_status(fds[1]) != FL_STATUS_ACTIVE)
+		fl__bench_die("status of the pipe fences", -EIO);
+	fl__bench_out("daemon_status_pipe_signalled",
+		      fl__bench_batch_median(b_status, &fds[0], ops), "ns");
+	fl__bench_out("daemon_poll0_pipe_signalled", fl__bench_batch_median(b_poll0, &fds[0], ops),
+		      "ns");
+	fl__bench_out("daemon_status_pipe_pending", fl__bench_batch_median(b_status, &fds[1], ops),
+		      "ns");
+	fl__bench_out("daemon_poll0_pipe_pending", fl__bench_batch_median(b_poll0, &fds[1], ops),
+		      "ns");
+	fl__bench_ratio("ratio_daemon_status_signalled_over_poll0", "daemon_status_pipe_signalled",
+			"daemon_poll0_pipe_signalled");
+	fl__bench_ratio("ratio_daemon_status_pending_over_poll0", "daemon_status_pipe_pending",
+			"daemon_poll0_pipe_pending");
+	target("ratio_daemon_status_signalled_over_poll0", "<=", 2.0);
+	close(fds[0]);
+	close(fds[1]);
+	close(tl);
 }
 
 /* 2: merge and info against a bare round trip */
@@ -1150,6 +1235,7 @@ void fl__bench_daemon(void)
 	 * freed memory behind that new fences would reuse unseen. */
 	part_memory(pid);
 	part_create();
+	part_status();
 	part_requests();
 	part_wake();
 	part_throughput();

@@ -1434,6 +1434,137 @@ FL_TEST(daemon_limits_timelines_and_fences_per_client)
 	dl_daemon_stop(d);
 }
 
+/*
+ * A process that owns no timeline gets pipe fence fds, whose completed
+ * fences the daemon only learns are closed when it sweeps them. Creating
+ * and closing born-signalled fences far past --max-fences and the fd quota
+ * must still work: the quotas count them only until a sweep.
+ */
+static void pipe_fences_child(int tl)
+{
+	struct stat st;
+	int fd;
+
+	for (int i = 0; i < 200; i++) {
+		fd = new_fence(tl, 0, "born-signalled");
+		if (i == 0) {
+			fl_assert_int_eq(fstat(fd, &st), 0);
+			fl_assert(S_ISFIFO(st.st_mode));
+		}
+		dl_expect_fence_status(fd, FL_STATUS_SIGNALED);
+		close(fd);
+	}
+	_exit(0);
+}
+
+FL_TEST(closed_completed_pipe_fences_give_their_quota_back)
+{
+	static const char *const limits[] = {
+		"--max-fences", "8", "--max-fds-per-process", "40", "--idle-timeout", "0", NULL
+	};
+	char path[256];
+	pid_t d, pid;
+
+	dl_runtime_path("pipe-quota.sock", path, sizeof(path));
+	d = dl_daemon_start(path, limits);
+	pid = dl_fork();
+	if (pid == 0) {
+		pid_t maker;
+		int tl;
+
+		fl_assert_int_eq(setenv("FENCELINE_SOCKET", path, 1), 0);
+		/* Made here, used by a child: that one owns no timeline. */
+		tl = new_timeline("pipe-quota");
+		maker = dl_fork();
+		if (maker == 0)
+			pipe_fences_child(tl);
+		dl_wait_child_ok(maker);
+		close(tl);
+		_exit(0);
+	}
+	dl_wait_child_ok(pid);
+	dl_daemon_stop(d);
+}
+
+/*
+ * The daemon's death, for pipe fence fds: its write ends close without a
+ * record, every waiter (another process too) wakes with -ECONNRESET, and
+ * reading the status starts no new daemon.
+ */
+static bool someone_listens(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	bool yes;
+
+	fl_assert(s >= 0);
+	fl_assert(strlen(path) < sizeof(sa.sun_path));
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	yes = connect(s, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+	close(s);
+	return yes;
+}
+
+static void pipe_death_maker(int tl, const char *path)
+{
+	struct stat st;
+	pid_t waiter, daemon;
+	int fd = new_fence(tl, 1, "doomed"), ready[2];
+	char byte;
+
+	fl_assert_int_eq(fstat(fd, &st), 0);
+	fl_assert(S_ISFIFO(st.st_mode));
+	fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_ACTIVE);
+	daemon = fl_daemon_connect();
+	fl_assert(daemon > 0);
+	fl_assert_int_eq(pipe2(ready, O_CLOEXEC), 0);
+	waiter = dl_fork();
+	if (waiter == 0) {
+		close(ready[0]);
+		fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_ACTIVE);
+		dl_write_all(ready[1], "r", 1);
+		fl_assert_int_eq(fl_fence_fd_wait(fd, DL_LONG_WAIT_MS), -ECONNRESET);
+		_exit(0);
+	}
+	close(ready[1]);
+	dl_read_all(ready[0], &byte, 1);
+	close(ready[0]);
+	fl_assert_int_eq(kill(daemon, SIGKILL), 0);
+	fl_assert_int_eq(fl_fence_fd_wait(fd, DL_LONG_WAIT_MS), -ECONNRESET);
+	dl_wait_child_ok(waiter);
+	dl_expect_fence_status(fd, -ECONNRESET);
+	/* Nobody answers there now: the status read did not start a daemon. */
+	fl_assert(!someone_listens(path));
+	close(fd);
+	_exit(0);
+}
+
+FL_TEST(daemon_sigkill_fails_pending_pipe_fences_and_no_waiter_hangs)
+{
+	static const char *const args[] = { "--idle-timeout", "0", NULL };
+	char path[256];
+	pid_t d, pid;
+
+	dl_runtime_path("pipe-death.sock", path, sizeof(path));
+	d = dl_daemon_start(path, args);
+	pid = dl_fork();
+	if (pid == 0) {
+		pid_t maker;
+		int tl;
+
+		fl_assert_int_eq(setenv("FENCELINE_SOCKET", path, 1), 0);
+		tl = new_timeline("pipe-death");
+		maker = dl_fork();
+		if (maker == 0)
+			pipe_death_maker(tl, path);
+		dl_wait_child_ok(maker);
+		close(tl);
+		_exit(0);
+	}
+	dl_wait_child_ok(pid);
+	dl_daemon_stop(d);
+}
+
 /* ---- start-up and exit ---- */
 
 #define RACERS 16

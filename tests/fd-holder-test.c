@@ -16,7 +16,9 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -352,4 +354,239 @@ FL_TEST(another_uid_holding_a_daemon_timeline_fd_changes_nothing_for_the_others)
 	if (geteuid() != 0)
 		fl_test_skip("needs root to become another uid");
 	daemon_timeline_holder_changes_nothing(OTHER_UID_HOLDER);
+}
+
+/*
+ * A daemon fence fd as a process that owns no timeline gets it: the read
+ * end of a pipe the daemon made (docs/architecture.md, "Fence fds"). A
+ * forked child, with its own connection, makes it on @tl_fd and sends it
+ * here; this process then holds it as any receiver of a fence fd would.
+ */
+static int daemon_pipe_fence(int tl_fd, uint64_t value)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))], byte = 0;
+	struct iovec iov = { &byte, 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *cm;
+	struct stat st;
+	int sv[2], fd = -1, ws;
+	pid_t pid;
+
+	fl_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	pid = fork();
+	fl_assert(pid >= 0);
+	if (pid == 0) {
+		close(sv[0]);
+		if (fl_fence_fd_create(tl_fd, value, "piped", &fd) < 0)
+			_exit(1);
+		mh.msg_control = cbuf;
+		mh.msg_controllen = sizeof(cbuf);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+		_exit(sendmsg(sv[1], &mh, 0) == 1 ? 0 : 2);
+	}
+	close(sv[1]);
+	mh.msg_control = cbuf;
+	mh.msg_controllen = sizeof(cbuf);
+	fl_assert_int_eq(recvmsg(sv[0], &mh, MSG_CMSG_CLOEXEC), 1);
+	cm = CMSG_FIRSTHDR(&mh);
+	fl_assert(cm && cm->cmsg_type == SCM_RIGHTS);
+	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	close(sv[0]);
+	fl_assert_int_eq(waitpid(pid, &ws, 0), pid);
+	fl_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+	/* What this test is about: not a socket, mode 0. */
+	fl_assert_int_eq(fstat(fd, &st), 0);
+	fl_assert(S_ISFIFO(st.st_mode));
+	fl_assert_int_eq(st.st_mode & 07777, 0);
+	return fd;
+}
+
+/* A status read in another process, after a holder read the record out: the daemon still knows. */
+static int child_sees_signalled_now(int fd)
+{
+	if (!ready_now(fd))
+		return 42;
+	return fl_fence_fd_get_status(fd) == FL_STATUS_SIGNALED ? 0 : 43;
+}
+
+/*
+ * (b) for the daemon's fence fds: a holder's syscalls on its copy, before
+ * and after completion, change nothing the other holders see, the status
+ * read after a holder read the record out included.
+ */
+static void daemon_fence_holder_changes_nothing(enum holder who)
+{
+	struct fl_fence_info before, after;
+	int tl_fd, fd;
+
+	fl_assert_int_eq(fl_timeline_fd_create("isolated-df", 0, &tl_fd), 0);
+	fd = daemon_pipe_fence(tl_fd, 1);
+	expect_holder_ok(who, do_everything, fd);
+	fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_ACTIVE);
+	fl_assert(!ready_now(fd));
+	fl_assert_int_eq(fl_fence_fd_wait(fd, 0), -ETIME);
+
+	fl_assert_int_eq(fl_timeline_fd_inc(tl_fd, 1), 0);
+	fl_assert_int_eq(fl_fence_fd_wait(fd, 30000), 0);
+	fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_SIGNALED);
+	fl_assert_int_eq(fl_fence_fd_get_info(fd, &before, NULL, 0), 0);
+	expect_holder_ok(who, child_sees_signalled, fd);
+
+	expect_holder_ok(who, do_everything, fd);
+	fl_assert(ready_now(fd));
+	fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_SIGNALED);
+	fl_assert_int_eq(fl_fence_fd_wait(fd, 0), 0);
+	fl_assert_int_eq(fl_fence_fd_get_info(fd, &after, NULL, 0), 0);
+	fl_assert_int_eq(after.status, FL_STATUS_SIGNALED);
+	fl_assert_int_eq(after.timestamp_ns, before.timestamp_ns);
+	/* A same-uid process may ask the daemon; another uid is not let in (docs/daemon.md). */
+	expect_holder_ok(SAME_UID, child_sees_signalled_now, fd);
+	close(tl_fd);
+	close(fd);
+}
+
+FL_TEST(a_holder_of_a_daemon_fence_fd_changes_nothing_for_the_others)
+{
+	daemon_fence_holder_changes_nothing(SAME_UID);
+}
+
+FL_TEST(another_uid_holding_a_daemon_fence_fd_changes_nothing_for_the_others)
+{
+	if (geteuid() != 0)
+		fl_test_skip("needs root to become another uid");
+	daemon_fence_holder_changes_nothing(OTHER_UID_HOLDER);
+}
+
+/* An event loop that reads a few bytes of whatever is readable. */
+static int read_a_little(int fd)
+{
+	char buf[5];
+
+	return read(fd, buf, sizeof(buf)) == (ssize_t)sizeof(buf) ? 0 : 30;
+}
+
+/*
+ * A holder that reads part of a completed daemon fence's record: every
+ * other holder, of any uid, still reads the exact status, without asking
+ * the daemon (which would not let another uid in).
+ */
+static void partial_reader_changes_nothing(enum holder who)
+{
+	int tl_fd, fd;
+
+	fl_assert_int_eq(fl_timeline_fd_create("partial", 0, &tl_fd), 0);
+	fd = daemon_pipe_fence(tl_fd, 1);
+	fl_assert_int_eq(fl_timeline_fd_inc(tl_fd, 1), 0);
+	fl_assert_int_eq(fl_fence_fd_wait(fd, 30000), 0);
+	expect_holder_ok(who, read_a_little, fd);
+	fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_SIGNALED);
+	expect_holder_ok(OTHER_UID_HOLDER, child_sees_signalled_now, fd);
+	expect_holder_ok(SAME_UID, child_sees_signalled_now, fd);
+	close(tl_fd);
+	close(fd);
+}
+
+FL_TEST(a_holder_reading_part_of_a_daemon_fence_record_changes_nothing)
+{
+	partial_reader_changes_nothing(SAME_UID);
+	partial_reader_changes_nothing(OTHER_UID_HOLDER);
+}
+
+/* A failed fence's record read out whole: the others still read its error, and it stays ready. */
+FL_TEST(a_failed_daemon_fence_keeps_its_error_when_a_holder_reads_the_record)
+{
+	int tl_fd, fd;
+
+	fl_assert_int_eq(fl_timeline_fd_create("doomed", 0, &tl_fd), 0);
+	fd = daemon_pipe_fence(tl_fd, 1);
+	/* Its last handle: the timeline dies and its pending fence fails. */
+	fl_assert_int_eq(fl_timeline_fd_close(tl_fd), 0);
+	fl_assert_int_eq(fl_fence_fd_wait(fd, 30000), -ENOENT);
+	expect_holder_ok(SAME_UID, do_everything, fd);
+	fl_assert(ready_now(fd));
+	fl_assert_int_eq(fl_fence_fd_get_status(fd), -ENOENT);
+	fl_assert_int_eq(fl_fence_fd_wait(fd, 0), -ENOENT);
+	close(fd);
+}
+
+/*
+ * (b) for a merge the daemon made, even of an owner's own fences (socket
+ * pairs): the merged fd is a pipe the daemon made, and its holders are
+ * isolated from each other.
+ */
+FL_TEST(a_holder_of_a_daemon_merged_fence_fd_changes_nothing_for_the_others)
+{
+	struct stat st;
+	int tl_fd, a, b, m = -1;
+
+	fl_assert_int_eq(fl_timeline_fd_create("merged", 0, &tl_fd), 0);
+	fl_assert_int_eq(fl_fence_fd_create(tl_fd, 1, "a", &a), 0);
+	fl_assert_int_eq(fl_fence_fd_create(tl_fd, 2, "b", &b), 0);
+	fl_assert_int_eq(fl_fence_fd_merge(a, b, "m", 0, &m), 0);
+	fl_assert_int_eq(fstat(m, &st), 0);
+	fl_assert(S_ISFIFO(st.st_mode));
+	fl_assert_int_eq(st.st_mode & 07777, 0);
+	expect_holder_ok(SAME_UID, do_everything, m);
+	expect_holder_ok(OTHER_UID_HOLDER, do_everything, m);
+	fl_assert_int_eq(fl_fence_fd_get_status(m), FL_STATUS_ACTIVE);
+	fl_assert(!ready_now(m));
+	fl_assert_int_eq(fl_timeline_fd_inc(tl_fd, 2), 0);
+	fl_assert_int_eq(fl_fence_fd_wait(m, 30000), 0);
+	expect_holder_ok(SAME_UID, do_everything, m);
+	fl_assert(ready_now(m));
+	fl_assert_int_eq(fl_fence_fd_get_status(m), FL_STATUS_SIGNALED);
+	close(m);
+	close(b);
+	close(a);
+	close(tl_fd);
+}
+
+/* The rest of the fd API takes the daemon's pipe fence fds as it takes its socket ones. */
+FL_TEST(daemon_pipe_fence_fds_merge_and_answer_info_and_deadlines)
+{
+	struct fl_fence_info info;
+	struct fl_sync_pt_info pt;
+	uint64_t deadline = 0;
+	int tl_fd, a, b, m = -1;
+
+	fl_assert_int_eq(fl_timeline_fd_create("api", 0, &tl_fd), 0);
+	a = daemon_pipe_fence(tl_fd, 1);
+	b = daemon_pipe_fence(tl_fd, 2);
+	fl_assert_int_eq(fl_fence_fd_merge(a, b, "both", 0, &m), 0);
+	fl_assert_int_eq(fl_fence_fd_get_info(a, &info, &pt, 1), 1); /* points filled */
+	fl_assert_int_eq(info.status, FL_STATUS_ACTIVE);
+	fl_assert_int_eq(pt.value, 1);
+	fl_assert_int_eq(fl_fence_fd_set_deadline(b, 12345), 0);
+	fl_assert_int_eq(fl_fence_fd_get_deadline(b, &deadline), 0);
+	fl_assert_int_eq(deadline, 12345);
+	fl_assert_int_eq(fl_timeline_fd_inc(tl_fd, 1), 0);
+	fl_assert_int_eq(fl_fence_fd_wait(a, 30000), 0);
+	fl_assert_int_eq(fl_fence_fd_get_status(m), FL_STATUS_ACTIVE);
+	fl_assert_int_eq(fl_timeline_fd_inc(tl_fd, 1), 0);
+	fl_assert_int_eq(fl_fence_fd_wait(m, 30000), 0);
+	fl_assert_int_eq(fl_fence_fd_get_status(b), FL_STATUS_SIGNALED);
+	close(m);
+	close(b);
+	close(a);
+	close(tl_fd);
+}
+
+/* (c) for the daemon's pipe fence fds: nothing a holder does makes one read as signalled. */
+FL_TEST(no_holder_makes_a_pending_daemon_pipe_fence_read_as_signalled)
+{
+	int tl_fd, fd;
+
+	fl_assert_int_eq(fl_timeline_fd_create("forge", 0, &tl_fd), 0);
+	for (int who = SAME_UID; who <= OTHER_UID_HOLDER; who++) {
+		fd = daemon_pipe_fence(tl_fd, 1);
+		expect_holder_ok((enum holder)who, do_everything, fd);
+		fl_assert_int_ne(fl_fence_fd_get_status(fd), FL_STATUS_SIGNALED);
+		fl_assert_int_ne(fl_fence_fd_wait(fd, 0), 0);
+		close(fd);
+	}
+	close(tl_fd);
 }

@@ -998,7 +998,7 @@ static int pool_settle_locked(void);
 
 static int call(unsigned int generation, uint32_t op, uint32_t flags, const void *body,
 		size_t body_len, const int *fds, unsigned int nfds, int oneway, void *reply,
-		size_t reply_cap, int *ret_fd)
+		size_t reply_cap, int *ret_fd, bool may_spawn)
 {
 	unsigned char req[FL_PROTO_MAX_REQUEST];
 	struct fl_msg_hdr h = { op, flags, 0, (uint32_t)body_len };
@@ -1015,7 +1015,7 @@ retry:
 		r = -ESTALE;
 		goto out;
 	}
-	r = ensure_connected_locked(true);
+	r = ensure_connected_locked(may_spawn);
 	if (r < 0)
 		goto out;
 	if (!oneway && pool_settle_locked() < 0) {
@@ -1754,13 +1754,20 @@ void fl__client_sync_closes(void)
 int fl__client_call(uint32_t op, uint32_t flags, const void *body, size_t body_len, const int *fds,
 		    unsigned int nfds, int oneway, void *reply, size_t reply_cap, int *ret_fd)
 {
-	return call(0, op, flags, body, body_len, fds, nfds, oneway, reply, reply_cap, ret_fd);
+	return call(0, op, flags, body, body_len, fds, nfds, oneway, reply, reply_cap, ret_fd,
+		    true);
+}
+
+int fl__client_call_no_spawn(uint32_t op, const void *body, size_t body_len, const int *fds,
+			     unsigned int nfds, void *reply, size_t reply_cap)
+{
+	return call(0, op, 0, body, body_len, fds, nfds, 0, reply, reply_cap, NULL, false);
 }
 
 int fl__client_call_on(unsigned int generation, uint32_t op, const void *body, size_t body_len,
 		       void *reply, size_t reply_cap)
 {
-	return call(generation, op, 0, body, body_len, NULL, 0, 0, reply, reply_cap, NULL);
+	return call(generation, op, 0, body, body_len, NULL, 0, 0, reply, reply_cap, NULL, true);
 }
 
 int fl__client_report(uint32_t op, uint32_t flags, const void *body, size_t body_len,

@@ -35,6 +35,15 @@
 int fl__client_call(uint32_t op, uint32_t flags, const void *body, size_t body_len, const int *fds,
 		    unsigned int nfds, int oneway, void *reply, size_t reply_cap, int *ret_fd);
 
+/*
+ * fl__client_call_no_spawn() - fl__client_call() for a request that only
+ * a running daemon can answer (a fence it made): connects if need be, but
+ * never starts a daemon (-ENOENT, -ECONNREFUSED or another connect error
+ * when none answers)
+ */
+int fl__client_call_no_spawn(uint32_t op, const void *body, size_t body_len, const int *fds,
+			     unsigned int nfds, void *reply, size_t reply_cap);
+
 /* The status field of a reply packet returned by fl__client_call(). */
 /*
  * fl__client_call_on() - a request without fds that names a handle from

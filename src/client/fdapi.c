@@ -376,7 +376,7 @@ FL_EXPORT int fl_fence_fd_merge(int fd1, int fd2, const char *name, unsigned int
 	struct fl_msg_fence_merge body = { .flags = flags };
 	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_reply)];
 	struct fl_fence *a, *b, *m;
-	int r, sv[2], fds[4];
+	int r, fds[2], merged = -1;
 
 	fl_return_if(!ret_fd || (flags & ~(unsigned int)(FL_MERGE_WAIT_ALL | FL_MERGE_MAINLINE)),
 		     -EINVAL);
@@ -403,26 +403,23 @@ FL_EXPORT int fl_fence_fd_merge(int fd1, int fd2, const char *name, unsigned int
 	if (fd2 < 0)
 		return refine(fd1, -ENOENT);
 	fl__name_copy(body.name, sizeof(body.name), name ? name : "");
-	r = fl__socketpair_cloexec(sv);
-	if (r < 0)
-		return r;
 	fds[0] = fd1;
 	fds[1] = fd2;
-	fds[2] = sv[0];
-	fds[3] = sv[1];
-	r = fl__client_call(FL_OP_FENCE_MERGE, 0, &body, sizeof(body), fds, 4, 0, reply,
-			    sizeof(reply), NULL);
-	fl__close(sv[0]);
+	/* The daemon makes the merged fence's fd (a pipe's read end) and sends it back. */
+	r = fl__client_call(FL_OP_FENCE_MERGE, 0, &body, sizeof(body), fds, 2, 0, reply,
+			    sizeof(reply), &merged);
 	/* fd1 was open a moment ago: a send failing with EBADF means fd2 is not. */
 	if (r == -EBADF)
 		r = -ENOENT;
 	else if (r >= 0)
 		r = fl__client_reply_status(reply);
+	if (r >= 0 && merged < 0)
+		r = -EPROTO;
 	if (r < 0) {
-		fl__close(sv[1]);
+		fl__close(merged);
 		return refine(fd1, r);
 	}
-	*ret_fd = sv[1];
+	*ret_fd = merged;
 	return 0;
 }
 
@@ -520,7 +517,7 @@ FL_EXPORT int fl_fence_fd_import(int sync_file_fd, const char *name, int *ret_fd
 	struct fl_msg_fence_import body;
 	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_reply)];
 	struct fl_fence *f;
-	int r, sv[2], fds[3];
+	int r, fd = -1;
 
 	fl_return_if(!ret_fd, -EINVAL);
 	fl_return_if(sync_file_fd < 0, -EBADF);
@@ -534,22 +531,17 @@ FL_EXPORT int fl_fence_fd_import(int sync_file_fd, const char *name, int *ret_fd
 	}
 	memset(&body, 0, sizeof(body));
 	fl__name_copy(body.name, sizeof(body.name), name ? name : "");
-	r = fl__socketpair_cloexec(sv);
-	if (r < 0)
-		return r;
-	fds[0] = sync_file_fd;
-	fds[1] = sv[0];
-	fds[2] = sv[1];
-	r = fl__client_call(FL_OP_FENCE_IMPORT, 0, &body, sizeof(body), fds, 3, 0, reply,
-			    sizeof(reply), NULL);
-	fl__close(sv[0]);
+	r = fl__client_call(FL_OP_FENCE_IMPORT, 0, &body, sizeof(body), &sync_file_fd, 1, 0, reply,
+			    sizeof(reply), &fd);
 	if (r >= 0)
 		r = fl__client_reply_status(reply);
+	if (r >= 0 && fd < 0)
+		r = -EPROTO;
 	if (r < 0) {
-		fl__close(sv[1]);
+		fl__close(fd);
 		return r;
 	}
-	*ret_fd = sv[1];
+	*ret_fd = fd;
 	return 0;
 }
 

@@ -80,7 +80,33 @@ static void hook_end(uint64_t token, int result, int notify_fd)
 		close(notify_fd);
 }
 
-static const struct fl__wait_hooks hooks = { hook_begin, hook_end, hook_notified };
+/*
+ * A daemon fence fd at end-of-file whose status record a holder read out:
+ * the daemon still holds the fence while any copy of the fd is open, so it
+ * answers with the exact status. A daemon that does not know the fd (the
+ * one that made it died, and its fences with it): -ECONNRESET.
+ */
+static int hook_status(int fd)
+{
+	unsigned char reply[FL_PROTO_MAX_REPLY];
+	struct fl_msg_fence_info body = { 0, 0 };
+	struct fl_msg_info_reply rep;
+	int r;
+
+	if (fl_mode_get() == FL_MODE_IN_PROCESS)
+		return -ECONNRESET;
+	/* A new daemon would not know the fd: none is started for this. */
+	r = fl__client_call_no_spawn(FL_OP_FENCE_INFO, &body, sizeof(body), &fd, 1, reply,
+				     sizeof(reply));
+	if (r < (int)(sizeof(struct fl_msg_hdr) + sizeof(rep)) ||
+	    fl__client_reply_status(reply) < 0)
+		return r == -EBADF ? -EBADF : -ECONNRESET;
+	memcpy(&rep, reply + sizeof(struct fl_msg_hdr), sizeof(rep));
+	/* At end-of-file it has completed: "active" can only be a stranger's answer. */
+	return rep.status == FL_STATUS_ACTIVE ? -ECONNRESET : rep.status;
+}
+
+static const struct fl__wait_hooks hooks = { hook_begin, hook_end, hook_notified, hook_status };
 
 __attribute__((constructor)) static void waits_init(void)
 {

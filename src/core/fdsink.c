@@ -111,7 +111,10 @@ static int reg_fd = -1;
  * then waits with the sweep's timeout). Under sink_lock.
  */
 static bool watcher_forever;
-/* Set once this process made a pipe fd: fl_fence_fd_get_status() then looks at the kind first. */
+/*
+ * Set once this process made a pipe fd or was asked about one:
+ * fl_fence_fd_get_status() then looks at the kind first.
+ */
 static bool pipes_made;
 /*
  * 0 unknown, 1 pipes, 2 pipes for timelines only (no /proc/self/fdinfo for
@@ -139,6 +142,10 @@ static bool atfork_done;
  */
 #define REAP_EVERY 64
 static atomic_uint unreaped;
+
+static bool use_pipes(enum sink_kind kind);
+static void write_record(int fd, const struct fl__record *rec);
+static bool attach_locked(struct fl_fence *f, struct fl__sink *s, bool queue);
 
 struct fl__sink *fl__sink_next(struct fl__sink *s)
 {
@@ -683,11 +690,6 @@ static int start_watcher_locked(void)
 		close(fd);
 		return r;
 	}
-	if (host_driven) {
-		epfd = fd;
-		watcher_running = true;
-		return 0;
-	}
 	/* The registry of pipe fences' read ends (see done_head), with its sentinel. */
 	ev = (struct epoll_event){ .events = EPOLLONESHOT, .data.u64 = REG_SENTINEL };
 	reg_fd = epoll_create1(EPOLL_CLOEXEC);
@@ -700,6 +702,11 @@ static int start_watcher_locked(void)
 		wake_fd = -1;
 		close(fd);
 		return r;
+	}
+	if (host_driven) {
+		epfd = fd;
+		watcher_running = true;
+		return 0;
 	}
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -737,16 +744,203 @@ int fl__watcher_host_fd(void)
 	return r;
 }
 
+/*
+ * The host's sweep clock (the watcher thread's sweep_ms, for a host loop):
+ * when the next sweep of completed pipe fences is due (0: none planned),
+ * and the back-off it uses. Only the host's thread touches them.
+ */
+static uint64_t host_sweep_at;
+static int host_sweep_ms = WATCHER_SWEEP_MIN_MS;
+
 void fl__watcher_dispatch(void)
 {
 	struct epoll_event ev[32];
+	bool events = false;
 	int n;
 
 	do {
 		n = epoll_wait(epfd, ev, FL_ARRAY_SIZE(ev), 0);
-		if (n > 0)
+		if (n > 0) {
 			watch_events(epfd, wake_fd, ev, n);
+			events = true;
+		}
 	} while (n == (int)FL_ARRAY_SIZE(ev));
+	if (events)
+		host_sweep_ms = WATCHER_SWEEP_MIN_MS;
+	if (sweep_due()) {
+		sweep_done();
+	} else if (host_sweep_at && fl__now_ns() >= host_sweep_at) {
+		size_t before = __atomic_load_n(&done_count, __ATOMIC_RELAXED);
+
+		sweep_done();
+		if (__atomic_load_n(&done_count, __ATOMIC_RELAXED) < before)
+			host_sweep_ms = WATCHER_SWEEP_MIN_MS;
+		else if (host_sweep_ms < WATCHER_SWEEP_MAX_MS)
+			host_sweep_ms *= 2;
+		host_sweep_at = 0;
+	}
+}
+
+int fl__watcher_timeout_ms(void)
+{
+	uint64_t now;
+
+	if (!__atomic_load_n(&done_count, __ATOMIC_RELAXED)) {
+		host_sweep_at = 0;
+		return -1;
+	}
+	if (sweep_due())
+		return 0;
+	now = fl__now_ns();
+	if (!host_sweep_at)
+		host_sweep_at = now + (uint64_t)host_sweep_ms * 1000000ull;
+	return now >= host_sweep_at ? 0 : (int)((host_sweep_at - now + 999999) / 1000000);
+}
+
+size_t fl__watcher_sweep(void)
+{
+	size_t before = __atomic_load_n(&done_count, __ATOMIC_RELAXED);
+
+	if (!before)
+		return 0;
+	sweep_done();
+	return before - FL_MIN(before, __atomic_load_n(&done_count, __ATOMIC_RELAXED));
+}
+
+bool fl__fence_pipes_ok(void)
+{
+	int ok = __atomic_load_n(&pipes_ok, __ATOMIC_RELAXED);
+
+	if (!ok) {
+		(void)use_pipes(SINK_TIMELINE);
+		ok = __atomic_load_n(&pipes_ok, __ATOMIC_RELAXED);
+	}
+	return ok == 1;
+}
+
+int fl__fence_pipe_new(struct fl__sink **ret_sink, int *ret_user_fd, dev_t *ret_dev, ino_t *ret_ino)
+{
+	struct epoll_event reg = { .events = EPOLLONESHOT };
+	struct fl__sink *s = calloc(1, sizeof(*s));
+	int p[2], r;
+
+	if (!s)
+		return -ENOMEM;
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0) {
+		r = -errno;
+		free(s);
+		return r;
+	}
+	/* Nobody but root may reopen either end through /proc/self/fd. */
+	r = fchmod(p[0], 0) < 0 ? -errno : 0;
+	if (r == 0)
+		r = fl__fd_identity(p[0], &s->dev, &s->ino, NULL);
+	if (r < 0)
+		goto fail;
+	s->kind = SINK_FENCE;
+	s->pipe = true;
+	s->strong = true;
+	s->fd = p[1];
+	pthread_mutex_lock(&sink_lock);
+	r = start_watcher_locked();
+	if (r == 0 && (reg_fd < 0 || hash_find(s->dev, s->ino)))
+		r = reg_fd < 0 ? -ENOSYS : -EEXIST;
+	if (r == 0)
+		r = hash_insert(s);
+	if (r == 0) {
+		r = slot_alloc(s);
+		if (r < 0)
+			hash_remove(s);
+	}
+	if (r == 0) {
+		s->seq = ++sink_seq;
+		reg.data.u64 = s->key;
+		/* The read end goes out with the reply: registered now, while we hold it. */
+		if (epoll_ctl(reg_fd, EPOLL_CTL_ADD, p[0], &reg) < 0) {
+			r = -errno;
+			slot_claim(s->key);
+			hash_remove(s);
+		}
+	}
+	if (r == 0) {
+		unsigned int target = fl__fd_grow_target(FL_MAX(p[0], p[1]));
+
+		if (target) {
+			atomic_store(&grow_target, target);
+			(void)!eventfd_write(wake_fd, 1);
+		}
+	}
+	pthread_mutex_unlock(&sink_lock);
+	if (r < 0)
+		goto fail;
+	__atomic_store_n(&pipes_made, true, __ATOMIC_RELAXED);
+	*ret_sink = s;
+	*ret_user_fd = p[0];
+	if (ret_dev)
+		*ret_dev = s->dev;
+	if (ret_ino)
+		*ret_ino = s->ino;
+	return 0;
+fail:
+	close(p[0]);
+	close(p[1]);
+	free(s);
+	return r;
+}
+
+int fl__fence_pipe_adopt(struct fl_fence *f, struct fl__sink *s, fl__host_release_fn release,
+			 void *owner)
+{
+	struct epoll_event ev = { .events = EPOLLONESHOT };
+	bool link;
+	int r = 0;
+
+	fl__fence_status(f);
+	/*
+	 * Watched first: if the fence completes meanwhile, its completion
+	 * closes the write end, which must not happen before it is in the set.
+	 * The watcher is this host's own loop, so nothing releases the sink
+	 * before we return, even when its read end is gone already.
+	 */
+	pthread_mutex_lock(&sink_lock);
+	ev.data.u64 = s->key;
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, s->fd, &ev) < 0)
+		r = -errno;
+	if (r == 0) {
+		s->fence = fl_fence_ref(f);
+		s->release = release;
+		s->owner = owner;
+	}
+	pthread_mutex_unlock(&sink_lock);
+	if (r < 0) {
+		fl__fence_pipe_discard(s, r);
+		return r;
+	}
+	pthread_mutex_lock(&f->lock);
+	link = attach_locked(f, s, true);
+	pthread_mutex_unlock(&f->lock);
+	if (link)
+		fl__fence_link_members(f);
+	FL_LOG("fd", "pooled pipe became a fence fd (core end %d)", s->fd);
+	return 0;
+}
+
+void fl__fence_pipe_discard(struct fl__sink *s, int status)
+{
+	struct fl__record rec = { FL__RECORD_MAGIC, status, fl__now_ns() };
+
+	if (!s)
+		return;
+	atomic_store(&s->status, status);
+	write_record(s->fd, &rec);
+	pthread_mutex_lock(&sink_lock);
+	/* Forgotten now: a holder that asks us about it later is told it failed. */
+	if (slot_get(s->key) == s)
+		slot_claim(s->key);
+	hash_remove(s);
+	pthread_mutex_unlock(&sink_lock);
+	fl__close(s->fd);
+	free(s);
 }
 
 /*
@@ -868,9 +1062,10 @@ FL_EXPORT int fl_timeline_watch_fd(struct fl_timeline *tl, int fd)
 
 /*
  * Whether this process's fds of @kind are pipes (see "Fence fds" in
- * docs/architecture.md): fence fds not in a host (the daemon's are socket
- * pairs, which owners' signal ends and its clients' libraries rely on), and
- * only where the sweep of completed fences can read /proc/self/fdinfo.
+ * docs/architecture.md): fence fds not in a host (a host makes its pipe
+ * fences with fl__fence_pipe_new(); the pairs it adopts are sockets, which
+ * owners' signal ends rely on), and only where the sweep of completed
+ * fences can read /proc/self/fdinfo.
  * FENCELINE_FD_KIND=socket asks for socket pairs, for comparisons.
  */
 static bool use_pipes(enum sink_kind kind)
@@ -1034,6 +1229,15 @@ static int sink_new(enum sink_kind kind, bool strong, struct fl_fence *f, struct
  */
 static void write_record(int fd, const struct fl__record *rec)
 {
+	/*
+	 * Success writes the record twice, in one write: a reader in
+	 * another process then learns it from the byte count alone
+	 * (FIONREAD, see foreign_pipe_status()), and no holder can turn a
+	 * failure (one record) into that count, as nobody can write into
+	 * the pipe.
+	 */
+	struct fl__record recs[2] = { *rec, *rec };
+	size_t len = rec->status == FL_STATUS_SIGNALED ? sizeof(recs) : sizeof(*rec);
 	sigset_t pipe_set, old, pending;
 	bool theirs;
 
@@ -1042,7 +1246,7 @@ static void write_record(int fd, const struct fl__record *rec)
 	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
 	theirs = sigismember(&old, SIGPIPE) && sigpending(&pending) == 0 &&
 		 sigismember(&pending, SIGPIPE);
-	if (write(fd, rec, sizeof(*rec)) < 0 && errno == EPIPE && !theirs) {
+	if (write(fd, recs, len) < 0 && errno == EPIPE && !theirs) {
 		struct timespec zero = { 0, 0 };
 
 		while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR)
@@ -1275,29 +1479,63 @@ static int is_unix_stream(int fd)
 /*
  * The status of a pipe fence fd made by another process (or by our parent
  * before a fork): the record its completer wrote, copied out with tee(),
- * which leaves it in the pipe. End-of-file without a record: the maker
- * died before completing it, or a holder read the record out.
+ * which leaves it in the pipe. No whole record, though the fd reads as
+ * completed: a holder read it (or part of it) out, or the maker died
+ * before completing it. The daemon that made it still knows (the hook asks
+ * it); a dead maker's fence failed.
  */
 static int foreign_pipe_status(int fd)
 {
-	struct fl__record rec;
-	int p[2], r;
+	const struct fl__wait_hooks *hooks;
+	struct fl__record rec, recs[2];
+	bool ask = false;
+	int p[2], r = 0, avail;
 	ssize_t n;
 
+	fl__fd_settle(); /* fences this process asked the daemon for exist by now */
+	/*
+	 * The common cases in one or two syscalls: two records are a success
+	 * (write_record()), nothing queued and no end-of-file is a pending
+	 * fence. Anything else (a failure's single record, a record a holder
+	 * read out in part or whole, a dead maker) is looked at closely.
+	 */
+	if (ioctl(fd, FIONREAD, &avail) == 0) {
+		struct pollfd pf = { .fd = fd, .events = POLLIN };
+
+		if (avail == 2 * (int)sizeof(rec))
+			return FL_STATUS_SIGNALED;
+		if (avail == 0 && poll(&pf, 1, 0) == 0)
+			return FL_STATUS_ACTIVE;
+	}
 	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
 		return -errno;
-	n = tee(fd, p[1], sizeof(rec), SPLICE_F_NONBLOCK);
-	if (n < 0)
-		r = errno == EAGAIN ? FL_STATUS_ACTIVE : -ENOTTY;
-	else if (n == 0)
-		r = -ECONNRESET;
-	else if (read(p[0], &rec, sizeof(rec)) == (ssize_t)sizeof(rec) &&
-		 rec.magic == FL__RECORD_MAGIC)
-		r = rec.status;
-	else
+	/*
+	 * Reads consume from the front, so the last 16 bytes are a whole
+	 * record as long as 16 or more are left: a holder that read part of
+	 * a success's first copy leaves the second intact.
+	 */
+	n = tee(fd, p[1], sizeof(recs), SPLICE_F_NONBLOCK);
+	if (n >= (ssize_t)sizeof(rec) && read(p[0], recs, (size_t)n) != n)
+		n = 0;
+	if (n < 0 && errno == EAGAIN) {
+		r = FL_STATUS_ACTIVE;
+	} else if (n < 0) {
 		r = -ENOTTY;
+	} else if (n >= (ssize_t)sizeof(rec)) {
+		memcpy(&rec, (const char *)recs + n - sizeof(rec), sizeof(rec));
+		if (rec.magic == FL__RECORD_MAGIC)
+			r = rec.status;
+		else
+			ask = true;
+	} else {
+		ask = true; /* end-of-file, or less than a record left */
+	}
 	close(p[0]);
 	close(p[1]);
+	if (ask) {
+		hooks = fl__fd_wait_hooks();
+		r = hooks && hooks->status ? hooks->status(fd) : -ECONNRESET;
+	}
 	return r;
 }
 
@@ -1354,8 +1592,11 @@ FL_EXPORT int fl_fence_fd_get_status(int fd)
 	}
 	fl__fd_settle(); /* fences this process asked the daemon for exist by now */
 	n = recv(fd, &rec, sizeof(rec), MSG_PEEK | MSG_DONTWAIT);
-	if (n < 0 && errno == ENOTSOCK)
+	if (n < 0 && errno == ENOTSOCK) {
+		/* The daemon's fence fds are pipes too: look at the kind first from now on. */
+		__atomic_store_n(&pipes_made, true, __ATOMIC_RELAXED);
 		return status_not_socket(fd);
+	}
 	if (n == (ssize_t)sizeof(rec))
 		return rec.magic == FL__RECORD_MAGIC ? rec.status : -ENOTTY;
 	if (n == 0)

@@ -94,8 +94,76 @@ void fl__fd_pair_fail(int sink, int status);
  */
 int fl__watcher_host_fd(void);
 
-/* fl__watcher_dispatch() - do what the watcher fd has (never blocks) */
+/*
+ * fl__watcher_dispatch() - do what the watcher fd has (never blocks), and
+ * sweep completed pipe fences when fl__watcher_timeout_ms() said it is time
+ */
 void fl__watcher_dispatch(void);
+
+/*
+ * fl__watcher_timeout_ms() - how long the host's loop may wait before it
+ * must call fl__watcher_dispatch() even if the watcher fd stayed quiet:
+ * completed pipe fences (fl__fence_pipe_new()) give no signal when their
+ * last holder closes them, so the core sweeps them now and then (from
+ * 100 ms, backing off to 10 s while sweeps find nothing to release).
+ * Return: milliseconds, or -1 when nothing is due.
+ */
+int fl__watcher_timeout_ms(void);
+
+/*
+ * fl__watcher_sweep() - sweep completed pipe fences now (host's thread):
+ * for a host about to refuse a quota that fences already closed everywhere
+ * may still be holding. Costs a read of /proc/self/fdinfo; free when no
+ * completed pipe fence is listed. Return: how many were released.
+ */
+size_t fl__watcher_sweep(void);
+
+struct fl__sink;
+
+/*
+ * fl__fence_pipes_ok() - whether fl__fence_pipe_new() may be used: false
+ * under FENCELINE_FD_KIND=socket and where /proc/self/fdinfo cannot be
+ * read (the sweep of completed pipe fences needs it); the host then makes
+ * socket pairs as before.
+ */
+bool fl__fence_pipes_ok(void);
+
+/*
+ * fl__fence_pipe_new() - a fence fd that is not a fence yet (a pool entry)
+ * @ret_sink: the core's side (its pipe's write end), for
+ *	fl__fence_pipe_adopt() or fl__fence_pipe_discard(), exactly one of them
+ * @ret_user_fd: the pipe's read end, mode 0, for the host to give out and
+ *	then close its copy (the caller owns it)
+ * @ret_dev, @ret_ino: its inode (may be NULL)
+ *
+ * The read end is registered where the sweep finds it (see
+ * fl__watcher_timeout_ms()) before it leaves this process. Needs
+ * fl__watcher_host_fd() first.
+ * Return: 0; -ENOMEM, -EMFILE, -ENFILE, -EEXIST (inode still known: an
+ * old fd of ours lives on), -ENOSYS (no registry).
+ */
+int fl__fence_pipe_new(struct fl__sink **ret_sink, int *ret_user_fd, dev_t *ret_dev,
+		       ino_t *ret_ino);
+
+/*
+ * fl__fence_pipe_adopt() - make @s, from fl__fence_pipe_new(), a fence fd of @f
+ * @f: the fence (borrowed; the fd holds its own reference)
+ * @release, @owner: as in fl__fence_adopt_fds()
+ *
+ * On completion the core writes the status record into the pipe and
+ * closes its write end: the end-of-file, which no holder can consume or
+ * cause, is the readiness. @s belongs to the core afterwards, also on error
+ * (it is then discarded with the error as the fd's status).
+ * Return: 0, or an epoll_ctl() error.
+ */
+int fl__fence_pipe_adopt(struct fl_fence *f, struct fl__sink *s, fl__host_release_fn release,
+			 void *owner);
+
+/*
+ * fl__fence_pipe_discard() - a pool entry never became a fence: its fd
+ * reads as ready with @status (a negative errno); @s is freed
+ */
+void fl__fence_pipe_discard(struct fl__sink *s, int status);
 
 /*
  * fl__dump_extra_fn - what a host adds to one object of a dump

@@ -79,7 +79,7 @@ static void scan_process(struct holders *h, pid_t pid)
 		if (n <= 0)
 			continue;
 		link[n] = '\0';
-		/* Fence fds are sockets, timeline fds pipes. */
+		/* Fence fds are pipes or sockets (docs/architecture.md), timeline fds pipes. */
 		if ((sscanf(link, "socket:[%llu]", &ino) != 1 &&
 		     sscanf(link, "pipe:[%llu]", &ino) != 1) ||
 		    grow((void **)&h->fds, &h->fds_cap, h->nfds, sizeof(*h->fds)) < 0)

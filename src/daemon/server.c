@@ -102,9 +102,14 @@ struct client {
 		uint64_t id;
 	} * handles;
 	uint32_t nhandles, handles_cap;
-	/* POOL_FILL: socket pairs handed out, sinks kept here, oldest first. */
+	/*
+	 * POOL_FILL: fence fds handed out, oldest first, with what we keep of
+	 * each: a pipe's write end in the core (@pipe) or, for a pool with
+	 * signal ends or when pipes cannot be used, a socket pair's end (@sink).
+	 */
 	struct pooled {
-		int sink;
+		int sink; /* -1 for a pipe */
+		struct fl__sink *pipe;
 		dev_t dev;
 		ino_t ino;
 		bool end_given; /* a copy of @sink went with it (FL_POOL_F_SIGNAL_ENDS) */
@@ -325,13 +330,31 @@ static unsigned int room_of(const struct peer *p, unsigned int max)
 }
 
 /* How many more daemon fds @c may have us hold, by its process's and its uid's quotas. */
-static unsigned int fds_room(const struct client *c)
+static unsigned int fds_room_now(const struct client *c)
 {
 	unsigned int room = room_of(c->proc, max_fds_process);
 
 	if (uid_limited(c))
 		room = FL_MIN(room, room_of(c->user, max_fds_uid));
 	return room;
+}
+
+/*
+ * A completed pipe fence holds no daemon fd, but counts as one until a
+ * sweep finds every copy of it closed: sweep before refusing.
+ */
+static unsigned int fds_room_for(const struct client *c, unsigned int need)
+{
+	unsigned int room = fds_room_now(c);
+
+	if (room < need && fl__watcher_sweep())
+		room = fds_room_now(c);
+	return room;
+}
+
+static unsigned int fds_room(const struct client *c)
+{
+	return fds_room_for(c, 1);
 }
 
 static void fds_add(struct client *c, unsigned int n)
@@ -397,7 +420,7 @@ static int fds_refused(struct client *c, const char *what)
 /* Count @n more daemon fds for @c, within its quotas: 0, or -EMFILE (logged). */
 static int fds_charge(struct client *c, unsigned int n, const char *what)
 {
-	if (fds_room(c) < n)
+	if (fds_room_for(c, n) < n)
 		return fds_refused(c, what);
 	fds_add(c, n);
 	return 0;
@@ -409,6 +432,13 @@ static int objects_charge(struct client *c, bool timeline)
 	atomic_uint *n = timeline ? &c->proc->timelines : &c->proc->fences;
 	unsigned int max = timeline ? cfg.max_timelines : cfg.max_fences;
 
+	/*
+	 * Completed pipe fences closed everywhere count until a sweep finds
+	 * them gone: sweep before refusing (only at the limit, so a client
+	 * that sits there costs a sweep per refused request).
+	 */
+	if (!timeline && atomic_load(n) >= max)
+		(void)fl__watcher_sweep();
 	if (atomic_load(n) >= max) {
 		log_quota(c, timeline ? "a timeline" : "a fence", timeline ? Q_TIMELINES : Q_FENCES,
 			  max, atomic_load(n));
@@ -463,6 +493,19 @@ static bool uid_allowed(uid_t uid)
 	return false;
 }
 
+/* A pooled fd that will not become a fence: its holders read @status. */
+static void pooled_drop(struct pooled *p, int status)
+{
+	if (p->pipe)
+		fl__fence_pipe_discard(p->pipe, status);
+	else if (status == -ECONNRESET)
+		close(p->sink); /* a socket's end-of-file reads as -ECONNRESET */
+	else
+		fl__fd_pair_fail(p->sink, status);
+	p->pipe = NULL;
+	p->sink = -1;
+}
+
 static void disconnect(struct client *c, const char *why)
 {
 	if (why)
@@ -476,7 +519,7 @@ static void disconnect(struct client *c, const char *why)
 	c->heap_buffers = 0;
 	/* Pooled fds it never used read as the connection's end. */
 	for (; c->pool_count; c->pool_count--, c->pool_head++)
-		close(c->pool[c->pool_head % FL_PROTO_POOL_MAX].sink);
+		pooled_drop(&c->pool[c->pool_head % FL_PROTO_POOL_MAX], -ECONNRESET);
 	shared_disown(c);
 	fld_waits_client_gone(c);
 	if (tracer == c) {
@@ -1105,6 +1148,66 @@ static int adopt(struct client *c, struct fl_fence *f, int *fds)
 	return 0;
 }
 
+/*
+ * A fence fd of @f made here, for @c, to go with the reply (FENCE_MERGE,
+ * FENCE_IMPORT): the read end of a pipe whose write end the core keeps, or
+ * a socket pair's end where pipes cannot be used (fl__fence_pipes_ok()).
+ * Charged to @c as adopt() charges. Return: 0 and *ret_fd (the caller
+ * sends it and closes it), -EMFILE over a quota, or another error.
+ */
+static int fence_fd_new(struct client *c, struct fl_fence *f, int *ret_fd)
+{
+	struct fl__sink *s;
+	dev_t dev;
+	ino_t ino;
+	int r, sv[2];
+
+	r = objects_charge(c, false);
+	if (r == 0 && (r = fds_charge(c, 1, "a fence")) < 0)
+		objects_uncharge(c, false);
+	if (r < 0)
+		return -EMFILE;
+	atomic_fetch_add(&c->refs, 1);
+	if (fl__fence_pipes_ok()) {
+		r = fl__fence_pipe_new(&s, ret_fd, NULL, NULL);
+		/* Adopted while we hold the read end: its last close cannot come first. */
+		if (r == 0 && (r = fl__fence_pipe_adopt(f, s, release_fence, c)) < 0)
+			close(*ret_fd);
+	} else {
+		r = fl__socketpair_cloexec(sv);
+		if (r == 0 && (r = fl__fd_inode(sv[1], &dev, &ino)) < 0) {
+			close(sv[0]);
+			close(sv[1]);
+		} else if (r == 0) {
+			/* Closes the sink on failure. */
+			r = fl__fence_adopt_sink(f, sv[0], dev, ino, release_fence, c);
+			if (r < 0)
+				close(sv[1]);
+			else
+				*ret_fd = sv[1];
+		}
+	}
+	if (r < 0) {
+		objects_uncharge(c, false);
+		fds_sub(c, 1);
+		atomic_fetch_sub(&c->refs, 1);
+	}
+	return r;
+}
+
+/* The reply to a request that made a fence fd: the status, with the fd on success. */
+static bool reply_fence_fd(struct client *c, const struct fl_msg_hdr *req, int r, int fd)
+{
+	struct fl_msg_reply ok = { 0, 0 };
+	bool alive;
+
+	if (r < 0)
+		return reply_status(c, req, r);
+	alive = reply_send(c, req, &ok, sizeof(ok), fd);
+	close(fd);
+	return alive;
+}
+
 static bool op_fence_create(struct client *c, const struct fl_proto_request *q, int *fds)
 {
 	struct fl_timeline *tl;
@@ -1202,7 +1305,13 @@ static bool op_timeline_bind(struct client *c, const struct fl_proto_request *q,
 	return reply_send(c, &q->hdr, &rep, sizeof(rep), -1);
 }
 
-/* POOL_FILL: hand out socket pairs that FENCE_NEW makes fences of later. */
+/*
+ * POOL_FILL: hand out fence fds that FENCE_NEW makes fences of later: the
+ * read ends of pipes whose write ends the core keeps, so that no holder can
+ * shut them down, write into them or make them ready early; socket pairs
+ * for an owner's pool with signal ends (which it writes the record into
+ * itself) and where pipes cannot be used (fl__fence_pipes_ok()).
+ */
 static bool op_pool_fill(struct client *c, const struct fl_proto_request *q)
 {
 	struct fl_msg_pool_reply rep = { { 0, 0 }, c->pool_slot + c->pool_count, 0 };
@@ -1210,6 +1319,7 @@ static bool op_pool_fill(struct client *c, const struct fl_proto_request *q)
 	int user[2 * FL_PROTO_POOL_FILL_MAX];
 	uint32_t want = q->u.pool_fill.count, n = 0;
 	bool ends = q->u.pool_fill.flags & FL_POOL_F_SIGNAL_ENDS, alive;
+	bool pipes = !ends && fl__fence_pipes_ok();
 	int r = 0;
 
 	if (want > FL_PROTO_POOL_MAX - c->pool_count)
@@ -1222,6 +1332,15 @@ static bool op_pool_fill(struct client *c, const struct fl_proto_request *q)
 		struct pooled *p = &c->pool[(c->pool_head + c->pool_count + n) % FL_PROTO_POOL_MAX];
 		int sv[2];
 
+		if (pipes) {
+			r = fl__fence_pipe_new(&p->pipe, &user[n], &p->dev, &p->ino);
+			if (r < 0)
+				break;
+			p->sink = -1;
+			p->end_given = false;
+			continue;
+		}
+		p->pipe = NULL;
 		r = fl__socketpair_cloexec(sv);
 		if (r == 0) {
 			r = fl__fd_inode(sv[1], &p->dev, &p->ino);
@@ -1255,7 +1374,9 @@ static bool op_pool_fill(struct client *c, const struct fl_proto_request *q)
 		close(user[i]);
 	if (!alive) {
 		for (uint32_t i = 0; i < n; i++)
-			close(c->pool[(c->pool_head + c->pool_count + i) % FL_PROTO_POOL_MAX].sink);
+			pooled_drop(
+				&c->pool[(c->pool_head + c->pool_count + i) % FL_PROTO_POOL_MAX],
+				-ECONNRESET);
 		return false;
 	}
 	c->pool_count += n;
@@ -1331,7 +1452,7 @@ static bool op_fence_new(struct client *c, const struct fl_proto_request *q)
 	c->pool_count--;
 	c->pool_slot++;
 	if (b->handle >= c->nhandles) {
-		fl__fd_pair_fail(p.sink, -EBADMSG);
+		pooled_drop(&p, -EBADMSG);
 		fds_sub(c, 1);
 		return reject(c, &q->hdr, -EBADMSG, "FENCE_NEW names a timeline it did not bind");
 	}
@@ -1351,7 +1472,8 @@ static bool op_fence_new(struct client *c, const struct fl_proto_request *q)
 		objects_uncharge(c, false);
 	if (r == 0) {
 		atomic_fetch_add(&c->refs, 1);
-		r = fl__fence_adopt_sink(f, p.sink, p.dev, p.ino, release_fence, c);
+		r = p.pipe ? fl__fence_pipe_adopt(f, p.pipe, release_fence, c)
+			   : fl__fence_adopt_sink(f, p.sink, p.dev, p.ino, release_fence, c);
 		if (r == 0)
 			fld_trace_fence_new(c->pid, f, "create", 0, 0);
 		fl_fence_unref(f);
@@ -1361,7 +1483,7 @@ static bool op_fence_new(struct client *c, const struct fl_proto_request *q)
 			atomic_fetch_sub(&c->refs, 1);
 		}
 	} else {
-		fl__fd_pair_fail(p.sink, r);
+		pooled_drop(&p, r);
 		fds_sub(c, 1);
 	}
 	/*
@@ -1382,7 +1504,7 @@ static bool op_fence_new(struct client *c, const struct fl_proto_request *q)
 static bool op_fence_merge(struct client *c, const struct fl_proto_request *q, int *fds)
 {
 	struct fl_fence *a = NULL, *b = NULL, *m = NULL;
-	int r;
+	int r, fd = -1;
 
 	uint64_t ida = 0, idb = 0;
 
@@ -1407,14 +1529,12 @@ static bool op_fence_merge(struct client *c, const struct fl_proto_request *q, i
 		fl_fence_unref(b);
 	}
 	if (r == 0) {
-		r = adopt(c, m, &fds[2]);
+		r = fence_fd_new(c, m, &fd);
 		if (r == 0)
 			fld_trace_fence_new(c->pid, m, "merge", ida, idb);
 		fl_fence_unref(m);
 	}
-	if (r == -EBADMSG)
-		return reject(c, &q->hdr, r, "FENCE_MERGE with fds that are not a socket pair");
-	return reply_status(c, &q->hdr, r);
+	return reply_fence_fd(c, &q->hdr, r, fd);
 }
 
 static bool op_fence_info(struct client *c, const struct fl_proto_request *q, int *fds)
@@ -1479,23 +1599,17 @@ static bool op_fence_info(struct client *c, const struct fl_proto_request *q, in
 static bool op_fence_import(struct client *c, const struct fl_proto_request *q, int *fds)
 {
 	struct fl_fence *f;
-	int r = fl_sync_file_import(fds[0], q->u.fence_import.name, &f);
+	int r = fl_sync_file_import(fds[0], q->u.fence_import.name, &f), fd = -1;
 
 	close(fds[0]); /* the import took its own copy */
 	fds[0] = -1;
 	if (r == 0) {
-		r = adopt(c, f, &fds[1]);
+		r = fence_fd_new(c, f, &fd);
 		if (r == 0)
 			fld_trace_fence_new(c->pid, f, "import", 0, 0);
 		fl_fence_unref(f);
-	} else {
-		fl__fd_pair_fail(fds[1], r);
-		close(fds[2]);
-		fds[1] = fds[2] = -1;
 	}
-	if (r == -EBADMSG)
-		return reject(c, &q->hdr, r, "FENCE_IMPORT with fds that are not a socket pair");
-	return reply_status(c, &q->hdr, r);
+	return reply_fence_fd(c, &q->hdr, r, fd);
 }
 
 static bool op_fence_set_deadline(struct client *c, const struct fl_proto_request *q, int *fds)
@@ -1981,11 +2095,7 @@ static bool shed_out_of_fds(struct client *c, const unsigned char *buf, ssize_t 
 		sink = 1;
 		break;
 	case FL_OP_FENCE_MERGE:
-		sink = 2;
-		break;
 	case FL_OP_FENCE_IMPORT:
-		sink = 1;
-		break;
 	case FL_OP_TIMELINE_INC:
 	case FL_OP_TIMELINE_GET_VALUE:
 	case FL_OP_TIMELINE_BIND:
@@ -2396,6 +2506,10 @@ int fld_serve(int lfd, const struct server_config *config)
 		check = fld_log_flush();
 		if (check >= 0 && (timeout < 0 || timeout > check))
 			timeout = check;
+		/* Completed pipe fences are swept now and then (fl__watcher_timeout_ms()). */
+		check = fl__watcher_timeout_ms();
+		if (check >= 0 && (timeout < 0 || timeout > check))
+			timeout = check;
 		int n = epoll_wait(epfd, evs, FL_ARRAY_SIZE(evs), timeout);
 
 		if (n < 0 && errno != EINTR)
@@ -2425,7 +2539,7 @@ int fld_serve(int lfd, const struct server_config *config)
 		}
 		serve_ready(ready, nready);
 		/* After the events at hand: a release can free a client they name. */
-		if (watch)
+		if (watch || fl__watcher_timeout_ms() == 0)
 			fl__watcher_dispatch();
 		answer_deferred_pings();
 		bury_zombies();

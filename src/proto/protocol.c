@@ -45,7 +45,7 @@ static const struct {
 	[FL_OP_TIMELINE_INC] = { "TIMELINE_INC", sizeof(struct fl_msg_timeline_inc), 1 },
 	[FL_OP_TIMELINE_GET_VALUE] = { "TIMELINE_GET_VALUE", 0, 1 },
 	[FL_OP_FENCE_CREATE] = { "FENCE_CREATE", sizeof(struct fl_msg_fence_create), 3 },
-	[FL_OP_FENCE_MERGE] = { "FENCE_MERGE", sizeof(struct fl_msg_fence_merge), 4 },
+	[FL_OP_FENCE_MERGE] = { "FENCE_MERGE", sizeof(struct fl_msg_fence_merge), 2 },
 	[FL_OP_FENCE_INFO] = { "FENCE_INFO", sizeof(struct fl_msg_fence_info), 1 },
 	[FL_OP_PING] = { "PING", 0, 0 },
 	[FL_OP_TIMELINE_BIND] = { "TIMELINE_BIND", 0, 1 },
@@ -56,7 +56,7 @@ static const struct {
 	[FL_OP_FENCE_SET_DEADLINE] = { "FENCE_SET_DEADLINE",
 				       sizeof(struct fl_msg_fence_set_deadline), 1 },
 	[FL_OP_FENCE_GET_DEADLINE] = { "FENCE_GET_DEADLINE", 0, 1 },
-	[FL_OP_FENCE_IMPORT] = { "FENCE_IMPORT", sizeof(struct fl_msg_fence_import), 3 },
+	[FL_OP_FENCE_IMPORT] = { "FENCE_IMPORT", sizeof(struct fl_msg_fence_import), 1 },
 	[FL_OP_DUMP] = { "DUMP", sizeof(struct fl_msg_dump), 0 },
 	/* WAIT_BEGIN carries a second fd with FL_MSG_F_NOTIFY. */
 	[FL_OP_WAIT_BEGIN] = { "WAIT_BEGIN", sizeof(struct fl_msg_wait_begin), 1 },

@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FL_PROTO_VERSION  6
+#define FL_PROTO_VERSION  7
 #define FL_PROTO_NAME_LEN 32
 #define FL_PROTO_MAX_FDS  4
 /* The largest request; replies may be up to FL_PROTO_MAX_REPLY. */
@@ -38,7 +38,7 @@ enum fl_proto_op {
 	FL_OP_TIMELINE_INC = 3, /* body timeline_inc, fds {timeline}; reply: status */
 	FL_OP_TIMELINE_GET_VALUE = 4, /* no body, fds {timeline}; reply value_reply */
 	FL_OP_FENCE_CREATE = 5, /* body fence_create, fds {timeline, sink, user} */
-	FL_OP_FENCE_MERGE = 6, /* body fence_merge, fds {a, b, sink, user}; reply: status */
+	FL_OP_FENCE_MERGE = 6, /* body fence_merge, fds {a, b}; reply: status (+ 1 fd, the fence) */
 	FL_OP_FENCE_INFO = 7, /* body fence_info, fds {fence}; reply info_reply */
 	FL_OP_PING = 8, /* no body; reply: status */
 	FL_OP_TIMELINE_BIND = 9, /* no body, fds {timeline}; reply bind_reply */
@@ -48,7 +48,7 @@ enum fl_proto_op {
 	FL_OP_TIMELINE_SYNC = 13, /* body timeline_sync, no fds; reply: status */
 	FL_OP_FENCE_SET_DEADLINE = 14, /* body fence_set_deadline, fds {fence}; reply: status */
 	FL_OP_FENCE_GET_DEADLINE = 15, /* no body, fds {fence}; reply value_reply */
-	FL_OP_FENCE_IMPORT = 16, /* body fence_import, fds {sync_file, sink, user}; reply: status */
+	FL_OP_FENCE_IMPORT = 16, /* body fence_import, fds {sync_file}; reply: status (+ 1 fd) */
 	FL_OP_DUMP = 17, /* body dump, no fds; reply: status + 1 fd (the dump) */
 	FL_OP_WAIT_BEGIN = 18, /* body wait_begin, fds {fence} or {fence, notify}; one-way */
 	FL_OP_WAIT_END = 19, /* body wait_end, no fds; one-way */

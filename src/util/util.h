@@ -152,6 +152,13 @@ struct fl__wait_hooks {
 	void (*end)(uint64_t token, int result, int notify_fd);
 	/* @notify_fd polled readable: the status the wait must return, or 0 to go on. */
 	int (*notified)(uint64_t token, int notify_fd);
+	/*
+	 * A pipe fence fd of another process reads as completed but its
+	 * status record is gone (a holder read it out): the status from the
+	 * daemon that made it, or -ECONNRESET when no daemon knows it (its
+	 * maker died). May be NULL.
+	 */
+	int (*status)(int fence_fd);
 };
 void fl__fd_set_wait_hooks(const struct fl__wait_hooks *hooks);
 const struct fl__wait_hooks *fl__fd_wait_hooks(void);

@@ -40,7 +40,7 @@ static const struct {
 	{ 3, 8, 1 }, /* TIMELINE_INC */
 	{ 4, 0, 1 }, /* TIMELINE_GET_VALUE */
 	{ 5, 40, 3 }, /* FENCE_CREATE */
-	{ 6, 40, 4 }, /* FENCE_MERGE */
+	{ 6, 40, 2 }, /* FENCE_MERGE */
 	{ 7, 8, 1 }, /* FENCE_INFO */
 	{ 8, 0, 0 }, /* PING */
 	{ 9, 0, 1 }, /* TIMELINE_BIND */
@@ -50,7 +50,7 @@ static const struct {
 	{ 13, 8, 0 }, /* TIMELINE_SYNC */
 	{ 14, 8, 1 }, /* FENCE_SET_DEADLINE */
 	{ 15, 0, 1 }, /* FENCE_GET_DEADLINE */
-	{ 16, 32, 3 }, /* FENCE_IMPORT */
+	{ 16, 32, 1 }, /* FENCE_IMPORT */
 	{ 17, 8, 0 }, /* DUMP */
 	{ 18, 16, 1 }, /* WAIT_BEGIN (2 fds with NOTIFY) */
 	{ 19, 16, 0 }, /* WAIT_END */

@@ -16,7 +16,7 @@ import os
 import struct
 import sys
 
-VERSION = 6
+VERSION = 7
 NAME_LEN = 32
 
 HELLO, TIMELINE_CREATE, TIMELINE_INC, TIMELINE_GET_VALUE = 1, 2, 3, 4
@@ -59,17 +59,17 @@ SEEDS = {
     "fence-create": packet(3, FENCE_CREATE, 5, struct.pack("<Q", 1) + name("frame")),
     "fence-create-reply": packet(3, FENCE_CREATE, 6, struct.pack("<Q", 2) + name(""),
                                  flags=F_REPLY),
-    "fence-merge": packet(4, FENCE_MERGE, 7,
+    "fence-merge": packet(2, FENCE_MERGE, 7,
                           name("merged") + struct.pack("<II", MERGE_WAIT_ALL, 0)),
-    "fence-merge-mainline": packet(4, FENCE_MERGE, 20, name("") + struct.pack(
+    "fence-merge-mainline": packet(2, FENCE_MERGE, 20, name("") + struct.pack(
         "<II", MERGE_WAIT_ALL | MERGE_MAINLINE, 0)),
     # Invalid: an unknown merge flag (-EINVAL).
-    "fence-merge-bad-flag": packet(4, FENCE_MERGE, 21, name("m") + struct.pack("<II", 4, 0)),
+    "fence-merge-bad-flag": packet(2, FENCE_MERGE, 21, name("m") + struct.pack("<II", 4, 0)),
     "fence-set-deadline": packet(1, FENCE_SET_DEADLINE, 22, struct.pack("<Q", 123456789)),
     "fence-get-deadline": packet(1, FENCE_GET_DEADLINE, 23, b""),
-    "fence-import": packet(3, FENCE_IMPORT, 24, name("gpu")),
+    "fence-import": packet(1, FENCE_IMPORT, 24, name("gpu")),
     # Invalid: a name without a NUL (-EINVAL).
-    "fence-import-bad-name": packet(3, FENCE_IMPORT, 25, b"x" * NAME_LEN),
+    "fence-import-bad-name": packet(1, FENCE_IMPORT, 25, b"x" * NAME_LEN),
     "dump": packet(0, DUMP, 28, struct.pack("<II", 0, 0)),
     "dump-json": packet(0, DUMP, 29, struct.pack("<II", 1, 0)),
     "dump-fds-pid": packet(0, DUMP, 31, struct.pack("<II", 2 | 1, 4242)),
