@@ -2,19 +2,25 @@
 /*
  * Fence and timeline file descriptors.
  *
- * A fence fd is one end of an AF_UNIX stream socket pair; the core keeps
- * the other end (a "sink"). When the fence completes, the core writes a
- * 16-byte status record into the sink and shuts its write side down: every
- * holder of the fd, in every process, sees POLLIN and can read the record
- * with MSG_PEEK without consuming it. The sink stays open until every copy
- * of the fd is closed, so holders see POLLIN and nothing else (no POLLHUP),
- * like a kernel sync_file; a watcher thread notices the hang-up (EPOLLHUP
- * on the sink) and releases the sink and the fence reference it held (in
- * a host that asked for it, its own loop does: fl__watcher_host_fd()).
+ * A fence fd is the read end of a mode-0 pipe; the core keeps the only
+ * write end (the "sink"), so no holder can write into it, shut it down or
+ * make it ready early. When the fence completes, the core stores the status
+ * in the sink, writes the 16-byte status record into the pipe (twice, in
+ * one write, for a success) and closes the write end: the end-of-file is
+ * the readiness, sticky for every holder in every process. In this process
+ * the status comes from the sink, found by the fd's inode, never from bytes
+ * in the fd; another process reads the records without consuming them.
+ * Before completion the last close of the read end shows as EPOLLERR on
+ * the write end; after it nothing does, so completed read ends sit in a
+ * registry epoll set that a sweep of its fdinfo reads (see done_head). A
+ * watcher thread does the releases (in a host that asked for it, its own
+ * loop does: fl__watcher_host_fd()). FENCELINE_FD_KIND=socket gives the
+ * old AF_UNIX socket pairs, whose record holders read with MSG_PEEK; the
+ * daemon still uses them for an owner's own fences (docs/architecture.md).
  *
- * A timeline fd is the same kind of pair, without records: the sink holds a
- * timeline handle, dropped when the last copy of the fd is closed, which is
- * what kills a timeline whose fd was closed even if nobody calls us again.
+ * A timeline fd is a pipe too, without records: the sink holds a timeline
+ * handle, dropped when the last copy of the fd is closed, which is what
+ * kills a timeline whose fd was closed even if nobody calls us again.
  *
  * fds are identified by the (st_dev, st_ino) of the user's end, which is
  * the same for every dup and in every process.
