@@ -559,6 +559,22 @@ static bool sweep_due(void)
 #define WATCHER_SWEEP_MIN_MS 100
 #define WATCHER_SWEEP_MAX_MS 10000
 
+/*
+ * An idle sweep: sweep_done(), then the wait before the next one, from
+ * @ms: back to the shortest when the sweep released something, else
+ * twice as long, up to the longest (closed fds of a busy program are
+ * found soon; a program that holds its fences costs a look every 10 s).
+ */
+static int sweep_backing_off(int ms)
+{
+	size_t before = __atomic_load_n(&done_count, __ATOMIC_RELAXED);
+
+	sweep_done();
+	if (__atomic_load_n(&done_count, __ATOMIC_RELAXED) < before)
+		return WATCHER_SWEEP_MIN_MS;
+	return ms < WATCHER_SWEEP_MAX_MS ? ms * 2 : ms;
+}
+
 static void *watcher(void *arg)
 {
 	int fd = (int)(intptr_t)arg, wake = wake_fd, reg = reg_fd;
@@ -593,13 +609,7 @@ static void *watcher(void *arg)
 		if (n < (int)FL_ARRAY_SIZE(ev))
 			atomic_store_explicit(&unreaped, 0, memory_order_relaxed);
 		if (n == 0 && sweeping) {
-			size_t before = __atomic_load_n(&done_count, __ATOMIC_RELAXED);
-
-			sweep_done();
-			if (__atomic_load_n(&done_count, __ATOMIC_RELAXED) < before)
-				sweep_ms = WATCHER_SWEEP_MIN_MS;
-			else if (sweep_ms < WATCHER_SWEEP_MAX_MS)
-				sweep_ms *= 2;
+			sweep_ms = sweep_backing_off(sweep_ms);
 		} else if (n > 0) {
 			sweep_ms = WATCHER_SWEEP_MIN_MS;
 		}
@@ -776,13 +786,7 @@ void fl__watcher_dispatch(void)
 	if (sweep_due()) {
 		sweep_done();
 	} else if (host_sweep_at && fl__now_ns() >= host_sweep_at) {
-		size_t before = __atomic_load_n(&done_count, __ATOMIC_RELAXED);
-
-		sweep_done();
-		if (__atomic_load_n(&done_count, __ATOMIC_RELAXED) < before)
-			host_sweep_ms = WATCHER_SWEEP_MIN_MS;
-		else if (host_sweep_ms < WATCHER_SWEEP_MAX_MS)
-			host_sweep_ms *= 2;
+		host_sweep_ms = sweep_backing_off(host_sweep_ms);
 		host_sweep_at = 0;
 	}
 }
