@@ -380,10 +380,16 @@ static void *watch_main(void *arg)
 			kept_sweep_locked();
 		}
 		w->seen_uses = conn.uses;
-		if (!conn.nkept && !pool_has_fds_locked()) {
+		if (!conn.nkept && !pool_has_fds_locked() &&
+		    idle_ticks >= FL_MAX(ticks_to_idle, 1u)) {
 			/*
-			 * Nothing to watch: gone, and nobody is to join us. The
-			 * fds go under the lock, so that no fork() copies them.
+			 * Nothing to watch, and idle for a while: gone, and nobody
+			 * is to join us. A busy program must not start and end a
+			 * thread per fence: besides the cost, ThreadSanitizer can
+			 * give a thread started right after a detached one ended
+			 * that one's id ("dup thread with used id") and kill the
+			 * program's run. The fds go under the lock, so that no
+			 * fork() copies them.
 			 */
 			close_own(w->conn_fd, &w->conn_id);
 			close_own(w->stop_fd, &w->stop_id);
