@@ -152,6 +152,7 @@ static atomic_uint unreaped;
 static bool use_pipes(enum sink_kind kind);
 static void write_record(int fd, const struct fl__record *rec);
 static bool attach_locked(struct fl_fence *f, struct fl__sink *s, bool queue);
+static void attach(struct fl_fence *f, struct fl__sink *s);
 
 struct fl__sink *fl__sink_next(struct fl__sink *s)
 {
@@ -902,7 +903,6 @@ int fl__fence_pipe_adopt(struct fl_fence *f, struct fl__sink *s, fl__host_releas
 			 void *owner)
 {
 	struct epoll_event ev = { .events = EPOLLONESHOT };
-	bool link;
 	int r = 0;
 
 	fl__fence_status(f);
@@ -926,11 +926,7 @@ int fl__fence_pipe_adopt(struct fl_fence *f, struct fl__sink *s, fl__host_releas
 		fl__fence_pipe_discard(s, r);
 		return r;
 	}
-	pthread_mutex_lock(&f->lock);
-	link = attach_locked(f, s, true);
-	pthread_mutex_unlock(&f->lock);
-	if (link)
-		fl__fence_link_members(f);
+	attach(f, s);
 	FL_LOG("fd", "pooled pipe became a fence fd (core end %d)", s->fd);
 	return 0;
 }
@@ -1352,10 +1348,21 @@ static bool attach_locked(struct fl_fence *f, struct fl__sink *s, bool queue)
 	return !atomic_load(&f->status) && fl__fence_arm_locked(f);
 }
 
+/* A strong sink joins @f: attach_locked() under the lock, members linked after it. */
+static void attach(struct fl_fence *f, struct fl__sink *s)
+{
+	bool link;
+
+	pthread_mutex_lock(&f->lock);
+	link = attach_locked(f, s, true);
+	pthread_mutex_unlock(&f->lock);
+	if (link)
+		fl__fence_link_members(f);
+}
+
 FL_EXPORT int fl_fence_export_fd(struct fl_fence *f, int *ret_fd)
 {
 	struct fl__sink *s;
-	bool link;
 	int fd, r;
 
 	fl_return_if(!f || !ret_fd, -EINVAL);
@@ -1366,11 +1373,7 @@ FL_EXPORT int fl_fence_export_fd(struct fl_fence *f, int *ret_fd)
 		if (!reap_for_retry(r))
 			return r;
 	}
-	pthread_mutex_lock(&f->lock);
-	link = attach_locked(f, s, true);
-	pthread_mutex_unlock(&f->lock);
-	if (link)
-		fl__fence_link_members(f);
+	attach(f, s);
 	*ret_fd = fd;
 	return 0;
 }
