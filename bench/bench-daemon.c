@@ -1223,6 +1223,94 @@ static void part_fairness(void)
 	target("ratio_daemon_ping_p99_dump_flood_over_target", "<=", 1.0);
 }
 
+/*
+ * 7: the same bystander while one client floods requests naming fds the
+ * daemon does not know (an eventfd as a fence), with BOGUS_IDLE idle
+ * connections open: such a request must cost the daemon a lookup, not a
+ * read on every connection.
+ */
+#define BOGUS_IDLE 2000
+
+static void flood_bogus_fd(int stop)
+{
+	int fd = raw_connect_hello(), e = eventfd(0, EFD_CLOEXEC);
+	uint32_t seq = 2;
+
+	if (e < 0)
+		fl__bench_die("eventfd", errno);
+	for (;;) {
+		struct {
+			struct fl_msg_hdr h;
+			struct fl_msg_fence_info b;
+		} req = { { FL_OP_FENCE_INFO, 0, seq++, sizeof(struct fl_msg_fence_info) },
+			  { 0, 1 } };
+		union {
+			struct cmsghdr align;
+			char buf[CMSG_SPACE(sizeof(int))];
+		} cbuf;
+		struct iovec iov = { &req, sizeof(req) };
+		struct msghdr msg = { .msg_iov = &iov,
+				      .msg_iovlen = 1,
+				      .msg_control = cbuf.buf,
+				      .msg_controllen = sizeof(cbuf.buf) };
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+		struct pollfd p = { stop, POLLIN, 0 };
+
+		if (poll(&p, 1, 0) != 0)
+			_exit(0);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &e, sizeof(int));
+		if (sendmsg(fd, &msg, MSG_NOSIGNAL) < 0 || recv_drop(fd, 0) <= 0)
+			_exit(1);
+	}
+}
+
+static void part_bogus_fds(void)
+{
+	long n = fl__bench_iters(5000, 500), idle = BOGUS_IDLE;
+	int *conns, stop[2], fd;
+	pid_t kid;
+
+	if (raise_nofile(idle + 64) < idle + 64) {
+		fl__bench_comment("daemon 7: skipped (no room for %ld fds)", idle + 64);
+		return;
+	}
+	conns = calloc((size_t)idle, sizeof(*conns));
+	if (!conns)
+		fl__bench_die("calloc", ENOMEM);
+	for (long i = 0; i < idle; i++)
+		conns[i] = raw_connect_hello();
+	fl__bench_comment("daemon 7: a bystander's PING round trip, p99 of %ld, quiet and while "
+			  "one client sends FENCE_INFO on an eventfd back to back, %ld idle "
+			  "connections open",
+			  n, idle);
+	fd = raw_connect_hello();
+	fl__bench_out("daemon_ping_p99_idle_conns", ping_p99(fd, n), "ns");
+	if (pipe2(stop, O_CLOEXEC) < 0)
+		fl__bench_die("pipe2", errno);
+	kid = fork_or_die();
+	if (kid == 0) {
+		close(stop[1]);
+		flood_bogus_fd(stop[0]);
+	}
+	close(stop[0]);
+	usleep(100000);
+	fl__bench_out("daemon_ping_p99_bogus_fd_flood", ping_p99(fd, n), "ns");
+	close(stop[1]);
+	reap(kid, "bogus fd flood");
+	close(fd);
+	for (long i = 0; i < idle; i++)
+		close(conns[i]);
+	free(conns);
+	fl__bench_ratio("ratio_daemon_ping_p99_bogus_fd_flood_over_quiet",
+			"daemon_ping_p99_bogus_fd_flood", "daemon_ping_p99_idle_conns");
+	fl__bench_ratio("ratio_daemon_ping_p99_bogus_fd_flood_over_target",
+			"daemon_ping_p99_bogus_fd_flood", "daemon_ping_p99_flood_target");
+	target("ratio_daemon_ping_p99_bogus_fd_flood_over_target", "<=", 1.0);
+}
+
 void fl__bench_daemon(void)
 {
 	int pid;
@@ -1240,6 +1328,7 @@ void fl__bench_daemon(void)
 	part_wake();
 	part_throughput();
 	part_fairness();
+	part_bogus_fds();
 	fl__bench_out("daemon_rss_end", (double)status_kib(pid, "VmRSS") / 1024.0, "MiB");
 	fl__bench_outf((double)count_fds(pid), "fds", "daemon_fds_end");
 	daemon_cleanup();

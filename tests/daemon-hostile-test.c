@@ -3007,3 +3007,61 @@ FL_TEST(another_uid_gets_its_quota_across_its_processes)
 	unlink(lock);
 	fl_assert_int_eq(rmdir(dir), 0);
 }
+
+/*
+ * A pooled fd passed on before the daemon read its FENCE_NEW (one-way) is
+ * still a fence to whoever asks about it: the daemon reads on in the
+ * maker's connection, the only one its pool index names. The daemon is
+ * stopped while the requests queue up; the maker has just cost it a DUMP
+ * (a walk of /proc), so the asker, with less debt, is served first (see
+ * serve_ready()) and its FENCE_INFO comes before the FENCE_NEW.
+ */
+FL_TEST(a_pooled_fd_passed_before_its_fence_new_was_read_is_a_fence)
+{
+	static const char *const args[] = { "--idle-timeout", "0", NULL };
+	struct fl_msg_info_reply rep;
+	char path[256];
+	int a, b, bystander, tl, pooled;
+	uint32_t handle;
+	pid_t d;
+
+	dl_runtime_path("pass-early.sock", path, sizeof(path));
+	d = dl_daemon_start(path, args);
+	a = raw_connect_to(path);
+	raw_hello(a);
+	b = raw_connect_to(path);
+	raw_hello(b);
+	/* Another idle connection: not the maker, never read for this. */
+	bystander = raw_connect_to(path);
+	raw_hello(bystander);
+	tl = raw_timeline_create(a, 10, "pass-early", &handle);
+	fl_assert(tl >= 0);
+	raw_pool_fill_ok(a, 11, 1, 0, &pooled);
+	free(raw_dump(a, 14, 0));
+
+	fl_assert_int_eq(kill(d, SIGSTOP), 0);
+	{
+		struct fl_msg_hdr h = { FL_OP_PING, 0, 20, 0 };
+
+		raw_send(b, &h, sizeof(h), NULL, 0);
+	}
+	raw_send_fence_new(a, 12, 0, 5, handle, 0);
+	raw_send_fence_info(b, 21, pooled);
+	fl_assert_int_eq(kill(d, SIGCONT), 0);
+
+	fl_assert_int_eq(raw_reply(b, FL_OP_PING, 20), 0);
+	raw_reply_body(b, FL_OP_FENCE_INFO, 21, &rep, sizeof(rep));
+	fl_assert_int_eq(rep.status, FL_STATUS_ACTIVE);
+	fl_assert_int_eq(rep.num_points, 1);
+	/* And once it is a fence, it completes as one. */
+	fl_assert_int_eq(raw_inc(a, 13, tl, 5), 0);
+	fl_assert_int_eq(fl_fence_fd_wait(pooled, 10000), 0);
+	fl_assert_int_eq(fl_fence_fd_get_status(pooled), FL_STATUS_SIGNALED);
+	raw_ping_ok(bystander, 30);
+	close(pooled);
+	close(tl);
+	close(a);
+	close(b);
+	close(bystander);
+	dl_daemon_stop(d);
+}
