@@ -1311,6 +1311,81 @@ static void part_bogus_fds(void)
 	target("ratio_daemon_ping_p99_bogus_fd_flood_over_target", "<=", 1.0);
 }
 
+/*
+ * 8: the same bystander while a process is blocked on a fence of its own
+ * timeline (the detector must find out who else could signal it: a walk
+ * of /proc) and one client asks for the deadlocks view back to back.
+ */
+static void blocked_waiter(void)
+{
+	int tl, f;
+
+	check(fl_timeline_fd_create("bench-blocked", 0, &tl), "fl_timeline_fd_create");
+	check(fl_fence_fd_create(tl, 1, "never", &f), "fl_fence_fd_create");
+	/* Single-threaded and waiting: blocked, a cycle of one. */
+	(void)fl_fence_fd_wait(f, -1);
+	_exit(0);
+}
+
+static void flood_deadlocks(int stop)
+{
+	int fd = raw_connect_hello();
+	uint32_t seq = 2;
+
+	for (;;) {
+		struct {
+			struct fl_msg_hdr h;
+			struct fl_msg_dump b;
+		} req = { { FL_OP_DUMP, 0, seq++, sizeof(struct fl_msg_dump) },
+			  { FL_DUMP_DEADLOCKS, 0 } };
+		struct pollfd p = { stop, POLLIN, 0 };
+
+		if (poll(&p, 1, 0) != 0)
+			_exit(0);
+		if (send(fd, &req, sizeof(req), MSG_NOSIGNAL) < 0 || recv_drop(fd, 0) <= 0)
+			_exit(1);
+	}
+}
+
+static void part_deadlocks_view(void)
+{
+	long n = fl__bench_iters(5000, 500);
+	int stop[2], fd;
+	pid_t waiter, kid;
+
+	fl__bench_comment("daemon 8: a bystander's PING round trip, p99 of %ld, with a process "
+			  "blocked on its own fence, quiet and while one client asks for the "
+			  "deadlocks view back to back",
+			  n);
+	waiter = fork_or_die();
+	if (waiter == 0)
+		blocked_waiter();
+	/* Past the detector's age threshold, so that it looks at the wait. */
+	usleep(300000);
+	fd = raw_connect_hello();
+	fl__bench_out("daemon_ping_p99_blocked_quiet", ping_p99(fd, n), "ns");
+	if (pipe2(stop, O_CLOEXEC) < 0)
+		fl__bench_die("pipe2", errno);
+	kid = fork_or_die();
+	if (kid == 0) {
+		close(stop[1]);
+		flood_deadlocks(stop[0]);
+	}
+	close(stop[0]);
+	usleep(100000);
+	fl__bench_out("daemon_ping_p99_deadlocks_flood", ping_p99(fd, n), "ns");
+	close(stop[1]);
+	reap(kid, "deadlocks flood");
+	kill(waiter, SIGKILL);
+	waitpid(waiter, NULL, 0);
+	close(fd);
+	fl__bench_ratio("ratio_daemon_ping_p99_deadlocks_flood_over_quiet",
+			"daemon_ping_p99_deadlocks_flood", "daemon_ping_p99_blocked_quiet");
+	fl__bench_ratio("ratio_daemon_ping_p99_deadlocks_flood_over_target",
+			"daemon_ping_p99_deadlocks_flood", "daemon_ping_p99_flood_target");
+	target("ratio_daemon_ping_p99_deadlocks_flood_over_target", "<=", 1.0);
+}
+
 void fl__bench_daemon(void)
 {
 	int pid;
@@ -1329,6 +1404,7 @@ void fl__bench_daemon(void)
 	part_throughput();
 	part_fairness();
 	part_bogus_fds();
+	part_deadlocks_view();
 	fl__bench_out("daemon_rss_end", (double)status_kib(pid, "VmRSS") / 1024.0, "MiB");
 	fl__bench_outf((double)count_fds(pid), "fds", "daemon_fds_end");
 	daemon_cleanup();

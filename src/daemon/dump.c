@@ -464,6 +464,28 @@ struct fld_holders *fld_holders_find(void)
 	return (struct fld_holders *)h;
 }
 
+struct fld_holders *fld_holders_from_scan(const struct fld_scan *s)
+{
+	struct holders *h;
+
+	if (!s || !s->done)
+		return fld_holders_find();
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return NULL;
+	if (s->h.nfds) {
+		h->fds = malloc(s->h.nfds * sizeof(*h->fds));
+		if (!h->fds) {
+			free(h);
+			return NULL;
+		}
+		memcpy(h->fds, s->h.fds, s->h.nfds * sizeof(*h->fds));
+		h->nfds = h->fds_cap = s->h.nfds;
+	}
+	map_holders(h);
+	return (struct fld_holders *)h;
+}
+
 size_t fld_holders_of_timeline(const struct fld_holders *hs, uint64_t id, pid_t *pids, size_t cap)
 {
 	const struct holders *h = (const struct holders *)hs;

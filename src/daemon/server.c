@@ -1742,6 +1742,9 @@ static pid_t owner_of(const void *timeline, void *arg)
  * owner's counter (our view of an owned timeline lags until asked).
  */
 /* Write the dump @hdr asked for (@flags, @pid), holders from @scan (NULL: walk now), and answer. */
+static bool view_answer(struct client *c, const struct fl_msg_hdr *hdr, uint32_t flags,
+			const struct fld_scan *scan);
+
 static bool dump_answer(struct client *c, const struct fl_msg_hdr *hdr, uint32_t flags,
 			uint32_t pid, const struct fld_scan *scan)
 {
@@ -1750,6 +1753,10 @@ static bool dump_answer(struct client *c, const struct fl_msg_hdr *hdr, uint32_t
 	int r, fd = -1;
 	bool ok;
 
+	if (flags & FL_DUMP_DEADLOCKS) {
+		free(infos);
+		return view_answer(c, hdr, flags, scan);
+	}
 	if (!infos)
 		return reply_status(c, hdr, -ENOMEM);
 	fld_shared_sync_all();
@@ -1797,6 +1804,12 @@ static bool walk_done;
  * parked clients out of the set and sleeping.
  */
 static uint64_t walk_busy_ns, next_walk_ns;
+/*
+ * The deadlock detector's periodic check needs who holds which timeline
+ * when a process is blocked: it gets a walk like a parked DUMP (the walk
+ * number it waits for; 0: none), and one walk serves both.
+ */
+static uint64_t detector_walk;
 
 #define WALK_STEP_NS 100000ull /* a walk's share of each pass of the loop */
 #define ANSWER_NS    200000ull /* and the parked DUMPs' answers' */
@@ -1815,30 +1828,15 @@ static void unpark(struct parked_dump *d, const struct fld_scan *scan)
 	free(d);
 }
 
-/* Answer @c's parked DUMPs now, with a walk of their own (drain_others() must read on). */
-static void unpark_client(struct client *c)
-{
-	for (struct parked_dump **pp = &parked, *d; (d = *pp);) {
-		if (d->c != c) {
-			pp = &d->next;
-			continue;
-		}
-		*pp = d->next;
-		if (parked_tail == &d->next)
-			parked_tail = pp;
-		unpark(d, NULL);
-	}
-}
-
 /*
  * Some of the parked DUMPs' work. Return: ms until it wants to run again
  * (0: at once), -1 when nothing is parked.
  */
 static int dump_step(void)
 {
-	uint64_t start = fl__now_ns();
+	uint64_t start = fl__now_ns(), need;
 
-	if (!parked)
+	if (!parked && !detector_walk)
 		return -1;
 	if (walk && !walk_done) {
 		walk_done = fld_scan_step(walk, WALK_STEP_NS);
@@ -1847,7 +1845,10 @@ static int dump_step(void)
 			next_walk_ns = fl__now_ns() + walk_busy_ns;
 		return 0;
 	}
-	if (!walk || parked->walk > walks) {
+	need = parked ? parked->walk : UINT64_MAX;
+	if (detector_walk)
+		need = FL_MIN(need, detector_walk);
+	if (!walk || need > walks) {
 		if (start < next_walk_ns)
 			return (int)((next_walk_ns - start + 999999) / 1000000);
 		fld_scan_free(walk);
@@ -1857,6 +1858,10 @@ static int dump_step(void)
 		walk_busy_ns = 0;
 		if (!walk) {
 			/* Out of memory for a walk: each one walks on its own. */
+			if (detector_walk) {
+				detector_walk = 0;
+				fld_waits_walked(NULL);
+			}
 			while (parked) {
 				struct parked_dump *d = parked;
 
@@ -1867,6 +1872,10 @@ static int dump_step(void)
 			return -1;
 		}
 		return 0;
+	}
+	if (detector_walk && detector_walk <= walks) {
+		detector_walk = 0;
+		fld_waits_walked(walk);
 	}
 	while (parked && parked->walk <= walks) {
 		struct parked_dump *d = parked;
@@ -1907,10 +1916,14 @@ static bool op_dump(struct client *c, const struct fl_proto_request *q)
 	return true;
 }
 
-/* DUMP's other views: deadlocks and stats, written here rather than by dump.c. */
-static bool op_dump_view(struct client *c, const struct fl_proto_request *q)
+/*
+ * DUMP's other views: deadlocks (parked like the others: the detector
+ * wants the holders from @scan) and stats, written here rather than by
+ * dump.c.
+ */
+static bool view_answer(struct client *c, const struct fl_msg_hdr *hdr, uint32_t flags,
+			const struct fld_scan *scan)
 {
-	uint32_t flags = q->u.dump.flags;
 	bool json = flags & FL_DUMP_JSON;
 	char *text = NULL;
 	size_t len = 0;
@@ -1922,9 +1935,9 @@ static bool op_dump_view(struct client *c, const struct fl_proto_request *q)
 	fld_shared_sync_all();
 	out = open_memstream(&text, &len);
 	if (!out)
-		return reply_status(c, &q->hdr, -ENOMEM);
+		return reply_status(c, hdr, -ENOMEM);
 	if (flags & FL_DUMP_DEADLOCKS)
-		r = fld_deadlocks_write(out, json);
+		r = fld_deadlocks_write(out, json, scan);
 	else
 		r = fld_stats_write(out, json, flags & FL_DUMP_RESET);
 	if (fclose(out) != 0 || !text)
@@ -1933,11 +1946,15 @@ static bool op_dump_view(struct client *c, const struct fl_proto_request *q)
 		r = fld_memfd_sealed(text, len, &fd);
 	free(text);
 	if (r < 0)
-		return reply_status(c, &q->hdr, r);
-	ok = reply_send(c, &q->hdr, &(struct fl_msg_reply){ 0, 0 }, sizeof(struct fl_msg_reply),
-			fd);
+		return reply_status(c, hdr, r);
+	ok = reply_send(c, hdr, &(struct fl_msg_reply){ 0, 0 }, sizeof(struct fl_msg_reply), fd);
 	close(fd);
 	return ok;
+}
+
+static bool op_dump_view(struct client *c, const struct fl_proto_request *q)
+{
+	return view_answer(c, &q->hdr, q->u.dump.flags, NULL);
 }
 
 /* WAIT_BEGIN: one-way; a fence we do not know (in-process, gone) is not our business. */
@@ -2088,7 +2105,12 @@ static int fence_of(struct client *c, int fd, struct fl_fence **ret)
 	if (fl__fd_identity(fd, &dev, &ino, NULL) < 0)
 		return -ENOENT;
 	maker = pool_index_client(dev, ino);
-	if (!maker || maker == c || maker->reading)
+	/*
+	 * A client with a DUMP parked is read once it is answered; the
+	 * library sends DUMP only as a round trip, so no FENCE_NEW of its
+	 * waits behind one (and answering it now would walk /proc in one go).
+	 */
+	if (!maker || maker == c || maker->reading || maker->parked)
 		return -ENOENT;
 	/*
 	 * One request at a time, until that FENCE_NEW is handled (the fd
@@ -2096,12 +2118,9 @@ static int fence_of(struct client *c, int fd, struct fl_fence **ret)
 	 * fd was passed is finite, and a client that keeps sending cannot
 	 * keep us here.
 	 */
-	while (maker->fd >= 0 && pool_index_client(dev, ino) == maker) {
-		if (maker->parked)
-			unpark_client(maker);
+	while (maker->fd >= 0 && !maker->parked && pool_index_client(dev, ino) == maker)
 		if (client_readable(maker, 1, 0) == 0)
 			break;
-	}
 	return fl_fence_from_fd(fd, ret);
 }
 
@@ -2142,7 +2161,7 @@ static bool dispatch(struct client *c, const struct fl_proto_request *q, int *fd
 	case FL_OP_FENCE_IMPORT:
 		return op_fence_import(c, q, fds);
 	case FL_OP_DUMP:
-		if (q->u.dump.flags & (FL_DUMP_DEADLOCKS | FL_DUMP_STATS))
+		if (q->u.dump.flags & FL_DUMP_STATS)
 			return op_dump_view(c, q);
 		return op_dump(c, q);
 	case FL_OP_WAIT_BEGIN:
@@ -2589,8 +2608,11 @@ int fld_serve(int lfd, const struct server_config *config)
 				timeout = due;
 		}
 		/* The deadlock detector runs while waits are in progress. */
-		int check = fld_waits_check(false);
+		bool want_walk;
+		int check = fld_waits_check(&want_walk);
 
+		if (want_walk && !detector_walk)
+			detector_walk = walks + 1;
 		if (check >= 0 && (timeout < 0 || timeout > check))
 			timeout = check;
 		/* Parked DUMPs' walk and answers go on between the clients' turns. */

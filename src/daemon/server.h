@@ -97,6 +97,8 @@ void fld_timeline_value_str(uint64_t id, char *buf, size_t size);
 /* Who holds which fd of ours, from one scan of /proc (expensive: on demand only). */
 struct fld_holders;
 struct fld_holders *fld_holders_find(void); /* NULL: out of memory */
+/* The same from a walk done a slice at a time (one not complete: walks now). */
+struct fld_holders *fld_holders_from_scan(const struct fld_scan *scan);
 /* The processes (never this one) holding a fd of timeline @id; returns how many, fills <= @cap. */
 size_t fld_holders_of_timeline(const struct fld_holders *h, uint64_t id, pid_t *pids, size_t cap);
 void fld_holders_free(struct fld_holders *h);
@@ -122,14 +124,19 @@ void fld_notify_closed(const void *client);
 /* The client disconnected: its waits are over. */
 void fld_waits_client_gone(const void *client);
 /*
- * Run the detector if it is due (or now, with @force). Return: ms until it
- * wants to run again, -1 when no wait is in progress.
+ * Run the detector if it is due. When it needs a walk of /proc (some
+ * process is blocked, so who else holds its timelines matters), it sets
+ * *@ret_walk instead of walking: the caller does one a slice at a time
+ * (fld_scan_step()) and then calls fld_waits_walked(). Return: ms until
+ * it wants to run again, -1 when no wait is in progress.
  */
-int fld_waits_check(bool force);
+int fld_waits_check(bool *ret_walk);
+/* Run the detector with @scan, a complete walk (NULL: walk now, in one go). */
+void fld_waits_walked(const struct fld_scan *scan);
 /* The waits in progress: a JSON array, or text lines. */
 void fld_waits_write(FILE *out, bool json);
-/* fencectl deadlocks: the detector's findings (runs it first). */
-int fld_deadlocks_write(FILE *out, bool json);
+/* fencectl deadlocks: the detector's findings (runs it first, with @scan as fld_waits_walked()). */
+int fld_deadlocks_write(FILE *out, bool json, const struct fld_scan *scan);
 void fld_waits_shutdown(void);
 /* A trace session ends: record the waits still going on as unfinished. */
 void fld_waits_trace_pending(void);

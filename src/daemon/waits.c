@@ -750,7 +750,14 @@ static void replace_current(struct finding *found, size_t nfound)
 	ncurrent = nfound;
 }
 
-static int run_detector(uint64_t now)
+/*
+ * With @scan NULL and !@walk_now, a detector that needs to know who holds
+ * which timeline (some process is blocked) stops there and returns
+ * -EAGAIN: the caller gets a walk of /proc done a slice at a time and
+ * comes back with it. With @walk_now it walks in one go (out of memory
+ * for a sliced walk).
+ */
+static int run_detector(uint64_t now, const struct fld_scan *scan, bool walk_now)
 {
 	struct finding *found = NULL;
 	size_t nfound = 0;
@@ -775,8 +782,12 @@ static int run_detector(uint64_t now)
 	if (r == 0) {
 		for (size_t i = 0; i < d.nprocs; i++)
 			any |= d.procs[i].blocked;
+		if (any && !scan && !walk_now) {
+			detector_fini(&d);
+			return -EAGAIN;
+		}
 		if (any) {
-			d.holders = fld_holders_find();
+			d.holders = scan ? fld_holders_from_scan(scan) : fld_holders_find();
 			if (!d.holders)
 				r = -ENOMEM;
 		}
@@ -791,10 +802,11 @@ static int run_detector(uint64_t now)
 	return r;
 }
 
-int fld_waits_check(bool force)
+int fld_waits_check(bool *ret_walk)
 {
 	uint64_t now = fl__now_ns(), oldest = UINT64_MAX, due;
 
+	*ret_walk = false;
 	if (!waits) {
 		if (ncurrent)
 			replace_current(NULL, 0);
@@ -804,11 +816,17 @@ int fld_waits_check(bool force)
 		if (w->begin_ns < oldest)
 			oldest = w->begin_ns;
 	due = FL_MAX(oldest + CHECK_AGE_NS, last_check_ns + CHECK_EVERY_NS);
-	if (!force && now < due)
+	if (now < due)
 		return (int)((due - now + 999999) / 1000000);
 	last_check_ns = now;
-	run_detector(now);
+	*ret_walk = run_detector(now, NULL, false) == -EAGAIN;
 	return (int)(CHECK_EVERY_NS / 1000000);
+}
+
+void fld_waits_walked(const struct fld_scan *scan)
+{
+	if (waits)
+		run_detector(fl__now_ns(), scan, true);
 }
 
 void fld_waits_write(FILE *out, bool json)
@@ -850,12 +868,12 @@ void fld_waits_write(FILE *out, bool json)
 		fputc(']', out);
 }
 
-int fld_deadlocks_write(FILE *out, bool json)
+int fld_deadlocks_write(FILE *out, bool json, const struct fld_scan *scan)
 {
 	uint64_t now = fl__now_ns();
 
 	if (waits)
-		run_detector(now);
+		run_detector(now, scan, true);
 	else
 		replace_current(NULL, 0);
 	if (json) {
