@@ -3065,3 +3065,37 @@ FL_TEST(a_pooled_fd_passed_before_its_fence_new_was_read_is_a_fence)
 	close(bystander);
 	dl_daemon_stop(d);
 }
+
+/*
+ * The last client can go while the loop answers parked DUMPs (its reply
+ * cannot be sent: it closed its connection after asking). The loop then
+ * waits again with a timeout, so that the idle period still ends it.
+ */
+FL_TEST(idle_daemon_exits_when_its_last_client_left_with_a_dump_parked)
+{
+	static const char *const idle[] = { "--idle-timeout", "200", NULL };
+	char path[256];
+	uint64_t deadline;
+	int status, s;
+	pid_t d, r;
+
+	dl_runtime_path("idle-dump.sock", path, sizeof(path));
+	d = dl_daemon_start(path, idle);
+	s = raw_connect_to(path);
+	raw_hello(s);
+	/* Parked until a walk of /proc is done: we are gone by then. */
+	raw_send_dump(s, 9);
+	close(s);
+
+	deadline = fl_test_now_ns() + DL_LONG_WAIT_MS * 1000000ull;
+	while ((r = waitpid(d, &status, WNOHANG)) == 0 && fl_test_now_ns() < deadline)
+		fl_test_sleep_ms(10);
+	if (r == 0) {
+		kill(d, SIGKILL);
+		waitpid(d, &status, 0);
+		fl__test_fail(__FILE__, __LINE__,
+			      "daemon still running long after its idle period");
+	}
+	fl_assert(WIFEXITED(status));
+	fl_assert_int_eq(WEXITSTATUS(status), 0);
+}

@@ -2627,6 +2627,13 @@ int fld_serve(int lfd, const struct server_config *config)
 		check = fl__watcher_timeout_ms();
 		if (check >= 0 && (timeout < 0 || timeout > check))
 			timeout = check;
+		/*
+		 * The steps above may have let the last client go (a parked
+		 * DUMP's reply could not be sent): look at the idle clock again
+		 * soon, or nothing would wake us to end the idle period.
+		 */
+		if (!nclients && cfg.idle_ms && (timeout < 0 || timeout > 100))
+			timeout = 100;
 		int n = epoll_wait(epfd, evs, FL_ARRAY_SIZE(evs), timeout);
 
 		if (n < 0 && errno != EINTR)
