@@ -617,73 +617,52 @@ static bool fd_is_end_of(int fd, dev_t dev, ino_t ino)
 
 /*
  * Release the pending pipe fences on the fresh list whose read end is
- * closed everywhere: their write end polls POLLERR. The write ends are
- * polled unlocked, by number: a fence that completes meanwhile closes its
- * write end (and the number may be reused), but it leaves the list first,
- * under sink_lock, so a sink still listed afterwards kept its fd all along.
- * @watch_upto: in the watcher's pass, the survivors made up to that
- * sequence number go in its epoll set and off the list (0: none). Takes
- * sink_lock; the caller holds no fenceline lock. Return: how many sinks
- * were released.
+ * closed everywhere: their write end polls POLLERR. All under sink_lock: a
+ * listed sink's fd is ours and open (a completion takes the sink off the
+ * list under it before closing the fd, a release claims it first), so no
+ * other thread closes or reuses a number while we look at it. The lock is
+ * held for a poll() per 64 listed fences, once each time their number
+ * doubled. @watch_upto: in the watcher's pass, the survivors made up to
+ * that sequence number go in its epoll set and off the list (0: none).
+ * The caller holds no fenceline lock. Return: how many were released.
  */
 static size_t sweep_fresh(uint64_t watch_upto)
 {
-	struct fl__sink *s, *next, *dead = NULL;
-	size_t n = 0, cap, released = 0;
-	struct pollfd *pf;
-	struct {
-		uint64_t key;
-		dev_t dev;
-		ino_t ino;
-	} * id;
+	struct fl__sink *s, *next, *dead = NULL, *chunk[FRESH_POLL_CHUNK];
+	struct pollfd pf[FRESH_POLL_CHUNK];
+	size_t released = 0;
 
 	pthread_mutex_lock(&sink_lock);
-	cap = fresh_count;
-	pf = cap ? malloc(cap * (sizeof(*pf) + sizeof(*id))) : NULL;
-	if (!pf) {
-		pthread_mutex_unlock(&sink_lock);
-		return 0;
-	}
-	id = (void *)(pf + cap);
-	for (s = fresh_head; s; s = s->fresh_next) {
-		pf[n] = (struct pollfd){ .fd = s->fd };
-		id[n].key = s->key;
-		id[n].dev = s->dev;
-		id[n++].ino = s->ino;
-	}
-	pthread_mutex_unlock(&sink_lock);
-	for (size_t i = 0; i < n; i += FRESH_POLL_CHUNK) {
-		nfds_t k = (nfds_t)FL_MIN(n - i, (size_t)FRESH_POLL_CHUNK);
+	for (s = fresh_head; s;) {
+		nfds_t k = 0;
 
+		for (; s && k < FRESH_POLL_CHUNK; s = s->fresh_next) {
+			chunk[k] = s;
+			pf[k++] = (struct pollfd){ .fd = s->fd };
+		}
 		/* A limit lowered below the chunk: one at a time. */
-		if (poll(pf + i, k, 0) < 0)
+		if (poll(pf, k, 0) < 0)
 			for (nfds_t j = 0; j < k; j++)
-				if (poll(pf + i + j, 1, 0) < 0)
-					pf[i + j].revents = 0;
-	}
-	/*
-	 * A program that closed our write end (close_range(), a dup2() over
-	 * it) may have a file of its own at that number now, which may report
-	 * POLLERR too: the pipe's inode tells ours. (revents reused: 1 = ours.)
-	 */
-	for (size_t i = 0; i < n; i++)
-		if (pf[i].revents & POLLERR)
-			pf[i].revents =
-				(short)(fd_is_end_of(pf[i].fd, id[i].dev, id[i].ino) ? 1 : 2);
+				if (poll(&pf[j], 1, 0) < 0)
+					pf[j].revents = 0;
+		for (nfds_t j = 0; j < k; j++) {
+			struct fl__sink *d = chunk[j];
 
-	pthread_mutex_lock(&sink_lock);
-	for (size_t i = 0; i < n; i++) {
-		if (!(pf[i].revents & 3))
-			continue;
-		s = slot_get(id[i].key);
-		/* Completed meanwhile, or released by another sweep. */
-		if (!s || !s->on_fresh)
-			continue;
-		slot_claim(id[i].key);
-		fresh_unlink(s);
-		s->fd_lost = pf[i].revents == 2;
-		s->fresh_next = dead;
-		dead = s;
+			if (!(pf[j].revents & POLLERR) || slot_get(d->key) != d)
+				continue;
+			/*
+			 * A program that closed our write end (close_range(), a
+			 * dup2() over it) may have a file of its own at that
+			 * number now, which may poll POLLERR too: the pipe's
+			 * inode tells ours. A host is our own program: nothing
+			 * else closes its numbers.
+			 */
+			d->fd_lost = !host_driven && !fd_is_end_of(d->fd, d->dev, d->ino);
+			slot_claim(d->key);
+			fresh_unlink(d);
+			d->fresh_next = dead;
+			dead = d;
+		}
 	}
 	for (s = watch_upto && epfd >= 0 ? fresh_head : NULL; s; s = next) {
 		struct epoll_event ev = { .events = EPOLLONESHOT, .data.u64 = s->key };
@@ -692,7 +671,7 @@ static size_t sweep_fresh(uint64_t watch_upto)
 		if (s->seq > watch_upto)
 			continue;
 		/* Made a while ago: is the number still ours (see above)? */
-		if (!fd_is_end_of(s->fd, s->dev, s->ino)) {
+		if (!host_driven && !fd_is_end_of(s->fd, s->dev, s->ino)) {
 			slot_claim(s->key);
 			fresh_unlink(s);
 			s->fd_lost = true;
@@ -706,7 +685,6 @@ static size_t sweep_fresh(uint64_t watch_upto)
 	}
 	__atomic_store_n(&fresh_after_sweep, fresh_count, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&sink_lock);
-	free(pf);
 	for (; dead; dead = next) {
 		next = dead->fresh_next;
 		release_sink(dead);
@@ -969,6 +947,8 @@ int fl__watcher_host_fd(void)
  */
 static uint64_t host_sweep_at;
 static int host_sweep_ms = WATCHER_SWEEP_MIN_MS;
+/* The same for the fresh list: the next pass, and the mark it moves up to. */
+static uint64_t host_fresh_at, host_fresh_mark;
 
 void fl__watcher_dispatch(void)
 {
@@ -985,6 +965,12 @@ void fl__watcher_dispatch(void)
 	} while (n == (int)FL_ARRAY_SIZE(ev));
 	if (events)
 		host_sweep_ms = WATCHER_SWEEP_MIN_MS;
+	if (fresh_due()) {
+		(void)sweep_fresh(0);
+	} else if (host_fresh_at && fl__now_ns() >= host_fresh_at) {
+		(void)sweep_fresh(host_fresh_mark);
+		host_fresh_at = 0;
+	}
 	if (sweep_due()) {
 		sweep_done();
 	} else if (host_sweep_at && fl__now_ns() >= host_sweep_at) {
@@ -995,28 +981,46 @@ void fl__watcher_dispatch(void)
 
 int fl__watcher_timeout_ms(void)
 {
-	uint64_t now;
+	uint64_t now = 0;
+	int fresh = -1, done;
 
+	if (!__atomic_load_n(&fresh_count, __ATOMIC_RELAXED)) {
+		host_fresh_at = 0;
+	} else if (fresh_due()) {
+		return 0;
+	} else {
+		now = fl__now_ns();
+		/* The next pass moves what is listed now, if it is still pending then. */
+		if (!host_fresh_at) {
+			host_fresh_at = now + (uint64_t)WATCHER_FRESH_MS * 1000000ull;
+			pthread_mutex_lock(&sink_lock);
+			host_fresh_mark = sink_seq;
+			pthread_mutex_unlock(&sink_lock);
+		}
+		fresh = ms_until(now, host_fresh_at);
+	}
 	if (!__atomic_load_n(&done_count, __ATOMIC_RELAXED)) {
 		host_sweep_at = 0;
-		return -1;
+		return fresh;
 	}
 	if (sweep_due())
 		return 0;
-	now = fl__now_ns();
+	if (!now)
+		now = fl__now_ns();
 	if (!host_sweep_at)
 		host_sweep_at = now + (uint64_t)host_sweep_ms * 1000000ull;
-	return now >= host_sweep_at ? 0 : (int)((host_sweep_at - now + 999999) / 1000000);
+	done = ms_until(now, host_sweep_at);
+	return fresh >= 0 && fresh < done ? fresh : done;
 }
 
 size_t fl__watcher_sweep(void)
 {
-	size_t before = __atomic_load_n(&done_count, __ATOMIC_RELAXED);
+	size_t released = sweep_fresh(0), before = __atomic_load_n(&done_count, __ATOMIC_RELAXED);
 
 	if (!before)
-		return 0;
+		return released;
 	sweep_done();
-	return before - FL_MIN(before, __atomic_load_n(&done_count, __ATOMIC_RELAXED));
+	return released + before - FL_MIN(before, __atomic_load_n(&done_count, __ATOMIC_RELAXED));
 }
 
 bool fl__fence_pipes_ok(void)
@@ -1103,30 +1107,20 @@ fail:
 int fl__fence_pipe_adopt(struct fl_fence *f, struct fl__sink *s, fl__host_release_fn release,
 			 void *owner)
 {
-	struct epoll_event ev = { .events = EPOLLONESHOT };
-	int r = 0;
-
 	fl__fence_status(f);
 	/*
-	 * Watched first: if the fence completes meanwhile, its completion
-	 * closes the write end, which must not happen before it is in the set.
-	 * The watcher is this host's own loop, so nothing releases the sink
-	 * before we return, even when its read end is gone already.
+	 * Listed first (see fresh_head): if the fence completes meanwhile,
+	 * its completion takes it off that list, which must not happen before
+	 * it is on it. The sweeps run in this host's own loop, so nothing
+	 * releases the sink before we return, even when its read end is gone
+	 * already.
 	 */
 	pthread_mutex_lock(&sink_lock);
-	ev.data.u64 = s->key;
-	if (epoll_ctl(epfd, EPOLL_CTL_ADD, s->fd, &ev) < 0)
-		r = -errno;
-	if (r == 0) {
-		s->fence = fl_fence_ref(f);
-		s->release = release;
-		s->owner = owner;
-	}
+	s->fence = fl_fence_ref(f);
+	s->release = release;
+	s->owner = owner;
+	fresh_link(s);
 	pthread_mutex_unlock(&sink_lock);
-	if (r < 0) {
-		fl__fence_pipe_discard(s, r);
-		return r;
-	}
 	attach(f, s);
 	FL_LOG("fd", "pooled pipe became a fence fd (core end %d)", s->fd);
 	return 0;
