@@ -130,9 +130,10 @@ static double lifecycle(int pipe_kind, long ops)
  * The syscalls a pipe fence fd that is closed while pending costs the
  * core: made, made unopenable, keyed by inode, its read end put in the
  * registry epoll set (the one registration left, which the sweep of
- * completed fences needs), both ends closed. Its release is found by a
- * poll() of many write ends at once (not counted: amortized over 64 or
- * more). The floor under fdtype_fence_fd.
+ * completed fences needs), both ends closed, the kept end checked with an
+ * fstat() before its close (a program may have put a file of its own at
+ * that number). Its release is found by a poll() of up to 64 write ends at
+ * once (not counted: amortized). The floor under fdtype_fence_fd.
  */
 static double b_pipe_registered(void *arg, long ops)
 {
@@ -151,6 +152,7 @@ static double b_pipe_registered(void *arg, long ops)
 		ev = (struct epoll_event){ .events = EPOLLONESHOT, .data.fd = p[0] };
 		must(epoll_ctl(ep, EPOLL_CTL_ADD, p[0], &ev), "epoll_ctl");
 		close(p[0]);
+		must(fstat(p[1], &st), "fstat");
 		close(p[1]);
 	}
 	t0 = fl__bench_now_ns() - t0;

@@ -10,11 +10,13 @@
  * the readiness, sticky for every holder in every process. In this process
  * the status comes from the sink, found by the fd's inode, never from bytes
  * in the fd; another process reads the records without consuming them.
- * Before completion the last close of the read end shows as EPOLLERR on
- * the write end; after it nothing does, so completed read ends sit in a
- * registry epoll set that a sweep of its fdinfo reads (see done_head). A
- * watcher thread does the releases (in a host that asked for it, its own
- * loop does: fl__watcher_host_fd()). FENCELINE_FD_KIND=socket gives the
+ * Before completion the last close of the read end shows as POLLERR on
+ * the write end: a new fence's is polled by sweeps of the fresh list (see
+ * fresh_head), one that lived a while is in the watcher's epoll set. After
+ * completion nothing shows it, so every read end sits in a registry epoll
+ * set, from its birth, that a sweep of its fdinfo reads (see done_head).
+ * A watcher thread does the releases (in a host that asked for it, its
+ * own loop does: fl__watcher_host_fd()). FENCELINE_FD_KIND=socket gives the
  * old AF_UNIX socket pairs, whose record holders read with MSG_PEEK; the
  * daemon still uses them for an owner's own fences (docs/architecture.md).
  *
@@ -120,9 +122,10 @@ static size_t done_count, done_after_sweep;
  * list, and a sweep polls the listed write ends at once for POLLERR: the
  * making thread each time the list doubled since the last sweep (and when
  * fds ran out), so closed fds come back at the pace they are closed; and
- * the watcher every WATCHER_FRESH_MS, which puts the ones that survived a
- * whole period in its epoll set, where a long-lived fence is released as
- * soon as its last fd is closed, as before. Under sink_lock.
+ * the watcher (or a host's loop) every WATCHER_FRESH_MS, which puts the
+ * ones that survived a whole period in its epoll set, where a long-lived
+ * fence is released as soon as its last fd is closed, as before. Under
+ * sink_lock.
  */
 static struct fl__sink *fresh_head;
 static size_t fresh_count, fresh_after_sweep;
