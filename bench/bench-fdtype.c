@@ -126,6 +126,40 @@ static double lifecycle(int pipe_kind, long ops)
 	return (double)t0 / (double)ops;
 }
 
+/*
+ * The syscalls a pipe fence fd that is closed while pending costs the
+ * core: made, made unopenable, keyed by inode, its read end put in the
+ * registry epoll set (the one registration left, which the sweep of
+ * completed fences needs), both ends closed, the kept end checked with an
+ * fstat() before its close (a program may have put a file of its own at
+ * that number). Its release is found by a poll() of up to 64 write ends at
+ * once (not counted: amortized). The floor under fdtype_fence_fd.
+ */
+static double b_pipe_registered(void *arg, long ops)
+{
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event ev;
+	uint64_t t0;
+	struct stat st;
+	int p[2];
+
+	must(ep, "epoll_create1");
+	t0 = fl__bench_now_ns();
+	for (long i = 0; i < ops; i++) {
+		must(pipe2(p, O_CLOEXEC | O_NONBLOCK), "pipe2");
+		must(fchmod(p[0], 0), "fchmod");
+		must(fstat(p[0], &st), "fstat");
+		ev = (struct epoll_event){ .events = EPOLLONESHOT, .data.fd = p[0] };
+		must(epoll_ctl(ep, EPOLL_CTL_ADD, p[0], &ev), "epoll_ctl");
+		close(p[0]);
+		must(fstat(p[1], &st), "fstat");
+		close(p[1]);
+	}
+	t0 = fl__bench_now_ns() - t0;
+	close(ep);
+	return (double)t0 / (double)ops;
+}
+
 static double b_socket_lifecycle(void *arg, long ops)
 {
 	return lifecycle(0, ops);
@@ -406,6 +440,7 @@ void fl__bench_fdtype(void)
 	run("fdtype_pipe2_fstat_fchmod_close", b_pipe2_fstat_fchmod, NULL, fds);
 	run("fdtype_socket_lifecycle", b_socket_lifecycle, NULL, fds);
 	run("fdtype_pipe_lifecycle", b_pipe_lifecycle, NULL, fds);
+	run("fdtype_pipe_registered_close", b_pipe_registered, NULL, fds);
 	run("fdtype_fence_fd", b_fence_fd, tl, fds);
 
 	/* A signalled in-process fence's fd, of the kind this library makes. */
@@ -458,6 +493,10 @@ void fl__bench_fdtype(void)
 			"fdtype_pipe2_close");
 	fl__bench_ratio("ratio_fdtype_fence_fd_over_pipe2", "fdtype_fence_fd",
 			"fdtype_pipe2_close");
+	fl__bench_ratio("ratio_fdtype_pipe_registered_over_pipe2", "fdtype_pipe_registered_close",
+			"fdtype_pipe2_close");
+	fl__bench_ratio("ratio_fdtype_fence_fd_over_pipe_registered", "fdtype_fence_fd",
+			"fdtype_pipe_registered_close");
 	fl__bench_ratio("ratio_fdtype_fence_fd_over_socketpair", "fdtype_fence_fd",
 			"fdtype_socketpair_close");
 	fl__bench_ratio("ratio_fdtype_get_status_over_poll0", "fdtype_get_status",

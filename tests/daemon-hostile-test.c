@@ -1487,6 +1487,58 @@ FL_TEST(closed_completed_pipe_fences_give_their_quota_back)
 }
 
 /*
+ * The same for pending pipe fences: the daemon learns that a pending
+ * fence's fd was closed everywhere from a sweep of its new fences' write
+ * ends, which it runs before it refuses a quota. Creating and closing
+ * pending fences far past --max-fences and the fd quota must work.
+ */
+static void pending_pipe_fences_child(int tl)
+{
+	struct stat st;
+	int fd;
+
+	for (int i = 0; i < 200; i++) {
+		fd = new_fence(tl, 1, "pending");
+		if (i == 0) {
+			fl_assert_int_eq(fstat(fd, &st), 0);
+			fl_assert(S_ISFIFO(st.st_mode));
+		}
+		fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_ACTIVE);
+		close(fd);
+	}
+	_exit(0);
+}
+
+FL_TEST(closed_pending_pipe_fences_give_their_quota_back)
+{
+	static const char *const limits[] = {
+		"--max-fences", "8", "--max-fds-per-process", "40", "--idle-timeout", "0", NULL
+	};
+	char path[256];
+	pid_t d, pid;
+
+	dl_runtime_path("pipe-pending-quota.sock", path, sizeof(path));
+	d = dl_daemon_start(path, limits);
+	pid = dl_fork();
+	if (pid == 0) {
+		pid_t maker;
+		int tl;
+
+		fl_assert_int_eq(setenv("FENCELINE_SOCKET", path, 1), 0);
+		/* Made here, used by a child: that one owns no timeline. */
+		tl = new_timeline("pipe-pending-quota");
+		maker = dl_fork();
+		if (maker == 0)
+			pending_pipe_fences_child(tl);
+		dl_wait_child_ok(maker);
+		close(tl);
+		_exit(0);
+	}
+	dl_wait_child_ok(pid);
+	dl_daemon_stop(d);
+}
+
+/*
  * The daemon's death, for pipe fence fds: its write ends close without a
  * record, every waiter (another process too) wakes with -ECONNRESET, and
  * reading the status starts no new daemon.

@@ -9,8 +9,11 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -100,6 +103,104 @@ FL_TEST(forked_child_polls_inherited_fd_and_reads_status)
 	expect_child_success(pid);
 
 	close(ready[0]);
+	close(fd);
+	fl_fence_unref(fence);
+	fl_timeline_unref(tl);
+}
+
+/* Make and close @n pending fence fds on @tl. Return: 0, or the step that failed. */
+static int child_churn(struct fl_timeline *tl, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct fl_fence *f;
+		int fd;
+
+		if (fl_sw_sync_fence_create(tl, 1, "churn", &f) < 0)
+			return 40;
+		if (fl_fence_export_fd(f, &fd) < 0)
+			return 41;
+		close(fd);
+		fl_fence_unref(f);
+	}
+	return 0;
+}
+
+/* How many of this process's fds are pipes (fence fds and the core's ends of them). */
+static int count_pipes(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)) != NULL) {
+		char path[300], target[64];
+		ssize_t len;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+		len = readlink(path, target, sizeof(target) - 1);
+		if (len > 0 && strncmp(target, "pipe:", 5) == 0)
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * A forked child closes its copy of the parent's fence fd and makes and
+ * closes fences of its own, which its sweeps (its own thread's, then its
+ * watcher's) give back: its pipes come back to what it had. Its watcher
+ * stays (the parent's fences are in its table), so only pipes are
+ * counted. Return: 0, or the step that failed.
+ */
+static int sweeping_child(int parent_fd)
+{
+	struct fl_timeline *tl;
+	int r, before;
+
+	close(parent_fd);
+	before = count_pipes();
+	if (fl_sw_sync_timeline_create("child", 0, &tl) < 0)
+		return 42;
+	r = child_churn(tl, 300);
+	if (r == 0) {
+		fl_test_sleep_ms(300);
+		r = child_churn(tl, 300);
+	}
+	for (int i = 0; r == 0 && i < 300 && count_pipes() > before; i++)
+		fl_test_sleep_ms(10);
+	if (r == 0 && count_pipes() != before)
+		r = 43;
+	fl_timeline_unref(tl);
+	return r;
+}
+
+/*
+ * Sweeps in a forked child give back the child's closed fences and leave
+ * the parent's alone: the parent's pending fence, made just before the
+ * fork and not yet taken by its watcher, is still its own afterwards.
+ */
+FL_TEST(sweeps_in_a_forked_child_leave_the_parents_fences_alone)
+{
+	struct fl_timeline *tl = fl_test_timeline_new("fork-sweep");
+	struct fl_fence *fence = fl_test_fence_new(tl, 1, NULL), *got = NULL;
+	int fd = fl_test_export_fd(fence);
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	pid_t pid = fork();
+
+	fl_assert(pid >= 0);
+	if (pid == 0)
+		_exit(sweeping_child(fd));
+	expect_child_success(pid);
+	fl_assert_int_eq(fl_fence_from_fd(fd, &got), 0);
+	fl_assert(got == fence);
+	fl_fence_unref(got);
+	fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_ACTIVE);
+	fl_assert_int_eq(poll(&p, 1, 0), 0);
+	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 1), 0);
+	fl_assert_int_eq(poll(&p, 1, 0), 1);
+	fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_SIGNALED);
 	close(fd);
 	fl_fence_unref(fence);
 	fl_timeline_unref(tl);

@@ -23,6 +23,7 @@
 #include <sys/resource.h>
 #include <sys/select.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fenceline/fenceline.h>
@@ -817,4 +818,146 @@ FL_TEST(completing_a_fence_whose_fds_are_closed_raises_no_sigpipe)
 	close(keep_fd);
 	fl_fence_unref(keep);
 	fl_timeline_unref(tl);
+}
+
+/*
+ * A pending fence fd closed at once is given back with no further call
+ * into the library: the watcher sweeps the fences it has not taken yet.
+ */
+FL_TEST(a_pending_fence_fd_closed_at_once_comes_back_with_no_more_calls)
+{
+	struct fl_test_fd_snapshot start;
+	struct fl_timeline *tl;
+	struct fl_fence *f;
+
+	fl_test_fd_snapshot(&start);
+	tl = fl_test_timeline_new("fresh");
+	f = fl_test_fence_new(tl, 1, NULL);
+	close(fl_test_export_fd(f));
+	fl_fence_unref(f);
+	/* The timeline lives on: the fence stays pending, its pipe open. */
+	fl_test_wait_fds_back(&start);
+	fl_timeline_unref(tl);
+}
+
+/*
+ * A pending fence fd held past the watcher's sweeps of new fences (which
+ * then watch it as before) comes back as soon as it is closed, with no
+ * further call into the library.
+ */
+FL_TEST(a_pending_fence_fd_closed_after_the_watcher_took_it_comes_back)
+{
+	struct fl_test_fd_snapshot start;
+	struct fl_timeline *tl;
+	struct fl_fence *f;
+	int fd;
+
+	fl_test_fd_snapshot(&start);
+	tl = fl_test_timeline_new("held");
+	f = fl_test_fence_new(tl, 1, NULL);
+	fd = fl_test_export_fd(f);
+	/* Two of its sweeps (100 ms apart) and then some. */
+	fl_test_sleep_ms(500);
+	fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_ACTIVE);
+	close(fd);
+	fl_fence_unref(f);
+	fl_test_wait_fds_back(&start);
+	fl_timeline_unref(tl);
+}
+
+/* Make and close @n pending fence fds on @tl: enough to make the core sweep. */
+static void churn_pending(struct fl_timeline *tl, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct fl_fence *f = fl_test_fence_new(tl, UINT64_MAX - 1, NULL);
+
+		close(fl_test_export_fd(f));
+		fl_fence_unref(f);
+	}
+}
+
+/*
+ * Sweeps release the pending fences whose every fd is closed, and only
+ * those: a dup whose original was closed keeps its fence, through the
+ * sweeps of the making thread and the watcher's.
+ */
+FL_TEST(a_dup_keeps_its_pending_fence_through_sweeps)
+{
+	struct fl_timeline *tl = fl_test_timeline_new("dup-sweep");
+	struct fl_fence *f = fl_test_fence_new(tl, 1, NULL), *got = NULL;
+	int fd = fl_test_export_fd(f), d = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	struct pollfd p = { .events = POLLIN };
+
+	fl_assert(d >= 0);
+	close(fd);
+	fl_fence_unref(f);
+	churn_pending(tl, 300);
+	fl_test_sleep_ms(300);
+	churn_pending(tl, 300);
+	fl_assert_int_eq(fl_fence_from_fd(d, &got), 0);
+	fl_fence_unref(got);
+	fl_assert_int_eq(fl_fence_fd_get_status(d), FL_STATUS_ACTIVE);
+	p.fd = d;
+	fl_assert_int_eq(poll(&p, 1, 0), 0);
+	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 1), 0);
+	fl_assert_int_eq(fl_fence_fd_get_status(d), FL_STATUS_SIGNALED);
+	fl_assert_int_eq(poll(&p, 1, 0), 1);
+	fl_assert_int_eq(p.revents, FENCE_READY);
+	close(d);
+	fl_timeline_unref(tl);
+}
+
+/*
+ * A program that closes fds it did not open (close_range(), dup2() over
+ * them) may put a file of its own at the number of the core's end of a
+ * pipe fence: here a pipe's write end, which polls as the core's end does
+ * once every fd of its fence is closed (POLLERR: no reader), at once or
+ * (@reader_kept) only later, after the watcher looked at the number. The
+ * core's sweeps must leave that file alone.
+ */
+static void program_file_at_the_cores_number(bool reader_kept)
+{
+	struct fl_timeline *tl = fl_test_timeline_new("reused");
+	struct fl_fence *f = fl_test_fence_new(tl, 1, NULL);
+	int fd = fl_test_export_fd(f), mine[2], w = -1;
+	struct stat user, st, theirs;
+
+	/* The core's end: the other fd on the same pipe inode. */
+	fl_assert_int_eq(fstat(fd, &user), 0);
+	for (int i = 0; i < 1024 && w < 0; i++)
+		if (i != fd && fstat(i, &st) == 0 && st.st_ino == user.st_ino &&
+		    st.st_dev == user.st_dev)
+			w = i;
+	fl_assert(w >= 0);
+	fl_assert_int_eq(pipe2(mine, O_CLOEXEC), 0);
+	fl_assert_int_eq(fstat(mine[1], &theirs), 0);
+	fl_assert_int_eq(dup3(mine[1], w, O_CLOEXEC), w);
+	close(mine[1]);
+	if (!reader_kept)
+		close(mine[0]);
+	close(fd);
+	fl_fence_unref(f);
+	/* Sweeps by the making thread, then by the watcher, and again. */
+	churn_pending(tl, 300);
+	fl_test_sleep_ms(300);
+	if (reader_kept)
+		close(mine[0]);
+	churn_pending(tl, 300);
+	fl_test_sleep_ms(300);
+	churn_pending(tl, 300);
+	/* Still the program's file (not another one made at that number since). */
+	fl_assert_int_eq(fstat(w, &st), 0);
+	fl_assert(st.st_ino == theirs.st_ino && st.st_dev == theirs.st_dev);
+	close(w);
+	fl_timeline_unref(tl);
+}
+
+FL_TEST(sweeps_never_close_a_file_the_program_put_at_the_cores_number)
+{
+	program_file_at_the_cores_number(false);
+}
+
+FL_TEST(the_watcher_never_watches_a_file_the_program_put_at_the_cores_number)
+{
+	program_file_at_the_cores_number(true);
 }

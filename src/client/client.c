@@ -1016,12 +1016,15 @@ static int call(unsigned int generation, uint32_t op, uint32_t flags, const void
 		return -EINVAL;
 	pthread_mutex_lock(&conn.lock);
 retry:
-	/* A request naming a handle must go to the connection that gave it. */
+	/*
+	 * A request naming a handle must go to the connection that gave it;
+	 * that check is the connection's (one fstat() a call, not two).
+	 */
 	if (generation && (!conn_live_locked() || atomic_load(&conn.generation) != generation)) {
 		r = -ESTALE;
 		goto out;
 	}
-	r = ensure_connected_locked(may_spawn);
+	r = generation ? 0 : ensure_connected_locked(may_spawn);
 	if (r < 0)
 		goto out;
 	if (!oneway && pool_settle_locked() < 0) {

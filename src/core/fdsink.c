@@ -10,11 +10,13 @@
  * the readiness, sticky for every holder in every process. In this process
  * the status comes from the sink, found by the fd's inode, never from bytes
  * in the fd; another process reads the records without consuming them.
- * Before completion the last close of the read end shows as EPOLLERR on
- * the write end; after it nothing does, so completed read ends sit in a
- * registry epoll set that a sweep of its fdinfo reads (see done_head). A
- * watcher thread does the releases (in a host that asked for it, its own
- * loop does: fl__watcher_host_fd()). FENCELINE_FD_KIND=socket gives the
+ * Before completion the last close of the read end shows as POLLERR on
+ * the write end: a new fence's is polled by sweeps of the fresh list (see
+ * fresh_head), one that lived a while is in the watcher's epoll set. After
+ * completion nothing shows it, so every read end sits in a registry epoll
+ * set, from its birth, that a sweep of its fdinfo reads (see done_head).
+ * A watcher thread does the releases (in a host that asked for it, its
+ * own loop does: fl__watcher_host_fd()). FENCELINE_FD_KIND=socket gives the
  * old AF_UNIX socket pairs, whose record holders read with MSG_PEEK; the
  * daemon still uses them for an owner's own fences (docs/architecture.md).
  *
@@ -65,11 +67,14 @@ struct fl__sink {
 	bool pipe; /* fd is a pipe's write end, the user's fd its read end */
 	bool inherited; /* a forked child's copy: the objects are the parent's */
 	bool on_done; /* on the done list, under sink_lock */
+	bool on_fresh; /* on the fresh list, under sink_lock */
+	bool fd_lost; /* fd is no longer our write end: never close it (claimer only) */
 	struct fl_fence *fence; /* may be NULL: a weak sink whose fence is gone */
 	struct fl_timeline *tl;
 	struct fl__sink *next; /* fence->sinks, under fence->lock */
 	struct fl__sink *hash_next; /* under sink_lock */
 	struct fl__sink *done_prev, *done_next; /* the done list, under sink_lock */
+	struct fl__sink *fresh_prev, *fresh_next; /* the fresh list, under sink_lock */
 	fl__host_release_fn release; /* host accounting, may be NULL */
 	void *owner;
 	uint64_t key; /* epoll data: slot and generation (see slot_claim()) */
@@ -109,6 +114,21 @@ static uint32_t slot_cap, slot_used, *slot_free, slot_nfree;
  */
 static struct fl__sink *done_head;
 static size_t done_count, done_after_sweep;
+/*
+ * Pending pipe fences that are in no epoll set we wait on. Watching each
+ * write end for EPOLLERR (its last reader gone) would cost an epoll_ctl()
+ * a fence and a wake-up of the watcher at every close; most fence fds are
+ * closed soon after they are made. So a new pipe fence only goes on this
+ * list, and a sweep polls the listed write ends at once for POLLERR: the
+ * making thread each time the list doubled since the last sweep (and when
+ * fds ran out), so closed fds come back at the pace they are closed; and
+ * the watcher (or a host's loop) every WATCHER_FRESH_MS, which puts the
+ * ones that survived a whole period in its epoll set, where a long-lived
+ * fence is released as soon as its last fd is closed, as before. Under
+ * sink_lock.
+ */
+static struct fl__sink *fresh_head;
+static size_t fresh_count, fresh_after_sweep;
 static uint64_t sink_seq;
 static int reg_fd = -1;
 /*
@@ -334,6 +354,33 @@ static void done_link(struct fl__sink *s)
 	__atomic_store_n(&done_count, done_count + 1, __ATOMIC_RELAXED);
 }
 
+/* Under sink_lock. */
+static void fresh_unlink(struct fl__sink *s)
+{
+	if (!s->on_fresh)
+		return;
+	if (s->fresh_prev)
+		s->fresh_prev->fresh_next = s->fresh_next;
+	else
+		fresh_head = s->fresh_next;
+	if (s->fresh_next)
+		s->fresh_next->fresh_prev = s->fresh_prev;
+	s->on_fresh = false;
+	__atomic_store_n(&fresh_count, fresh_count - 1, __ATOMIC_RELAXED);
+}
+
+/* Under sink_lock. */
+static void fresh_link(struct fl__sink *s)
+{
+	s->fresh_prev = NULL;
+	s->fresh_next = fresh_head;
+	if (fresh_head)
+		fresh_head->fresh_prev = s;
+	fresh_head = s;
+	s->on_fresh = true;
+	__atomic_store_n(&fresh_count, fresh_count + 1, __ATOMIC_RELAXED);
+}
+
 /* Release @s, which the caller claimed (slot_claim()). */
 static void release_sink(struct fl__sink *s)
 {
@@ -346,6 +393,7 @@ static void release_sink(struct fl__sink *s)
 	else
 		hash_remove(s);
 	done_unlink(s);
+	fresh_unlink(s);
 	f = s->fence;
 	pthread_mutex_unlock(&sink_lock);
 
@@ -367,7 +415,7 @@ static void release_sink(struct fl__sink *s)
 	else
 		FL_LOG("fd", "every copy of a %s fd closed; closing core end %d",
 		       s->kind == SINK_FENCE ? "fence" : "timeline", fd);
-	if (fd >= 0) {
+	if (fd >= 0 && !s->fd_lost) {
 		/*
 		 * No EPOLL_CTL_DEL: the registration is one-shot and already
 		 * disabled, so even a sink whose file lives on in another
@@ -551,6 +599,109 @@ static bool sweep_due(void)
 	return n >= 2 * __atomic_load_n(&done_after_sweep, __ATOMIC_RELAXED) + 64;
 }
 
+/* A sweep of the fresh list is due once it doubled since the last one. */
+static bool fresh_due(void)
+{
+	size_t n = __atomic_load_n(&fresh_count, __ATOMIC_RELAXED);
+
+	return n >= 2 * __atomic_load_n(&fresh_after_sweep, __ATOMIC_RELAXED) + 64;
+}
+
+/* Is @fd an end of the pipe whose inode is (@dev, @ino)? */
+static bool fd_is_end_of(int fd, dev_t dev, ino_t ino)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) && st.st_ino == ino && st.st_dev == dev;
+}
+
+/* poll() refuses more fds than RLIMIT_NOFILE: the write ends go in chunks. */
+#define FRESH_POLL_CHUNK 64
+
+/*
+ * Release the pending pipe fences on the fresh list whose read end is
+ * closed everywhere: their write end polls POLLERR. All under sink_lock: a
+ * listed sink's fd is ours and open (a completion takes the sink off the
+ * list under it before closing the fd, a release claims it first), so no
+ * other thread closes or reuses a number while we look at it. The lock is
+ * held for a poll() per 64 listed fences, once each time their number
+ * doubled. @watch_upto: in the watcher's pass, the survivors made up to
+ * that sequence number go in its epoll set and off the list (0: none).
+ * The caller holds no fenceline lock. Return: how many were released.
+ */
+static size_t sweep_fresh(uint64_t watch_upto)
+{
+	struct fl__sink *s, *next, *dead = NULL, *chunk[FRESH_POLL_CHUNK];
+	struct pollfd pf[FRESH_POLL_CHUNK];
+	size_t released = 0;
+
+	pthread_mutex_lock(&sink_lock);
+	for (s = fresh_head; s;) {
+		nfds_t k = 0;
+
+		for (; s && k < FRESH_POLL_CHUNK; s = s->fresh_next) {
+			chunk[k] = s;
+			pf[k++] = (struct pollfd){ .fd = s->fd };
+		}
+		/* A limit lowered below the chunk: one at a time. */
+		if (poll(pf, k, 0) < 0)
+			for (nfds_t j = 0; j < k; j++)
+				if (poll(&pf[j], 1, 0) < 0)
+					pf[j].revents = 0;
+		for (nfds_t j = 0; j < k; j++) {
+			struct fl__sink *d = chunk[j];
+
+			if (!(pf[j].revents & POLLERR) || slot_get(d->key) != d)
+				continue;
+			/*
+			 * A program that closed our write end (close_range(), a
+			 * dup2() over it) may have a file of its own at that
+			 * number now, which may poll POLLERR too: the pipe's
+			 * inode tells ours. A host is our own program: nothing
+			 * else closes its numbers.
+			 */
+			d->fd_lost = !host_driven && !fd_is_end_of(d->fd, d->dev, d->ino);
+			slot_claim(d->key);
+			fresh_unlink(d);
+			d->fresh_next = dead;
+			dead = d;
+		}
+	}
+	for (s = watch_upto && epfd >= 0 ? fresh_head : NULL; s; s = next) {
+		struct epoll_event ev = { .events = EPOLLONESHOT, .data.u64 = s->key };
+
+		next = s->fresh_next;
+		if (s->seq > watch_upto)
+			continue;
+		/* Made a while ago: is the number still ours (see above)? */
+		if (!host_driven && !fd_is_end_of(s->fd, s->dev, s->ino)) {
+			slot_claim(s->key);
+			fresh_unlink(s);
+			s->fd_lost = true;
+			s->fresh_next = dead;
+			dead = s;
+			continue;
+		}
+		/* Its EPOLLERR, if its last reader is gone already, is reported at once. */
+		if (epoll_ctl(epfd, EPOLL_CTL_ADD, s->fd, &ev) == 0)
+			fresh_unlink(s);
+	}
+	__atomic_store_n(&fresh_after_sweep, fresh_count, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&sink_lock);
+	for (; dead; dead = next) {
+		next = dead->fresh_next;
+		release_sink(dead);
+		released++;
+	}
+	return released;
+}
+
+/*
+ * How often the watcher sweeps the fresh list (and moves its survivors
+ * into its epoll set) while it is not empty.
+ */
+#define WATCHER_FRESH_MS 100
+
 /*
  * How long the watcher waits for an event, while completed pipe fences are
  * listed, before it sweeps them: from 100 ms, doubling while sweeps find
@@ -576,12 +727,20 @@ static int sweep_backing_off(int ms)
 	return ms < WATCHER_SWEEP_MAX_MS ? ms * 2 : ms;
 }
 
+/* Milliseconds from @now to @at (0 if past), for a poll timeout. */
+static int ms_until(uint64_t now, uint64_t at)
+{
+	return at <= now ? 0 : (int)FL_MIN((at - now + 999999) / 1000000, (uint64_t)INT32_MAX);
+}
+
 static void *watcher(void *arg)
 {
 	int fd = (int)(intptr_t)arg, wake = wake_fd, reg = reg_fd;
 	struct epoll_event ev[32];
-	bool sweeping = false;
+	bool sweeping = false, freshening = false;
 	int sweep_ms = WATCHER_SWEEP_MIN_MS;
+	/* When the next sweep of each list is due (0: none), and the fresh sweep's mark. */
+	uint64_t sweep_at = 0, fresh_at = 0, fresh_mark = 0;
 
 	/* "fl-" threads never signal a timeline: the deadlock detector skips them. */
 	pthread_setname_np(pthread_self(), "fl-watcher");
@@ -590,16 +749,22 @@ static void *watcher(void *arg)
 
 	fl__fd_reserve_init();
 	for (;;) {
+		uint64_t now = fl__now_ns(), at = freshening ? fresh_at : 0;
+		int timeout = -1;
+
+		if (sweeping && (!at || sweep_at < at))
+			at = sweep_at;
 		/*
 		 * With nothing left to watch, wait a little longer and then exit,
 		 * so an idle process has no fenceline thread, while a program
 		 * that makes and closes fds in a loop does not restart us each
 		 * time. The next fd starts a new watcher.
 		 */
-		int n = epoll_wait(fd, ev, FL_ARRAY_SIZE(ev),
-				   idle	      ? WATCHER_LINGER_MS
-				   : sweeping ? sweep_ms
-					      : -1);
+		if (idle)
+			timeout = WATCHER_LINGER_MS;
+		else if (at)
+			timeout = ms_until(now, at);
+		int n = epoll_wait(fd, ev, FL_ARRAY_SIZE(ev), timeout);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -609,15 +774,29 @@ static void *watcher(void *arg)
 		watch_events(fd, wake, ev, n);
 		if (n < (int)FL_ARRAY_SIZE(ev))
 			atomic_store_explicit(&unreaped, 0, memory_order_relaxed);
-		if (n == 0 && sweeping) {
+		now = fl__now_ns();
+		if (freshening && now >= fresh_at) {
+			(void)sweep_fresh(fresh_mark);
+			fresh_at = 0;
+		}
+		if (sweeping && now >= sweep_at) {
 			sweep_ms = sweep_backing_off(sweep_ms);
+			sweep_at = 0;
 		} else if (n > 0) {
 			sweep_ms = WATCHER_SWEEP_MIN_MS;
 		}
 		pthread_mutex_lock(&sink_lock);
 		idle = table_count == 0 && watch_count == 0;
 		sweeping = !idle && done_count > 0;
-		watcher_forever = !idle && !sweeping;
+		freshening = !idle && fresh_count > 0;
+		if (sweeping && !sweep_at)
+			sweep_at = now + (uint64_t)sweep_ms * 1000000ull;
+		/* The next pass moves what is listed now, if it is still pending then. */
+		if (freshening && !fresh_at) {
+			fresh_at = now + (uint64_t)WATCHER_FRESH_MS * 1000000ull;
+			fresh_mark = sink_seq;
+		}
+		watcher_forever = !idle && !sweeping && !freshening;
 		if (idle && n == 0 && epfd == fd) {
 			epfd = -1;
 			wake_fd = -1;
@@ -662,6 +841,7 @@ static void atfork_child(void)
 				close(s->fd);
 			s->fd = -1;
 			s->inherited = true;
+			s->on_done = s->on_fresh = false;
 		}
 	}
 	if (epfd >= 0)
@@ -676,6 +856,8 @@ static void atfork_child(void)
 	/* The parent's completed fences are not ours to sweep. */
 	done_head = NULL;
 	done_count = done_after_sweep = 0;
+	fresh_head = NULL;
+	fresh_count = fresh_after_sweep = 0;
 	watcher_running = false;
 	pthread_mutex_unlock(&sink_lock);
 }
@@ -768,6 +950,8 @@ int fl__watcher_host_fd(void)
  */
 static uint64_t host_sweep_at;
 static int host_sweep_ms = WATCHER_SWEEP_MIN_MS;
+/* The same for the fresh list: the next pass, and the mark it moves up to. */
+static uint64_t host_fresh_at, host_fresh_mark;
 
 void fl__watcher_dispatch(void)
 {
@@ -784,6 +968,12 @@ void fl__watcher_dispatch(void)
 	} while (n == (int)FL_ARRAY_SIZE(ev));
 	if (events)
 		host_sweep_ms = WATCHER_SWEEP_MIN_MS;
+	if (fresh_due()) {
+		(void)sweep_fresh(0);
+	} else if (host_fresh_at && fl__now_ns() >= host_fresh_at) {
+		(void)sweep_fresh(host_fresh_mark);
+		host_fresh_at = 0;
+	}
 	if (sweep_due()) {
 		sweep_done();
 	} else if (host_sweep_at && fl__now_ns() >= host_sweep_at) {
@@ -794,28 +984,46 @@ void fl__watcher_dispatch(void)
 
 int fl__watcher_timeout_ms(void)
 {
-	uint64_t now;
+	uint64_t now = 0;
+	int fresh = -1, done;
 
+	if (!__atomic_load_n(&fresh_count, __ATOMIC_RELAXED)) {
+		host_fresh_at = 0;
+	} else if (fresh_due()) {
+		return 0;
+	} else {
+		now = fl__now_ns();
+		/* The next pass moves what is listed now, if it is still pending then. */
+		if (!host_fresh_at) {
+			host_fresh_at = now + (uint64_t)WATCHER_FRESH_MS * 1000000ull;
+			pthread_mutex_lock(&sink_lock);
+			host_fresh_mark = sink_seq;
+			pthread_mutex_unlock(&sink_lock);
+		}
+		fresh = ms_until(now, host_fresh_at);
+	}
 	if (!__atomic_load_n(&done_count, __ATOMIC_RELAXED)) {
 		host_sweep_at = 0;
-		return -1;
+		return fresh;
 	}
 	if (sweep_due())
 		return 0;
-	now = fl__now_ns();
+	if (!now)
+		now = fl__now_ns();
 	if (!host_sweep_at)
 		host_sweep_at = now + (uint64_t)host_sweep_ms * 1000000ull;
-	return now >= host_sweep_at ? 0 : (int)((host_sweep_at - now + 999999) / 1000000);
+	done = ms_until(now, host_sweep_at);
+	return fresh >= 0 && fresh < done ? fresh : done;
 }
 
 size_t fl__watcher_sweep(void)
 {
-	size_t before = __atomic_load_n(&done_count, __ATOMIC_RELAXED);
+	size_t released = sweep_fresh(0), before = __atomic_load_n(&done_count, __ATOMIC_RELAXED);
 
 	if (!before)
-		return 0;
+		return released;
 	sweep_done();
-	return before - FL_MIN(before, __atomic_load_n(&done_count, __ATOMIC_RELAXED));
+	return released + before - FL_MIN(before, __atomic_load_n(&done_count, __ATOMIC_RELAXED));
 }
 
 bool fl__fence_pipes_ok(void)
@@ -902,30 +1110,20 @@ fail:
 int fl__fence_pipe_adopt(struct fl_fence *f, struct fl__sink *s, fl__host_release_fn release,
 			 void *owner)
 {
-	struct epoll_event ev = { .events = EPOLLONESHOT };
-	int r = 0;
-
 	fl__fence_status(f);
 	/*
-	 * Watched first: if the fence completes meanwhile, its completion
-	 * closes the write end, which must not happen before it is in the set.
-	 * The watcher is this host's own loop, so nothing releases the sink
-	 * before we return, even when its read end is gone already.
+	 * Listed first (see fresh_head): if the fence completes meanwhile,
+	 * its completion takes it off that list, which must not happen before
+	 * it is on it. The sweeps run in this host's own loop, so nothing
+	 * releases the sink before we return, even when its read end is gone
+	 * already.
 	 */
 	pthread_mutex_lock(&sink_lock);
-	ev.data.u64 = s->key;
-	if (epoll_ctl(epfd, EPOLL_CTL_ADD, s->fd, &ev) < 0)
-		r = -errno;
-	if (r == 0) {
-		s->fence = fl_fence_ref(f);
-		s->release = release;
-		s->owner = owner;
-	}
+	s->fence = fl_fence_ref(f);
+	s->release = release;
+	s->owner = owner;
+	fresh_link(s);
 	pthread_mutex_unlock(&sink_lock);
-	if (r < 0) {
-		fl__fence_pipe_discard(s, r);
-		return r;
-	}
 	attach(f, s);
 	FL_LOG("fd", "pooled pipe became a fence fd (core end %d)", s->fd);
 	return 0;
@@ -1009,6 +1207,8 @@ static void reap_if_due(void)
 {
 	if (atomic_fetch_add_explicit(&unreaped, 1, memory_order_relaxed) >= REAP_EVERY)
 		reap_closed();
+	if (fresh_due())
+		(void)sweep_fresh(0);
 	if (sweep_due())
 		sweep_done();
 }
@@ -1019,7 +1219,12 @@ static void reap_if_due(void)
  */
 static bool reap_for_retry(int r)
 {
-	return (r == -EMFILE || r == -ENFILE) && reap_closed() > 0;
+	if (r != -EMFILE && r != -ENFILE)
+		return false;
+	/* Both: each may hold closed fds. */
+	size_t released = (size_t)reap_closed();
+
+	return released + sweep_fresh(0) > 0;
 }
 
 /* A watch fired: the driver's fd is readable, so its points may have signalled. */
@@ -1107,6 +1312,7 @@ static int sink_register(struct fl__sink *s, int sink_fd, int user_fd)
 	 * gone) are always reported; once, then the registration is disabled.
 	 */
 	struct epoll_event ev = { .events = EPOLLONESHOT };
+	bool fresh = s->pipe && s->kind == SINK_FENCE;
 	int r;
 
 	s->fd = sink_fd;
@@ -1123,20 +1329,26 @@ static int sink_register(struct fl__sink *s, int sink_fd, int user_fd)
 	}
 	ev.data.u64 = s->key;
 	s->seq = ++sink_seq;
-	if (r == 0 && epoll_ctl(epfd, EPOLL_CTL_ADD, s->fd, &ev) < 0)
+	/* A pipe fence goes on the fresh list instead (see fresh_head). */
+	if (r == 0 && !fresh && epoll_ctl(epfd, EPOLL_CTL_ADD, s->fd, &ev) < 0)
 		r = -errno;
 	/*
 	 * A pipe fence's read end in the registry, where the sweep looks for
 	 * it once the fence completed and its write end is closed. No events:
 	 * nobody waits on that set, and no wake-up of the fd costs anything there.
 	 */
-	if (r == 0 && s->pipe && s->kind == SINK_FENCE) {
+	if (r == 0 && fresh) {
 		struct epoll_event reg = { .events = EPOLLONESHOT, .data.u64 = s->key };
 
-		if (epoll_ctl(reg_fd, EPOLL_CTL_ADD, user_fd, &reg) < 0) {
+		if (epoll_ctl(reg_fd, EPOLL_CTL_ADD, user_fd, &reg) < 0)
 			r = -errno;
-			/* Not yet armed anywhere we wait: nothing can report it. */
-			(void)epoll_ctl(epfd, EPOLL_CTL_DEL, s->fd, NULL);
+	}
+	if (r == 0 && fresh) {
+		fresh_link(s);
+		/* The first one wakes a watcher that waits for nothing else (once). */
+		if (watcher_forever) {
+			watcher_forever = false;
+			(void)!eventfd_write(wake_fd, 1);
 		}
 	}
 	if (r < 0 && slot_get(s->key) == s) {
@@ -1279,6 +1491,7 @@ static void pipe_complete_locked(struct fl__sink *s, int status, uint64_t ts)
 	pthread_mutex_lock(&sink_lock);
 	/* Unless a release path owns it already (its last reader is gone): then it closes fd. */
 	if (slot_get(s->key) == s) {
+		fresh_unlink(s);
 		done_link(s);
 		s->fd = -1;
 		if (watcher_forever) {

@@ -105,16 +105,19 @@ void fl__watcher_dispatch(void);
  * must call fl__watcher_dispatch() even if the watcher fd stayed quiet:
  * completed pipe fences (fl__fence_pipe_new()) give no signal when their
  * last holder closes them, so the core sweeps them now and then (from
- * 100 ms, backing off to 10 s while sweeps find nothing to release).
+ * 100 ms, backing off to 10 s while sweeps find nothing to release); new
+ * ones (fl__fence_pipe_adopt()) are polled at once each time their number
+ * doubled, and every 100 ms, when those still open join the watcher fd.
  * Return: milliseconds, or -1 when nothing is due.
  */
 int fl__watcher_timeout_ms(void);
 
 /*
- * fl__watcher_sweep() - sweep completed pipe fences now (host's thread):
- * for a host about to refuse a quota that fences already closed everywhere
- * may still be holding. Costs a read of /proc/self/fdinfo; free when no
- * completed pipe fence is listed. Return: how many were released.
+ * fl__watcher_sweep() - sweep pipe fences now (host's thread): for a host
+ * about to refuse a quota that fences already closed everywhere may still
+ * be holding. Costs a poll() of the new ones' write ends and a read of
+ * /proc/self/fdinfo; free when none is listed. Return: how many were
+ * released.
  */
 size_t fl__watcher_sweep(void);
 
@@ -153,8 +156,10 @@ int fl__fence_pipe_new(struct fl__sink **ret_sink, int *ret_user_fd, dev_t *ret_
  * On completion the core writes the status record into the pipe and
  * closes its write end: the end-of-file, which no holder can consume or
  * cause, is the readiness. @s belongs to the core afterwards, also on error
- * (it is then discarded with the error as the fd's status).
- * Return: 0, or an epoll_ctl() error.
+ * (it is then discarded with the error as the fd's status). The fd's last
+ * close is found by the host loop's sweeps (fl__watcher_timeout_ms()).
+ * Return: 0 (no error is left since the sink is no longer put in an epoll
+ * set here; callers may still check).
  */
 int fl__fence_pipe_adopt(struct fl_fence *f, struct fl__sink *s, fl__host_release_fn release,
 			 void *owner);
