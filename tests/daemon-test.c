@@ -1649,3 +1649,24 @@ FL_TEST(daemon_fence_status_comes_from_the_page_without_asking_the_daemon)
 	close(failed);
 	close(tl);
 }
+
+/*
+ * The page of a daemon that died still says "active" for the fences it
+ * left pending (nobody is left to write it), but their pipes are at
+ * end-of-file: the status is taken from the page only while the pipe
+ * agrees, so they read as failed, and a wait on them ends instead of
+ * spinning on a ready fd that reads as active.
+ */
+FL_TEST(daemon_pipe_fence_pending_when_the_daemon_dies_fails_though_its_page_said_active)
+{
+	int tl = new_timeline("dying"), fd = child_made_fence(tl, 1);
+	pid_t old = fl_daemon_connect();
+
+	fl_assert(old > 0);
+	fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_ACTIVE);
+	fl_assert_int_eq(kill(old, SIGKILL), 0);
+	fl_assert_int_eq(fl_fence_fd_wait(fd, DL_LONG_WAIT_MS), -ECONNRESET);
+	fl_assert_int_eq(fl_fence_fd_get_status(fd), -ECONNRESET);
+	close(fd);
+	close(tl);
+}
