@@ -39,11 +39,17 @@ _Static_assert(sizeof(struct fl_status_entry) == 32, "entries are 32 bytes");
 _Static_assert(sizeof(struct fl_status_page_header) <= FL_STATUS_PAGE_HEADER, "header fits");
 _Static_assert((FL_STATUS_PAGE_SLOTS & (FL_STATUS_PAGE_SLOTS - 1)) == 0, "slots: power of two");
 
+/*
+ * The inode number itself, not a mix of its bits: the kernel hands out
+ * pipe inode numbers from a counter (in per-CPU runs), so the daemon's
+ * live fences have nearby numbers and fill nearby slots. They then touch
+ * few pages of the memfd (memory is only taken where entries land), and
+ * keys a counter made do not collide until they are 65536 apart. Nobody
+ * chooses an inode number, so nobody can aim at one slot.
+ */
 uint32_t fl__status_table_home(dev_t dev, ino_t ino)
 {
-	uint64_t h = ((uint64_t)ino ^ ((uint64_t)dev << 40)) * 0x9e3779b97f4a7c15ull;
-
-	return (uint32_t)(h >> 32) & (FL_STATUS_PAGE_SLOTS - 1);
+	return (uint32_t)((uint64_t)ino + (uint64_t)dev * 0x9e3779b9u) & (FL_STATUS_PAGE_SLOTS - 1);
 }
 
 static struct fl_status_entry *slot(void *entries, uint32_t home, uint32_t i)
