@@ -478,7 +478,7 @@ static void atfork_child(void)
 		conn.watch = NULL;
 	}
 	pool_drop_locked();
-	fl__status_page_unmap();
+	fl__status_page_forked();
 	pthread_mutex_unlock(&conn.lock);
 }
 

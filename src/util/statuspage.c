@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -273,21 +274,46 @@ void fl__status_page_remove(dev_t dev, ino_t ino)
 	pthread_mutex_unlock(&write_lock);
 }
 
-/* The reader's mapping: its address, once mapped, for the life of the process. */
+/*
+ * The reader's side. The process maps the page once, at one address kept
+ * for its whole life: a new connection's page is mapped over the old one
+ * (MAP_FIXED), and a dropped connection's range is mapped to zeros. A
+ * remapping waits until no lookup is in the page: a lookup announces
+ * itself in a counter (one of READER_SLOTS, by thread, so that threads do
+ * not share a cache line), then checks @read_valid; a remapping clears
+ * @read_valid, then waits for the counters to drain (lookups never block,
+ * so that is short). Either the lookup sees the page invalid and leaves,
+ * or the remapping sees it and waits: the two sides use seq_cst, so at
+ * least one of them sees the other (Dekker). A lookup thus never reads a
+ * mapping while it is replaced, and never a blank one.
+ */
+#define READER_SLOTS 16
+
 static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
 static const char *read_page;
+static bool read_valid;
+static struct {
+	_Alignas(64) unsigned int n;
+} readers[READER_SLOTS];
+static unsigned int reader_next;
+static _Thread_local unsigned int reader_slot; /* slot + 1; 0: none yet */
 
-/* Under map_lock: the mapping at read_page becomes zeros (an empty table). */
+/* Under map_lock: no lookup is in the page (and none gets in) when this returns. */
+static void readers_out_locked(void)
+{
+	__atomic_store_n(&read_valid, false, __ATOMIC_SEQ_CST);
+	for (unsigned int i = 0; i < READER_SLOTS; i++)
+		while (__atomic_load_n(&readers[i].n, __ATOMIC_SEQ_CST))
+			sched_yield();
+}
+
+/* Under map_lock, readers out: the mapping at read_page becomes zeros (an empty table). */
 static void blank_locked(void)
 {
 	void *m = mmap((void *)read_page, FL_STATUS_PAGE_SIZE, PROT_READ,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
 
-	/*
-	 * Where even that fails, the old pages stay: a dead daemon's final
-	 * statuses are still true, and an active one is never taken on the
-	 * page's word alone (see the caller of fl__status_page_lookup()).
-	 */
+	/* Where even that fails, the old pages stay, but unused: read_valid stays false. */
 	(void)m;
 }
 
@@ -306,6 +332,7 @@ int fl__status_page_map(int fd)
 	    ((unsigned int)seals & need) != need)
 		return -EPROTO;
 	pthread_mutex_lock(&map_lock);
+	readers_out_locked();
 	m = mmap((void *)read_page, FL_STATUS_PAGE_SIZE, PROT_READ,
 		 MAP_SHARED | (read_page ? MAP_FIXED : 0), fd, 0);
 	if (m == MAP_FAILED) {
@@ -317,15 +344,14 @@ int fl__status_page_map(int fd)
 	}
 	h = m;
 	if (h->magic != FL_STATUS_PAGE_MAGIC || h->slots != FL_STATUS_PAGE_SLOTS ||
-	    h->entry_size != sizeof(struct fl_status_entry) || h->probe != FL_STATUS_PAGE_PROBE ||
-	    !LD(&h->epoch))
+	    h->entry_size != sizeof(struct fl_status_entry) || h->probe != FL_STATUS_PAGE_PROBE)
 		r = -EPROTO;
-	if (!read_page) {
-		/* Published once; readers in other threads may use it from now on. */
+	if (!read_page)
 		__atomic_store_n(&read_page, (const char *)m, __ATOMIC_RELEASE);
-	}
 	if (r < 0)
 		blank_locked();
+	else
+		__atomic_store_n(&read_valid, true, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&map_lock);
 	return r;
 }
@@ -333,27 +359,40 @@ int fl__status_page_map(int fd)
 void fl__status_page_unmap(void)
 {
 	pthread_mutex_lock(&map_lock);
-	if (read_page)
+	if (read_page) {
+		readers_out_locked();
 		blank_locked();
+	}
 	pthread_mutex_unlock(&map_lock);
+}
+
+void fl__status_page_forked(void)
+{
+	/* The threads that were in a lookup at the fork do not exist here. */
+	for (unsigned int i = 0; i < READER_SLOTS; i++)
+		__atomic_store_n(&readers[i].n, 0, __ATOMIC_RELAXED);
+	pthread_mutex_init(&map_lock, NULL);
+	fl__status_page_unmap();
 }
 
 int fl__status_page_lookup(dev_t dev, ino_t ino, int *ret_status, uint64_t *ret_stamp_ns)
 {
 	const char *p = __atomic_load_n(&read_page, __ATOMIC_ACQUIRE);
-	const struct fl_status_page_header *h = (const void *)p;
-	int status, r;
-	uint64_t epoch, stamp;
+	unsigned int *n;
+	uint64_t stamp;
+	int status, r = 0;
 
 	if (!p)
 		return 0;
-	epoch = LD(&h->epoch);
-	/* A blank mapping (no connection) has epoch 0. */
-	if (!epoch)
-		return 0;
-	r = fl__status_table_get(p + FL_STATUS_PAGE_HEADER, dev, ino, &status, &stamp);
-	/* Another page was mapped over this one during the lookup: what we read may mix them. */
-	if (r <= 0 || LD(&h->epoch) != epoch)
+	if (!reader_slot)
+		reader_slot =
+			__atomic_fetch_add(&reader_next, 1, __ATOMIC_RELAXED) % READER_SLOTS + 1;
+	n = &readers[reader_slot - 1].n;
+	__atomic_fetch_add(n, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&read_valid, __ATOMIC_SEQ_CST))
+		r = fl__status_table_get(p + FL_STATUS_PAGE_HEADER, dev, ino, &status, &stamp);
+	__atomic_fetch_sub(n, 1, __ATOMIC_RELEASE);
+	if (r <= 0)
 		return 0;
 	*ret_status = status;
 	if (ret_stamp_ns)

@@ -40,12 +40,7 @@ struct fl_status_page_header {
 	uint32_t slots; /* FL_STATUS_PAGE_SLOTS */
 	uint32_t entry_size; /* sizeof(struct fl_status_entry) */
 	uint32_t probe; /* FL_STATUS_PAGE_PROBE */
-	/*
-	 * Random, never 0, fixed for the page's life: a reader compares it
-	 * before and after a lookup, which tells it that the client replaced
-	 * the mapping meanwhile (see fl__status_page_map()).
-	 */
-	uint64_t epoch;
+	uint64_t epoch; /* random, never 0: tells one daemon's page from another's */
 	uint64_t reserved[5];
 };
 
@@ -131,8 +126,8 @@ void fl__status_page_remove(dev_t dev, ino_t ino);
  * and writing (so reading it can neither fault nor be fooled by another
  * client), maps it read-only and checks its header. The process has one
  * mapping, at one address for its whole life: a new page is mapped over
- * the old one (MAP_FIXED), so a reader in another thread never touches
- * unmapped memory.
+ * the old one (MAP_FIXED), once no lookup is in it, so a reader in another
+ * thread never touches unmapped or half-replaced memory.
  * Return: 0, -EPROTO (not such a page), or mmap()'s errno.
  */
 int fl__status_page_map(int fd);
@@ -142,6 +137,13 @@ int fl__status_page_map(int fd);
  * tells anything. The address is kept, mapped to zeros (an empty table).
  */
 void fl__status_page_unmap(void);
+
+/*
+ * fl__status_page_forked() - in the child of a fork(): unmap (the child
+ * has no connection yet), forgetting the lookups that the parent's other
+ * threads were in (they do not exist in the child). Call it first thing.
+ */
+void fl__status_page_forked(void);
 
 /*
  * fl__status_page_lookup() - the status the mapped page holds for the
