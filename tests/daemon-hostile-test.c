@@ -3222,3 +3222,56 @@ FL_TEST(status_page_follows_daemon_fences_from_pool_to_release)
 	close(sock);
 	munmap((void *)page, FL_STATUS_PAGE_SIZE);
 }
+
+/* HELLO on @path: the reply's flags, and whether an fd came with it (closed). */
+static uint32_t hello_page_flags(const char *path, unsigned int *nfds)
+{
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_hello b;
+	} req = { { FL_OP_HELLO, 0, 0, sizeof(struct fl_msg_hello) }, { FL_PROTO_VERSION, 0 } };
+	struct fl_msg_hello_reply rep;
+	int s = raw_connect_to(path), fd = -1;
+
+	raw_send(s, &req, sizeof(req), NULL, 0);
+	fl_assert_int_eq(raw_reply_fds(s, FL_OP_HELLO, 0, &rep, sizeof(rep), &fd, 1, nfds), 0);
+	if (*nfds)
+		close(fd);
+	close(s);
+	return rep.flags;
+}
+
+/*
+ * The status page shows every client's fences: a uid let in with
+ * --allow-uid is served, but does not get it. The daemon's own uid does.
+ */
+FL_TEST(another_uid_gets_no_status_page)
+{
+	static const char *const args[] = { "--allow-uid", "65534", "--idle-timeout", "0", NULL };
+	char dir[] = "/tmp/fl-daemon-page-XXXXXX", path[128], lock[160];
+	unsigned int nfds = 9;
+	pid_t d, kid;
+
+	if (geteuid() != 0)
+		fl_test_skip("needs root to become another user");
+	fl_assert(mkdtemp(dir));
+	fl_assert_int_eq(chmod(dir, 0755), 0);
+	snprintf(path, sizeof(path), "%s/page.sock", dir);
+	d = dl_daemon_start(path, args);
+	kid = dl_fork();
+	if (kid == 0) {
+		if (setgroups(0, NULL) < 0 || setgid(NOBODY) < 0 || setuid(NOBODY) < 0)
+			_exit(100);
+		fl_assert_int_eq(hello_page_flags(path, &nfds), 0);
+		fl_assert_int_eq(nfds, 0);
+		_exit(0);
+	}
+	dl_wait_child_ok(kid);
+	fl_assert_int_eq(hello_page_flags(path, &nfds), FL_HELLO_F_STATUS_PAGE);
+	fl_assert_int_eq(nfds, 1);
+	dl_daemon_stop(d);
+	unlink(path);
+	snprintf(lock, sizeof(lock), "%s.lock", path);
+	unlink(lock);
+	fl_assert_int_eq(rmdir(dir), 0);
+}
