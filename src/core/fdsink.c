@@ -9,7 +9,9 @@
  * one write, for a success) and closes the write end: the end-of-file is
  * the readiness, sticky for every holder in every process. In this process
  * the status comes from the sink, found by the fd's inode, never from bytes
- * in the fd; another process reads the records without consuming them.
+ * in the fd; another process reads it from the daemon's status page when
+ * the daemon made the fd (src/util/statuspage.h: its pipe fences are
+ * published there), else reads the records without consuming them.
  * Before completion the last close of the read end shows as EPOLLERR on
  * the write end; after it nothing does, so completed read ends sit in a
  * registry epoll set that a sweep of its fdinfo reads (see done_head). A

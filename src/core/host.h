@@ -138,7 +138,9 @@ bool fl__fence_pipes_ok(void);
  *
  * The read end is registered where the sweep finds it (see
  * fl__watcher_timeout_ms()) before it leaves this process. Needs
- * fl__watcher_host_fd() first.
+ * fl__watcher_host_fd() first. With a status page (fl__status_page_create()
+ * in src/util/statuspage.h), the fd is published there as active; its
+ * completion (before the pipe's end-of-file), discard and release update it.
  * Return: 0; -ENOMEM, -EMFILE, -ENFILE, -EEXIST (inode still known: an
  * old fd of ours lives on), -ENOSYS (no registry).
  */
