@@ -22,6 +22,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -1669,4 +1670,36 @@ FL_TEST(daemon_pipe_fence_pending_when_the_daemon_dies_fails_though_its_page_sai
 	fl_assert_int_eq(fl_fence_fd_get_status(fd), -ECONNRESET);
 	close(fd);
 	close(tl);
+}
+
+/*
+ * A process with one fd left connects: its socket takes it, and the status
+ * page that comes with HELLO's reply, which the kernel cannot install, is
+ * only a page less (statuses come from the pipes), not a failed connection.
+ */
+FL_TEST(connecting_with_one_free_fd_goes_on_without_the_status_page)
+{
+	pid_t pid = dl_fork();
+
+	if (pid == 0) {
+		struct rlimit rl;
+		int fds[64], n = 0, fd, tl;
+
+		fl_daemon_disconnect();
+		fl_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+		rl.rlim_cur = 64;
+		fl_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+		while (n < 64 && (fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0)
+			fds[n++] = fd;
+		fl_assert(n > 0 && n < 64);
+		close(fds[--n]);
+		fl_assert(fl_daemon_connect() > 0);
+		/* The connection works; room again for a timeline. */
+		for (int i = 0; i < 4; i++)
+			close(fds[--n]);
+		tl = new_timeline("one-fd-left");
+		fl_assert_int_eq(fl_timeline_fd_inc(tl, 1), 0);
+		_exit(0);
+	}
+	dl_wait_child_ok(pid);
 }
