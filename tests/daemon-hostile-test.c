@@ -3157,7 +3157,7 @@ FL_TEST(status_page_cannot_be_written_by_a_client)
 	fl_assert_int_eq(h->magic, FL_STATUS_PAGE_MAGIC);
 	fl_assert_int_eq(h->slots, FL_STATUS_PAGE_SLOTS);
 	fl_assert_int_eq(h->entry_size, sizeof(struct fl_status_entry));
-	fl_assert(h->epoch != 0);
+	fl_assert_int_eq(h->probe, FL_STATUS_PAGE_PROBE);
 	munmap(m, FL_STATUS_PAGE_SIZE);
 	close(fd);
 	close(sock);

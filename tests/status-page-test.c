@@ -256,8 +256,7 @@ FL_TEST(status_page_is_sealed_and_read_only)
 static int memfd_with(size_t size, unsigned int seals)
 {
 	struct fl_status_page_header h = { FL_STATUS_PAGE_MAGIC, FL_STATUS_PAGE_SLOTS,
-					   sizeof(struct fl_status_entry), FL_STATUS_PAGE_PROBE,
-					   42 };
+					   sizeof(struct fl_status_entry), FL_STATUS_PAGE_PROBE };
 	int fd = memfd_create("not-a-page", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 
 	fl_assert(fd >= 0);

@@ -25,9 +25,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/random.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "statuspage.h"
@@ -182,7 +180,7 @@ static bool atfork_done;
 /* A forked child is not the daemon: it must not change the daemon's page. */
 static void atfork_child(void)
 {
-	write_page = NULL;
+	__atomic_store_n(&write_page, NULL, __ATOMIC_RELAXED);
 	pthread_mutex_init(&write_lock, NULL);
 }
 
@@ -218,9 +216,6 @@ int fl__status_page_create(void)
 	h->slots = FL_STATUS_PAGE_SLOTS;
 	h->entry_size = sizeof(struct fl_status_entry);
 	h->probe = FL_STATUS_PAGE_PROBE;
-	while (!h->epoch)
-		if (getrandom(&h->epoch, sizeof(h->epoch), 0) != sizeof(h->epoch))
-			h->epoch = (uint64_t)time(NULL) << 20 ^ (uint64_t)getpid();
 	/* Our writable mapping stays; no new one can be made, by anybody. */
 	if (fcntl(fd, F_ADD_SEALS, seals) < 0) {
 		r = -errno;
@@ -238,7 +233,7 @@ int fl__status_page_create(void)
 		pthread_atfork(NULL, NULL, atfork_child);
 		atfork_done = true;
 	}
-	write_page = m;
+	__atomic_store_n(&write_page, (char *)m, __ATOMIC_RELEASE);
 	page_fd = fd;
 	pthread_mutex_unlock(&write_lock);
 	return fd;

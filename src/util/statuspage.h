@@ -40,8 +40,7 @@ struct fl_status_page_header {
 	uint32_t slots; /* FL_STATUS_PAGE_SLOTS */
 	uint32_t entry_size; /* sizeof(struct fl_status_entry) */
 	uint32_t probe; /* FL_STATUS_PAGE_PROBE */
-	uint64_t epoch; /* random, never 0: tells one daemon's page from another's */
-	uint64_t reserved[5];
+	uint64_t reserved[6]; /* 0 */
 };
 
 enum fl_status_entry_state {
