@@ -44,7 +44,8 @@ _Static_assert((FL_STATUS_PAGE_SLOTS & (FL_STATUS_PAGE_SLOTS - 1)) == 0, "slots:
  * live fences have nearby numbers and fill nearby slots. They then touch
  * few pages of the memfd (memory is only taken where entries land), and
  * keys a counter made do not collide until they are 65536 apart. Nobody
- * chooses an inode number, so nobody can aim at one slot.
+ * picks an inode number; one who steers collisions (by making inodes in
+ * between) only sends lookups to the slow path.
  */
 uint32_t fl__status_table_home(dev_t dev, ino_t ino)
 {
