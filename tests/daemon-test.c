@@ -22,6 +22,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -1551,4 +1552,154 @@ FL_TEST(timeline_fd_close_fails_pending_fences_before_it_returns)
 		close(f);
 	}
 	fl_assert_int_eq(fl_timeline_fd_close(-1), -EBADF);
+}
+
+/*
+ * A fence fd made by the daemon for a forked child (its own connection,
+ * not the timeline's owner: the read end of a pipe), received here as any
+ * holder of a fence fd would.
+ */
+static int child_made_fence(int tl, uint64_t value)
+{
+	int sv[2], fd;
+	pid_t pid;
+
+	socketpair_or_fail(sv);
+	pid = dl_fork();
+	if (pid == 0) {
+		close(sv[0]);
+		dl_send_fd(sv[1], new_fence(tl, value, "paged"));
+		_exit(0);
+	}
+	close(sv[1]);
+	fd = dl_recv_fd(sv[0]);
+	close(sv[0]);
+	dl_wait_child_ok(pid);
+	return fd;
+}
+
+/* Read whatever the pipe holds (its status records), as an event loop that drains fds would. */
+static void drain(int fd)
+{
+	char buf[64];
+
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+}
+
+/*
+ * The status of the daemon's pipe fence fds comes from the page it maps to
+ * its clients: exact (a failure's error too) with the records read out of
+ * the pipes and the daemon stopped, so no request could have answered it.
+ * The reader has closed every fd it did not need, its connection and
+ * whatever came with it included: the page is a mapping, not an fd.
+ */
+FL_TEST(daemon_fence_status_comes_from_the_page_without_asking_the_daemon)
+{
+	int tl = new_timeline("paged"), doomed = new_timeline("paged-doomed");
+	int done = child_made_fence(tl, 1), pending = child_made_fence(tl, 2);
+	int failed = child_made_fence(doomed, 1), ready[2], go[2];
+	struct stopped_daemon d;
+	pid_t reader;
+	char byte;
+
+	fl_assert_int_eq(fl_fence_fd_get_status(done), FL_STATUS_ACTIVE);
+	fl_assert_int_eq(fl_timeline_fd_inc(tl, 1), 0);
+	fl_assert_int_eq(fl_fence_fd_wait(done, DL_LONG_WAIT_MS), 0);
+	fl_assert_int_eq(fl_timeline_fd_close(doomed), 0);
+	fl_assert_int_eq(fl_fence_fd_wait(failed, DL_LONG_WAIT_MS), -ENOENT);
+	drain(done);
+	drain(failed);
+
+	fl_assert_int_eq(pipe2(ready, O_CLOEXEC), 0);
+	fl_assert_int_eq(pipe2(go, O_CLOEXEC), 0);
+	reader = dl_fork();
+	if (reader == 0) {
+		/* Were it to ask the stopped daemon, it would fail after this long, not hang. */
+		setenv("FENCELINE_REQUEST_TIMEOUT_MS", "2000", 1);
+		fl_assert(fl_daemon_connect() > 0);
+		for (int fd = 3; fd < 1024; fd++)
+			if (fd != done && fd != pending && fd != failed && fd != ready[1] &&
+			    fd != go[0])
+				close(fd);
+		dl_write_all(ready[1], "r", 1);
+		dl_read_all(go[0], &byte, 1);
+		fl_assert_int_eq(fl_fence_fd_get_status(done), FL_STATUS_SIGNALED);
+		fl_assert_int_eq(fl_fence_fd_get_status(failed), -ENOENT);
+		fl_assert_int_eq(fl_fence_fd_get_status(pending), FL_STATUS_ACTIVE);
+		fl_assert_int_eq(fl_fence_fd_wait(done, 0), 0);
+		fl_assert_int_eq(fl_fence_fd_wait(failed, 0), -ENOENT);
+		_exit(0);
+	}
+	close(ready[1]);
+	close(go[0]);
+	dl_read_all(ready[0], &byte, 1);
+	daemon_stop(&d);
+	dl_write_all(go[1], "g", 1);
+	dl_wait_child_ok(reader);
+	daemon_resume(&d);
+	close(ready[0]);
+	close(go[1]);
+	/* The daemon, running again, agrees; the pending one still signals. */
+	fl_assert_int_eq(fl_fence_fd_get_status(done), FL_STATUS_SIGNALED);
+	fl_assert_int_eq(fl_fence_fd_get_status(failed), -ENOENT);
+	fl_assert_int_eq(fl_timeline_fd_inc(tl, 1), 0);
+	fl_assert_int_eq(fl_fence_fd_wait(pending, DL_LONG_WAIT_MS), 0);
+	close(done);
+	close(pending);
+	close(failed);
+	close(tl);
+}
+
+/*
+ * The page of a daemon that died still says "active" for the fences it
+ * left pending (nobody is left to write it), but their pipes are at
+ * end-of-file: the status is taken from the page only while the pipe
+ * agrees, so they read as failed, and a wait on them ends instead of
+ * spinning on a ready fd that reads as active.
+ */
+FL_TEST(daemon_pipe_fence_pending_when_the_daemon_dies_fails_though_its_page_said_active)
+{
+	int tl = new_timeline("dying"), fd = child_made_fence(tl, 1);
+	pid_t old = fl_daemon_connect();
+
+	fl_assert(old > 0);
+	fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_ACTIVE);
+	fl_assert_int_eq(kill(old, SIGKILL), 0);
+	fl_assert_int_eq(fl_fence_fd_wait(fd, DL_LONG_WAIT_MS), -ECONNRESET);
+	fl_assert_int_eq(fl_fence_fd_get_status(fd), -ECONNRESET);
+	close(fd);
+	close(tl);
+}
+
+/*
+ * A process with one fd left connects: its socket takes it, and the status
+ * page that comes with HELLO's reply, which the kernel cannot install, is
+ * only a page less (statuses come from the pipes), not a failed connection.
+ */
+FL_TEST(connecting_with_one_free_fd_goes_on_without_the_status_page)
+{
+	pid_t pid = dl_fork();
+
+	if (pid == 0) {
+		struct rlimit rl;
+		int fds[64], n = 0, fd, tl;
+
+		fl_daemon_disconnect();
+		fl_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+		rl.rlim_cur = 64;
+		fl_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+		while (n < 64 && (fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0)
+			fds[n++] = fd;
+		fl_assert(n > 0 && n < 64);
+		close(fds[--n]);
+		fl_assert(fl_daemon_connect() > 0);
+		/* The connection works; room again for a timeline. */
+		for (int i = 0; i < 4; i++)
+			close(fds[--n]);
+		tl = new_timeline("one-fd-left");
+		fl_assert_int_eq(fl_timeline_fd_inc(tl, 1), 0);
+		_exit(0);
+	}
+	dl_wait_child_ok(pid);
 }

@@ -45,6 +45,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "statuspage.h"
 #include "util.h"
 
 extern char **environ;
@@ -477,6 +478,7 @@ static void atfork_child(void)
 		conn.watch = NULL;
 	}
 	pool_drop_locked();
+	fl__status_page_forked();
 	pthread_mutex_unlock(&conn.lock);
 }
 
@@ -722,8 +724,10 @@ static int hello(int fd)
 		struct fl_msg_hello b;
 	} req = { { FL_OP_HELLO, 0, 0, sizeof(struct fl_msg_hello) }, { FL_PROTO_VERSION, 0 } };
 	unsigned char buf[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_hello_reply)];
-	struct fl_msg_hello_reply rep;
-	int r, n;
+	struct fl_msg_hello_reply rep = { { 0, 0 }, 0, 0, 0, 0, 0, 0 };
+	unsigned int nfds = 0;
+	int r, n, page = -1;
+	bool page_short;
 
 	r = send_packet(fd, &req, sizeof(req), NULL, 0);
 	/*
@@ -732,19 +736,33 @@ static int hello(int fd)
 	 */
 	if (r < 0 && r != -EPIPE && r != -ECONNRESET)
 		return r;
-	n = recv_packet(fd, buf, sizeof(buf), NULL);
+	/* A page our full fd table could not take (page_short) is only a page less. */
+	n = recv_packet_fds(fd, buf, sizeof(buf), &page, 1, &nfds, &page_short);
 	if (n <= 0)
 		return n < 0 && r == 0 ? n : -ECONNRESET;
 	r = check_reply(buf, n, FL_OP_HELLO, 0);
-	if (r < 0)
-		return r;
-	r = fl__client_reply_status(buf);
-	if (r < 0)
-		return r;
-	if (n != (int)sizeof(buf))
-		return -EPROTO;
-	memcpy(&rep, buf + sizeof(struct fl_msg_hdr), sizeof(rep));
-	return rep.pid > 0 ? (int)rep.pid : -EPROTO;
+	if (r == 0)
+		r = fl__client_reply_status(buf);
+	if (r == 0 && n != (int)sizeof(buf))
+		r = -EPROTO;
+	if (r == 0) {
+		memcpy(&rep, buf + sizeof(struct fl_msg_hdr), sizeof(rep));
+		r = rep.pid > 0 ? (int)rep.pid : -EPROTO;
+	}
+	/*
+	 * Mapped (over the last connection's, see drop_locked()) and its fd
+	 * closed at once: the program cannot close or replace what we use.
+	 * A page that does not check out is only a page less.
+	 */
+	if (r > 0 && nfds && (rep.flags & FL_HELLO_F_STATUS_PAGE)) {
+		int m = fl__status_page_map(page);
+
+		if (m < 0)
+			FL_LOG("daemon", "status page not used: %s", strerror(-m));
+	}
+	if (nfds)
+		close(page);
+	return r;
 }
 
 static const char *daemon_binary(void)
@@ -998,6 +1016,8 @@ static void drop_locked(void)
 	close_own(conn.fd, &conn.id);
 	conn.fd = -1;
 	pool_drop_locked();
+	/* The next daemon may not be this one: its page would tell nothing true. */
+	fl__status_page_unmap();
 }
 
 static int pool_settle_locked(void);

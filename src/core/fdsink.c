@@ -9,7 +9,9 @@
  * one write, for a success) and closes the write end: the end-of-file is
  * the readiness, sticky for every holder in every process. In this process
  * the status comes from the sink, found by the fd's inode, never from bytes
- * in the fd; another process reads the records without consuming them.
+ * in the fd; another process reads it from the daemon's status page when
+ * the daemon made the fd (src/util/statuspage.h: its pipe fences are
+ * published there), else reads the records without consuming them.
  * Before completion the last close of the read end shows as POLLERR on
  * the write end: a new fence's is polled by sweeps of the fresh list (see
  * fresh_head), one that lived a while is in the watcher's epoll set. After
@@ -49,6 +51,7 @@
 
 #include "core.h"
 #include "host.h"
+#include "statuspage.h"
 
 enum sink_kind { SINK_FENCE, SINK_TIMELINE, SINK_WATCH };
 
@@ -69,6 +72,11 @@ struct fl__sink {
 	bool on_done; /* on the done list, under sink_lock */
 	bool on_fresh; /* on the fresh list, under sink_lock */
 	bool fd_lost; /* fd is no longer our write end: never close it (claimer only) */
+	/*
+	 * In the status page (a host's fl__fence_pipe_new() with a page);
+	 * cleared, for a fence's sink under its lock, by the release.
+	 */
+	bool published;
 	struct fl_fence *fence; /* may be NULL: a weak sink whose fence is gone */
 	struct fl_timeline *tl;
 	struct fl__sink *next; /* fence->sinks, under fence->lock */
@@ -385,6 +393,7 @@ static void fresh_link(struct fl__sink *s)
 static void release_sink(struct fl__sink *s)
 {
 	struct fl_fence *f;
+	bool published;
 	int fd;
 
 	pthread_mutex_lock(&sink_lock);
@@ -406,10 +415,16 @@ static void release_sink(struct fl__sink *s)
 		sink_unlink_locked(f, s);
 		fd = s->fd;
 		s->fd = -1;
+		/* Under the lock: a completion after this must not publish again. */
+		published = s->published;
+		s->published = false;
 		pthread_mutex_unlock(&f->lock);
 	} else {
 		fd = s->fd;
+		published = s->published;
 	}
+	if (published)
+		fl__status_page_remove(s->dev, s->ino);
 	if (s->kind == SINK_WATCH)
 		FL_LOG("fd", "watched fd %d is readable", fd);
 	else
@@ -1016,6 +1031,11 @@ int fl__watcher_timeout_ms(void)
 	return fresh >= 0 && fresh < done ? fresh : done;
 }
 
+size_t fl__watcher_sweep_fresh(void)
+{
+	return sweep_fresh(0);
+}
+
 size_t fl__watcher_sweep(void)
 {
 	size_t released = sweep_fresh(0), before = __atomic_load_n(&done_count, __ATOMIC_RELAXED);
@@ -1093,6 +1113,8 @@ int fl__fence_pipe_new(struct fl__sink **ret_sink, int *ret_user_fd, dev_t *ret_
 	if (r < 0)
 		goto fail;
 	__atomic_store_n(&pipes_made, true, __ATOMIC_RELAXED);
+	/* A full page publishes nothing: holders read the pipe, as without a page. */
+	s->published = fl__status_page_publish(s->dev, s->ino, FL_STATUS_ACTIVE, 0) == 0;
 	*ret_sink = s;
 	*ret_user_fd = p[0];
 	if (ret_dev)
@@ -1135,6 +1157,8 @@ void fl__fence_pipe_discard(struct fl__sink *s, int status)
 
 	if (!s)
 		return;
+	if (s->published)
+		fl__status_page_remove(s->dev, s->ino);
 	atomic_store(&s->status, status);
 	write_record(s->fd, &rec);
 	pthread_mutex_lock(&sink_lock);
@@ -1485,6 +1509,12 @@ static void pipe_complete_locked(struct fl__sink *s, int status, uint64_t ts)
 	int fd = s->fd;
 
 	atomic_store(&s->status, status);
+	/*
+	 * The page before the pipe: a holder that sees the end-of-file and
+	 * then reads the page finds the outcome there.
+	 */
+	if (s->published)
+		fl__status_page_publish(s->dev, s->ino, status, ts);
 	if (fd < 0)
 		return;
 	write_record(fd, &rec);
@@ -1765,7 +1795,28 @@ static int foreign_pipe_status(int fd)
 	return r;
 }
 
-/* The status of a pipe fence fd: from our sink if we made it, else from the pipe. */
+/*
+ * The status of a daemon's pipe fence fd from the status page it maps to
+ * us in *@ret; false when it does not say (then ask the pipe). A final status there is the
+ * daemon's, published before it closed its write end, and true for good.
+ * An active one is taken only while the pipe is not at end-of-file: a
+ * fence whose write end someone else holds (an owner's) may have
+ * completed before the daemon heard of it, and a daemon that died left
+ * its page behind with its fences active (they read as failed now).
+ */
+static bool page_status(int fd, dev_t dev, ino_t ino, int *ret)
+{
+	struct pollfd pf = { .fd = fd, .events = POLLIN };
+	int status;
+
+	fl__fd_settle(); /* fences this process asked the daemon for exist by now */
+	if (!fl__status_page_lookup(dev, ino, &status, NULL))
+		return false;
+	*ret = status;
+	return status != FL_STATUS_ACTIVE || poll(&pf, 1, 0) == 0;
+}
+
+/* The status of a pipe fence fd: from our sink if we made it, else from the page or the pipe. */
 static int pipe_status(int fd, dev_t dev, ino_t ino)
 {
 	struct fl__sink *s;
@@ -1779,7 +1830,9 @@ static int pipe_status(int fd, dev_t dev, ino_t ino)
 	if (ours && s->kind == SINK_FENCE)
 		r = atomic_load(&s->status);
 	pthread_mutex_unlock(&sink_lock);
-	return ours ? r : foreign_pipe_status(fd);
+	if (ours || page_status(fd, dev, ino, &r))
+		return r;
+	return foreign_pipe_status(fd);
 }
 
 /* Status of a fence fd that is not a socket: a pipe of ours or of another process's core. */

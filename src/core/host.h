@@ -121,6 +121,17 @@ int fl__watcher_timeout_ms(void);
  */
 size_t fl__watcher_sweep(void);
 
+/*
+ * fl__watcher_sweep_fresh() - release now the pending pipe fences made in
+ * the last moments whose every fd was closed (host's thread): their close
+ * shows in no epoll set until a sweep polls them, so a host that promises
+ * "every close before this request was handled" (PING with
+ * FL_MSG_F_AFTER_CLOSES) sweeps first. Costs a poll() of the new ones'
+ * write ends (64 at a time); free when none is listed. Return: how many
+ * were released.
+ */
+size_t fl__watcher_sweep_fresh(void);
+
 struct fl__sink;
 
 /*
@@ -141,7 +152,9 @@ bool fl__fence_pipes_ok(void);
  *
  * The read end is registered where the sweep finds it (see
  * fl__watcher_timeout_ms()) before it leaves this process. Needs
- * fl__watcher_host_fd() first.
+ * fl__watcher_host_fd() first. With a status page (fl__status_page_create()
+ * in src/util/statuspage.h), the fd is published there as active; its
+ * completion (before the pipe's end-of-file), discard and release update it.
  * Return: 0; -ENOMEM, -EMFILE, -ENFILE, -EEXIST (inode still known: an
  * old fd of ours lives on), -ENOSYS (no registry).
  */

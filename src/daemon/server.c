@@ -34,6 +34,7 @@
 #include "host.h"
 #include "protocol.h"
 #include "server.h"
+#include "statuspage.h"
 #include "util.h"
 
 /*
@@ -1108,14 +1109,25 @@ static void shared_must_tl(struct fl_timeline *tl, uint64_t value)
 		shared_must(s, tl, value);
 }
 
+/* The status page's fd (fl__status_page_create()), -1 without one. */
+static int status_page_fd = -1;
+
 static bool op_hello(struct client *c, const struct fl_proto_request *q)
 {
 	struct fl_msg_hello_reply r = {
 		{ 0, 0 }, FL_PROTO_VERSION, (uint32_t)getpid(), cfg.max_timelines, cfg.max_fences
 	};
+	/*
+	 * Not for another uid (--allow-uid): the page shows the inode and
+	 * status of every fence of every client. Such a client reads its
+	 * fences' statuses from the pipes and asks us, as without a page.
+	 */
+	bool page = status_page_fd >= 0 && c->uid == geteuid();
 
+	if (page)
+		r.flags = FL_HELLO_F_STATUS_PAGE;
 	c->greeted = true;
-	return reply_send(c, &q->hdr, &r, sizeof(r), -1);
+	return reply_send(c, &q->hdr, &r, sizeof(r), page ? status_page_fd : -1);
 }
 
 static bool op_timeline_create(struct client *c, const struct fl_proto_request *q)
@@ -2075,6 +2087,8 @@ static void answer_deferred_pings(void)
 	if (!deferred_pings)
 		return;
 	fl__watcher_dispatch();
+	/* A new pending fence's last close shows in no epoll set: look for those too. */
+	(void)fl__watcher_sweep_fresh();
 	while (deferred_pings) {
 		struct deferred_ping *d = deferred_pings;
 
@@ -2591,6 +2605,10 @@ int fld_serve(int lfd, const struct server_config *config)
 		return wfd;
 	ev.data.ptr = &wfd;
 	epoll_ctl(epfd, EPOLL_CTL_ADD, wfd, &ev);
+	/* Without it, clients read statuses from the pipes and ask us: slower, not wrong. */
+	status_page_fd = fl__status_page_create();
+	if (status_page_fd < 0)
+		fld_log("no status page: %s", strerror(-status_page_fd));
 
 	for (;;) {
 		struct epoll_event evs[LOOP_EVENTS];

@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FL_PROTO_VERSION  7
+#define FL_PROTO_VERSION  8
 #define FL_PROTO_NAME_LEN 32
 #define FL_PROTO_MAX_FDS  4
 /* The largest request; replies may be up to FL_PROTO_MAX_REPLY. */
@@ -33,7 +33,7 @@
 #define FL_PROTO_MAX_INFO_POINTS 64
 
 enum fl_proto_op {
-	FL_OP_HELLO = 1, /* body hello; reply hello_reply */
+	FL_OP_HELLO = 1, /* body hello; reply hello_reply (+ 1 fd, the status page) */
 	FL_OP_TIMELINE_CREATE = 2, /* body timeline_create; reply bind_reply + 1 fd */
 	FL_OP_TIMELINE_INC = 3, /* body timeline_inc, fds {timeline}; reply: status */
 	FL_OP_TIMELINE_GET_VALUE = 4, /* no body, fds {timeline}; reply value_reply */
@@ -297,7 +297,17 @@ struct fl_msg_hello_reply {
 	uint32_t pid; /* the daemon's */
 	uint32_t max_timelines; /* per client */
 	uint32_t max_fences; /* per client */
+	uint32_t flags; /* FL_HELLO_F_STATUS_PAGE */
+	uint32_t pad; /* 0 */
 };
+
+/*
+ * One fd follows: the daemon's status page (src/util/statuspage.h), a
+ * sealed memfd the client maps read-only to read the statuses of the
+ * daemon's pipe fence fds without asking. Only for clients of the daemon's
+ * own uid: it shows every fence's inode and status.
+ */
+#define FL_HELLO_F_STATUS_PAGE 1u
 
 struct fl_msg_bind_reply {
 	struct fl_msg_reply r;

@@ -16,7 +16,7 @@ import os
 import struct
 import sys
 
-VERSION = 7
+VERSION = 8
 NAME_LEN = 32
 
 HELLO, TIMELINE_CREATE, TIMELINE_INC, TIMELINE_GET_VALUE = 1, 2, 3, 4

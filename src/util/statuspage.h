@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The status page: the daemon's table of the statuses of the pipe fence
+ * fds it made, in a sealed memfd that its clients map read-only, so that
+ * fl_fence_fd_get_status() on such an fd costs an fstat() and a lookup,
+ * with no daemon round trip (docs/architecture.md, "The status page").
+ *
+ * Layout: a header page (struct fl_status_page_header), then
+ * FL_STATUS_PAGE_SLOTS entries (struct fl_status_entry), an open-addressing
+ * hash keyed by the (st_dev, st_ino) of the pipe's read end, linear probing
+ * over at most FL_STATUS_PAGE_PROBE slots from a key's home. Entries are
+ * never moved: a deleted one becomes a tombstone, which a lookup steps over
+ * and an insertion reuses, so a reader that probes while the daemon writes
+ * never misses a key that stays in the table. Each entry has a sequence
+ * count (odd while the daemon writes it): a reader that sees it change
+ * retries, and after a few tries treats the entry as unknown. Unknown is
+ * always safe: the caller then asks the pipe and the daemon, as before.
+ *
+ * Only the daemon writes (one writer, under a lock). Private to src/; the
+ * core (writer hooks and reader), the client (mapping) and the daemon
+ * (creation) use it.
+ */
+#ifndef FL_UTIL_STATUSPAGE_H
+#define FL_UTIL_STATUSPAGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define FL_STATUS_PAGE_MAGIC   0x31505346u /* "FSP1" */
+#define FL_STATUS_PAGE_SLOTS   65536u /* a power of two */
+#define FL_STATUS_PAGE_PROBE   16u
+#define FL_STATUS_PAGE_HEADER  4096u
+#define FL_STATUS_PAGE_ENTRIES ((size_t)FL_STATUS_PAGE_SLOTS * sizeof(struct fl_status_entry))
+#define FL_STATUS_PAGE_SIZE    (FL_STATUS_PAGE_HEADER + FL_STATUS_PAGE_ENTRIES)
+
+struct fl_status_page_header {
+	uint32_t magic; /* FL_STATUS_PAGE_MAGIC */
+	uint32_t slots; /* FL_STATUS_PAGE_SLOTS */
+	uint32_t entry_size; /* sizeof(struct fl_status_entry) */
+	uint32_t probe; /* FL_STATUS_PAGE_PROBE */
+	uint64_t reserved[6]; /* 0 */
+};
+
+enum fl_status_entry_state {
+	FL_STATUS_E_EMPTY = 0, /* never used: ends a probe */
+	FL_STATUS_E_LIVE = 1,
+	FL_STATUS_E_GONE = 2, /* a tombstone */
+};
+
+/* Every field is accessed with __atomic builtins (see statuspage.c). */
+struct fl_status_entry {
+	uint32_t seq; /* odd while being written */
+	int32_t status; /* FL_STATUS_ACTIVE (0), FL_STATUS_SIGNALED (1) or -errno */
+	uint64_t ino;
+	uint32_t dev; /* st_dev, which Linux encodes in 32 bits; others are not published */
+	uint32_t state; /* enum fl_status_entry_state */
+	uint64_t stamp_ns; /* CLOCK_MONOTONIC completion time; 0 while active */
+};
+
+/*
+ * The table alone, on @entries (FL_STATUS_PAGE_ENTRIES bytes, zeroed at
+ * first): what the page functions below use, and what the unit tests drive.
+ */
+
+/* The slot where a key's probe starts. */
+uint32_t fl__status_table_home(dev_t dev, ino_t ino);
+
+/*
+ * fl__status_table_put() - insert a key or update its status (one writer
+ * at a time: the caller serializes)
+ * Return: 0; -ENOSPC when the key's FL_STATUS_PAGE_PROBE slots are all
+ * live (nothing is published: readers fall back); -ERANGE for a @dev
+ * beyond 32 bits.
+ */
+int fl__status_table_put(void *entries, dev_t dev, ino_t ino, int status, uint64_t stamp_ns);
+
+/* fl__status_table_del() - make the key's entry a tombstone. Return: 0 or -ENOENT. */
+int fl__status_table_del(void *entries, dev_t dev, ino_t ino);
+
+/*
+ * fl__status_table_get() - lock-free lookup, safe against one concurrent
+ * writer (in this or another process)
+ * Return: 1 and *@ret_status, *@ret_stamp_ns (either may be NULL) when the
+ * key is live; 0 when it is not there or could not be read consistently.
+ */
+int fl__status_table_get(const void *entries, dev_t dev, ino_t ino, int *ret_status,
+			 uint64_t *ret_stamp_ns);
+
+/*
+ * The writer: the daemon.
+ *
+ * fl__status_page_create() - make the page and start publishing to it
+ *
+ * A memfd of FL_STATUS_PAGE_SIZE, mapped writable here, then sealed
+ * (no shrinking, growing, new writable mappings or writes, no more seals):
+ * nobody else can ever write it. Call once, in the process that will
+ * publish (a forked child of it stops publishing).
+ * Return: a read-only fd of the page to send to clients (the module's:
+ * do not close it), or a negative errno (memfd_create(), ftruncate(),
+ * mmap(), F_ADD_SEALS).
+ */
+int fl__status_page_create(void);
+
+/* Whether fl__status_page_create() succeeded in this process. */
+bool fl__status_page_writing(void);
+
+/*
+ * fl__status_page_publish() - the fence fd with read end (@dev, @ino) has
+ * @status (@stamp_ns when completed); inserts or updates
+ * Return: 0, -ENODEV (no page in this process), or as fl__status_table_put().
+ */
+int fl__status_page_publish(dev_t dev, ino_t ino, int status, uint64_t stamp_ns);
+
+/* fl__status_page_remove() - the daemon let go of that fence fd. */
+void fl__status_page_remove(dev_t dev, ino_t ino);
+
+/*
+ * The readers: clients.
+ *
+ * fl__status_page_map() - map the page a daemon sent (@fd stays the caller's)
+ *
+ * Checks that @fd is a memfd of the right size sealed against shrinking
+ * and writing (so reading it can neither fault nor be fooled by another
+ * client), maps it read-only and checks its header. The process has one
+ * mapping, at one address for its whole life: a new page is mapped over
+ * the old one (MAP_FIXED), once no lookup is in it, so a reader in another
+ * thread never touches unmapped or half-replaced memory.
+ * Return: 0, -EPROTO (not such a page), or mmap()'s errno.
+ */
+int fl__status_page_map(int fd);
+
+/*
+ * fl__status_page_unmap() - the connection is gone: its page no longer
+ * tells anything. The address is kept, mapped to zeros (an empty table).
+ */
+void fl__status_page_unmap(void);
+
+/*
+ * fl__status_page_forked() - in the child of a fork(): unmap (the child
+ * has no connection yet), forgetting the lookups that the parent's other
+ * threads were in (they do not exist in the child). Call it first thing.
+ */
+void fl__status_page_forked(void);
+
+/*
+ * fl__status_page_lookup() - the status the mapped page holds for the
+ * fence fd with read end (@dev, @ino)
+ * Return: 1 and *@ret_status (and *@ret_stamp_ns, may be NULL), or 0: not
+ * known (no page, not published, or not read consistently).
+ */
+int fl__status_page_lookup(dev_t dev, ino_t ino, int *ret_status, uint64_t *ret_stamp_ns);
+
+#endif /* FL_UTIL_STATUSPAGE_H */
