@@ -235,7 +235,7 @@ static void buf_free(struct fld_heap_client *hc, struct dbuf **pp)
 
 int fld_heapsvc_free(struct fld_heap_client *hc, int fd, uint32_t group, uint64_t *ret_freed)
 {
-	struct stat st;
+	struct fl__fd_stat st;
 
 	*ret_freed = 0;
 	if (fd < 0) {
@@ -250,10 +250,11 @@ int fld_heapsvc_free(struct fld_heap_client *hc, int fd, uint32_t group, uint64_
 			}
 		return 0;
 	}
-	if (!hc || fstat(fd, &st) < 0)
+	/* The client's fd may be any file: ask no filesystem (fl__fd_stat()). */
+	if (!hc || fl__fd_stat(fd, &st) < 0)
 		return -EINVAL;
-	for (struct dbuf **pp = &hc->bucket[st.st_ino % BUCKETS]; *pp; pp = &(*pp)->next)
-		if ((*pp)->ino == st.st_ino && (*pp)->dev == st.st_dev) {
+	for (struct dbuf **pp = &hc->bucket[st.ino % BUCKETS]; *pp; pp = &(*pp)->next)
+		if ((*pp)->ino == st.ino && (*pp)->dev == st.dev) {
 			buf_free(hc, pp);
 			*ret_freed = 1;
 			return 0;

@@ -429,6 +429,20 @@ static int fds_charge(struct client *c, unsigned int n, const char *what)
 	return 0;
 }
 
+/*
+ * Close @fd, which @c sent (received.c): one the closer thread takes counts
+ * as @c's daemon fd until it is closed. Return: true when that leaves @c
+ * over a quota (the caller hangs up on it: its fds are stuck closing).
+ */
+static bool close_received(struct client *c, int fd)
+{
+	if (!fld_received_close(fd, c))
+		return false;
+	fds_add(c, 1);
+	atomic_fetch_add(&c->refs, 1);
+	return fds_room_now(c) == 0;
+}
+
 /* One more live fence (@timeline false) or timeline for @c, within --max-*: 0 or -EMFILE. */
 static int objects_charge(struct client *c, bool timeline)
 {
@@ -1306,8 +1320,16 @@ static bool op_fence_create(struct client *c, const struct fl_proto_request *q, 
 {
 	struct fl_timeline *tl;
 	struct fl_fence *f;
-	int r = timeline_of(fds[0], &tl);
+	int r;
 
+	/*
+	 * The pair is written to and closed wherever the fence goes: only
+	 * sockets may be (anything else could block the loop: received.c).
+	 */
+	if (!fld_received_inline(fds[1]) || !fld_received_inline(fds[2]))
+		return reject(c, &q->hdr, -EBADMSG,
+			      "FENCE_CREATE with fds that are not a socket pair");
+	r = timeline_of(fds[0], &tl);
 	if (r == 0) {
 		/* Made before we catch up with the counter, as in op_fence_new(). */
 		r = fl_sw_sync_fence_create(tl, q->u.fence_create.value, q->u.fence_create.name,
@@ -1692,13 +1714,33 @@ static bool op_fence_info(struct client *c, const struct fl_proto_request *q, in
 	return reply_send(c, &q->hdr, buf, sizeof(rep) + want * sizeof(struct fl_msg_point), -1);
 }
 
+/* Whether @fd is a kernel sync_file ("anon_inode:sync_file" in /proc/self/fd). */
+static bool is_sync_file(int fd)
+{
+	static const char name[] = "anon_inode:sync_file";
+	char path[40], link[sizeof(name) + 1];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, link, sizeof(link));
+	return n == (ssize_t)sizeof(name) - 1 && !memcmp(link, name, sizeof(name) - 1);
+}
+
 /* A kernel sync_file as a fence (the kernel uapi emulation merges with them). */
 static bool op_fence_import(struct client *c, const struct fl_proto_request *q, int *fds)
 {
 	struct fl_fence *f;
-	int r = fl_sync_file_import(fds[0], q->u.fence_import.name, &f), fd = -1;
+	int r, fd = -1;
 
-	close(fds[0]); /* the import took its own copy */
+	/*
+	 * The import's ioctl() would be the file's own: a FUSE file's is a
+	 * request its server may never answer. procfs names a sync_file
+	 * without asking any filesystem; anything else is left to the loop.
+	 */
+	if (!is_sync_file(fds[0]))
+		return reply_status(c, &q->hdr, -EINVAL);
+	r = fl_sync_file_import(fds[0], q->u.fence_import.name, &f);
+	close(fds[0]); /* the import took its own copy; an anonymous inode's close never waits */
 	fds[0] = -1;
 	if (r == 0) {
 		r = fence_fd_new(c, f, &fd);
@@ -2235,13 +2277,14 @@ static bool shed_out_of_fds(struct client *c, const unsigned char *buf, ssize_t 
 			"EMFILE");
 		logged = true;
 	}
-	if (sink >= 0 && sink < nfds) {
+	/* Only a socket takes the record: anything else is closed as sent. */
+	if (sink >= 0 && sink < nfds && fld_received_inline(fds[sink])) {
 		fl__fd_pair_fail(fds[sink], -EMFILE);
 		fds[sink] = -1;
 	}
 	for (int k = 0; k < nfds; k++)
 		if (fds[k] >= 0)
-			close(fds[k]);
+			close_received(c, fds[k]);
 	if (h.op == FL_OP_FENCE_CREATE && !(h.flags & FL_MSG_F_REPLY))
 		return true;
 	reply_status(c, &h, -EMFILE);
@@ -2295,7 +2338,7 @@ static int client_read_some(struct client *c, int max, uint64_t start, uint64_t 
 		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
 		struct fl_proto_request q;
 		int fds[FL_PROTO_MAX_FDS], nfds = 0, r;
-		bool bad_cmsg = false, alive;
+		bool bad_cmsg = false, alive, stuck = false;
 		ssize_t n;
 
 		msg.msg_control = cbuf.buf;
@@ -2320,7 +2363,7 @@ static int client_read_some(struct client *c, int max, uint64_t start, uint64_t 
 				if (nfds < FL_PROTO_MAX_FDS)
 					fds[nfds++] = x;
 				else
-					close(x);
+					stuck |= close_received(c, x);
 			}
 		}
 		if (n == 0 && nfds == 0) {
@@ -2339,7 +2382,7 @@ static int client_read_some(struct client *c, int max, uint64_t start, uint64_t 
 			snprintf(why, sizeof(why), "malformed %s request (%s)",
 				 fl__proto_op_name(q.hdr.op), strerror(-r));
 			for (int k = 0; k < nfds; k++)
-				close(fds[k]);
+				close_received(c, fds[k]);
 			if (n >= (ssize_t)sizeof(struct fl_msg_hdr))
 				reject(c, &q.hdr, r, why);
 			else
@@ -2349,9 +2392,15 @@ static int client_read_some(struct client *c, int max, uint64_t start, uint64_t 
 		alive = dispatch(c, &q, fds);
 		for (int k = 0; k < nfds; k++)
 			if (fds[k] >= 0)
-				close(fds[k]);
+				stuck |= close_received(c, fds[k]);
 		if (!alive || c->fd < 0)
 			return i + 1;
+		if (stuck) {
+			/* Each request could add one more: stop reading them. */
+			fds_refused(c, "more of its fds stuck closing");
+			disconnect(c, "its fds do not close (docs/daemon.md)");
+			return i + 1;
+		}
 		if (budget_ns && fl__now_ns() - start >= budget_ns)
 			return i + 1;
 	}
@@ -2560,7 +2609,7 @@ int fld_serve(int lfd, const struct server_config *config)
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
 	uint64_t idle_since = fl__now_ns();
 	sigset_t sigs;
-	int sfd, wfd;
+	int sfd, wfd, rfd;
 
 	cfg = *config;
 	{
@@ -2605,6 +2654,12 @@ int fld_serve(int lfd, const struct server_config *config)
 		return wfd;
 	ev.data.ptr = &wfd;
 	epoll_ctl(epfd, EPOLL_CTL_ADD, wfd, &ev);
+	/* Clients' fds whose close() may wait are closed by a thread, which reports here. */
+	rfd = fld_received_init();
+	if (rfd < 0)
+		return rfd;
+	ev.data.ptr = &rfd;
+	epoll_ctl(epfd, EPOLL_CTL_ADD, rfd, &ev);
 	/* Without it, clients read statuses from the pipes and ask us: slower, not wrong. */
 	status_page_fd = fl__status_page_create();
 	if (status_page_fd < 0)
@@ -2659,13 +2714,15 @@ int fld_serve(int lfd, const struct server_config *config)
 		/* Busy until now: the idle period starts when the last client leaves. */
 		if (nclients || fl__sink_count())
 			idle_since = fl__now_ns();
-		bool watch = false;
+		bool watch = false, reap = false;
 		struct client *ready[FL_ARRAY_SIZE(evs)];
 		int nready = 0;
 
 		for (int i = 0; i < n; i++) {
 			if (evs[i].data.ptr == &wfd) {
 				watch = true;
+			} else if (evs[i].data.ptr == &rfd) {
+				reap = true;
 			} else if (evs[i].data.ptr == &lfd) {
 				accept_clients(lfd);
 			} else if (evs[i].data.ptr == &sfd) {
@@ -2683,6 +2740,8 @@ int fld_serve(int lfd, const struct server_config *config)
 		/* After the events at hand: a release can free a client they name. */
 		if (watch || fl__watcher_timeout_ms() == 0)
 			fl__watcher_dispatch();
+		if (reap)
+			fld_received_reap();
 		answer_deferred_pings();
 		bury_zombies();
 		trim_if_due();

@@ -119,8 +119,35 @@ struct fl_msg_wait_begin;
 int fld_wait_begin(const void *client, pid_t pid, const struct fl_msg_wait_begin *b,
 		   struct fl_fence *f, int notify_fd);
 void fld_wait_end(const void *client, uint64_t token, int result);
-/* server.c: a notify fd of @client that fld_wait_begin() took is closed. */
+/*
+ * server.c: a daemon fd held for @client is closed: a notify fd that
+ * fld_wait_begin() took, or a sent fd fld_received_close() queued.
+ */
 void fld_notify_closed(const void *client);
+
+/*
+ * received.c: closing the fds clients send without blocking the loop
+ * (docs/daemon.md, "fds clients send").
+ * fld_received_init() - make the eventfd the loop watches; call once.
+ * Return: the fd (the loop calls fld_received_reap() when it is readable), or -errno.
+ */
+int fld_received_init(void);
+/*
+ * fld_received_inline() - whether closing @fd (a client's) cannot wait on
+ * anyone: an AF_UNIX socket, a pipe or FIFO, an anonymous inode, a shmem
+ * file. Asks no filesystem.
+ */
+bool fld_received_inline(int fd);
+/*
+ * fld_received_close() - close @fd (taken), which @owner's client sent.
+ * Return: false when it was closed now; true when the closer thread took
+ * it: the caller counts it as a daemon fd of @owner (and holds a
+ * reference), and the loop's fld_received_reap() calls
+ * fld_notify_closed(@owner) once it is closed.
+ */
+bool fld_received_close(int fd, const void *owner);
+/* fld_received_reap() - call fld_notify_closed() for each fd the closer has closed. */
+void fld_received_reap(void);
 /* The client disconnected: its waits are over. */
 void fld_waits_client_gone(const void *client);
 /*

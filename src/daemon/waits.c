@@ -161,8 +161,10 @@ static int notify_take(const void *client, int fd, bool *ret_sock)
 		if (n > 5 && !memcmp(link, "pipe:", 5))
 			r = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
 	}
-	close(fd);
-	if (r < 0)
+	/* Any file may come here: its close() too may wait (received.c). */
+	if (r >= 0)
+		close(fd); /* a pipe: never waits */
+	else if (!fld_received_close(fd, client))
 		fld_notify_closed(client);
 	return r;
 }
@@ -179,10 +181,8 @@ int fld_wait_begin(const void *client, pid_t pid, const struct fl_msg_wait_begin
 		mine += w->pid == pid;
 	w = mine < WAITS_PER_PROCESS ? calloc(1, sizeof(*w)) : NULL;
 	if (!w) {
-		if (notify_fd >= 0) {
-			close(notify_fd);
+		if (notify_fd >= 0 && !fld_received_close(notify_fd, client))
 			fld_notify_closed(client);
-		}
 		return mine < WAITS_PER_PROCESS ? -ENOMEM : -EMFILE;
 	}
 	*w = (struct wait){

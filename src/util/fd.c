@@ -24,6 +24,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <fenceline/fd.h>
@@ -37,35 +38,56 @@ int fl__socketpair_cloexec(int sv[2])
 	return 0;
 }
 
-int fl__fd_inode(int fd, dev_t *ret_dev, ino_t *ret_ino)
+/*
+ * The cached attributes only: fstat() on a FUSE or NFS file whose cached
+ * attributes have expired asks the server and waits for its answer, and a
+ * client of the daemon may send such an fd on purpose (docs/architecture.md).
+ * The type, device and inode of an open file never change, so nothing is
+ * lost by not refreshing them.
+ */
+int fl__fd_stat(int fd, struct fl__fd_stat *ret)
 {
-	struct stat st;
+	struct statx stx;
 
 	if (fd < 0)
 		return -EBADF;
-	if (fstat(fd, &st) < 0)
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE | STATX_MODE | STATX_INO,
+		  &stx) < 0)
 		return -errno;
-	if (!S_ISSOCK(st.st_mode))
+	ret->mode = stx.stx_mode;
+	/* As fstat() encodes it: identities from both are compared. */
+	ret->dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+	ret->ino = (ino_t)stx.stx_ino;
+	return 0;
+}
+
+int fl__fd_inode(int fd, dev_t *ret_dev, ino_t *ret_ino)
+{
+	struct fl__fd_stat st;
+	int r = fl__fd_stat(fd, &st);
+
+	if (r < 0)
+		return r;
+	if (!S_ISSOCK(st.mode))
 		return -ENOTTY;
-	*ret_dev = st.st_dev;
-	*ret_ino = st.st_ino;
+	*ret_dev = st.dev;
+	*ret_ino = st.ino;
 	return 0;
 }
 
 int fl__fd_identity(int fd, dev_t *ret_dev, ino_t *ret_ino, bool *ret_pipe)
 {
-	struct stat st;
+	struct fl__fd_stat st;
+	int r = fl__fd_stat(fd, &st);
 
-	if (fd < 0)
-		return -EBADF;
-	if (fstat(fd, &st) < 0)
-		return errno == EBADF ? -EBADF : -ENOTTY;
-	if (!S_ISSOCK(st.st_mode) && !(S_ISFIFO(st.st_mode) && (st.st_mode & 07777) == 0))
+	if (r < 0)
+		return r == -EBADF ? -EBADF : -ENOTTY;
+	if (!S_ISSOCK(st.mode) && !(S_ISFIFO(st.mode) && (st.mode & 07777) == 0))
 		return -ENOTTY;
-	*ret_dev = st.st_dev;
-	*ret_ino = st.st_ino;
+	*ret_dev = st.dev;
+	*ret_ino = st.ino;
 	if (ret_pipe)
-		*ret_pipe = S_ISFIFO(st.st_mode);
+		*ret_pipe = S_ISFIFO(st.mode);
 	return 0;
 }
 

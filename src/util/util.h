@@ -67,6 +67,21 @@ void *fl__search(const void *key, const void *base, size_t n, size_t size,
  */
 int fl__socket_path(char *buf, size_t cap);
 int fl__socketpair_cloexec(int sv[2]);
+/*
+ * fl__fd_stat() - @fd's type and permission bits, device and inode, as
+ * fstat() encodes them, from what the kernel has cached: never a request
+ * to the file's filesystem (statx() with AT_STATX_DONT_SYNC), so an fd on
+ * a FUSE or network filesystem whose server does not answer cannot block
+ * the caller.
+ * Return: 0, or -errno (-EBADF when @fd is not open).
+ */
+struct fl__fd_stat {
+	mode_t mode;
+	dev_t dev;
+	ino_t ino;
+};
+int fl__fd_stat(int fd, struct fl__fd_stat *ret);
+/* fl__fd_inode() - the inode of socket @fd. Return: 0, -errno, or -ENOTTY for a non-socket. */
 int fl__fd_inode(int fd, dev_t *ret_dev, ino_t *ret_ino);
 /*
  * fl__fd_identity() - the identity of @fd as a possible fenceline fd: the
