@@ -42,9 +42,9 @@ struct pending {
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t more = PTHREAD_COND_INITIALIZER;
-/* Under lock: fds to close (queue[head..len]), owners of the closed ones. */
+/* Under lock: fds to close (queue[head..len]), the one closing, owners of the closed ones. */
 static struct pending *queue;
-static size_t head, len, cap;
+static size_t head, len, cap, closing;
 static const void **done;
 static size_t ndone, done_cap;
 static bool started;
@@ -87,9 +87,11 @@ static void *closer(void *arg)
 		p = queue[head++];
 		if (head == len)
 			head = len = 0;
+		closing++;
 		pthread_mutex_unlock(&lock);
 		close(p.fd); /* may wait for ever: only this thread does */
 		pthread_mutex_lock(&lock);
+		closing--;
 		done[ndone++] = p.owner; /* room made by fld_received_close() */
 		(void)!write(wake, &one, sizeof(one));
 	}
@@ -99,7 +101,7 @@ static void *closer(void *arg)
 /* Room for one more queued fd and its completion, and the thread: under lock. */
 static int make_room(void)
 {
-	size_t busy = len - head + ndone + 1;
+	size_t busy = len - head + closing + ndone + 1;
 
 	if (len == cap) {
 		size_t n = cap ? cap * 2 : 16;
