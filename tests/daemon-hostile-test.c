@@ -1458,15 +1458,20 @@ static void pipe_fences_child(int tl)
 	_exit(0);
 }
 
-FL_TEST(closed_completed_pipe_fences_give_their_quota_back)
+/*
+ * @child makes and closes fences of a timeline it does not own, under a
+ * daemon of 8 fences and 40 fds per process at most, named @name.
+ */
+static void under_small_quotas(const char *name, void (*child)(int tl))
 {
 	static const char *const limits[] = {
 		"--max-fences", "8", "--max-fds-per-process", "40", "--idle-timeout", "0", NULL
 	};
-	char path[256];
+	char path[256], sock[64];
 	pid_t d, pid;
 
-	dl_runtime_path("pipe-quota.sock", path, sizeof(path));
+	snprintf(sock, sizeof(sock), "%s.sock", name);
+	dl_runtime_path(sock, path, sizeof(path));
 	d = dl_daemon_start(path, limits);
 	pid = dl_fork();
 	if (pid == 0) {
@@ -1475,16 +1480,21 @@ FL_TEST(closed_completed_pipe_fences_give_their_quota_back)
 
 		fl_assert_int_eq(setenv("FENCELINE_SOCKET", path, 1), 0);
 		/* Made here, used by a child: that one owns no timeline. */
-		tl = new_timeline("pipe-quota");
+		tl = new_timeline(name);
 		maker = dl_fork();
 		if (maker == 0)
-			pipe_fences_child(tl);
+			child(tl);
 		dl_wait_child_ok(maker);
 		close(tl);
 		_exit(0);
 	}
 	dl_wait_child_ok(pid);
 	dl_daemon_stop(d);
+}
+
+FL_TEST(closed_completed_pipe_fences_give_their_quota_back)
+{
+	under_small_quotas("pipe-quota", pipe_fences_child);
 }
 
 /*
@@ -1512,31 +1522,7 @@ static void pending_pipe_fences_child(int tl)
 
 FL_TEST(closed_pending_pipe_fences_give_their_quota_back)
 {
-	static const char *const limits[] = {
-		"--max-fences", "8", "--max-fds-per-process", "40", "--idle-timeout", "0", NULL
-	};
-	char path[256];
-	pid_t d, pid;
-
-	dl_runtime_path("pipe-pending-quota.sock", path, sizeof(path));
-	d = dl_daemon_start(path, limits);
-	pid = dl_fork();
-	if (pid == 0) {
-		pid_t maker;
-		int tl;
-
-		fl_assert_int_eq(setenv("FENCELINE_SOCKET", path, 1), 0);
-		/* Made here, used by a child: that one owns no timeline. */
-		tl = new_timeline("pipe-pending-quota");
-		maker = dl_fork();
-		if (maker == 0)
-			pending_pipe_fences_child(tl);
-		dl_wait_child_ok(maker);
-		close(tl);
-		_exit(0);
-	}
-	dl_wait_child_ok(pid);
-	dl_daemon_stop(d);
+	under_small_quotas("pipe-pending-quota", pending_pipe_fences_child);
 }
 
 /*
