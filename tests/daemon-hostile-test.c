@@ -1652,6 +1652,25 @@ FL_TEST(processes_starting_at_once_get_exactly_one_daemon)
 	kill(first, SIGTERM);
 }
 
+/* Daemon @d exits with status 0 within DL_LONG_WAIT_MS, as after its idle period. */
+static void expect_idle_exit(pid_t d)
+{
+	uint64_t deadline = fl_test_now_ns() + DL_LONG_WAIT_MS * 1000000ull;
+	int status;
+	pid_t r;
+
+	while ((r = waitpid(d, &status, WNOHANG)) == 0 && fl_test_now_ns() < deadline)
+		fl_test_sleep_ms(10);
+	if (r == 0) {
+		kill(d, SIGKILL);
+		waitpid(d, &status, 0);
+		fl__test_fail(__FILE__, __LINE__,
+			      "daemon still running long after its idle period");
+	}
+	fl_assert(WIFEXITED(status));
+	fl_assert_int_eq(WEXITSTATUS(status), 0);
+}
+
 /*
  * A daemon waits for its clients without a timeout, so its idle clock must
  * restart when the last one leaves: measured from before a long quiet
@@ -1662,9 +1681,8 @@ FL_TEST(idle_period_starts_when_the_last_client_leaves)
 {
 	static const char *const idle[] = { "--idle-timeout", "300", NULL };
 	char path[256];
-	uint64_t deadline;
 	int status;
-	pid_t d, pid, r;
+	pid_t d, pid;
 
 	dl_runtime_path("idle-late.sock", path, sizeof(path));
 	d = dl_daemon_start(path, idle);
@@ -1680,17 +1698,7 @@ FL_TEST(idle_period_starts_when_the_last_client_leaves)
 	fl_test_sleep_ms(100);
 	fl_assert_int_eq(waitpid(d, &status, WNOHANG), 0);
 
-	deadline = fl_test_now_ns() + DL_LONG_WAIT_MS * 1000000ull;
-	while ((r = waitpid(d, &status, WNOHANG)) == 0 && fl_test_now_ns() < deadline)
-		fl_test_sleep_ms(10);
-	if (r == 0) {
-		kill(d, SIGKILL);
-		waitpid(d, &status, 0);
-		fl__test_fail(__FILE__, __LINE__,
-			      "daemon still running long after its idle period");
-	}
-	fl_assert(WIFEXITED(status));
-	fl_assert_int_eq(WEXITSTATUS(status), 0);
+	expect_idle_exit(d);
 }
 
 FL_TEST(idle_daemon_stays_while_a_fence_fd_lives_then_exits)
@@ -3114,9 +3122,8 @@ FL_TEST(idle_daemon_exits_when_its_last_client_left_with_a_dump_parked)
 {
 	static const char *const idle[] = { "--idle-timeout", "200", NULL };
 	char path[256];
-	uint64_t deadline;
-	int status, s;
-	pid_t d, r;
+	pid_t d;
+	int s;
 
 	dl_runtime_path("idle-dump.sock", path, sizeof(path));
 	d = dl_daemon_start(path, idle);
@@ -3126,17 +3133,7 @@ FL_TEST(idle_daemon_exits_when_its_last_client_left_with_a_dump_parked)
 	raw_send_dump(s, 9);
 	close(s);
 
-	deadline = fl_test_now_ns() + DL_LONG_WAIT_MS * 1000000ull;
-	while ((r = waitpid(d, &status, WNOHANG)) == 0 && fl_test_now_ns() < deadline)
-		fl_test_sleep_ms(10);
-	if (r == 0) {
-		kill(d, SIGKILL);
-		waitpid(d, &status, 0);
-		fl__test_fail(__FILE__, __LINE__,
-			      "daemon still running long after its idle period");
-	}
-	fl_assert(WIFEXITED(status));
-	fl_assert_int_eq(WEXITSTATUS(status), 0);
+	expect_idle_exit(d);
 }
 
 /* HELLO that must work and carry the status page: returns its fd. */
