@@ -65,6 +65,7 @@ struct fl__sink {
 	bool pipe; /* fd is a pipe's write end, the user's fd its read end */
 	bool inherited; /* a forked child's copy: the objects are the parent's */
 	bool on_done; /* on the done list, under sink_lock */
+	bool given; /* its only write end is the owner's (fl__fence_pipe_give()), under sink_lock */
 	struct fl_fence *fence; /* may be NULL: a weak sink whose fence is gone */
 	struct fl_timeline *tl;
 	struct fl__sink *next; /* fence->sinks, under fence->lock */
@@ -397,6 +398,30 @@ static void grow_fd_table(int wake)
 		fl__fd_grow(target);
 }
 
+/*
+ * The epoll data of a given pipe fence's read end (fl__fence_pipe_end()):
+ * its sink's key with this bit, which no slot number has.
+ */
+#define KEY_END_CLOSED (1ull << 31)
+static void (*end_hook)(struct fl_fence *f);
+static void (*given_done_hook)(void *owner, ino_t ino, int status, uint64_t ts);
+
+/* Every write end of a pipe fence of @key is closed: tell the host, if the owner had the only one. */
+static void end_closed(uint64_t key)
+{
+	struct fl_fence *f = NULL;
+	struct fl__sink *s;
+
+	pthread_mutex_lock(&sink_lock);
+	s = slot_get(key);
+	if (s && s->given && s->fence)
+		f = fl_fence_ref(s->fence);
+	pthread_mutex_unlock(&sink_lock);
+	if (f && end_hook)
+		end_hook(f);
+	fl_fence_unref(f);
+}
+
 /* One watcher pass over @ep: what epoll_wait() gave. */
 static void watch_events(int ep, int wake, const struct epoll_event *ev, int n)
 {
@@ -405,6 +430,10 @@ static void watch_events(int ep, int wake, const struct epoll_event *ev, int n)
 
 		if (!ev[i].data.u64) {
 			grow_fd_table(wake);
+			continue;
+		}
+		if (ev[i].data.u64 & KEY_END_CLOSED) {
+			end_closed(ev[i].data.u64 & ~KEY_END_CLOSED);
 			continue;
 		}
 		pthread_mutex_lock(&sink_lock);
@@ -949,6 +978,132 @@ void fl__fence_pipe_discard(struct fl__sink *s, int status)
 	free(s);
 }
 
+int fl__fence_pipe_end(struct fl__sink *s, int user_fd, int *ret_end)
+{
+	struct epoll_event ev = { .events = EPOLLONESHOT };
+	int end, r = 0;
+
+	end = fcntl(s->fd, F_DUPFD_CLOEXEC, 0);
+	if (end < 0)
+		return -errno;
+	/*
+	 * Registered now, while we hold the read end; the registration lives
+	 * as long as the read end does anywhere, and reports its EPOLLHUP
+	 * (every write end closed) once. Until the owner has the only write
+	 * end, end_closed() ignores it.
+	 */
+	pthread_mutex_lock(&sink_lock);
+	ev.data.u64 = s->key | KEY_END_CLOSED;
+	if (epfd < 0 || epoll_ctl(epfd, EPOLL_CTL_ADD, user_fd, &ev) < 0)
+		r = epfd < 0 ? -ENOSYS : -errno;
+	pthread_mutex_unlock(&sink_lock);
+	if (r < 0) {
+		close(end);
+		return r;
+	}
+	*ret_end = end;
+	return 0;
+}
+
+void fl__fence_pipe_give(struct fl__sink *s)
+{
+	struct fl_fence *f = s->fence;
+	bool closed = false;
+	int fd;
+
+	if (!f)
+		return;
+	/* Under the fence lock, as completion closes the end under it. */
+	pthread_mutex_lock(&f->lock);
+	fd = s->fd;
+	pthread_mutex_lock(&sink_lock);
+	/*
+	 * Listed as a completed one: with no write end of ours, nothing but
+	 * the sweep would see its last reader go, if the owner's end goes
+	 * first. Unless a release path owns it already (its last reader is
+	 * gone): then it closes fd.
+	 */
+	if (fd >= 0 && slot_get(s->key) == s) {
+		s->given = true;
+		done_link(s);
+		s->fd = -1;
+		closed = true;
+	}
+	pthread_mutex_unlock(&sink_lock);
+	pthread_mutex_unlock(&f->lock);
+	if (closed) {
+		fl__close(fd);
+		FL_LOG("fd", "pipe fence's write end given to its owner (core end %d closed)", fd);
+	}
+}
+
+int fl__fence_pipe_return(int end, struct fl_fence **ret_fence)
+{
+	struct fl_fence *f = NULL;
+	struct fl__sink *s;
+	uint64_t key = 0;
+	bool pipe, taken = false;
+	dev_t dev;
+	ino_t ino;
+	int flags = fcntl(end, F_GETFL), status = 0, r;
+
+	*ret_fence = NULL;
+	r = fl__fd_identity(end, &dev, &ino, &pipe);
+	if (r < 0 || !pipe || flags < 0 || (flags & O_ACCMODE) != O_WRONLY) {
+		fl__close(end);
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&sink_lock);
+	s = hash_find(dev, ino);
+	if (s && s->kind == SINK_FENCE && s->given && s->fence) {
+		f = fl_fence_ref(s->fence);
+		key = s->key;
+	}
+	pthread_mutex_unlock(&sink_lock);
+	if (!f) {
+		fl__close(end);
+		return -ENOENT;
+	}
+	/* Under the fence lock: completion must see either no end or this one. */
+	pthread_mutex_lock(&f->lock);
+	pthread_mutex_lock(&sink_lock);
+	if (slot_get(key) == s && s->given) {
+		status = atomic_load(&s->status);
+		if (!f->completed) {
+			s->given = false;
+			done_unlink(s);
+			s->fd = end;
+			taken = true;
+		}
+	}
+	pthread_mutex_unlock(&sink_lock);
+	if (!taken && status && f->completed) {
+		struct fl__record rec = { FL__RECORD_MAGIC, status,
+					  fl__fence_timestamp(f, status) };
+		int queued = -1;
+
+		/* Completed meanwhile: its record, unless one is there already, and the close. */
+		if (ioctl(end, FIONREAD, &queued) == 0 && queued == 0)
+			write_record(end, &rec);
+	}
+	pthread_mutex_unlock(&f->lock);
+	if (!taken) {
+		fl__close(end);
+		fl_fence_unref(f);
+		return 0;
+	}
+	FL_LOG("fd", "pipe fence's write end back from its owner (core end %d)", end);
+	*ret_fence = f;
+	return 0;
+}
+
+void fl__fence_pipe_set_hooks(void (*closed)(struct fl_fence *f),
+			      void (*done)(void *owner, ino_t ino, int status, uint64_t ts))
+{
+	end_hook = closed;
+	given_done_hook = done;
+}
+
 /*
  * Release, in the calling thread, the fence sinks whose fds were closed
  * everywhere. Only fence sinks without a host callback: their release
@@ -1273,6 +1428,9 @@ static void pipe_complete_locked(struct fl__sink *s, int status, uint64_t ts)
 	int fd = s->fd;
 
 	atomic_store(&s->status, status);
+	/* The owner has the only write end: the host tells it, if it must close it. */
+	if (fd < 0 && s->given && given_done_hook)
+		given_done_hook(s->owner, s->ino, status, ts);
 	if (fd < 0)
 		return;
 	write_record(fd, &rec);
