@@ -69,6 +69,14 @@ static struct deferred_ping *deferred_pings;
 #define TURN_NS		  200000ull
 #define ROUND_NS	  200000ull
 #define DEBT_HALF_LIFE_NS 100000000ull
+/*
+ * Passes in a row that the handling of closed fds waits for clients whose
+ * turn ended with requests left (see fld_serve()).
+ */
+#define DISPATCH_PUT_OFF_MAX 8
+/* This pass left requests unread (a turn or the round ran out). */
+static bool served_in_part;
+static unsigned int dispatch_put_off;
 
 /*
  * A peer, as SO_PEERCRED names it: one process, or one uid. Quotas count
@@ -2392,9 +2400,12 @@ static void client_read_some(struct client *c, int max, uint64_t start, uint64_t
 				close(fds[k]);
 		if (!alive || c->fd < 0)
 			return;
-		if (budget_ns && fl__now_ns() - start >= budget_ns)
+		if (budget_ns && fl__now_ns() - start >= budget_ns) {
+			served_in_part = true;
 			return;
+		}
 	}
+	served_in_part = true;
 }
 
 /* Answer a connection we will not serve with @status and hang up. */
@@ -2588,8 +2599,10 @@ static void serve_ready(struct client **ready, int n)
 	}
 	for (int i = 0; i < n; i++) {
 		/* The rest are reported again at once, with whoever became ready meanwhile. */
-		if (i && fl__now_ns() - round_start >= ROUND_NS)
+		if (i && fl__now_ns() - round_start >= ROUND_NS) {
+			served_in_part = true;
 			break;
+		}
 		if (ready[i]->fd >= 0 && !ready[i]->parked)
 			client_readable(ready[i], BATCH, TURN_NS);
 	}
@@ -2706,10 +2719,21 @@ int fld_serve(int lfd, const struct server_config *config)
 				ready[nready++] = evs[i].data.ptr;
 			}
 		}
+		served_in_part = false;
 		serve_ready(ready, nready);
-		/* After the events at hand: a release can free a client they name. */
-		if (watch || fl__watcher_timeout_ms() == 0)
+		/*
+		 * After the events at hand: a release can free a client they
+		 * name. And after the requests clients sent before they closed
+		 * an fd: a client whose turn ended with requests left (a fence
+		 * of a timeline whose fd it closed next) gets its next turns
+		 * first, a few passes at most, so that nobody can hold off the
+		 * closes for long. The watcher's fd stays ready meanwhile.
+		 */
+		if ((watch || fl__watcher_timeout_ms() == 0) &&
+		    (!served_in_part || ++dispatch_put_off > DISPATCH_PUT_OFF_MAX)) {
 			fl__watcher_dispatch();
+			dispatch_put_off = 0;
+		}
 		answer_deferred_pings();
 		bury_zombies();
 		trim_if_due();
