@@ -447,9 +447,11 @@ static void kept_settle_locked(void)
 /*
  * The watcher, a thread that runs while this process holds signal ends or
  * pooled fds. Signal ends: a process that keeps them would otherwise keep
- * its fences' sockets open after the daemon died, and their waiters would
- * hang instead of reading end-of-file; when the connection hangs up, close
- * them. Pooled fds: once the program has made no fence for a tick (the
+ * its fences' pipes open after the daemon died, and their waiters would
+ * hang instead of reading end-of-file; when the connection (or the kick
+ * pipe, which hangs up with it) hangs up, close them. And it completes the
+ * kept fences the daemon tells it of through the kick pipe (another
+ * process signalled, the timeline died). Pooled fds: once the program has made no fence for a tick (the
  * idle period), give them back. With nothing left to watch, it exits and
  * closes its own fds, so an idle program holds no more fds than its
  * connection.

@@ -15,8 +15,9 @@
  * registry epoll set that a sweep of its fdinfo reads (see done_head). A
  * watcher thread does the releases (in a host that asked for it, its own
  * loop does: fl__watcher_host_fd()). FENCELINE_FD_KIND=socket gives the
- * old AF_UNIX socket pairs, whose record holders read with MSG_PEEK; the
- * daemon still uses them for an owner's own fences (docs/architecture.md).
+ * old AF_UNIX socket pairs, whose record holders read with MSG_PEEK. The
+ * daemon's fences of a timeline's owner are pipes too, whose only write end
+ * the owner keeps (fl__fence_pipe_give(); docs/architecture.md).
  *
  * A timeline fd is a pipe too, without records: the sink holds a timeline
  * handle, dropped when the last copy of the fd is closed, which is what
