@@ -206,6 +206,7 @@ static struct {
 		uint64_t value;
 		int fd;
 		struct fdid id;
+		uint32_t slot; /* the pooled slot it was made of: what kicks name */
 	} kept[KEPT_MAX];
 	unsigned int nkept;
 	int ends_score;
@@ -422,7 +423,7 @@ static void kept_kicked_locked(int fd)
 			for (unsigned int j = 0; j < conn.nkept; j++) {
 				struct kept *e = &conn.kept[j];
 
-				if (!e->id.fifo || e->id.ino != (ino_t)k[i].ino)
+				if (!e->id.fifo || e->slot != (uint32_t)k[i].slot)
 					continue;
 				if (fd_is(e->fd, &e->id))
 					kept_complete(e, &rec, &g);
@@ -1787,7 +1788,7 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
 	conn.pool_count--;
 	conn.pool_slot++;
 	if (keep)
-		conn.kept[conn.nkept++] = (struct kept){ handle, value, sig, sig_id };
+		conn.kept[conn.nkept++] = (struct kept){ handle, value, sig, sig_id, req.b.slot };
 	pool_fill_ahead_locked();
 	if (!reply_wanted) {
 		if (!atomic_load(&conn.unflushed))

@@ -67,6 +67,7 @@ struct fl__sink {
 	bool inherited; /* a forked child's copy: the objects are the parent's */
 	bool on_done; /* on the done list, under sink_lock */
 	bool given; /* its only write end is the owner's (fl__fence_pipe_give()), under sink_lock */
+	uint64_t cookie; /* the host's name for it, with given */
 	struct fl_fence *fence; /* may be NULL: a weak sink whose fence is gone */
 	struct fl_timeline *tl;
 	struct fl__sink *next; /* fence->sinks, under fence->lock */
@@ -113,6 +114,16 @@ static struct fl__sink *done_head;
 static size_t done_count, done_after_sweep;
 static uint64_t sink_seq;
 static int reg_fd = -1;
+/*
+ * The read ends of pipe fences whose write end may go to a timeline's
+ * owner (fl__fence_pipe_end()), in an epoll set that nobody waits on
+ * either: each one's EPOLLHUP (every write end closed) waits on its ready
+ * list until the host looks (fl__fence_pipe_ends_check()). Waiting on it
+ * would wake the host at every owner's signal, and the host would then
+ * compete for a CPU with the waiters that signal woke. A host's, made with
+ * its watcher; under sink_lock.
+ */
+static int end_fd = -1;
 /*
  * The watcher waits with no timeout: nothing would make it sweep. The
  * first completion that goes on the done list then wakes it (once: it
@@ -405,7 +416,7 @@ static void grow_fd_table(int wake)
  */
 #define KEY_END_CLOSED (1ull << 31)
 static void (*end_hook)(struct fl_fence *f);
-static void (*given_done_hook)(void *owner, ino_t ino, int status, uint64_t ts);
+static void (*given_done_hook)(void *owner, uint64_t cookie, int status, uint64_t ts);
 
 /* Every write end of a pipe fence of @key is closed: tell the host, if the owner had the only one. */
 static void end_closed(uint64_t key)
@@ -431,10 +442,6 @@ static void watch_events(int ep, int wake, const struct epoll_event *ev, int n)
 
 		if (!ev[i].data.u64) {
 			grow_fd_table(wake);
-			continue;
-		}
-		if (ev[i].data.u64 & KEY_END_CLOSED) {
-			end_closed(ev[i].data.u64 & ~KEY_END_CLOSED);
 			continue;
 		}
 		pthread_mutex_lock(&sink_lock);
@@ -700,9 +707,12 @@ static void atfork_child(void)
 		close(wake_fd);
 	if (reg_fd >= 0)
 		close(reg_fd);
+	if (end_fd >= 0)
+		close(end_fd);
 	epfd = -1;
 	wake_fd = -1;
 	reg_fd = -1;
+	end_fd = -1;
 	/* The parent's completed fences are not ours to sweep. */
 	done_head = NULL;
 	done_count = done_after_sweep = 0;
@@ -751,6 +761,9 @@ static int start_watcher_locked(void)
 		return r;
 	}
 	if (host_driven) {
+		/* Only a host gives write ends away (fl__fence_pipe_end()). */
+		if (end_fd < 0)
+			end_fd = epoll_create1(EPOLL_CLOEXEC);
 		epfd = fd;
 		watcher_running = true;
 		return 0;
@@ -995,8 +1008,8 @@ int fl__fence_pipe_end(struct fl__sink *s, int user_fd, int *ret_end)
 	 */
 	pthread_mutex_lock(&sink_lock);
 	ev.data.u64 = s->key | KEY_END_CLOSED;
-	if (epfd < 0 || epoll_ctl(epfd, EPOLL_CTL_ADD, user_fd, &ev) < 0)
-		r = epfd < 0 ? -ENOSYS : -errno;
+	if (end_fd < 0 || epoll_ctl(end_fd, EPOLL_CTL_ADD, user_fd, &ev) < 0)
+		r = end_fd < 0 ? -ENOSYS : -errno;
 	pthread_mutex_unlock(&sink_lock);
 	if (r < 0) {
 		close(end);
@@ -1006,7 +1019,30 @@ int fl__fence_pipe_end(struct fl__sink *s, int user_fd, int *ret_end)
 	return 0;
 }
 
-void fl__fence_pipe_give(struct fl__sink *s)
+void fl__fence_pipe_ends_check(void)
+{
+	static bool busy;
+	struct epoll_event ev[32];
+	int n, fd;
+
+	/* The host's end hook catches up, which looks here again: once is enough. */
+	if (busy)
+		return;
+	pthread_mutex_lock(&sink_lock);
+	fd = end_fd;
+	pthread_mutex_unlock(&sink_lock);
+	if (fd < 0)
+		return;
+	busy = true;
+	do {
+		n = epoll_wait(fd, ev, FL_ARRAY_SIZE(ev), 0);
+		for (int i = 0; i < n; i++)
+			end_closed(ev[i].data.u64 & ~KEY_END_CLOSED);
+	} while (n == (int)FL_ARRAY_SIZE(ev));
+	busy = false;
+}
+
+void fl__fence_pipe_give(struct fl__sink *s, uint64_t cookie)
 {
 	struct fl_fence *f = s->fence;
 	bool closed = false;
@@ -1026,6 +1062,7 @@ void fl__fence_pipe_give(struct fl__sink *s)
 	 */
 	if (fd >= 0 && slot_get(s->key) == s) {
 		s->given = true;
+		s->cookie = cookie;
 		done_link(s);
 		s->fd = -1;
 		closed = true;
@@ -1099,7 +1136,7 @@ int fl__fence_pipe_return(int end, struct fl_fence **ret_fence)
 }
 
 void fl__fence_pipe_set_hooks(void (*closed)(struct fl_fence *f),
-			      void (*done)(void *owner, ino_t ino, int status, uint64_t ts))
+			      void (*done)(void *owner, uint64_t cookie, int status, uint64_t ts))
 {
 	end_hook = closed;
 	given_done_hook = done;
@@ -1431,7 +1468,7 @@ static void pipe_complete_locked(struct fl__sink *s, int status, uint64_t ts)
 	atomic_store(&s->status, status);
 	/* The owner has the only write end: the host tells it, if it must close it. */
 	if (fd < 0 && s->given && given_done_hook)
-		given_done_hook(s->owner, s->ino, status, ts);
+		given_done_hook(s->owner, s->cookie, status, ts);
 	if (fd < 0)
 		return;
 	write_record(fd, &rec);

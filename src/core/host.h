@@ -183,28 +183,42 @@ int fl__fence_pipe_end(struct fl__sink *s, int user_fd, int *ret_end);
 
 /*
  * fl__fence_pipe_give() - the core closes its write end of @s (adopted with
- * fl__fence_pipe_adopt()), so the owner's copy from fl__fence_pipe_end()
+ * fl__fence_pipe_adopt()), named @cookie for the host's given_done hook
+ * (fl__fence_pipe_set_hooks()), so the owner's copy from fl__fence_pipe_end()
  * is the only one: the owner's close is the fd's readiness, and no daemon
  * needs to run for its waiters to wake. When every write end is closed,
- * the host's end hook runs (from fl__watcher_dispatch()); the host then
+ * the host's end hook runs (from fl__fence_pipe_ends_check()); the host then
  * completes the fence or fails it (fl__fence_fail_pending()). The sink is
  * released once its read end is closed everywhere, as a completed pipe
  * fence's is. Does nothing once the fence completed (its end is closed).
  */
-void fl__fence_pipe_give(struct fl__sink *s);
+void fl__fence_pipe_give(struct fl__sink *s, uint64_t cookie);
+
+/*
+ * fl__fence_pipe_ends_check() - run the host's end hook for the given pipe
+ * fences whose every write end was closed since the last check. Nothing
+ * wakes the host for those (an owner's signal closes its end, and waking
+ * the host then would only compete with the waiters): the host checks
+ * before it completes points the owner may have lost its end before
+ * (catching up with a counter, another's signal), before answering for a
+ * fence, and now and then. Host-driven cores only, in the host's thread.
+ */
+void fl__fence_pipe_ends_check(void);
 
 /*
  * fl__fence_pipe_set_hooks() - the host's part in given pipe fences
  * (fl__fence_pipe_give())
  * @end_closed: every write end of one is closed; with the fence (borrowed).
- *	Once, at most, per fence; in the host's loop.
+ *	Once, at most, per fence; from fl__fence_pipe_ends_check().
  * @given_done: one completed here while its owner still may hold the only
  *	write end, which the owner must then close (after writing the record:
- *	@status, @ts); @owner is the fence's release owner, @ino its inode.
+ *	@status, @ts); @owner is the fence's release owner, @cookie what the
+ *	host named it with in fl__fence_pipe_give().
  *	Called under the fence's lock: must not block or call into the core.
  */
 void fl__fence_pipe_set_hooks(void (*end_closed)(struct fl_fence *f),
-			      void (*given_done)(void *owner, ino_t ino, int status, uint64_t ts));
+			      void (*given_done)(void *owner, uint64_t cookie, int status,
+						 uint64_t ts));
 
 /*
  * fl__fence_pipe_return() - an owner gives back @end, its write end of a

@@ -771,6 +771,13 @@ static int shared_sync(struct shared_tl *s, struct fl_timeline *tl)
 	uint64_t value, before = s->synced;
 	int r;
 
+	/*
+	 * Owners' ends closed before this catch-up are judged by the counter
+	 * as it was (owner_end_closed()): a fence whose owner lost its end
+	 * fails, even if this catch-up would reach it.
+	 */
+	fl__fence_pipe_ends_check();
+
 	s->synced = __atomic_load_n(&s->page->value, __ATOMIC_SEQ_CST);
 	if (s->synced != before) {
 		/*
@@ -1020,27 +1027,27 @@ fail:
  */
 static int kick_all, kick_none;
 
-static void kick_write(struct client *c, ino_t ino, int status, uint64_t ts)
+static void kick_write(struct client *c, uint64_t slot, int status, uint64_t ts)
 {
-	struct fl_proto_kick k = { (uint64_t)ino, ts, status, 0 };
+	struct fl_proto_kick k = { slot, ts, status, 0 };
 
 	if (c && c->kick >= 0)
 		(void)!write(c->kick, &k, sizeof(k));
 }
 
-static void given_done(void *owner, ino_t ino, int status, uint64_t ts)
+static void given_done(void *owner, uint64_t slot, int status, uint64_t ts)
 {
 	if (!kick_none && (kick_all || status < 0))
-		kick_write(owner, ino, status, ts);
+		kick_write(owner, slot, status, ts);
 }
 
-/* Tell @c of @f, complete already, whose pipe (@ino) it may have kept the end of. */
-static void kick_send(struct client *c, ino_t ino, struct fl_fence *f)
+/* Tell @c of @f, complete already, made of its pooled @slot, whose end it may have kept. */
+static void kick_send(struct client *c, uint32_t slot, struct fl_fence *f)
 {
 	struct fl_fence_info info;
 
 	if (fl_fence_get_info(f, &info, NULL, 0) >= 0 && info.status != 0)
-		kick_write(c, ino, info.status, info.timestamp_ns);
+		kick_write(c, slot, info.status, info.timestamp_ns);
 }
 
 /* TIMELINE_INC and TIMELINE_SIGNAL: through the counter if there is one. */
@@ -1626,20 +1633,16 @@ static bool op_fence_new(struct client *c, const struct fl_proto_request *q)
 		if (!((q->hdr.flags & FL_MSG_F_KEPT) && p.end_given && s->owner == c)) {
 			shared_must(s, tl, b->value);
 		} else if (p.pipe) {
-			fl__fence_pipe_give(p.pipe);
+			fl__fence_pipe_give(p.pipe, b->slot);
 			/*
 			 * Another process may have reached it before the owner
-			 * could see: then the owner's end must go. Told only if
-			 * this completes it; a fence complete already (made
-			 * for a reached value) is told here.
+			 * could see: then the owner's end must go. Only this
+			 * fence is told: the others the catch-up completes,
+			 * the owner's counter reached.
 			 */
-			if (fl_fence_get_status(f) == 0) {
-				kick_all++;
-				shared_sync(s, tl);
-				kick_all--;
-			} else {
-				kick_send(c, p.ino, f);
-			}
+			shared_sync(s, tl);
+			if (fl_fence_get_status(f) != 0)
+				kick_send(c, b->slot, f);
 		}
 	}
 	fl_fence_unref(f);
@@ -2734,6 +2737,8 @@ int fld_serve(int lfd, const struct server_config *config)
 			fl__watcher_dispatch();
 			dispatch_put_off = 0;
 		}
+		/* Owners' ends closed meanwhile; nothing woke us for them. */
+		fl__fence_pipe_ends_check();
 		answer_deferred_pings();
 		bury_zombies();
 		trim_if_due();

@@ -311,11 +311,13 @@ struct fl_proto_shared_timeline {
  * which the daemon completed without the owner's counter reaching it:
  * another process signalled the timeline through the daemon (also past it
  * by wrapping around), the timeline died, or the owner's own step went
- * through the daemon. The owner writes the fence's record (@status, @ts)
- * into its end and closes it. @ino is the pipe's inode.
+ * through the daemon. The owner writes the fence's record (@status,
+ * @timestamp_ns) into its end and closes it. @slot is the pooled slot the
+ * fence was made of (FENCE_NEW's): unique on the connection, where a
+ * pipe's inode would be reused once the owner closed it.
  */
 struct fl_proto_kick {
-	uint64_t ino;
+	uint64_t slot;
 	uint64_t timestamp_ns;
 	int32_t status;
 	uint32_t pad; /* 0 */
