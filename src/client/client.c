@@ -336,6 +336,7 @@ static void kept_sweep_locked(void)
  */
 struct sigpipe_guard {
 	bool blocked, theirs;
+	bool raised; /* a write of ours failed with EPIPE: a SIGPIPE of ours is pending */
 	sigset_t old;
 };
 
@@ -362,11 +363,13 @@ static void sigpipe_restore(struct sigpipe_guard *g)
 		return;
 	sigemptyset(&set);
 	sigaddset(&set, SIGPIPE);
-	if (!g->theirs && sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE))
+	/* One syscall when nothing failed: a signaller's waiters may share its CPU. */
+	if (g->raised && !g->theirs && sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE))
 		while (sigtimedwait(&set, NULL, &zero) < 0 && errno == EINTR)
 			;
 	pthread_sigmask(SIG_SETMASK, &g->old, NULL);
 	g->blocked = false;
+	g->raised = false;
 }
 
 /*
@@ -393,7 +396,8 @@ static void kept_complete(const struct kept *k, const struct fl__record *rec,
 
 		if (ioctl(k->fd, FIONREAD, &queued) == 0 && queued == 0) {
 			sigpipe_block(g);
-			(void)!write(k->fd, recs, len);
+			if (write(k->fd, recs, len) < 0 && errno == EPIPE)
+				g->raised = true;
 		}
 	} else {
 		(void)!send(k->fd, rec, sizeof(*rec), MSG_NOSIGNAL | MSG_DONTWAIT);

@@ -1066,6 +1066,12 @@ void fl__fence_pipe_give(struct fl__sink *s, uint64_t cookie)
 		done_link(s);
 		s->fd = -1;
 		closed = true;
+		/*
+		 * Out of the watcher's set: the sweep releases it now, and the
+		 * owner's close of the last write end then releases a file in
+		 * no epoll set, which is quicker on its waiters' CPU.
+		 */
+		(void)epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL);
 	}
 	pthread_mutex_unlock(&sink_lock);
 	pthread_mutex_unlock(&f->lock);
