@@ -531,6 +531,9 @@ static void *watch_main(void *arg)
 			pthread_mutex_unlock(&conn.lock);
 			break;
 		}
+		/* Polled no more: the kick pipe took its place. Under the lock, as fork reads it. */
+		if (p[0].fd < 0 && atomic_load(&w->conn_fd) >= 0)
+			close_own(atomic_exchange(&w->conn_fd, -1), &w->conn_id);
 		if (hung_up) {
 			kept_drop_locked();
 			pthread_mutex_unlock(&conn.lock);
@@ -574,29 +577,51 @@ static void *watch_main(void *arg)
 	return NULL;
 }
 
+static int watch_start_kick_locked(int kick);
+static void watch_give_kick_locked(int fd);
+
 /* Under conn.lock, connected: make sure a watcher runs. */
 static int watch_start_locked(void)
 {
+	return watch_start_kick_locked(-1);
+}
+
+/*
+ * Under conn.lock, connected: make sure a watcher runs, started with the
+ * kick pipe @kick (ours to close; -1: none) instead of a copy of the
+ * connection when it has one: its hang-up tells the same.
+ */
+static int watch_start_kick_locked(int kick)
+{
 	struct watch *w;
 	pthread_attr_t attr;
-	int r;
+	int r, fd;
 
-	if (conn.watch)
-		return atomic_load(&conn.watch->done) ? -ECONNRESET : 0;
+	if (conn.watch) {
+		r = atomic_load(&conn.watch->done) ? -ECONNRESET : 0;
+		if (kick >= 0)
+			watch_give_kick_locked(kick);
+		return r;
+	}
 	w = calloc(1, sizeof(*w));
-	if (!w)
+	if (!w) {
+		fl__close(kick);
 		return -ENOMEM;
-	w->conn_fd = fcntl(conn.fd, F_DUPFD_CLOEXEC, 0);
+	}
+	fd = kick >= 0 ? -1 : fcntl(conn.fd, F_DUPFD_CLOEXEC, 0);
+	atomic_init(&w->conn_fd, fd);
+	atomic_init(&w->kick_fd, kick);
 	w->stop_fd = eventfd(0, EFD_CLOEXEC);
-	if (w->conn_fd < 0 || w->stop_fd < 0 || fd_id(w->conn_fd, &w->conn_id) < 0 ||
+	if ((kick < 0 && (fd < 0 || fd_id(fd, &w->conn_id) < 0)) ||
+	    (kick >= 0 && fd_id(kick, &w->kick_id) < 0) || w->stop_fd < 0 ||
 	    fd_id(w->stop_fd, &w->stop_id) < 0) {
 		r = -errno;
-		fl__close(w->conn_fd);
+		fl__close(fd);
+		fl__close(kick);
 		fl__close(w->stop_fd);
 		free(w);
 		return r;
 	}
-	atomic_init(&w->kick_fd, -1);
 	w->generation = atomic_load(&conn.generation);
 	w->seen_uses = conn.uses;
 	pthread_attr_init(&attr);
@@ -1400,7 +1425,6 @@ static int pool_fill_send_locked(uint32_t count)
 }
 
 static int watch_start_locked(void);
-static void watch_give_kick_locked(int fd);
 
 /*
  * Under conn.lock, with a fill sent: read its reply into the pool. Near our
@@ -1463,11 +1487,11 @@ static int pool_fill_recv_locked(void)
 		conn.pool_batch = 0;
 		conn.ends_score = -ENDS_SCORE_MAX;
 	}
-	/* Given back once the program is idle (the watcher). */
-	if ((conn.idle_ms && nfds) || kick >= 0)
-		(void)watch_start_locked();
+	/* Given back once the program is idle (the watcher), which also polls the kick pipe. */
 	if (kick >= 0)
-		watch_give_kick_locked(kick);
+		(void)watch_start_kick_locked(kick);
+	else if (conn.idle_ms && nfds)
+		(void)watch_start_locked();
 	return 0;
 }
 
@@ -1654,11 +1678,10 @@ static void watch_give_kick_locked(int fd)
 	atomic_store(&conn.watch->kick_fd, fd);
 	/*
 	 * The kick pipe hangs up when the daemon drops us or dies, as the
-	 * connection does: the watcher's copy of the connection goes (one fd
-	 * less), and the thread polls the kick pipe instead once woken. A
-	 * poll() in progress holds its own reference.
+	 * connection does: once woken, the thread polls it instead of its
+	 * copy of the connection, which it closes (only it, so that no other
+	 * thread closes a number it polls).
 	 */
-	close_own(atomic_exchange(&conn.watch->conn_fd, -1), &conn.watch->conn_id);
 	if (fd_is(conn.watch->stop_fd, &conn.watch->stop_id))
 		(void)!write(conn.watch->stop_fd, &one, sizeof(one));
 }
