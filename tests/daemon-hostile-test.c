@@ -1608,6 +1608,56 @@ FL_TEST(daemon_sigkill_fails_pending_pipe_fences_and_no_waiter_hangs)
 	dl_daemon_stop(d);
 }
 
+/*
+ * The same for an owner's own fence, whose only write end the owner keeps:
+ * when the daemon dies, the owner's watcher sees the kick pipe hang up and
+ * closes its end, so every waiter (the owner, another process) wakes, with
+ * -ECONNRESET, never success.
+ */
+FL_TEST(daemon_sigkill_fails_an_owners_kept_fences_and_no_waiter_hangs)
+{
+	static const char *const args[] = { "--idle-timeout", "0", NULL };
+	char path[256];
+	pid_t d, pid;
+
+	dl_runtime_path("owner-death.sock", path, sizeof(path));
+	d = dl_daemon_start(path, args);
+	pid = dl_fork();
+	if (pid == 0) {
+		struct stat st;
+		pid_t waiter;
+		int tl, fd, ready[2];
+		char byte;
+
+		fl_assert_int_eq(setenv("FENCELINE_SOCKET", path, 1), 0);
+		tl = new_timeline("owner-death");
+		fd = new_fence(tl, 1, "kept");
+		fl_assert_int_eq(fstat(fd, &st), 0);
+		fl_assert(S_ISFIFO(st.st_mode));
+		fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_ACTIVE);
+		fl_assert_int_eq(pipe2(ready, O_CLOEXEC), 0);
+		waiter = dl_fork();
+		if (waiter == 0) {
+			close(ready[0]);
+			dl_write_all(ready[1], "r", 1);
+			fl_assert_int_eq(fl_fence_fd_wait(fd, DL_LONG_WAIT_MS), -ECONNRESET);
+			_exit(0);
+		}
+		close(ready[1]);
+		dl_read_all(ready[0], &byte, 1);
+		close(ready[0]);
+		fl_assert_int_eq(kill(d, SIGKILL), 0);
+		fl_assert_int_eq(fl_fence_fd_wait(fd, DL_LONG_WAIT_MS), -ECONNRESET);
+		dl_wait_child_ok(waiter);
+		dl_expect_fence_status(fd, -ECONNRESET);
+		close(fd);
+		close(tl);
+		_exit(0);
+	}
+	dl_wait_child_ok(pid);
+	dl_daemon_stop(d);
+}
+
 /* ---- start-up and exit ---- */
 
 #define RACERS 16
