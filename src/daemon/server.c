@@ -113,15 +113,15 @@ struct client {
 	uint32_t nhandles, handles_cap;
 	/*
 	 * POOL_FILL: fence fds handed out, oldest first, with what we keep of
-	 * each: a pipe's write end in the core (@pipe) or, for a pool with
-	 * signal ends or when pipes cannot be used, a socket pair's end (@sink).
+	 * each: a pipe's write end in the core (@pipe) or, where pipes cannot
+	 * be used, a socket pair's end (@sink).
 	 */
 	struct pooled {
 		int sink; /* -1 for a pipe */
 		struct fl__sink *pipe;
 		dev_t dev;
 		ino_t ino;
-		bool end_given; /* a copy of @sink went with it (FL_POOL_F_SIGNAL_ENDS) */
+		bool end_given; /* a copy of our end went with it (FL_POOL_F_SIGNAL_ENDS) */
 	} pool[FL_PROTO_POOL_MAX];
 	uint32_t pool_head, pool_count; /* pool[head % MAX] holds slot pool_slot */
 	uint32_t pool_slot; /* the slot number of the oldest pooled fd */
@@ -1448,7 +1448,7 @@ static bool op_pool_fill(struct client *c, const struct fl_proto_request *q)
 
 	if (want > FL_PROTO_POOL_MAX - c->pool_count)
 		return reply_status(c, &q->hdr, -ENOSPC);
-	/* Pipe signal ends are of use only with a kick pipe (kick()); without one, none. */
+	/* Pipe signal ends are of use only with a kick pipe (given_done()); without one, none. */
 	if (ends && pipes && kick_open(c) < 0)
 		ends = false;
 	/* Each pooled pair's sink is a daemon fd held for it: as many as its quotas allow. */
