@@ -1242,6 +1242,31 @@ static void part_fairness(void)
 }
 
 /*
+ * The bystander's PING p99 on @fd (@n round trips) while a forked child
+ * runs @flood (which never returns; it exits once @stop, its argument,
+ * polls readable or hung up), as figure @name.
+ */
+static void ping_p99_under(int fd, long n, void (*flood)(int stop), const char *name)
+{
+	int stop[2];
+	pid_t kid;
+
+	if (pipe2(stop, O_CLOEXEC) < 0)
+		fl__bench_die("pipe2", errno);
+	kid = fork_or_die();
+	if (kid == 0) {
+		close(stop[1]);
+		flood(stop[0]);
+	}
+	close(stop[0]);
+	/* Let the flood build up. */
+	usleep(100000);
+	fl__bench_out(name, ping_p99(fd, n), "ns");
+	close(stop[1]);
+	reap(kid, name);
+}
+
+/*
  * 7: the same bystander while one client floods requests naming fds the
  * daemon does not know (an eventfd as a fence), with BOGUS_IDLE idle
  * connections open: such a request must cost the daemon a lookup, not a
@@ -1288,8 +1313,7 @@ static void flood_bogus_fd(int stop)
 static void part_bogus_fds(void)
 {
 	long n = fl__bench_iters(5000, 500), idle = BOGUS_IDLE;
-	int *conns, stop[2], fd;
-	pid_t kid;
+	int *conns, fd;
 
 	if (raise_nofile(idle + 64) < idle + 64) {
 		fl__bench_comment("daemon 7: skipped (no room for %ld fds)", idle + 64);
@@ -1306,18 +1330,7 @@ static void part_bogus_fds(void)
 			  n, idle);
 	fd = raw_connect_hello();
 	fl__bench_out("daemon_ping_p99_idle_conns", ping_p99(fd, n), "ns");
-	if (pipe2(stop, O_CLOEXEC) < 0)
-		fl__bench_die("pipe2", errno);
-	kid = fork_or_die();
-	if (kid == 0) {
-		close(stop[1]);
-		flood_bogus_fd(stop[0]);
-	}
-	close(stop[0]);
-	usleep(100000);
-	fl__bench_out("daemon_ping_p99_bogus_fd_flood", ping_p99(fd, n), "ns");
-	close(stop[1]);
-	reap(kid, "bogus fd flood");
+	ping_p99_under(fd, n, flood_bogus_fd, "daemon_ping_p99_bogus_fd_flood");
 	close(fd);
 	for (long i = 0; i < idle; i++)
 		close(conns[i]);
@@ -1368,8 +1381,8 @@ static void flood_deadlocks(int stop)
 static void part_deadlocks_view(void)
 {
 	long n = fl__bench_iters(5000, 500);
-	int stop[2], fd;
-	pid_t waiter, kid;
+	pid_t waiter;
+	int fd;
 
 	fl__bench_comment("daemon 8: a bystander's PING round trip, p99 of %ld, with a process "
 			  "blocked on its own fence, quiet and while one client asks for the "
@@ -1382,18 +1395,7 @@ static void part_deadlocks_view(void)
 	usleep(300000);
 	fd = raw_connect_hello();
 	fl__bench_out("daemon_ping_p99_blocked_quiet", ping_p99(fd, n), "ns");
-	if (pipe2(stop, O_CLOEXEC) < 0)
-		fl__bench_die("pipe2", errno);
-	kid = fork_or_die();
-	if (kid == 0) {
-		close(stop[1]);
-		flood_deadlocks(stop[0]);
-	}
-	close(stop[0]);
-	usleep(100000);
-	fl__bench_out("daemon_ping_p99_deadlocks_flood", ping_p99(fd, n), "ns");
-	close(stop[1]);
-	reap(kid, "deadlocks flood");
+	ping_p99_under(fd, n, flood_deadlocks, "daemon_ping_p99_deadlocks_flood");
 	kill(waiter, SIGKILL);
 	waitpid(waiter, NULL, 0);
 	close(fd);

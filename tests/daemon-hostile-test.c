@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -282,7 +283,8 @@ static void raw_ping_ok(int sock, uint32_t seq)
 }
 
 /* The most fds a reply carries: POOL_FILL with signal ends. */
-#define RAW_MAX_FDS (2 * FL_PROTO_POOL_FILL_MAX)
+/* A fill with signal ends: the fence fds, their ends, and the kick pipe. */
+#define RAW_MAX_FDS (2 * FL_PROTO_POOL_FILL_MAX + 1)
 
 /*
  * raw_reply() for the replies that may carry fds (TIMELINE_CREATE,
@@ -595,7 +597,8 @@ _Static_assert(sizeof(struct record) == 16, "the record's size on the wire");
 /*
  * POOL_FILL with FL_POOL_F_SIGNAL_ENDS that must work in full: @count fence
  * fds (slots @first onwards) to @fds, then their signal ends in the same
- * order: room for 2 * @count.
+ * order (pipe write ends), then the connection's kick pipe: room for
+ * 2 * @count + 1.
  */
 static void raw_pool_fill_ends_ok(int sock, uint32_t seq, uint32_t count, uint32_t first, int *fds)
 {
@@ -604,13 +607,21 @@ static void raw_pool_fill_ends_ok(int sock, uint32_t seq, uint32_t count, uint32
 
 	raw_send_pool_fill(sock, seq, count, FL_POOL_F_SIGNAL_ENDS);
 	fl_assert_int_eq(raw_reply_fds(sock, FL_OP_POOL_FILL, seq, &rep, sizeof(rep), fds,
-				       2 * count, &n),
+				       2 * count + 1, &n),
 			 0);
 	fl_assert_int_eq(rep.first, first);
 	fl_assert_int_eq(rep.count, count);
-	fl_assert_int_eq(n, 2 * count);
+	fl_assert_int_eq(n, 2 * count + 1);
 	for (unsigned int i = 0; i < count; i++)
 		fl_assert_int_eq(fl_fence_fd_get_status(fds[i]), FL_STATUS_ACTIVE);
+}
+
+/* FENCE_NEW of the next pooled slot with @flags (plus the answer), which must work. */
+static void raw_fence_new_flags_ok(int sock, uint32_t seq, uint32_t flags, uint64_t value,
+				   uint32_t handle, uint32_t slot)
+{
+	raw_send_fence_new(sock, seq, flags | FL_MSG_F_REPLY, value, handle, slot);
+	fl_assert_int_eq(raw_reply(sock, FL_OP_FENCE_NEW, seq), 0);
 }
 
 /* FENCE_NEW of the next pooled slot that must work (asks for the answer). */
@@ -757,52 +768,64 @@ static uint64_t counter_get(struct fl_proto_shared_timeline *ctr)
 	return __atomic_load_n(&ctr->value, __ATOMIC_SEQ_CST);
 }
 
-/* Complete a fence as its timeline's owner does: a record into its signal end. */
-static void signal_end_record(int sig, int32_t status, uint64_t timestamp_ns)
-{
-	struct record rec = { RECORD_MAGIC, status, timestamp_ns };
-
-	fl_assert_int_eq(send(sig, &rec, sizeof(rec), MSG_NOSIGNAL | MSG_DONTWAIT), sizeof(rec));
-}
-
-/* The same, then EOF, as the daemon completes a fence (also allowed to holders). */
+/*
+ * Complete a fence as its timeline's owner does, through its pipe signal
+ * end: the record (twice for a success), then the close.
+ */
 static void signal_end_complete(int sig, int32_t status, uint64_t timestamp_ns)
 {
-	signal_end_record(sig, status, timestamp_ns);
-	fl_assert_int_eq(shutdown(sig, SHUT_WR), 0);
+	struct record rec[2] = { { RECORD_MAGIC, status, timestamp_ns },
+				 { RECORD_MAGIC, status, timestamp_ns } };
+	size_t len = status == FL_STATUS_SIGNALED ? sizeof(rec) : sizeof(rec[0]);
+
+	fl_assert_int_eq(write(sig, rec, len), len);
+	fl_assert_int_eq(close(sig), 0);
 }
 
-/* Bytes queued for fence fd @fd (at most 32), without taking them. */
-static ssize_t queued_bytes(int fd, void *buf)
+/* Bytes queued in pipe fence fd @fd, and the first 32 of them (copied out, left in). */
+static int queued_bytes(int fd, void *buf)
 {
-	return recv(fd, buf, 32, MSG_PEEK | MSG_DONTWAIT);
+	int n = -1, p[2];
+
+	fl_assert_int_eq(ioctl(fd, FIONREAD, &n), 0);
+	fl_assert_int_eq(pipe2(p, O_CLOEXEC | O_NONBLOCK), 0);
+	if (n > 0)
+		fl_assert(tee(fd, p[1], 32, SPLICE_F_NONBLOCK) > 0);
+	if (n > 0)
+		fl_assert(read(p[0], buf, 32) > 0);
+	close(p[0]);
+	close(p[1]);
+	return n;
 }
 
-static void expect_unix_stream(int fd)
+/* Is @fd the read end of a mode-0 pipe? */
+static void expect_fence_pipe(int fd)
 {
-	int v;
-	socklen_t len = sizeof(v);
+	struct stat st;
 
-	fl_assert_int_eq(getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &v, &len), 0);
-	fl_assert_int_eq(v, AF_UNIX);
-	len = sizeof(v);
-	fl_assert_int_eq(getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &len), 0);
-	fl_assert_int_eq(v, SOCK_STREAM);
+	fl_assert_int_eq(fstat(fd, &st), 0);
+	fl_assert(S_ISFIFO(st.st_mode));
+	fl_assert_int_eq(st.st_mode & 07777, 0);
+	fl_assert_int_eq(fcntl(fd, F_GETFL) & O_ACCMODE, O_RDONLY);
 }
 
-/* @a and @b are the two ends of one connected pair: bytes go through both ways. */
-static void expect_pair(int a, int b, uint64_t tag)
+/*
+ * @fence and @end are a pipe fence fd and its signal end: the same pipe,
+ * the end its write end. A tag written into the end comes out of the fence
+ * fd (which holds nothing else before it is a fence).
+ */
+static void expect_end_of(int fence, int end, uint64_t tag)
 {
+	struct stat a, b;
 	uint64_t got = 0;
 
-	expect_unix_stream(a);
-	expect_unix_stream(b);
-	fl_assert_int_eq(send(a, &tag, sizeof(tag), MSG_NOSIGNAL | MSG_DONTWAIT), sizeof(tag));
-	fl_assert_int_eq(recv(b, &got, sizeof(got), MSG_DONTWAIT), sizeof(got));
-	fl_assert_int_eq(got, tag);
-	tag = ~tag;
-	fl_assert_int_eq(send(b, &tag, sizeof(tag), MSG_NOSIGNAL | MSG_DONTWAIT), sizeof(tag));
-	fl_assert_int_eq(recv(a, &got, sizeof(got), MSG_DONTWAIT), sizeof(got));
+	expect_fence_pipe(fence);
+	fl_assert_int_eq(fstat(fence, &a), 0);
+	fl_assert_int_eq(fstat(end, &b), 0);
+	fl_assert(a.st_ino == b.st_ino && a.st_dev == b.st_dev);
+	fl_assert_int_eq(fcntl(end, F_GETFL) & O_ACCMODE, O_WRONLY);
+	fl_assert_int_eq(write(end, &tag, sizeof(tag)), sizeof(tag));
+	fl_assert_int_eq(read(fence, &got, sizeof(got)), sizeof(got));
 	fl_assert_int_eq(got, tag);
 }
 
@@ -864,7 +887,7 @@ static void fill_signal_end(int sig)
 
 	memset(junk, 0x5a, sizeof(junk));
 	do
-		n = send(sig, junk, sizeof(junk), MSG_NOSIGNAL | MSG_DONTWAIT);
+		n = write(sig, junk, sizeof(junk));
 	while (n > 0);
 	fl_assert_int_eq(n, -1);
 	fl_assert(errno == EAGAIN || errno == EWOULDBLOCK);
@@ -934,63 +957,82 @@ static void hostile_shared_packets(void)
 	counter_set(ctr, 1);
 	fl_assert_int_eq(library_fence_status(f[0]), FL_STATUS_SIGNALED);
 	dl_expect_fence_status(f[0], FL_STATUS_SIGNALED);
-	fl_assert_int_eq(queued_bytes(f[0], peek), sizeof(struct record));
+	fl_assert_int_eq(queued_bytes(f[0], peek), 2 * sizeof(struct record));
 	fl_assert_int_eq(raw_get_value(s, seq++, tl), 1);
-	close_fds(f, 2);
+	close_fds(f, 3);
 
 	/*
-	 * The owner completes its fence first (a record, no shutdown); the
-	 * daemon, catching up, sees it queued and adds no record.
+	 * A kept end (FL_MSG_F_KEPT): the daemon closes its write end, so the
+	 * owner's record and close complete the fence, and the daemon, once
+	 * it catches up, agrees.
 	 */
 	s2 = raw_connect();
 	raw_hello(s2);
 	raw_pool_fill_ends_ok(s, seq++, 1, slot, f);
-	raw_fence_new_ok(s, seq++, 2, handle, slot++);
-	signal_end_record(f[1], FL_STATUS_SIGNALED, 12345);
-	fl_assert_int_eq(fl_fence_fd_get_status(f[0]), FL_STATUS_SIGNALED);
-	fl_assert_int_eq(raw_fence_status(s2, seq++, f[0]), FL_STATUS_ACTIVE); /* counter still 1 */
+	raw_fence_new_flags_ok(s, seq++, FL_MSG_F_KEPT, 2, handle, slot++);
+	fl_assert_int_eq(fl_fence_fd_get_status(f[0]), FL_STATUS_ACTIVE);
+	fl_assert_int_eq(raw_fence_status(s2, seq++, f[0]), FL_STATUS_ACTIVE);
 	counter_set(ctr, 2);
-	fl_assert_int_eq(raw_timeline_sync(s, seq++, handle), 0);
+	signal_end_complete(f[1], FL_STATUS_SIGNALED, 12345);
+	dl_expect_fence_status(f[0], FL_STATUS_SIGNALED);
 	fl_assert_int_eq(raw_fence_status(s2, seq++, f[0]), FL_STATUS_SIGNALED);
-	fl_assert_int_eq(queued_bytes(f[0], peek), sizeof(rec));
+	fl_assert_int_eq(queued_bytes(f[0], peek), 2 * sizeof(rec));
 	memcpy(&rec, peek, sizeof(rec));
 	fl_assert_int_eq(rec.timestamp_ns, 12345); /* ours */
-	close_fds(f, 2);
+	close(f[0]);
+	close(f[2]);
 
 	/*
-	 * Signal ends abused: one hung up both ways under a pending fence (the
-	 * daemon's end is that same socket), one stuffed with junk so that the
-	 * daemon's record cannot go in. Neither may hurt the daemon.
+	 * A kept end closed before the counter got there (an owner that
+	 * died, or closed the library's fds): ready, so failed (-ENOENT), for
+	 * good, even once the counter gets there; never signalled.
+	 */
+	raw_pool_fill_ends_ok(s, seq++, 1, slot, f);
+	raw_fence_new_flags_ok(s, seq++, FL_MSG_F_KEPT, 3, handle, slot++);
+	close(f[1]);
+	fl_assert_int_eq(raw_fence_status(s2, seq++, f[0]), -ENOENT);
+	dl_expect_fence_status(f[0], -ENOENT);
+	counter_set(ctr, 3);
+	fl_assert_int_eq(raw_timeline_sync(s, seq++, handle), 0);
+	dl_expect_fence_status(f[0], -ENOENT);
+	fl_assert_int_eq(raw_fence_status(s2, seq++, f[0]), -ENOENT);
+	close(f[0]);
+	close(f[2]);
+
+	/*
+	 * Signal ends abused: one is a pipe, which cannot be shut down; one
+	 * stuffed with junk so that the daemon's record cannot go in. Neither
+	 * may hurt the daemon, whose answer stands.
 	 */
 	raw_pool_fill_ends_ok(s, seq++, 2, slot, f);
-	raw_fence_new_ok(s, seq++, 3, handle, slot++);
-	raw_fence_new_ok(s, seq++, 3, handle, slot++);
-	fl_assert_int_eq(shutdown(f[2], SHUT_RDWR), 0);
-	dl_expect_fence_status(f[0], -ECONNRESET);
+	raw_fence_new_ok(s, seq++, 4, handle, slot++);
+	raw_fence_new_ok(s, seq++, 4, handle, slot++);
+	fl_assert_errno(shutdown(f[2], SHUT_RDWR), ENOTSOCK);
 	fill_signal_end(f[3]);
-	counter_set(ctr, 3);
+	counter_set(ctr, 4);
 	fl_assert_int_eq(raw_timeline_sync_quick(s, seq++, handle), 0);
-	fl_assert_int_eq(fl_fence_fd_get_status(f[1]), -ENOTTY); /* junk is no record */
+	dl_expect_fence_status(f[0], FL_STATUS_SIGNALED);
+	fl_assert_int_eq(fl_fence_fd_get_status(f[1]), FL_STATUS_SIGNALED); /* junk: asked */
 	fl_assert_int_eq(raw_fence_status(s2, seq++, f[1]), FL_STATUS_SIGNALED);
-	close_fds(f, 4);
+	close_fds(f, 5);
 	raw_ping_ok(s, seq++);
 	raw_ping_ok(s2, seq++);
 
-	/* Nor is a signal end a fence or a timeline (it is the daemon's end of one). */
+	/* Nor is a signal end a timeline. */
 	raw_pool_fill_ends_ok(s, seq++, 1, slot, f);
-	raw_fence_new_ok(s, seq++, 4, handle, slot++);
-	fl_assert_int_eq(raw_fence_info_fails(s2, seq++, f[1]), -ENOTTY);
+	raw_fence_new_ok(s, seq++, 5, handle, slot++);
 	fl_assert_int_eq(raw_bind(s2, seq++, f[1], &h2), -ENOTTY);
-	close_fds(f, 2);
+	close_fds(f, 3);
+	counter_set(ctr, 5);
 
 	/*
 	 * The rest of the page is not the daemon's business, and a hole
 	 * punched in it (the seals allow that) reads as a counter of 0.
 	 */
 	memset(ctr->reserved, 0xff, sizeof(ctr->reserved));
-	counter_set(ctr, 4);
+	counter_set(ctr, 6);
 	fl_assert_int_eq(raw_timeline_sync(s, seq++, handle), 0);
-	fl_assert_int_eq(raw_get_value(s, seq++, tl), 4);
+	fl_assert_int_eq(raw_get_value(s, seq++, tl), 6);
 	fl_assert_int_eq(fallocate(mfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
 				   FL_PROTO_SHARED_SIZE),
 			 0);
@@ -1127,16 +1169,18 @@ static void hostile_shared_packets(void)
 	library_round();
 
 	/*
-	 * A full fill with signal ends: 64 fds, the second half connected to
-	 * the first, in order. The pairs outlive the connection while we hold
-	 * both ends, and leak nothing in the daemon.
+	 * A full fill with signal ends: 65 fds, the second half the write
+	 * ends of the first's pipes, in order, then the kick pipe. They
+	 * outlive the connection while we hold them, and leak nothing in the
+	 * daemon.
 	 */
 	s = raw_connect();
 	raw_hello(s);
 	raw_pool_fill_ends_ok(s, seq++, FL_PROTO_POOL_FILL_MAX, 0, f);
 	for (int i = 0; i < FL_PROTO_POOL_FILL_MAX; i++)
-		expect_pair(f[i], f[FL_PROTO_POOL_FILL_MAX + i],
-			    0x51ed000000000000ull + (uint64_t)i);
+		expect_end_of(f[i], f[FL_PROTO_POOL_FILL_MAX + i],
+			      0x51ed000000000000ull + (uint64_t)i);
+	expect_fence_pipe(f[2 * FL_PROTO_POOL_FILL_MAX]);
 	/* Nothing left behind by the check: still no record. */
 	for (int i = 0; i < FL_PROTO_POOL_FILL_MAX; i++)
 		fl_assert_int_eq(fl_fence_fd_get_status(f[i]), FL_STATUS_ACTIVE);
@@ -1145,14 +1189,12 @@ static void hostile_shared_packets(void)
 	fl_assert_int_eq(raw_timeline_signal(s, seq++, handle, 1), 0);
 	dl_expect_fence_status(f[0], FL_STATUS_SIGNALED);
 	close(s);
-	/* An unused pair whose signal end we keep: still ours to complete. */
-	signal_end_complete(f[FL_PROTO_POOL_FILL_MAX + 1], -EIO, 1);
-	dl_expect_fence_status(f[1], -EIO);
-	/* One whose signal end we close: end-of-file once the daemon closed its end too. */
+	/* Unused, the daemon's records went in when it dropped the connection. */
+	dl_expect_fence_status(f[1], -ECONNRESET);
 	close(f[FL_PROTO_POOL_FILL_MAX + 2]);
 	f[FL_PROTO_POOL_FILL_MAX + 2] = -1;
 	dl_expect_fence_status(f[2], -ECONNRESET);
-	close_fds(f, 2 * FL_PROTO_POOL_FILL_MAX);
+	close_fds(f, 2 * FL_PROTO_POOL_FILL_MAX + 1);
 	close(tl);
 	library_round();
 
@@ -1165,6 +1207,7 @@ static void hostile_shared_packets(void)
 	raw_hello(s);
 	tl = raw_timeline_create(s, seq++, "pooled-pair", &handle);
 	raw_pool_fill_ends_ok(s, seq++, 1, 0, f);
+	close(f[2]);
 	{
 		struct {
 			struct fl_msg_hdr h;
@@ -1458,15 +1501,20 @@ static void pipe_fences_child(int tl)
 	_exit(0);
 }
 
-FL_TEST(closed_completed_pipe_fences_give_their_quota_back)
+/*
+ * @child makes and closes fences of a timeline it does not own, under a
+ * daemon of 8 fences and 40 fds per process at most, named @name.
+ */
+static void under_small_quotas(const char *name, void (*child)(int tl))
 {
 	static const char *const limits[] = {
 		"--max-fences", "8", "--max-fds-per-process", "40", "--idle-timeout", "0", NULL
 	};
-	char path[256];
+	char path[256], sock[64];
 	pid_t d, pid;
 
-	dl_runtime_path("pipe-quota.sock", path, sizeof(path));
+	snprintf(sock, sizeof(sock), "%s.sock", name);
+	dl_runtime_path(sock, path, sizeof(path));
 	d = dl_daemon_start(path, limits);
 	pid = dl_fork();
 	if (pid == 0) {
@@ -1475,16 +1523,21 @@ FL_TEST(closed_completed_pipe_fences_give_their_quota_back)
 
 		fl_assert_int_eq(setenv("FENCELINE_SOCKET", path, 1), 0);
 		/* Made here, used by a child: that one owns no timeline. */
-		tl = new_timeline("pipe-quota");
+		tl = new_timeline(name);
 		maker = dl_fork();
 		if (maker == 0)
-			pipe_fences_child(tl);
+			child(tl);
 		dl_wait_child_ok(maker);
 		close(tl);
 		_exit(0);
 	}
 	dl_wait_child_ok(pid);
 	dl_daemon_stop(d);
+}
+
+FL_TEST(closed_completed_pipe_fences_give_their_quota_back)
+{
+	under_small_quotas("pipe-quota", pipe_fences_child);
 }
 
 /*
@@ -1512,31 +1565,7 @@ static void pending_pipe_fences_child(int tl)
 
 FL_TEST(closed_pending_pipe_fences_give_their_quota_back)
 {
-	static const char *const limits[] = {
-		"--max-fences", "8", "--max-fds-per-process", "40", "--idle-timeout", "0", NULL
-	};
-	char path[256];
-	pid_t d, pid;
-
-	dl_runtime_path("pipe-pending-quota.sock", path, sizeof(path));
-	d = dl_daemon_start(path, limits);
-	pid = dl_fork();
-	if (pid == 0) {
-		pid_t maker;
-		int tl;
-
-		fl_assert_int_eq(setenv("FENCELINE_SOCKET", path, 1), 0);
-		/* Made here, used by a child: that one owns no timeline. */
-		tl = new_timeline("pipe-pending-quota");
-		maker = dl_fork();
-		if (maker == 0)
-			pending_pipe_fences_child(tl);
-		dl_wait_child_ok(maker);
-		close(tl);
-		_exit(0);
-	}
-	dl_wait_child_ok(pid);
-	dl_daemon_stop(d);
+	under_small_quotas("pipe-pending-quota", pending_pipe_fences_child);
 }
 
 /*
@@ -1618,6 +1647,56 @@ FL_TEST(daemon_sigkill_fails_pending_pipe_fences_and_no_waiter_hangs)
 	dl_daemon_stop(d);
 }
 
+/*
+ * The same for an owner's own fence, whose only write end the owner keeps:
+ * when the daemon dies, the owner's watcher sees the kick pipe hang up and
+ * closes its end, so every waiter (the owner, another process) wakes, with
+ * -ECONNRESET, never success.
+ */
+FL_TEST(daemon_sigkill_fails_an_owners_kept_fences_and_no_waiter_hangs)
+{
+	static const char *const args[] = { "--idle-timeout", "0", NULL };
+	char path[256];
+	pid_t d, pid;
+
+	dl_runtime_path("owner-death.sock", path, sizeof(path));
+	d = dl_daemon_start(path, args);
+	pid = dl_fork();
+	if (pid == 0) {
+		struct stat st;
+		pid_t waiter;
+		int tl, fd, ready[2];
+		char byte;
+
+		fl_assert_int_eq(setenv("FENCELINE_SOCKET", path, 1), 0);
+		tl = new_timeline("owner-death");
+		fd = new_fence(tl, 1, "kept");
+		fl_assert_int_eq(fstat(fd, &st), 0);
+		fl_assert(S_ISFIFO(st.st_mode));
+		fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_ACTIVE);
+		fl_assert_int_eq(pipe2(ready, O_CLOEXEC), 0);
+		waiter = dl_fork();
+		if (waiter == 0) {
+			close(ready[0]);
+			dl_write_all(ready[1], "r", 1);
+			fl_assert_int_eq(fl_fence_fd_wait(fd, DL_LONG_WAIT_MS), -ECONNRESET);
+			_exit(0);
+		}
+		close(ready[1]);
+		dl_read_all(ready[0], &byte, 1);
+		close(ready[0]);
+		fl_assert_int_eq(kill(d, SIGKILL), 0);
+		fl_assert_int_eq(fl_fence_fd_wait(fd, DL_LONG_WAIT_MS), -ECONNRESET);
+		dl_wait_child_ok(waiter);
+		dl_expect_fence_status(fd, -ECONNRESET);
+		close(fd);
+		close(tl);
+		_exit(0);
+	}
+	dl_wait_child_ok(pid);
+	dl_daemon_stop(d);
+}
+
 /* ---- start-up and exit ---- */
 
 #define RACERS 16
@@ -1666,6 +1745,25 @@ FL_TEST(processes_starting_at_once_get_exactly_one_daemon)
 	kill(first, SIGTERM);
 }
 
+/* Daemon @d exits with status 0 within DL_LONG_WAIT_MS, as after its idle period. */
+static void expect_idle_exit(pid_t d)
+{
+	uint64_t deadline = fl_test_now_ns() + DL_LONG_WAIT_MS * 1000000ull;
+	int status;
+	pid_t r;
+
+	while ((r = waitpid(d, &status, WNOHANG)) == 0 && fl_test_now_ns() < deadline)
+		fl_test_sleep_ms(10);
+	if (r == 0) {
+		kill(d, SIGKILL);
+		waitpid(d, &status, 0);
+		fl__test_fail(__FILE__, __LINE__,
+			      "daemon still running long after its idle period");
+	}
+	fl_assert(WIFEXITED(status));
+	fl_assert_int_eq(WEXITSTATUS(status), 0);
+}
+
 /*
  * A daemon waits for its clients without a timeout, so its idle clock must
  * restart when the last one leaves: measured from before a long quiet
@@ -1676,9 +1774,8 @@ FL_TEST(idle_period_starts_when_the_last_client_leaves)
 {
 	static const char *const idle[] = { "--idle-timeout", "300", NULL };
 	char path[256];
-	uint64_t deadline;
 	int status;
-	pid_t d, pid, r;
+	pid_t d, pid;
 
 	dl_runtime_path("idle-late.sock", path, sizeof(path));
 	d = dl_daemon_start(path, idle);
@@ -1694,17 +1791,7 @@ FL_TEST(idle_period_starts_when_the_last_client_leaves)
 	fl_test_sleep_ms(100);
 	fl_assert_int_eq(waitpid(d, &status, WNOHANG), 0);
 
-	deadline = fl_test_now_ns() + DL_LONG_WAIT_MS * 1000000ull;
-	while ((r = waitpid(d, &status, WNOHANG)) == 0 && fl_test_now_ns() < deadline)
-		fl_test_sleep_ms(10);
-	if (r == 0) {
-		kill(d, SIGKILL);
-		waitpid(d, &status, 0);
-		fl__test_fail(__FILE__, __LINE__,
-			      "daemon still running long after its idle period");
-	}
-	fl_assert(WIFEXITED(status));
-	fl_assert_int_eq(WEXITSTATUS(status), 0);
+	expect_idle_exit(d);
 }
 
 FL_TEST(idle_daemon_stays_while_a_fence_fd_lives_then_exits)
@@ -1739,8 +1826,15 @@ FL_TEST(idle_daemon_stays_while_a_fence_fd_lives_then_exits)
 	/* No client is connected, but our fence fd is the daemon's: five idle timeouts. */
 	fl_test_sleep_ms(1000);
 	fl_assert_int_eq(waitpid(d, &status, WNOHANG), 0);
-	/* Its owner exited, so the timeline died, and the daemon answered that. */
+	/*
+	 * Its owner exited, so the timeline died, and the daemon answers that
+	 * (the owner kept the fence's only write end: its exit closed it
+	 * without a record, so only the daemon knows). Asked, then left.
+	 */
+	fl_daemon_disconnect();
+	fl_assert_int_eq(setenv("FENCELINE_SOCKET", path, 1), 0);
 	dl_expect_fence_status(fence, -ENOENT);
+	fl_daemon_disconnect();
 	fl_test_sleep_ms(500);
 	fl_assert_int_eq(waitpid(d, &status, WNOHANG), 0);
 
@@ -2021,9 +2115,10 @@ FL_TEST(timeline_without_counter_sync_is_einval_and_dead_counters_are_unmapped)
 	close(tl);
 
 	/*
-	 * Signal ends out of fds: room for one pair and its copy, and then the
-	 * next pair's: one fence fd and its end come back. Then room for a
-	 * pair but not the copy: -EMFILE, and the connection stays.
+	 * Signal ends out of fds: room for the kick pipe, one pipe and its
+	 * end's copy, and then the next pipe's: one fence fd, its end and the
+	 * kick pipe come back. Then room for a pipe but not the copy: -EMFILE,
+	 * and the connection stays.
 	 */
 	{
 		struct fl_msg_pool_reply prep, prep2;
@@ -2039,22 +2134,23 @@ FL_TEST(timeline_without_counter_sync_is_einval_and_dead_counters_are_unmapped)
 		raw_ping_ok(s, seq++);
 		set_fd_limit(d, (rlim_t)nth_free_fd(d, 2) + 1);
 		raw_send_pool_fill(s, seq, 1, FL_POOL_F_SIGNAL_ENDS);
-		r2 = raw_reply_fds(s, FL_OP_POOL_FILL, seq++, &prep2, sizeof(prep2), &fds[2],
-				   RAW_MAX_FDS - 2, &m);
+		r2 = raw_reply_fds(s, FL_OP_POOL_FILL, seq++, &prep2, sizeof(prep2), &fds[3],
+				   RAW_MAX_FDS - 3, &m);
 		fl_assert_int_eq(prlimit(d, RLIMIT_NOFILE, &saved, NULL), 0);
 		fl_assert_int_eq(r, 0);
 		fl_assert_int_eq(prep.first, 0);
 		fl_assert_int_eq(prep.count, 1);
-		fl_assert_int_eq(n, 2);
+		fl_assert_int_eq(n, 3);
 		fl_assert_int_eq(r2, -EMFILE);
 		fl_assert_int_eq(m, 0);
 	}
 	raw_ping_ok(s, seq++);
-	expect_pair(fds[0], fds[1], 0x5107);
+	expect_end_of(fds[0], fds[1], 0x5107);
+	expect_fence_pipe(fds[2]);
 	raw_fence_new_ok(s, seq++, 1, kept, 0);
-	signal_end_complete(fds[1], FL_STATUS_SIGNALED, 1);
-	fl_assert_int_eq(fl_fence_fd_get_status(fds[0]), FL_STATUS_SIGNALED);
-	close_fds(fds, 2);
+	fl_assert_int_eq(raw_timeline_signal(s, seq++, kept, 1), 0);
+	dl_expect_fence_status(fds[0], FL_STATUS_SIGNALED);
+	close_fds(fds, 3);
 	close(keep);
 
 	/* Each creation unmaps the counters of dead timelines: only its own stays. */
@@ -2190,14 +2286,6 @@ static uint64_t sync_at(struct fl_proto_shared_timeline *ctr)
 	return __atomic_load_n(&ctr->sync_at, __ATOMIC_SEQ_CST);
 }
 
-/* FENCE_NEW of the next pooled slot with @flags (plus the answer), which must work. */
-static void raw_fence_new_flags_ok(int sock, uint32_t seq, uint32_t flags, uint64_t value,
-				   uint32_t handle, uint32_t slot)
-{
-	raw_send_fence_new(sock, seq, flags | FL_MSG_F_REPLY, value, handle, slot);
-	fl_assert_int_eq(raw_reply(sock, FL_OP_FENCE_NEW, seq), 0);
-}
-
 /*
  * sync_at is the lowest pending value the daemon must complete itself:
  * every fence but the owner's own with a kept signal end. A client can
@@ -2209,7 +2297,7 @@ FL_TEST(sync_at_is_the_lowest_point_only_the_daemon_can_complete)
 {
 	struct fl_proto_shared_timeline *ctr, *ctr32;
 	uint32_t seq = 1, slot = 0, handle, h2, h32;
-	int s = raw_connect(), s2 = raw_connect(), mfd, mfd32, tl, tl32, bare[1], f[4], g[2], w[2];
+	int s = raw_connect(), s2 = raw_connect(), mfd, mfd32, tl, tl32, bare[1], f[5], g[3], w[2];
 
 	raw_hello(s);
 	raw_hello(s2);
@@ -2238,10 +2326,22 @@ FL_TEST(sync_at_is_the_lowest_point_only_the_daemon_can_complete)
 	fl_assert_int_eq(raw_timeline_sync(s, seq++, handle), 0);
 	fl_assert_int_eq(sync_at(ctr), 4);
 	dl_expect_fence_status(g[0], FL_STATUS_SIGNALED);
-	/* The kept fence at 3: we wrote no record, so the daemon's catch-up did. */
+	/*
+	 * The kept fence at 3: complete for the daemon once it catches up,
+	 * but ours to close (we hold its only write end): until then its fd
+	 * is not ready; then it is, and the daemon answers for it.
+	 */
 	counter_set(ctr, 3);
 	fl_assert_int_eq(raw_timeline_sync(s, seq++, handle), 0);
 	fl_assert_int_eq(sync_at(ctr), 4);
+	fl_assert_int_eq(raw_fence_status(s2, seq++, f[0]), FL_STATUS_SIGNALED);
+	{
+		struct pollfd pf = { .fd = f[0], .events = POLLIN };
+
+		fl_assert_int_eq(poll(&pf, 1, 0), 0);
+	}
+	close(f[2]);
+	f[2] = -1;
 	dl_expect_fence_status(f[0], FL_STATUS_SIGNALED);
 	counter_set(ctr, 5);
 	fl_assert_int_eq(raw_timeline_sync(s, seq++, handle), 0);
@@ -2279,8 +2379,8 @@ FL_TEST(sync_at_is_the_lowest_point_only_the_daemon_can_complete)
 
 	counter_unmap(ctr32);
 	counter_unmap(ctr);
-	close_fds(f, 4);
-	close_fds(g, 2);
+	close_fds(f, 5);
+	close_fds(g, 3);
 	close_fds(w, 2);
 	close(mfd32);
 	close(mfd);
@@ -3128,9 +3228,8 @@ FL_TEST(idle_daemon_exits_when_its_last_client_left_with_a_dump_parked)
 {
 	static const char *const idle[] = { "--idle-timeout", "200", NULL };
 	char path[256];
-	uint64_t deadline;
-	int status, s;
-	pid_t d, r;
+	pid_t d;
+	int s;
 
 	dl_runtime_path("idle-dump.sock", path, sizeof(path));
 	d = dl_daemon_start(path, idle);
@@ -3140,17 +3239,7 @@ FL_TEST(idle_daemon_exits_when_its_last_client_left_with_a_dump_parked)
 	raw_send_dump(s, 9);
 	close(s);
 
-	deadline = fl_test_now_ns() + DL_LONG_WAIT_MS * 1000000ull;
-	while ((r = waitpid(d, &status, WNOHANG)) == 0 && fl_test_now_ns() < deadline)
-		fl_test_sleep_ms(10);
-	if (r == 0) {
-		kill(d, SIGKILL);
-		waitpid(d, &status, 0);
-		fl__test_fail(__FILE__, __LINE__,
-			      "daemon still running long after its idle period");
-	}
-	fl_assert(WIFEXITED(status));
-	fl_assert_int_eq(WEXITSTATUS(status), 0);
+	expect_idle_exit(d);
 }
 
 /* HELLO that must work and carry the status page: returns its fd. */

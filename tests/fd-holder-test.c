@@ -15,10 +15,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -589,4 +591,232 @@ FL_TEST(no_holder_makes_a_pending_daemon_pipe_fence_read_as_signalled)
 		close(fd);
 	}
 	close(tl_fd);
+}
+
+/*
+ * ---- An owner's own fences ----
+ *
+ * A process that made a timeline owns its counter and completes its own
+ * fences itself: it keeps each pending fence's signal end, the only write
+ * end of the pipe whose read end is the fence fd, and writes the record
+ * into it and closes it when its counter gets there. The holders of those
+ * fds are as isolated as any others', and an owner that loses its end
+ * before it gets there fails the fence (-ENOENT), never signals it.
+ */
+
+/* A fence fd of this process's own timeline: a mode-0 pipe read end, like every other. */
+static int owner_fence(int tl_fd, uint64_t value, const char *name)
+{
+	struct stat st;
+	int fd = -1;
+
+	fl_assert_int_eq(fl_fence_fd_create(tl_fd, value, name, &fd), 0);
+	fl_assert_int_eq(fstat(fd, &st), 0);
+	fl_assert(S_ISFIFO(st.st_mode));
+	fl_assert_int_eq(st.st_mode & 07777, 0);
+	return fd;
+}
+
+/* Pending for another process, holder of a copy: not ready, active. */
+static int child_sees_pending(int fd)
+{
+	if (ready_now(fd))
+		return 44;
+	return fl_fence_fd_get_status(fd) == FL_STATUS_ACTIVE ? 0 : 45;
+}
+
+/*
+ * (b) for an owner's own fence fds: a holder's syscalls on its copy
+ * (shutdown, read, write, recv, fcntl), before and after the owner's
+ * signal, change nothing for the others, the owner included: no early
+ * readiness, the status and timestamp stay exact.
+ */
+static void owner_fence_holder_changes_nothing(enum holder who)
+{
+	struct fl_fence_info before, after;
+	int tl_fd, fd;
+
+	fl_assert_int_eq(fl_timeline_fd_create("owned", 0, &tl_fd), 0);
+	fd = owner_fence(tl_fd, 1, "owned");
+	expect_holder_ok(who, do_everything, fd);
+	fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_ACTIVE);
+	fl_assert(!ready_now(fd));
+	fl_assert_int_eq(fl_fence_fd_wait(fd, 0), -ETIME);
+	expect_holder_ok(SAME_UID, child_sees_pending, fd);
+
+	/* The owner's own signal: no daemon round trip, yet ready for everybody. */
+	fl_assert_int_eq(fl_timeline_fd_inc(tl_fd, 1), 0);
+	fl_assert(ready_now(fd));
+	fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_SIGNALED);
+	fl_assert_int_eq(fl_fence_fd_get_info(fd, &before, NULL, 0), 0);
+	expect_holder_ok(who, child_sees_signalled, fd);
+
+	expect_holder_ok(who, do_everything, fd);
+	fl_assert(ready_now(fd));
+	fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_SIGNALED);
+	fl_assert_int_eq(fl_fence_fd_wait(fd, 0), 0);
+	fl_assert_int_eq(fl_fence_fd_get_info(fd, &after, NULL, 0), 0);
+	fl_assert_int_eq(after.status, FL_STATUS_SIGNALED);
+	fl_assert_int_eq(after.timestamp_ns, before.timestamp_ns);
+	expect_holder_ok(SAME_UID, child_sees_signalled_now, fd);
+	close(tl_fd);
+	close(fd);
+}
+
+FL_TEST(a_holder_of_an_owners_fence_fd_changes_nothing_for_the_others)
+{
+	owner_fence_holder_changes_nothing(SAME_UID);
+}
+
+FL_TEST(another_uid_holding_an_owners_fence_fd_changes_nothing_for_the_others)
+{
+	if (geteuid() != 0)
+		fl_test_skip("needs root to become another uid");
+	owner_fence_holder_changes_nothing(OTHER_UID_HOLDER);
+}
+
+static void send_fds(int sock, const int *fds, int n)
+{
+	char cbuf[CMSG_SPACE(2 * sizeof(int))], byte = 0;
+	struct iovec iov = { &byte, 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *cm;
+
+	memset(cbuf, 0, sizeof(cbuf));
+	mh.msg_control = cbuf;
+	mh.msg_controllen = CMSG_SPACE((size_t)n * sizeof(int));
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN((size_t)n * sizeof(int));
+	memcpy(CMSG_DATA(cm), fds, (size_t)n * sizeof(int));
+	fl_assert_int_eq(sendmsg(sock, &mh, 0), 1);
+}
+
+static void recv_fds(int sock, int *fds, int n)
+{
+	char cbuf[CMSG_SPACE(2 * sizeof(int))], byte = 0;
+	struct iovec iov = { &byte, 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *cm;
+
+	mh.msg_control = cbuf;
+	mh.msg_controllen = sizeof(cbuf);
+	fl_assert_int_eq(recvmsg(sock, &mh, MSG_CMSG_CLOEXEC), 1);
+	cm = CMSG_FIRSTHDR(&mh);
+	fl_assert(cm && cm->cmsg_type == SCM_RIGHTS);
+	fl_assert_int_eq(cm->cmsg_len, CMSG_LEN((size_t)n * sizeof(int)));
+	memcpy(fds, CMSG_DATA(cm), (size_t)n * sizeof(int));
+}
+
+enum owner_loss { CLOSE_RANGE, SIGKILLED };
+
+/*
+ * An owner process (forked) makes a fence of its timeline and sends it
+ * here with a copy of the timeline fd, so the timeline lives on. It forks
+ * a child of its own first, which lives on with whatever it inherited
+ * (fork must not leave it copies of the owner's signal ends: they would
+ * keep the fence from ever completing), then loses its end before it
+ * signals: it closes every fd it has (close_range(), as daemons do after
+ * fork), or is killed. Its fence fails, -ENOENT, and stays failed when the
+ * timeline gets there after all: ready never reads as signalled before
+ * the fence is.
+ */
+static void owner_loses_its_end(enum owner_loss how)
+{
+	int sv[2], hold[2], got[2], ws;
+	pid_t owner;
+
+	fl_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	fl_assert_int_eq(pipe2(hold, O_CLOEXEC), 0);
+	owner = fork();
+	fl_assert(owner >= 0);
+	if (owner == 0) {
+		int fds[2];
+		pid_t heir;
+		char c;
+
+		close(sv[0]);
+		close(hold[1]);
+		fl_assert_int_eq(fl_timeline_fd_create("lost", 0, &fds[1]), 0);
+		fds[0] = owner_fence(fds[1], 1, "lost");
+		heir = fork();
+		if (heir == 0) {
+			/* Lives until the test ends, holding what fork gave it. */
+			(void)!read(hold[0], &c, 1);
+			_exit(0);
+		}
+		close(hold[0]);
+		send_fds(sv[1], fds, 2);
+		if (how == SIGKILLED)
+			pause();
+		fl_assert_int_eq((int)syscall(SYS_close_range, 3u, ~0u, 0u), 0);
+		/* Alive, without the library's fds. */
+		pause();
+		_exit(0);
+	}
+	close(sv[1]);
+	close(hold[0]);
+	recv_fds(sv[0], got, 2);
+	close(sv[0]);
+	if (how == SIGKILLED)
+		fl_assert_int_eq(kill(owner, SIGKILL), 0);
+	fl_assert_int_eq(fl_fence_fd_wait(got[0], 30000), -ENOENT);
+	fl_assert(ready_now(got[0]));
+	fl_assert_int_eq(fl_fence_fd_get_status(got[0]), -ENOENT);
+	/* The timeline reaching it changes nothing. */
+	fl_assert_int_eq(fl_timeline_fd_inc(got[1], 1), 0);
+	fl_assert_int_eq(fl_fence_fd_get_status(got[0]), -ENOENT);
+	fl_assert_int_eq(fl_fence_fd_wait(got[0], 0), -ENOENT);
+	expect_holder_ok(SAME_UID, do_everything, got[0]);
+	fl_assert_int_eq(fl_fence_fd_get_status(got[0]), -ENOENT);
+	if (how == CLOSE_RANGE)
+		fl_assert_int_eq(kill(owner, SIGKILL), 0);
+	fl_assert_int_eq(waitpid(owner, &ws, 0), owner);
+	close(hold[1]); /* the heir goes */
+	close(got[0]);
+	close(got[1]);
+}
+
+FL_TEST(an_owner_that_closes_the_librarys_fds_fails_its_pending_fences)
+{
+	owner_loses_its_end(CLOSE_RANGE);
+}
+
+FL_TEST(an_owner_killed_before_it_signals_fails_its_pending_fences)
+{
+	owner_loses_its_end(SIGKILLED);
+}
+
+/*
+ * Completions the owner did not start: another process's signal through
+ * the daemon completes the owner's fence (the owner closes its end when
+ * the daemon tells it), and closing the timeline's last fd fails it.
+ */
+static int inc_once(int tl_fd)
+{
+	return fl_timeline_fd_inc(tl_fd, 1) == 0 ? 0 : 50;
+}
+
+FL_TEST(another_process_signalling_an_owners_timeline_completes_its_kept_fence)
+{
+	int tl_fd, fd, later;
+
+	fl_assert_int_eq(fl_timeline_fd_create("others", 0, &tl_fd), 0);
+	fd = owner_fence(tl_fd, 1, "others");
+	later = owner_fence(tl_fd, 2, "later");
+	expect_holder_ok(SAME_UID, inc_once, tl_fd);
+	fl_assert_int_eq(fl_fence_fd_wait(fd, 30000), 0);
+	fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_SIGNALED);
+	expect_holder_ok(SAME_UID, child_sees_signalled_now, fd);
+	fl_assert_int_eq(fl_fence_fd_get_status(later), FL_STATUS_ACTIVE);
+	fl_assert(!ready_now(later));
+	/* Its last fd closed, the timeline dies, and the owner's pending fence fails. */
+	fl_assert_int_eq(fl_timeline_fd_close(tl_fd), 0);
+	fl_assert_int_eq(fl_fence_fd_wait(later, 30000), -ENOENT);
+	fl_assert_int_eq(fl_fence_fd_get_status(later), -ENOENT);
+	expect_holder_ok(SAME_UID, do_everything, later);
+	fl_assert_int_eq(fl_fence_fd_get_status(later), -ENOENT);
+	close(later);
+	close(fd);
 }

@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -72,6 +73,7 @@ extern char **environ;
 struct fdid {
 	dev_t dev;
 	ino_t ino;
+	bool fifo; /* a pipe (a signal end: its write end), else a socket */
 };
 
 /* Record @fd's identity; an fd we cannot fstat() is not usable. */
@@ -80,10 +82,10 @@ static int fd_id(int fd, struct fdid *ret)
 	struct stat st;
 
 	if (fd < 0 || fstat(fd, &st) < 0) {
-		*ret = (struct fdid){ 0, 0 };
+		*ret = (struct fdid){ 0, 0, false };
 		return -EBADF;
 	}
-	*ret = (struct fdid){ st.st_dev, st.st_ino };
+	*ret = (struct fdid){ st.st_dev, st.st_ino, S_ISFIFO(st.st_mode) };
 	return 0;
 }
 
@@ -145,9 +147,18 @@ struct watch {
 	pthread_t thread;
 	atomic_bool stop; /* conn is letting go: exit without taking conn.lock */
 	atomic_bool done; /* the thread has finished (the connection hung up) */
-	int conn_fd; /* a copy of the connection */
-	int stop_fd; /* eventfd: wakes the thread to look at @stop */
-	struct fdid conn_id, stop_id;
+	atomic_int conn_fd; /* a copy of the connection; -1 once @kick_fd tells the same */
+	int stop_fd; /* eventfd: wakes the thread to look at @stop (and @kick_fd) */
+	/*
+	 * The read end of the daemon's kick pipe (it comes with pool fills
+	 * with pipe signal ends), -1 until one came; set under conn.lock,
+	 * read by the thread when it wakes. Readable when the daemon completed
+	 * fences whose pipe signal ends we keep (kept_settle_locked()); hung
+	 * up when the daemon dropped us or died. A pipe signal end is kept
+	 * only while there is one.
+	 */
+	atomic_int kick_fd;
+	struct fdid conn_id, stop_id, kick_id;
 	unsigned int generation;
 	unsigned int seen_uses; /* conn.uses at the last tick */
 };
@@ -196,6 +207,7 @@ static struct {
 		uint64_t value;
 		int fd;
 		struct fdid id;
+		uint32_t slot; /* the pooled slot it was made of: what kicks name */
 	} kept[KEPT_MAX];
 	unsigned int nkept;
 	int ends_score;
@@ -204,13 +216,17 @@ static struct {
 
 static void watch_free(struct watch *w)
 {
-	close_own(w->conn_fd, &w->conn_id);
+	close_own(atomic_load(&w->conn_fd), &w->conn_id);
 	close_own(w->stop_fd, &w->stop_id);
+	close_own(atomic_load(&w->kick_fd), &w->kick_id);
 	free(w);
 }
 
 /*
- * Close the kept signal ends. The daemon completes those fences itself
+ * Close the kept signal ends. A pipe's is the fence's only write end: its
+ * holders then see it ready, and the daemon fails it (-ENOENT) unless our
+ * counter reached it; a dead daemon's reads as -ECONNRESET. A socket
+ * pair's (FENCELINE_FD_KIND=socket): the daemon completes the fence itself
  * (it keeps its own end), or, if it is gone, closing ours is what makes
  * their holders read end-of-file.
  */
@@ -301,8 +317,9 @@ static void kept_sweep_locked(void)
 		p[i] = (struct pollfd){ conn.kept[i].fd, 0, 0 };
 	if (!conn.nkept || poll(p, conn.nkept, 0) <= 0)
 		return;
+	/* Every holder gone: POLLHUP on a socket, POLLERR on a pipe's write end. */
 	for (unsigned int i = 0; i < conn.nkept; i++) {
-		if (p[i].revents & (POLLHUP | POLLNVAL))
+		if (p[i].revents & (POLLHUP | POLLERR | POLLNVAL))
 			close_own(conn.kept[i].fd, &conn.kept[i].id);
 		else
 			conn.kept[j++] = conn.kept[i];
@@ -311,11 +328,136 @@ static void kept_sweep_locked(void)
 }
 
 /*
+ * A write into a pipe whose readers are all gone raises SIGPIPE, which
+ * would kill a program that does not ignore it (a pipe has no
+ * MSG_NOSIGNAL). So it is blocked around our writes, once for all the ends
+ * one signal completes, and one we raised is taken before the mask is
+ * restored. Only a thread that blocked SIGPIPE itself can have one pending
+ * already (the program's, which stays).
+ */
+struct sigpipe_guard {
+	bool blocked, theirs;
+	bool raised; /* a write of ours failed with EPIPE: a SIGPIPE of ours is pending */
+	sigset_t old;
+};
+
+static void sigpipe_block(struct sigpipe_guard *g)
+{
+	sigset_t set, pending;
+
+	if (g->blocked)
+		return;
+	sigemptyset(&set);
+	sigaddset(&set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &set, &g->old);
+	g->theirs = sigismember(&g->old, SIGPIPE) && sigpending(&pending) == 0 &&
+		    sigismember(&pending, SIGPIPE);
+	g->blocked = true;
+}
+
+static void sigpipe_restore(struct sigpipe_guard *g)
+{
+	sigset_t set, pending;
+	struct timespec zero = { 0, 0 };
+
+	if (!g->blocked)
+		return;
+	sigemptyset(&set);
+	sigaddset(&set, SIGPIPE);
+	/* One syscall when nothing failed: a signaller's waiters may share its CPU. */
+	if (g->raised && !g->theirs && sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE))
+		while (sigtimedwait(&set, NULL, &zero) < 0 && errno == EINTR)
+			;
+	pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+	g->blocked = false;
+	g->raised = false;
+}
+
+/*
+ * Under conn.lock: complete the fence of the kept end @k (checked ours)
+ * with @rec, and close the end. A pipe's end is the fence's only write end
+ * (the daemon closed its own on FENCE_NEW): a success's record goes in
+ * twice in one write, as the core writes it (holders in other processes
+ * read the status from the byte count), and our close is the fd's
+ * readiness. Nothing is written into a pipe that holds a record already:
+ * the daemon failed the fence (a FENCE_NEW it refused), and the status
+ * must stay what it was. A socket pair's end (FENCELINE_FD_KIND=socket)
+ * gets one record; EPIPE there means the daemon completed it already. No
+ * shutdown: the daemon sees our record and adds none, while a shutdown
+ * would wake its fd watcher, which then competes with the waiters for a
+ * CPU just as they wake.
+ */
+static void kept_complete(const struct kept *k, const struct fl__record *rec,
+			  struct sigpipe_guard *g)
+{
+	if (k->id.fifo) {
+		struct fl__record recs[2] = { *rec, *rec };
+		size_t len = rec->status == 1 ? sizeof(recs) : sizeof(*rec);
+		int queued = -1;
+
+		if (ioctl(k->fd, FIONREAD, &queued) == 0 && queued == 0) {
+			sigpipe_block(g);
+			if (write(k->fd, recs, len) < 0 && errno == EPIPE)
+				g->raised = true;
+		}
+	} else {
+		(void)!send(k->fd, rec, sizeof(*rec), MSG_NOSIGNAL | MSG_DONTWAIT);
+	}
+	close(k->fd);
+}
+
+/*
+ * Under conn.lock: read the kick pipe @fd (struct fl_proto_kick): the
+ * daemon completed fences whose pipe signal ends we keep (another process
+ * signalled the timeline through it, the timeline died, or a step of ours
+ * went through it). Their ends get the daemon's record and are closed.
+ * Run when the kick pipe is readable and after our own requests, which may
+ * have done either.
+ */
+static void kept_kicked_locked(int fd)
+{
+	struct sigpipe_guard g = { false };
+	struct fl_proto_kick k[16];
+	ssize_t n;
+
+	while ((n = read(fd, k, sizeof(k))) > 0) {
+		for (size_t i = 0; i < (size_t)n / sizeof(k[0]); i++) {
+			struct fl__record rec = { FL__RECORD_MAGIC, k[i].status,
+						  k[i].timestamp_ns };
+
+			for (unsigned int j = 0; j < conn.nkept; j++) {
+				struct kept *e = &conn.kept[j];
+
+				if (!e->id.fifo || e->slot != (uint32_t)k[i].slot)
+					continue;
+				if (fd_is(e->fd, &e->id))
+					kept_complete(e, &rec, &g);
+				*e = conn.kept[--conn.nkept];
+				break;
+			}
+		}
+		if (n < (ssize_t)sizeof(k))
+			break;
+	}
+	sigpipe_restore(&g);
+}
+
+/* Under conn.lock: what the kick pipe holds now, if there is one. */
+static void kept_settle_locked(void)
+{
+	if (conn.watch && atomic_load(&conn.watch->kick_fd) >= 0 &&
+	    fd_is(atomic_load(&conn.watch->kick_fd), &conn.watch->kick_id))
+		kept_kicked_locked(atomic_load(&conn.watch->kick_fd));
+}
+
+/*
  * The watcher, a thread that runs while this process holds signal ends or
  * pooled fds. Signal ends: a process that keeps them would otherwise keep
- * its fences' sockets open after the daemon died, and their waiters would
- * hang instead of reading end-of-file; when the connection hangs up, close
- * them. Pooled fds: once the program has made no fence for a tick (the
+ * its fences' pipes open after the daemon died, and their waiters would
+ * hang instead of reading end-of-file; when the connection (or the kick
+ * pipe, which hangs up with it) hangs up, close them. And it completes the
+ * kept fences the daemon tells it of through the kick pipe (another
+ * process signalled, the timeline died). Pooled fds: once the program has made no fence for a tick (the
  * idle period), give them back. With nothing left to watch, it exits and
  * closes its own fds, so an idle program holds no more fds than its
  * connection.
@@ -323,7 +465,10 @@ static void kept_sweep_locked(void)
 static void *watch_main(void *arg)
 {
 	struct watch *w = arg;
-	struct pollfd p[2] = { { w->conn_fd, POLLRDHUP, 0 }, { w->stop_fd, POLLIN, 0 } };
+	struct pollfd p[3] = { { atomic_load(&w->conn_fd), POLLRDHUP, 0 },
+			       { w->stop_fd, POLLIN, 0 },
+			       { -1, POLLIN, 0 } };
+	bool kicked;
 	/*
 	 * Ticks are at most WATCH_TICK_MS apart, so that a stop that could not
 	 * wake us is seen soon; the pool goes back after enough idle ticks.
@@ -336,17 +481,38 @@ static void *watch_main(void *arg)
 	pthread_setname_np(pthread_self(), "fl-conn-watch");
 
 	while (!atomic_load(&w->stop)) {
-		int n = poll(p, 2, (int)tick);
+		int n;
 
+		/* Its hang-up tells what the connection's would (watch_give_kick_locked()). */
+		if (p[2].fd < 0 && atomic_load(&w->kick_fd) >= 0) {
+			p[2].fd = atomic_load(&w->kick_fd);
+			p[0].fd = -1;
+		}
+		n = poll(p, 3, (int)tick);
 		if (n < 0 || atomic_load(&w->stop))
 			continue;
+		kicked = false;
 		/* A number the program took is polled no more. */
-		if (!fd_is(w->conn_fd, &w->conn_id))
+		if (p[0].fd >= 0 && !fd_is(p[0].fd, &w->conn_id))
 			p[0].fd = -1;
 		else if (n > 0 && p[0].revents)
 			hung_up = true;
-		if (!fd_is(w->stop_fd, &w->stop_id))
+		if (!fd_is(w->stop_fd, &w->stop_id)) {
 			p[1].fd = -1;
+		} else if (n > 0 && p[1].revents) {
+			uint64_t v;
+
+			/* Not a stop: woken to poll the kick pipe too. */
+			(void)!read(w->stop_fd, &v, sizeof(v));
+		}
+		if (p[2].fd >= 0 && !fd_is(p[2].fd, &w->kick_id)) {
+			p[2].fd = -1;
+		} else if (p[2].fd >= 0 && n > 0 && (p[2].revents & POLLIN)) {
+			kicked = true;
+		} else if (p[2].fd >= 0 && n > 0 && p[2].revents) {
+			/* The daemon closed its end: it is gone, or dropped us. */
+			hung_up = true;
+		}
 		/*
 		 * conn.lock's holder may be joining us (it dropped the
 		 * connection meanwhile), so never block on the lock: try, and
@@ -366,12 +532,17 @@ static void *watch_main(void *arg)
 			pthread_mutex_unlock(&conn.lock);
 			break;
 		}
+		/* Polled no more: the kick pipe took its place. Under the lock, as fork reads it. */
+		if (p[0].fd < 0 && atomic_load(&w->conn_fd) >= 0)
+			close_own(atomic_exchange(&w->conn_fd, -1), &w->conn_id);
 		if (hung_up) {
 			kept_drop_locked();
 			pthread_mutex_unlock(&conn.lock);
 			FL_LOG("daemon", "connection hung up: signal ends closed");
 			break;
 		}
+		if (kicked)
+			kept_kicked_locked(p[2].fd);
 		idle_ticks = conn.uses == w->seen_uses ? idle_ticks + 1 : 0;
 		if (conn.idle_ms && idle_ticks >= ticks_to_idle) {
 			if (pool_has_fds_locked())
@@ -392,8 +563,9 @@ static void *watch_main(void *arg)
 			 * program's run. The fds go under the lock, so that no
 			 * fork() copies them.
 			 */
-			close_own(w->conn_fd, &w->conn_id);
+			close_own(atomic_load(&w->conn_fd), &w->conn_id);
 			close_own(w->stop_fd, &w->stop_id);
+			close_own(atomic_load(&w->kick_fd), &w->kick_id);
 			conn.watch = NULL;
 			pthread_detach(pthread_self());
 			pthread_mutex_unlock(&conn.lock);
@@ -406,24 +578,47 @@ static void *watch_main(void *arg)
 	return NULL;
 }
 
+static int watch_start_kick_locked(int kick);
+static void watch_give_kick_locked(int fd);
+
 /* Under conn.lock, connected: make sure a watcher runs. */
 static int watch_start_locked(void)
 {
+	return watch_start_kick_locked(-1);
+}
+
+/*
+ * Under conn.lock, connected: make sure a watcher runs, started with the
+ * kick pipe @kick (ours to close; -1: none) instead of a copy of the
+ * connection when it has one: its hang-up tells the same.
+ */
+static int watch_start_kick_locked(int kick)
+{
 	struct watch *w;
 	pthread_attr_t attr;
-	int r;
+	int r, fd;
 
-	if (conn.watch)
-		return atomic_load(&conn.watch->done) ? -ECONNRESET : 0;
+	if (conn.watch) {
+		r = atomic_load(&conn.watch->done) ? -ECONNRESET : 0;
+		if (kick >= 0)
+			watch_give_kick_locked(kick);
+		return r;
+	}
 	w = calloc(1, sizeof(*w));
-	if (!w)
+	if (!w) {
+		fl__close(kick);
 		return -ENOMEM;
-	w->conn_fd = fcntl(conn.fd, F_DUPFD_CLOEXEC, 0);
+	}
+	fd = kick >= 0 ? -1 : fcntl(conn.fd, F_DUPFD_CLOEXEC, 0);
+	atomic_init(&w->conn_fd, fd);
+	atomic_init(&w->kick_fd, kick);
 	w->stop_fd = eventfd(0, EFD_CLOEXEC);
-	if (w->conn_fd < 0 || w->stop_fd < 0 || fd_id(w->conn_fd, &w->conn_id) < 0 ||
+	if ((kick < 0 && (fd < 0 || fd_id(fd, &w->conn_id) < 0)) ||
+	    (kick >= 0 && fd_id(kick, &w->kick_id) < 0) || w->stop_fd < 0 ||
 	    fd_id(w->stop_fd, &w->stop_id) < 0) {
 		r = -errno;
-		fl__close(w->conn_fd);
+		fl__close(fd);
+		fl__close(kick);
 		fl__close(w->stop_fd);
 		free(w);
 		return r;
@@ -1011,8 +1206,50 @@ static int ensure_connected_locked(bool may_spawn)
 	}
 }
 
+/*
+ * Under conn.lock, before we let go of a connection the daemon may still
+ * read: give back the pipe signal ends we keep (FENCE_RETURN), so that the
+ * daemon completes their fences instead of failing them when our copies
+ * close. One-way, each with its end; a send that fails leaves the rest to
+ * fail (the daemon is gone or not reading).
+ */
+static void kept_return_locked(void)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} cbuf;
+	struct fl_msg_hdr h = { FL_OP_FENCE_RETURN, 0, 0, 0 };
+	struct iovec iov = { .iov_base = &h, .iov_len = sizeof(h) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *cm;
+
+	if (conn.fd < 0 || !fd_is(conn.fd, &conn.id))
+		return;
+	for (unsigned int i = 0; i < conn.nkept; i++) {
+		const struct kept *k = &conn.kept[i];
+
+		if (!k->id.fifo || !fd_is(k->fd, &k->id))
+			continue;
+		h.seq = ++conn.seq;
+		memset(&cbuf, 0, sizeof(cbuf));
+		msg.msg_control = cbuf.buf;
+		msg.msg_controllen = sizeof(cbuf.buf);
+		cm = CMSG_FIRSTHDR(&msg);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &k->fd, sizeof(int));
+		/* Never waits: a daemon that reads nothing gets nothing back. */
+		if (sendmsg(conn.fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof(h))
+			break;
+	}
+}
+
 static void drop_locked(void)
 {
+	if (conn.nkept)
+		kept_return_locked();
 	close_own(conn.fd, &conn.id);
 	conn.fd = -1;
 	pool_drop_locked();
@@ -1103,6 +1340,9 @@ retry:
 	answered_generation = atomic_load(&conn.generation);
 	/* Replies come in order: every earlier one-way request is done. */
 	atomic_store(&conn.unflushed, false);
+	/* It may have completed fences whose ends we keep (a step, a timeline's death). */
+	if (conn.nkept)
+		kept_settle_locked();
 out:
 	pthread_mutex_unlock(&conn.lock);
 	return r;
@@ -1221,21 +1461,24 @@ static int pool_fill_recv_locked(void)
 {
 	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_pool_reply)];
 	struct fl_msg_pool_reply rep = { { 0, 0 }, 0, 0 };
-	int fds[2 * FL_PROTO_POOL_FILL_MAX], r, n;
+	int fds[2 * FL_PROTO_POOL_FILL_MAX + 1], r, n, kick = -1;
 	unsigned int nfds = 0, per = conn.fill_per;
 	bool cut = false;
 
 	conn.fill_per = 0;
-	n = recv_packet_fds(conn.fd, reply, sizeof(reply), fds, 2 * FL_PROTO_POOL_FILL_MAX, &nfds,
-			    &cut);
+	n = recv_packet_fds(conn.fd, reply, sizeof(reply), fds, 2 * FL_PROTO_POOL_FILL_MAX + 1,
+			    &nfds, &cut);
 	if (n >= 0 && check_reply(reply, n, FL_OP_POOL_FILL, conn.fill_seq) < 0)
 		n = -EPROTO;
 	r = n < 0 ? n : fl__client_reply_status(reply);
 	if (r == 0) {
 		memcpy(&rep, reply + sizeof(struct fl_msg_hdr), sizeof(rep));
+		/* Pipe signal ends come with the kick pipe, last (the first to go when cut). */
+		bool kicked = !cut && per == 2 && nfds == 2 * rep.count + 1;
+
 		if (n != (int)sizeof(reply) ||
-		    (cut ? nfds >= rep.count * per : rep.count * per != nfds) || (!nfds && !cut) ||
-		    !rep.count || rep.count > conn.fill_count ||
+		    (cut ? nfds > rep.count * per : rep.count * per != nfds && !kicked) ||
+		    (!nfds && !cut) || !rep.count || rep.count > conn.fill_count ||
 		    rep.first != conn.pool_slot + conn.pool_count ||
 		    conn.pool_count + rep.count > FL_PROTO_POOL_FILL_MAX)
 			r = -EPROTO;
@@ -1247,6 +1490,8 @@ static int pool_fill_recv_locked(void)
 			drop_locked();
 		return r;
 	}
+	if (!cut && per == 2 && nfds == 2 * rep.count + 1)
+		kick = fds[--nfds];
 	for (unsigned int i = 0; i < rep.count; i++) {
 		unsigned int at = (conn.pool_head + conn.pool_count + i) % FL_PROTO_POOL_FILL_MAX;
 		unsigned int sig = rep.count + i;
@@ -1265,8 +1510,10 @@ static int pool_fill_recv_locked(void)
 		conn.pool_batch = 0;
 		conn.ends_score = -ENDS_SCORE_MAX;
 	}
-	/* Given back once the program is idle (the watcher). */
-	if (conn.idle_ms && nfds)
+	/* Given back once the program is idle (the watcher), which also polls the kick pipe. */
+	if (kick >= 0)
+		(void)watch_start_kick_locked(kick);
+	else if (conn.idle_ms && nfds)
 		(void)watch_start_locked();
 	return 0;
 }
@@ -1429,6 +1676,40 @@ static bool owned_reached(const struct owned *o, uint64_t now, uint64_t value)
 }
 
 /*
+ * Under conn.lock, with a watcher: does it poll the kick pipe? A pipe
+ * signal end is kept only then, as only the kick tells us of fences the
+ * daemon completed.
+ */
+static bool watch_has_kick_locked(void)
+{
+	return atomic_load(&conn.watch->kick_fd) >= 0;
+}
+
+/*
+ * Under conn.lock: the kick pipe's read end @fd came with a pool fill. The
+ * watcher takes it (and is woken to poll it) if it has none; else it goes.
+ */
+static void watch_give_kick_locked(int fd)
+{
+	uint64_t one = 1;
+
+	if (!conn.watch || atomic_load(&conn.watch->kick_fd) >= 0 ||
+	    fd_id(fd, &conn.watch->kick_id) < 0) {
+		close(fd);
+		return;
+	}
+	atomic_store(&conn.watch->kick_fd, fd);
+	/*
+	 * The kick pipe hangs up when the daemon drops us or dies, as the
+	 * connection does: once woken, the thread polls it instead of its
+	 * copy of the connection, which it closes (only it, so that no other
+	 * thread closes a number it polls).
+	 */
+	if (fd_is(conn.watch->stop_fd, &conn.watch->stop_id))
+		(void)!write(conn.watch->stop_fd, &one, sizeof(one));
+}
+
+/*
  * Under conn.lock, before FENCE_NEW: whether to keep @sig, the signal end
  * of a new fence of @handle for @value: only for a timeline of ours whose
  * counter has not reached the value, while there is room. The daemon is
@@ -1478,7 +1759,8 @@ static bool kept_prepare_locked(uint32_t handle, uint64_t value, int sig, const 
 	 * death could leave this fence's waiters hanging): the daemon
 	 * completes this one.
 	 */
-	if (conn.nkept == KEPT_MAX || watch_start_locked() < 0) {
+	if (conn.nkept == KEPT_MAX || watch_start_locked() < 0 ||
+	    (sig_id->fifo && !watch_has_kick_locked())) {
 		conn.ends_score = FL_MAX(conn.ends_score - 1, -ENDS_SCORE_MAX);
 		close_own(sig, sig_id);
 		return false;
@@ -1556,7 +1838,7 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
 	conn.pool_count--;
 	conn.pool_slot++;
 	if (keep)
-		conn.kept[conn.nkept++] = (struct kept){ handle, value, sig, sig_id };
+		conn.kept[conn.nkept++] = (struct kept){ handle, value, sig, sig_id, req.b.slot };
 	pool_fill_ahead_locked();
 	if (!reply_wanted) {
 		if (!atomic_load(&conn.unflushed))
@@ -1649,6 +1931,7 @@ int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t c
 	} req = { { FL_OP_TIMELINE_SYNC, 0, 0, sizeof(struct fl_msg_timeline_sync) },
 		  { handle, 0 } };
 	struct fl__record rec = { FL__RECORD_MAGIC, 1, 0 };
+	struct sigpipe_guard sigpipe = { false };
 	struct owned *o;
 	uint64_t add, now;
 	bool lost_end = false;
@@ -1677,7 +1960,7 @@ int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t c
 		ends_useful_locked();
 	}
 	/*
-	 * Our own fences first, straight into their sockets: their waiters
+	 * Our own fences first, straight into their fds: their waiters
 	 * wake now, without waiting for the daemon to be scheduled.
 	 */
 	for (unsigned int i = 0; i < conn.nkept;) {
@@ -1687,15 +1970,8 @@ int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t c
 			i++;
 			continue;
 		}
-		/*
-		 * EPIPE: the daemon completed it already (or failed it). No
-		 * shutdown: the daemon sees our record and adds none, while a
-		 * shutdown would wake its fd watcher, which then competes with
-		 * the waiters for a CPU just as they wake.
-		 */
 		if (fd_is(k->fd, &k->id)) {
-			(void)!send(k->fd, &rec, sizeof(rec), MSG_NOSIGNAL | MSG_DONTWAIT);
-			close(k->fd);
+			kept_complete(k, &rec, &sigpipe);
 		} else {
 			/* The program took its number: the daemon must complete this one. */
 			lost_end = true;
@@ -1703,6 +1979,7 @@ int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t c
 		*k = conn.kept[--conn.nkept];
 		ends_useful_locked();
 	}
+	sigpipe_restore(&sigpipe);
 	/*
 	 * Then the daemon completes every other point before we return, if
 	 * we reached one: below sync_at every pending point is one of ours.
@@ -1776,6 +2053,9 @@ void fl__client_sync_closes(void)
 	if (conn_live_locked() && pool_settle_locked() == 0) {
 		ping_locked(FL_MSG_F_AFTER_CLOSES);
 		atomic_store(&conn.unflushed, false);
+		/* A timeline that died failed its fences: those whose ends we keep too. */
+		if (conn.nkept)
+			kept_settle_locked();
 	}
 	pthread_mutex_unlock(&conn.lock);
 }

@@ -19,8 +19,9 @@
  * set, from its birth, that a sweep of its fdinfo reads (see done_head).
  * A watcher thread does the releases (in a host that asked for it, its
  * own loop does: fl__watcher_host_fd()). FENCELINE_FD_KIND=socket gives the
- * old AF_UNIX socket pairs, whose record holders read with MSG_PEEK; the
- * daemon still uses them for an owner's own fences (docs/architecture.md).
+ * old AF_UNIX socket pairs, whose record holders read with MSG_PEEK. The
+ * daemon's fences of a timeline's owner are pipes too, whose only write end
+ * the owner keeps (fl__fence_pipe_give(); docs/architecture.md).
  *
  * A timeline fd is a pipe too, without records: the sink holds a timeline
  * handle, dropped when the last copy of the fd is closed, which is what
@@ -77,6 +78,8 @@ struct fl__sink {
 	 * cleared, for a fence's sink under its lock, by the release.
 	 */
 	bool published;
+	bool given; /* its only write end is the owner's (fl__fence_pipe_give()), under sink_lock */
+	uint64_t cookie; /* the host's name for it, with given */
 	struct fl_fence *fence; /* may be NULL: a weak sink whose fence is gone */
 	struct fl_timeline *tl;
 	struct fl__sink *next; /* fence->sinks, under fence->lock */
@@ -139,6 +142,16 @@ static struct fl__sink *fresh_head;
 static size_t fresh_count, fresh_after_sweep;
 static uint64_t sink_seq;
 static int reg_fd = -1;
+/*
+ * The read ends of pipe fences whose write end may go to a timeline's
+ * owner (fl__fence_pipe_end()), in an epoll set that nobody waits on
+ * either: each one's EPOLLHUP (every write end closed) waits on its ready
+ * list until the host looks (fl__fence_pipe_ends_check()). Waiting on it
+ * would wake the host at every owner's signal, and the host would then
+ * compete for a CPU with the waiters that signal woke. A host's, made with
+ * its watcher; under sink_lock.
+ */
+static int end_fd = -1;
 /*
  * The watcher waits with no timeout: nothing would make it sweep. The
  * first completion that goes on the done list then wakes it (once: it
@@ -458,6 +471,30 @@ static void grow_fd_table(int wake)
 	target = atomic_exchange(&grow_target, 0);
 	if (target)
 		fl__fd_grow(target);
+}
+
+/*
+ * The epoll data of a given pipe fence's read end (fl__fence_pipe_end()):
+ * its sink's key with this bit, which no slot number has.
+ */
+#define KEY_END_CLOSED (1ull << 31)
+static void (*end_hook)(struct fl_fence *f);
+static void (*given_done_hook)(void *owner, uint64_t cookie, int status, uint64_t ts);
+
+/* Every write end of a pipe fence of @key is closed: tell the host, if the owner had the only one. */
+static void end_closed(uint64_t key)
+{
+	struct fl_fence *f = NULL;
+	struct fl__sink *s;
+
+	pthread_mutex_lock(&sink_lock);
+	s = slot_get(key);
+	if (s && s->given && s->fence)
+		f = fl_fence_ref(s->fence);
+	pthread_mutex_unlock(&sink_lock);
+	if (f && end_hook)
+		end_hook(f);
+	fl_fence_unref(f);
 }
 
 /* One watcher pass over @ep: what epoll_wait() gave. */
@@ -865,9 +902,12 @@ static void atfork_child(void)
 		close(wake_fd);
 	if (reg_fd >= 0)
 		close(reg_fd);
+	if (end_fd >= 0)
+		close(end_fd);
 	epfd = -1;
 	wake_fd = -1;
 	reg_fd = -1;
+	end_fd = -1;
 	/* The parent's completed fences are not ours to sweep. */
 	done_head = NULL;
 	done_count = done_after_sweep = 0;
@@ -918,6 +958,9 @@ static int start_watcher_locked(void)
 		return r;
 	}
 	if (host_driven) {
+		/* Only a host gives write ends away (fl__fence_pipe_end()). */
+		if (end_fd < 0)
+			end_fd = epoll_create1(EPOLL_CLOEXEC);
 		epfd = fd;
 		watcher_running = true;
 		return 0;
@@ -1169,6 +1212,165 @@ void fl__fence_pipe_discard(struct fl__sink *s, int status)
 	pthread_mutex_unlock(&sink_lock);
 	fl__close(s->fd);
 	free(s);
+}
+
+int fl__fence_pipe_end(struct fl__sink *s, int user_fd, int *ret_end)
+{
+	struct epoll_event ev = { .events = EPOLLONESHOT };
+	int end, r = 0;
+
+	end = fcntl(s->fd, F_DUPFD_CLOEXEC, 0);
+	if (end < 0)
+		return -errno;
+	/*
+	 * Registered now, while we hold the read end; the registration lives
+	 * as long as the read end does anywhere, and reports its EPOLLHUP
+	 * (every write end closed) once. Until the owner has the only write
+	 * end, end_closed() ignores it.
+	 */
+	pthread_mutex_lock(&sink_lock);
+	ev.data.u64 = s->key | KEY_END_CLOSED;
+	if (end_fd < 0 || epoll_ctl(end_fd, EPOLL_CTL_ADD, user_fd, &ev) < 0)
+		r = end_fd < 0 ? -ENOSYS : -errno;
+	pthread_mutex_unlock(&sink_lock);
+	if (r < 0) {
+		close(end);
+		return r;
+	}
+	*ret_end = end;
+	return 0;
+}
+
+void fl__fence_pipe_ends_check(void)
+{
+	static bool busy;
+	struct epoll_event ev[32];
+	int n, fd;
+
+	/* The host's end hook catches up, which looks here again: once is enough. */
+	if (busy)
+		return;
+	pthread_mutex_lock(&sink_lock);
+	fd = end_fd;
+	pthread_mutex_unlock(&sink_lock);
+	if (fd < 0)
+		return;
+	busy = true;
+	do {
+		n = epoll_wait(fd, ev, FL_ARRAY_SIZE(ev), 0);
+		for (int i = 0; i < n; i++)
+			end_closed(ev[i].data.u64 & ~KEY_END_CLOSED);
+	} while (n == (int)FL_ARRAY_SIZE(ev));
+	busy = false;
+}
+
+void fl__fence_pipe_give(struct fl__sink *s, uint64_t cookie)
+{
+	struct fl_fence *f = s->fence;
+	bool closed = false;
+	int fd;
+
+	if (!f)
+		return;
+	/* Under the fence lock, as completion closes the end under it. */
+	pthread_mutex_lock(&f->lock);
+	fd = s->fd;
+	pthread_mutex_lock(&sink_lock);
+	/*
+	 * Listed as a completed one: with no write end of ours, nothing but
+	 * the sweep would see its last reader go, if the owner's end goes
+	 * first. Unless a release path owns it already (its last reader is
+	 * gone): then it closes fd.
+	 */
+	if (fd >= 0 && slot_get(s->key) == s) {
+		s->given = true;
+		s->cookie = cookie;
+		fresh_unlink(s);
+		done_link(s);
+		s->fd = -1;
+		closed = true;
+		/*
+		 * Out of the watcher's set: the sweep releases it now, and the
+		 * owner's close of the last write end then releases a file in
+		 * no epoll set, which is quicker on its waiters' CPU.
+		 */
+		(void)epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL);
+	}
+	pthread_mutex_unlock(&sink_lock);
+	pthread_mutex_unlock(&f->lock);
+	if (closed) {
+		fl__close(fd);
+		FL_LOG("fd", "pipe fence's write end given to its owner (core end %d closed)", fd);
+	}
+}
+
+int fl__fence_pipe_return(int end, struct fl_fence **ret_fence)
+{
+	struct fl_fence *f = NULL;
+	struct fl__sink *s;
+	uint64_t key = 0;
+	bool pipe, taken = false;
+	dev_t dev;
+	ino_t ino;
+	int flags = fcntl(end, F_GETFL), status = 0, r;
+
+	*ret_fence = NULL;
+	r = fl__fd_identity(end, &dev, &ino, &pipe);
+	if (r < 0 || !pipe || flags < 0 || (flags & O_ACCMODE) != O_WRONLY) {
+		fl__close(end);
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&sink_lock);
+	s = hash_find(dev, ino);
+	if (s && s->kind == SINK_FENCE && s->given && s->fence) {
+		f = fl_fence_ref(s->fence);
+		key = s->key;
+	}
+	pthread_mutex_unlock(&sink_lock);
+	if (!f) {
+		fl__close(end);
+		return -ENOENT;
+	}
+	/* Under the fence lock: completion must see either no end or this one. */
+	pthread_mutex_lock(&f->lock);
+	pthread_mutex_lock(&sink_lock);
+	if (slot_get(key) == s && s->given) {
+		status = atomic_load(&s->status);
+		if (!f->completed) {
+			s->given = false;
+			done_unlink(s);
+			s->fd = end;
+			/* Its last reader's close shows on our end again: swept like a new one. */
+			fresh_link(s);
+			taken = true;
+		}
+	}
+	pthread_mutex_unlock(&sink_lock);
+	if (!taken && status && f->completed) {
+		struct fl__record rec = { FL__RECORD_MAGIC, status,
+					  fl__fence_timestamp(f, status) };
+		int queued = -1;
+
+		/* Completed meanwhile: its record, unless one is there already, and the close. */
+		if (ioctl(end, FIONREAD, &queued) == 0 && queued == 0)
+			write_record(end, &rec);
+	}
+	pthread_mutex_unlock(&f->lock);
+	if (!taken) {
+		fl__close(end);
+		fl_fence_unref(f);
+		return 0;
+	}
+	FL_LOG("fd", "pipe fence's write end back from its owner (core end %d)", end);
+	*ret_fence = f;
+	return 0;
+}
+
+void fl__fence_pipe_set_hooks(void (*closed)(struct fl_fence *f),
+			      void (*done)(void *owner, uint64_t cookie, int status, uint64_t ts))
+{
+	end_hook = closed;
+	given_done_hook = done;
 }
 
 /*
@@ -1515,6 +1717,9 @@ static void pipe_complete_locked(struct fl__sink *s, int status, uint64_t ts)
 	 */
 	if (s->published)
 		fl__status_page_publish(s->dev, s->ino, status, ts);
+	/* The owner has the only write end: the host tells it, if it must close it. */
+	if (fd < 0 && s->given && given_done_hook)
+		given_done_hook(s->owner, s->cookie, status, ts);
 	if (fd < 0)
 		return;
 	write_record(fd, &rec);

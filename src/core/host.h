@@ -184,6 +184,81 @@ int fl__fence_pipe_adopt(struct fl_fence *f, struct fl__sink *s, fl__host_releas
 void fl__fence_pipe_discard(struct fl__sink *s, int status);
 
 /*
+ * fl__fence_pipe_end() - a copy of the write end of @s (from
+ * fl__fence_pipe_new(), not adopted yet) for a timeline's owner, who
+ * completes the fence itself by writing the record and closing it
+ * @user_fd: the pipe's read end, still held by the caller: registered so
+ *	that the host hears (fl__fence_pipe_set_end_hook()) when every write
+ *	end is closed after fl__fence_pipe_give()
+ * @ret_end: the copy (O_CLOEXEC), owned by the caller
+ *
+ * Until fl__fence_pipe_give(), the core keeps its own write end: the fence
+ * completes as any pooled pipe's, and the owner's copy only delays the
+ * end-of-file until the owner closes it too.
+ * Return: 0, or a negative errno (no fd, epoll_ctl()).
+ */
+int fl__fence_pipe_end(struct fl__sink *s, int user_fd, int *ret_end);
+
+/*
+ * fl__fence_pipe_give() - the core closes its write end of @s (adopted with
+ * fl__fence_pipe_adopt()), named @cookie for the host's given_done hook
+ * (fl__fence_pipe_set_hooks()), so the owner's copy from fl__fence_pipe_end()
+ * is the only one: the owner's close is the fd's readiness, and no daemon
+ * needs to run for its waiters to wake. When every write end is closed,
+ * the host's end hook runs (from fl__fence_pipe_ends_check()); the host then
+ * completes the fence or fails it (fl__fence_fail_pending()). The sink is
+ * released once its read end is closed everywhere, as a completed pipe
+ * fence's is. Does nothing once the fence completed (its end is closed).
+ */
+void fl__fence_pipe_give(struct fl__sink *s, uint64_t cookie);
+
+/*
+ * fl__fence_pipe_ends_check() - run the host's end hook for the given pipe
+ * fences whose every write end was closed since the last check. Nothing
+ * wakes the host for those (an owner's signal closes its end, and waking
+ * the host then would only compete with the waiters): the host checks
+ * before it completes points the owner may have lost its end before
+ * (catching up with a counter, another's signal), before answering for a
+ * fence, and now and then. Host-driven cores only, in the host's thread.
+ */
+void fl__fence_pipe_ends_check(void);
+
+/*
+ * fl__fence_pipe_set_hooks() - the host's part in given pipe fences
+ * (fl__fence_pipe_give())
+ * @end_closed: every write end of one is closed; with the fence (borrowed).
+ *	Once, at most, per fence; from fl__fence_pipe_ends_check().
+ * @given_done: one completed here while its owner still may hold the only
+ *	write end, which the owner must then close (after writing the record:
+ *	@status, @ts); @owner is the fence's release owner, @cookie what the
+ *	host named it with in fl__fence_pipe_give().
+ *	Called under the fence's lock: must not block or call into the core.
+ */
+void fl__fence_pipe_set_hooks(void (*end_closed)(struct fl_fence *f),
+			      void (*given_done)(void *owner, uint64_t cookie, int status,
+						 uint64_t ts));
+
+/*
+ * fl__fence_pipe_return() - an owner gives back @end, its write end of a
+ * given pipe fence (fl__fence_pipe_give()), which the core then keeps as
+ * its own: the fence completes as any pooled pipe's again. @end is
+ * consumed (closed unless kept). A fence that completed meanwhile gets its
+ * record through @end before it is closed.
+ * @ret_fence: the fence (a reference) if the core took the end back and it
+ *	is still pending, so the host completes it; else NULL
+ * Return: 0; -EINVAL (not a pipe's write end), -ENOENT (no given fence).
+ */
+int fl__fence_pipe_return(int end, struct fl_fence **ret_fence);
+
+/*
+ * fl__fence_fail_pending() - fail @f's points that are still pending with
+ * @status (a negative errno), as a dying timeline fails its points, and
+ * complete the fences waiting on them; points that signalled by now are
+ * left as they are. Return: how many points failed, or -EINVAL.
+ */
+int fl__fence_fail_pending(struct fl_fence *f, int status);
+
+/*
  * fl__dump_extra_fn - what a host adds to one object of a dump
  * @object: the struct fl_timeline or (@fence) struct fl_fence being written
  * @json: write members (",\"key\":value...") of the object's JSON object;

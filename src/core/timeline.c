@@ -166,6 +166,8 @@ void fl__pt_activate_locked(struct fl_sync_pt *pt)
 	set_status_locked(pt, r ? r : -ENOMEM, fl__now_ns());
 }
 
+static void pt_done_locked(struct fl_sync_pt *pt, int r, uint64_t ts, struct fl_fence **list);
+
 static _Thread_local uint64_t signal_stamp;
 
 void fl__timeline_signal_stamp(uint64_t ns)
@@ -184,7 +186,6 @@ static int signal_locked(struct fl_timeline *tl, struct fl_fence **list)
 
 	while (tl->heap_len) {
 		struct fl_sync_pt *pt = tl->heap[0];
-		struct fl__member *m;
 		int r = check_locked(tl, pt);
 
 		if (r == 0)
@@ -192,21 +193,56 @@ static int signal_locked(struct fl_timeline *tl, struct fl_fence **list)
 		heap_remove(tl, pt);
 		if (!ts)
 			ts = signal_stamp ? signal_stamp : fl__now_ns();
-		set_status_locked(pt, r, ts);
+		pt_done_locked(pt, r, ts, list);
 		count++;
-		while ((m = pt->waiters)) {
-			pt->waiters = m->next;
-			if (m->next)
-				m->next->pprev = &pt->waiters;
-			m->next = NULL;
-			m->pprev = NULL;
-			if (fl__member_done(m->fence, r) && fl__fence_ref_unless_zero(m->fence)) {
-				m->fence->complete_next = *list;
-				*list = m->fence;
-			}
-		}
 	}
 	return count;
+}
+
+/* Under tl->lock: @pt, just taken off the heap, completes with @r; its fences that complete go on @list. */
+static void pt_done_locked(struct fl_sync_pt *pt, int r, uint64_t ts, struct fl_fence **list)
+{
+	struct fl__member *m;
+
+	set_status_locked(pt, r, ts);
+	while ((m = pt->waiters)) {
+		pt->waiters = m->next;
+		if (m->next)
+			m->next->pprev = &pt->waiters;
+		m->next = NULL;
+		m->pprev = NULL;
+		if (fl__member_done(m->fence, r) && fl__fence_ref_unless_zero(m->fence)) {
+			m->fence->complete_next = *list;
+			*list = m->fence;
+		}
+	}
+}
+
+int fl__fence_fail_pending(struct fl_fence *f, int status)
+{
+	struct fl_fence *list = NULL;
+	uint64_t ts = fl__now_ns();
+	int n = 0;
+
+	if (!f || status >= 0)
+		return -EINVAL;
+	/* Armed first, so that a point failed here completes the fence through its member. */
+	fl__fence_arm(f);
+	for (uint32_t i = 0; i < f->n; i++) {
+		struct fl_sync_pt *pt = f->m[i].pt;
+		struct fl_timeline *tl = pt->tl;
+
+		pthread_mutex_lock(&tl->lock);
+		/* Checked first: a point that has signalled by now is not failed. */
+		if (pt->heap_idx != FL__NOT_QUEUED && check_locked(tl, pt) == 0) {
+			heap_remove(tl, pt);
+			pt_done_locked(pt, status, ts, &list);
+			n++;
+		}
+		pthread_mutex_unlock(&tl->lock);
+	}
+	fl__complete_list(list);
+	return n;
 }
 
 void fl__complete_list(struct fl_fence *list)

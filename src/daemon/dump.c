@@ -121,6 +121,13 @@ static void add_sink(const void *object, bool fence, dev_t dev, ino_t ino, void 
 	while (hit > h->fds && hit[-1].ino == ino)
 		hit--;
 	for (; hit < h->fds + h->nfds && hit->ino == ino; hit++) {
+		/*
+		 * A pipe fence's write end has the inode of its fd: our own
+		 * write ends are how we complete fences, not holds on them
+		 * (they come and go as owners keep their ends or not).
+		 */
+		if (fence && hit->pid == getpid())
+			continue;
 		if (grow((void **)&h->objs, &h->objs_cap, h->nobjs, sizeof(*h->objs)) < 0)
 			return;
 		h->objs[h->nobjs++] = (struct obj_pid){ object, hit->pid, fence,

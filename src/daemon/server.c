@@ -23,6 +23,7 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fenceline/fence.h>
@@ -69,6 +70,14 @@ static struct deferred_ping *deferred_pings;
 #define TURN_NS		  200000ull
 #define ROUND_NS	  200000ull
 #define DEBT_HALF_LIFE_NS 100000000ull
+/*
+ * Passes in a row that the handling of closed fds waits for clients whose
+ * turn ended with requests left (see fld_serve()).
+ */
+#define DISPATCH_PUT_OFF_MAX 8
+/* This pass left requests unread (a turn or the round ran out). */
+static bool served_in_part;
+static unsigned int dispatch_put_off;
 
 /*
  * A peer, as SO_PEERCRED names it: one process, or one uid. Quotas count
@@ -105,21 +114,28 @@ struct client {
 	uint32_t nhandles, handles_cap;
 	/*
 	 * POOL_FILL: fence fds handed out, oldest first, with what we keep of
-	 * each: a pipe's write end in the core (@pipe) or, for a pool with
-	 * signal ends or when pipes cannot be used, a socket pair's end (@sink).
+	 * each: a pipe's write end in the core (@pipe) or, where pipes cannot
+	 * be used, a socket pair's end (@sink).
 	 */
 	struct pooled {
 		int sink; /* -1 for a pipe */
 		struct fl__sink *pipe;
 		dev_t dev;
 		ino_t ino;
-		bool end_given; /* a copy of @sink went with it (FL_POOL_F_SIGNAL_ENDS) */
+		bool end_given; /* a copy of our end went with it (FL_POOL_F_SIGNAL_ENDS) */
 		struct pooled *index_next; /* in pool_index, while handed out */
 		struct client *client; /* whose pool it is in, while indexed */
 	} pool[FL_PROTO_POOL_MAX];
 	uint32_t pool_head, pool_count; /* pool[head % MAX] holds slot pool_slot */
 	uint32_t pool_slot; /* the slot number of the oldest pooled fd */
 	unsigned int nshared; /* shared counters it owns (shared_tl.owner) */
+	/*
+	 * Its kick pipe, -1 until it asked for pipe signal ends: a struct
+	 * fl_proto_kick in it tells the owner that a fence whose signal end it
+	 * kept was completed here (see given_done()). The read end goes with every POOL_FILL reply with
+	 * pipe signal ends.
+	 */
+	int kick, kick_r;
 	struct fld_heap_client *heap; /* its buffers (heapsvc.c); NULL: none yet */
 	bool reading; /* its requests are being handled, further up the stack */
 	uint64_t debt_ns, debt_at_ns; /* loop time it took recently, as of debt_at_ns */
@@ -618,6 +634,13 @@ static void disconnect(struct client *c, const char *why)
 		pooled_drop(&c->pool[c->pool_head % FL_PROTO_POOL_MAX], -ECONNRESET);
 	}
 	shared_disown(c);
+	if (c->kick >= 0) {
+		/* Its owner's watcher sees the hang-up and closes what it kept. */
+		close(c->kick);
+		close(c->kick_r);
+		c->kick = c->kick_r = -1;
+		fds_sub(c, 2);
+	}
 	fld_waits_client_gone(c);
 	if (tracer == c) {
 		int fd;
@@ -662,7 +685,7 @@ static bool reply_send_fds(struct client *c, const struct fl_msg_hdr *req, const
 {
 	union {
 		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int) * 2 * FL_PROTO_POOL_FILL_MAX)];
+		char buf[CMSG_SPACE(sizeof(int) * (2 * FL_PROTO_POOL_FILL_MAX + 1))];
 	} cbuf;
 	struct fl_msg_hdr h = { req->op | FL_OP_REPLY, 0, req->seq, (uint32_t)len };
 	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)body, len } };
@@ -844,6 +867,13 @@ static int shared_sync(struct shared_tl *s, struct fl_timeline *tl)
 {
 	uint64_t value, before = s->synced;
 	int r;
+
+	/*
+	 * Owners' ends closed before this catch-up are judged by the counter
+	 * as it was (owner_end_closed()): a fence whose owner lost its end
+	 * fails, even if this catch-up would reach it.
+	 */
+	fl__fence_pipe_ends_check();
 
 	s->synced = __atomic_load_n(&s->page->value, __ATOMIC_SEQ_CST);
 	if (s->synced != before) {
@@ -1082,6 +1112,41 @@ fail:
 	return r;
 }
 
+/*
+ * given_done(): a kept fence completed here. Its owner holds the only write
+ * end, so tell it (a struct fl_proto_kick in its kick pipe) when that
+ * completion is not the owner's doing: a failure (its timeline died), or a
+ * step not through its counter (kick_all). Not for catching up with the
+ * owner's counter (it closed its ends of what it reached itself), nor
+ * while handling the end's close (kick_none). The write never blocks: our
+ * end is non-blocking and nobody else has that file; an owner that does
+ * not read its kick pipe only delays its own fences.
+ */
+static int kick_all, kick_none;
+
+static void kick_write(struct client *c, uint64_t slot, int status, uint64_t ts)
+{
+	struct fl_proto_kick k = { slot, ts, status, 0 };
+
+	if (c && c->kick >= 0)
+		(void)!write(c->kick, &k, sizeof(k));
+}
+
+static void given_done(void *owner, uint64_t slot, int status, uint64_t ts)
+{
+	if (!kick_none && (kick_all || status < 0))
+		kick_write(owner, slot, status, ts);
+}
+
+/* Tell @c of @f, complete already, made of its pooled @slot, whose end it may have kept. */
+static void kick_send(struct client *c, uint32_t slot, struct fl_fence *f)
+{
+	struct fl_fence_info info;
+
+	if (fl_fence_get_info(f, &info, NULL, 0) >= 0 && info.status != 0)
+		kick_write(c, slot, info.status, info.timestamp_ns);
+}
+
 /* TIMELINE_INC and TIMELINE_SIGNAL: through the counter if there is one. */
 static int timeline_add(struct client *c, struct fl_timeline *tl, uint64_t count)
 {
@@ -1103,7 +1168,10 @@ static int timeline_add(struct client *c, struct fl_timeline *tl, uint64_t count
 	 */
 	ts = fl__now_ns();
 	fl__timeline_signal_stamp(ts);
+	/* Not the owner's counter: its kept ends of fences this step reaches are told (given_done()). */
+	kick_all++;
 	r = fl_sw_sync_timeline_inc(tl, count);
+	kick_all--;
 	fl__timeline_signal_stamp(0);
 	if (r == 0 && s) {
 		s->synced += s->is32 ? (uint32_t)count : count;
@@ -1126,6 +1194,40 @@ static void shared_must_tl(struct fl_timeline *tl, uint64_t value)
 /* The status page's fd (fl__status_page_create()), -1 without one. */
 static int status_page_fd = -1;
 
+/*
+ * Every write end of an owner's pipe fence is closed (fl__fence_pipe_give()):
+ * its holders see it ready. That is a completion only if the owner's
+ * counter reached the fence; otherwise the owner lost its end before it
+ * got there (it died, or the program closed the library's fds), and the
+ * fence fails with -ENOENT, as the kernel fails the pending points of a
+ * sw_sync timeline that goes away: ready must never read as signalled
+ * before it is.
+ */
+static void owner_end_closed(struct fl_fence *f)
+{
+	int n;
+
+	/* Its owner has no end to close (nor those it closed with it). */
+	kick_none++;
+	shared_sync_fence(f);
+	n = fl_fence_get_status(f) == 0 ? fl__fence_fail_pending(f, -ENOENT) : 0;
+	kick_none--;
+	if (n > 0)
+		fld_log("an owner's fence '%s' failed: its signal end was closed before its "
+			"timeline reached it",
+			fl_fence_get_name(f));
+}
+
+/* Is @fd a pipe whose every write end is closed? */
+static bool pipe_at_eof(int fd)
+{
+	struct pollfd pf = { .fd = fd, .events = 0 };
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) && poll(&pf, 1, 0) == 1 &&
+	       (pf.revents & POLLHUP);
+}
+
 static bool op_hello(struct client *c, const struct fl_proto_request *q)
 {
 	struct fl_msg_hello_reply r = {
@@ -1142,6 +1244,26 @@ static bool op_hello(struct client *c, const struct fl_proto_request *q)
 		r.flags = FL_HELLO_F_STATUS_PAGE;
 	c->greeted = true;
 	return reply_send(c, &q->hdr, &r, sizeof(r), page ? status_page_fd : -1);
+}
+
+/* @c's kick pipe, made on first use. Return: 0, or -EMFILE over its quota, or a pipe2() error. */
+static int kick_open(struct client *c)
+{
+	int p[2];
+
+	if (c->kick >= 0)
+		return 0;
+	if (fds_charge(c, 2, "its kick pipe") < 0)
+		return -EMFILE;
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0) {
+		fds_sub(c, 2);
+		return -errno;
+	}
+	/* Nobody but root may reopen it through /proc to write kicks of its own. */
+	(void)fchmod(p[0], 0);
+	c->kick_r = p[0];
+	c->kick = p[1];
+	return 0;
 }
 
 static bool op_timeline_create(struct client *c, const struct fl_proto_request *q)
@@ -1248,8 +1370,8 @@ static int adopt(struct client *c, struct fl_fence *f, int *fds)
 		objects_uncharge(c, false);
 		fds_sub(c, 1);
 		atomic_fetch_sub(&c->refs, 1);
-		/* Only fds that are not a pair are the client's fault. */
-		if (r == -EBADF || r == -ENOTSOCK || r == -EINVAL || r == -EEXIST)
+		/* Only fds that are not a socket pair are the client's fault. */
+		if (r == -EBADF || r == -ENOTSOCK || r == -ENOTTY || r == -EINVAL || r == -EEXIST)
 			return -EBADMSG;
 		return r;
 	}
@@ -1425,21 +1547,26 @@ static bool op_timeline_bind(struct client *c, const struct fl_proto_request *q,
  * POOL_FILL: hand out fence fds that FENCE_NEW makes fences of later: the
  * read ends of pipes whose write ends the core keeps, so that no holder can
  * shut them down, write into them or make them ready early; socket pairs
- * for an owner's pool with signal ends (which it writes the record into
- * itself) and where pipes cannot be used (fl__fence_pipes_ok()).
+ * where pipes cannot be used (fl__fence_pipes_ok()). With signal ends (an
+ * owner's pool), a copy of each pipe's write end goes with it: a fence the
+ * owner keeps the end of (FL_MSG_F_KEPT) is then completed by the owner's
+ * record and close, and the core gives up its own end (see op_fence_new()).
  */
 static bool op_pool_fill(struct client *c, const struct fl_proto_request *q)
 {
 	struct fl_msg_pool_reply rep = { { 0, 0 }, c->pool_slot + c->pool_count, 0 };
-	/* The fence fds, then (FL_POOL_F_SIGNAL_ENDS) copies of our ends. */
-	int user[2 * FL_PROTO_POOL_FILL_MAX];
+	/* The fence fds, then (FL_POOL_F_SIGNAL_ENDS) copies of our ends, and the kick pipe. */
+	int user[2 * FL_PROTO_POOL_FILL_MAX + 1];
 	uint32_t want = q->u.pool_fill.count, n = 0;
 	bool ends = q->u.pool_fill.flags & FL_POOL_F_SIGNAL_ENDS, alive;
-	bool pipes = !ends && fl__fence_pipes_ok();
+	bool pipes = fl__fence_pipes_ok();
 	int r = 0;
 
 	if (want > FL_PROTO_POOL_MAX - c->pool_count)
 		return reply_status(c, &q->hdr, -ENOSPC);
+	/* Pipe signal ends are of use only with a kick pipe (given_done()); without one, none. */
+	if (ends && pipes && kick_open(c) < 0)
+		ends = false;
 	/* Each pooled pair's sink is a daemon fd held for it: as many as its quotas allow. */
 	want = FL_MIN(want, fds_room(c));
 	if (!want)
@@ -1450,10 +1577,16 @@ static bool op_pool_fill(struct client *c, const struct fl_proto_request *q)
 
 		if (pipes) {
 			r = fl__fence_pipe_new(&p->pipe, &user[n], &p->dev, &p->ino);
+			if (r == 0 && ends &&
+			    (r = fl__fence_pipe_end(p->pipe, user[n],
+						    &user[FL_PROTO_POOL_FILL_MAX + n])) < 0) {
+				fl__fence_pipe_discard(p->pipe, r);
+				close(user[n]);
+			}
 			if (r < 0)
 				break;
 			p->sink = -1;
-			p->end_given = false;
+			p->end_given = ends;
 			continue;
 		}
 		p->pipe = NULL;
@@ -1485,7 +1618,11 @@ static bool op_pool_fill(struct client *c, const struct fl_proto_request *q)
 	rep.count = n;
 	if (ends)
 		memmove(&user[n], &user[FL_PROTO_POOL_FILL_MAX], n * sizeof(int));
-	alive = reply_send_fds(c, &q->hdr, &rep, sizeof(rep), user, ends ? 2 * n : n);
+	/* Last, so that it is the first to go where the client's fd table is full. */
+	if (ends && pipes)
+		user[2 * n] = c->kick_r;
+	alive = reply_send_fds(c, &q->hdr, &rep, sizeof(rep), user,
+			       ends ? 2 * n + (pipes ? 1 : 0) : n);
 	for (uint32_t i = 0; i < (ends ? 2 * n : n); i++)
 		close(user[i]);
 	if (!alive) {
@@ -1558,7 +1695,7 @@ static bool op_fence_new(struct client *c, const struct fl_proto_request *q)
 {
 	const struct fl_msg_fence_new *b = &q->u.fence_new;
 	struct fl_timeline *tl = NULL;
-	struct fl_fence *f;
+	struct fl_fence *f = NULL;
 	struct shared_tl *s;
 	struct pooled p;
 	int r;
@@ -1595,7 +1732,6 @@ static bool op_fence_new(struct client *c, const struct fl_proto_request *q)
 			   : fl__fence_adopt_sink(f, p.sink, p.dev, p.ino, release_fence, c);
 		if (r == 0)
 			fld_trace_fence_new(c->pid, f, "create", 0, 0);
-		fl_fence_unref(f);
 		if (r < 0) {
 			objects_uncharge(c, false);
 			fds_sub(c, 1);
@@ -1609,14 +1745,47 @@ static bool op_fence_new(struct client *c, const struct fl_proto_request *q)
 	 * The owner completes a fence whose signal end it kept when its
 	 * counter gets there; it can only claim that for its own timeline and
 	 * a slot that came with an end (else it would only delay its own).
+	 * A pipe's: our write end goes, so the owner's close is the fd's
+	 * readiness; owner_end_closed() then checks that it was a completion.
 	 */
-	if (r == 0 && (s = shared_find(tl)) &&
-	    !((q->hdr.flags & FL_MSG_F_KEPT) && p.end_given && s->owner == c))
-		shared_must(s, tl, b->value);
+	if (r == 0 && (s = shared_find(tl))) {
+		if (!((q->hdr.flags & FL_MSG_F_KEPT) && p.end_given && s->owner == c)) {
+			shared_must(s, tl, b->value);
+		} else if (p.pipe) {
+			fl__fence_pipe_give(p.pipe, b->slot);
+			/*
+			 * Another process may have reached it before the owner
+			 * could see: then the owner's end must go. Only this
+			 * fence is told: the others the catch-up completes,
+			 * the owner's counter reached.
+			 */
+			shared_sync(s, tl);
+			if (fl_fence_get_status(f) != 0)
+				kick_send(c, b->slot, f);
+		}
+	}
+	fl_fence_unref(f);
 	if (tl)
 		fl_timeline_unref(tl);
 	if (q->hdr.flags & FL_MSG_F_REPLY)
 		return reply_status(c, &q->hdr, r);
+	return true;
+}
+
+/* FENCE_RETURN: an owner gives a kept pipe signal end back before it disconnects. */
+static bool op_fence_return(struct client *c, const struct fl_proto_request *q, int *fds)
+{
+	struct fl_fence *f;
+
+	(void)c;
+	(void)q;
+	(void)fl__fence_pipe_return(fds[0], &f); /* consumes it */
+	fds[0] = -1;
+	/* Ours to complete again, when the counter gets there. */
+	if (f) {
+		shared_fence_points(f, true);
+		fl_fence_unref(f);
+	}
 	return true;
 }
 
@@ -1669,6 +1838,13 @@ static bool op_fence_info(struct client *c, const struct fl_proto_request *q, in
 	if (fence_of(c, fds[0], &f) < 0)
 		return reply_status(c, &q->hdr, -ENOTTY);
 	shared_sync_fence(f);
+	/*
+	 * An owner's pipe fence whose every write end is closed reads as
+	 * ready: never answer "active" for it (its reader would spin), even
+	 * if the end's EPOLLHUP is still queued in our loop.
+	 */
+	if (fl_fence_get_status(f) == 0 && pipe_at_eof(fds[0]))
+		owner_end_closed(f);
 	n = (uint32_t)fl_fence_get_num_points(f);
 	if (first > n) {
 		fl_fence_unref(f);
@@ -2232,6 +2408,8 @@ static bool dispatch(struct client *c, const struct fl_proto_request *q, int *fd
 		return op_heap_free(c, q, fds);
 	case FL_OP_HEAP_INFO:
 		return op_heap_info(c, q);
+	case FL_OP_FENCE_RETURN:
+		return op_fence_return(c, q, fds);
 	default: /* FL_OP_PING */
 		return op_ping(c, q);
 	}
@@ -2401,9 +2579,12 @@ static int client_read_some(struct client *c, int max, uint64_t start, uint64_t 
 			disconnect(c, "its fds do not close (docs/daemon.md)");
 			return i + 1;
 		}
-		if (budget_ns && fl__now_ns() - start >= budget_ns)
+		if (budget_ns && fl__now_ns() - start >= budget_ns) {
+			served_in_part = true;
 			return i + 1;
+		}
 	}
+	served_in_part = true;
 	return i;
 }
 
@@ -2519,6 +2700,7 @@ static void accept_clients(int lfd)
 			continue;
 		}
 		c->fd = fd;
+		c->kick = c->kick_r = -1;
 		c->uid = cred.uid;
 		c->pid = cred.pid;
 		c->debt_at_ns = fl__now_ns();
@@ -2597,8 +2779,10 @@ static void serve_ready(struct client **ready, int n)
 	}
 	for (int i = 0; i < n; i++) {
 		/* The rest are reported again at once, with whoever became ready meanwhile. */
-		if (i && fl__now_ns() - round_start >= ROUND_NS)
+		if (i && fl__now_ns() - round_start >= ROUND_NS) {
+			served_in_part = true;
 			break;
+		}
 		if (ready[i]->fd >= 0 && !ready[i]->parked)
 			client_readable(ready[i], BATCH, TURN_NS);
 	}
@@ -2652,6 +2836,7 @@ int fld_serve(int lfd, const struct server_config *config)
 	wfd = fl__watcher_host_fd();
 	if (wfd < 0)
 		return wfd;
+	fl__fence_pipe_set_hooks(owner_end_closed, given_done);
 	ev.data.ptr = &wfd;
 	epoll_ctl(epfd, EPOLL_CTL_ADD, wfd, &ev);
 	/* Clients' fds whose close() may wait are closed by a thread, which reports here. */
@@ -2736,10 +2921,23 @@ int fld_serve(int lfd, const struct server_config *config)
 				ready[nready++] = evs[i].data.ptr;
 			}
 		}
+		served_in_part = false;
 		serve_ready(ready, nready);
-		/* After the events at hand: a release can free a client they name. */
-		if (watch || fl__watcher_timeout_ms() == 0)
+		/*
+		 * After the events at hand: a release can free a client they
+		 * name. And after the requests clients sent before they closed
+		 * an fd: a client whose turn ended with requests left (a fence
+		 * of a timeline whose fd it closed next) gets its next turns
+		 * first, a few passes at most, so that nobody can hold off the
+		 * closes for long. The watcher's fd stays ready meanwhile.
+		 */
+		if ((watch || fl__watcher_timeout_ms() == 0) &&
+		    (!served_in_part || ++dispatch_put_off > DISPATCH_PUT_OFF_MAX)) {
 			fl__watcher_dispatch();
+			dispatch_put_off = 0;
+		}
+		/* Owners' ends closed meanwhile; nothing woke us for them. */
+		fl__fence_pipe_ends_check();
 		if (reap)
 			fld_received_reap();
 		answer_deferred_pings();

@@ -66,6 +66,7 @@ static const struct {
 	/* One fd, or none to free a group (check_body()). */
 	[FL_OP_HEAP_FREE] = { "HEAP_FREE", sizeof(struct fl_msg_heap_free), 1 },
 	[FL_OP_HEAP_INFO] = { "HEAP_INFO", sizeof(struct fl_msg_heap_info), 0 },
+	[FL_OP_FENCE_RETURN] = { "FENCE_RETURN", 0, 1 },
 };
 
 /* A number without an entry (none today) would be unknown too. */

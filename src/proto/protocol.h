@@ -56,7 +56,8 @@ enum fl_proto_op {
 	FL_OP_HEAP_ALLOC = 21, /* body heap_alloc, no fds; reply heap_alloc_reply + 1 fd */
 	FL_OP_HEAP_FREE = 22, /* body heap_free, fds {buffer} or none; reply heap_free_reply */
 	FL_OP_HEAP_INFO = 23, /* body heap_info, no fds; reply heap_info_reply */
-	FL_OP_MAX_ = FL_OP_HEAP_INFO,
+	FL_OP_FENCE_RETURN = 24, /* no body, fds {signal end}; one-way */
+	FL_OP_MAX_ = FL_OP_FENCE_RETURN,
 };
 
 /* Set in a reply's op. */
@@ -214,7 +215,20 @@ struct fl_msg_fence_info {
  * fence. With FL_POOL_F_SIGNAL_ENDS the reply carries 2 * count fds: the
  * count fence fds, then in the same order a copy of the daemon's end of
  * each (its "signal end"), so that the client can complete a fence of a
- * timeline it owns itself (see struct fl_proto_shared_timeline).
+ * timeline it owns itself (see struct fl_proto_shared_timeline). The fence
+ * fds are pipe read ends and the signal ends copies of their write ends;
+ * where the daemon cannot use pipes (FENCELINE_FD_KIND=socket), socket
+ * pairs. A pipe fence made with FL_MSG_F_KEPT is the owner's to complete:
+ * the daemon closes its own write end, so the owner's (which gets the
+ * status record, twice for a success, and is then closed) is the only one
+ * left, and every write end closed is the fd's readiness. If the counter
+ * had not reached the fence when that happened, the daemon fails it with
+ * -ENOENT. A kept end whose fence the daemon completed (another process
+ * signalled, the timeline died) is the owner's to close: the daemon writes
+ * a struct fl_proto_kick into the connection's kick pipe. The kick pipe's
+ * read end comes last, after the signal ends, in every reply with pipe
+ * signal ends (2 * count + 1 fds); its hang-up tells the owner that the
+ * daemon dropped it or died.
  */
 struct fl_msg_pool_fill {
 	uint32_t count;
@@ -234,6 +248,13 @@ struct fl_msg_fence_new {
 	uint32_t handle;
 	uint32_t slot;
 };
+
+/*
+ * FENCE_RETURN (one-way, no body): the owner gives a kept pipe signal end
+ * back before it lets go of its connection (fl_daemon_disconnect(), a
+ * request that timed out), so that the daemon completes that fence again
+ * instead of failing it when the end is closed. Anything else is closed.
+ */
 
 /* TIMELINE_INC of a bound timeline, without sending its fd. */
 struct fl_msg_timeline_signal {
@@ -282,6 +303,24 @@ struct fl_proto_shared_timeline {
 	 */
 	uint64_t stamp_ns;
 	uint64_t reserved[5];
+};
+
+/*
+ * What the daemon writes into an owner's kick pipe (struct
+ * fl_msg_pool_fill) for a fence whose pipe signal end the owner kept, and
+ * which the daemon completed without the owner's counter reaching it:
+ * another process signalled the timeline through the daemon (also past it
+ * by wrapping around), the timeline died, or the owner's own step went
+ * through the daemon. The owner writes the fence's record (@status,
+ * @timestamp_ns) into its end and closes it. @slot is the pooled slot the
+ * fence was made of (FENCE_NEW's): unique on the connection, where a
+ * pipe's inode would be reused once the owner closed it.
+ */
+struct fl_proto_kick {
+	uint64_t slot;
+	uint64_t timestamp_ns;
+	int32_t status;
+	uint32_t pad; /* 0 */
 };
 #define FL_PROTO_SHARED_SIZE 4096
 

@@ -58,6 +58,7 @@ static const struct {
 	{ 21, 48, 0 }, /* HEAP_ALLOC */
 	{ 22, 8, 1 }, /* HEAP_FREE (1 fd, or none for a group) */
 	{ 23, 32, 0 }, /* HEAP_INFO */
+	{ 24, 0, 1 }, /* FENCE_RETURN */
 };
 
 /* The errnos a decode may fail with, one bit each. */
@@ -318,6 +319,7 @@ static void check_body(const struct fl_proto_request *q, const uint8_t *b)
 		CHECK(memcmp(q->u.heap_info.heap, b, 32) == 0);
 		break;
 	case FL_OP_TIMELINE_GET_VALUE:
+	case FL_OP_FENCE_RETURN:
 	case FL_OP_TIMELINE_BIND:
 	case FL_OP_FENCE_GET_DEADLINE:
 	case FL_OP_PING:
@@ -331,13 +333,13 @@ static void check_body(const struct fl_proto_request *q, const uint8_t *b)
 static void check_tables(void)
 {
 	static bool done;
-	static const uint32_t unknown[] = { 0,	       24, 0x7fffffff, FL_OP_REPLY, FL_OP_REPLY | 1,
+	static const uint32_t unknown[] = { 0,	       25, 0x7fffffff, FL_OP_REPLY, FL_OP_REPLY | 1,
 					    0xffffffff };
 
 	if (done)
 		return;
 	done = true;
-	CHECK(FL_OP_MAX_ == 23 && sizeof(struct fl_msg_hdr) == HDR);
+	CHECK(FL_OP_MAX_ == 24 && sizeof(struct fl_msg_hdr) == HDR);
 	for (size_t i = 0; i < sizeof(spec) / sizeof(spec[0]); i++) {
 		CHECK(fl__proto_request_size(spec[i].op) == (int)spec[i].size);
 		CHECK(fl__proto_request_nfds(spec[i].op) == (int)spec[i].nfds);

@@ -27,6 +27,7 @@ DUMP = 17
 WAIT_BEGIN, WAIT_END, TRACE = 18, 19, 20
 F_NOTIFY = 8
 HEAP_ALLOC, HEAP_FREE, HEAP_INFO = 21, 22, 23
+FENCE_RETURN = 24
 DUMP_HEAPS = 32
 F_REPLY = 1
 F_KEPT = 2
@@ -127,8 +128,11 @@ SEEDS = {
     "heap-free-bad-none": packet(0, HEAP_FREE, 42, struct.pack("<II", 0, 0)),
     "heap-info": packet(0, HEAP_INFO, 43, name("carveout")),
     "heap-info-all": packet(0, HEAP_INFO, 44, name("")),
+    "fence-return": packet(1, FENCE_RETURN, 46, b""),
+    # Invalid: no fd (-EINVAL).
+    "fence-return-bad-nfds": packet(0, FENCE_RETURN, 47, b""),
     # Invalid: an op past the last (-EOPNOTSUPP).
-    "unknown-op-24": packet(0, 24, 45, b""),
+    "unknown-op-25": packet(0, 25, 45, b""),
     "timeline-sync": packet(0, TIMELINE_SYNC, 16, struct.pack("<II", 0, 0)),
     # Invalid: pad must be 0 (-EINVAL).
     "timeline-sync-bad-pad": packet(0, TIMELINE_SYNC, 17, struct.pack("<II", 0, 1)),
