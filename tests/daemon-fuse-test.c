@@ -383,6 +383,14 @@ FL_TEST_TIMEOUT(fds_on_a_stuck_filesystem_do_not_stall_the_daemon, 120)
 			       "FENCE_MERGE of FUSE files");
 	}
 	{
+		struct fl_msg_hdr h = { FL_OP_FENCE_RETURN, 0, seq++, 0 };
+
+		/* One-way: a pipe's write end given back; a FUSE file is dropped. */
+		raw_send(sock, &h, sizeof(h), &fd, 1);
+		ping_in_time(sock, seq++, "FENCE_RETURN of a FUSE file");
+		ping_in_time(bystander, seq++, "FENCE_RETURN of a FUSE file");
+	}
+	{
 		struct {
 			struct fl_msg_hdr h;
 			struct fl_msg_fence_import b;

@@ -1222,9 +1222,9 @@ static void owner_end_closed(struct fl_fence *f)
 static bool pipe_at_eof(int fd)
 {
 	struct pollfd pf = { .fd = fd, .events = 0 };
-	struct stat st;
+	struct fl__fd_stat st;
 
-	return fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) && poll(&pf, 1, 0) == 1 &&
+	return fl__fd_stat(fd, &st) == 0 && S_ISFIFO(st.mode) && poll(&pf, 1, 0) == 1 &&
 	       (pf.revents & POLLHUP);
 }
 
@@ -1779,7 +1779,10 @@ static bool op_fence_return(struct client *c, const struct fl_proto_request *q, 
 
 	(void)c;
 	(void)q;
-	(void)fl__fence_pipe_return(fds[0], &f); /* consumes it */
+	/* Only a pipe can be one: any other file is left to the loop (received.c). */
+	if (!fld_received_inline(fds[0]))
+		return true;
+	(void)fl__fence_pipe_return(fds[0], &f); /* consumes it; its close never waits */
 	fds[0] = -1;
 	/* Ours to complete again, when the counter gets there. */
 	if (f) {
