@@ -98,6 +98,23 @@ struct fl__sink {
 };
 
 static pthread_mutex_t sink_lock = PTHREAD_MUTEX_INITIALIZER;
+/*
+ * A forked child closes the write ends it finds in the table (see
+ * atfork_child()); a copy it cannot find would hold its fence's
+ * end-of-file back for as long as the child lives. So a write end is never
+ * open outside the table while fork() copies the fd table: readers hold
+ * this from pipe2() (or socketpair()) until the sink is in the table, and
+ * from a sink's leaving it until its fd is closed; atfork_prepare() takes
+ * it for writing. Writer-preferring, so that threads making fds back to
+ * back do not starve a fork(); hence never taken twice by one thread.
+ * Taken after a fence lock and before sink_lock.
+ */
+#ifdef PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP
+#define FORK_GUARD_INITIALIZER PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP
+#else
+#define FORK_GUARD_INITIALIZER PTHREAD_RWLOCK_INITIALIZER
+#endif
+static pthread_rwlock_t fork_guard = FORK_GUARD_INITIALIZER;
 static struct fl__sink **table;
 static size_t table_size, table_count;
 
@@ -409,6 +426,27 @@ static void release_sink(struct fl__sink *s)
 	bool published;
 	int fd;
 
+	/* A strong sink's fence never changes (it holds a reference on it). */
+	f = s->kind == SINK_FENCE && s->strong ? s->fence : NULL;
+	if (f) {
+		/*
+		 * The fence may still be pending: take the sink off its list
+		 * first. Its completion no longer touches the fd: we claimed
+		 * the sink.
+		 */
+		pthread_mutex_lock(&f->lock);
+		sink_unlink_locked(f, s);
+		/* Under the lock: a completion after this must not publish again. */
+		published = s->published;
+		s->published = false;
+		pthread_mutex_unlock(&f->lock);
+	} else {
+		published = s->published;
+	}
+	if (published)
+		fl__status_page_remove(s->dev, s->ino);
+	/* In the table until closed, for a fork meanwhile (see fork_guard). */
+	pthread_rwlock_rdlock(&fork_guard);
 	pthread_mutex_lock(&sink_lock);
 	if (s->kind == SINK_WATCH)
 		watch_count--;
@@ -416,28 +454,9 @@ static void release_sink(struct fl__sink *s)
 		hash_remove(s);
 	done_unlink(s);
 	fresh_unlink(s);
-	f = s->fence;
+	fd = s->fd;
+	s->fd = -1;
 	pthread_mutex_unlock(&sink_lock);
-
-	if (s->kind == SINK_FENCE && f && s->strong) {
-		/*
-		 * The fence may still be pending: take the sink off its list
-		 * first. A pipe fence's completion closes the fd under this lock.
-		 */
-		pthread_mutex_lock(&f->lock);
-		sink_unlink_locked(f, s);
-		fd = s->fd;
-		s->fd = -1;
-		/* Under the lock: a completion after this must not publish again. */
-		published = s->published;
-		s->published = false;
-		pthread_mutex_unlock(&f->lock);
-	} else {
-		fd = s->fd;
-		published = s->published;
-	}
-	if (published)
-		fl__status_page_remove(s->dev, s->ino);
 	if (s->kind == SINK_WATCH)
 		FL_LOG("fd", "watched fd %d is readable", fd);
 	else
@@ -452,7 +471,8 @@ static void release_sink(struct fl__sink *s)
 		 */
 		fl__close(fd);
 	}
-	if (s->kind == SINK_FENCE && f && s->strong)
+	pthread_rwlock_unlock(&fork_guard);
+	if (f)
 		fl_fence_unref(f);
 	if (s->kind == SINK_TIMELINE)
 		fl_timeline_unref(s->tl);
@@ -871,12 +891,14 @@ static void *watcher(void *arg)
 
 static void atfork_prepare(void)
 {
+	pthread_rwlock_wrlock(&fork_guard);
 	pthread_mutex_lock(&sink_lock);
 }
 
 static void atfork_parent(void)
 {
 	pthread_mutex_unlock(&sink_lock);
+	pthread_rwlock_unlock(&fork_guard);
 }
 
 /*
@@ -888,8 +910,13 @@ static void atfork_child(void)
 {
 	for (size_t i = 0; i < table_size; i++) {
 		for (struct fl__sink *s = table[i]; s; s = s->hash_next) {
-			/* A pipe's write end too: the parent's fences must still reach end-of-file. */
-			if (s->fd >= 0)
+			/*
+			 * A pipe's write end too: the parent's fences must still
+			 * reach end-of-file. Not a number the program took over
+			 * (close_range(), a dup2() over ours): not ours to close.
+			 */
+			if (s->fd >= 0 && !s->fd_lost &&
+			    (!s->pipe || fd_is_end_of(s->fd, s->dev, s->ino)))
 				close(s->fd);
 			s->fd = -1;
 			s->inherited = true;
@@ -915,6 +942,11 @@ static void atfork_child(void)
 	fresh_count = fresh_after_sweep = 0;
 	watcher_running = false;
 	pthread_mutex_unlock(&sink_lock);
+	/*
+	 * Not an unlock: glibc knows the writer by its thread id, which is
+	 * not the child's. Nobody else holds it here, in the only thread.
+	 */
+	fork_guard = (pthread_rwlock_t)FORK_GUARD_INITIALIZER;
 }
 
 /* Under sink_lock. */
@@ -1608,12 +1640,15 @@ static int sink_new_tracked(enum sink_kind kind, bool strong, struct fl_fence *f
 	if (!s)
 		return -ENOMEM;
 	s->pipe = kind == SINK_TIMELINE ? use_pipes(kind) : !release && use_pipes(kind);
+	/* Until the core's end is in the table (see fork_guard). */
+	pthread_rwlock_rdlock(&fork_guard);
 	if (s->pipe) {
 		int p[2];
 
 		/* sv[0] stays the core's end, sv[1] the user's, as with a socket pair. */
 		r = pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0 ? -errno : 0;
 		if (r < 0) {
+			pthread_rwlock_unlock(&fork_guard);
 			free(s);
 			return r;
 		}
@@ -1627,6 +1662,7 @@ static int sink_new_tracked(enum sink_kind kind, bool strong, struct fl_fence *f
 	} else {
 		r = fl__socketpair_cloexec(sv);
 		if (r < 0) {
+			pthread_rwlock_unlock(&fork_guard);
 			free(s);
 			return r;
 		}
@@ -1643,6 +1679,7 @@ static int sink_new_tracked(enum sink_kind kind, bool strong, struct fl_fence *f
 	r = sink_register(s, sv[0], sv[1]);
 	if (r < 0)
 		goto fail;
+	pthread_rwlock_unlock(&fork_guard);
 	FL_LOG("fd", "new %s fd %d (core end %d)", kind == SINK_FENCE ? "fence" : "timeline", sv[1],
 	       sv[0]);
 	*ret_sink = s;
@@ -1651,6 +1688,7 @@ static int sink_new_tracked(enum sink_kind kind, bool strong, struct fl_fence *f
 fail:
 	fl__close(sv[0]);
 	fl__close(sv[1]);
+	pthread_rwlock_unlock(&fork_guard);
 	free(s);
 	return r;
 }
@@ -1723,6 +1761,8 @@ static void pipe_complete_locked(struct fl__sink *s, int status, uint64_t ts)
 	if (fd < 0)
 		return;
 	write_record(fd, &rec);
+	/* Out of the table only once closed (see fork_guard). */
+	pthread_rwlock_rdlock(&fork_guard);
 	pthread_mutex_lock(&sink_lock);
 	/* Unless a release path owns it already (its last reader is gone): then it closes fd. */
 	if (slot_get(s->key) == s) {
@@ -1737,6 +1777,7 @@ static void pipe_complete_locked(struct fl__sink *s, int status, uint64_t ts)
 	pthread_mutex_unlock(&sink_lock);
 	if (s->fd < 0)
 		fl__close(fd);
+	pthread_rwlock_unlock(&fork_guard);
 }
 
 void fl__sink_write_locked(struct fl__sink *s, int status, uint64_t ts)
