@@ -102,19 +102,39 @@ static pthread_mutex_t sink_lock = PTHREAD_MUTEX_INITIALIZER;
  * A forked child closes the write ends it finds in the table (see
  * atfork_child()); a copy it cannot find would hold its fence's
  * end-of-file back for as long as the child lives. So a write end is never
- * open outside the table while fork() copies the fd table: readers hold
- * this from pipe2() (or socketpair()) until the sink is in the table, and
- * from a sink's leaving it until its fd is closed; atfork_prepare() takes
- * it for writing. Writer-preferring, so that threads making fds back to
- * back do not starve a fork(); hence never taken twice by one thread.
- * Taken after a fence lock and before sink_lock.
+ * open outside the table while fork() copies the fd table: a thread is
+ * "busy" from pipe2() (or socketpair()) until the sink is in the table,
+ * and from a sink's leaving it until its fd is closed, and
+ * atfork_prepare() waits until no thread is. @fork_busy counts the busy
+ * threads, @fork_pending the fork()s in progress; a thread becomes busy
+ * only while none is (it waits otherwise, so a stream of threads making
+ * fds cannot starve a fork()). Each side writes its count and then reads
+ * the other's, all seq_cst, so one of them sees the other. Not a pthread
+ * rwlock: a forked child cannot release one that its parent's thread
+ * write-locked (glibc knows a writer by its thread id). Entered after a
+ * fence lock and before sink_lock; never by a thread already busy.
  */
-#ifdef PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP
-#define FORK_GUARD_INITIALIZER PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP
-#else
-#define FORK_GUARD_INITIALIZER PTHREAD_RWLOCK_INITIALIZER
-#endif
-static pthread_rwlock_t fork_guard = FORK_GUARD_INITIALIZER;
+static atomic_int fork_busy, fork_pending;
+
+static void fork_guard_exit(void)
+{
+	if (atomic_fetch_sub(&fork_busy, 1) == 1 && atomic_load(&fork_pending))
+		fl__futex_wake_all(&fork_busy);
+}
+
+static void fork_guard_enter(void)
+{
+	for (;;) {
+		int p;
+
+		atomic_fetch_add(&fork_busy, 1);
+		if (!atomic_load(&fork_pending))
+			return;
+		fork_guard_exit();
+		while ((p = atomic_load(&fork_pending)) != 0)
+			(void)fl__futex_wait(&fork_pending, p, -1);
+	}
+}
 static struct fl__sink **table;
 static size_t table_size, table_count;
 
@@ -445,8 +465,8 @@ static void release_sink(struct fl__sink *s)
 	}
 	if (published)
 		fl__status_page_remove(s->dev, s->ino);
-	/* In the table until closed, for a fork meanwhile (see fork_guard). */
-	pthread_rwlock_rdlock(&fork_guard);
+	/* In the table until closed, for a fork meanwhile (see fork_busy). */
+	fork_guard_enter();
 	pthread_mutex_lock(&sink_lock);
 	if (s->kind == SINK_WATCH)
 		watch_count--;
@@ -471,7 +491,7 @@ static void release_sink(struct fl__sink *s)
 		 */
 		fl__close(fd);
 	}
-	pthread_rwlock_unlock(&fork_guard);
+	fork_guard_exit();
 	if (f)
 		fl_fence_unref(f);
 	if (s->kind == SINK_TIMELINE)
@@ -891,14 +911,19 @@ static void *watcher(void *arg)
 
 static void atfork_prepare(void)
 {
-	pthread_rwlock_wrlock(&fork_guard);
+	int busy;
+
+	atomic_fetch_add(&fork_pending, 1);
+	while ((busy = atomic_load(&fork_busy)) != 0)
+		(void)fl__futex_wait(&fork_busy, busy, -1);
 	pthread_mutex_lock(&sink_lock);
 }
 
 static void atfork_parent(void)
 {
 	pthread_mutex_unlock(&sink_lock);
-	pthread_rwlock_unlock(&fork_guard);
+	if (atomic_fetch_sub(&fork_pending, 1) == 1)
+		fl__futex_wake_all(&fork_pending);
 }
 
 /*
@@ -942,11 +967,9 @@ static void atfork_child(void)
 	fresh_count = fresh_after_sweep = 0;
 	watcher_running = false;
 	pthread_mutex_unlock(&sink_lock);
-	/*
-	 * Not an unlock: glibc knows the writer by its thread id, which is
-	 * not the child's. Nobody else holds it here, in the only thread.
-	 */
-	fork_guard = (pthread_rwlock_t)FORK_GUARD_INITIALIZER;
+	/* The only thread: nobody else is busy, and the parent's other fork()s are not ours. */
+	atomic_store(&fork_busy, 0);
+	atomic_store(&fork_pending, 0);
 }
 
 /* Under sink_lock. */
@@ -1640,15 +1663,15 @@ static int sink_new_tracked(enum sink_kind kind, bool strong, struct fl_fence *f
 	if (!s)
 		return -ENOMEM;
 	s->pipe = kind == SINK_TIMELINE ? use_pipes(kind) : !release && use_pipes(kind);
-	/* Until the core's end is in the table (see fork_guard). */
-	pthread_rwlock_rdlock(&fork_guard);
+	/* Until the core's end is in the table (see fork_busy). */
+	fork_guard_enter();
 	if (s->pipe) {
 		int p[2];
 
 		/* sv[0] stays the core's end, sv[1] the user's, as with a socket pair. */
 		r = pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0 ? -errno : 0;
 		if (r < 0) {
-			pthread_rwlock_unlock(&fork_guard);
+			fork_guard_exit();
 			free(s);
 			return r;
 		}
@@ -1662,7 +1685,7 @@ static int sink_new_tracked(enum sink_kind kind, bool strong, struct fl_fence *f
 	} else {
 		r = fl__socketpair_cloexec(sv);
 		if (r < 0) {
-			pthread_rwlock_unlock(&fork_guard);
+			fork_guard_exit();
 			free(s);
 			return r;
 		}
@@ -1679,7 +1702,7 @@ static int sink_new_tracked(enum sink_kind kind, bool strong, struct fl_fence *f
 	r = sink_register(s, sv[0], sv[1]);
 	if (r < 0)
 		goto fail;
-	pthread_rwlock_unlock(&fork_guard);
+	fork_guard_exit();
 	FL_LOG("fd", "new %s fd %d (core end %d)", kind == SINK_FENCE ? "fence" : "timeline", sv[1],
 	       sv[0]);
 	*ret_sink = s;
@@ -1688,7 +1711,7 @@ static int sink_new_tracked(enum sink_kind kind, bool strong, struct fl_fence *f
 fail:
 	fl__close(sv[0]);
 	fl__close(sv[1]);
-	pthread_rwlock_unlock(&fork_guard);
+	fork_guard_exit();
 	free(s);
 	return r;
 }
@@ -1761,8 +1784,8 @@ static void pipe_complete_locked(struct fl__sink *s, int status, uint64_t ts)
 	if (fd < 0)
 		return;
 	write_record(fd, &rec);
-	/* Out of the table only once closed (see fork_guard). */
-	pthread_rwlock_rdlock(&fork_guard);
+	/* Out of the table only once closed (see fork_busy). */
+	fork_guard_enter();
 	pthread_mutex_lock(&sink_lock);
 	/* Unless a release path owns it already (its last reader is gone): then it closes fd. */
 	if (slot_get(s->key) == s) {
@@ -1777,7 +1800,7 @@ static void pipe_complete_locked(struct fl__sink *s, int status, uint64_t ts)
 	pthread_mutex_unlock(&sink_lock);
 	if (s->fd < 0)
 		fl__close(fd);
-	pthread_rwlock_unlock(&fork_guard);
+	fork_guard_exit();
 }
 
 void fl__sink_write_locked(struct fl__sink *s, int status, uint64_t ts)
