@@ -18,10 +18,14 @@
  * completion nothing shows it, so every read end sits in a registry epoll
  * set, from its birth, that a sweep of its fdinfo reads (see done_head).
  * A watcher thread does the releases (in a host that asked for it, its
- * own loop does: fl__watcher_host_fd()). FENCELINE_FD_KIND=socket gives the
- * old AF_UNIX socket pairs, whose record holders read with MSG_PEEK. The
- * daemon's fences of a timeline's owner are pipes too, whose only write end
- * the owner keeps (fl__fence_pipe_give(); docs/architecture.md).
+ * own loop does: fl__watcher_host_fd()). A strong sink's release drops its
+ * fence reference; for a pending fence nothing else needs, that is the
+ * last one (fl_fence_unref() drops the fence's own with it), and the
+ * fence and its points are freed, as a kernel sync_pt is.
+ * FENCELINE_FD_KIND=socket gives the old AF_UNIX socket pairs, whose
+ * record holders read with MSG_PEEK. The daemon's fences of a timeline's
+ * owner are pipes too, whose only write end the owner keeps
+ * (fl__fence_pipe_give(); docs/architecture.md).
  *
  * A timeline fd is a pipe too, without records: the sink holds a timeline
  * handle, dropped when the last copy of the fd is closed, which is what
