@@ -12,9 +12,17 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -472,4 +480,196 @@ FL_TEST(timeline_from_fd_finds_the_timeline)
 	close(fence_fd);
 	fl_fence_unref(fence);
 	fl_timeline_unref(tl);
+}
+
+/*
+ * A thread that makes fence fds (and timeline fds) in a loop while the
+ * test forks: each fence is signalled at once, and its fd handed to the
+ * test, which checks that it reaches end-of-file.
+ */
+#define FORK_MAKER_FDS 256
+
+struct fork_maker {
+	struct fl_timeline *tl;
+	pthread_mutex_t lock;
+	int fds[FORK_MAKER_FDS];
+	size_t nfds;
+	atomic_uint made; /* fds handed over so far */
+	atomic_bool stop;
+	int error; /* the step that failed, 0 if none */
+};
+
+static void *fork_maker_thread(void *arg)
+{
+	struct fork_maker *m = arg;
+
+	while (!atomic_load(&m->stop) && !m->error) {
+		struct fl_fence *f;
+		int fd, tl_fd, r;
+		bool full;
+
+		pthread_mutex_lock(&m->lock);
+		full = m->nfds == FORK_MAKER_FDS;
+		pthread_mutex_unlock(&m->lock);
+		if (full) {
+			sched_yield();
+			continue;
+		}
+		r = fl_sw_sync_fence_create(m->tl, fl_test_timeline_value(m->tl) + 1, "fork-race",
+					    &f);
+		if (r == 0) {
+			r = fl_fence_export_fd(f, &fd);
+			fl_fence_unref(f);
+		}
+		if (r < 0) {
+			m->error = 1;
+			break;
+		}
+		/* The completion closes the fence's write end. */
+		if (fl_sw_sync_timeline_inc(m->tl, 1) < 0)
+			m->error = 2;
+		pthread_mutex_lock(&m->lock);
+		m->fds[m->nfds++] = fd;
+		pthread_mutex_unlock(&m->lock);
+		atomic_fetch_add(&m->made, 1);
+		if (fl_timeline_export_fd(m->tl, &tl_fd) < 0)
+			m->error = 3;
+		else
+			close(tl_fd);
+	}
+	return NULL;
+}
+
+/*
+ * How many pipe write ends of mode 0 (the core's ends of fence and
+ * timeline fds: nobody else makes those) this process holds.
+ */
+static int count_core_write_ends(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)) != NULL) {
+		int fd = atoi(e->d_name), fl;
+		struct stat st;
+
+		if (fd == dirfd(d) || fstat(fd, &st) < 0 || !S_ISFIFO(st.st_mode))
+			continue;
+		fl = fcntl(fd, F_GETFL);
+		if (fl >= 0 && (fl & O_ACCMODE) == O_WRONLY && (st.st_mode & 07777) == 0)
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * A child forked while another thread makes fence fds: it tells the test
+ * how many of the core's write ends it holds, then waits to be killed (so
+ * that a copy it holds would still hold its fence's end-of-file back).
+ */
+static void forked_holder_child(int report)
+{
+	int n = count_core_write_ends();
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (write(report, &n, sizeof(n)) != sizeof(n))
+		_exit(1);
+	for (;;)
+		pause();
+}
+
+/*
+ * Read @fd (a signalled fence's fd) until its end-of-file. Return: false
+ * if it did not come within @ms, the liveness bound: a write end still
+ * open somewhere holds it back for as long as that copy lives.
+ */
+static bool reaches_eof(int fd, int ms)
+{
+	char buf[64];
+
+	for (;;) {
+		ssize_t n;
+
+		if (!(fl_test_poll_fd(fd, POLLIN, ms) & (POLLIN | POLLHUP)))
+			return false;
+		n = read(fd, buf, sizeof(buf));
+		if (n == 0)
+			return true;
+		if (n < 0 && errno != EINTR && errno != EAGAIN)
+			return false;
+	}
+}
+
+/*
+ * fork() while another thread makes and signals fence fds: the child holds
+ * no copy of the core's write ends, not even of a fence whose pipe was
+ * being made, or completed, at the moment of the fork, so every fence fd
+ * of the parent reaches end-of-file when it completes, with the child
+ * still alive (a program that forks workers without exec would otherwise
+ * see such a fence's fd never become ready once a holder read its record
+ * out). Forks many times to hit those windows.
+ */
+FL_TEST_TIMEOUT(fork_while_another_thread_makes_fence_fds_leaves_no_write_end, 120)
+{
+	struct fork_maker m = { .tl = fl_test_timeline_new("fork-race") };
+	int held = 0, late = 0, forks = FL_TEST_UNDER_TSAN ? 100 : 400;
+	pthread_t thread;
+
+	pthread_mutex_init(&m.lock, NULL);
+	fl_assert_int_eq(pthread_create(&thread, NULL, fork_maker_thread, &m), 0);
+	for (int i = 0; i < forks && !held && !late && !m.error; i++) {
+		int report[2], n = -1, fds[FORK_MAKER_FDS];
+		unsigned int made;
+		size_t nfds;
+		pid_t pid;
+
+		fl_assert_int_eq(pipe2(report, O_CLOEXEC), 0);
+		pid = fork();
+		fl_assert(pid >= 0);
+		if (pid == 0) {
+			close(report[0]);
+			forked_holder_child(report[1]);
+		}
+		close(report[1]);
+		/*
+		 * The fence being made at the fork, if any, is handed over before
+		 * the next one (or is the one that filled the array).
+		 */
+		made = atomic_load(&m.made);
+		pthread_mutex_lock(&m.lock);
+		while (atomic_load(&m.made) == made && m.nfds < FORK_MAKER_FDS && !m.error) {
+			pthread_mutex_unlock(&m.lock);
+			sched_yield();
+			pthread_mutex_lock(&m.lock);
+		}
+		nfds = m.nfds;
+		memcpy(fds, m.fds, nfds * sizeof(int));
+		m.nfds = 0;
+		pthread_mutex_unlock(&m.lock);
+		for (size_t j = 0; j < nfds; j++) {
+			if (!late && !reaches_eof(fds[j], 5000))
+				late = i + 1;
+			close(fds[j]);
+		}
+		if (read(report[0], &n, sizeof(n)) != sizeof(n) || n != 0)
+			held = n ? n : -1;
+		close(report[0]);
+		kill(pid, SIGKILL);
+		fl_assert_int_eq(waitpid(pid, NULL, 0), pid);
+	}
+	atomic_store(&m.stop, true);
+	pthread_join(thread, NULL);
+	for (size_t j = 0; j < m.nfds; j++)
+		close(m.fds[j]);
+	pthread_mutex_destroy(&m.lock);
+	fl_timeline_unref(m.tl);
+	fl_assert_int_eq(m.error, 0);
+	/* 0: no fence fd kept waiting for its end-of-file (else the fork it followed). */
+	fl_assert_int_eq(late, 0);
+	/* The core's write ends the child held. */
+	fl_assert_int_eq(held, 0);
 }

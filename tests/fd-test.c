@@ -961,3 +961,91 @@ FL_TEST(the_watcher_never_watches_a_file_the_program_put_at_the_cores_number)
 {
 	program_file_at_the_cores_number(true);
 }
+
+/*
+ * Wait (a liveness bound, not a timing check) until @tl has @want pending
+ * points: the sinks of closed fds are released by sweeps, a moment after
+ * the close.
+ */
+static void expect_pending_count(struct fl_timeline *tl, int want)
+{
+	for (int i = 0; i < 1000 && fl_timeline_get_pending_count(tl) != want; i++)
+		fl_test_sleep_ms(10);
+	fl_assert_int_eq(fl_timeline_get_pending_count(tl), want);
+}
+
+/*
+ * As with the kernel's sw_sync, where a sync_pt goes with its last
+ * reference: a pending fence whose fds were all closed and whose
+ * references were all dropped is freed, and its point leaves its timeline,
+ * though the timeline never reaches it. It was armed by its fd, which
+ * kept it (and its point) in memory until the timeline got there.
+ */
+FL_TEST(abandoned_pending_fences_are_freed_once_their_fds_are_closed)
+{
+	struct fl_timeline *tl = fl_test_timeline_new("abandoned");
+
+	for (int i = 0; i < 200; i++) {
+		struct fl_fence *f = fl_test_fence_new(tl, (uint64_t)i + 1, NULL);
+
+		close(fl_test_export_fd(f));
+		fl_fence_unref(f);
+	}
+	expect_pending_count(tl, 0);
+	/* A wait that timed out armed the fence too. */
+	{
+		struct fl_fence *f = fl_test_fence_new(tl, 1000, NULL);
+
+		fl_assert_int_eq(fl_fence_wait(f, 1), -ETIME);
+		fl_assert_int_eq(fl_timeline_get_pending_count(tl), 1);
+		fl_fence_unref(f);
+		fl_assert_int_eq(fl_timeline_get_pending_count(tl), 0);
+	}
+	fl_timeline_unref(tl);
+}
+
+static void count_call(struct fl_fence *f, struct fl_fence_cb *cb)
+{
+	(void)f;
+	(*(int *)((struct fl_test_order_cb *)cb)->log)++;
+}
+
+/*
+ * What still needs an abandoned fence keeps it: a callback added by
+ * somebody else runs when it signals, and a merge that holds its point
+ * completes; only the fence that nobody needs goes.
+ */
+FL_TEST(abandoned_fences_stay_for_their_callbacks_and_merges)
+{
+	struct fl_test_fd_snapshot start;
+	struct fl_timeline *tl = fl_test_timeline_new("abandoned-cb");
+	struct fl_timeline *other = fl_test_timeline_new("abandoned-merge");
+	struct fl_fence *with_cb = fl_test_fence_new(tl, 1, NULL);
+	struct fl_fence *merged_in = fl_test_fence_new(tl, 2, NULL);
+	struct fl_fence *b = fl_test_fence_new(other, 1, NULL), *m;
+	int calls = 0, fd;
+	struct fl_test_order_cb cb = { .log = (uint64_t *)&calls };
+
+	fl_assert_int_eq(fl_fence_merge(merged_in, b, "merge", 0, &m), 0);
+	b = fl_fence_unref(b);
+	fd = fl_test_export_fd(m);
+	m = fl_fence_unref(m);
+	fl_test_fd_snapshot(&start);
+	fl_assert_int_eq(fl_fence_add_callback(with_cb, &cb.cb, count_call), 0);
+	close(fl_test_export_fd(with_cb));
+	close(fl_test_export_fd(merged_in));
+	with_cb = fl_fence_unref(with_cb);
+	merged_in = fl_fence_unref(merged_in);
+	/* Both closed fds released; neither point went, as both are needed. */
+	fl_test_wait_fds_back(&start);
+	fl_assert_int_eq(fl_timeline_get_pending_count(tl), 2);
+	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 2), 0);
+	fl_assert_int_eq(calls, 1);
+	fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_ACTIVE);
+	fl_assert_int_eq(fl_sw_sync_timeline_inc(other, 1), 0);
+	fl_assert_int_eq(fl_test_poll_fd(fd, POLLIN, 10000), FENCE_READY);
+	fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_SIGNALED);
+	close(fd);
+	fl_timeline_unref(other);
+	fl_timeline_unref(tl);
+}

@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 
 from fl_schema import check, failures, validate  # tests/fl_schema.py
 
@@ -117,6 +118,26 @@ with tempfile.TemporaryDirectory() as tmp:
         finally:
             leaker.stdin.close()
             leaker.wait(timeout=30)
+
+        # Pending fences whose every fd was closed leave the daemon, as a kernel sync_pt
+        # goes with its last reference, though their timeline lives on and never gets there.
+        abandoner = subprocess.Popen([HOLDER, "abandon"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+        try:
+            check(abandoner.stdout.readline().split()[:1] == ["ready"], "abandoner ready")
+            left = None
+            for _ in range(100):  # a liveness bound: the daemon's sweeps release closed fds
+                dump = json.loads(fencectl("dump", "--json").stdout)
+                tl = [t for t in dump["timelines"] if t["name"] == "abandon"]
+                left = (len(tl[0]["pending"]) if tl else -1,
+                        sum(f["name"] == "abandoned" for f in dump["fences"]))
+                if left == (0, 0):
+                    break
+                time.sleep(0.1)
+            check(left == (0, 0), f"abandoned pending fences freed (pending points, fences: {left})")
+        finally:
+            abandoner.stdin.close()
+            abandoner.wait(timeout=30)
     finally:
         holder.stdin.close()
         holder.wait(timeout=30)

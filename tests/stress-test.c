@@ -14,6 +14,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <fenceline/fenceline.h>
@@ -693,4 +694,107 @@ FL_TEST(concurrent_add_and_remove_callback_racing_signal)
 		fl_fence_unref(c->fences[v]);
 	fl_timeline_unref(c->tl);
 	free(c);
+}
+
+/*
+ * Fences abandoned (fds closed, references dropped) while another thread
+ * signals their timeline and a third looks their fds up: each fence is
+ * freed either by its last reference or by its completion, never both;
+ * a fence given a callback before it was abandoned still runs it once;
+ * and every point is gone in the end.
+ */
+struct abandon_state {
+	struct fl_timeline *tl;
+	atomic_bool stop;
+	atomic_int callbacks_added, callbacks_run;
+	atomic_int shared_fd; /* a live fence fd for the lookup thread, or -1 */
+};
+
+static void abandon_cb(struct fl_fence *f, struct fl_fence_cb *cb)
+{
+	struct fl_test_order_cb *ocb = (struct fl_test_order_cb *)cb;
+
+	(void)f;
+	atomic_fetch_add((atomic_int *)ocb->log, 1);
+	free(ocb);
+}
+
+static void *abandon_signaller(void *arg)
+{
+	struct abandon_state *st = arg;
+
+	while (!atomic_load(&st->stop)) {
+		fl_assert_int_eq(fl_sw_sync_timeline_inc(st->tl, 1), 0);
+		sched_yield();
+	}
+	return NULL;
+}
+
+static void *abandon_looker(void *arg)
+{
+	struct abandon_state *st = arg;
+
+	while (!atomic_load(&st->stop)) {
+		int fd = atomic_exchange(&st->shared_fd, -1);
+		struct fl_fence *f;
+
+		if (fd < 0) {
+			sched_yield();
+			continue;
+		}
+		/* A reference taken while the maker abandons it: the fence stays whole. */
+		if (fl_fence_from_fd(fd, &f) == 0) {
+			fl_fence_get_status(f);
+			fl_fence_unref(f);
+		}
+		close(fd);
+	}
+	return NULL;
+}
+
+FL_TEST_TIMEOUT(abandoned_fences_race_signals_and_lookups, 120)
+{
+	struct abandon_state st = { .tl = fl_test_timeline_new("abandon-race"), .shared_fd = -1 };
+	pthread_t sig, look;
+	uint64_t rng = 15;
+	int fd;
+
+	fl_assert_int_eq(pthread_create(&sig, NULL, abandon_signaller, &st), 0);
+	fl_assert_int_eq(pthread_create(&look, NULL, abandon_looker, &st), 0);
+	for (int i = 0; i < 3000; i++) {
+		uint64_t ahead = 1 + rng_below(&rng, 40);
+		struct fl_fence *f =
+			fl_test_fence_new(st.tl, fl_test_timeline_value(st.tl) + ahead, NULL);
+
+		if (rng_below(&rng, 4) == 0) {
+			struct fl_test_order_cb *cb = calloc(1, sizeof(*cb));
+
+			fl_assert(cb != NULL);
+			cb->log = (uint64_t *)&st.callbacks_run;
+			if (fl_fence_add_callback(f, &cb->cb, abandon_cb) == 0)
+				atomic_fetch_add(&st.callbacks_added, 1);
+			else
+				free(cb);
+		}
+		fd = fl_test_export_fd(f);
+		if (rng_below(&rng, 3) == 0) {
+			int old = atomic_exchange(&st.shared_fd, dup(fd));
+
+			if (old >= 0)
+				close(old);
+		}
+		close(fd);
+		fl_fence_unref(f);
+	}
+	atomic_store(&st.stop, true);
+	pthread_join(sig, NULL);
+	pthread_join(look, NULL);
+	fd = atomic_exchange(&st.shared_fd, -1);
+	if (fd >= 0)
+		close(fd);
+	/* Far enough for every fence made: what is left pending has its callback. */
+	fl_assert_int_eq(fl_sw_sync_timeline_inc(st.tl, 100), 0);
+	fl_assert_int_eq(atomic_load(&st.callbacks_run), atomic_load(&st.callbacks_added));
+	fl_assert_int_eq(fl_timeline_get_pending_count(st.tl), 0);
+	fl_timeline_unref(st.tl);
 }

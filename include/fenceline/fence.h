@@ -17,7 +17,11 @@
  * Fences are reference counted (fl_fence_ref(), fl_fence_unref()). A fence
  * that somebody waits on (a callback, a blocking wait or an exported fd) is
  * kept alive by the core until it signals, even if every user reference is
- * dropped, so that its fds and callbacks always complete.
+ * dropped, so that its fds and callbacks always complete. Once nothing waits
+ * on it any more (its fds closed everywhere, no callback, no blocking wait,
+ * no fd from fl_fence_get_fd()) and no reference is left, a pending fence
+ * is freed, and with it its points that no other fence holds, as the
+ * kernel frees a sync_pt with its last reference.
  *
  * Any fence can be exported as a file descriptor (fl_fence_export_fd(),
  * fl_fence_get_fd()). The fd is the read end of a pipe whose write end only

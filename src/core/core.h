@@ -73,7 +73,13 @@ struct fl_fence {
 
 	pthread_mutex_t lock;
 	pthread_cond_t cb_done; /* signalled when running_cb finishes */
-	bool armed; /* members linked on their points; holds a ref */
+	bool armed; /* members linked on their points (until it is freed) */
+	/*
+	 * The reference an armed fence holds on itself until it completes,
+	 * or until nothing needs its completion (fl_fence_unref()). Written
+	 * under the lock; read without it only as a hint.
+	 */
+	atomic_bool self_ref;
 	bool completed; /* sinks written, callbacks taken */
 	struct fl_fence_cb *cbs; /* queued callbacks, FIFO */
 	struct fl_fence_cb **cbs_tail;

@@ -18,10 +18,14 @@
  * completion nothing shows it, so every read end sits in a registry epoll
  * set, from its birth, that a sweep of its fdinfo reads (see done_head).
  * A watcher thread does the releases (in a host that asked for it, its
- * own loop does: fl__watcher_host_fd()). FENCELINE_FD_KIND=socket gives the
- * old AF_UNIX socket pairs, whose record holders read with MSG_PEEK. The
- * daemon's fences of a timeline's owner are pipes too, whose only write end
- * the owner keeps (fl__fence_pipe_give(); docs/architecture.md).
+ * own loop does: fl__watcher_host_fd()). A strong sink's release drops its
+ * fence reference; for a pending fence nothing else needs, that is the
+ * last one (fl_fence_unref() drops the fence's own with it), and the
+ * fence and its points are freed, as a kernel sync_pt is.
+ * FENCELINE_FD_KIND=socket gives the old AF_UNIX socket pairs, whose
+ * record holders read with MSG_PEEK. The daemon's fences of a timeline's
+ * owner are pipes too, whose only write end the owner keeps
+ * (fl__fence_pipe_give(); docs/architecture.md).
  *
  * A timeline fd is a pipe too, without records: the sink holds a timeline
  * handle, dropped when the last copy of the fd is closed, which is what
@@ -98,6 +102,43 @@ struct fl__sink {
 };
 
 static pthread_mutex_t sink_lock = PTHREAD_MUTEX_INITIALIZER;
+/*
+ * A forked child closes the write ends it finds in the table (see
+ * atfork_child()); a copy it cannot find would hold its fence's
+ * end-of-file back for as long as the child lives. So a write end is never
+ * open outside the table while fork() copies the fd table: a thread is
+ * "busy" from pipe2() (or socketpair()) until the sink is in the table,
+ * and from a sink's leaving it until its fd is closed, and
+ * atfork_prepare() waits until no thread is. @fork_busy counts the busy
+ * threads, @fork_pending the fork()s in progress; a thread becomes busy
+ * only while none is (it waits otherwise, so a stream of threads making
+ * fds cannot starve a fork()). Each side writes its count and then reads
+ * the other's, all seq_cst, so one of them sees the other. Not a pthread
+ * rwlock: a forked child cannot release one that its parent's thread
+ * write-locked (glibc knows a writer by its thread id). Entered after a
+ * fence lock and before sink_lock; never by a thread already busy.
+ */
+static atomic_int fork_busy, fork_pending;
+
+static void fork_guard_exit(void)
+{
+	if (atomic_fetch_sub(&fork_busy, 1) == 1 && atomic_load(&fork_pending))
+		fl__futex_wake_all(&fork_busy);
+}
+
+static void fork_guard_enter(void)
+{
+	for (;;) {
+		int p;
+
+		atomic_fetch_add(&fork_busy, 1);
+		if (!atomic_load(&fork_pending))
+			return;
+		fork_guard_exit();
+		while ((p = atomic_load(&fork_pending)) != 0)
+			(void)fl__futex_wait(&fork_pending, p, -1);
+	}
+}
 static struct fl__sink **table;
 static size_t table_size, table_count;
 
@@ -409,6 +450,27 @@ static void release_sink(struct fl__sink *s)
 	bool published;
 	int fd;
 
+	/* A strong sink's fence never changes (it holds a reference on it). */
+	f = s->kind == SINK_FENCE && s->strong ? s->fence : NULL;
+	if (f) {
+		/*
+		 * The fence may still be pending: take the sink off its list
+		 * first. Its completion no longer touches the fd: we claimed
+		 * the sink.
+		 */
+		pthread_mutex_lock(&f->lock);
+		sink_unlink_locked(f, s);
+		/* Under the lock: a completion after this must not publish again. */
+		published = s->published;
+		s->published = false;
+		pthread_mutex_unlock(&f->lock);
+	} else {
+		published = s->published;
+	}
+	if (published)
+		fl__status_page_remove(s->dev, s->ino);
+	/* In the table until closed, for a fork meanwhile (see fork_busy). */
+	fork_guard_enter();
 	pthread_mutex_lock(&sink_lock);
 	if (s->kind == SINK_WATCH)
 		watch_count--;
@@ -416,28 +478,9 @@ static void release_sink(struct fl__sink *s)
 		hash_remove(s);
 	done_unlink(s);
 	fresh_unlink(s);
-	f = s->fence;
+	fd = s->fd;
+	s->fd = -1;
 	pthread_mutex_unlock(&sink_lock);
-
-	if (s->kind == SINK_FENCE && f && s->strong) {
-		/*
-		 * The fence may still be pending: take the sink off its list
-		 * first. A pipe fence's completion closes the fd under this lock.
-		 */
-		pthread_mutex_lock(&f->lock);
-		sink_unlink_locked(f, s);
-		fd = s->fd;
-		s->fd = -1;
-		/* Under the lock: a completion after this must not publish again. */
-		published = s->published;
-		s->published = false;
-		pthread_mutex_unlock(&f->lock);
-	} else {
-		fd = s->fd;
-		published = s->published;
-	}
-	if (published)
-		fl__status_page_remove(s->dev, s->ino);
 	if (s->kind == SINK_WATCH)
 		FL_LOG("fd", "watched fd %d is readable", fd);
 	else
@@ -452,7 +495,8 @@ static void release_sink(struct fl__sink *s)
 		 */
 		fl__close(fd);
 	}
-	if (s->kind == SINK_FENCE && f && s->strong)
+	fork_guard_exit();
+	if (f)
 		fl_fence_unref(f);
 	if (s->kind == SINK_TIMELINE)
 		fl_timeline_unref(s->tl);
@@ -871,12 +915,19 @@ static void *watcher(void *arg)
 
 static void atfork_prepare(void)
 {
+	int busy;
+
+	atomic_fetch_add(&fork_pending, 1);
+	while ((busy = atomic_load(&fork_busy)) != 0)
+		(void)fl__futex_wait(&fork_busy, busy, -1);
 	pthread_mutex_lock(&sink_lock);
 }
 
 static void atfork_parent(void)
 {
 	pthread_mutex_unlock(&sink_lock);
+	if (atomic_fetch_sub(&fork_pending, 1) == 1)
+		fl__futex_wake_all(&fork_pending);
 }
 
 /*
@@ -888,8 +939,13 @@ static void atfork_child(void)
 {
 	for (size_t i = 0; i < table_size; i++) {
 		for (struct fl__sink *s = table[i]; s; s = s->hash_next) {
-			/* A pipe's write end too: the parent's fences must still reach end-of-file. */
-			if (s->fd >= 0)
+			/*
+			 * A pipe's write end too: the parent's fences must still
+			 * reach end-of-file. Not a number the program took over
+			 * (close_range(), a dup2() over ours): not ours to close.
+			 */
+			if (s->fd >= 0 && !s->fd_lost &&
+			    (!s->pipe || fd_is_end_of(s->fd, s->dev, s->ino)))
 				close(s->fd);
 			s->fd = -1;
 			s->inherited = true;
@@ -915,6 +971,9 @@ static void atfork_child(void)
 	fresh_count = fresh_after_sweep = 0;
 	watcher_running = false;
 	pthread_mutex_unlock(&sink_lock);
+	/* The only thread: nobody else is busy, and the parent's other fork()s are not ours. */
+	atomic_store(&fork_busy, 0);
+	atomic_store(&fork_pending, 0);
 }
 
 /* Under sink_lock. */
@@ -1608,12 +1667,15 @@ static int sink_new_tracked(enum sink_kind kind, bool strong, struct fl_fence *f
 	if (!s)
 		return -ENOMEM;
 	s->pipe = kind == SINK_TIMELINE ? use_pipes(kind) : !release && use_pipes(kind);
+	/* Until the core's end is in the table (see fork_busy). */
+	fork_guard_enter();
 	if (s->pipe) {
 		int p[2];
 
 		/* sv[0] stays the core's end, sv[1] the user's, as with a socket pair. */
 		r = pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0 ? -errno : 0;
 		if (r < 0) {
+			fork_guard_exit();
 			free(s);
 			return r;
 		}
@@ -1627,6 +1689,7 @@ static int sink_new_tracked(enum sink_kind kind, bool strong, struct fl_fence *f
 	} else {
 		r = fl__socketpair_cloexec(sv);
 		if (r < 0) {
+			fork_guard_exit();
 			free(s);
 			return r;
 		}
@@ -1643,6 +1706,7 @@ static int sink_new_tracked(enum sink_kind kind, bool strong, struct fl_fence *f
 	r = sink_register(s, sv[0], sv[1]);
 	if (r < 0)
 		goto fail;
+	fork_guard_exit();
 	FL_LOG("fd", "new %s fd %d (core end %d)", kind == SINK_FENCE ? "fence" : "timeline", sv[1],
 	       sv[0]);
 	*ret_sink = s;
@@ -1651,6 +1715,7 @@ static int sink_new_tracked(enum sink_kind kind, bool strong, struct fl_fence *f
 fail:
 	fl__close(sv[0]);
 	fl__close(sv[1]);
+	fork_guard_exit();
 	free(s);
 	return r;
 }
@@ -1723,6 +1788,8 @@ static void pipe_complete_locked(struct fl__sink *s, int status, uint64_t ts)
 	if (fd < 0)
 		return;
 	write_record(fd, &rec);
+	/* Out of the table only once closed (see fork_busy). */
+	fork_guard_enter();
 	pthread_mutex_lock(&sink_lock);
 	/* Unless a release path owns it already (its last reader is gone): then it closes fd. */
 	if (slot_get(s->key) == s) {
@@ -1737,6 +1804,7 @@ static void pipe_complete_locked(struct fl__sink *s, int status, uint64_t ts)
 	pthread_mutex_unlock(&sink_lock);
 	if (s->fd < 0)
 		fl__close(fd);
+	fork_guard_exit();
 }
 
 void fl__sink_write_locked(struct fl__sink *s, int status, uint64_t ts)

@@ -151,9 +151,46 @@ static void fence_destroy(struct fl_fence *f)
 	free(f);
 }
 
+/*
+ * Under f->lock: does nobody but the caller (holding one reference) need
+ * @f to complete? Then its own reference is the only other, and it can go
+ * with the caller's: no holder is left to learn the outcome. Callbacks
+ * and the fence's own fd (whose copies may be anywhere, and which goes
+ * only with the fence) still need it; strong fds and blocking waiters
+ * hold references of their own.
+ */
+static bool unneeded_locked(struct fl_fence *f)
+{
+	return atomic_load_explicit(&f->self_ref, memory_order_relaxed) && !f->completed &&
+	       !f->cbs && !f->sinks && !f->own_sink && !atomic_load(&f->nwaiters) &&
+	       atomic_load(&f->refs) == 2;
+}
+
 FL_EXPORT struct fl_fence *fl_fence_unref(struct fl_fence *f)
 {
-	if (f && atomic_fetch_sub_explicit(&f->refs, 1, memory_order_acq_rel) == 1)
+	int drop = 1;
+
+	if (!f)
+		return NULL;
+	/*
+	 * The last reference but the fence's own (an armed pending fence's):
+	 * if nothing needs it any more, both go, and the fence and its points
+	 * with them, as a kernel sync_pt goes with its last reference, instead
+	 * of staying until the timeline reaches it. Its members stay linked
+	 * until it is freed (fence_destroy() unlinks them), so a reference
+	 * taken meanwhile (a signal pass, fl_fence_from_fd()) finds it whole;
+	 * arming it again takes the self-reference again.
+	 */
+	if (atomic_load_explicit(&f->refs, memory_order_relaxed) == 2 &&
+	    atomic_load_explicit(&f->self_ref, memory_order_relaxed)) {
+		pthread_mutex_lock(&f->lock);
+		if (unneeded_locked(f)) {
+			atomic_store_explicit(&f->self_ref, false, memory_order_relaxed);
+			drop = 2;
+		}
+		pthread_mutex_unlock(&f->lock);
+	}
+	if (atomic_fetch_sub_explicit(&f->refs, drop, memory_order_acq_rel) == drop)
 		fence_destroy(f);
 	return NULL;
 }
@@ -259,11 +296,16 @@ void fl__fence_link_members(struct fl_fence *f)
 
 bool fl__fence_arm_locked(struct fl_fence *f)
 {
+	/* Dropped by fl__fence_complete(), or by fl_fence_unref() when unneeded. */
+	if (!atomic_load_explicit(&f->self_ref, memory_order_relaxed)) {
+		atomic_store_explicit(&f->self_ref, true, memory_order_relaxed);
+		fl_fence_ref(f);
+	}
+	/* Armed once: its members stay linked until it completes or is freed. */
 	if (f->armed)
 		return false;
 	f->armed = true;
 	atomic_store(&f->pending, (int)f->n);
-	fl_fence_ref(f); /* dropped by fl__fence_complete() */
 	return true;
 }
 
@@ -295,7 +337,8 @@ void fl__fence_complete(struct fl_fence *f)
 		return;
 	}
 	f->completed = true;
-	drop_self = f->armed;
+	drop_self = atomic_load_explicit(&f->self_ref, memory_order_relaxed);
+	atomic_store_explicit(&f->self_ref, false, memory_order_relaxed);
 	FL_LOG("fence", "'%s' completed with status %d", f->name, status);
 	FL_PROBE3(fence_signal, f->id, status, f->name);
 	/* Records are written under the lock so a sink cannot be closed meanwhile. */
