@@ -1703,3 +1703,44 @@ FL_TEST(connecting_with_one_free_fd_goes_on_without_the_status_page)
 	}
 	dl_wait_child_ok(pid);
 }
+
+static void rebound_round(int *tl, int *first, int *second, int n)
+{
+	for (int i = 0; i < n; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "rebound-%d", i);
+		tl[i] = new_timeline(name);
+		first[i] = new_fence(tl[i], 1, "first");
+	}
+	for (int i = 0; i < n; i++)
+		second[i] = new_fence(tl[i], 2, "second");
+	for (int i = 0; i < n; i++) {
+		fl_assert_int_eq(fl_fence_fd_get_status(first[i]), FL_STATUS_ACTIVE);
+		fl_assert_int_eq(fl_timeline_fd_inc(tl[i], 2), 0);
+		dl_expect_fence_status(first[i], FL_STATUS_SIGNALED);
+		dl_expect_fence_status(second[i], FL_STATUS_SIGNALED);
+		close(first[i]);
+		close(second[i]);
+		close(tl[i]);
+	}
+}
+
+/*
+ * The library caches which handle each timeline fd has on its connection;
+ * when that cache forgets a timeline this process owns (another timeline
+ * took its slot), the next fence binds it again and the daemon answers the
+ * handle it already has. That is still our timeline: its kept signal ends
+ * must stay, or their fences fail (-ENOENT) when nothing went wrong.
+ * Sixty-four owned timelines in the cache's 256 slots all but surely share
+ * one.
+ */
+FL_TEST(a_rebound_owned_timeline_keeps_its_fences)
+{
+	enum { N = 64, ROUNDS = 4 };
+	int tl[N], first[N], second[N];
+
+	/* Rounds of new timelines, new inodes: a collision in every run, not most. */
+	for (int round = 0; round < ROUNDS; round++)
+		rebound_round(tl, first, second, N);
+}

@@ -199,6 +199,7 @@ static struct {
 		bool is32;
 		bool unkept; /* made a fence without an end since the last signal */
 		struct fl_proto_shared_timeline *page;
+		struct fdid tl_id; /* the timeline fd's file: a rebind of it keeps it ours */
 	} owned[OWNED_MAX];
 	unsigned int nowned;
 	/* Signal ends of pending fences of owned timelines. */
@@ -1659,10 +1660,19 @@ static void owned_forget_locked(uint32_t handle)
 		}
 }
 
-void fl__client_bound(unsigned int generation, uint32_t handle)
+void fl__client_bound(unsigned int generation, uint32_t handle, int timeline_fd)
 {
+	struct owned *o;
+
 	pthread_mutex_lock(&conn.lock);
-	if (conn_live_locked() && atomic_load(&conn.generation) == generation)
+	/*
+	 * The daemon answers a timeline bound already with the handle it has:
+	 * if that is the timeline we own (its fd's file), it stays ours, with
+	 * its kept signal ends; only a handle given to another one means ours
+	 * is gone.
+	 */
+	if (conn_live_locked() && atomic_load(&conn.generation) == generation &&
+	    (!(o = owned_find_locked(handle)) || !fd_is(timeline_fd, &o->tl_id)))
 		owned_forget_locked(handle);
 	pthread_mutex_unlock(&conn.lock);
 }
@@ -1906,11 +1916,17 @@ int fl__client_timeline_create(const char *name, unsigned int flags, int *ret_fd
 	if (nfds == 2) {
 		/* Without room to track it, the timeline just goes through the daemon. */
 		if (conn.nowned < OWNED_MAX && rep.handle < FL_PROTO_MAX_HANDLES) {
+			struct fdid tl_id;
+
 			page = mmap(NULL, FL_PROTO_SHARED_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
 				    fds[1], 0);
+			if (page != MAP_FAILED && fd_id(fds[0], &tl_id) < 0) {
+				munmap(page, FL_PROTO_SHARED_SIZE);
+				page = MAP_FAILED;
+			}
 			if (page != MAP_FAILED)
-				conn.owned[conn.nowned++] =
-					(struct owned){ rep.handle, flags != 0, false, page };
+				conn.owned[conn.nowned++] = (struct owned){ rep.handle, flags != 0,
+									    false, page, tl_id };
 		}
 		close(fds[1]);
 	}

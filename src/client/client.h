@@ -128,11 +128,13 @@ int fl__client_timeline_create(const char *name, unsigned int flags, int *ret_fd
 int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t count);
 
 /*
- * fl__client_bound() - TIMELINE_BIND on the connection of @generation
- * answered @handle: if it named a timeline this process owned, that one is
- * gone (the daemon reuses handles).
+ * fl__client_bound() - TIMELINE_BIND of @timeline_fd (borrowed) on the
+ * connection of @generation answered @handle: if it named another timeline
+ * this process owned, that one is gone (the daemon reuses handles); if it
+ * is the owned timeline itself (bound again after the library's cache
+ * forgot it), it stays owned.
  */
-void fl__client_bound(unsigned int generation, uint32_t handle);
+void fl__client_bound(unsigned int generation, uint32_t handle, int timeline_fd);
 
 /* Changes whenever this process's connection (so maybe its daemon) changes. */
 unsigned int fl__client_generation(void);

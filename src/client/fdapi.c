@@ -363,7 +363,7 @@ FL_EXPORT int fl_fence_fd_create(int timeline_fd, uint64_t value, const char *na
 		return r == -EBADF ? -EBADF : refine(timeline_fd, r);
 	memcpy(&bound, reply + sizeof(struct fl_msg_hdr), sizeof(bound));
 	generation = fl__client_answered_generation();
-	fl__client_bound(generation, bound.handle);
+	fl__client_bound(generation, bound.handle, timeline_fd);
 	tl_cache_add(fd_key_gen(timeline_fd, generation, NULL), bound.handle);
 	r = fl__client_fence_new(generation, bound.handle, value, name ? name : "", true, ret_fd);
 	if (r == -ESTALE)
