@@ -1587,18 +1587,17 @@ static bool someone_listens(const char *path)
 	return yes;
 }
 
-static void pipe_death_maker(int tl, const char *path)
+/*
+ * Pending fence @fd is waited on here and by a forked waiter while daemon
+ * @daemon is SIGKILLed: both waits, and the status after, end in
+ * -ECONNRESET, and nobody hangs.
+ */
+static void kill_daemon_under_waiters(pid_t daemon, int fd)
 {
-	struct stat st;
-	pid_t waiter, daemon;
-	int fd = new_fence(tl, 1, "doomed"), ready[2];
+	int ready[2];
+	pid_t waiter;
 	char byte;
 
-	fl_assert_int_eq(fstat(fd, &st), 0);
-	fl_assert(S_ISFIFO(st.st_mode));
-	fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_ACTIVE);
-	daemon = fl_daemon_connect();
-	fl_assert(daemon > 0);
 	fl_assert_int_eq(pipe2(ready, O_CLOEXEC), 0);
 	waiter = dl_fork();
 	if (waiter == 0) {
@@ -1615,6 +1614,20 @@ static void pipe_death_maker(int tl, const char *path)
 	fl_assert_int_eq(fl_fence_fd_wait(fd, DL_LONG_WAIT_MS), -ECONNRESET);
 	dl_wait_child_ok(waiter);
 	dl_expect_fence_status(fd, -ECONNRESET);
+}
+
+static void pipe_death_maker(int tl, const char *path)
+{
+	int fd = new_fence(tl, 1, "doomed");
+	struct stat st;
+	pid_t daemon;
+
+	fl_assert_int_eq(fstat(fd, &st), 0);
+	fl_assert(S_ISFIFO(st.st_mode));
+	fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_ACTIVE);
+	daemon = fl_daemon_connect();
+	fl_assert(daemon > 0);
+	kill_daemon_under_waiters(daemon, fd);
 	/* Nobody answers there now: the status read did not start a daemon. */
 	fl_assert(!someone_listens(path));
 	close(fd);
@@ -1664,9 +1677,7 @@ FL_TEST(daemon_sigkill_fails_an_owners_kept_fences_and_no_waiter_hangs)
 	pid = dl_fork();
 	if (pid == 0) {
 		struct stat st;
-		pid_t waiter;
-		int tl, fd, ready[2];
-		char byte;
+		int tl, fd;
 
 		fl_assert_int_eq(setenv("FENCELINE_SOCKET", path, 1), 0);
 		tl = new_timeline("owner-death");
@@ -1674,21 +1685,7 @@ FL_TEST(daemon_sigkill_fails_an_owners_kept_fences_and_no_waiter_hangs)
 		fl_assert_int_eq(fstat(fd, &st), 0);
 		fl_assert(S_ISFIFO(st.st_mode));
 		fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_ACTIVE);
-		fl_assert_int_eq(pipe2(ready, O_CLOEXEC), 0);
-		waiter = dl_fork();
-		if (waiter == 0) {
-			close(ready[0]);
-			dl_write_all(ready[1], "r", 1);
-			fl_assert_int_eq(fl_fence_fd_wait(fd, DL_LONG_WAIT_MS), -ECONNRESET);
-			_exit(0);
-		}
-		close(ready[1]);
-		dl_read_all(ready[0], &byte, 1);
-		close(ready[0]);
-		fl_assert_int_eq(kill(d, SIGKILL), 0);
-		fl_assert_int_eq(fl_fence_fd_wait(fd, DL_LONG_WAIT_MS), -ECONNRESET);
-		dl_wait_child_ok(waiter);
-		dl_expect_fence_status(fd, -ECONNRESET);
+		kill_daemon_under_waiters(d, fd);
 		close(fd);
 		close(tl);
 		_exit(0);
