@@ -17,12 +17,14 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -191,6 +193,16 @@ static int sweeping_child(int parent_fd)
  */
 FL_TEST(sweeps_in_a_forked_child_leave_the_parents_fences_alone)
 {
+#if defined(__SANITIZE_ADDRESS__)
+	/*
+	 * gcc 12's ASan takes no lock of its allocator around fork(): a child
+	 * forked while the parent's watcher thread was in the allocator (it
+	 * has just started) waits forever for that lock in its first malloc()
+	 * (seen in CI: both of the child's threads in
+	 * SizeClassAllocator64::GetFromAllocator). This child mallocs at once.
+	 */
+	fl_test_skip("the child of a fork would deadlock in ASan's allocator");
+#endif
 	struct fl_timeline *tl = fl_test_timeline_new("fork-sweep");
 	struct fl_fence *fence = fl_test_fence_new(tl, 1, NULL), *got = NULL;
 	int fd = fl_test_export_fd(fence);
@@ -546,23 +558,39 @@ static void *fork_maker_thread(void *arg)
  */
 static int count_core_write_ends(void)
 {
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
+	/*
+	 * No opendir(): its malloc() in a child forked while another thread
+	 * was in the allocator can wait forever under gcc 12's ASan, which
+	 * takes no lock of its allocator around fork().
+	 */
+	char buf[4096];
+	int dir = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC), n = 0;
+	long len;
 
-	if (!d)
+	if (dir < 0)
 		return -1;
-	while ((e = readdir(d)) != NULL) {
-		int fd = atoi(e->d_name), fl;
-		struct stat st;
+	while ((len = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0) {
+		for (long at = 0; at < len;) {
+			struct linux_dirent64 {
+				uint64_t ino;
+				int64_t off;
+				unsigned short reclen;
+				unsigned char type;
+				char name[];
+			} *e = (void *)(buf + at);
+			int fd = atoi(e->name), fl;
+			struct stat st;
 
-		if (fd == dirfd(d) || fstat(fd, &st) < 0 || !S_ISFIFO(st.st_mode))
-			continue;
-		fl = fcntl(fd, F_GETFL);
-		if (fl >= 0 && (fl & O_ACCMODE) == O_WRONLY && (st.st_mode & 07777) == 0)
-			n++;
+			at += e->reclen;
+			if (e->name[0] == '.' || fd == dir || fstat(fd, &st) < 0 ||
+			    !S_ISFIFO(st.st_mode))
+				continue;
+			fl = fcntl(fd, F_GETFL);
+			if (fl >= 0 && (fl & O_ACCMODE) == O_WRONLY && (st.st_mode & 07777) == 0)
+				n++;
+		}
 	}
-	closedir(d);
+	close(dir);
 	return n;
 }
 
