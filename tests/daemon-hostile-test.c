@@ -3258,7 +3258,7 @@ static int raw_hello_page(int sock, uint32_t seq)
 }
 
 /*
- * The live entry of the pipe with read end inode @st, scanning every slot
+ * The live (or held) entry of the pipe with read end inode @st, scanning every slot
  * (not the lookup under test): 1 with its status and stamp, 0 if none.
  */
 static int page_entry_of(const void *page, const struct stat *st, int *status, uint64_t *stamp)
@@ -3268,7 +3268,9 @@ static int page_entry_of(const void *page, const struct stat *st, int *status, u
 	int found = 0;
 
 	for (uint32_t i = 0; i < FL_STATUS_PAGE_SLOTS; i++) {
-		if (__atomic_load_n(&e[i].state, __ATOMIC_ACQUIRE) != FL_STATUS_E_LIVE ||
+		uint32_t state = __atomic_load_n(&e[i].state, __ATOMIC_ACQUIRE);
+
+		if ((state != FL_STATUS_E_LIVE && state != FL_STATUS_E_HELD) ||
 		    e[i].ino != (uint64_t)st->st_ino || e[i].dev != (uint32_t)st->st_dev)
 			continue;
 		*status = e[i].status;

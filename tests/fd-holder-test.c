@@ -819,3 +819,53 @@ FL_TEST(another_process_signalling_an_owners_timeline_completes_its_kept_fence)
 	close(later);
 	close(fd);
 }
+
+/*
+ * A status is never ahead of the fd: whoever reads an owner's fence as
+ * signalled finds its fd ready, although another process's signal reaches
+ * the owner's write end through the daemon and the owner's watcher thread.
+ * A reader that spins on the status lands in that hop every time it can.
+ */
+FL_TEST(an_owners_fence_signalled_by_another_process_reads_signalled_only_when_ready)
+{
+	int tl_fd, cmd[2], done[2];
+	pid_t pid;
+	char c;
+
+	fl_assert_int_eq(fl_timeline_fd_create("ahead", 0, &tl_fd), 0);
+	fl_assert_int_eq(pipe2(cmd, O_CLOEXEC), 0);
+	fl_assert_int_eq(pipe2(done, O_CLOEXEC), 0);
+	pid = fork();
+	fl_assert(pid >= 0);
+	if (pid == 0) {
+		close(cmd[1]);
+		close(done[0]);
+		while (read(cmd[0], &c, 1) == 1) {
+			c = fl_timeline_fd_inc(tl_fd, 1) == 0 ? 0 : 1;
+			if (write(done[1], &c, 1) != 1)
+				_exit(2);
+		}
+		_exit(0);
+	}
+	close(cmd[0]);
+	close(done[1]);
+	for (uint64_t v = 1; v <= 200; v++) {
+		int fd = owner_fence(tl_fd, v, "ahead"), s;
+
+		c = 0;
+		fl_assert_int_eq(write(cmd[1], &c, 1), 1);
+		while ((s = fl_fence_fd_get_status(fd)) == FL_STATUS_ACTIVE)
+			;
+		fl_assert_int_eq(s, FL_STATUS_SIGNALED);
+		if (!ready_now(fd))
+			fl__test_fail(__FILE__, __LINE__, "fence %d read signalled before ready",
+				      (int)v);
+		fl_assert_int_eq(read(done[0], &c, 1), 1);
+		fl_assert_int_eq(c, 0);
+		close(fd);
+	}
+	close(cmd[1]);
+	fl_assert_int_eq(waitpid(pid, NULL, 0), pid);
+	close(done[0]);
+	close(tl_fd);
+}

@@ -54,19 +54,19 @@ FL_TEST(status_table_inserts_updates_and_deletes)
 	int status = 7;
 
 	fl_assert_int_eq(get(t, 100, &status, &stamp), 0);
-	fl_assert_int_eq(fl__status_table_put(t, DEV, 100, FL_STATUS_ACTIVE, 0), 0);
-	fl_assert_int_eq(fl__status_table_put(t, DEV, 101, FL_STATUS_ACTIVE, 0), 0);
+	fl_assert_int_eq(fl__status_table_put(t, DEV, 100, FL_STATUS_ACTIVE, 0, false), 0);
+	fl_assert_int_eq(fl__status_table_put(t, DEV, 101, FL_STATUS_ACTIVE, 0, false), 0);
 	fl_assert_int_eq(get(t, 100, &status, &stamp), 1);
 	fl_assert_int_eq(status, FL_STATUS_ACTIVE);
 	fl_assert_int_eq(stamp, 0);
 	/* Same inode on another device: another key. */
 	fl_assert_int_eq(fl__status_table_get(t, DEV + 1, 100, &status, &stamp), 0);
 
-	fl_assert_int_eq(fl__status_table_put(t, DEV, 100, FL_STATUS_SIGNALED, 12345), 0);
+	fl_assert_int_eq(fl__status_table_put(t, DEV, 100, FL_STATUS_SIGNALED, 12345, false), 0);
 	fl_assert_int_eq(get(t, 100, &status, &stamp), 1);
 	fl_assert_int_eq(status, FL_STATUS_SIGNALED);
 	fl_assert_int_eq(stamp, 12345);
-	fl_assert_int_eq(fl__status_table_put(t, DEV, 101, -ENOENT, 999), 0);
+	fl_assert_int_eq(fl__status_table_put(t, DEV, 101, -ENOENT, 999, false), 0);
 	fl_assert_int_eq(get(t, 101, &status, &stamp), 1);
 	fl_assert_int_eq(status, -ENOENT);
 
@@ -78,6 +78,29 @@ FL_TEST(status_table_inserts_updates_and_deletes)
 	free(t);
 }
 
+/* An owner's fence (its write end held): the same key, told apart by the lookup. */
+FL_TEST(status_table_tells_held_entries_apart)
+{
+	void *t = new_table();
+	uint64_t stamp = 0;
+	int status = 7;
+
+	fl_assert_int_eq(fl__status_table_put(t, DEV, 300, FL_STATUS_ACTIVE, 0, false), 0);
+	fl_assert_int_eq(fl__status_table_put(t, DEV, 300, FL_STATUS_SIGNALED, 5, true), 0);
+	fl_assert_int_eq(get(t, 300, &status, &stamp), 2);
+	fl_assert_int_eq(status, FL_STATUS_SIGNALED);
+	fl_assert_int_eq(stamp, 5);
+	/* Updated in place, not a second entry: deleting it leaves none. */
+	fl_assert_int_eq(fl__status_table_put(t, DEV, 300, -EIO, 6, false), 0);
+	fl_assert_int_eq(get(t, 300, &status, &stamp), 1);
+	fl_assert_int_eq(status, -EIO);
+	fl_assert_int_eq(fl__status_table_put(t, DEV, 300, -EIO, 6, true), 0);
+	fl_assert_int_eq(fl__status_table_del(t, DEV, 300), 0);
+	fl_assert_int_eq(get(t, 300, &status, &stamp), 0);
+	fl_assert_int_eq(fl__status_table_del(t, DEV, 300), -ENOENT);
+	free(t);
+}
+
 /* st_dev beyond 32 bits is not published (the entry keeps 32), so it cannot alias another. */
 FL_TEST(status_table_refuses_a_device_beyond_32_bits)
 {
@@ -85,8 +108,8 @@ FL_TEST(status_table_refuses_a_device_beyond_32_bits)
 	dev_t big = (dev_t)1 << 33 | DEV;
 	int status;
 
-	fl_assert_int_eq(fl__status_table_put(t, big, 100, FL_STATUS_SIGNALED, 1), -ERANGE);
-	fl_assert_int_eq(fl__status_table_put(t, DEV, 100, FL_STATUS_ACTIVE, 0), 0);
+	fl_assert_int_eq(fl__status_table_put(t, big, 100, FL_STATUS_SIGNALED, 1, false), -ERANGE);
+	fl_assert_int_eq(fl__status_table_put(t, DEV, 100, FL_STATUS_ACTIVE, 0, false), 0);
 	fl_assert_int_eq(fl__status_table_get(t, big, 100, &status, NULL), 0);
 	fl_assert_int_eq(fl__status_table_del(t, big, 100), -ENOENT);
 	fl_assert_int_eq(get(t, 100, &status, NULL), 1);
@@ -108,9 +131,10 @@ FL_TEST(status_table_tombstones_keep_later_keys_and_are_reused_when_full)
 
 	same_home(home, 5000, k, FL_STATUS_PAGE_PROBE + 2);
 	for (unsigned int i = 0; i < FL_STATUS_PAGE_PROBE; i++)
-		fl_assert_int_eq(fl__status_table_put(t, DEV, k[i], (int)i, i), 0);
+		fl_assert_int_eq(fl__status_table_put(t, DEV, k[i], (int)i, i, false), 0);
 	/* Full: the next colliding key is not published, and reads as unknown. */
-	fl_assert_int_eq(fl__status_table_put(t, DEV, k[FL_STATUS_PAGE_PROBE], 1, 1), -ENOSPC);
+	fl_assert_int_eq(fl__status_table_put(t, DEV, k[FL_STATUS_PAGE_PROBE], 1, 1, false),
+			 -ENOSPC);
 	fl_assert_int_eq(get(t, k[FL_STATUS_PAGE_PROBE], &status, NULL), 0);
 
 	fl_assert_int_eq(fl__status_table_del(t, DEV, k[3]), 0);
@@ -120,12 +144,13 @@ FL_TEST(status_table_tombstones_keep_later_keys_and_are_reused_when_full)
 			fl_assert_int_eq(status, (int)i);
 	}
 	/* The tombstone is the one free slot: the new key takes it. */
-	fl_assert_int_eq(fl__status_table_put(t, DEV, k[FL_STATUS_PAGE_PROBE], -EIO, 7), 0);
+	fl_assert_int_eq(fl__status_table_put(t, DEV, k[FL_STATUS_PAGE_PROBE], -EIO, 7, false), 0);
 	fl_assert_int_eq(get(t, k[FL_STATUS_PAGE_PROBE], &status, NULL), 1);
 	fl_assert_int_eq(status, -EIO);
-	fl_assert_int_eq(fl__status_table_put(t, DEV, k[FL_STATUS_PAGE_PROBE + 1], 1, 1), -ENOSPC);
+	fl_assert_int_eq(fl__status_table_put(t, DEV, k[FL_STATUS_PAGE_PROBE + 1], 1, 1, false),
+			 -ENOSPC);
 	/* An update of a key behind the reused slot stays in place. */
-	fl_assert_int_eq(fl__status_table_put(t, DEV, k[FL_STATUS_PAGE_PROBE - 1], 1, 2), 0);
+	fl_assert_int_eq(fl__status_table_put(t, DEV, k[FL_STATUS_PAGE_PROBE - 1], 1, 2, false), 0);
 	fl_assert_int_eq(get(t, k[FL_STATUS_PAGE_PROBE - 1], &status, NULL), 1);
 	fl_assert_int_eq(status, 1);
 	free(t);
@@ -141,7 +166,7 @@ FL_TEST(status_table_reader_never_takes_an_entry_being_written)
 	struct fl_status_entry *t = new_table(), *e = &t[fl__status_table_home(DEV, 900)];
 	int status = 7;
 
-	fl_assert_int_eq(fl__status_table_put(t, DEV, 900, FL_STATUS_ACTIVE, 0), 0);
+	fl_assert_int_eq(fl__status_table_put(t, DEV, 900, FL_STATUS_ACTIVE, 0, false), 0);
 	fl_assert_int_eq(e->ino, 900);
 	/* Half a completion: the count made odd, the status stored, the stamp not yet. */
 	__atomic_store_n(&e->seq, e->seq + 1, __ATOMIC_RELEASE);
@@ -170,11 +195,11 @@ static void *race_writer(void *arg)
 	for (int i = 1; !atomic_load(&r->stop); i++) {
 		int s = i % 1000000;
 
-		fl__status_table_put(r->t, DEV, r->keys[2], s, (uint64_t)s * 3 + 1);
+		fl__status_table_put(r->t, DEV, r->keys[2], s, (uint64_t)s * 3 + 1, false);
 		if (i % 8 == 0) {
 			fl__status_table_del(r->t, DEV, r->keys[i % 16 ? 0 : 1]);
 			fl__status_table_put(r->t, DEV, r->keys[i % 16 ? 0 : 1], -s,
-					     (uint64_t)s * 3 + 1);
+					     (uint64_t)s * 3 + 1, false);
 		}
 		if (i % 64 == 0) {
 			fl__status_table_del(r->t, DEV, r->keys[2]);
@@ -196,8 +221,8 @@ FL_TEST_TIMEOUT(status_table_reader_never_sees_a_torn_entry, 120)
 	pthread_t w;
 
 	same_home(fl__status_table_home(DEV, 77), 77, r.keys, 3);
-	fl_assert_int_eq(fl__status_table_put(r.t, DEV, r.keys[0], 0, 1), 0);
-	fl_assert_int_eq(fl__status_table_put(r.t, DEV, r.keys[1], 0, 1), 0);
+	fl_assert_int_eq(fl__status_table_put(r.t, DEV, r.keys[0], 0, 1, false), 0);
+	fl_assert_int_eq(fl__status_table_put(r.t, DEV, r.keys[1], 0, 1, false), 0);
 	fl_assert_int_eq(pthread_create(&w, NULL, race_writer, &r), 0);
 	for (long i = 0; i < rounds; i++) {
 		for (int k = 0; k < 3; k++) {
@@ -334,7 +359,7 @@ FL_TEST_TIMEOUT(status_page_mapped_over_and_blanked_under_readers, 120)
 
 	fl_assert(fd >= 0);
 	fl_assert_int_eq(fl__status_page_lookup(DEV, 4242, &status, NULL), 0);
-	fl_assert_int_eq(fl__status_page_publish(DEV, 4242, FL_STATUS_SIGNALED, 77), 0);
+	fl_assert_int_eq(fl__status_page_publish(DEV, 4242, FL_STATUS_SIGNALED, 77, false), 0);
 	fl_assert_int_eq(fl__status_page_map(fd), 0);
 	fl_assert_int_eq(fl__status_page_lookup(DEV, 4242, &status, NULL), 1);
 	fl_assert_int_eq(status, FL_STATUS_SIGNALED);

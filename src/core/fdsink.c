@@ -1216,7 +1216,7 @@ int fl__fence_pipe_new(struct fl__sink **ret_sink, int *ret_user_fd, dev_t *ret_
 		goto fail;
 	__atomic_store_n(&pipes_made, true, __ATOMIC_RELAXED);
 	/* A full page publishes nothing: holders read the pipe, as without a page. */
-	s->published = fl__status_page_publish(s->dev, s->ino, FL_STATUS_ACTIVE, 0) == 0;
+	s->published = fl__status_page_publish(s->dev, s->ino, FL_STATUS_ACTIVE, 0, false) == 0;
 	*ret_sink = s;
 	*ret_user_fd = p[0];
 	if (ret_dev)
@@ -1767,8 +1767,15 @@ static void write_record(int fd, const struct fl__record *rec)
 /*
  * Under the fence lock: a pipe fence completes. Its outcome goes where
  * this process reads it first; then the record into the pipe, for holders
- * in other processes (and for POLLIN); then the write end is closed, and
- * the end-of-file, which no holder can consume or cause, is the readiness.
+ * in other processes (and for POLLIN); then the status page; then the
+ * write end is closed, and the end-of-file, which no holder can consume
+ * or cause, is the readiness.
+ *
+ * The page never runs ahead of the fd: whoever reads a final status
+ * there finds the fd ready (the record is in it, or the owner closed its
+ * end: see below). And whoever sees the end-of-file finds the outcome in
+ * the page; one who saw the record before the page was written finds the
+ * page still active for a ready fd, which sends it to the record.
  */
 static void pipe_complete_locked(struct fl__sink *s, int status, uint64_t ts)
 {
@@ -1776,18 +1783,21 @@ static void pipe_complete_locked(struct fl__sink *s, int status, uint64_t ts)
 	int fd = s->fd;
 
 	atomic_store(&s->status, status);
-	/*
-	 * The page before the pipe: a holder that sees the end-of-file and
-	 * then reads the page finds the outcome there.
-	 */
-	if (s->published)
-		fl__status_page_publish(s->dev, s->ino, status, ts);
-	/* The owner has the only write end: the host tells it, if it must close it. */
-	if (fd < 0 && s->given && given_done_hook)
-		given_done_hook(s->owner, s->cookie, status, ts);
-	if (fd < 0)
+	if (fd < 0) {
+		/*
+		 * The owner has the only write end, and closes it after the
+		 * hook's kick: published held, so that readers take the
+		 * outcome only once the fd reads ready.
+		 */
+		if (s->published)
+			fl__status_page_publish(s->dev, s->ino, status, ts, s->given);
+		if (s->given && given_done_hook)
+			given_done_hook(s->owner, s->cookie, status, ts);
 		return;
+	}
 	write_record(fd, &rec);
+	if (s->published)
+		fl__status_page_publish(s->dev, s->ino, status, ts, false);
 	/* Out of the table only once closed (see fork_busy). */
 	fork_guard_enter();
 	pthread_mutex_lock(&sink_lock);
@@ -2070,23 +2080,31 @@ static int foreign_pipe_status(int fd)
 
 /*
  * The status of a daemon's pipe fence fd from the status page it maps to
- * us in *@ret; false when it does not say (then ask the pipe). A final status there is the
- * daemon's, published before it closed its write end, and true for good.
- * An active one is taken only while the pipe is not at end-of-file: a
- * fence whose write end someone else holds (an owner's) may have
- * completed before the daemon heard of it, and a daemon that died left
- * its page behind with its fences active (they read as failed now).
+ * us in *@ret; false when it does not say (then ask the pipe). A final
+ * status there is the daemon's, published before it closed its write
+ * end, and true for good; but an owner's fence (held) is ready only once
+ * the owner closed its end after the daemon's kick, and reads active
+ * until then, as the fd does. An active one is taken only while the pipe
+ * is not at end-of-file: a fence whose write end someone else holds (an
+ * owner's) may have completed before the daemon heard of it, and a
+ * daemon that died left its page behind with its fences active (they
+ * read as failed now).
  */
 static bool page_status(int fd, dev_t dev, ino_t ino, int *ret)
 {
 	struct pollfd pf = { .fd = fd, .events = POLLIN };
-	int status;
+	int status, found;
 
 	fl__fd_settle(); /* fences this process asked the daemon for exist by now */
-	if (!fl__status_page_lookup(dev, ino, &status, NULL))
+	found = fl__status_page_lookup(dev, ino, &status, NULL);
+	if (!found)
 		return false;
 	*ret = status;
-	return status != FL_STATUS_ACTIVE || poll(&pf, 1, 0) == 0;
+	if (status == FL_STATUS_ACTIVE)
+		return poll(&pf, 1, 0) == 0;
+	if (found == 2 && poll(&pf, 1, 0) == 0)
+		*ret = FL_STATUS_ACTIVE;
+	return true;
 }
 
 /* The status of a pipe fence fd: from our sink if we made it, else from the page or the pipe. */

@@ -52,6 +52,11 @@ uint32_t fl__status_table_home(dev_t dev, ino_t ino)
 	return (uint32_t)((uint64_t)ino + (uint64_t)dev * 0x9e3779b9u) & (FL_STATUS_PAGE_SLOTS - 1);
 }
 
+static bool is_live(uint32_t state)
+{
+	return state == FL_STATUS_E_LIVE || state == FL_STATUS_E_HELD;
+}
+
 static struct fl_status_entry *slot(void *entries, uint32_t home, uint32_t i)
 {
 	return (struct fl_status_entry *)entries + ((home + i) & (FL_STATUS_PAGE_SLOTS - 1));
@@ -91,8 +96,10 @@ static bool read_entry(const struct fl_status_entry *e, struct fl_status_entry *
 	return false;
 }
 
-int fl__status_table_put(void *entries, dev_t dev, ino_t ino, int status, uint64_t stamp_ns)
+int fl__status_table_put(void *entries, dev_t dev, ino_t ino, int status, uint64_t stamp_ns,
+			 bool held)
 {
+	uint32_t live = held ? FL_STATUS_E_HELD : FL_STATUS_E_LIVE;
 	uint32_t home = fl__status_table_home(dev, ino);
 	struct fl_status_entry *free_slot = NULL;
 
@@ -102,20 +109,19 @@ int fl__status_table_put(void *entries, dev_t dev, ino_t ino, int status, uint64
 		struct fl_status_entry *e = slot(entries, home, i);
 		uint32_t state = __atomic_load_n(&e->state, __ATOMIC_RELAXED);
 
-		if (state == FL_STATUS_E_LIVE &&
-		    __atomic_load_n(&e->dev, __ATOMIC_RELAXED) == dev &&
+		if (is_live(state) && __atomic_load_n(&e->dev, __ATOMIC_RELAXED) == dev &&
 		    __atomic_load_n(&e->ino, __ATOMIC_RELAXED) == (uint64_t)ino) {
-			write_entry(e, FL_STATUS_E_LIVE, (uint32_t)dev, ino, status, stamp_ns);
+			write_entry(e, live, (uint32_t)dev, ino, status, stamp_ns);
 			return 0;
 		}
-		if (state != FL_STATUS_E_LIVE && !free_slot)
+		if (!is_live(state) && !free_slot)
 			free_slot = e;
 		if (state == FL_STATUS_E_EMPTY)
 			break;
 	}
 	if (!free_slot)
 		return -ENOSPC;
-	write_entry(free_slot, FL_STATUS_E_LIVE, (uint32_t)dev, ino, status, stamp_ns);
+	write_entry(free_slot, live, (uint32_t)dev, ino, status, stamp_ns);
 	return 0;
 }
 
@@ -131,8 +137,7 @@ int fl__status_table_del(void *entries, dev_t dev, ino_t ino)
 
 		if (state == FL_STATUS_E_EMPTY)
 			break;
-		if (state == FL_STATUS_E_LIVE &&
-		    __atomic_load_n(&e->dev, __ATOMIC_RELAXED) == dev &&
+		if (is_live(state) && __atomic_load_n(&e->dev, __ATOMIC_RELAXED) == dev &&
 		    __atomic_load_n(&e->ino, __ATOMIC_RELAXED) == (uint64_t)ino) {
 			write_entry(e, FL_STATUS_E_GONE, 0, 0, 0, 0);
 			return 0;
@@ -161,12 +166,12 @@ int fl__status_table_get(const void *entries, dev_t dev, ino_t ino, int *ret_sta
 			continue;
 		if (c.state == FL_STATUS_E_EMPTY)
 			return 0;
-		if (c.state == FL_STATUS_E_LIVE && c.dev == dev && c.ino == (uint64_t)ino) {
+		if (is_live(c.state) && c.dev == dev && c.ino == (uint64_t)ino) {
 			if (ret_status)
 				*ret_status = c.status;
 			if (ret_stamp_ns)
 				*ret_stamp_ns = c.stamp_ns;
-			return 1;
+			return c.state == FL_STATUS_E_HELD ? 2 : 1;
 		}
 	}
 	return 0;
@@ -250,14 +255,14 @@ bool fl__status_page_writing(void)
 	return __atomic_load_n(&write_page, __ATOMIC_RELAXED) != NULL;
 }
 
-int fl__status_page_publish(dev_t dev, ino_t ino, int status, uint64_t stamp_ns)
+int fl__status_page_publish(dev_t dev, ino_t ino, int status, uint64_t stamp_ns, bool held)
 {
 	int r = -ENODEV;
 
 	pthread_mutex_lock(&write_lock);
 	if (write_page)
 		r = fl__status_table_put(write_page + FL_STATUS_PAGE_HEADER, dev, ino, status,
-					 stamp_ns);
+					 stamp_ns, held);
 	pthread_mutex_unlock(&write_lock);
 	return r;
 }
@@ -393,5 +398,5 @@ int fl__status_page_lookup(dev_t dev, ino_t ino, int *ret_status, uint64_t *ret_
 	*ret_status = status;
 	if (ret_stamp_ns)
 		*ret_stamp_ns = stamp;
-	return 1;
+	return r;
 }

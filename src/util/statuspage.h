@@ -47,6 +47,13 @@ enum fl_status_entry_state {
 	FL_STATUS_E_EMPTY = 0, /* never used: ends a probe */
 	FL_STATUS_E_LIVE = 1,
 	FL_STATUS_E_GONE = 2, /* a tombstone */
+	/*
+	 * Live, and the fence's write end is held by its owner, who closes it
+	 * after the daemon published the outcome: a final status here holds
+	 * for a reader only once the fd reads ready (a status never runs
+	 * ahead of the fd's readiness).
+	 */
+	FL_STATUS_E_HELD = 3,
 };
 
 /* Every field is accessed with __atomic builtins (see statuspage.c). */
@@ -70,11 +77,13 @@ uint32_t fl__status_table_home(dev_t dev, ino_t ino);
 /*
  * fl__status_table_put() - insert a key or update its status (one writer
  * at a time: the caller serializes)
+ * @held: the entry is FL_STATUS_E_HELD, not FL_STATUS_E_LIVE.
  * Return: 0; -ENOSPC when the key's FL_STATUS_PAGE_PROBE slots are all
  * live (nothing is published: readers fall back); -ERANGE for a @dev
  * beyond 32 bits.
  */
-int fl__status_table_put(void *entries, dev_t dev, ino_t ino, int status, uint64_t stamp_ns);
+int fl__status_table_put(void *entries, dev_t dev, ino_t ino, int status, uint64_t stamp_ns,
+			 bool held);
 
 /* fl__status_table_del() - make the key's entry a tombstone. Return: 0 or -ENOENT. */
 int fl__status_table_del(void *entries, dev_t dev, ino_t ino);
@@ -82,8 +91,9 @@ int fl__status_table_del(void *entries, dev_t dev, ino_t ino);
 /*
  * fl__status_table_get() - lock-free lookup, safe against one concurrent
  * writer (in this or another process)
- * Return: 1 and *@ret_status, *@ret_stamp_ns (either may be NULL) when the
- * key is live; 0 when it is not there or could not be read consistently.
+ * Return: 1 (FL_STATUS_E_LIVE) or 2 (FL_STATUS_E_HELD) and *@ret_status,
+ * *@ret_stamp_ns (either may be NULL) when the key is live; 0 when it is
+ * not there or could not be read consistently.
  */
 int fl__status_table_get(const void *entries, dev_t dev, ino_t ino, int *ret_status,
 			 uint64_t *ret_stamp_ns);
@@ -108,10 +118,11 @@ bool fl__status_page_writing(void);
 
 /*
  * fl__status_page_publish() - the fence fd with read end (@dev, @ino) has
- * @status (@stamp_ns when completed); inserts or updates
+ * @status (@stamp_ns when completed); inserts or updates; @held as
+ * fl__status_table_put()
  * Return: 0, -ENODEV (no page in this process), or as fl__status_table_put().
  */
-int fl__status_page_publish(dev_t dev, ino_t ino, int status, uint64_t stamp_ns);
+int fl__status_page_publish(dev_t dev, ino_t ino, int status, uint64_t stamp_ns, bool held);
 
 /* fl__status_page_remove() - the daemon let go of that fence fd. */
 void fl__status_page_remove(dev_t dev, ino_t ino);
@@ -147,8 +158,9 @@ void fl__status_page_forked(void);
 /*
  * fl__status_page_lookup() - the status the mapped page holds for the
  * fence fd with read end (@dev, @ino)
- * Return: 1 and *@ret_status (and *@ret_stamp_ns, may be NULL), or 0: not
- * known (no page, not published, or not read consistently).
+ * Return: 1 (or 2: FL_STATUS_E_HELD, see there) and *@ret_status (and
+ * *@ret_stamp_ns, may be NULL), or 0: not known (no page, not published,
+ * or not read consistently).
  */
 int fl__status_page_lookup(dev_t dev, ino_t ino, int *ret_status, uint64_t *ret_stamp_ns);
 
