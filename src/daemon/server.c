@@ -33,6 +33,7 @@
 
 #include "heapsvc.h"
 #include "host.h"
+#include "loop.h"
 #include "protocol.h"
 #include "server.h"
 #include "statuspage.h"
@@ -66,7 +67,6 @@ static struct deferred_ping *deferred_pings;
  * A bystander thus waits for at most one expensive request in progress.
  */
 #define BATCH		  64
-#define LOOP_EVENTS	  64 /* events one epoll_wait() returns at most */
 #define TURN_NS		  200000ull
 #define ROUND_NS	  200000ull
 #define DEBT_HALF_LIFE_NS 100000000ull
@@ -140,6 +140,7 @@ struct client {
 	bool reading; /* its requests are being handled, further up the stack */
 	uint64_t debt_ns, debt_at_ns; /* loop time it took recently, as of debt_at_ns */
 	unsigned int parked; /* DUMPs waiting for a walk of /proc (see dump_step()) */
+	struct fl_loop_source *src; /* its connection in the loop, while connected */
 	struct client *prev, *next;
 };
 
@@ -196,7 +197,7 @@ static atomic_uint released;
 static struct client *clients;
 static struct client *zombies; /* disconnected; freed after the events at hand */
 static unsigned int nclients;
-static int epfd = -1;
+static struct fl_loop *loop;
 
 /*
  * The log's rate limit: a token bucket of FLD_LOG_BURST lines, refilled at
@@ -622,7 +623,8 @@ static void disconnect(struct client *c, const char *why)
 	if (why)
 		fld_log("client pid %d uid %u: %s; disconnecting", (int)c->pid,
 			(unsigned int)c->uid, why);
-	epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	fl__loop_source_remove(c->src);
+	c->src = NULL;
 	close(c->fd);
 	c->fd = -1;
 	/* The connection, its pooled fds and its buffers were ours on its behalf. */
@@ -2625,6 +2627,8 @@ static int spare_fd = -1;
  */
 #define LISTEN_PAUSE_MS 100
 static uint64_t listen_paused_until;
+/* The listening socket in the loop, and the timer that ends a pause. */
+static struct fl_loop_source *listen_src, *listen_timer;
 
 static bool accept_out_of_fds(int lfd)
 {
@@ -2645,38 +2649,46 @@ static bool accept_out_of_fds(int lfd)
 			return false; /* nobody else is waiting */
 	}
 	if (!listen_paused_until) {
-		struct epoll_event ev = { .events = 0, .data.ptr = NULL };
-
 		fld_log("cannot accept clients: out of fds; pausing");
-		ev.data.ptr = (void *)&listen_paused_until; /* never reported with no events */
-		epoll_ctl(epfd, EPOLL_CTL_MOD, lfd, &ev);
+		fl__loop_fd_update(listen_src, 0);
 		listen_paused_until = fl__now_ns() + LISTEN_PAUSE_MS * 1000000ull;
+		fl__loop_timer_arm(listen_timer, listen_paused_until, 0);
 	}
 	return false;
 }
 
-/* Listen again once the pause is over; returns the epoll timeout it needs. */
-static int resume_listening(int *lfd, int timeout)
+/* The pause is over: listen again. */
+static void resume_listening(void *data)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = lfd };
-	uint64_t now = fl__now_ns();
-	int left;
-
-	if (!listen_paused_until)
-		return timeout;
-	if (now >= listen_paused_until) {
-		listen_paused_until = 0;
-		epoll_ctl(epfd, EPOLL_CTL_MOD, *lfd, &ev);
-		return timeout;
-	}
-	left = (int)((listen_paused_until - now + 999999) / 1000000);
-	return timeout < 0 || left < timeout ? left : timeout;
+	(void)data;
+	listen_paused_until = 0;
+	fl__loop_fd_update(listen_src, EPOLLIN);
 }
 
-static void accept_clients(int lfd)
+/*
+ * The clients the loop found readable in this pass, served after it in
+ * the order of their debt (serve_ready()).
+ */
+static struct client *readable[FL_LOOP_MAX_EVENTS];
+static int nreadable;
+
+static void client_ready(int fd, uint32_t events, void *data)
 {
+	(void)fd;
+	(void)events;
+	readable[nreadable++] = data;
+}
+
+/* SIGTERM, SIGINT or SIGHUP came: the loop ends after this dispatch. */
+static bool stopping;
+
+static void accept_clients(int lfd, uint32_t events, void *data)
+{
+	(void)events;
+	(void)data;
+	if (stopping)
+		return; /* a client accepted now would only be hung up on */
 	for (;;) {
-		struct epoll_event ev = { .events = EPOLLIN };
 		struct ucred cred;
 		socklen_t len = sizeof(cred);
 		struct client *c;
@@ -2715,8 +2727,8 @@ static void accept_clients(int lfd)
 			client_unref(c);
 			continue;
 		}
-		ev.data.ptr = c;
-		if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		c->src = fl__loop_add_fd(loop, fd, EPOLLIN, client_ready, c);
+		if (!c->src) {
 			close(fd);
 			fds_sub(c, 1);
 			client_unref(c);
@@ -2742,7 +2754,7 @@ static void accept_clients(int lfd)
 
 static uint64_t last_trim_ns;
 
-/* Whether a trim is due: the loop's poll timeout then wakes it for one. */
+/* Whether a trim is due: the loop's trim timer then wakes it for one. */
 static bool trim_pending(void)
 {
 	return atomic_load(&released) >= TRIM_AFTER_RELEASES;
@@ -2765,7 +2777,7 @@ static void trim_if_due(void)
 /* One pass over the clients epoll reported: see BATCH for the rules. */
 static void serve_ready(struct client **ready, int n)
 {
-	uint64_t now = fl__now_ns(), round_start = now, debt[LOOP_EVENTS];
+	uint64_t now = fl__now_ns(), round_start = now, debt[FL_LOOP_MAX_EVENTS];
 
 	/* Least debt first; ties keep epoll's order, which rotates. */
 	for (int i = 0; i < n; i++) {
@@ -2791,12 +2803,71 @@ static void serve_ready(struct client **ready, int n)
 	}
 }
 
+/*
+ * The steps each pass takes besides the clients (the deadlock detector, the
+ * parked DUMPs' walk, the log's count of suppressed lines, the watcher's
+ * sweeps, a trim, the idle clock) run at every pass and say when they want
+ * the next one: each has a timer that only wakes the loop for it.
+ */
+static struct fl_loop_source *detector_timer, *dump_timer, *log_timer, *sweep_timer, *trim_timer,
+	*idle_timer;
+
+static void step_due(void *data)
+{
+	(void)data;
+}
+
+/* The flags of the fds whose work waits for the end of the pass. */
+static bool watch, reap;
+
+static void set_flag(int fd, uint32_t events, void *data)
+{
+	(void)fd;
+	(void)events;
+	*(bool *)data = true;
+}
+
+static void on_signal(int sfd, uint32_t events, void *data)
+{
+	struct signalfd_siginfo si;
+
+	(void)events;
+	(void)data;
+	if (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		fld_log("signal %u: exiting", si.ssi_signo);
+		stopping = true;
+	}
+}
+
+/* The loop and the sources of fld_serve(). Return: 0, or -errno. */
+static int loop_setup(int lfd, int sfd, int wfd, int rfd)
+{
+	loop = fl__loop_create();
+	if (!loop)
+		return -errno;
+	listen_src = fl__loop_add_fd(loop, lfd, EPOLLIN, accept_clients, NULL);
+	if (!listen_src || !fl__loop_add_fd(loop, sfd, EPOLLIN, on_signal, NULL) ||
+	    !fl__loop_add_fd(loop, wfd, EPOLLIN, set_flag, &watch) ||
+	    !fl__loop_add_fd(loop, rfd, EPOLLIN, set_flag, &reap))
+		return -errno;
+	listen_timer = fl__loop_add_timer(loop, resume_listening, NULL);
+	detector_timer = fl__loop_add_timer(loop, step_due, NULL);
+	dump_timer = fl__loop_add_timer(loop, step_due, NULL);
+	log_timer = fl__loop_add_timer(loop, step_due, NULL);
+	sweep_timer = fl__loop_add_timer(loop, step_due, NULL);
+	trim_timer = fl__loop_add_timer(loop, step_due, NULL);
+	idle_timer = fl__loop_add_timer(loop, step_due, NULL);
+	if (!listen_timer || !detector_timer || !dump_timer || !log_timer || !sweep_timer ||
+	    !trim_timer || !idle_timer)
+		return -ENOMEM;
+	return 0;
+}
+
 int fld_serve(int lfd, const struct server_config *config)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
 	uint64_t idle_since = fl__now_ns();
 	sigset_t sigs;
-	int sfd, wfd, rfd;
+	int sfd, wfd, rfd, r;
 
 	cfg = *config;
 	{
@@ -2817,9 +2888,6 @@ int fld_serve(int lfd, const struct server_config *config)
 	if (fld_heapsvc_init(cfg.carveout_bytes, cfg.heap_limit) < 0)
 		return -ENOMEM;
 	spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (epfd < 0)
-		return -errno;
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
@@ -2828,10 +2896,6 @@ int fld_serve(int lfd, const struct server_config *config)
 	sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sfd < 0)
 		return -errno;
-	ev.data.ptr = &lfd;
-	epoll_ctl(epfd, EPOLL_CTL_ADD, lfd, &ev);
-	ev.data.ptr = &sfd;
-	epoll_ctl(epfd, EPOLL_CTL_ADD, sfd, &ev);
 	/*
 	 * The core's fd watcher runs here, between requests: one thread, so
 	 * no lock ping-pong or wake-ups of a second one under load.
@@ -2840,92 +2904,57 @@ int fld_serve(int lfd, const struct server_config *config)
 	if (wfd < 0)
 		return wfd;
 	fl__fence_pipe_set_hooks(owner_end_closed, given_done);
-	ev.data.ptr = &wfd;
-	epoll_ctl(epfd, EPOLL_CTL_ADD, wfd, &ev);
 	/* Clients' fds whose close() may wait are closed by a thread, which reports here. */
 	rfd = fld_received_init();
 	if (rfd < 0)
 		return rfd;
-	ev.data.ptr = &rfd;
-	epoll_ctl(epfd, EPOLL_CTL_ADD, rfd, &ev);
+	r = loop_setup(lfd, sfd, wfd, rfd);
+	if (r < 0)
+		return r;
 	/* Without it, clients read statuses from the pipes and ask us: slower, not wrong. */
 	status_page_fd = fl__status_page_create();
 	if (status_page_fd < 0)
 		fld_log("no status page: %s", strerror(-status_page_fd));
 
 	for (;;) {
-		struct epoll_event evs[LOOP_EVENTS];
 		/* While nobody is connected, look at the idle clock now and then. */
-		int timeout = resume_listening(&lfd, nclients || !cfg.idle_ms ? -1 : 100);
-
-		if (trim_pending()) {
-			/* Wake for the trim as soon as it is allowed, not a full interval later. */
-			uint64_t since = fl__now_ns() - last_trim_ns;
-			int due = since >= TRIM_INTERVAL_NS
-					  ? 0
-					  : (int)((TRIM_INTERVAL_NS - since + 999999) / 1000000);
-
-			if (timeout < 0 || timeout > due)
-				timeout = due;
-		}
+		fl__loop_timer_arm_ms(idle_timer, nclients || !cfg.idle_ms ? -1 : 100);
+		/* Wake for the trim as soon as it is allowed, not a full interval later. */
+		if (trim_pending())
+			fl__loop_timer_arm(trim_timer, last_trim_ns + TRIM_INTERVAL_NS, 0);
+		else
+			fl__loop_timer_arm(trim_timer, 0, 0);
 		/* The deadlock detector runs while waits are in progress. */
 		bool want_walk;
-		int check = fld_waits_check(&want_walk);
 
+		fl__loop_timer_arm_ms(detector_timer, fld_waits_check(&want_walk));
 		if (want_walk && !detector_walk)
 			detector_walk = walks + 1;
-		if (check >= 0 && (timeout < 0 || timeout > check))
-			timeout = check;
 		/* Parked DUMPs' walk and answers go on between the clients' turns. */
-		check = dump_step();
-		if (check >= 0 && (timeout < 0 || timeout > check))
-			timeout = check;
+		fl__loop_timer_arm_ms(dump_timer, dump_step());
 		/* Lines the rate limit held back are counted in the log once it allows. */
-		check = fld_log_flush();
-		if (check >= 0 && (timeout < 0 || timeout > check))
-			timeout = check;
+		fl__loop_timer_arm_ms(log_timer, fld_log_flush());
 		/* Completed pipe fences are swept now and then (fl__watcher_timeout_ms()). */
-		check = fl__watcher_timeout_ms();
-		if (check >= 0 && (timeout < 0 || timeout > check))
-			timeout = check;
+		fl__loop_timer_arm_ms(sweep_timer, fl__watcher_timeout_ms());
 		/*
 		 * The steps above may have let the last client go (a parked
 		 * DUMP's reply could not be sent): look at the idle clock again
 		 * soon, or nothing would wake us to end the idle period.
 		 */
-		if (!nclients && cfg.idle_ms && (timeout < 0 || timeout > 100))
-			timeout = 100;
-		int n = epoll_wait(epfd, evs, FL_ARRAY_SIZE(evs), timeout);
-
-		if (n < 0 && errno != EINTR)
-			return -errno;
+		if (!nclients && cfg.idle_ms && !fl__loop_timer_deadline(idle_timer))
+			fl__loop_timer_arm_ms(idle_timer, 100);
+		watch = reap = false;
+		nreadable = 0;
+		r = fl__loop_dispatch(loop, -1);
+		if (r < 0 && r != -EINTR)
+			return r;
+		if (stopping)
+			goto out;
 		/* Busy until now: the idle period starts when the last client leaves. */
 		if (nclients || fl__sink_count())
 			idle_since = fl__now_ns();
-		bool watch = false, reap = false;
-		struct client *ready[FL_ARRAY_SIZE(evs)];
-		int nready = 0;
-
-		for (int i = 0; i < n; i++) {
-			if (evs[i].data.ptr == &wfd) {
-				watch = true;
-			} else if (evs[i].data.ptr == &rfd) {
-				reap = true;
-			} else if (evs[i].data.ptr == &lfd) {
-				accept_clients(lfd);
-			} else if (evs[i].data.ptr == &sfd) {
-				struct signalfd_siginfo si;
-
-				if (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-					fld_log("signal %u: exiting", si.ssi_signo);
-					goto out;
-				}
-			} else {
-				ready[nready++] = evs[i].data.ptr;
-			}
-		}
 		served_in_part = false;
-		serve_ready(ready, nready);
+		serve_ready(readable, nreadable);
 		/*
 		 * After the events at hand: a release can free a client they
 		 * name. And after the requests clients sent before they closed
@@ -2978,8 +3007,9 @@ out:
 			shared_free(&shared[b]);
 	fld_waits_shutdown();
 	fld_trace_shutdown();
+	fl__loop_destroy(loop);
+	loop = NULL;
 	close(sfd);
-	close(epfd);
 	if (spare_fd >= 0)
 		close(spare_fd);
 	return 0;
