@@ -36,6 +36,7 @@
 #include "loop.h"
 #include "protocol.h"
 #include "server.h"
+#include "service.h"
 #include "statuspage.h"
 #include "util.h"
 
@@ -97,11 +98,9 @@ struct peer {
 };
 
 struct client {
+	struct fl_server_conn conn; /* its credentials and its services' state */
 	int fd;
-	uid_t uid;
-	pid_t pid;
 	struct peer *proc, *user; /* its process and its uid */
-	unsigned int heap_buffers; /* buffers it holds (each a daemon fd) */
 	bool greeted;
 	atomic_int refs; /* the connection, plus one per live object it made */
 	atomic_int timelines, fences; /* live objects it made */
@@ -136,7 +135,6 @@ struct client {
 	 * pipe signal ends.
 	 */
 	int kick, kick_r;
-	struct fld_heap_client *heap; /* its buffers (heapsvc.c); NULL: none yet */
 	bool reading; /* its requests are being handled, further up the stack */
 	uint64_t debt_ns, debt_at_ns; /* loop time it took recently, as of debt_at_ns */
 	unsigned int parked; /* DUMPs waiting for a walk of /proc (see dump_step()) */
@@ -198,6 +196,12 @@ static struct client *clients;
 static struct client *zombies; /* disconnected; freed after the events at hand */
 static unsigned int nclients;
 static struct fl_loop *loop;
+static struct fl_server *server;
+
+static struct client *client_of(struct fl_server_conn *conn)
+{
+	return FL_SERVER_CONTAINER_OF(conn, struct client, conn);
+}
 
 /*
  * The log's rate limit: a token bucket of FLD_LOG_BURST lines, refilled at
@@ -339,7 +343,7 @@ static bool is_pow2(unsigned long n)
 /* Whether @c's uid has a quota of its own: every uid but the daemon's. */
 static bool uid_limited(const struct client *c)
 {
-	return c->uid != geteuid();
+	return c->conn.uid != geteuid();
 }
 
 static unsigned int room_of(const struct peer *p, unsigned int max)
@@ -414,16 +418,16 @@ static void log_quota(struct client *c, const char *what, enum quota q, unsigned
 
 	if (!is_pow2(++p->refused))
 		return;
-	fld_comm_of(c->pid, comm, sizeof(comm));
+	fld_comm_of(c->conn.pid, comm, sizeof(comm));
 	if (q == Q_FDS_UID)
 		fld_log("uid %u: its processes hold %u %s, the most one other uid may (%s %u); "
 			"refusing %s to pid %d (%s) with EMFILE (%lu refusals)",
-			(unsigned int)c->uid, held, quotas[q].held, quotas[q].option, limit, what,
-			(int)c->pid, comm, p->refused);
+			(unsigned int)c->conn.uid, held, quotas[q].held, quotas[q].option, limit,
+			what, (int)c->conn.pid, comm, p->refused);
 	else
 		fld_log("pid %d (%s, uid %u): holds %u %s, the most one process may (%s %u); "
 			"refusing %s with EMFILE (%lu refusals)",
-			(int)c->pid, comm, (unsigned int)c->uid, held, quotas[q].held,
+			(int)c->conn.pid, comm, (unsigned int)c->conn.uid, held, quotas[q].held,
 			quotas[q].option, limit, what, p->refused);
 }
 
@@ -621,15 +625,36 @@ static void pooled_drop(struct pooled *p, int status)
 static void disconnect(struct client *c, const char *why)
 {
 	if (why)
-		fld_log("client pid %d uid %u: %s; disconnecting", (int)c->pid,
-			(unsigned int)c->uid, why);
+		fld_log("client pid %d uid %u: %s; disconnecting", (int)c->conn.pid,
+			(unsigned int)c->conn.uid, why);
 	fl__loop_source_remove(c->src);
 	c->src = NULL;
 	close(c->fd);
 	c->fd = -1;
-	/* The connection, its pooled fds and its buffers were ours on its behalf. */
-	fds_sub(c, 1 + c->pool_count + c->heap_buffers);
-	c->heap_buffers = 0;
+	/* The connection was ours on its behalf. */
+	fds_sub(c, 1);
+	/* Each service lets go of what it kept for the client. */
+	fl__server_conn_gone(server, &c->conn);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		clients = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	nclients--;
+	/* Events already fetched may still name it: free it after them. */
+	c->prev = NULL;
+	c->next = zombies;
+	zombies = c;
+}
+
+/* The sync service's client_gone: its pool, counters, kick pipe and handles. */
+static void sync_client_gone(struct fl_server_conn *conn, void *data)
+{
+	struct client *c = client_of(conn);
+
+	/* Its pooled fds were ours on its behalf. */
+	fds_sub(c, c->pool_count);
 	/* Pooled fds it never used read as the connection's end. */
 	for (; c->pool_count; c->pool_count--, c->pool_head++) {
 		pool_index_del(&c->pool[c->pool_head % FL_PROTO_POOL_MAX]);
@@ -643,32 +668,25 @@ static void disconnect(struct client *c, const char *why)
 		c->kick = c->kick_r = -1;
 		fds_sub(c, 2);
 	}
+	free(c->handles);
+	c->handles = NULL;
+	c->nhandles = c->handles_cap = 0;
+}
+
+/* The observe service's client_gone: its waits are over, its trace goes with it. */
+static void observe_client_gone(struct fl_server_conn *conn, void *data)
+{
+	struct client *c = client_of(conn);
+
 	fld_waits_client_gone(c);
 	if (tracer == c) {
 		int fd;
 
-		/* Its trace goes with it. */
 		tracer = NULL;
 		if (fld_trace_stop(&fd) == 0)
 			close(fd);
 		publish_all();
 	}
-	fld_heapsvc_client_end(c->heap);
-	c->heap = NULL;
-	free(c->handles);
-	c->handles = NULL;
-	c->nhandles = c->handles_cap = 0;
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		clients = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
-	nclients--;
-	/* Events already fetched may still name it: free it after them. */
-	c->prev = NULL;
-	c->next = zombies;
-	zombies = c;
 }
 
 static void bury_zombies(void)
@@ -895,7 +913,7 @@ static int shared_sync(struct shared_tl *s, struct fl_timeline *tl)
 		if (fld_tracing)
 			fld_trace_signal(s->id, s->is32 ? (uint32_t)before : before,
 					 s->is32 ? (uint32_t)s->synced : s->synced,
-					 s->owner ? s->owner->pid : 0, stamp, 0);
+					 s->owner ? s->owner->conn.pid : 0, stamp, 0);
 	}
 	r = fl_sw_sync_timeline_catch_up(tl);
 	fl__timeline_signal_stamp(0);
@@ -1180,7 +1198,7 @@ static int timeline_add(struct client *c, struct fl_timeline *tl, uint64_t count
 		r = shared_sync(s, tl);
 	}
 	if (fld_tracing && fl_sw_sync_timeline_get_value(tl, &after) == 0)
-		fld_trace_signal(fl_timeline_get_id(tl), before, after, c->pid, ts, r);
+		fld_trace_signal(fl_timeline_get_id(tl), before, after, c->conn.pid, ts, r);
 	return r;
 }
 
@@ -1230,8 +1248,9 @@ static bool pipe_at_eof(int fd)
 	       (pf.revents & POLLHUP);
 }
 
-static bool op_hello(struct client *c, const struct fl_proto_request *q)
+static bool op_hello(struct fl_server_conn *conn, const struct fl_proto_request *q, int *fds)
 {
+	struct client *c = client_of(conn);
 	struct fl_msg_hello_reply r = {
 		{ 0, 0 }, FL_PROTO_VERSION, (uint32_t)getpid(), cfg.max_timelines, cfg.max_fences
 	};
@@ -1240,7 +1259,7 @@ static bool op_hello(struct client *c, const struct fl_proto_request *q)
 	 * status of every fence of every client. Such a client reads its
 	 * fences' statuses from the pipes and asks us, as without a page.
 	 */
-	bool page = status_page_fd >= 0 && c->uid == geteuid();
+	bool page = status_page_fd >= 0 && c->conn.uid == geteuid();
 
 	if (page)
 		r.flags = FL_HELLO_F_STATUS_PAGE;
@@ -1268,8 +1287,10 @@ static int kick_open(struct client *c)
 	return 0;
 }
 
-static bool op_timeline_create(struct client *c, const struct fl_proto_request *q)
+static bool op_timeline_create(struct fl_server_conn *conn, const struct fl_proto_request *q,
+			       int *req_fds)
 {
+	struct client *c = client_of(conn);
 	struct fl_msg_bind_reply rep = { { 0, 0 }, UINT32_MAX, 0 };
 	struct fl_timeline *tl;
 	int r, fds[2] = { -1, -1 };
@@ -1304,7 +1325,7 @@ static bool op_timeline_create(struct client *c, const struct fl_proto_request *
 				if (fds[1] >= 0)
 					rep.flags = FL_BIND_F_SHARED;
 			}
-			fld_trace_timeline_new(c->pid, fl_timeline_get_id(tl),
+			fld_trace_timeline_new(c->conn.pid, fl_timeline_get_id(tl),
 					       fl_timeline_get_name(tl), 0);
 		}
 		fl_timeline_unref(tl); /* the fd is the only handle */
@@ -1320,8 +1341,9 @@ static bool op_timeline_create(struct client *c, const struct fl_proto_request *
 	return ok;
 }
 
-static bool op_timeline_inc(struct client *c, const struct fl_proto_request *q, int *fds)
+static bool op_timeline_inc(struct fl_server_conn *conn, const struct fl_proto_request *q, int *fds)
 {
+	struct client *c = client_of(conn);
 	struct fl_timeline *tl;
 	int r = timeline_of(fds[0], &tl);
 
@@ -1332,8 +1354,10 @@ static bool op_timeline_inc(struct client *c, const struct fl_proto_request *q, 
 	return reply_status(c, &q->hdr, r);
 }
 
-static bool op_timeline_get_value(struct client *c, const struct fl_proto_request *q, int *fds)
+static bool op_timeline_get_value(struct fl_server_conn *conn, const struct fl_proto_request *q,
+				  int *fds)
 {
+	struct client *c = client_of(conn);
 	struct fl_msg_value_reply rep = { { 0, 0 }, 0 };
 	struct fl_timeline *tl;
 	int r = timeline_of(fds[0], &tl);
@@ -1440,8 +1464,9 @@ static bool reply_fence_fd(struct client *c, const struct fl_msg_hdr *req, int r
 	return alive;
 }
 
-static bool op_fence_create(struct client *c, const struct fl_proto_request *q, int *fds)
+static bool op_fence_create(struct fl_server_conn *conn, const struct fl_proto_request *q, int *fds)
 {
+	struct client *c = client_of(conn);
 	struct fl_timeline *tl;
 	struct fl_fence *f;
 	int r;
@@ -1461,7 +1486,7 @@ static bool op_fence_create(struct client *c, const struct fl_proto_request *q, 
 		if (r == 0) {
 			r = adopt(c, f, &fds[1]);
 			if (r == 0)
-				fld_trace_fence_new(c->pid, f, "create", 0, 0);
+				fld_trace_fence_new(c->conn.pid, f, "create", 0, 0);
 			fl_fence_unref(f);
 		}
 		/* Nobody else holds its sink: ours to complete. */
@@ -1527,8 +1552,10 @@ static int bind_handle(struct client *c, int fd, uint64_t id)
 	return (int)i;
 }
 
-static bool op_timeline_bind(struct client *c, const struct fl_proto_request *q, int *fds)
+static bool op_timeline_bind(struct fl_server_conn *conn, const struct fl_proto_request *q,
+			     int *fds)
 {
+	struct client *c = client_of(conn);
 	struct fl_msg_bind_reply rep = { { 0, 0 }, 0, 0 };
 	struct fl_timeline *tl;
 	uint64_t id;
@@ -1554,8 +1581,9 @@ static bool op_timeline_bind(struct client *c, const struct fl_proto_request *q,
  * owner keeps the end of (FL_MSG_F_KEPT) is then completed by the owner's
  * record and close, and the core gives up its own end (see op_fence_new()).
  */
-static bool op_pool_fill(struct client *c, const struct fl_proto_request *q)
+static bool op_pool_fill(struct fl_server_conn *conn, const struct fl_proto_request *q, int *fds)
 {
+	struct client *c = client_of(conn);
 	struct fl_msg_pool_reply rep = { { 0, 0 }, c->pool_slot + c->pool_count, 0 };
 	/* The fence fds, then (FL_POOL_F_SIGNAL_ENDS) copies of our ends, and the kick pipe. */
 	int user[2 * FL_PROTO_POOL_FILL_MAX + 1];
@@ -1654,8 +1682,10 @@ static int handle_timeline(struct client *c, uint32_t handle, struct fl_timeline
 }
 
 /* TIMELINE_SIGNAL: TIMELINE_INC on a bound timeline. */
-static bool op_timeline_signal(struct client *c, const struct fl_proto_request *q)
+static bool op_timeline_signal(struct fl_server_conn *conn, const struct fl_proto_request *q,
+			       int *fds)
 {
+	struct client *c = client_of(conn);
 	struct fl_timeline *tl;
 	int r;
 
@@ -1674,8 +1704,10 @@ static bool op_timeline_signal(struct client *c, const struct fl_proto_request *
  * TIMELINE_SYNC: the owner added to the counter and completed its own
  * fences; we complete every other point.
  */
-static bool op_timeline_sync(struct client *c, const struct fl_proto_request *q)
+static bool op_timeline_sync(struct fl_server_conn *conn, const struct fl_proto_request *q,
+			     int *fds)
 {
+	struct client *c = client_of(conn);
 	struct fl_timeline *tl;
 	struct shared_tl *s;
 	int r;
@@ -1693,8 +1725,9 @@ static bool op_timeline_sync(struct client *c, const struct fl_proto_request *q)
 }
 
 /* FENCE_NEW: the oldest pooled fd becomes a fence of a bound timeline. */
-static bool op_fence_new(struct client *c, const struct fl_proto_request *q)
+static bool op_fence_new(struct fl_server_conn *conn, const struct fl_proto_request *q, int *fds)
 {
+	struct client *c = client_of(conn);
 	const struct fl_msg_fence_new *b = &q->u.fence_new;
 	struct fl_timeline *tl = NULL;
 	struct fl_fence *f = NULL;
@@ -1733,7 +1766,7 @@ static bool op_fence_new(struct client *c, const struct fl_proto_request *q)
 		r = p.pipe ? fl__fence_pipe_adopt(f, p.pipe, release_fence, c)
 			   : fl__fence_adopt_sink(f, p.sink, p.dev, p.ino, release_fence, c);
 		if (r == 0)
-			fld_trace_fence_new(c->pid, f, "create", 0, 0);
+			fld_trace_fence_new(c->conn.pid, f, "create", 0, 0);
 		if (r < 0) {
 			objects_uncharge(c, false);
 			fds_sub(c, 1);
@@ -1775,8 +1808,9 @@ static bool op_fence_new(struct client *c, const struct fl_proto_request *q)
 }
 
 /* FENCE_RETURN: an owner gives a kept pipe signal end back before it disconnects. */
-static bool op_fence_return(struct client *c, const struct fl_proto_request *q, int *fds)
+static bool op_fence_return(struct fl_server_conn *conn, const struct fl_proto_request *q, int *fds)
 {
+	struct client *c = client_of(conn);
 	struct fl_fence *f;
 
 	(void)c;
@@ -1794,8 +1828,9 @@ static bool op_fence_return(struct client *c, const struct fl_proto_request *q, 
 	return true;
 }
 
-static bool op_fence_merge(struct client *c, const struct fl_proto_request *q, int *fds)
+static bool op_fence_merge(struct fl_server_conn *conn, const struct fl_proto_request *q, int *fds)
 {
+	struct client *c = client_of(conn);
 	struct fl_fence *a = NULL, *b = NULL, *m = NULL;
 	int r, fd = -1;
 
@@ -1824,14 +1859,15 @@ static bool op_fence_merge(struct client *c, const struct fl_proto_request *q, i
 	if (r == 0) {
 		r = fence_fd_new(c, m, &fd);
 		if (r == 0)
-			fld_trace_fence_new(c->pid, m, "merge", ida, idb);
+			fld_trace_fence_new(c->conn.pid, m, "merge", ida, idb);
 		fl_fence_unref(m);
 	}
 	return reply_fence_fd(c, &q->hdr, r, fd);
 }
 
-static bool op_fence_info(struct client *c, const struct fl_proto_request *q, int *fds)
+static bool op_fence_info(struct fl_server_conn *conn, const struct fl_proto_request *q, int *fds)
 {
+	struct client *c = client_of(conn);
 	unsigned char buf[FL_PROTO_MAX_REPLY];
 	struct fl_msg_info_reply rep;
 	struct fl_sync_pt_info *pts = NULL;
@@ -1908,8 +1944,9 @@ static bool is_sync_file(int fd)
 }
 
 /* A kernel sync_file as a fence (the kernel uapi emulation merges with them). */
-static bool op_fence_import(struct client *c, const struct fl_proto_request *q, int *fds)
+static bool op_fence_import(struct fl_server_conn *conn, const struct fl_proto_request *q, int *fds)
 {
+	struct client *c = client_of(conn);
 	struct fl_fence *f;
 	int r, fd = -1;
 
@@ -1926,14 +1963,16 @@ static bool op_fence_import(struct client *c, const struct fl_proto_request *q, 
 	if (r == 0) {
 		r = fence_fd_new(c, f, &fd);
 		if (r == 0)
-			fld_trace_fence_new(c->pid, f, "import", 0, 0);
+			fld_trace_fence_new(c->conn.pid, f, "import", 0, 0);
 		fl_fence_unref(f);
 	}
 	return reply_fence_fd(c, &q->hdr, r, fd);
 }
 
-static bool op_fence_set_deadline(struct client *c, const struct fl_proto_request *q, int *fds)
+static bool op_fence_set_deadline(struct fl_server_conn *conn, const struct fl_proto_request *q,
+				  int *fds)
 {
+	struct client *c = client_of(conn);
 	struct fl_fence *f;
 	int r;
 
@@ -1943,13 +1982,16 @@ static bool op_fence_set_deadline(struct client *c, const struct fl_proto_reques
 	shared_sync_fence(f);
 	r = fl_fence_set_deadline(f, q->u.fence_set_deadline.deadline_ns);
 	if (r == 0)
-		fld_trace_deadline(c->pid, fl__fence_id(f), q->u.fence_set_deadline.deadline_ns);
+		fld_trace_deadline(c->conn.pid, fl__fence_id(f),
+				   q->u.fence_set_deadline.deadline_ns);
 	fl_fence_unref(f);
 	return reply_status(c, &q->hdr, r);
 }
 
-static bool op_fence_get_deadline(struct client *c, const struct fl_proto_request *q, int *fds)
+static bool op_fence_get_deadline(struct fl_server_conn *conn, const struct fl_proto_request *q,
+				  int *fds)
 {
+	struct client *c = client_of(conn);
 	struct fl_msg_value_reply rep = { { 0, 0 }, 0 };
 	struct fl_fence *f;
 	int r;
@@ -1969,7 +2011,7 @@ static pid_t owner_of(const void *timeline, void *arg)
 	struct shared_tl *s = shared_find((struct fl_timeline *)timeline);
 
 	(void)arg;
-	return s && s->owner ? s->owner->pid : 0;
+	return s && s->owner ? s->owner->conn.pid : 0;
 }
 
 /*
@@ -1996,7 +2038,7 @@ static bool dump_answer(struct client *c, const struct fl_msg_hdr *hdr, uint32_t
 		return reply_status(c, hdr, -ENOMEM);
 	fld_shared_sync_all();
 	for (struct client *k = clients; k && n < nclients; k = k->next)
-		infos[n++] = (struct fld_client_info){ k->pid, k->uid,
+		infos[n++] = (struct fld_client_info){ k->conn.pid, k->conn.uid,
 						       (unsigned int)atomic_load(&k->timelines),
 						       (unsigned int)atomic_load(&k->fences) };
 	r = fld_dump_write(flags & FL_DUMP_JSON, flags & FL_DUMP_FDS, (pid_t)pid, infos, n,
@@ -2132,7 +2174,7 @@ static bool op_dump(struct client *c, const struct fl_proto_request *q)
 	bool ok;
 
 	if (q->u.dump.flags & FL_DUMP_HEAPS) {
-		r = fld_heapsvc_dump(q->u.dump.flags & FL_DUMP_JSON, &fd);
+		r = fl__server_dump(server, "heap", q->u.dump.flags, &fd);
 		if (r < 0)
 			return reply_status(c, &q->hdr, r);
 		ok = reply_send(c, &q->hdr, &(struct fl_msg_reply){ 0, 0 },
@@ -2193,8 +2235,9 @@ static bool op_dump_view(struct client *c, const struct fl_proto_request *q)
 }
 
 /* WAIT_BEGIN: one-way; a fence we do not know (in-process, gone) is not our business. */
-static bool op_wait_begin(struct client *c, const struct fl_proto_request *q, int *fds)
+static bool op_wait_begin(struct fl_server_conn *conn, const struct fl_proto_request *q, int *fds)
 {
+	struct client *c = client_of(conn);
 	struct fl_fence *f;
 	int notify = -1;
 
@@ -2207,27 +2250,29 @@ static bool op_wait_begin(struct client *c, const struct fl_proto_request *q, in
 		/* Until waits.c closes it (fld_notify_closed()). */
 		atomic_fetch_add(&c->refs, 1);
 	}
-	if (fld_wait_begin(c, c->pid, &q->u.wait_begin, f, notify) == -EMFILE)
+	if (fld_wait_begin(c, c->conn.pid, &q->u.wait_begin, f, notify) == -EMFILE)
 		fld_log("client pid %d: more than its share of waits; not tracking more",
-			(int)c->pid);
+			(int)c->conn.pid);
 	fl_fence_unref(f);
 	return true;
 }
 
-static bool op_wait_end(struct client *c, const struct fl_proto_request *q)
+static bool op_wait_end(struct fl_server_conn *conn, const struct fl_proto_request *q, int *fds)
 {
+	struct client *c = client_of(conn);
 	fld_wait_end(c, q->u.wait_end.token, q->u.wait_end.result);
 	return true;
 }
 
 /* TRACE: one session at a time, owned by the client that started it. */
-static bool op_trace(struct client *c, const struct fl_proto_request *q)
+static bool op_trace(struct fl_server_conn *conn, const struct fl_proto_request *q, int *fds)
 {
+	struct client *c = client_of(conn);
 	int r, fd = -1;
 	bool ok;
 
 	if (q->u.trace.cmd == FL_TRACE_START) {
-		r = fld_trace_start(c->pid, q->u.trace.max_events, cfg.trace_max_events);
+		r = fld_trace_start(c->conn.pid, q->u.trace.max_events, cfg.trace_max_events);
 		if (r == 0) {
 			tracer = c;
 			publish_all();
@@ -2249,45 +2294,89 @@ static bool op_trace(struct client *c, const struct fl_proto_request *q)
 	return ok;
 }
 
-/* The allocation service (heapsvc.c): the daemon keeps its fd of the buffer. */
-static bool op_heap_alloc(struct client *c, const struct fl_proto_request *q)
-{
-	struct fl_msg_heap_alloc_reply rep;
-	int fd, r = fds_charge(c, 1, "a buffer");
+/*
+ * The allocation service's state on a connection, made by its first
+ * HEAP_ALLOC and found again by its destroy listener.
+ */
+struct heap_conn {
+	struct fl_server_listener gone;
+	struct fld_heap_client *heap; /* its buffers (heapsvc.c); NULL: none yet */
+	unsigned int buffers; /* buffers it holds (each a daemon fd) */
+};
 
-	if (r == 0 && (r = fld_heapsvc_alloc(&c->heap, c->pid, &q->u.heap_alloc, &rep, &fd)) < 0)
+/* The connection ended: the buffers were ours on its behalf. */
+static void heap_conn_gone(struct fl_server_listener *l, struct fl_server_conn *conn)
+{
+	struct heap_conn *h = FL_SERVER_CONTAINER_OF(l, struct heap_conn, gone);
+
+	fds_sub(client_of(conn), h->buffers);
+	fld_heapsvc_client_end(h->heap);
+	free(h);
+}
+
+/* @conn's heap state; NULL when it has none (and @make is false, or out of memory). */
+static struct heap_conn *heap_conn_of(struct fl_server_conn *conn, bool make)
+{
+	struct fl_server_listener *l = fl__server_conn_get_destroy_listener(conn, heap_conn_gone);
+	struct heap_conn *h;
+
+	if (l)
+		return FL_SERVER_CONTAINER_OF(l, struct heap_conn, gone);
+	if (!make || !(h = calloc(1, sizeof(*h))))
+		return NULL;
+	h->gone.notify = heap_conn_gone;
+	fl__server_conn_add_destroy_listener(conn, &h->gone);
+	return h;
+}
+
+/* The allocation service (heapsvc.c): the daemon keeps its fd of the buffer. */
+static bool op_heap_alloc(struct fl_server_conn *conn, const struct fl_proto_request *q, int *fds)
+{
+	struct client *c = client_of(conn);
+	struct heap_conn *h = heap_conn_of(conn, true);
+	struct fl_msg_heap_alloc_reply rep;
+	int fd, r = h ? fds_charge(c, 1, "a buffer") : -ENOMEM;
+
+	if (r == 0 &&
+	    (r = fld_heapsvc_alloc(&h->heap, c->conn.pid, &q->u.heap_alloc, &rep, &fd)) < 0)
 		fds_sub(c, 1);
 	if (r < 0)
 		return reply_status(c, &q->hdr, r);
-	c->heap_buffers++;
+	h->buffers++;
 	return reply_send(c, &q->hdr, &rep, sizeof(rep), fd);
 }
 
-static bool op_heap_free(struct client *c, const struct fl_proto_request *q, int *fds)
+static bool op_heap_free(struct fl_server_conn *conn, const struct fl_proto_request *q, int *fds)
 {
+	struct client *c = client_of(conn);
+	struct heap_conn *h = heap_conn_of(conn, false);
 	struct fl_msg_heap_free_reply rep = { { 0, 0 }, 0 };
 
-	rep.r.status =
-		fld_heapsvc_free(c->heap, q->nfds ? fds[0] : -1, q->u.heap_free.group, &rep.freed);
+	rep.r.status = fld_heapsvc_free(h ? h->heap : NULL, q->nfds ? fds[0] : -1,
+					q->u.heap_free.group, &rep.freed);
 	fds_sub(c, (unsigned int)rep.freed);
-	c->heap_buffers -= (unsigned int)rep.freed;
+	if (h)
+		h->buffers -= (unsigned int)rep.freed;
 	if (rep.r.status < 0)
 		return reply_status(c, &q->hdr, rep.r.status);
 	return reply_send(c, &q->hdr, &rep, sizeof(rep), -1);
 }
 
-static bool op_heap_info(struct client *c, const struct fl_proto_request *q)
+static bool op_heap_info(struct fl_server_conn *conn, const struct fl_proto_request *q, int *fds)
 {
+	struct client *c = client_of(conn);
+	struct heap_conn *h = heap_conn_of(conn, false);
 	struct fl_msg_heap_info_reply rep;
-	int r = fld_heapsvc_info(c->heap, q->u.heap_info.heap, &rep);
+	int r = fld_heapsvc_info(h ? h->heap : NULL, q->u.heap_info.heap, &rep);
 
 	if (r < 0)
 		return reply_status(c, &q->hdr, r);
 	return reply_send(c, &q->hdr, &rep, sizeof(rep), -1);
 }
 
-static bool op_ping(struct client *c, const struct fl_proto_request *q)
+static bool op_ping(struct fl_server_conn *conn, const struct fl_proto_request *q, int *fds)
 {
+	struct client *c = client_of(conn);
 	struct deferred_ping *d;
 
 	if (!(q->hdr.flags & FL_MSG_F_AFTER_CLOSES))
@@ -2361,63 +2450,114 @@ static int fence_of(struct client *c, int fd, struct fl_fence **ret)
 	return fl_fence_from_fd(fd, ret);
 }
 
+/* DUMP: the stats view is written at once, the others wait for a walk of /proc. */
+static bool op_dump_request(struct fl_server_conn *conn, const struct fl_proto_request *q, int *fds)
+{
+	if (q->u.dump.flags & FL_DUMP_STATS)
+		return op_dump_view(client_of(conn), q);
+	return op_dump(client_of(conn), q);
+}
+
+/*
+ * The services' tables (service.h): each op's handler, the header flags
+ * it accepts and the fds it comes with. The numbers of the three services
+ * interleave (the protocol grew one op at a time), so each table spans its
+ * service's range with holes that another service fills.
+ */
+#define SYNC_FIRST FL_OP_HELLO
+static const struct fl_server_op sync_ops[] = {
+	[FL_OP_HELLO - SYNC_FIRST] = { op_hello },
+	[FL_OP_TIMELINE_CREATE - SYNC_FIRST] = { op_timeline_create },
+	[FL_OP_TIMELINE_INC - SYNC_FIRST] = { op_timeline_inc, 0, 1 },
+	[FL_OP_TIMELINE_GET_VALUE - SYNC_FIRST] = { op_timeline_get_value, 0, 1 },
+	[FL_OP_FENCE_CREATE - SYNC_FIRST] = { op_fence_create, FL_MSG_F_REPLY, 3 },
+	[FL_OP_FENCE_MERGE - SYNC_FIRST] = { op_fence_merge, 0, 2 },
+	[FL_OP_FENCE_INFO - SYNC_FIRST] = { op_fence_info, 0, 1 },
+	[FL_OP_TIMELINE_BIND - SYNC_FIRST] = { op_timeline_bind, 0, 1 },
+	[FL_OP_POOL_FILL - SYNC_FIRST] = { op_pool_fill },
+	[FL_OP_FENCE_NEW - SYNC_FIRST] = { op_fence_new, FL_MSG_F_REPLY | FL_MSG_F_KEPT },
+	[FL_OP_TIMELINE_SIGNAL - SYNC_FIRST] = { op_timeline_signal },
+	[FL_OP_TIMELINE_SYNC - SYNC_FIRST] = { op_timeline_sync },
+	[FL_OP_FENCE_SET_DEADLINE - SYNC_FIRST] = { op_fence_set_deadline, 0, 1 },
+	[FL_OP_FENCE_GET_DEADLINE - SYNC_FIRST] = { op_fence_get_deadline, 0, 1 },
+	[FL_OP_FENCE_IMPORT - SYNC_FIRST] = { op_fence_import, 0, 1 },
+	[FL_OP_FENCE_RETURN - SYNC_FIRST] = { op_fence_return, 0, 1 },
+};
+
+static const struct fl_server_service_ops sync_service = {
+	.name = "sync",
+	.first_op = SYNC_FIRST,
+	.last_op = FL_OP_FENCE_RETURN,
+	.ops = sync_ops,
+	.client_gone = sync_client_gone,
+};
+
+#define OBSERVE_FIRST FL_OP_PING
+static const struct fl_server_op observe_ops[] = {
+	[FL_OP_PING - OBSERVE_FIRST] = { op_ping, FL_MSG_F_AFTER_CLOSES },
+	[FL_OP_DUMP - OBSERVE_FIRST] = { op_dump_request },
+	/* A notify fd comes with FL_MSG_F_NOTIFY. */
+	[FL_OP_WAIT_BEGIN - OBSERVE_FIRST] = { op_wait_begin, FL_MSG_F_NOTIFY, 1, FL_MSG_F_NOTIFY },
+	[FL_OP_WAIT_END - OBSERVE_FIRST] = { op_wait_end },
+	[FL_OP_TRACE - OBSERVE_FIRST] = { op_trace },
+};
+
+/* The deadlock detector and the parked DUMPs' walk, between the clients' turns. */
+static int observe_prepare(void *data)
+{
+	bool want_walk;
+	int check = fld_waits_check(&want_walk), step;
+
+	if (want_walk && !detector_walk)
+		detector_walk = walks + 1;
+	step = dump_step();
+	return check < 0 || (step >= 0 && step < check) ? step : check;
+}
+
+static const struct fl_server_service_ops observe_service = {
+	.name = "observe",
+	.first_op = OBSERVE_FIRST,
+	.last_op = FL_OP_TRACE,
+	.ops = observe_ops,
+	.client_gone = observe_client_gone,
+	.prepare = observe_prepare,
+};
+
+#define HEAP_FIRST FL_OP_HEAP_ALLOC
+static const struct fl_server_op heap_ops[] = {
+	[FL_OP_HEAP_ALLOC - HEAP_FIRST] = { op_heap_alloc },
+	/* No fd frees a group. */
+	[FL_OP_HEAP_FREE - HEAP_FIRST] = { op_heap_free, 0, 1, 0, true },
+	[FL_OP_HEAP_INFO - HEAP_FIRST] = { op_heap_info },
+};
+
+static int heap_dump(void *data, uint32_t flags, int *ret_fd)
+{
+	return fld_heapsvc_dump(flags & FL_DUMP_JSON, ret_fd);
+}
+
+static const struct fl_server_service_ops heap_service = {
+	.name = "heap",
+	.first_op = HEAP_FIRST,
+	.last_op = FL_OP_HEAP_INFO,
+	.ops = heap_ops,
+	.dump = heap_dump,
+};
+
+static bool host_reject(struct fl_server_conn *conn, const struct fl_msg_hdr *req, int status,
+			const char *why)
+{
+	return reject(client_of(conn), req, status, why);
+}
+
+static const struct fl_server_host_ops host_ops = { .reject = host_reject };
+
 /* Act on one decoded request. false: the client was disconnected. */
 static bool dispatch(struct client *c, const struct fl_proto_request *q, int *fds)
 {
 	if (!c->greeted && q->hdr.op != FL_OP_HELLO)
 		return reject(c, &q->hdr, -EPROTO, "first request is not HELLO");
-	switch (q->hdr.op) {
-	case FL_OP_HELLO:
-		return op_hello(c, q);
-	case FL_OP_TIMELINE_CREATE:
-		return op_timeline_create(c, q);
-	case FL_OP_TIMELINE_INC:
-		return op_timeline_inc(c, q, fds);
-	case FL_OP_TIMELINE_GET_VALUE:
-		return op_timeline_get_value(c, q, fds);
-	case FL_OP_FENCE_CREATE:
-		return op_fence_create(c, q, fds);
-	case FL_OP_FENCE_MERGE:
-		return op_fence_merge(c, q, fds);
-	case FL_OP_FENCE_INFO:
-		return op_fence_info(c, q, fds);
-	case FL_OP_TIMELINE_BIND:
-		return op_timeline_bind(c, q, fds);
-	case FL_OP_POOL_FILL:
-		return op_pool_fill(c, q);
-	case FL_OP_FENCE_NEW:
-		return op_fence_new(c, q);
-	case FL_OP_TIMELINE_SIGNAL:
-		return op_timeline_signal(c, q);
-	case FL_OP_TIMELINE_SYNC:
-		return op_timeline_sync(c, q);
-	case FL_OP_FENCE_SET_DEADLINE:
-		return op_fence_set_deadline(c, q, fds);
-	case FL_OP_FENCE_GET_DEADLINE:
-		return op_fence_get_deadline(c, q, fds);
-	case FL_OP_FENCE_IMPORT:
-		return op_fence_import(c, q, fds);
-	case FL_OP_DUMP:
-		if (q->u.dump.flags & FL_DUMP_STATS)
-			return op_dump_view(c, q);
-		return op_dump(c, q);
-	case FL_OP_WAIT_BEGIN:
-		return op_wait_begin(c, q, fds);
-	case FL_OP_WAIT_END:
-		return op_wait_end(c, q);
-	case FL_OP_TRACE:
-		return op_trace(c, q);
-	case FL_OP_HEAP_ALLOC:
-		return op_heap_alloc(c, q);
-	case FL_OP_HEAP_FREE:
-		return op_heap_free(c, q, fds);
-	case FL_OP_HEAP_INFO:
-		return op_heap_info(c, q);
-	case FL_OP_FENCE_RETURN:
-		return op_fence_return(c, q, fds);
-	default: /* FL_OP_PING */
-		return op_ping(c, q);
-	}
+	return fl__server_dispatch(server, &c->conn, q, fds);
 }
 
 /*
@@ -2716,8 +2856,7 @@ static void accept_clients(int lfd, uint32_t events, void *data)
 		}
 		c->fd = fd;
 		c->kick = c->kick_r = -1;
-		c->uid = cred.uid;
-		c->pid = cred.pid;
+		fl__server_conn_init(&c->conn, cred.pid, cred.uid);
 		c->debt_at_ns = fl__now_ns();
 		atomic_init(&c->refs, 1);
 		c->proc = peer_get(false, (unsigned int)cred.pid);
@@ -2804,13 +2943,12 @@ static void serve_ready(struct client **ready, int n)
 }
 
 /*
- * The steps each pass takes besides the clients (the deadlock detector, the
- * parked DUMPs' walk, the log's count of suppressed lines, the watcher's
- * sweeps, a trim, the idle clock) run at every pass and say when they want
- * the next one: each has a timer that only wakes the loop for it.
+ * The steps each pass takes besides the clients and the services' own (the
+ * log's count of suppressed lines, the watcher's sweeps, a trim, the idle
+ * clock) run at every pass and say when they want the next one: each has a
+ * timer that only wakes the loop for it.
  */
-static struct fl_loop_source *detector_timer, *dump_timer, *log_timer, *sweep_timer, *trim_timer,
-	*idle_timer;
+static struct fl_loop_source *log_timer, *sweep_timer, *trim_timer, *idle_timer;
 
 static void step_due(void *data)
 {
@@ -2851,14 +2989,19 @@ static int loop_setup(int lfd, int sfd, int wfd, int rfd)
 	    !fl__loop_add_fd(loop, rfd, EPOLLIN, set_flag, &reap))
 		return -errno;
 	listen_timer = fl__loop_add_timer(loop, resume_listening, NULL);
-	detector_timer = fl__loop_add_timer(loop, step_due, NULL);
-	dump_timer = fl__loop_add_timer(loop, step_due, NULL);
 	log_timer = fl__loop_add_timer(loop, step_due, NULL);
 	sweep_timer = fl__loop_add_timer(loop, step_due, NULL);
 	trim_timer = fl__loop_add_timer(loop, step_due, NULL);
 	idle_timer = fl__loop_add_timer(loop, step_due, NULL);
-	if (!listen_timer || !detector_timer || !dump_timer || !log_timer || !sweep_timer ||
-	    !trim_timer || !idle_timer)
+	if (!listen_timer || !log_timer || !sweep_timer || !trim_timer || !idle_timer)
+		return -ENOMEM;
+	/* The services, in the order a connection's end reaches them. */
+	server = fl__server_create(loop, &host_ops);
+	if (!server)
+		return -ENOMEM;
+	if (fl__server_add_service(server, &sync_service, NULL) < 0 ||
+	    fl__server_add_service(server, &observe_service, NULL) < 0 ||
+	    fl__server_add_service(server, &heap_service, NULL) < 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -2924,14 +3067,11 @@ int fld_serve(int lfd, const struct server_config *config)
 			fl__loop_timer_arm(trim_timer, last_trim_ns + TRIM_INTERVAL_NS, 0);
 		else
 			fl__loop_timer_arm(trim_timer, 0, 0);
-		/* The deadlock detector runs while waits are in progress. */
-		bool want_walk;
-
-		fl__loop_timer_arm_ms(detector_timer, fld_waits_check(&want_walk));
-		if (want_walk && !detector_walk)
-			detector_walk = walks + 1;
-		/* Parked DUMPs' walk and answers go on between the clients' turns. */
-		fl__loop_timer_arm_ms(dump_timer, dump_step());
+		/*
+		 * The services' own steps: the deadlock detector while waits
+		 * are in progress, the parked DUMPs' walk and answers.
+		 */
+		fl__server_prepare(server);
 		/* Lines the rate limit held back are counted in the log once it allows. */
 		fl__loop_timer_arm_ms(log_timer, fld_log_flush());
 		/* Completed pipe fences are swept now and then (fl__watcher_timeout_ms()). */
@@ -3007,6 +3147,8 @@ out:
 			shared_free(&shared[b]);
 	fld_waits_shutdown();
 	fld_trace_shutdown();
+	fl__server_destroy(server);
+	server = NULL;
 	fl__loop_destroy(loop);
 	loop = NULL;
 	close(sfd);

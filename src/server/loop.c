@@ -18,14 +18,11 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "list.h"
 #include "loop.h"
 #include "util.h"
 
 enum kind { SRC_FD, SRC_TIMER, SRC_IDLE };
-
-struct link {
-	struct link *prev, *next;
-};
 
 struct fl_loop_source {
 	struct fl_loop *loop;
@@ -34,7 +31,7 @@ struct fl_loop_source {
 	void *data;
 	fl_loop_fd_fn fd_fn;
 	fl_loop_fn fn;
-	struct link all; /* in loop->sources while not removed */
+	struct fl_server_link all; /* in loop->sources while not removed */
 	struct fl_loop_source *gc_next; /* in loop->removed */
 	/* fd sources */
 	int fd;
@@ -44,7 +41,7 @@ struct fl_loop_source {
 	bool due; /* on the due list of the dispatch in progress, still to fire */
 	struct fl_loop_source *due_next;
 	/* idle sources */
-	struct link idle; /* in loop->idles while pending */
+	struct fl_server_link idle; /* in loop->idles while pending */
 };
 
 #define NOT_IN_HEAP SIZE_MAX
@@ -55,33 +52,10 @@ struct fl_loop {
 	struct fl_loop_source **heap;
 	size_t nheap, heap_cap, ntimers;
 	uint64_t seq; /* arms so far: orders timers with equal deadlines */
-	struct link sources, idles;
+	struct fl_server_link sources, idles;
 	struct fl_loop_source *removed; /* freed when the dispatch ends */
 	bool dispatching;
 };
-
-static void link_init(struct link *l)
-{
-	l->prev = l->next = l;
-}
-
-static void link_add_tail(struct link *head, struct link *l)
-{
-	l->prev = head->prev;
-	l->next = head;
-	head->prev->next = l;
-	head->prev = l;
-}
-
-static void link_del(struct link *l)
-{
-	l->prev->next = l->next;
-	l->next->prev = l->prev;
-	link_init(l);
-}
-
-#define SOURCE_OF(ptr, member) \
-	((struct fl_loop_source *)((char *)(ptr)-offsetof(struct fl_loop_source, member)))
 
 struct fl_loop *fl__loop_create(void)
 {
@@ -90,8 +64,8 @@ struct fl_loop *fl__loop_create(void)
 
 	if (!loop)
 		return NULL;
-	link_init(&loop->sources);
-	link_init(&loop->idles);
+	fl__server_link_init(&loop->sources);
+	fl__server_link_init(&loop->idles);
 	loop->epfd = epoll_create1(EPOLL_CLOEXEC);
 	loop->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	ev.data.ptr = loop; /* the timerfd: no source has the loop's address */
@@ -125,9 +99,10 @@ void fl__loop_destroy(struct fl_loop *loop)
 	if (!loop)
 		return;
 	while (loop->sources.next != &loop->sources) {
-		struct fl_loop_source *s = SOURCE_OF(loop->sources.next, all);
+		struct fl_loop_source *s =
+			FL_SERVER_CONTAINER_OF(loop->sources.next, struct fl_loop_source, all);
 
-		link_del(&s->all);
+		fl__server_link_del(&s->all);
 		free(s);
 	}
 	free_removed(loop);
@@ -148,8 +123,8 @@ static struct fl_loop_source *source_new(struct fl_loop *loop, enum kind kind, v
 	s->data = data;
 	s->fd = -1;
 	s->heap_at = NOT_IN_HEAP;
-	link_init(&s->idle);
-	link_add_tail(&loop->sources, &s->all);
+	fl__server_link_init(&s->idle);
+	fl__server_link_add_tail(&loop->sources, &s->all);
 	return s;
 }
 
@@ -167,7 +142,7 @@ struct fl_loop_source *fl__loop_add_fd(struct fl_loop *loop, int fd, uint32_t ev
 	if (epoll_ctl(loop->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
 		int err = errno;
 
-		link_del(&s->all);
+		fl__server_link_del(&s->all);
 		free(s);
 		errno = err;
 		return NULL;
@@ -264,7 +239,7 @@ struct fl_loop_source *fl__loop_add_timer(struct fl_loop *loop, fl_loop_fn fn, v
 		struct fl_loop_source **h = realloc(loop->heap, cap * sizeof(*h));
 
 		if (!h) {
-			link_del(&s->all);
+			fl__server_link_del(&s->all);
 			free(s);
 			errno = ENOMEM;
 			return NULL;
@@ -314,7 +289,7 @@ struct fl_loop_source *fl__loop_add_idle(struct fl_loop *loop, fl_loop_fn fn, vo
 	if (!s)
 		return NULL;
 	s->fn = fn;
-	link_add_tail(&loop->idles, &s->idle);
+	fl__server_link_add_tail(&loop->idles, &s->idle);
 	return s;
 }
 
@@ -333,8 +308,8 @@ void fl__loop_source_remove(struct fl_loop_source *s)
 		heap_del(loop, s);
 		loop->ntimers--;
 	}
-	link_del(&s->idle);
-	link_del(&s->all);
+	fl__server_link_del(&s->idle);
+	fl__server_link_del(&s->all);
 	if (loop->dispatching) {
 		s->gc_next = loop->removed;
 		loop->removed = s;
@@ -346,7 +321,7 @@ void fl__loop_source_remove(struct fl_loop_source *s)
 /* Run the idle sources pending now; those they add wait for the next dispatch. */
 static void run_idles(struct fl_loop *loop)
 {
-	struct link batch;
+	struct fl_server_link batch;
 
 	if (loop->idles.next == &loop->idles)
 		return;
@@ -355,11 +330,12 @@ static void run_idles(struct fl_loop *loop)
 	batch.prev = loop->idles.prev;
 	batch.next->prev = &batch;
 	batch.prev->next = &batch;
-	link_init(&loop->idles);
+	fl__server_link_init(&loop->idles);
 	while (batch.next != &batch) {
-		struct fl_loop_source *s = SOURCE_OF(batch.next, idle);
+		struct fl_loop_source *s =
+			FL_SERVER_CONTAINER_OF(batch.next, struct fl_loop_source, idle);
 
-		link_del(&s->idle);
+		fl__server_link_del(&s->idle);
 		s->fn(s->data);
 		fl__loop_source_remove(s);
 	}

@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Services (service.h): the table from op to the service owning it, the
+ * generic checks of a request against its op's entry, and the connection's
+ * end (client_gone, destroy listeners).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loop.h"
+#include "service.h"
+
+struct service {
+	const struct fl_server_service_ops *ops;
+	void *data;
+	struct fl_loop_source *timer; /* for @ops->prepare */
+	struct service *next;
+};
+
+struct fl_server {
+	struct fl_loop *loop;
+	const struct fl_server_host_ops *host;
+	struct service *services, **tail; /* in the order they were added */
+	/* Who owns each op: looked up on every request, so a table, not a search. */
+	struct service *by_op[FL_SERVER_MAX_OP + 1];
+};
+
+struct fl_server *fl__server_create(struct fl_loop *loop, const struct fl_server_host_ops *host)
+{
+	struct fl_server *srv = calloc(1, sizeof(*srv));
+
+	if (!srv)
+		return NULL;
+	srv->loop = loop;
+	srv->host = host;
+	srv->tail = &srv->services;
+	return srv;
+}
+
+void fl__server_destroy(struct fl_server *srv)
+{
+	if (!srv)
+		return;
+	while (srv->services) {
+		struct service *s = srv->services;
+
+		srv->services = s->next;
+		fl__loop_source_remove(s->timer);
+		free(s);
+	}
+	free(srv);
+}
+
+static const struct fl_server_op *op_entry(const struct service *s, uint32_t op)
+{
+	return &s->ops->ops[op - s->ops->first_op];
+}
+
+/* Nothing to do: the timer only wakes the loop for the pass that calls prepare. */
+static void prepare_due(void *data)
+{
+	(void)data;
+}
+
+int fl__server_add_service(struct fl_server *srv, const struct fl_server_service_ops *ops,
+			   void *data)
+{
+	struct service *s;
+
+	if (!ops->name || ops->first_op > ops->last_op || ops->last_op > FL_SERVER_MAX_OP)
+		return -EINVAL;
+	for (s = srv->services; s; s = s->next)
+		if (strcmp(s->ops->name, ops->name) == 0)
+			return -EEXIST;
+	for (uint32_t op = ops->first_op; op <= ops->last_op; op++)
+		if (ops->ops[op - ops->first_op].handler && srv->by_op[op])
+			return -EEXIST;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->ops = ops;
+	s->data = data;
+	if (ops->prepare) {
+		s->timer = fl__loop_add_timer(srv->loop, prepare_due, NULL);
+		if (!s->timer) {
+			free(s);
+			return -ENOMEM;
+		}
+	}
+	for (uint32_t op = ops->first_op; op <= ops->last_op; op++)
+		if (op_entry(s, op)->handler)
+			srv->by_op[op] = s;
+	*srv->tail = s;
+	srv->tail = &s->next;
+	return 0;
+}
+
+/* The decoder's wording, so that a log reads the same whoever refused. */
+static bool refuse(struct fl_server *srv, struct fl_server_conn *conn,
+		   const struct fl_proto_request *q, int status)
+{
+	char why[96];
+
+	snprintf(why, sizeof(why), "malformed %s request (%s)", fl__proto_op_name(q->hdr.op),
+		 strerror(-status));
+	return srv->host->reject(conn, &q->hdr, status, why);
+}
+
+bool fl__server_dispatch(struct fl_server *srv, struct fl_server_conn *conn,
+			 const struct fl_proto_request *q, int *fds)
+{
+	const struct fl_server_op *e;
+	struct service *s;
+	unsigned int want;
+
+	s = q->hdr.op <= FL_SERVER_MAX_OP ? srv->by_op[q->hdr.op] : NULL;
+	if (!s)
+		return refuse(srv, conn, q, -EOPNOTSUPP);
+	e = op_entry(s, q->hdr.op);
+	if (q->hdr.flags & ~e->flags)
+		return refuse(srv, conn, q, -EINVAL);
+	want = e->nfds + (unsigned int)__builtin_popcount(q->hdr.flags & e->fd_flags);
+	if (q->nfds != want && !(e->fds_optional && q->nfds == 0))
+		return refuse(srv, conn, q, -EINVAL);
+	return e->handler(conn, q, fds);
+}
+
+void fl__server_prepare(struct fl_server *srv)
+{
+	for (struct service *s = srv->services; s; s = s->next)
+		if (s->ops->prepare)
+			fl__loop_timer_arm_ms(s->timer, s->ops->prepare(s->data));
+}
+
+int fl__server_dump(struct fl_server *srv, const char *service, uint32_t flags, int *ret_fd)
+{
+	for (struct service *s = srv->services; s; s = s->next)
+		if (strcmp(s->ops->name, service) == 0)
+			return s->ops->dump ? s->ops->dump(s->data, flags, ret_fd) : -ENOENT;
+	return -ENOENT;
+}
+
+void fl__server_conn_init(struct fl_server_conn *conn, pid_t pid, uid_t uid)
+{
+	conn->pid = pid;
+	conn->uid = uid;
+	fl__server_link_init(&conn->destroy);
+}
+
+void fl__server_conn_gone(struct fl_server *srv, struct fl_server_conn *conn)
+{
+	for (struct service *s = srv->services; s; s = s->next)
+		if (s->ops->client_gone)
+			s->ops->client_gone(conn, s->data);
+	while (!fl__server_link_empty(&conn->destroy)) {
+		struct fl_server_listener *l =
+			FL_SERVER_CONTAINER_OF(conn->destroy.next, struct fl_server_listener, link);
+
+		fl__server_link_del(&l->link);
+		l->notify(l, conn);
+	}
+}
+
+void fl__server_conn_add_destroy_listener(struct fl_server_conn *conn,
+					  struct fl_server_listener *listener)
+{
+	fl__server_link_add_tail(&conn->destroy, &listener->link);
+}
+
+struct fl_server_listener *fl__server_conn_get_destroy_listener(
+	struct fl_server_conn *conn,
+	void (*notify)(struct fl_server_listener *, struct fl_server_conn *))
+{
+	for (struct fl_server_link *l = conn->destroy.next; l != &conn->destroy; l = l->next) {
+		struct fl_server_listener *x =
+			FL_SERVER_CONTAINER_OF(l, struct fl_server_listener, link);
+
+		if (x->notify == notify)
+			return x;
+	}
+	return NULL;
+}
+
+void fl__server_listener_remove(struct fl_server_listener *listener)
+{
+	fl__server_link_del(&listener->link);
+}
