@@ -28,6 +28,7 @@
 #include "heapsvc.h"
 #include "host.h"
 #include "server.h"
+#include "service.h"
 #include "util.h"
 
 /* The daemon's heaps at libion's ids, highest id (ION's priority) first. */
@@ -455,3 +456,106 @@ int fld_heapsvc_dump(bool json, int *ret_fd)
 	free(text);
 	return r;
 }
+
+/*
+ * The allocation service on the server framework: its requests, its state
+ * on a connection and its part of DUMP. The fds it holds for a client count
+ * against the client's quotas through the host (fld_fds_charge()).
+ */
+
+/*
+ * The allocation service's state on a connection, made by its first
+ * HEAP_ALLOC and found again by its destroy listener.
+ */
+struct heap_conn {
+	struct fl_server_listener gone;
+	struct fld_heap_client *heap; /* its buffers; NULL: none yet */
+	unsigned int buffers; /* buffers it holds (each a daemon fd) */
+};
+
+/* The connection ended: the buffers were ours on its behalf. */
+static void heap_conn_gone(struct fl_server_listener *l, struct fl_server_conn *conn)
+{
+	struct heap_conn *h = FL_SERVER_CONTAINER_OF(l, struct heap_conn, gone);
+
+	fld_fds_uncharge(conn, h->buffers);
+	fld_heapsvc_client_end(h->heap);
+	free(h);
+}
+
+/* @conn's heap state; NULL when it has none (and @make is false, or out of memory). */
+static struct heap_conn *heap_conn_of(struct fl_server_conn *conn, bool make)
+{
+	struct fl_server_listener *l = fl__server_conn_get_destroy_listener(conn, heap_conn_gone);
+	struct heap_conn *h;
+
+	if (l)
+		return FL_SERVER_CONTAINER_OF(l, struct heap_conn, gone);
+	if (!make || !(h = calloc(1, sizeof(*h))))
+		return NULL;
+	h->gone.notify = heap_conn_gone;
+	fl__server_conn_add_destroy_listener(conn, &h->gone);
+	return h;
+}
+
+/* HEAP_ALLOC: the daemon keeps its fd of the buffer (fld_heapsvc_alloc()). */
+static bool op_heap_alloc(struct fl_server_conn *conn, const struct fl_proto_request *q, int *fds)
+{
+	struct heap_conn *h = heap_conn_of(conn, true);
+	struct fl_msg_heap_alloc_reply rep;
+	int fd, r = h ? fld_fds_charge(conn, 1, "a buffer") : -ENOMEM;
+
+	if (r == 0 && (r = fld_heapsvc_alloc(&h->heap, conn->pid, &q->u.heap_alloc, &rep, &fd)) < 0)
+		fld_fds_uncharge(conn, 1);
+	if (r < 0)
+		return fld_reply_status(conn, &q->hdr, r);
+	h->buffers++;
+	return fld_reply(conn, &q->hdr, &rep, sizeof(rep), fd);
+}
+
+static bool op_heap_free(struct fl_server_conn *conn, const struct fl_proto_request *q, int *fds)
+{
+	struct heap_conn *h = heap_conn_of(conn, false);
+	struct fl_msg_heap_free_reply rep = { { 0, 0 }, 0 };
+
+	rep.r.status = fld_heapsvc_free(h ? h->heap : NULL, q->nfds ? fds[0] : -1,
+					q->u.heap_free.group, &rep.freed);
+	fld_fds_uncharge(conn, (unsigned int)rep.freed);
+	if (h)
+		h->buffers -= (unsigned int)rep.freed;
+	if (rep.r.status < 0)
+		return fld_reply_status(conn, &q->hdr, rep.r.status);
+	return fld_reply(conn, &q->hdr, &rep, sizeof(rep), -1);
+}
+
+static bool op_heap_info(struct fl_server_conn *conn, const struct fl_proto_request *q, int *fds)
+{
+	struct heap_conn *h = heap_conn_of(conn, false);
+	struct fl_msg_heap_info_reply rep;
+	int r = fld_heapsvc_info(h ? h->heap : NULL, q->u.heap_info.heap, &rep);
+
+	if (r < 0)
+		return fld_reply_status(conn, &q->hdr, r);
+	return fld_reply(conn, &q->hdr, &rep, sizeof(rep), -1);
+}
+/* The service (service.h): HEAP_ALLOC, HEAP_FREE, HEAP_INFO and DUMP's heaps view. */
+#define HEAP_FIRST FL_OP_HEAP_ALLOC
+static const struct fl_server_op heap_ops[] = {
+	[FL_OP_HEAP_ALLOC - HEAP_FIRST] = { op_heap_alloc },
+	/* No fd frees a group. */
+	[FL_OP_HEAP_FREE - HEAP_FIRST] = { op_heap_free, 0, 1, 0, true },
+	[FL_OP_HEAP_INFO - HEAP_FIRST] = { op_heap_info },
+};
+
+static int heap_dump(void *data, uint32_t flags, int *ret_fd)
+{
+	return fld_heapsvc_dump(flags & FL_DUMP_JSON, ret_fd);
+}
+
+const struct fl_server_service_ops fld_heap_service = {
+	.name = "heap",
+	.first_op = HEAP_FIRST,
+	.last_op = FL_OP_HEAP_INFO,
+	.ops = heap_ops,
+	.dump = heap_dump,
+};

@@ -14,6 +14,8 @@
 
 #include "protocol.h"
 
+struct fl_server_service_ops;
+
 /* One connection's buffers and accounting; NULL until it first allocates. */
 struct fld_heap_client;
 
@@ -68,5 +70,12 @@ void fld_heapsvc_client_end(struct fld_heap_client *hc);
  * Return: 0, -ENOMEM or memfd_create()'s and write()'s errors.
  */
 int fld_heapsvc_dump(bool json, int *ret_fd);
+
+/*
+ * The service (src/server/service.h): HEAP_ALLOC, HEAP_FREE and HEAP_INFO,
+ * each connection's buffers behind a destroy listener, and dump for DUMP's
+ * heaps view. Register it after fld_heapsvc_init().
+ */
+extern const struct fl_server_service_ops fld_heap_service;
 
 #endif /* FLD_HEAPSVC_H */

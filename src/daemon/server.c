@@ -751,6 +751,28 @@ static bool reply_status(struct client *c, const struct fl_msg_hdr *req, int sta
 	return reply_send(c, req, &r, sizeof(r), -1);
 }
 
+/* The host's calls for the services (server.h). */
+bool fld_reply(struct fl_server_conn *conn, const struct fl_msg_hdr *req, const void *body,
+	       size_t len, int fd)
+{
+	return reply_send(client_of(conn), req, body, len, fd);
+}
+
+bool fld_reply_status(struct fl_server_conn *conn, const struct fl_msg_hdr *req, int status)
+{
+	return reply_status(client_of(conn), req, status);
+}
+
+int fld_fds_charge(struct fl_server_conn *conn, unsigned int n, const char *what)
+{
+	return fds_charge(client_of(conn), n, what);
+}
+
+void fld_fds_uncharge(struct fl_server_conn *conn, unsigned int n)
+{
+	fds_sub(client_of(conn), n);
+}
+
 /* Answer a protocol violation, then drop the client. Always false. */
 static bool reject(struct client *c, const struct fl_msg_hdr *req, int status, const char *why)
 {
@@ -2294,86 +2316,6 @@ static bool op_trace(struct fl_server_conn *conn, const struct fl_proto_request 
 	return ok;
 }
 
-/*
- * The allocation service's state on a connection, made by its first
- * HEAP_ALLOC and found again by its destroy listener.
- */
-struct heap_conn {
-	struct fl_server_listener gone;
-	struct fld_heap_client *heap; /* its buffers (heapsvc.c); NULL: none yet */
-	unsigned int buffers; /* buffers it holds (each a daemon fd) */
-};
-
-/* The connection ended: the buffers were ours on its behalf. */
-static void heap_conn_gone(struct fl_server_listener *l, struct fl_server_conn *conn)
-{
-	struct heap_conn *h = FL_SERVER_CONTAINER_OF(l, struct heap_conn, gone);
-
-	fds_sub(client_of(conn), h->buffers);
-	fld_heapsvc_client_end(h->heap);
-	free(h);
-}
-
-/* @conn's heap state; NULL when it has none (and @make is false, or out of memory). */
-static struct heap_conn *heap_conn_of(struct fl_server_conn *conn, bool make)
-{
-	struct fl_server_listener *l = fl__server_conn_get_destroy_listener(conn, heap_conn_gone);
-	struct heap_conn *h;
-
-	if (l)
-		return FL_SERVER_CONTAINER_OF(l, struct heap_conn, gone);
-	if (!make || !(h = calloc(1, sizeof(*h))))
-		return NULL;
-	h->gone.notify = heap_conn_gone;
-	fl__server_conn_add_destroy_listener(conn, &h->gone);
-	return h;
-}
-
-/* The allocation service (heapsvc.c): the daemon keeps its fd of the buffer. */
-static bool op_heap_alloc(struct fl_server_conn *conn, const struct fl_proto_request *q, int *fds)
-{
-	struct client *c = client_of(conn);
-	struct heap_conn *h = heap_conn_of(conn, true);
-	struct fl_msg_heap_alloc_reply rep;
-	int fd, r = h ? fds_charge(c, 1, "a buffer") : -ENOMEM;
-
-	if (r == 0 &&
-	    (r = fld_heapsvc_alloc(&h->heap, c->conn.pid, &q->u.heap_alloc, &rep, &fd)) < 0)
-		fds_sub(c, 1);
-	if (r < 0)
-		return reply_status(c, &q->hdr, r);
-	h->buffers++;
-	return reply_send(c, &q->hdr, &rep, sizeof(rep), fd);
-}
-
-static bool op_heap_free(struct fl_server_conn *conn, const struct fl_proto_request *q, int *fds)
-{
-	struct client *c = client_of(conn);
-	struct heap_conn *h = heap_conn_of(conn, false);
-	struct fl_msg_heap_free_reply rep = { { 0, 0 }, 0 };
-
-	rep.r.status = fld_heapsvc_free(h ? h->heap : NULL, q->nfds ? fds[0] : -1,
-					q->u.heap_free.group, &rep.freed);
-	fds_sub(c, (unsigned int)rep.freed);
-	if (h)
-		h->buffers -= (unsigned int)rep.freed;
-	if (rep.r.status < 0)
-		return reply_status(c, &q->hdr, rep.r.status);
-	return reply_send(c, &q->hdr, &rep, sizeof(rep), -1);
-}
-
-static bool op_heap_info(struct fl_server_conn *conn, const struct fl_proto_request *q, int *fds)
-{
-	struct client *c = client_of(conn);
-	struct heap_conn *h = heap_conn_of(conn, false);
-	struct fl_msg_heap_info_reply rep;
-	int r = fld_heapsvc_info(h ? h->heap : NULL, q->u.heap_info.heap, &rep);
-
-	if (r < 0)
-		return reply_status(c, &q->hdr, r);
-	return reply_send(c, &q->hdr, &rep, sizeof(rep), -1);
-}
-
 static bool op_ping(struct fl_server_conn *conn, const struct fl_proto_request *q, int *fds)
 {
 	struct client *c = client_of(conn);
@@ -2521,27 +2463,6 @@ static const struct fl_server_service_ops observe_service = {
 	.ops = observe_ops,
 	.client_gone = observe_client_gone,
 	.prepare = observe_prepare,
-};
-
-#define HEAP_FIRST FL_OP_HEAP_ALLOC
-static const struct fl_server_op heap_ops[] = {
-	[FL_OP_HEAP_ALLOC - HEAP_FIRST] = { op_heap_alloc },
-	/* No fd frees a group. */
-	[FL_OP_HEAP_FREE - HEAP_FIRST] = { op_heap_free, 0, 1, 0, true },
-	[FL_OP_HEAP_INFO - HEAP_FIRST] = { op_heap_info },
-};
-
-static int heap_dump(void *data, uint32_t flags, int *ret_fd)
-{
-	return fld_heapsvc_dump(flags & FL_DUMP_JSON, ret_fd);
-}
-
-static const struct fl_server_service_ops heap_service = {
-	.name = "heap",
-	.first_op = HEAP_FIRST,
-	.last_op = FL_OP_HEAP_INFO,
-	.ops = heap_ops,
-	.dump = heap_dump,
 };
 
 static bool host_reject(struct fl_server_conn *conn, const struct fl_msg_hdr *req, int status,
@@ -3001,7 +2922,7 @@ static int loop_setup(int lfd, int sfd, int wfd, int rfd)
 		return -ENOMEM;
 	if (fl__server_add_service(server, &sync_service, NULL) < 0 ||
 	    fl__server_add_service(server, &observe_service, NULL) < 0 ||
-	    fl__server_add_service(server, &heap_service, NULL) < 0)
+	    fl__server_add_service(server, &fld_heap_service, NULL) < 0)
 		return -ENOMEM;
 	return 0;
 }

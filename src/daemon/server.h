@@ -217,4 +217,26 @@ int fld_stats_write(FILE *out, bool json, bool reset);
 void fld_stats_start(void);
 void fld_stats_free(void);
 
+/*
+ * server.c: what the services (src/server/service.h) ask of the daemon
+ * about a connection of its own (@conn is a client's).
+ * fld_reply() - answer @req with @len bytes of @body and, unless @fd is -1,
+ * a copy of @fd (still the caller's); fld_reply_status() - with a bare
+ * status. Return: false when the client was hung up on (it does not read
+ * its replies, or is gone): the handler returns false too.
+ */
+struct fl_server_conn;
+struct fl_msg_hdr;
+bool fld_reply(struct fl_server_conn *conn, const struct fl_msg_hdr *req, const void *body,
+	       size_t len, int fd);
+bool fld_reply_status(struct fl_server_conn *conn, const struct fl_msg_hdr *req, int status);
+/*
+ * fld_fds_charge() - count @n more daemon fds held for @conn's process and
+ * uid, within their quotas (docs/daemon.md); @what names them in the log.
+ * Return: 0, or -EMFILE (logged, rate-limited). fld_fds_uncharge() gives
+ * @n back.
+ */
+int fld_fds_charge(struct fl_server_conn *conn, unsigned int n, const char *what);
+void fld_fds_uncharge(struct fl_server_conn *conn, unsigned int n);
+
 #endif /* FLD_SERVER_H */
