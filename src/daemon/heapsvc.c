@@ -460,7 +460,7 @@ int fld_heapsvc_dump(bool json, int *ret_fd)
 /*
  * The allocation service on the server framework: its requests, its state
  * on a connection and its part of DUMP. The fds it holds for a client count
- * against the client's quotas through the host (fld_fds_charge()).
+ * against the client's quotas through the host (fld_conn_fds_charge()).
  */
 
 /*
@@ -478,7 +478,7 @@ static void heap_conn_gone(struct fl_server_listener *l, struct fl_server_conn *
 {
 	struct heap_conn *h = FL_SERVER_CONTAINER_OF(l, struct heap_conn, gone);
 
-	fld_fds_uncharge(conn, h->buffers);
+	fld_conn_fds_uncharge(conn, h->buffers);
 	fld_heapsvc_client_end(h->heap);
 	free(h);
 }
@@ -503,14 +503,14 @@ static bool op_heap_alloc(struct fl_server_conn *conn, const struct fl_proto_req
 {
 	struct heap_conn *h = heap_conn_of(conn, true);
 	struct fl_msg_heap_alloc_reply rep;
-	int fd, r = h ? fld_fds_charge(conn, 1, "a buffer") : -ENOMEM;
+	int fd, r = h ? fld_conn_fds_charge(conn, 1, "a buffer") : -ENOMEM;
 
 	if (r == 0 && (r = fld_heapsvc_alloc(&h->heap, conn->pid, &q->u.heap_alloc, &rep, &fd)) < 0)
-		fld_fds_uncharge(conn, 1);
+		fld_conn_fds_uncharge(conn, 1);
 	if (r < 0)
-		return fld_reply_status(conn, &q->hdr, r);
+		return fld_conn_reply_status(conn, &q->hdr, r);
 	h->buffers++;
-	return fld_reply(conn, &q->hdr, &rep, sizeof(rep), fd);
+	return fld_conn_reply(conn, &q->hdr, &rep, sizeof(rep), fd);
 }
 
 static bool op_heap_free(struct fl_server_conn *conn, const struct fl_proto_request *q, int *fds)
@@ -520,12 +520,12 @@ static bool op_heap_free(struct fl_server_conn *conn, const struct fl_proto_requ
 
 	rep.r.status = fld_heapsvc_free(h ? h->heap : NULL, q->nfds ? fds[0] : -1,
 					q->u.heap_free.group, &rep.freed);
-	fld_fds_uncharge(conn, (unsigned int)rep.freed);
+	fld_conn_fds_uncharge(conn, (unsigned int)rep.freed);
 	if (h)
 		h->buffers -= (unsigned int)rep.freed;
 	if (rep.r.status < 0)
-		return fld_reply_status(conn, &q->hdr, rep.r.status);
-	return fld_reply(conn, &q->hdr, &rep, sizeof(rep), -1);
+		return fld_conn_reply_status(conn, &q->hdr, rep.r.status);
+	return fld_conn_reply(conn, &q->hdr, &rep, sizeof(rep), -1);
 }
 
 static bool op_heap_info(struct fl_server_conn *conn, const struct fl_proto_request *q, int *fds)
@@ -535,8 +535,8 @@ static bool op_heap_info(struct fl_server_conn *conn, const struct fl_proto_requ
 	int r = fld_heapsvc_info(h ? h->heap : NULL, q->u.heap_info.heap, &rep);
 
 	if (r < 0)
-		return fld_reply_status(conn, &q->hdr, r);
-	return fld_reply(conn, &q->hdr, &rep, sizeof(rep), -1);
+		return fld_conn_reply_status(conn, &q->hdr, r);
+	return fld_conn_reply(conn, &q->hdr, &rep, sizeof(rep), -1);
 }
 /* The service (service.h): HEAP_ALLOC, HEAP_FREE, HEAP_INFO and DUMP's heaps view. */
 #define HEAP_FIRST FL_OP_HEAP_ALLOC

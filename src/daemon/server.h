@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* fencelined's parts: main.c (set-up) and server.c (the loop). */
+/* fencelined's parts: main.c (set-up), conn.c (connections and the loop) and the services. */
 #ifndef FLD_SERVER_H
 #define FLD_SERVER_H
 
@@ -87,7 +87,7 @@ int fld_memfd_sealed(const char *text, size_t len, int *ret_fd);
 /* /proc/<pid>/comm into @buf ("" if it cannot be read). */
 void fld_comm_of(pid_t pid, char *buf, size_t size);
 /*
- * server.c: catch up with every owner's shared counter. Completes the
+ * shared.c: catch up with every owner's shared counter. Completes the
  * fences whose points the owners passed, so it runs callbacks: waits end,
  * their records are freed (waits.c calls it before it looks at them).
  */
@@ -120,7 +120,7 @@ int fld_wait_begin(const void *client, pid_t pid, const struct fl_msg_wait_begin
 		   struct fl_fence *f, int notify_fd);
 void fld_wait_end(const void *client, uint64_t token, int result);
 /*
- * server.c: a daemon fd held for @client is closed: a notify fd that
+ * limits.c: a daemon fd held for @client is closed: a notify fd that
  * fld_wait_begin() took, or a sent fd fld_received_close() queued.
  */
 void fld_notify_closed(const void *client);
@@ -218,25 +218,25 @@ void fld_stats_start(void);
 void fld_stats_free(void);
 
 /*
- * server.c: what the services (src/server/service.h) ask of the daemon
+ * conn.c: what the services (src/server/service.h) ask of the daemon
  * about a connection of its own (@conn is a client's).
- * fld_reply() - answer @req with @len bytes of @body and, unless @fd is -1,
- * a copy of @fd (still the caller's); fld_reply_status() - with a bare
+ * fld_conn_reply() - answer @req with @len bytes of @body and, unless @fd is -1,
+ * a copy of @fd (still the caller's); fld_conn_reply_status() - with a bare
  * status. Return: false when the client was hung up on (it does not read
  * its replies, or is gone): the handler returns false too.
  */
 struct fl_server_conn;
 struct fl_msg_hdr;
-bool fld_reply(struct fl_server_conn *conn, const struct fl_msg_hdr *req, const void *body,
-	       size_t len, int fd);
-bool fld_reply_status(struct fl_server_conn *conn, const struct fl_msg_hdr *req, int status);
+bool fld_conn_reply(struct fl_server_conn *conn, const struct fl_msg_hdr *req, const void *body,
+		    size_t len, int fd);
+bool fld_conn_reply_status(struct fl_server_conn *conn, const struct fl_msg_hdr *req, int status);
 /*
- * fld_fds_charge() - count @n more daemon fds held for @conn's process and
+ * fld_conn_fds_charge() - count @n more daemon fds held for @conn's process and
  * uid, within their quotas (docs/daemon.md); @what names them in the log.
- * Return: 0, or -EMFILE (logged, rate-limited). fld_fds_uncharge() gives
+ * Return: 0, or -EMFILE (logged, rate-limited). fld_conn_fds_uncharge() gives
  * @n back.
  */
-int fld_fds_charge(struct fl_server_conn *conn, unsigned int n, const char *what);
-void fld_fds_uncharge(struct fl_server_conn *conn, unsigned int n);
+int fld_conn_fds_charge(struct fl_server_conn *conn, unsigned int n, const char *what);
+void fld_conn_fds_uncharge(struct fl_server_conn *conn, unsigned int n);
 
 #endif /* FLD_SERVER_H */

@@ -8,7 +8,7 @@
  * stays installed for the statistics (stats.c).
  *
  * During a session every owner of a shared counter is made to sync on each
- * increment (server.c publishes sync_at 0), so that the daemon sees each
+ * increment (shared.c publishes sync_at 0), so that the daemon sees each
  * signal when it happens rather than when it next looks.
  */
 #include <errno.h>

@@ -1,0 +1,823 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fencelined's connections and its loop: accept clients and check who they
+ * are, read and decode each request (src/proto), hand it to the service
+ * that owns its op (src/server/service.h), answer, hang up on a bad peer;
+ * the pass of the loop (fld_serve()) that schedules clients by cost.
+ *
+ * The loop is one thread; the core's fd watcher thread releases fds whose
+ * last copy was closed and reports that through release callbacks, the only
+ * place client counters change off the loop thread (hence the atomics).
+ */
+#include <fcntl.h>
+#include <malloc.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "heapsvc.h"
+#include "host.h"
+#include "loop.h"
+#include "statuspage.h"
+#include "util.h"
+
+struct server_config fld_cfg;
+struct client *fld_clients;
+static struct client *zombies; /* disconnected; freed after the events at hand */
+unsigned int fld_nclients;
+static struct fl_loop *loop;
+struct fl_server *fld_server;
+
+/*
+ * Scheduling by cost, not by count: a DUMP walks /proc and costs as much
+ * as thousands of fence requests, so "64 requests of one client, then the
+ * others" let a client with DUMPs in flight hold everyone else up (a
+ * bystander's PING p99 went from 0.03 to 26 ms). Instead:
+ *  - a client's turn ends after BATCH requests or TURN_NS of the loop's
+ *    time, whichever comes first (one DUMP ends it);
+ *  - a pass over the ready clients ends after ROUND_NS: the clients not
+ *    served are reported again by the next epoll_wait(), together with
+ *    those that became ready meanwhile;
+ *  - each pass serves the ready clients in the order of their debt, the
+ *    loop time they took recently (halved every DEBT_HALF_LIFE_NS), so a
+ *    client that asks little is answered before those that ask much.
+ * A bystander thus waits for at most one expensive request in progress.
+ */
+#define BATCH		  64
+#define TURN_NS		  200000ull
+#define ROUND_NS	  200000ull
+#define DEBT_HALF_LIFE_NS 100000000ull
+/*
+ * Passes in a row that the handling of closed fds waits for clients whose
+ * turn ended with requests left (see fld_serve()).
+ */
+#define DISPATCH_PUT_OFF_MAX 8
+/* This pass left requests unread (a turn or the round ran out). */
+static bool served_in_part;
+static unsigned int dispatch_put_off;
+
+/* Log why @c gets no more fds (its process's quota, or its uid's). Always -EMFILE. */
+static int fds_refused(struct client *c, const char *what)
+{
+	if (!fld_room_of(c->proc, fld_max_fds_process))
+		fld_log_quota(c, what, Q_FDS_PROCESS, fld_max_fds_process,
+			      atomic_load(&c->proc->fds));
+	else
+		fld_log_quota(c, what, Q_FDS_UID, fld_max_fds_uid, atomic_load(&c->user->fds));
+	return -EMFILE;
+}
+
+/*
+ * Close @fd, which @c sent (received.c): one the closer thread takes counts
+ * as @c's daemon fd until it is closed. Return: true when that leaves @c
+ * over a quota (the caller hangs up on it: its fds are stuck closing).
+ */
+static bool close_received(struct client *c, int fd)
+{
+	if (!fld_received_close(fd, c))
+		return false;
+	fld_fds_add(c, 1);
+	atomic_fetch_add(&c->refs, 1);
+	return fld_fds_room_now(c) == 0;
+}
+
+static void disconnect(struct client *c, const char *why)
+{
+	if (why)
+		fld_log("client pid %d uid %u: %s; disconnecting", (int)c->conn.pid,
+			(unsigned int)c->conn.uid, why);
+	fl__loop_source_remove(c->src);
+	c->src = NULL;
+	close(c->fd);
+	c->fd = -1;
+	/* The connection was ours on its behalf. */
+	fld_fds_sub(c, 1);
+	/* Each service lets go of what it kept for the client. */
+	fl__server_conn_gone(fld_server, &c->conn);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		fld_clients = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	fld_nclients--;
+	/* Events already fetched may still name it: free it after them. */
+	c->prev = NULL;
+	c->next = zombies;
+	zombies = c;
+}
+
+static void bury_zombies(void)
+{
+	while (zombies) {
+		struct client *c = zombies;
+
+		zombies = c->next;
+		fld_client_unref(c);
+	}
+}
+
+/* Send one reply packet. false: the client is gone or not reading; drop it. */
+static bool reply_send_fds(struct client *c, const struct fl_msg_hdr *req, const void *body,
+			   size_t len, const int *fds, unsigned int nfds)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int) * (2 * FL_PROTO_POOL_FILL_MAX + 1))];
+	} cbuf;
+	struct fl_msg_hdr h = { req->op | FL_OP_REPLY, 0, req->seq, (uint32_t)len };
+	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)body, len } };
+	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2 };
+	ssize_t n;
+
+	if (nfds) {
+		struct cmsghdr *cm;
+
+		memset(&cbuf, 0, sizeof(cbuf));
+		msg.msg_control = cbuf.buf;
+		msg.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		cm = CMSG_FIRSTHDR(&msg);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
+	}
+	do {
+		n = sendmsg(c->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+	} while (n < 0 && errno == EINTR);
+	if (n == (ssize_t)(sizeof(h) + len))
+		return true;
+	if (n < 0 && errno == EAGAIN)
+		disconnect(c, "does not read its replies");
+	else if (n < 0 && errno != EPIPE && errno != ECONNRESET)
+		disconnect(c, strerror(errno)); /* ours, not the client's: say so */
+	else
+		disconnect(c, NULL);
+	return false;
+}
+
+bool fld_reply_send(struct client *c, const struct fl_msg_hdr *req, const void *body, size_t len,
+		    int fd)
+{
+	return reply_send_fds(c, req, body, len, &fd, fd >= 0 ? 1 : 0);
+}
+
+bool fld_reply_status(struct client *c, const struct fl_msg_hdr *req, int status)
+{
+	struct fl_msg_reply r = { status, 0 };
+
+	return fld_reply_send(c, req, &r, sizeof(r), -1);
+}
+
+/* The host's calls for the services (server.h). */
+bool fld_conn_reply(struct fl_server_conn *conn, const struct fl_msg_hdr *req, const void *body,
+		    size_t len, int fd)
+{
+	return fld_reply_send(client_of(conn), req, body, len, fd);
+}
+
+bool fld_conn_reply_status(struct fl_server_conn *conn, const struct fl_msg_hdr *req, int status)
+{
+	return fld_reply_status(client_of(conn), req, status);
+}
+
+int fld_conn_fds_charge(struct fl_server_conn *conn, unsigned int n, const char *what)
+{
+	return fld_fds_charge(client_of(conn), n, what);
+}
+
+void fld_conn_fds_uncharge(struct fl_server_conn *conn, unsigned int n)
+{
+	fld_fds_sub(client_of(conn), n);
+}
+
+/* Answer a protocol violation, then drop the client. Always false. */
+static bool reject(struct client *c, const struct fl_msg_hdr *req, int status, const char *why)
+{
+	if (fld_reply_status(c, req, status))
+		disconnect(c, why);
+	return false;
+}
+
+static bool host_reject(struct fl_server_conn *conn, const struct fl_msg_hdr *req, int status,
+			const char *why)
+{
+	return reject(client_of(conn), req, status, why);
+}
+
+static const struct fl_server_host_ops host_ops = { .reject = host_reject };
+
+/* Act on one decoded request. false: the client was disconnected. */
+static bool dispatch(struct client *c, const struct fl_proto_request *q, int *fds)
+{
+	if (!c->greeted && q->hdr.op != FL_OP_HELLO)
+		return reject(c, &q->hdr, -EPROTO, "first request is not HELLO");
+	return fl__server_dispatch(fld_server, &c->conn, q, fds);
+}
+
+/*
+ * The kernel could not give us every fd of a request (MSG_CTRUNC with room
+ * to spare in our buffer): this daemon is out of fds, which is not the
+ * client's fault. Answer -EMFILE as the request would have been answered
+ * (a fence whose sink arrived fails with it) and keep the client.
+ * Return: false when @buf is not a request with fds we know.
+ */
+static bool shed_out_of_fds(struct client *c, const unsigned char *buf, ssize_t n, int *fds,
+			    int nfds)
+{
+	static bool logged;
+	struct fl_msg_hdr h;
+	int sink = -1;
+
+	if (n < (ssize_t)sizeof(h))
+		return false;
+	memcpy(&h, buf, sizeof(h));
+	switch (h.op) {
+	case FL_OP_FENCE_CREATE:
+		sink = 1;
+		break;
+	case FL_OP_FENCE_MERGE:
+	case FL_OP_FENCE_IMPORT:
+	case FL_OP_TIMELINE_INC:
+	case FL_OP_TIMELINE_GET_VALUE:
+	case FL_OP_TIMELINE_BIND:
+	case FL_OP_FENCE_INFO:
+	case FL_OP_FENCE_SET_DEADLINE:
+	case FL_OP_FENCE_GET_DEADLINE:
+	case FL_OP_HEAP_FREE:
+		break;
+	default:
+		return false;
+	}
+	if (!logged) {
+		fld_log("out of fds (raise the limit: docs/daemon.md); failing requests "
+			"with "
+			"EMFILE");
+		logged = true;
+	}
+	/* Only a socket takes the record: anything else is closed as sent. */
+	if (sink >= 0 && sink < nfds && fld_received_inline(fds[sink])) {
+		fl__fd_pair_fail(fds[sink], -EMFILE);
+		fds[sink] = -1;
+	}
+	for (int k = 0; k < nfds; k++)
+		if (fds[k] >= 0)
+			close_received(c, fds[k]);
+	if (h.op == FL_OP_FENCE_CREATE && !(h.flags & FL_MSG_F_REPLY))
+		return true;
+	fld_reply_status(c, &h, -EMFILE);
+	return true;
+}
+
+static int client_read_some(struct client *c, int max, uint64_t start, uint64_t budget_ns);
+
+/* @c's debt now: halved for every half-life gone by since it was last updated. */
+uint64_t fld_client_debt(struct client *c, uint64_t now)
+{
+	uint64_t halves = (now - c->debt_at_ns) / DEBT_HALF_LIFE_NS;
+
+	c->debt_ns = halves >= 64 ? 0 : c->debt_ns >> halves;
+	c->debt_at_ns += halves * DEBT_HALF_LIFE_NS;
+	return c->debt_ns;
+}
+
+/*
+ * Read and handle up to @max requests, or until they took @budget_ns of
+ * the loop's time (0: no limit); the time goes on the client's debt.
+ */
+/* Handle up to @max of @c's requests (within @budget_ns, 0: any time). Return: 0 when none was queued. */
+int fld_client_readable(struct client *c, int max, uint64_t budget_ns)
+{
+	bool was = c->reading;
+	uint64_t start = fl__now_ns(), now;
+	int n;
+
+	c->reading = true;
+	n = client_read_some(c, max, start, budget_ns);
+	c->reading = was;
+	now = fl__now_ns();
+	fld_client_debt(c, now);
+	c->debt_ns += now - start;
+	return n;
+}
+
+static int client_read_some(struct client *c, int max, uint64_t start, uint64_t budget_ns)
+{
+	int i = 0;
+
+	/* A parked DUMP stops the reading: its reply comes first. */
+	for (; i < max && c->fd >= 0 && !c->parked; i++) {
+		union {
+			struct cmsghdr align;
+			char buf[CMSG_SPACE(sizeof(int) * FL_PROTO_MAX_FDS)];
+		} cbuf;
+		unsigned char buf[FL_PROTO_MAX_REQUEST];
+		struct iovec iov = { buf, sizeof(buf) };
+		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+		struct fl_proto_request q;
+		int fds[FL_PROTO_MAX_FDS], nfds = 0, r;
+		bool bad_cmsg = false, alive, stuck = false;
+		ssize_t n;
+
+		msg.msg_control = cbuf.buf;
+		msg.msg_controllen = sizeof(cbuf.buf);
+		n = recvmsg(c->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN)
+				disconnect(c, errno == ECONNRESET ? NULL : strerror(errno));
+			return i;
+		}
+		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+			if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) {
+				bad_cmsg = true;
+				continue;
+			}
+			for (size_t k = 0; k < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); k++) {
+				int x;
+
+				memcpy(&x, CMSG_DATA(cm) + k * sizeof(int), sizeof(int));
+				if (nfds < FL_PROTO_MAX_FDS)
+					fds[nfds++] = x;
+				else
+					stuck |= close_received(c, x);
+			}
+		}
+		if (n == 0 && nfds == 0) {
+			disconnect(c, NULL); /* EOF: the client closed or died */
+			return i;
+		}
+		if ((msg.msg_flags & (MSG_CTRUNC | MSG_TRUNC)) == MSG_CTRUNC && !bad_cmsg &&
+		    nfds < FL_PROTO_MAX_FDS && shed_out_of_fds(c, buf, n, fds, nfds))
+			continue;
+		r = fl__proto_decode_request(buf, (size_t)n, (unsigned int)nfds,
+					     bad_cmsg || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)),
+					     &q);
+		if (r < 0) {
+			char why[96];
+
+			snprintf(why, sizeof(why), "malformed %s request (%s)",
+				 fl__proto_op_name(q.hdr.op), strerror(-r));
+			for (int k = 0; k < nfds; k++)
+				close_received(c, fds[k]);
+			if (n >= (ssize_t)sizeof(struct fl_msg_hdr))
+				reject(c, &q.hdr, r, why);
+			else
+				disconnect(c, why);
+			return i + 1;
+		}
+		alive = dispatch(c, &q, fds);
+		for (int k = 0; k < nfds; k++)
+			if (fds[k] >= 0)
+				stuck |= close_received(c, fds[k]);
+		if (!alive || c->fd < 0)
+			return i + 1;
+		if (stuck) {
+			/* Each request could add one more: stop reading them. */
+			fds_refused(c, "more of its fds stuck closing");
+			disconnect(c, "its fds do not close (docs/daemon.md)");
+			return i + 1;
+		}
+		if (budget_ns && fl__now_ns() - start >= budget_ns) {
+			served_in_part = true;
+			return i + 1;
+		}
+	}
+	served_in_part = true;
+	return i;
+}
+
+/* Answer a connection we will not serve with @status and hang up. */
+static void turn_away(int fd, int status)
+{
+	struct fl_msg_hdr h = { FL_OP_HELLO | FL_OP_REPLY, 0, 0, sizeof(struct fl_msg_reply) };
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_reply r;
+	} no = { h, { status, 0 } };
+	char hello[64];
+
+	(void)!send(fd, &no, sizeof(no), MSG_DONTWAIT | MSG_NOSIGNAL);
+	/*
+	 * Closing with its HELLO unread would reset the connection, and the
+	 * peer would see ECONNRESET instead of our answer: read it first.
+	 */
+	while (recv(fd, hello, sizeof(hello), MSG_DONTWAIT) > 0)
+		;
+	close(fd);
+}
+
+/*
+ * An fd kept in reserve, so that a daemon out of fds can still accept a
+ * client to tell it so (-EMFILE) instead of leaving it waiting in the
+ * backlog, and the listening socket does not report readable forever.
+ */
+static int spare_fd = -1;
+
+/*
+ * Without a spare (or when even it cannot be used: the limit was lowered
+ * under us), stop listening for a moment rather than spin on a listening
+ * socket that stays readable; the clients wait in the backlog.
+ */
+#define LISTEN_PAUSE_MS 100
+static uint64_t listen_paused_until;
+/* The listening socket in the loop, and the timer that ends a pause. */
+static struct fl_loop_source *listen_src, *listen_timer;
+
+static bool accept_out_of_fds(int lfd)
+{
+	int fd = -1;
+
+	if (spare_fd >= 0) {
+		int err;
+
+		close(spare_fd);
+		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		err = errno;
+		if (fd >= 0)
+			turn_away(fd, -EMFILE);
+		spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (fd >= 0)
+			return true;
+		if (err == EAGAIN)
+			return false; /* nobody else is waiting */
+	}
+	if (!listen_paused_until) {
+		fld_log("cannot accept clients: out of fds; pausing");
+		fl__loop_fd_update(listen_src, 0);
+		listen_paused_until = fl__now_ns() + LISTEN_PAUSE_MS * 1000000ull;
+		fl__loop_timer_arm(listen_timer, listen_paused_until, 0);
+	}
+	return false;
+}
+
+/* The pause is over: listen again. */
+static void resume_listening(void *data)
+{
+	(void)data;
+	listen_paused_until = 0;
+	fl__loop_fd_update(listen_src, EPOLLIN);
+}
+
+/*
+ * The clients the loop found readable in this pass, served after it in
+ * the order of their debt (serve_ready()).
+ */
+static struct client *readable[FL_LOOP_MAX_EVENTS];
+static int nreadable;
+
+static void client_ready(int fd, uint32_t events, void *data)
+{
+	(void)fd;
+	(void)events;
+	readable[nreadable++] = data;
+}
+
+/* SIGTERM, SIGINT or SIGHUP came: the loop ends after this dispatch. */
+static bool stopping;
+
+static void accept_clients(int lfd, uint32_t events, void *data)
+{
+	(void)events;
+	(void)data;
+	if (stopping)
+		return; /* a client accepted now would only be hung up on */
+	for (;;) {
+		struct ucred cred;
+		socklen_t len = sizeof(cred);
+		struct client *c;
+		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+		if (fd < 0) {
+			if ((errno != EMFILE && errno != ENFILE) || !accept_out_of_fds(lfd))
+				return;
+			continue;
+		}
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+			close(fd);
+			continue;
+		}
+		if (!fld_uid_allowed(cred.uid)) {
+			fld_log("refusing pid %d: uid %u is not allowed (see --allow-uid)",
+				(int)cred.pid, (unsigned int)cred.uid);
+			turn_away(fd, -EACCES);
+			continue;
+		}
+		c = calloc(1, sizeof(*c));
+		if (!c) {
+			turn_away(fd, -ENOMEM);
+			continue;
+		}
+		c->fd = fd;
+		c->kick = c->kick_r = -1;
+		fl__server_conn_init(&c->conn, cred.pid, cred.uid);
+		c->debt_at_ns = fl__now_ns();
+		atomic_init(&c->refs, 1);
+		c->proc = fld_peer_get(false, (unsigned int)cred.pid);
+		c->user = fld_peer_get(true, (unsigned int)cred.uid);
+		if (!c->proc || !c->user || fld_fds_charge(c, 1, "a connection") < 0) {
+			turn_away(fd, c->proc && c->user ? -EMFILE : -ENOMEM);
+			fld_client_unref(c);
+			continue;
+		}
+		c->src = fl__loop_add_fd(loop, fd, EPOLLIN, client_ready, c);
+		if (!c->src) {
+			close(fd);
+			fld_fds_sub(c, 1);
+			fld_client_unref(c);
+			continue;
+		}
+		c->next = fld_clients;
+		if (fld_clients)
+			fld_clients->prev = c;
+		fld_clients = c;
+		fld_nclients++;
+	}
+}
+
+/*
+ * Give memory back after busy times: a daemon that held 100000 fences kept
+ * their ~48 MiB of freed heap, and one that made and freed fences fast kept
+ * ~35 MiB, because the allocator only trims the top of the heap and freed
+ * fences are spread all over it. Trimming walks the heap, so at most once a
+ * second, and only after many fences went.
+ */
+#define TRIM_AFTER_RELEASES 8192
+#define TRIM_INTERVAL_NS    1000000000ull
+
+static uint64_t last_trim_ns;
+
+/* Whether a trim is due: the loop's trim timer then wakes it for one. */
+static bool trim_pending(void)
+{
+	return atomic_load(&fld_released) >= TRIM_AFTER_RELEASES;
+}
+
+static void trim_if_due(void)
+{
+	uint64_t now;
+
+	if (!trim_pending())
+		return;
+	now = fl__now_ns();
+	if (now - last_trim_ns < TRIM_INTERVAL_NS)
+		return;
+	atomic_store(&fld_released, 0);
+	last_trim_ns = now;
+	malloc_trim(0);
+}
+
+/* One pass over the clients epoll reported: see BATCH for the rules. */
+static void serve_ready(struct client **ready, int n)
+{
+	uint64_t now = fl__now_ns(), round_start = now, debt[FL_LOOP_MAX_EVENTS];
+
+	/* Least debt first; ties keep epoll's order, which rotates. */
+	for (int i = 0; i < n; i++) {
+		struct client *c = ready[i];
+		uint64_t d = fld_client_debt(c, now);
+		int k = i;
+
+		for (; k > 0 && debt[k - 1] > d; k--) {
+			ready[k] = ready[k - 1];
+			debt[k] = debt[k - 1];
+		}
+		ready[k] = c;
+		debt[k] = d;
+	}
+	for (int i = 0; i < n; i++) {
+		/* The rest are reported again at once, with whoever became ready meanwhile. */
+		if (i && fl__now_ns() - round_start >= ROUND_NS) {
+			served_in_part = true;
+			break;
+		}
+		if (ready[i]->fd >= 0 && !ready[i]->parked)
+			fld_client_readable(ready[i], BATCH, TURN_NS);
+	}
+}
+
+/*
+ * The steps each pass takes besides the clients and the services' own (the
+ * log's count of suppressed lines, the watcher's sweeps, a trim, the idle
+ * clock) run at every pass and say when they want the next one: each has a
+ * timer that only wakes the loop for it.
+ */
+static struct fl_loop_source *log_timer, *sweep_timer, *trim_timer, *idle_timer;
+
+static void step_due(void *data)
+{
+	(void)data;
+}
+
+/* The flags of the fds whose work waits for the end of the pass. */
+static bool watch, reap;
+
+static void set_flag(int fd, uint32_t events, void *data)
+{
+	(void)fd;
+	(void)events;
+	*(bool *)data = true;
+}
+
+static void on_signal(int sfd, uint32_t events, void *data)
+{
+	struct signalfd_siginfo si;
+
+	(void)events;
+	(void)data;
+	if (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		fld_log("signal %u: exiting", si.ssi_signo);
+		stopping = true;
+	}
+}
+
+/* The loop and the sources of fld_serve(). Return: 0, or -errno. */
+static int loop_setup(int lfd, int sfd, int wfd, int rfd)
+{
+	loop = fl__loop_create();
+	if (!loop)
+		return -errno;
+	listen_src = fl__loop_add_fd(loop, lfd, EPOLLIN, accept_clients, NULL);
+	if (!listen_src || !fl__loop_add_fd(loop, sfd, EPOLLIN, on_signal, NULL) ||
+	    !fl__loop_add_fd(loop, wfd, EPOLLIN, set_flag, &watch) ||
+	    !fl__loop_add_fd(loop, rfd, EPOLLIN, set_flag, &reap))
+		return -errno;
+	listen_timer = fl__loop_add_timer(loop, resume_listening, NULL);
+	log_timer = fl__loop_add_timer(loop, step_due, NULL);
+	sweep_timer = fl__loop_add_timer(loop, step_due, NULL);
+	trim_timer = fl__loop_add_timer(loop, step_due, NULL);
+	idle_timer = fl__loop_add_timer(loop, step_due, NULL);
+	if (!listen_timer || !log_timer || !sweep_timer || !trim_timer || !idle_timer)
+		return -ENOMEM;
+	/* The services, in the order a connection's end reaches them. */
+	fld_server = fl__server_create(loop, &host_ops);
+	if (!fld_server)
+		return -ENOMEM;
+	if (fl__server_add_service(fld_server, &fld_sync_service, NULL) < 0 ||
+	    fl__server_add_service(fld_server, &fld_observe_service, NULL) < 0 ||
+	    fl__server_add_service(fld_server, &fld_heap_service, NULL) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+int fld_serve(int lfd, const struct server_config *config)
+{
+	uint64_t idle_since = fl__now_ns();
+	sigset_t sigs;
+	int sfd, wfd, rfd, r;
+
+	fld_cfg = *config;
+	{
+		struct rlimit rl;
+		rlim_t half = 512;
+
+		/* Half of ours by default: one process, or one other user, cannot take them all. */
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+			half = FL_MAX(rl.rlim_cur / 2, half);
+		half = FL_MIN(half, (rlim_t)INT32_MAX);
+		fld_max_fds_process =
+			fld_cfg.max_fds_process ? fld_cfg.max_fds_process : (unsigned int)half;
+		fld_max_fds_uid = fld_cfg.max_fds_uid ? fld_cfg.max_fds_uid : (unsigned int)half;
+		if (fld_cfg.foreground)
+			fld_log("daemon fds per process at most %u, per other uid %u",
+				fld_max_fds_process, fld_max_fds_uid);
+	}
+	fld_trace_init();
+	if (fld_heapsvc_init(fld_cfg.carveout_bytes, fld_cfg.heap_limit) < 0)
+		return -ENOMEM;
+	spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGHUP);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0)
+		return -errno;
+	/*
+	 * The core's fd watcher runs here, between requests: one thread, so
+	 * no lock ping-pong or wake-ups of a second one under load.
+	 */
+	wfd = fl__watcher_host_fd();
+	if (wfd < 0)
+		return wfd;
+	fl__fence_pipe_set_hooks(fld_owner_end_closed, fld_given_done);
+	/* Clients' fds whose close() may wait are closed by a thread, which reports here. */
+	rfd = fld_received_init();
+	if (rfd < 0)
+		return rfd;
+	r = loop_setup(lfd, sfd, wfd, rfd);
+	if (r < 0)
+		return r;
+	/* Without it, clients read statuses from the pipes and ask us: slower, not wrong. */
+	fld_status_page_fd = fl__status_page_create();
+	if (fld_status_page_fd < 0)
+		fld_log("no status page: %s", strerror(-fld_status_page_fd));
+
+	for (;;) {
+		/* While nobody is connected, look at the idle clock now and then. */
+		fl__loop_timer_arm_ms(idle_timer, fld_nclients || !fld_cfg.idle_ms ? -1 : 100);
+		/* Wake for the trim as soon as it is allowed, not a full interval later. */
+		if (trim_pending())
+			fl__loop_timer_arm(trim_timer, last_trim_ns + TRIM_INTERVAL_NS, 0);
+		else
+			fl__loop_timer_arm(trim_timer, 0, 0);
+		/*
+		 * The services' own steps: the deadlock detector while waits
+		 * are in progress, the parked DUMPs' walk and answers.
+		 */
+		fl__server_prepare(fld_server);
+		/* Lines the rate limit held back are counted in the log once it allows. */
+		fl__loop_timer_arm_ms(log_timer, fld_log_flush());
+		/* Completed pipe fences are swept now and then (fl__watcher_timeout_ms()). */
+		fl__loop_timer_arm_ms(sweep_timer, fl__watcher_timeout_ms());
+		/*
+		 * The steps above may have let the last client go (a parked
+		 * DUMP's reply could not be sent): look at the idle clock again
+		 * soon, or nothing would wake us to end the idle period.
+		 */
+		if (!fld_nclients && fld_cfg.idle_ms && !fl__loop_timer_deadline(idle_timer))
+			fl__loop_timer_arm_ms(idle_timer, 100);
+		watch = reap = false;
+		nreadable = 0;
+		r = fl__loop_dispatch(loop, -1);
+		if (r < 0 && r != -EINTR)
+			return r;
+		if (stopping)
+			goto out;
+		/* Busy until now: the idle period starts when the last client leaves. */
+		if (fld_nclients || fl__sink_count())
+			idle_since = fl__now_ns();
+		served_in_part = false;
+		serve_ready(readable, nreadable);
+		/*
+		 * After the events at hand: a release can free a client they
+		 * name. And after the requests clients sent before they closed
+		 * an fd: a client whose turn ended with requests left (a fence
+		 * of a timeline whose fd it closed next) gets its next turns
+		 * first, a few passes at most, so that nobody can hold off the
+		 * closes for long. The watcher's fd stays ready meanwhile.
+		 */
+		if ((watch || fl__watcher_timeout_ms() == 0) &&
+		    (!served_in_part || ++dispatch_put_off > DISPATCH_PUT_OFF_MAX)) {
+			fl__watcher_dispatch();
+			dispatch_put_off = 0;
+		}
+		/* Owners' ends closed meanwhile; nothing woke us for them. */
+		fl__fence_pipe_ends_check();
+		if (reap)
+			fld_received_reap();
+		fld_answer_deferred_pings();
+		bury_zombies();
+		trim_if_due();
+		if (fld_nclients || fl__sink_count()) {
+			idle_since = fl__now_ns();
+		} else if (fld_cfg.idle_ms &&
+			   fl__now_ns() - idle_since >= (uint64_t)fld_cfg.idle_ms * 1000000ull) {
+			if (fld_cfg.foreground)
+				fld_log("idle for %u ms: exiting", fld_cfg.idle_ms);
+			break;
+		}
+	}
+out:
+	fld_log_flush();
+	fld_observe_stop();
+	while (fld_clients)
+		disconnect(fld_clients, NULL);
+	bury_zombies();
+	fld_heapsvc_fini();
+	fld_shared_free_all();
+	fld_waits_shutdown();
+	fld_trace_shutdown();
+	fl__server_destroy(fld_server);
+	fld_server = NULL;
+	fl__loop_destroy(loop);
+	loop = NULL;
+	close(sfd);
+	if (spare_fd >= 0)
+		close(spare_fd);
+	return 0;
+}
+
+/* For the other files: the same, by a name of the daemon's. */
+bool fld_reply_send_fds(struct client *c, const struct fl_msg_hdr *req, const void *body,
+			size_t len, const int *fds, unsigned int nfds)
+{
+	return reply_send_fds(c, req, body, len, fds, nfds);
+}
+
+int fld_fds_refused(struct client *c, const char *what)
+{
+	return fds_refused(c, what);
+}
+
+bool fld_reject(struct client *c, const struct fl_msg_hdr *req, int status, const char *why)
+{
+	return reject(c, req, status, why);
+}

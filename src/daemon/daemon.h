@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fencelined's parts share this: the connection (struct client) and the
+ * peers it is charged to, and the calls between the daemon's files.
+ */
+#ifndef FLD_DAEMON_H
+#define FLD_DAEMON_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "protocol.h"
+#include "server.h"
+#include "service.h"
+
+struct fl_fence;
+struct fl_timeline;
+struct fl_loop_source;
+struct fl__sink;
+
+/*
+ * A peer, as SO_PEERCRED names it: one process, or one uid. Quotas count
+ * per peer, not per connection, because a process may open any number of
+ * connections: every daemon fd held on a peer's behalf (its connections,
+ * pooled fence fds, fences, timelines, notify fds, heap buffers) counts
+ * for its process and for its uid. Refcounted by the clients naming it.
+ */
+struct peer {
+	struct peer *next;
+	bool is_uid;
+	unsigned int id; /* the pid or the uid */
+	unsigned int refs;
+	atomic_uint fds; /* daemon fds held for it */
+	atomic_uint fences, timelines; /* live objects it made (--max-fences, --max-timelines) */
+	unsigned long refused; /* for the log: a line at the 1st, 2nd, 4th... */
+};
+
+struct client {
+	struct fl_server_conn conn; /* its credentials and its services' state */
+	int fd;
+	struct peer *proc, *user; /* its process and its uid */
+	bool greeted;
+	atomic_int refs; /* the connection, plus one per live object it made */
+	atomic_int timelines, fences; /* live objects it made */
+	/* TIMELINE_BIND: handle -> the timeline fd's inode and the timeline's id. */
+	struct handle {
+		dev_t dev;
+		ino_t ino;
+		uint64_t id;
+	} * handles;
+	uint32_t nhandles, handles_cap;
+	/*
+	 * POOL_FILL: fence fds handed out, oldest first, with what we keep of
+	 * each: a pipe's write end in the core (@pipe) or, where pipes cannot
+	 * be used, a socket pair's end (@sink).
+	 */
+	struct pooled {
+		int sink; /* -1 for a pipe */
+		struct fl__sink *pipe;
+		dev_t dev;
+		ino_t ino;
+		bool end_given; /* a copy of our end went with it (FL_POOL_F_SIGNAL_ENDS) */
+		struct pooled *index_next; /* in pool_index, while handed out */
+		struct client *client; /* whose pool it is in, while indexed */
+	} pool[FL_PROTO_POOL_MAX];
+	uint32_t pool_head, pool_count; /* pool[head % MAX] holds slot pool_slot */
+	uint32_t pool_slot; /* the slot number of the oldest pooled fd */
+	unsigned int nshared; /* shared counters it owns (shared_tl.owner) */
+	/*
+	 * Its kick pipe, -1 until it asked for pipe signal ends: a struct
+	 * fl_proto_kick in it tells the owner that a fence whose signal end it
+	 * kept was completed here (see given_done()). The read end goes with every POOL_FILL reply with
+	 * pipe signal ends.
+	 */
+	int kick, kick_r;
+	bool reading; /* its requests are being handled, further up the stack */
+	uint64_t debt_ns, debt_at_ns; /* loop time it took recently, as of debt_at_ns */
+	unsigned int parked; /* DUMPs waiting for a walk of /proc (see dump_step()) */
+	struct fl_loop_source *src; /* its connection in the loop, while connected */
+	struct client *prev, *next;
+};
+
+/* The quotas (limits.c), for fld_log_quota(). */
+enum quota { Q_FDS_PROCESS, Q_FDS_UID, Q_FENCES, Q_TIMELINES };
+
+/*
+ * Timelines with a shared counter (struct fl_proto_shared_timeline): the
+ * counter is the timeline's value (its sw_sync driver has the counter
+ * attached, through a mapping of its own that lives as long as the
+ * timeline, so that it catches up when the timeline dies, after this entry
+ * may be gone). Found again by the
+ * timeline fd's inode and the timeline's id, like handles, so holding one
+ * keeps no timeline alive.
+ */
+struct shared_tl {
+	struct shared_tl *next; /* in its hash bucket */
+	struct fl_proto_shared_timeline *page; /* ours, for sync_at */
+	struct client *owner; /* its creator, while connected */
+	dev_t dev;
+	ino_t ino;
+	uint64_t id;
+	uint64_t synced; /* the counter when we last caught up */
+	uint64_t stamp; /* the timestamp the last catch-up gave its points */
+	/*
+	 * Min-heap of the values of points we must complete ourselves (see
+	 * sync_at); its top is sync_at. A heap grown past MUST_MAX, or one
+	 * we could not grow, is given up: sync_at stays 0 (always sync).
+	 */
+	uint64_t *must;
+	uint32_t nmust, must_cap;
+	bool must_lost;
+	bool is32;
+};
+
+static inline struct client *client_of(struct fl_server_conn *conn)
+{
+	return FL_SERVER_CONTAINER_OF(conn, struct client, conn);
+}
+
+extern struct server_config fld_cfg; /* conn.c: the daemon's options */
+extern struct client *fld_clients; /* conn.c: the connected clients */
+extern unsigned int fld_nclients;
+extern struct fl_server *fld_server; /* conn.c: the services */
+/* limits.c: daemon fds one process, and one uid other than ours, may have us hold. */
+extern unsigned int fld_max_fds_process, fld_max_fds_uid;
+/* limits.c: fences and timelines gone since the last malloc_trim(). */
+extern atomic_uint fld_released;
+extern int fld_status_page_fd; /* sync.c: -1 without a status page */
+extern const struct fl_server_service_ops fld_sync_service, fld_observe_service;
+
+/*
+ * Between the daemon's files: each is defined in the file named, where the
+ * static function of the same name without fld_ was before the split.
+ */
+/* conn.c: replies (false: the client was hung up on), refusals, the scheduler's debt, reading. */
+bool fld_reply_send_fds(struct client *c, const struct fl_msg_hdr *req, const void *body,
+			size_t len, const int *fds, unsigned int nfds);
+bool fld_reply_send(struct client *c, const struct fl_msg_hdr *req, const void *body, size_t len,
+		    int fd);
+bool fld_reply_status(struct client *c, const struct fl_msg_hdr *req, int status);
+bool fld_reject(struct client *c, const struct fl_msg_hdr *req, int status, const char *why);
+int fld_fds_refused(struct client *c, const char *what);
+uint64_t fld_client_debt(struct client *c, uint64_t now);
+int fld_client_readable(struct client *c, int max, uint64_t budget_ns);
+
+/* limits.c: peers, the quotas of daemon fds (fds_*) and of objects, the release callbacks of the core. */
+struct peer *fld_peer_get(bool is_uid, unsigned int id);
+void fld_client_unref(struct client *c);
+unsigned int fld_room_of(const struct peer *p, unsigned int max);
+unsigned int fld_fds_room(const struct client *c);
+unsigned int fld_fds_room_for(const struct client *c, unsigned int need);
+unsigned int fld_fds_room_now(const struct client *c);
+void fld_fds_add(struct client *c, unsigned int n);
+void fld_fds_sub(struct client *c, unsigned int n);
+int fld_fds_charge(struct client *c, unsigned int n, const char *what);
+void fld_log_quota(struct client *c, const char *what, enum quota q, unsigned int limit,
+		   unsigned int held);
+int fld_objects_charge(struct client *c, bool timeline);
+void fld_objects_uncharge(struct client *c, bool timeline);
+void fld_release_fence(void *owner);
+void fld_release_timeline(void *owner);
+bool fld_uid_allowed(uid_t uid);
+
+/* pool.c: pooled fds and their index, adopting a client's fds, making ours, @c's fence behind @fd. */
+void fld_pool_index_add(struct client *c, struct pooled *p);
+void fld_pool_index_del(struct pooled *p);
+void fld_pooled_drop(struct pooled *p, int status);
+int fld_adopt(struct client *c, struct fl_fence *f, int *fds);
+int fld_fence_fd_new(struct client *c, struct fl_fence *f, int *ret_fd);
+bool fld_reply_fence_fd(struct client *c, const struct fl_msg_hdr *req, int r, int fd);
+int fld_fence_of(struct client *c, int fd, struct fl_fence **ret);
+
+/* shared.c: owned timelines' shared counters and the kick pipes. */
+int fld_shared_new(struct client *c, struct fl_timeline *tl, int fd, bool is32);
+struct shared_tl *fld_shared_find(struct fl_timeline *tl);
+int fld_shared_sync(struct shared_tl *s, struct fl_timeline *tl);
+void fld_shared_sync_tl(struct fl_timeline *tl);
+void fld_shared_sync_fence(struct fl_fence *f);
+void fld_shared_fence_points(struct fl_fence *f, bool must);
+void fld_shared_must(struct shared_tl *s, struct fl_timeline *tl, uint64_t value);
+void fld_shared_must_tl(struct fl_timeline *tl, uint64_t value);
+void fld_shared_collect(void);
+void fld_shared_disown(struct client *c);
+void fld_shared_free_all(void);
+void fld_publish_all(void);
+int fld_timeline_add(struct client *c, struct fl_timeline *tl, uint64_t count);
+void fld_kick_send(struct client *c, uint32_t slot, struct fl_fence *f);
+void fld_given_done(void *owner, uint64_t slot, int status, uint64_t ts);
+void fld_owner_end_closed(struct fl_fence *f);
+pid_t fld_owner_of(const void *timeline, void *arg);
+
+/* observe.c: deferred PINGs, and the service's end when the daemon exits. */
+void fld_answer_deferred_pings(void);
+void fld_observe_stop(void);
+
+#endif /* FLD_DAEMON_H */

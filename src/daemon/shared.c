@@ -1,0 +1,506 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sync service's owned timelines: shared counters that an owner
+ * advances without asking the daemon, the catch-up with them, and the kick
+ * pipe that tells an owner what the daemon completed (docs/architecture.md,
+ * "Owned timelines").
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <fenceline/sw_sync.h>
+
+#include "daemon.h"
+#include "host.h"
+#include "util.h"
+
+#define MUST_MAX 4096
+
+/*
+ * Counters a client may own at once (the library tracks as many). Each one
+ * costs the daemon a page of shared memory, so a client with thousands of
+ * timelines gets counters for the first ones only; the others work through
+ * the daemon.
+ */
+#define SHARED_PER_CLIENT 64
+/* Hash buckets by timeline id (ids count up, so the low bits spread them). */
+#define SHARED_BUCKETS 256
+
+static struct shared_tl *shared[SHARED_BUCKETS];
+static unsigned int nshared;
+
+/* The live timeline of @s (a reference), or NULL once it is gone. */
+static struct fl_timeline *shared_timeline(struct shared_tl *s)
+{
+	struct fl_timeline *tl;
+
+	if (fl__timeline_from_key(s->dev, s->ino, &tl) < 0)
+		return NULL;
+	if (fl_timeline_get_id(tl) != s->id) {
+		fl_timeline_unref(tl);
+		return NULL;
+	}
+	return tl;
+}
+
+static struct shared_tl *shared_find_id(uint64_t id)
+{
+	for (struct shared_tl *s = shared[id % SHARED_BUCKETS]; s; s = s->next)
+		if (s->id == id)
+			return s;
+	return NULL;
+}
+
+struct shared_tl *fld_shared_find(struct fl_timeline *tl)
+{
+	return nshared ? shared_find_id(fl_timeline_get_id(tl)) : NULL;
+}
+
+static void must_publish(struct shared_tl *s)
+{
+	uint64_t at = s->must_lost ? 0 : s->nmust ? s->must[0] : UINT64_MAX;
+
+	/* While a trace runs, the owner syncs on every step: the trace sees it when it happens. */
+	if (fld_tracing)
+		at = 0;
+	__atomic_store_n(&s->page->sync_at, at, __ATOMIC_SEQ_CST);
+}
+
+/* Every shared counter's sync_at again: a trace session started or ended. */
+void fld_publish_all(void)
+{
+	for (unsigned int b = 0; b < SHARED_BUCKETS; b++)
+		for (struct shared_tl *s = shared[b]; s; s = s->next)
+			must_publish(s);
+}
+
+/* Pop the points the timeline reached (at @value) off the must heap. */
+static void must_pop_reached(struct shared_tl *s, uint64_t value)
+{
+	while (s->nmust && s->must[0] <= value) {
+		uint64_t last = s->must[--s->nmust];
+		uint32_t i = 0;
+
+		for (;;) {
+			uint32_t c = 2 * i + 1;
+
+			if (c >= s->nmust)
+				break;
+			if (c + 1 < s->nmust && s->must[c + 1] < s->must[c])
+				c++;
+			if (last <= s->must[c])
+				break;
+			s->must[i] = s->must[c];
+			i = c;
+		}
+		if (s->nmust)
+			s->must[i] = last;
+	}
+}
+
+static void must_push(struct shared_tl *s, uint64_t value)
+{
+	uint32_t i;
+
+	/*
+	 * Only the values count, not how many points have them: skip the
+	 * common repeat (merges with one fence waiting on this timeline).
+	 */
+	if (s->must_lost || (s->nmust && s->must[0] == value))
+		return;
+	if (s->nmust == s->must_cap) {
+		uint32_t cap = s->must_cap ? s->must_cap * 2 : 16;
+		uint64_t *m = cap <= MUST_MAX ? realloc(s->must, cap * sizeof(*m)) : NULL;
+
+		if (!m) {
+			free(s->must);
+			s->must = NULL;
+			s->nmust = s->must_cap = 0;
+			s->must_lost = true;
+			return;
+		}
+		s->must = m;
+		s->must_cap = cap;
+	}
+	for (i = s->nmust++; i > 0 && s->must[(i - 1) / 2] > value; i = (i - 1) / 2)
+		s->must[i] = s->must[(i - 1) / 2];
+	s->must[i] = value;
+}
+
+/*
+ * Bring @tl up to its shared counter (its driver applies the difference,
+ * modulo 2^64, as sw_sync's counter would: any value is taken as the
+ * owner's, who can only hurt its own timeline), then raise sync_at past
+ * the points that completed.
+ * Return: 0, or -ENOENT when the timeline is dead.
+ */
+int fld_shared_sync(struct shared_tl *s, struct fl_timeline *tl)
+{
+	uint64_t value, before = s->synced;
+	int r;
+
+	/*
+	 * Owners' ends closed before this catch-up are judged by the counter
+	 * as it was (owner_end_closed()): a fence whose owner lost its end
+	 * fails, even if this catch-up would reach it.
+	 */
+	fl__fence_pipe_ends_check();
+
+	s->synced = __atomic_load_n(&s->page->value, __ATOMIC_SEQ_CST);
+	if (s->synced != before) {
+		/*
+		 * The owner stamps the time before each addition: the points
+		 * it reached get that time, not ours (we may look much later).
+		 * It can only lie about its own timeline; still, keep the
+		 * stamp between the last one and now.
+		 */
+		uint64_t stamp = __atomic_load_n(&s->page->stamp_ns, __ATOMIC_SEQ_CST);
+		uint64_t now = fl__now_ns();
+
+		if (stamp > now || stamp < s->stamp)
+			stamp = now;
+		s->stamp = stamp;
+		fl__timeline_signal_stamp(stamp);
+		if (fld_tracing)
+			fld_trace_signal(s->id, s->is32 ? (uint32_t)before : before,
+					 s->is32 ? (uint32_t)s->synced : s->synced,
+					 s->owner ? s->owner->conn.pid : 0, stamp, 0);
+	}
+	r = fl_sw_sync_timeline_catch_up(tl);
+	fl__timeline_signal_stamp(0);
+	/* A 32-bit timeline's value is the counter's low half; its heap holds counter values. */
+	if (s->nmust &&
+	    (s->is32 ? (value = s->synced, 0) : fl_sw_sync_timeline_get_value(tl, &value)) == 0) {
+		must_pop_reached(s, value);
+		must_publish(s);
+	}
+	return r;
+}
+
+/*
+ * A pending point at @value on @tl that only we can complete: make the
+ * owner wake us when its counter gets there. sync_at goes down before we
+ * read the counter (in shared_sync()), so an addition we do not see yet
+ * sees the new sync_at.
+ */
+void fld_shared_must(struct shared_tl *s, struct fl_timeline *tl, uint64_t value)
+{
+	if (!s->is32) {
+		must_push(s, value);
+	} else if ((int32_t)((uint32_t)s->synced - (uint32_t)value) < 0) {
+		/*
+		 * A 32-bit value is reached when the counter's low 32 bits pass
+		 * it, wrap-aware (sw_sync's cmp32; up to 2^31 ahead is ahead):
+		 * as the counter only grows, that is when it reaches this
+		 * 64-bit value. One behind or further ahead is passed already.
+		 */
+		must_push(s, s->synced + (uint32_t)((uint32_t)value - (uint32_t)s->synced));
+	}
+	must_publish(s);
+	fld_shared_sync(s, tl);
+}
+
+/*
+ * An owner completes its fences before it tells us, so a fence fd can read
+ * as signalled while its point here is not yet. So before the daemon looks
+ * at a timeline for a request (creating a fence on it, its value, a merge
+ * or info of a fence with a point on it), it catches up with the counter.
+ */
+void fld_shared_sync_tl(struct fl_timeline *tl)
+{
+	struct shared_tl *s = fld_shared_find(tl);
+
+	if (s)
+		fld_shared_sync(s, tl);
+}
+
+/*
+ * For each pending point of @f on a timeline with a counter: catch up with
+ * it (@must false), or also count the point as one we must complete (@must
+ * true). Without memory to list the points, every counter is done.
+ */
+void fld_shared_fence_points(struct fl_fence *f, bool must)
+{
+	struct fl_sync_pt_info few[8], *pts = few;
+	int n = fl_fence_get_num_points(f), got;
+
+	if (!nshared || n <= 0)
+		return;
+	if (n > (int)FL_ARRAY_SIZE(few) && !(pts = calloc((size_t)n, sizeof(*pts)))) {
+		for (unsigned int b = 0; b < SHARED_BUCKETS; b++)
+			for (struct shared_tl *s = shared[b]; s; s = s->next) {
+				struct fl_timeline *tl = shared_timeline(s);
+
+				if (!tl)
+					continue;
+				if (must) {
+					free(s->must);
+					s->must = NULL;
+					s->nmust = s->must_cap = 0;
+					s->must_lost = true;
+					must_publish(s);
+				}
+				fld_shared_sync(s, tl);
+				fl_timeline_unref(tl);
+			}
+		return;
+	}
+	got = fl_fence_get_info(f, NULL, pts, (uint32_t)n);
+	for (int i = 0; i < got; i++) {
+		struct shared_tl *s;
+		struct fl_timeline *tl;
+
+		if (pts[i].status != 0 || !(s = shared_find_id(pts[i].timeline_id)) ||
+		    (!must && __atomic_load_n(&s->page->value, __ATOMIC_SEQ_CST) == s->synced))
+			continue;
+		tl = shared_timeline(s);
+		if (!tl)
+			continue;
+		if (must)
+			fld_shared_must(s, tl, pts[i].value);
+		else
+			fld_shared_sync(s, tl);
+		fl_timeline_unref(tl);
+	}
+	if (pts != few)
+		free(pts);
+}
+
+void fld_shared_sync_fence(struct fl_fence *f)
+{
+	fld_shared_fence_points(f, false);
+}
+
+/* Catch up with every owner's counter: a view of everything must not lag. */
+void fld_shared_sync_all(void)
+{
+	for (unsigned int b = 0; b < SHARED_BUCKETS; b++)
+		for (struct shared_tl *s = shared[b]; s; s = s->next) {
+			struct fl_timeline *tl = shared_timeline(s);
+
+			if (tl) {
+				fld_shared_sync(s, tl);
+				fl_timeline_unref(tl);
+			}
+		}
+}
+
+static void shared_free(struct shared_tl **pp)
+{
+	struct shared_tl *s = *pp;
+
+	*pp = s->next;
+	if (s->owner)
+		s->owner->nshared--;
+	munmap(s->page, FL_PROTO_SHARED_SIZE);
+	free(s->must);
+	free(s);
+	nshared--;
+}
+
+/* Free the counters of timelines that are gone (on creation: O(counters)). */
+void fld_shared_collect(void)
+{
+	for (unsigned int b = 0; nshared && b < SHARED_BUCKETS; b++)
+		for (struct shared_tl **pp = &shared[b], *s; (s = *pp);) {
+			struct fl_timeline *tl = shared_timeline(s);
+
+			if (tl) {
+				fl_timeline_unref(tl);
+				pp = &s->next;
+			} else {
+				shared_free(pp);
+			}
+		}
+}
+
+/* The daemon is exiting: free every counter. */
+void fld_shared_free_all(void)
+{
+	for (unsigned int b = 0; b < SHARED_BUCKETS; b++)
+		while (shared[b])
+			shared_free(&shared[b]);
+}
+
+/* A client goes: its counters stay with their timelines, without an owner. */
+void fld_shared_disown(struct client *c)
+{
+	for (unsigned int b = 0; c->nshared && b < SHARED_BUCKETS; b++)
+		for (struct shared_tl *s = shared[b]; s; s = s->next)
+			if (s->owner == c) {
+				s->owner = NULL;
+				c->nshared--;
+			}
+}
+
+/*
+ * Give a new timeline (its fd: @fd) a shared counter. Return: the memfd to
+ * send its creator (sealed, so nobody can shrink it under our mapping), or
+ * a negative errno: the timeline then works through the daemon only.
+ */
+int fld_shared_new(struct client *c, struct fl_timeline *tl, int fd, bool is32)
+{
+	struct fl_proto_shared_timeline *drv;
+	struct shared_tl *s;
+	int mfd = -1, r;
+
+	if (c->nshared >= SHARED_PER_CLIENT)
+		return -EMFILE;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	r = fl__fd_identity(fd, &s->dev, &s->ino, NULL); /* a timeline fd: a pipe */
+	if (r < 0)
+		goto fail;
+	mfd = memfd_create("fenceline-timeline", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (mfd < 0 || ftruncate(mfd, FL_PROTO_SHARED_SIZE) < 0 ||
+	    fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	s->page = mmap(NULL, FL_PROTO_SHARED_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+	if (s->page == MAP_FAILED) {
+		r = -errno;
+		goto fail;
+	}
+	drv = mmap(NULL, FL_PROTO_SHARED_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+	if (drv == MAP_FAILED) {
+		r = -errno;
+		goto fail;
+	}
+	r = fl_sw_sync_timeline_attach_counter(tl, drv, FL_PROTO_SHARED_SIZE, &drv->value);
+	if (r < 0) {
+		munmap(drv, FL_PROTO_SHARED_SIZE);
+		goto fail;
+	}
+	s->id = fl_timeline_get_id(tl);
+	s->is32 = is32;
+	must_publish(s);
+	s->owner = c;
+	c->nshared++;
+	s->next = shared[s->id % SHARED_BUCKETS];
+	shared[s->id % SHARED_BUCKETS] = s;
+	nshared++;
+	return mfd;
+fail:
+	if (s->page && s->page != MAP_FAILED)
+		munmap(s->page, FL_PROTO_SHARED_SIZE);
+	if (mfd >= 0)
+		close(mfd);
+	free(s);
+	return r;
+}
+
+/*
+ * given_done(): a kept fence completed here. Its owner holds the only write
+ * end, so tell it (a struct fl_proto_kick in its kick pipe) when that
+ * completion is not the owner's doing: a failure (its timeline died), or a
+ * step not through its counter (kick_all). Not for catching up with the
+ * owner's counter (it closed its ends of what it reached itself), nor
+ * while handling the end's close (kick_none). The write never blocks: our
+ * end is non-blocking and nobody else has that file; an owner that does
+ * not read its kick pipe only delays its own fences.
+ */
+static int kick_all, kick_none;
+
+static void kick_write(struct client *c, uint64_t slot, int status, uint64_t ts)
+{
+	struct fl_proto_kick k = { slot, ts, status, 0 };
+
+	if (c && c->kick >= 0)
+		(void)!write(c->kick, &k, sizeof(k));
+}
+
+void fld_given_done(void *owner, uint64_t slot, int status, uint64_t ts)
+{
+	if (!kick_none && (kick_all || status < 0))
+		kick_write(owner, slot, status, ts);
+}
+
+/* Tell @c of @f, complete already, made of its pooled @slot, whose end it may have kept. */
+void fld_kick_send(struct client *c, uint32_t slot, struct fl_fence *f)
+{
+	struct fl_fence_info info;
+
+	if (fl_fence_get_info(f, &info, NULL, 0) >= 0 && info.status != 0)
+		kick_write(c, slot, info.status, info.timestamp_ns);
+}
+
+/* TIMELINE_INC and TIMELINE_SIGNAL: through the counter if there is one. */
+int fld_timeline_add(struct client *c, struct fl_timeline *tl, uint64_t count)
+{
+	struct shared_tl *s = fld_shared_find(tl);
+	uint64_t before = 0, after = 0, ts = 0;
+	int r;
+
+	/* Caught up first, so the trace tells the owner's steps from this one. */
+	if (s)
+		fld_shared_sync(s, tl);
+	if (fld_tracing)
+		fl_sw_sync_timeline_get_value(tl, &before);
+	/*
+	 * The points this step reaches carry the time the trace gives the
+	 * step (the core would read the clock again: an arrow from the signal
+	 * to a wait it released would start where no signal is). And a step
+	 * taken here through the owner's counter is this client's, not one of
+	 * the owner's at the owner's last stamp: shared_sync() must not see it.
+	 */
+	ts = fl__now_ns();
+	fl__timeline_signal_stamp(ts);
+	/* Not the owner's counter: its kept ends of fences this step reaches are told (given_done()). */
+	kick_all++;
+	r = fl_sw_sync_timeline_inc(tl, count);
+	kick_all--;
+	fl__timeline_signal_stamp(0);
+	if (r == 0 && s) {
+		s->synced += s->is32 ? (uint32_t)count : count;
+		r = fld_shared_sync(s, tl);
+	}
+	if (fld_tracing && fl_sw_sync_timeline_get_value(tl, &after) == 0)
+		fld_trace_signal(fl_timeline_get_id(tl), before, after, c->conn.pid, ts, r);
+	return r;
+}
+
+/* A new fence @f on @tl (at @value) that we must complete: see shared_must(). */
+void fld_shared_must_tl(struct fl_timeline *tl, uint64_t value)
+{
+	struct shared_tl *s = fld_shared_find(tl);
+
+	if (s)
+		fld_shared_must(s, tl, value);
+}
+
+/*
+ * Every write end of an owner's pipe fence is closed (fl__fence_pipe_give()):
+ * its holders see it ready. That is a completion only if the owner's
+ * counter reached the fence; otherwise the owner lost its end before it
+ * got there (it died, or the program closed the library's fds), and the
+ * fence fails with -ENOENT, as the kernel fails the pending points of a
+ * sw_sync timeline that goes away: ready must never read as signalled
+ * before it is.
+ */
+void fld_owner_end_closed(struct fl_fence *f)
+{
+	int n;
+
+	/* Its owner has no end to close (nor those it closed with it). */
+	kick_none++;
+	fld_shared_sync_fence(f);
+	n = fl_fence_get_status(f) == 0 ? fl__fence_fail_pending(f, -ENOENT) : 0;
+	kick_none--;
+	if (n > 0)
+		fld_log("an owner's fence '%s' failed: its signal end was closed before its "
+			"timeline reached it",
+			fl_fence_get_name(f));
+}
+
+/* fld_owner_fn: the connected creator of a timeline with a shared counter. */
+pid_t fld_owner_of(const void *timeline, void *arg)
+{
+	struct shared_tl *s = fld_shared_find((struct fl_timeline *)timeline);
+
+	(void)arg;
+	return s && s->owner ? s->owner->conn.pid : 0;
+}
