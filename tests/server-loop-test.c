@@ -34,8 +34,11 @@ static void on_fd(int fd, uint32_t events, void *data)
 	r->fd = fd;
 	if (r->log)
 		r->log[(*r->nlog)++] = r->id;
-	if (r->remove)
+	if (r->remove) {
+		/* Once: the source is freed after this dispatch. */
 		fl__loop_source_remove(r->remove);
+		r->remove = NULL;
+	}
 }
 
 static void on_timer(void *data)
@@ -46,8 +49,11 @@ static void on_timer(void *data)
 	r->fired_at = fl__now_ns();
 	if (r->log)
 		r->log[(*r->nlog)++] = r->id;
-	if (r->remove)
+	if (r->remove) {
+		/* Once: the source is freed after this dispatch. */
 		fl__loop_source_remove(r->remove);
+		r->remove = NULL;
+	}
 }
 
 static void make_pipe(int p[2])
