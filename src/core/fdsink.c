@@ -1939,20 +1939,33 @@ again:
 	return fd;
 }
 
+/* Under sink_lock: the sink of this process's @kind with that inode, or -ENOTTY. */
+static int lookup_key(dev_t dev, ino_t ino, enum sink_kind kind, struct fl__sink **ret)
+{
+	struct fl__sink *s = hash_find(dev, ino);
+
+	/* Inherited through fork: the parent's objects are not ours. */
+	if (!s || s->kind != kind || s->inherited)
+		return -ENOTTY;
+	*ret = s;
+	return 0;
+}
+
 static int lookup(int fd, enum sink_kind kind, struct fl__sink **ret)
 {
 	dev_t dev;
 	ino_t ino;
 	int r = fl__fd_identity(fd, &dev, &ino, NULL);
-	struct fl__sink *s;
 
-	if (r < 0)
-		return r;
-	s = hash_find(dev, ino);
-	/* Inherited through fork: the parent's objects are not ours. */
-	if (!s || s->kind != kind || s->inherited)
+	return r < 0 ? r : lookup_key(dev, ino, kind, ret);
+}
+
+/* Under sink_lock: a reference to the fence of sink @s (0), or -ENOTTY. */
+static int sink_fence_ref(struct fl__sink *s, struct fl_fence **ret)
+{
+	if (!(s->fence && fl__fence_ref_unless_zero(s->fence)))
 		return -ENOTTY;
-	*ret = s;
+	*ret = s->fence;
 	return 0;
 }
 
@@ -1964,12 +1977,23 @@ FL_EXPORT int fl_fence_from_fd(int fd, struct fl_fence **ret_fence)
 	fl_return_if(!ret_fence, -EINVAL);
 	pthread_mutex_lock(&sink_lock);
 	r = lookup(fd, SINK_FENCE, &s);
-	if (r == 0 && !(s->fence && fl__fence_ref_unless_zero(s->fence)))
-		r = -ENOTTY;
 	if (r == 0)
-		*ret_fence = s->fence;
+		r = sink_fence_ref(s, ret_fence);
 	pthread_mutex_unlock(&sink_lock);
 	return r;
+}
+
+int fl__fence_from_key(dev_t dev, ino_t ino, struct fl_fence **ret)
+{
+	struct fl__sink *s;
+	int r;
+
+	pthread_mutex_lock(&sink_lock);
+	r = lookup_key(dev, ino, SINK_FENCE, &s);
+	if (r == 0)
+		r = sink_fence_ref(s, ret);
+	pthread_mutex_unlock(&sink_lock);
+	return r == 0 ? 0 : -ENOENT;
 }
 
 FL_EXPORT int fl_timeline_export_fd(struct fl_timeline *tl, int *ret_fd)
@@ -2318,16 +2342,14 @@ static int check_pair(int sink, int user)
 int fl__timeline_from_key(dev_t dev, ino_t ino, struct fl_timeline **ret)
 {
 	struct fl__sink *s;
-	int r = -ENOENT;
+	int r;
 
 	pthread_mutex_lock(&sink_lock);
-	s = hash_find(dev, ino);
-	if (s && s->kind == SINK_TIMELINE && !s->inherited) {
+	r = lookup_key(dev, ino, SINK_TIMELINE, &s);
+	if (r == 0)
 		*ret = fl_timeline_ref(s->tl);
-		r = 0;
-	}
 	pthread_mutex_unlock(&sink_lock);
-	return r;
+	return r == 0 ? 0 : -ENOENT;
 }
 
 /* Register @s (dev/ino set) as @f's sink @sink; @user only sizes the fd table. */

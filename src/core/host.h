@@ -3,7 +3,9 @@
  * What a process hosting the core for others (fencelined) needs beyond the
  * public API: fence fds whose socket pair a client made, a callback when the
  * last copy of a handed-out fd is closed (for per-client accounting), the
- * fd watcher in its own loop, and a count of the fds still open. Private to src/; only src/daemon uses it.
+ * fd watcher in its own loop, and a count of the fds still open; and, for
+ * the client library's fd API, lookups by inode. Private to src/: the
+ * daemon and src/client use it.
  */
 #ifndef FL_CORE_HOST_H
 #define FL_CORE_HOST_H
@@ -62,6 +64,15 @@ int fl__fence_adopt_sink(struct fl_fence *f, int sink, dev_t dev, ino_t ino,
  * reference. Return: 0, or -ENOENT when no live timeline fd has that inode.
  */
 int fl__timeline_from_key(dev_t dev, ino_t ino, struct fl_timeline **ret);
+
+/*
+ * fl__fence_from_key() - the fence whose fd has inode (@dev, @ino), made
+ * by this process's core: fl_fence_from_fd() for a caller that read the
+ * fd's identity already (fl__fd_identity()), so the lookup costs no
+ * syscall. The caller owns the reference. Return: 0, or -ENOENT when no
+ * live fence fd of this process has that inode.
+ */
+int fl__fence_from_key(dev_t dev, ino_t ino, struct fl_fence **ret);
 
 /*
  * fl__timeline_export_fd_tracked() - fl_timeline_export_fd() with a
