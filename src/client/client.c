@@ -1311,8 +1311,6 @@ retry:
 	if (r < 0)
 		goto out;
 	if (oneway) {
-		if (!atomic_load(&conn.unflushed))
-			fl__fd_set_settle_hook(fl__client_flush);
 		atomic_store(&conn.unflushed, true);
 		goto out;
 	}
@@ -1851,8 +1849,6 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
 		conn.kept[conn.nkept++] = (struct kept){ handle, value, sig, sig_id, req.b.slot };
 	pool_fill_ahead_locked();
 	if (!reply_wanted) {
-		if (!atomic_load(&conn.unflushed))
-			fl__fd_set_settle_hook(fl__client_flush);
 		atomic_store(&conn.unflushed, true);
 		*ret_fd = fd;
 		goto out;

@@ -2039,6 +2039,22 @@ static int is_unix_stream(int fd)
 	return 1;
 }
 
+static const struct fl__host_ops *_Atomic host_ops;
+
+void fl__host_set_ops(const struct fl__host_ops *ops)
+{
+	atomic_store(&host_ops, ops);
+}
+
+/* Fences this process asked the daemon for exist by now (fl__host_ops.settle). */
+static void host_settle(void)
+{
+	const struct fl__host_ops *ops = atomic_load_explicit(&host_ops, memory_order_acquire);
+
+	if (ops && ops->settle)
+		ops->settle();
+}
+
 /*
  * The status of a pipe fence fd made by another process (or by our parent
  * before a fork): the record its completer wrote, copied out with tee(),
@@ -2049,13 +2065,13 @@ static int is_unix_stream(int fd)
  */
 static int foreign_pipe_status(int fd)
 {
-	const struct fl__wait_hooks *hooks;
+	const struct fl__host_ops *ops;
 	struct fl__record rec, recs[2];
 	bool ask = false;
 	int p[2], r = 0, avail;
 	ssize_t n;
 
-	fl__fd_settle(); /* fences this process asked the daemon for exist by now */
+	host_settle();
 	/*
 	 * The common cases in one or two syscalls: two records are a success
 	 * (write_record()), nothing queued and no end-of-file is a pending
@@ -2096,8 +2112,8 @@ static int foreign_pipe_status(int fd)
 	close(p[0]);
 	close(p[1]);
 	if (ask) {
-		hooks = fl__fd_wait_hooks();
-		r = hooks && hooks->status ? hooks->status(fd) : -ECONNRESET;
+		ops = atomic_load_explicit(&host_ops, memory_order_acquire);
+		r = ops && ops->status ? ops->status(fd) : -ECONNRESET;
 	}
 	return r;
 }
@@ -2119,7 +2135,7 @@ static bool page_status(int fd, dev_t dev, ino_t ino, int *ret)
 	struct pollfd pf = { .fd = fd, .events = POLLIN };
 	int status, found;
 
-	fl__fd_settle(); /* fences this process asked the daemon for exist by now */
+	host_settle();
 	found = fl__status_page_lookup(dev, ino, &status, NULL);
 	if (!found)
 		return false;
@@ -2184,7 +2200,7 @@ FL_EXPORT int fl_fence_fd_get_status(int fd)
 				       ? pipe_status(fd, st.st_dev, st.st_ino)
 				       : -ENOTTY;
 	}
-	fl__fd_settle(); /* fences this process asked the daemon for exist by now */
+	host_settle();
 	n = recv(fd, &rec, sizeof(rec), MSG_PEEK | MSG_DONTWAIT);
 	if (n < 0 && errno == ENOTSOCK) {
 		/* The daemon's fence fds are pipes too: look at the kind first from now on. */
@@ -2223,7 +2239,7 @@ static unsigned int default_wait_flags(void)
 FL_EXPORT int fl_fence_fd_wait_flags(int fd, int timeout_ms, unsigned int flags)
 {
 	uint64_t deadline = timeout_ms > 0 ? fl__now_ns() + (uint64_t)timeout_ms * 1000000ull : 0;
-	const struct fl__wait_hooks *hooks = NULL;
+	const struct fl__host_ops *ops = NULL;
 	uint64_t token = 0;
 	int s, notify = -1, ret;
 	bool watch_notify = false, completed = false;
@@ -2232,9 +2248,10 @@ FL_EXPORT int fl_fence_fd_wait_flags(int fd, int timeout_ms, unsigned int flags)
 	s = fl_fence_fd_get_status(fd);
 	if (s == FL_STATUS_ACTIVE && timeout_ms != 0) {
 		/* About to block: tell the daemon who waits on what. */
-		hooks = fl__fd_wait_hooks();
-		if (hooks)
-			token = hooks->begin(fd, timeout_ms, flags | default_wait_flags(), &notify);
+		ops = atomic_load_explicit(&host_ops, memory_order_acquire);
+		if (ops && ops->wait_begin)
+			token = ops->wait_begin(fd, timeout_ms, flags | default_wait_flags(),
+						&notify);
 		watch_notify = notify >= 0;
 		FL_PROBE3(fd_wait_begin, fd, timeout_ms, token);
 	}
@@ -2262,7 +2279,7 @@ FL_EXPORT int fl_fence_fd_wait_flags(int fd, int timeout_ms, unsigned int flags)
 			break;
 		}
 		if (r > 0 && watch_notify && p[1].revents) {
-			int n = hooks->notified(token, notify);
+			int n = ops->wait_notified(token, notify);
 
 			if (n < 0) {
 				s = n;
@@ -2280,7 +2297,7 @@ FL_EXPORT int fl_fence_fd_wait_flags(int fd, int timeout_ms, unsigned int flags)
 	ret = s == FL_STATUS_SIGNALED ? 0 : s;
 	if (token) {
 		FL_PROBE2(fd_wait_end, fd, ret);
-		hooks->end(token, completed ? 1 : ret, notify);
+		ops->wait_end(token, completed ? 1 : ret, notify);
 	} else if (notify >= 0) {
 		close(notify);
 	}
