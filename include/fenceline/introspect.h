@@ -17,9 +17,10 @@
  * $FENCELINE_SOCKET or the default, docs/daemon.md), and with none running
  * it fails with -ENOENT. It uses this process's connection to the daemon
  * (connecting when there is none), the same one the fd API
- * (<fenceline/shared.h>) uses; $FENCELINE_REQUEST_TIMEOUT_MS bounds each
- * request (read at each connection), and a daemon that does not answer in
- * time gives -ETIMEDOUT.
+ * (<fenceline/shared.h>) uses, whatever fl_mode_set() chose for
+ * timelines; $FENCELINE_REQUEST_TIMEOUT_MS bounds each request (read at
+ * each connection), and a daemon that does not answer in time gives
+ * -ETIMEDOUT.
  *
  * **What comes back.** The views are sealed memfds: regular files that
  * nobody can change, holding text or JSON (formats and schemas in
