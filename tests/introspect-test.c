@@ -42,20 +42,22 @@ static char *view_text(int fd)
 	return text;
 }
 
-static int new_timeline(const char *name)
+/* @r, a view call's result, must be 0: then the text of the view in *@fd (closed). */
+static char *answered(int r, const int *fd)
 {
-	int fd = -1;
-
-	fl_assert_int_eq(fl_timeline_fd_create(name, 0, &fd), 0);
-	return fd;
+	fl_assert_int_eq(r, 0);
+	return view_text(*fd);
 }
 
-static int new_fence(int tl, uint64_t value, const char *name)
+/* A daemon timeline "<name>-tl" and a fence "<name>-fence" on it at 1. */
+static void timeline_and_fence(const char *name, int *ret_tl, int *ret_fence)
 {
-	int fd = -1;
+	char tl_name[32], fence_name[32];
 
-	fl_assert_int_eq(fl_fence_fd_create(tl, value, name, &fd), 0);
-	return fd;
+	snprintf(tl_name, sizeof(tl_name), "%s-tl", name);
+	snprintf(fence_name, sizeof(fence_name), "%s-fence", name);
+	fl_assert_int_eq(fl_timeline_fd_create(tl_name, 0, ret_tl), 0);
+	fl_assert_int_eq(fl_fence_fd_create(*ret_tl, 1, fence_name, ret_fence), 0);
 }
 
 static void expect_contains(const char *text, const char *what)
@@ -67,13 +69,11 @@ static void expect_contains(const char *text, const char *what)
 
 FL_TEST(dump_shows_live_timelines_and_fences_as_text_or_json)
 {
-	int tl = new_timeline("introspect-dump-tl");
-	int f = new_fence(tl, 1, "introspect-dump-fence");
-	int fd = -1;
+	int tl, f, fd = -1;
 	char *text;
 
+	timeline_and_fence("introspect-dump", &tl, &f);
 	fl_assert_int_eq(fl_introspect_dump(0, &fd), 0);
-	fl_assert_int_ge(fd, 0);
 	/* A sealed memfd: nobody can change what was answered. */
 	fl_assert_int_eq(fcntl(fd, F_GET_SEALS) & (F_SEAL_WRITE | F_SEAL_SHRINK),
 			 F_SEAL_WRITE | F_SEAL_SHRINK);
@@ -84,8 +84,7 @@ FL_TEST(dump_shows_live_timelines_and_fences_as_text_or_json)
 	fl_assert(text[0] != '{');
 	free(text);
 
-	fl_assert_int_eq(fl_introspect_dump(FL_INTROSPECT_JSON, &fd), 0);
-	text = view_text(fd);
+	text = answered(fl_introspect_dump(FL_INTROSPECT_JSON, &fd), &fd);
 	fl_assert(text[0] == '{');
 	expect_contains(text, "\"name\":\"introspect-dump-tl\"");
 	expect_contains(text, "\"name\":\"introspect-dump-fence\"");
@@ -96,29 +95,24 @@ FL_TEST(dump_shows_live_timelines_and_fences_as_text_or_json)
 
 FL_TEST(dump_fds_lists_the_processes_asked_for)
 {
-	int tl = new_timeline("introspect-fds-tl");
-	int f = new_fence(tl, 1, "introspect-fds-fence");
-	char mine[64];
-	int fd = -1;
-	char *text;
+	int tl, f, fd = -1;
+	char mine[64], *text;
 
+	timeline_and_fence("introspect-fds", &tl, &f);
+	text = answered(fl_introspect_dump_fds(getpid(), 0, &fd), &fd);
 	snprintf(mine, sizeof(mine), "pid %d (", (int)getpid());
-	fl_assert_int_eq(fl_introspect_dump_fds(getpid(), 0, &fd), 0);
-	text = view_text(fd);
 	expect_contains(text, mine);
 	expect_contains(text, "introspect-fds-fence");
 	free(text);
 
-	fl_assert_int_eq(fl_introspect_dump_fds(0, FL_INTROSPECT_JSON, &fd), 0);
-	text = view_text(fd);
+	text = answered(fl_introspect_dump_fds(0, FL_INTROSPECT_JSON, &fd), &fd);
 	snprintf(mine, sizeof(mine), "\"pid\":%d,", (int)getpid());
 	expect_contains(text, "\"processes\":[");
 	expect_contains(text, mine);
 	free(text);
 
 	/* init holds none of this daemon's fds: nothing listed. */
-	fl_assert_int_eq(fl_introspect_dump_fds(1, FL_INTROSPECT_JSON, &fd), 0);
-	text = view_text(fd);
+	text = answered(fl_introspect_dump_fds(1, FL_INTROSPECT_JSON, &fd), &fd);
 	expect_contains(text, "\"processes\":[]");
 	free(text);
 	close(f);
@@ -127,18 +121,15 @@ FL_TEST(dump_fds_lists_the_processes_asked_for)
 
 FL_TEST(dump_waits_shows_a_reported_wait)
 {
-	int tl = new_timeline("introspect-waits-tl");
-	int f = new_fence(tl, 1, "introspect-waits-fence");
 	struct fl_wait_report w;
-	char tid[64];
-	int fd = -1;
-	char *text;
+	int tl, f, fd = -1;
+	char tid[64], *text;
 
+	timeline_and_fence("introspect-waits", &tl, &f);
 	fl_assert_int_eq(fl_fence_fd_wait_begin(f, -1, 0, &w), 0);
 	fl_assert(w.token != 0);
 	/* WAIT_BEGIN is one-way on the same connection: the daemon has it before this. */
-	fl_assert_int_eq(fl_introspect_dump_waits(FL_INTROSPECT_JSON, &fd), 0);
-	text = view_text(fd);
+	text = answered(fl_introspect_dump_waits(FL_INTROSPECT_JSON, &fd), &fd);
 	snprintf(tid, sizeof(tid), "\"tid\":%ld,", (long)syscall(SYS_gettid));
 	expect_contains(text, "\"waits\":[");
 	expect_contains(text, tid);
@@ -148,8 +139,7 @@ FL_TEST(dump_waits_shows_a_reported_wait)
 	expect_contains(text, "\"never_signal\":[");
 	free(text);
 
-	fl_assert_int_eq(fl_introspect_dump_waits(0, &fd), 0);
-	text = view_text(fd);
+	text = answered(fl_introspect_dump_waits(0, &fd), &fd);
 	fl_assert(text[0] != '{');
 	expect_contains(text, "introspect-waits-fence");
 	free(text);
@@ -160,25 +150,21 @@ FL_TEST(dump_waits_shows_a_reported_wait)
 
 FL_TEST(dump_stats_counts_completions_until_reset)
 {
-	int tl = new_timeline("introspect-stats-tl");
-	int f = new_fence(tl, 1, "introspect-stat-7");
-	int fd = -1;
+	int tl, f, fd = -1;
 	char *text;
 
+	/* Digits fold to '#' in the names' groups. */
+	timeline_and_fence("introspect-7", &tl, &f);
 	fl_assert_int_eq(fl_timeline_fd_inc(tl, 1), 0);
 	fl_assert_int_eq(fl_fence_fd_wait(f, -1), 0);
-	/* Digits fold to '#' in the names' groups. */
-	fl_assert_int_eq(fl_introspect_dump_stats(FL_INTROSPECT_JSON | FL_INTROSPECT_RESET, &fd),
-			 0);
-	text = view_text(fd);
-	expect_contains(text, "\"name\":\"introspect-stat-#\"");
+	text = answered(fl_introspect_dump_stats(FL_INTROSPECT_JSON | FL_INTROSPECT_RESET, &fd),
+			&fd);
+	expect_contains(text, "\"name\":\"introspect-#-fence\"");
 	free(text);
-	fl_assert_int_eq(fl_introspect_dump_stats(FL_INTROSPECT_JSON, &fd), 0);
-	text = view_text(fd);
-	fl_assert(!strstr(text, "introspect-stat-#"));
+	text = answered(fl_introspect_dump_stats(FL_INTROSPECT_JSON, &fd), &fd);
+	fl_assert(!strstr(text, "introspect-#-fence"));
 	free(text);
-	fl_assert_int_eq(fl_introspect_dump_stats(0, &fd), 0);
-	text = view_text(fd);
+	text = answered(fl_introspect_dump_stats(0, &fd), &fd);
 	expect_contains(text, "by timeline:");
 	free(text);
 	close(f);
@@ -187,19 +173,16 @@ FL_TEST(dump_stats_counts_completions_until_reset)
 
 FL_TEST(dump_heaps_shows_a_buffer_this_process_holds)
 {
-	char mine[64];
 	int buf = -1, fd = -1;
-	char *text;
+	char mine[64], *text;
 
 	fl_assert_int_eq(fl_heap_daemon_alloc(FL_HEAP_DAEMON_SYSTEM, 4096, 0, &buf), 0);
-	fl_assert_int_eq(fl_introspect_dump_heaps(FL_INTROSPECT_JSON, &fd), 0);
-	text = view_text(fd);
+	text = answered(fl_introspect_dump_heaps(FL_INTROSPECT_JSON, &fd), &fd);
 	snprintf(mine, sizeof(mine), "\"pid\":%d,", (int)getpid());
 	expect_contains(text, "\"heaps\":[");
 	expect_contains(text, mine);
 	free(text);
-	fl_assert_int_eq(fl_introspect_dump_heaps(0, &fd), 0);
-	text = view_text(fd);
+	text = answered(fl_introspect_dump_heaps(0, &fd), &fd);
 	expect_contains(text, "system");
 	free(text);
 	fl_assert_int_eq(fl_heap_daemon_free(buf), 0);
@@ -224,12 +207,10 @@ FL_TEST(trace_records_between_start_and_stop_of_one_process)
 		exit(0);
 	}
 	dl_wait_child_ok(child);
-	tl = new_timeline("introspect-trace-tl");
-	f = new_fence(tl, 1, "introspect-trace-fence");
+	timeline_and_fence("introspect-trace", &tl, &f);
 	fl_assert_int_eq(fl_timeline_fd_inc(tl, 1), 0);
 	fl_assert_int_eq(fl_fence_fd_wait(f, -1), 0);
-	fl_assert_int_eq(fl_introspect_trace_stop(&fd), 0);
-	text = view_text(fd);
+	text = answered(fl_introspect_trace_stop(&fd), &fd);
 	expect_contains(text, "\"traceEvents\"");
 	expect_contains(text, "introspect-trace-tl");
 	free(text);
@@ -350,8 +331,8 @@ FL_TEST(calls_ask_the_daemon_of_the_socket_and_see_it_go)
 {
 	char path[256];
 	pid_t daemon, pid = 0;
+	char want[64], *text;
 	int fd = -1;
-	char *text;
 
 	dl_runtime_path("own.sock", path, sizeof(path));
 	daemon = dl_daemon_start(path, NULL);
@@ -359,14 +340,9 @@ FL_TEST(calls_ask_the_daemon_of_the_socket_and_see_it_go)
 	fl_daemon_disconnect();
 	fl_assert_int_eq(fl_introspect_get_daemon_pid(&pid), 0);
 	fl_assert_int_eq(pid, daemon);
-	fl_assert_int_eq(fl_introspect_dump(FL_INTROSPECT_JSON, &fd), 0);
-	text = view_text(fd);
-	{
-		char want[64];
-
-		snprintf(want, sizeof(want), "\"pid\":%d", (int)daemon);
-		expect_contains(text, want);
-	}
+	text = answered(fl_introspect_dump(FL_INTROSPECT_JSON, &fd), &fd);
+	snprintf(want, sizeof(want), "\"pid\":%d", (int)daemon);
+	expect_contains(text, want);
 	free(text);
 	dl_daemon_stop(daemon);
 	/* Gone: the next calls say so, and start none. */
