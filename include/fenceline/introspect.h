@@ -138,7 +138,7 @@ FL_EXPORT int fl_introspect_dump_heaps(unsigned int flags, int *ret_fd);
  * process can stop it. While it records, timeline owners tell the daemon
  * of every signal (a round trip each), so stop it when done.
  * Return: 0; -EBUSY (a session is recording already, this process's
- * included); -ENOMEM (the daemon has no memory for it); a connection error.
+ * included); a connection error.
  */
 FL_EXPORT int fl_introspect_trace_start(unsigned int max_events);
 
@@ -150,7 +150,9 @@ FL_EXPORT int fl_introspect_trace_start(unsigned int max_events);
  *
  * Return: 0; -EINVAL (@ret_fd NULL); -ENOENT (no session is recording, or
  * no daemon runs: either way there is no trace to get); -EPERM (another
- * process's session is recording); -ENOMEM; a connection error.
+ * process's session is recording); -ENOMEM or -EMFILE (the daemon could
+ * not write the trace: the session is over all the same, its events
+ * lost); a connection error.
  */
 FL_EXPORT int fl_introspect_trace_stop(int *ret_fd);
 
