@@ -99,7 +99,7 @@ static int hook_status(int fd)
 		return -ECONNRESET;
 	/* A new daemon would not know the fd: none is started for this. */
 	r = fl__client_call_no_spawn(FL_OP_FENCE_INFO, &body, sizeof(body), &fd, 1, reply,
-				     sizeof(reply));
+				     sizeof(reply), NULL);
 	if (r < (int)(sizeof(struct fl_msg_hdr) + sizeof(rep)) ||
 	    fl__client_reply_status(reply) < 0)
 		return r == -EBADF ? -EBADF : -ECONNRESET;
