@@ -78,6 +78,7 @@ static const struct fl_timeline_ops good_ops = { .driver_name = "good", .has_sig
 	/* timeline.h */                                                                          \
 	X(timeline_ref_null, 0, IS_NULL(fl_timeline_ref(NULL)))                                   \
 	X(timeline_unref_null, 0, IS_NULL(fl_timeline_unref(NULL)))                               \
+	X(timeline_kill_null, 0, (fl_timeline_kill(NULL), 0))                                     \
 	X(timeline_destroy_null, 0, (fl_timeline_destroy(NULL), 0))                               \
 	X(timeline_signal_null, -EINVAL, fl_timeline_signal(NULL))                                \
 	X(timeline_get_name_null, 0, IS_EMPTY(fl_timeline_get_name(NULL)))                        \
@@ -305,6 +306,7 @@ static const struct fl_timeline_ops good_ops = { .driver_name = "good", .has_sig
 	X(heap_open_carveout_zero_size, -EINVAL, fl_heap_open_carveout("h", 0, &fx->out_heap))    \
 	X(heap_close_null, 0, (fl_heap_close(NULL), 0))                                           \
 	X(heap_alloc_null_heap, -EINVAL, fl_heap_alloc(NULL, 4096, 0, &fx->out_fd))               \
+	X(heap_buffer_free_null_heap, -EINVAL, fl_heap_buffer_free(NULL, fx->pipe_fd))            \
 	X(heap_free_null_heap, -EINVAL, fl_heap_free(NULL, fx->pipe_fd))                          \
 	X(heap_get_info_null_heap, -EINVAL, fl_heap_get_info(NULL, &fx->heap_info))               \
 	X(heap_print_null_heap, -EINVAL, fl_heap_print(NULL, stderr))                             \
@@ -346,6 +348,8 @@ static const struct fl_timeline_ops good_ops = { .driver_name = "good", .has_sig
 	X(heap_table_alloc_null_table, -EINVAL,                                                   \
 	  fl_heap_table_alloc(NULL, table_devices, 1, 4096, 0, &fx->out_fd, &fx->out_heap, NULL,  \
 			      0))                                                                 \
+	X(heap_table_buffer_free_null_table, -EINVAL,                                             \
+	  fl_heap_table_buffer_free(NULL, fx->pipe_fd))                                           \
 	X(heap_table_free_null_table, -EINVAL, fl_heap_table_free(NULL, fx->pipe_fd))             \
 	X(heap_table_explain_null_table, -EINVAL,                                                 \
 	  fl_heap_table_explain(NULL, table_devices, 1, 4096, stderr))                            \
@@ -376,7 +380,11 @@ static const struct fl_timeline_ops good_ops = { .driver_name = "good", .has_sig
 	{                                                \
 		return (long long)(expr);                \
 	}
+/* The deprecated names have rows too: they are exported. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 API_ERROR_CASES(DEFINE_CASE)
+#pragma GCC diagnostic pop
 
 struct api_case {
 	const char *name;
@@ -581,3 +589,55 @@ FL_TEST(fd_reserve_accepts_any_count)
 	fl_assert_int_ge(fl_fd_reserve(0), 0);
 	fl_assert_int_ge(fl_fd_reserve(64), 64);
 }
+
+/*
+ * The deprecated names (the headers, docs/changelog.md) still link
+ * and do what the new ones do, for programs built before the renames: the
+ * only in-tree caller of them, so that dropping one is a visible decision.
+ */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+FL_TEST(deprecated_names_still_work)
+{
+	static const char table_text[] = "[heap only]\nkind = system\n[device cpu]\nheaps = only\n";
+	const char *const devices[] = { "cpu" };
+	struct fl_timeline *tl, *other;
+	struct fl_fence *pending;
+	struct fl_heap_table *table;
+	struct fl_heap_info info;
+	struct fl_heap *heap;
+	int fd;
+
+	/* Each is the same function as its new name, not a copy of it. */
+	fl_assert(fl_timeline_destroy == fl_timeline_kill);
+	fl_assert(fl_heap_free == fl_heap_buffer_free);
+	fl_assert(fl_heap_table_free == fl_heap_table_buffer_free);
+
+	/* fl_timeline_destroy(): kills, drops only the caller's handle. */
+	fl_assert_int_eq(fl_sw_sync_timeline_create("old-name", 0, &tl), 0);
+	fl_assert_int_eq(fl_sw_sync_fence_create(tl, 1, "pending", &pending), 0);
+	other = fl_timeline_ref(tl);
+	fl_timeline_destroy(tl);
+	fl_assert_int_eq(fl_fence_get_status(pending), -ENOENT);
+	fl_assert_int_eq(fl_timeline_is_alive(other), 0);
+	fl_timeline_unref(other);
+	fl_fence_unref(pending);
+
+	/* fl_heap_free(): gives the buffer back and closes the fd. */
+	fl_assert_int_eq(fl_heap_open_system("old-name", &heap), 0);
+	fl_assert_int_eq(fl_heap_alloc(heap, 4096, 0, &fd), 0);
+	fl_assert_int_eq(fl_heap_free(heap, fd), 0);
+	fl_assert_int_eq(fl_heap_get_info(heap, &info), 0);
+	fl_assert_int_eq(info.buffers, 0);
+	fl_heap_close(heap);
+
+	/* fl_heap_table_free(): the same through a table. */
+	fl_assert_int_eq(fl_heap_table_load_string(table_text, strlen(table_text), "t.ini", &table,
+						   NULL, 0),
+			 0);
+	fl_assert_int_eq(fl_heap_table_alloc(table, devices, 1, 4096, 0, &fd, NULL, NULL, 0), 0);
+	fl_assert_int_eq(fl_heap_table_free(table, fd), 0);
+	fl_assert_int_eq(fl_heap_table_free(table, fd), -EBADF); /* closed by the first */
+	fl_heap_table_close(table);
+}
+#pragma GCC diagnostic pop

@@ -82,7 +82,7 @@ struct fl_sync_pt;
  *	freed: after it died and its last point was freed. Context: no lock.
  *
  * @dying: optional. Called once when the timeline dies (its last handle
- *	went, or fl_timeline_destroy()), before the core fails its pending
+ *	went, or fl_timeline_kill()), before the core fails its pending
  *	points with -ENOENT: the last chance for a driver whose counter moved
  *	without a fl_timeline_signal() yet (e.g. a counter another process
  *	writes) to signal what it reached. Context: no lock held; may call
