@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -374,6 +375,7 @@ static const struct fl_timeline_ops good_ops = { .driver_name = "good", .has_sig
 	X(timeline_watch_fd_null, -EINVAL, fl_timeline_watch_fd(NULL, fx->pipe_fd))               \
 	X(timeline_watch_fd_minus_1, -EINVAL, fl_timeline_watch_fd(fx->tl, -1))                   \
 	X(timeline_watch_fd_regular_file, -EINVAL, fl_timeline_watch_fd(fx->tl, fx->file_fd))     \
+	X(timeline_watch_fd_closed, -EBADF, fl_timeline_watch_fd(fx->tl, fx->closed_fd))          \
 	X(timeline_create_null_ops, -EINVAL, fl_timeline_create(NULL, "t", NULL, &fx->out_tl))    \
 	X(timeline_create_no_driver_name, -EINVAL,                                                \
 	  fl_timeline_create(&no_name_ops, "t", NULL, &fx->out_tl))                               \
@@ -551,7 +553,7 @@ static const struct contract contracts[] = {
 	{ "fl_timeline_get_driver_data", { 0 } },
 	{ "fl_timeline_get_ops", { 0 } },
 	{ "fl_fence_create", { EINVAL, ENOENT, ENOMEM } },
-	{ "fl_timeline_watch_fd", { EINVAL, EBADF, ENOENT, NEW_FD_ERRORS } },
+	{ "fl_timeline_watch_fd", { EINVAL, EBADF, EEXIST, ENOSPC, ENOENT, NEW_FD_ERRORS } },
 	{ "fl_sync_pt_get_value", { 0 } },
 	{ "fl_sync_pt_get_timeline", { 0 } },
 	{ "fl_sync_pt_get_driver_data", { 0 } },
@@ -915,6 +917,25 @@ FL_TEST(contracts_match_the_headers_and_the_error_table)
 			}
 		}
 	}
+	/* Every fl_ symbol the library exports (tests/symbols.txt) has a row. */
+	{
+		char *symbols = read_text(FL_SYMBOLS_FILE), *line, *save = NULL;
+
+		for (line = strtok_r(symbols, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save)) {
+			char *at = strchr(line, '@');
+
+			if (strncmp(line, "fl_", 3) != 0)
+				continue;
+			if (at)
+				*at = '\0';
+			if (!contract_of(line)) {
+				fprintf(stderr, "%s: exported, but no contract row\n", line);
+				bad++;
+			}
+		}
+		free(symbols);
+	}
 	/* And the table lists no code that no function returns. */
 	for (size_t t = 0; t < ntable; t++) {
 		bool used = false;
@@ -934,6 +955,26 @@ FL_TEST(fd_reserve_accepts_any_count)
 {
 	fl_assert_int_ge(fl_fd_reserve(0), 0);
 	fl_assert_int_ge(fl_fd_reserve(64), 64);
+}
+
+/* A second watch of an fd already watched: a listed code, and the first watch still works. */
+FL_TEST(timeline_watch_fd_of_a_watched_fd_is_listed)
+{
+	struct fl_timeline *tl;
+	uint64_t one = 1;
+	int e = eventfd(0, EFD_CLOEXEC), r;
+
+	fl_assert_int_ge(e, 0);
+	fl_assert_int_eq(fl_sw_sync_timeline_create("watched", 0, &tl), 0);
+	fl_assert_int_eq(fl_timeline_watch_fd(tl, e), 0);
+	r = fl_timeline_watch_fd(tl, e);
+	fl_assert(result_allowed("fl_timeline_watch_fd", r, "second watch"));
+	fl_assert_int_eq(r, -EEXIST);
+	/* The watch fires and the core closes its fd, which is how it ends. */
+	fl_assert_int_eq(write(e, &one, sizeof(one)), (int)sizeof(one));
+	while (fcntl(e, F_GETFD) >= 0)
+		usleep(1000);
+	fl_timeline_unref(tl);
 }
 
 /*

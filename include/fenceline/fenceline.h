@@ -43,6 +43,9 @@
  * ``-ENODEV``           no such device or heap (a dma-heap the kernel
  *                       does not have, a heap the daemon does not offer)
  * ``-EBUSY``            a counter is already attached to the timeline
+ * ``-EEXIST``           fl_timeline_watch_fd(): the fd is watched already
+ * ``-ENOSPC``           fl_timeline_watch_fd(): the user's epoll watches
+ *                       are used up (max_user_watches)
  * ``-EDEADLK``          a wait asked to fail on a deadlock
  *                       (%FL_WAIT_DEADLOCK_ERROR, FENCELINE_WAIT_EDEADLK)
  *                       would have closed a cycle of waits

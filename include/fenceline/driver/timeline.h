@@ -129,9 +129,9 @@ struct fl_timeline_ops {
  * Because the watch holds a handle, @tl lives (its points do not fail with
  * -ENOENT) at least until then. A forked child does not inherit watches.
  * Return: 0; -EINVAL (NULL @tl, negative @fd, or an fd that cannot be
- * polled, such as a regular file); -ENOMEM; -EMFILE and other errors of
- * epoll_create1(), eventfd() or epoll_ctl(). On failure @fd stays the
- * caller's.
+ * polled, such as a regular file); -EBADF (@fd is not open); -EEXIST (@fd
+ * is watched already); -ENOSPC (the user's epoll watches are used up);
+ * -ENOMEM, -EMFILE, -ENFILE. On failure @fd stays the caller's.
  */
 FL_EXPORT int fl_timeline_watch_fd(struct fl_timeline *tl, int fd);
 
