@@ -481,7 +481,7 @@ static const struct contract contracts[] = {
 	{ "fl_fence_fd_create", { EINVAL, EBADF, ENOTTY, DAEMON_ERRORS } },
 	{ "fl_fence_fd_merge", { EINVAL, EBADF, ENOTTY, ENOENT, DAEMON_ERRORS } },
 	{ "fl_fence_fd_get_info", { EINVAL, EBADF, ENOTTY, DAEMON_ERRORS } },
-	{ "fl_fence_fd_import", { EINVAL, EBADF, DAEMON_ERRORS } },
+	{ "fl_fence_fd_import", { EINVAL, EBADF, ENOSPC, DAEMON_ERRORS } },
 	{ "fl_fence_fd_set_deadline", { EINVAL, EBADF, ENOTTY, DAEMON_ERRORS } },
 	{ "fl_fence_fd_get_deadline", { EINVAL, EBADF, ENOTTY, ENOENT, DAEMON_ERRORS } },
 	{ "fl_daemon_connect", { DAEMON_ERRORS } },
@@ -491,7 +491,7 @@ static const struct contract contracts[] = {
 	{ "fl_fence_fd_wait_notified", { EINVAL, EDEADLK } },
 	{ "fl_fence_fd_wait_end", { 0 } },
 	/* sync_file.h */
-	{ "fl_sync_file_import", { EINVAL, EBADF, NEW_FD_ERRORS } },
+	{ "fl_sync_file_import", { EINVAL, EBADF, ENOSPC, NEW_FD_ERRORS } },
 	/* sw_sync.h */
 	{ "fl_sw_sync_timeline_create", { EINVAL, ENOMEM } },
 	{ "fl_sw_sync_timeline_inc", { EINVAL, ENOENT } },

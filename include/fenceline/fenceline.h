@@ -16,10 +16,10 @@
  *
  * Errors: functions return ``>= 0`` on success and a negative errno on
  * failure. The vocabulary is fixed: every code any function of the native
- * API returns is in this table (tests/api-errors-test.c holds each
- * function to the codes it may return and checks them against this table).
- * Each function's own documentation names the codes it returns for its own
- * reasons; the groups below add to it where they apply.
+ * API returns is in this table, and a function returns no other. Each
+ * function's own documentation names the codes it returns for its own
+ * reasons; the groups below add to it where they apply. (The compat calls
+ * of fenceline-compat keep libsync's and libion's conventions instead.)
  *
  * ===================== ===============================================
  * ``-EINVAL``           bad argument, or a nonzero reserved field
@@ -44,7 +44,8 @@
  *                       does not have, a heap the daemon does not offer)
  * ``-EBUSY``            a counter is already attached to the timeline
  * ``-EEXIST``           fl_timeline_watch_fd(): the fd is watched already
- * ``-ENOSPC``           fl_timeline_watch_fd(): the user's epoll watches
+ * ``-ENOSPC``           fl_timeline_watch_fd() (and the imports of kernel
+ *                       sync_files, which use it): the user's epoll watches
  *                       are used up (max_user_watches)
  * ``-EDEADLK``          a wait asked to fail on a deadlock
  *                       (%FL_WAIT_DEADLOCK_ERROR, FENCELINE_WAIT_EDEADLK)
