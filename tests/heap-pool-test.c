@@ -468,7 +468,8 @@ static int child_pool(struct fl_heap *heap)
 		sleep_ms(1);
 	if (info.pool_buffers != 32)
 		return 5;
-	if (fl_heap_alloc(heap, fl_test_page_size(), 0, &fd) < 0 || fl_heap_buffer_free(heap, fd) < 0)
+	if (fl_heap_alloc(heap, fl_test_page_size(), 0, &fd) < 0 ||
+	    fl_heap_buffer_free(heap, fd) < 0)
 		return 6;
 	fl_heap_close(heap);
 	return 0;
@@ -509,7 +510,8 @@ FL_TEST(close_closes_pooled_and_doomed_fds)
 	fl_assert_int_eq(fl_heap_set_pool_max(heap, 1 << 20), 0);
 	for (int i = 0; i < 10; i++)
 		fl_assert_int_eq(
-			fl_heap_buffer_free(heap, alloc(heap, (size_t)(i % 3 + 1) * fl_test_page_size())),
+			fl_heap_buffer_free(heap,
+					    alloc(heap, (size_t)(i % 3 + 1) * fl_test_page_size())),
 			0);
 	/* Whatever the worker got to: nothing is left open. */
 	fl_heap_close(heap);
