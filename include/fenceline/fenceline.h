@@ -29,8 +29,9 @@
  * ``-ETIME``            a wait on a fence timed out (libsync's code)
  * ``-ENOENT``           timeline gone, the fence already signalled on
  *                       fl_fence_add_callback(), nothing of that name
- *                       (no deadline set, no such heap), or a file that
- *                       does not exist
+ *                       (no deadline set, no such heap, no trace
+ *                       session), no daemon runs (introspect.h, which
+ *                       never starts one), or a file that does not exist
  * ``-EMFILE``           out of file descriptors here, or over a quota
  *                       of the daemon (fds, timelines, fences)
  * ``-ENFILE``           the system is out of open files
@@ -42,7 +43,8 @@
  *                       open a file
  * ``-ENODEV``           no such device or heap (a dma-heap the kernel
  *                       does not have, a heap the daemon does not offer)
- * ``-EBUSY``            a counter is already attached to the timeline
+ * ``-EBUSY``            a counter is already attached to the timeline;
+ *                       a trace session is recording already
  * ``-EEXIST``           fl_timeline_watch_fd(): the fd is watched already
  * ``-ENOSPC``           fl_timeline_watch_fd() (and the imports of kernel
  *                       sync_files, which use it): the user's epoll watches
@@ -50,10 +52,12 @@
  * ``-EDEADLK``          a wait asked to fail on a deadlock
  *                       (%FL_WAIT_DEADLOCK_ERROR, FENCELINE_WAIT_EDEADLK)
  *                       would have closed a cycle of waits
- * ``-EIO``              writing to the FILE (or closing the fd) failed
+ * ``-EIO``              writing to the FILE, closing the fd or reading a
+ *                       view failed
  * ``-EINTR``            close() was interrupted (fl_timeline_fd_close())
  * ``-E2BIG``            a heap table: larger than a constraint allows
- * ``-EFBIG``            a heap table: a file larger than a table may be
+ * ``-EFBIG``            a heap table, or a view to read: a file larger
+ *                       than it may be
  * ``-EISDIR``           a heap table: the path is a directory
  * ``-ENOTDIR``          a heap table: a component of the path is no
  *                       directory
@@ -79,13 +83,15 @@
  *                       exceed what the socket or the buffer takes
  * ``-ENOTCONN``         fl_recv(): the peer closed at a message boundary
  * ``-EPIPE``            fl_send(): the peer is gone
- * ``-ENOBUFS``          fl_send(): the kernel has no buffer space
+ * ``-ENOBUFS``          fl_send(): the kernel has no buffer space;
+ *                       fl_introspect_read(): the buffer is too small
  * ===================== ===============================================
  *
  * The groups, where a function's documentation names them:
  *
  * - Daemon errors: a call that talks to fencelined (the fd API of
- *   shared.h in daemon mode, heap-daemon.h, fl_daemon_connect()) may also
+ *   shared.h in daemon mode, heap-daemon.h, introspect.h,
+ *   fl_daemon_connect()) may also
  *   return ``-ECONNREFUSED``, ``-ECONNRESET``, ``-ETIMEDOUT``,
  *   ``-EPROTO``, ``-EPROTONOSUPPORT``, ``-EACCES``, ``-EPERM``,
  *   ``-ENAMETOOLONG``, ``-EMFILE``, ``-ENFILE`` and ``-ENOMEM``.
