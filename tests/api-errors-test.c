@@ -1074,175 +1074,57 @@ FL_TEST(deprecated_names_still_work)
  * it. Every code they return must be one their contract lists, and the
  * scenario's own code must come out where the contract promises it.
  */
-struct daemon_call {
-	const char *function;
-	long long (*call)(int tl, int fence);
-};
-
-static long long call_connect(int tl, int fence)
-{
-	return fl_daemon_connect();
-}
-
-/* An fd a call made by mistake: closed, and the call counts as failed. */
-static long long no_fd(int r, int fd)
-{
-	if (r == 0)
-		close(fd);
-	return r == 0 ? -EEXIST : r;
-}
-
-static long long call_timeline_fd_create(int tl, int fence)
-{
-	int fd = -1;
-
-	return no_fd(fl_timeline_fd_create("t", 0, &fd), fd);
-}
-
-static long long call_heap_daemon_alloc(int tl, int fence)
-{
-	int fd = -1;
-
-	return no_fd(fl_heap_daemon_alloc("system", 4096, 0, &fd), fd);
-}
-
-static long long call_heap_daemon_alloc_group(int tl, int fence)
-{
-	int fd = -1;
-
-	return no_fd(fl_heap_daemon_alloc_group("system", 4096, 0, 1, &fd), fd);
-}
-
-static long long call_heap_daemon_group_new(int tl, int fence)
-{
-	uint32_t group;
-
-	return fl_heap_daemon_group_new(&group);
-}
-
-static long long call_heap_daemon_free_group(int tl, int fence)
-{
-	return fl_heap_daemon_free_group(1);
-}
-
-static long long call_heap_daemon_get_usage(int tl, int fence)
-{
-	struct fl_heap_daemon_usage usage;
-
-	return fl_heap_daemon_get_usage("system", &usage);
-}
-
-static long long call_heap_daemon_free(int tl, int fence)
-{
-	int fd = memfd_create("not-a-daemon-buffer", MFD_CLOEXEC), r;
-
-	fl_assert_int_ge(fd, 0);
-	r = fl_heap_daemon_free(fd);
-	if (r < 0)
-		close(fd);
-	return r;
-}
-
-static long long call_timeline_fd_inc(int tl, int fence)
-{
-	return fl_timeline_fd_inc(tl, 1);
-}
-
-static long long call_timeline_fd_get_value(int tl, int fence)
-{
+/* What the daemon calls use; out_fd is closed after each call that made one. */
+struct daemon_fx {
+	int tl, fence, out_fd, memfd;
 	uint64_t value;
-
-	return fl_timeline_fd_get_value(tl, &value);
-}
-
-static long long call_fence_fd_create(int tl, int fence)
-{
-	int fd = -1;
-
-	return no_fd(fl_fence_fd_create(tl, 5, "f", &fd), fd);
-}
-
-static long long call_fence_fd_merge(int tl, int fence)
-{
-	int fd = -1;
-
-	return no_fd(fl_fence_fd_merge(fence, fence, "m", 0, &fd), fd);
-}
-
-static long long call_fence_fd_get_info(int tl, int fence)
-{
-	struct fl_fence_info info;
-
-	return fl_fence_fd_get_info(fence, &info, NULL, 0);
-}
-
-static long long call_fence_fd_set_deadline(int tl, int fence)
-{
-	return fl_fence_fd_set_deadline(fence, 1);
-}
-
-static long long call_fence_fd_get_deadline(int tl, int fence)
-{
-	uint64_t ns;
-
-	return fl_fence_fd_get_deadline(fence, &ns);
-}
-
-static long long call_fence_fd_get_status(int tl, int fence)
-{
-	return fl_fence_fd_get_status(fence);
-}
-
-static long long call_fence_fd_wait(int tl, int fence)
-{
-	return fl_fence_fd_wait(fence, 0);
-}
-
-static long long call_fence_fd_wait_flags(int tl, int fence)
-{
-	return fl_fence_fd_wait_flags(fence, 0, FL_WAIT_DEADLOCK_ERROR);
-}
-
-static long long call_introspect_get_daemon_pid(int tl, int fence)
-{
+	uint32_t group;
 	pid_t pid;
-
-	return fl_introspect_get_daemon_pid(&pid);
-}
-
-static long long call_introspect_dump(int tl, int fence)
-{
-	int fd = -1;
-
-	return no_fd(fl_introspect_dump(0, &fd), fd);
-}
-
-static const struct daemon_call connecting_calls[] = {
-	{ "fl_daemon_connect", call_connect },
-	{ "fl_timeline_fd_create", call_timeline_fd_create },
-	{ "fl_heap_daemon_alloc", call_heap_daemon_alloc },
-	{ "fl_heap_daemon_alloc_group", call_heap_daemon_alloc_group },
-	{ "fl_heap_daemon_group_new", call_heap_daemon_group_new },
-	{ "fl_heap_daemon_free_group", call_heap_daemon_free_group },
-	{ "fl_heap_daemon_get_usage", call_heap_daemon_get_usage },
-	{ "fl_heap_daemon_free", call_heap_daemon_free },
-	{ "fl_introspect_get_daemon_pid", call_introspect_get_daemon_pid },
-	{ "fl_introspect_dump", call_introspect_dump },
+	struct fl_fence_info info;
+	struct fl_heap_daemon_usage usage;
 };
 
-/* Calls on fds a daemon made, for after it died. */
-static const struct daemon_call fd_calls[] = {
-	{ "fl_timeline_fd_inc", call_timeline_fd_inc },
-	{ "fl_timeline_fd_get_value", call_timeline_fd_get_value },
-	{ "fl_fence_fd_create", call_fence_fd_create },
-	{ "fl_fence_fd_merge", call_fence_fd_merge },
-	{ "fl_fence_fd_get_info", call_fence_fd_get_info },
-	{ "fl_fence_fd_set_deadline", call_fence_fd_set_deadline },
-	{ "fl_fence_fd_get_deadline", call_fence_fd_get_deadline },
-	{ "fl_fence_fd_get_status", call_fence_fd_get_status },
-	{ "fl_fence_fd_wait", call_fence_fd_wait },
-	{ "fl_fence_fd_wait_flags", call_fence_fd_wait_flags },
+/* X(name, expression): the first call of a list is the scenario's probe. */
+#define CONNECTING_CALLS(X)                                                                      \
+	X(connect, fl_daemon_connect())                                                          \
+	X(timeline_fd_create, fl_timeline_fd_create("t", 0, &d->out_fd))                         \
+	X(heap_daemon_alloc, fl_heap_daemon_alloc("system", 4096, 0, &d->out_fd))                \
+	X(heap_daemon_alloc_group, fl_heap_daemon_alloc_group("system", 4096, 0, 1, &d->out_fd)) \
+	X(heap_daemon_group_new, fl_heap_daemon_group_new(&d->group))                            \
+	X(heap_daemon_free_group, fl_heap_daemon_free_group(1))                                  \
+	X(heap_daemon_get_usage, fl_heap_daemon_get_usage("system", &d->usage))                  \
+	X(heap_daemon_free, fl_heap_daemon_free(d->memfd))                                       \
+	X(introspect_get_daemon_pid, fl_introspect_get_daemon_pid(&d->pid))                      \
+	X(introspect_dump, fl_introspect_dump(0, &d->out_fd))
+
+/* On fds a daemon made, for after it died. */
+#define FD_CALLS(X)                                                                  \
+	X(timeline_fd_inc, fl_timeline_fd_inc(d->tl, 1))                             \
+	X(timeline_fd_get_value, fl_timeline_fd_get_value(d->tl, &d->value))         \
+	X(fence_fd_create, fl_fence_fd_create(d->tl, 5, "f", &d->out_fd))            \
+	X(fence_fd_merge, fl_fence_fd_merge(d->fence, d->fence, "m", 0, &d->out_fd)) \
+	X(fence_fd_get_info, fl_fence_fd_get_info(d->fence, &d->info, NULL, 0))      \
+	X(fence_fd_set_deadline, fl_fence_fd_set_deadline(d->fence, 1))              \
+	X(fence_fd_get_deadline, fl_fence_fd_get_deadline(d->fence, &d->value))      \
+	X(fence_fd_get_status, fl_fence_fd_get_status(d->fence))                     \
+	X(fence_fd_wait, fl_fence_fd_wait(d->fence, 0))                              \
+	X(fence_fd_wait_flags, fl_fence_fd_wait_flags(d->fence, 0, FL_WAIT_DEADLOCK_ERROR))
+
+struct daemon_call {
+	const char *expr;
+	long long (*call)(struct daemon_fx *d);
 };
+
+#define DEFINE_DAEMON_CALL(name, expr)                           \
+	static long long daemon_call_##name(struct daemon_fx *d) \
+	{                                                        \
+		return (long long)(expr);                        \
+	}
+#define DAEMON_CALL_ROW(name, expr) { #expr, daemon_call_##name },
+CONNECTING_CALLS(DEFINE_DAEMON_CALL)
+FD_CALLS(DEFINE_DAEMON_CALL)
+static const struct daemon_call connecting_calls[] = { CONNECTING_CALLS(DAEMON_CALL_ROW) };
+static const struct daemon_call fd_calls[] = { FD_CALLS(DAEMON_CALL_ROW) };
 
 /*
  * Runs @calls; fails unless each result is in its function's contract and
@@ -1251,25 +1133,32 @@ static const struct daemon_call fd_calls[] = {
 static void run_calls(const char *scenario, const struct daemon_call *calls, size_t n, int tl,
 		      int fence, const int *want)
 {
+	struct daemon_fx d = { .tl = tl, .fence = fence };
 	int bad = 0;
 
+	d.memfd = memfd_create("not-a-daemon-buffer", MFD_CLOEXEC);
+	fl_assert_int_ge(d.memfd, 0);
 	for (size_t i = 0; i < n; i++) {
-		long long r = calls[i].call(tl, fence);
+		char function[64];
+		bool wanted = i > 0;
+		long long r;
 
-		if (!result_allowed(calls[i].function, r, scenario))
+		d.out_fd = -1;
+		r = calls[i].call(&d);
+		if (d.out_fd >= 0)
+			close(d.out_fd);
+		function_of_row(calls[i].expr, function, sizeof(function));
+		if (!result_allowed(function, r, scenario))
 			bad++;
-		if (i == 0) {
-			bool wanted = false;
-
-			for (const int *w = want; *w && !wanted; w++)
-				wanted = r == -*w;
-			if (!wanted) {
-				fprintf(stderr, "%s: %s returned %lld, not the scenario's code\n",
-					scenario, calls[i].function, r);
-				bad++;
-			}
+		for (const int *w = want; *w && !wanted; w++)
+			wanted = r == -*w;
+		if (!wanted) {
+			fprintf(stderr, "%s: %s returned %lld, not the scenario's code\n", scenario,
+				function, r);
+			bad++;
 		}
 	}
+	close(d.memfd); /* no daemon took it: every call failed */
 	fl_assert_int_eq(bad, 0);
 }
 
