@@ -1191,6 +1191,20 @@ static void *fake_daemon_main(void *arg)
 	return NULL;
 }
 
+/*
+ * A fresh directory for a socket, in the test's runtime directory, which
+ * the runner removes even when the test fails before removing its own.
+ */
+static void make_socket_dir(char *dir, size_t dir_cap, char *path, size_t path_cap)
+{
+	const char *base = getenv("XDG_RUNTIME_DIR");
+
+	snprintf(dir, dir_cap, "%s/api-errors-XXXXXX", base ? base : "/tmp");
+	fl_assert(mkdtemp(dir) != NULL);
+	snprintf(path, path_cap, "%s/fl.sock", dir);
+	fl_assert(strlen(path) < sizeof(((struct sockaddr_un *)0)->sun_path));
+}
+
 /* @path, the library's lock file beside it, and @dir. */
 static void remove_socket_dir(const char *dir, const char *path)
 {
@@ -1218,17 +1232,16 @@ static void fake_daemon_scenario(const char *scenario, int kind, const int *want
 
 	fl_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		char dir[] = "/tmp/fl-api-errors-XXXXXX", path[128];
+		char dir[80], path[128];
 		struct sockaddr_un a = { .sun_family = AF_UNIX };
 		struct fake_daemon d = { -1, (enum fake)kind };
 		pthread_t t;
 
-		fl_assert(mkdtemp(dir) != NULL);
-		snprintf(path, sizeof(path), "%s/fl.sock", dir);
+		make_socket_dir(dir, sizeof(dir), path, sizeof(path));
 		if (kind >= 0) {
 			d.listener = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 			fl_assert_int_ge(d.listener, 0);
-			memcpy(a.sun_path, path, strlen(path) + 1); /* 36 bytes */
+			memcpy(a.sun_path, path, strlen(path) + 1); /* fits: make_socket_dir() */
 			fl_assert_int_eq(bind(d.listener, (struct sockaddr *)&a, sizeof(a)), 0);
 			fl_assert_int_eq(listen(d.listener, 16), 0);
 			if (kind != FAKE_SILENT)
@@ -1324,11 +1337,10 @@ FL_TEST(daemon_errors_after_the_daemon_died_are_listed)
 
 	fl_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		char dir[] = "/tmp/fl-api-errors-XXXXXX", path[128];
+		char dir[80], path[128];
 		int tl, fence, daemon;
 
-		fl_assert(mkdtemp(dir) != NULL);
-		snprintf(path, sizeof(path), "%s/fl.sock", dir);
+		make_socket_dir(dir, sizeof(dir), path, sizeof(path));
 		setenv("FENCELINE_SOCKET", path, 1);
 		fl_assert_int_eq(fl_mode_set(FL_MODE_DAEMON), 0);
 		fl_assert_int_eq(fl_timeline_fd_create("doomed", 0, &tl), 0);
