@@ -60,7 +60,10 @@ struct fl__host_ops {
 /* fl__host_set_ops() - install @ops (static: it stays the caller's), or NULL for none. */
 void fl__host_set_ops(const struct fl__host_ops *ops);
 
-/* Called once, from the core's fd watcher thread, when a tracked fd is gone. */
+/*
+ * Called once when a tracked fd is gone: from the core's fd watcher, which
+ * is a thread of its own, or the host's loop after fl__watcher_host_fd().
+ */
 typedef void (*fl__host_release_fn)(void *owner);
 
 /*
