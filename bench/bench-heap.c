@@ -61,7 +61,7 @@ static double b_heap(void *arg, long ops)
 		if (r < 0)
 			fl__bench_die("fl_heap_alloc", -r);
 		touch_one(fd, c->len);
-		fl_heap_free(c->heap, fd);
+		fl_heap_buffer_free(c->heap, fd);
 	}
 	return (double)(fl__bench_now_ns() - t0) / (double)ops;
 }
@@ -262,7 +262,7 @@ static struct fl_heap *fragmented(long blocks)
 			close(fd);
 	}
 	for (long i = 0; r == 0 && i < blocks; i++)
-		r = fl_heap_free(heap, holes[i]);
+		r = fl_heap_buffer_free(heap, holes[i]);
 	free(holes);
 	if (r < 0)
 		fl__bench_die("carveout set-up", -r);

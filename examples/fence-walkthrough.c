@@ -204,7 +204,7 @@ int main(void)
 	puts("7. destroy a timeline under a pending fence");
 	expect(fl_sw_sync_fence_create(blit, 5, "orphan", &orphan) == 0);
 	expect(fl_fence_export_fd(orphan, &orphan_fd) == 0);
-	fl_timeline_destroy(blit); /* consumes our handle */
+	fl_timeline_kill(blit); /* consumes our handle */
 	expect(fl_fence_get_status(orphan) == -ENOENT);
 	expect(fl_fence_wait(orphan, -1) == -ENOENT);
 	expect(fl_fence_fd_get_status(orphan_fd) == -ENOENT);

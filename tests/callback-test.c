@@ -121,7 +121,7 @@ FL_TEST(add_callback_on_signaled_fence_returns_enoent_and_does_not_call)
 	fl_assert_int_eq(fl_fence_add_callback(later, &rec.cb, record_cb), -ENOENT);
 
 	failed = fl_test_fence_new(tl, 10, NULL);
-	fl_timeline_destroy(tl);
+	fl_timeline_kill(tl);
 	fl_assert_int_eq(fl_fence_get_status(failed), -ENOENT);
 	fl_assert_int_eq(fl_fence_add_callback(failed, &rec.cb, record_cb), -ENOENT);
 
@@ -481,7 +481,7 @@ FL_TEST(callback_may_unref_its_fence_and_free_its_record)
 	fl_assert_int_eq(atomic_load(&runs), 3);
 	fl_assert_int_eq(fl_sw_sync_timeline_inc(other, 1), 0);
 	fl_assert_int_eq(atomic_load(&runs), 4);
-	fl_timeline_destroy(tl);
+	fl_timeline_kill(tl);
 	fl_assert_int_eq(atomic_load(&runs), 5);
 	fl_assert_int_eq(doomed_status, -ENOENT);
 
@@ -541,7 +541,7 @@ FL_TEST(callbacks_on_fences_of_destroyed_timeline_fire_with_enoent)
 	fl_assert_int_eq(fl_fence_add_callback(f2, &k.cb, keepalive_cb), 0);
 	f2 = fl_fence_unref(f2);
 
-	fl_timeline_destroy(tl);
+	fl_timeline_kill(tl);
 	fl_assert_int_eq(atomic_load(&r1.runs), 1);
 	fl_assert_int_eq(atomic_load(&r2.runs), 1);
 	fl_assert_int_eq(r1.status, -ENOENT);

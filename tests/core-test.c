@@ -133,7 +133,7 @@ FL_TEST(timeline_destroy_fails_pending_points_and_keeps_signaled_ones)
 	mock_timeline_advance(m, 1);
 	done_ts = point_info(done, 0).timestamp_ns;
 
-	fl_timeline_destroy(m->tl);
+	fl_timeline_kill(m->tl);
 	m->tl = NULL;
 	fl_assert_int_eq(fl_timeline_is_alive(other), 0);
 	fl_assert_int_eq(fl_fence_get_status(done), 1);
@@ -158,7 +158,7 @@ FL_TEST(fence_created_after_destroy_is_born_enoent)
 	struct fl_timeline *other = fl_timeline_ref(m->tl);
 	struct fl_fence *f;
 
-	fl_timeline_destroy(m->tl);
+	fl_timeline_kill(m->tl);
 	m->tl = other;
 	f = mock_fence_new(m, 7);
 	fl_assert_int_eq(fl_fence_get_status(f), -ENOENT);
@@ -170,7 +170,7 @@ FL_TEST(fence_created_after_destroy_is_born_enoent)
 
 FL_TEST(destroy_and_unref_accept_null)
 {
-	fl_timeline_destroy(NULL);
+	fl_timeline_kill(NULL);
 	fl_assert(fl_timeline_unref(NULL) == NULL);
 	fl_assert(fl_timeline_ref(NULL) == NULL);
 	fl_assert(fl_fence_unref(NULL) == NULL);
@@ -452,7 +452,7 @@ FL_TEST(pending_points_fail_in_value_order_on_destroy)
 						    .len = &cb_len };
 		fl_assert_int_eq(fl_fence_add_callback(f[i], &cbs[i].cb, fl_test_record_order), 0);
 	}
-	fl_timeline_destroy(m->tl);
+	fl_timeline_kill(m->tl);
 	m->tl = NULL;
 	fl_assert_int_eq(cb_len, N);
 	for (int i = 0; i < N; i++) {

@@ -135,7 +135,7 @@ FL_TEST(dump_shows_errors_by_errno_name)
 	struct fl_fence *f = fl_test_fence_new(tl, 5, "orphan");
 	char *text;
 
-	fl_timeline_destroy(tl);
+	fl_timeline_kill(tl);
 	text = dump();
 	line_starting(text, "orphan: error ENOENT @");
 	assert_contains(text, "  doomed_pt 5 / 0 error ENOENT @");

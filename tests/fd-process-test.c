@@ -330,7 +330,7 @@ FL_TEST(child_polls_fd_received_over_scm_rights_and_reads_status)
 	if (read(sv[0], &byte, 1) != 1)
 		expect_child_success(pid);
 	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 1), 0);
-	fl_timeline_destroy(doomed);
+	fl_timeline_kill(doomed);
 	expect_child_success(pid);
 
 	close(sv[0]);

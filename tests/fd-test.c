@@ -75,7 +75,7 @@ FL_TEST(exported_fd_is_cloexec)
 	close(tl_fd);
 	close(fd);
 	fl_fence_unref(fence);
-	fl_timeline_destroy(tl);
+	fl_timeline_kill(tl);
 }
 
 FL_TEST(export_fd_makes_a_new_fd_each_call)
@@ -202,7 +202,7 @@ FL_TEST(fd_of_fence_failed_by_timeline_death_is_readable_with_error)
 	struct fl_fence *fence = fl_test_fence_new(tl, 1, NULL);
 	int fd = fl_test_export_fd(fence);
 
-	fl_timeline_destroy(tl);
+	fl_timeline_kill(tl);
 	fl_assert(fl_test_poll_fd(fd, POLLIN, 0) & POLLIN);
 	fl_assert_int_eq(select_readable(fd, 0), 1);
 	fl_assert_int_eq(fl_fence_fd_get_status(fd), -ENOENT);
@@ -228,7 +228,7 @@ FL_TEST(fd_get_status_reports_active_signaled_and_error)
 	fl_assert_int_eq(fl_fence_fd_get_status(fail_fd), FL_STATUS_ACTIVE);
 
 	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 1), 0);
-	fl_timeline_destroy(doomed);
+	fl_timeline_kill(doomed);
 	fl_assert_int_eq(fl_fence_fd_get_status(fd), FL_STATUS_SIGNALED);
 	fl_assert_int_eq(fl_fence_fd_get_status(copy), FL_STATUS_SIGNALED);
 	fl_assert_int_eq(fl_fence_fd_get_status(fail_fd), -ENOENT);
@@ -266,7 +266,7 @@ FL_TEST(fd_status_survives_the_fence_object)
 	failing = fl_fence_unref(failing);
 	fl_assert_int_eq(fl_fence_fd_get_status(pending_fd), FL_STATUS_ACTIVE);
 	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 1), 0);
-	fl_timeline_destroy(doomed);
+	fl_timeline_kill(doomed);
 	fl_assert_int_eq(fl_fence_fd_get_status(pending_fd), FL_STATUS_SIGNALED);
 	fl_assert(fl_test_poll_fd(pending_fd, POLLIN, 0) & POLLIN);
 	fl_assert_int_eq(fl_fence_fd_get_status(fail_fd), -ENOENT);
@@ -317,7 +317,7 @@ FL_TEST(fd_wait_returns_status_error_or_etime)
 	fl_assert_int_eq(pthread_join(thread, NULL), 0);
 	fl_assert_int_eq(fl_fence_fd_wait(inc.fd, 0), 0);
 
-	fl_timeline_destroy(doomed);
+	fl_timeline_kill(doomed);
 	fl_assert_int_eq(fl_fence_fd_wait(fail_fd, 1000), -ENOENT);
 
 	fl_assert_int_eq(fl_fence_fd_wait(-1, 0), -EBADF);

@@ -128,7 +128,7 @@ FL_TEST(system_contig_buffer_is_sealed_zeroed_and_backed_at_alloc)
 		fl_assert_int_eq(p[i], 0);
 	memset(p, 0x11, len);
 	fl_assert_int_eq(munmap(p, len), 0);
-	fl_assert_int_eq(fl_heap_free(heap, fd), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, fd), 0);
 	fl_heap_close(heap);
 }
 
@@ -269,7 +269,7 @@ FL_TEST(dma_heap_gives_dma_bufs_where_the_kernel_has_them)
 	fl_assert_int_eq(st.st_size, fl_test_page_size());
 	fl_assert_int_eq(fl_heap_buffer_begin_cpu_access(fd, FL_HEAP_SYNC_RW), 0);
 	fl_assert_int_eq(fl_heap_buffer_end_cpu_access(fd, FL_HEAP_SYNC_RW), 0);
-	fl_assert_int_eq(fl_heap_free(heap, fd), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, fd), 0);
 	fl_heap_close(heap);
 }
 
@@ -304,7 +304,7 @@ FL_TEST(flags_are_validated_and_recorded_per_buffer)
 	fl_assert_int_eq(fl_heap_buffer_get_flags(heap, fds[0], NULL), -EINVAL);
 	fl_assert_int_eq(flags, 99);
 	fd = dup(fds[1]);
-	fl_assert_int_eq(fl_heap_free(heap, fds[1]), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, fds[1]), 0);
 	/* Freed: no longer a buffer of the heap. */
 	fl_assert_int_eq(fl_heap_buffer_get_flags(heap, fd, &flags), -EINVAL);
 	close(fd);
@@ -312,7 +312,7 @@ FL_TEST(flags_are_validated_and_recorded_per_buffer)
 	close(p[1]);
 	for (int i = 0; i < 4; i++)
 		if (i != 1)
-			fl_assert_int_eq(fl_heap_free(heap, fds[i]), 0);
+			fl_assert_int_eq(fl_heap_buffer_free(heap, fds[i]), 0);
 	fl_heap_close(heap);
 }
 
@@ -338,7 +338,7 @@ FL_TEST(cpu_access_on_memfd_buffers_checks_only)
 	fl_assert_int_eq(fl_heap_buffer_begin_cpu_access(sv[0], FL_HEAP_SYNC_READ), -ENOTTY);
 	close(sv[0]);
 	close(sv[1]);
-	fl_assert_int_eq(fl_heap_free(heap, fd), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, fd), 0);
 	fl_heap_close(heap);
 }
 
@@ -391,7 +391,7 @@ FL_TEST(json_accounting_parses_and_matches_the_heap)
 				       FL_HEAP_FLAG_CACHED | FL_HEAP_FLAG_NEEDS_SYNC, &b),
 			 0);
 	fl_assert_int_eq(fl_heap_alloc(heap, fl_test_page_size(), 0, &c), 0);
-	fl_assert_int_eq(fl_heap_free(heap, a), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, a), 0);
 	text = json_of(heap);
 	info = fl_test_heap_info(heap);
 	root = json_parse(text, err, sizeof(err));
@@ -442,8 +442,8 @@ FL_TEST(json_accounting_parses_and_matches_the_heap)
 	fl_assert_int_eq(free_sum, info.capacity - info.allocated);
 	json_free(root);
 	free(text);
-	fl_assert_int_eq(fl_heap_free(heap, b), 0);
-	fl_assert_int_eq(fl_heap_free(heap, c), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, b), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, c), 0);
 	fl_assert_int_eq(fl_heap_print_json(heap, NULL), -EINVAL);
 	fl_heap_close(heap);
 }
@@ -469,7 +469,7 @@ FL_TEST(json_of_a_heap_without_layout_has_null_offsets_and_no_free_blocks)
 	fl_assert_int_eq(member(root, "free_blocks", JSON_ARRAY)->n, 0);
 	json_free(root);
 	free(text);
-	fl_assert_int_eq(fl_heap_free(heap, fd), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, fd), 0);
 	fl_heap_close(heap);
 }
 

@@ -95,12 +95,12 @@ FL_TEST(pool_is_off_unless_asked_and_free_then_closes_at_once)
 	fl_assert_int_eq(fl_heap_open_system("p", &heap), 0);
 	fl_assert_int_eq(fl_test_heap_info(heap).pool_max, 0);
 	fd = alloc(heap, fl_test_page_size());
-	fl_assert_int_eq(fl_heap_free(heap, fd), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, fd), 0);
 	fl_assert_errno(fcntl(fd, F_GETFD), EBADF);
 	fd = alloc(heap, fl_test_page_size());
 	/* A pool that is off counts no misses. */
 	fl_assert_int_eq(fl_test_heap_info(heap).pool_misses, 0);
-	fl_assert_int_eq(fl_heap_free(heap, fd), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, fd), 0);
 	fl_heap_close(heap);
 }
 
@@ -135,7 +135,7 @@ FL_TEST(pooled_buffer_is_fresh_zeroed_and_shares_nothing_with_the_freed_one)
 	old_map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, kept, 0);
 	fl_assert(old_map != MAP_FAILED);
 	memset(old_map, 0xa5, len);
-	fl_assert_int_eq(fl_heap_free(heap, fd), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, fd), 0);
 	wait_pool_settled(heap);
 	/* The first free of a size stocks it 32 deep (FL_HEAP_POOL_DEPTH). */
 	fl_assert_int_eq(fl_test_heap_info(heap).pool_buffers, 32);
@@ -163,7 +163,7 @@ FL_TEST(pooled_buffer_is_fresh_zeroed_and_shares_nothing_with_the_freed_one)
 	munmap(old_map, len);
 	munmap(new_map, len);
 	close(kept);
-	fl_assert_int_eq(fl_heap_free(heap, again), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, again), 0);
 	fl_heap_close(heap);
 }
 
@@ -179,7 +179,7 @@ FL_TEST_TIMEOUT(no_stale_data_through_the_pool_over_many_rounds, 120)
 		int fd = alloc(heap, len);
 
 		expect_zero_then_fill(fd, len, 0x40 + (i & 0x3f));
-		fl_assert_int_eq(fl_heap_free(heap, fd), 0);
+		fl_assert_int_eq(fl_heap_buffer_free(heap, fd), 0);
 		wait_pool_settled(heap);
 	}
 	/* Every round but the first took the buffer the previous free asked for. */
@@ -201,7 +201,7 @@ FL_TEST(freed_fd_goes_to_the_worker_and_leaves_this_process)
 	fd = alloc(heap, fl_test_page_size());
 	fl_assert_int_eq(fstat(fd, &st), 0);
 	/* The first free of a size asks the worker at once, and sends the fd along. */
-	fl_assert_int_eq(fl_heap_free(heap, fd), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, fd), 0);
 	fl_assert(!still_open(fd, st.st_ino));
 	fl_heap_close(heap);
 }
@@ -262,7 +262,7 @@ static struct fl_heap *marked_heap(const char *mark)
 	setenv("FL_TEST_POOL_MARK", mark, 1);
 	fl_assert_int_eq(fl_heap_open_system("p", &heap), 0);
 	fl_assert_int_eq(fl_heap_set_pool_max(heap, 1 << 20), 0);
-	fl_assert_int_eq(fl_heap_free(heap, alloc(heap, fl_test_page_size())), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, alloc(heap, fl_test_page_size())), 0);
 	unsetenv("FL_TEST_POOL_MARK");
 	return heap;
 }
@@ -303,7 +303,7 @@ static void expect_pool_without_worker(struct fl_heap *heap)
 		int fd = alloc(heap, (size_t)(i % 2 + 1) * fl_test_page_size());
 
 		expect_zero_then_fill(fd, fl_test_page_size(), 0x11);
-		fl_assert_int_eq(fl_heap_free(heap, fd), 0);
+		fl_assert_int_eq(fl_heap_buffer_free(heap, fd), 0);
 		fl_assert_errno(fcntl(fd, F_GETFD), EBADF);
 	}
 	fl_assert_int_eq(fl_test_heap_info(heap).pool_pending, 0);
@@ -329,7 +329,7 @@ FL_TEST(pool_goes_on_without_a_killed_worker)
 	for (int i = 0; i < 40; i++) {
 		fd = alloc(heap, fl_test_page_size());
 		expect_zero_then_fill(fd, fl_test_page_size(), 0x22);
-		fl_assert_int_eq(fl_heap_free(heap, fd), 0);
+		fl_assert_int_eq(fl_heap_buffer_free(heap, fd), 0);
 	}
 	fl_assert(fl_test_heap_info(heap).pool_hits >= 32);
 	/* By now the pool has found the worker gone. */
@@ -366,7 +366,7 @@ static void bad_worker(const char *mode)
 	setenv("FL_BAD_WORKER_MODE", mode, 1);
 	fl_assert_int_eq(fl_heap_open_system("p", &heap), 0);
 	fl_assert_int_eq(fl_heap_set_pool_max(heap, 1 << 20), 0);
-	fl_assert_int_eq(fl_heap_free(heap, alloc(heap, fl_test_page_size())), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, alloc(heap, fl_test_page_size())), 0);
 	/* Looking takes in its answer, or finds it gone. */
 	for (int i = 0; i < 5000 && fl_test_heap_info(heap).pool_pending; i++)
 		sleep_ms(1);
@@ -423,7 +423,7 @@ FL_TEST(contig_pool_buffers_come_from_the_worker_sealed_zeroed_and_backed)
 	info = fl_test_heap_info(heap);
 	len = (size_t)info.granule;
 	fl_assert_int_eq(fl_heap_set_pool_max(heap, 4 * len), 0);
-	fl_assert_int_eq(fl_heap_free(heap, alloc(heap, len)), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, alloc(heap, len)), 0);
 	wait_pool_settled(heap);
 	fl_assert_int_eq(fl_test_heap_info(heap).pool_buffers, 4);
 	fd = alloc(heap, len);
@@ -445,7 +445,7 @@ FL_TEST(contig_pool_buffers_come_from_the_worker_sealed_zeroed_and_backed)
 	for (size_t i = 0; i < len; i++)
 		fl_assert_int_eq(p[i], 0);
 	munmap(p, len);
-	fl_assert_int_eq(fl_heap_free(heap, fd), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, fd), 0);
 	fl_heap_close(heap);
 }
 
@@ -462,13 +462,14 @@ static int child_pool(struct fl_heap *heap)
 	if (fl_heap_get_info(heap, &info) < 0 || info.pool_hits != before.pool_hits ||
 	    info.pool_misses != before.pool_misses + 1)
 		return 3;
-	if (fl_heap_free(heap, fd) < 0)
+	if (fl_heap_buffer_free(heap, fd) < 0)
 		return 4;
 	for (int i = 0; i < 5000 && fl_heap_get_info(heap, &info) == 0 && info.pool_pending; i++)
 		sleep_ms(1);
 	if (info.pool_buffers != 32)
 		return 5;
-	if (fl_heap_alloc(heap, fl_test_page_size(), 0, &fd) < 0 || fl_heap_free(heap, fd) < 0)
+	if (fl_heap_alloc(heap, fl_test_page_size(), 0, &fd) < 0 ||
+	    fl_heap_buffer_free(heap, fd) < 0)
 		return 6;
 	fl_heap_close(heap);
 	return 0;
@@ -482,7 +483,7 @@ FL_TEST(forked_child_never_hands_out_the_parents_pooled_buffers)
 
 	fl_assert_int_eq(fl_heap_open_system("p", &heap), 0);
 	fl_assert_int_eq(fl_heap_set_pool_max(heap, 1 << 20), 0);
-	fl_assert_int_eq(fl_heap_free(heap, alloc(heap, fl_test_page_size())), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, alloc(heap, fl_test_page_size())), 0);
 	wait_pool_settled(heap);
 	fl_assert_int_eq(fl_test_heap_info(heap).pool_buffers, 32);
 	pid = fork();
@@ -496,7 +497,7 @@ FL_TEST(forked_child_never_hands_out_the_parents_pooled_buffers)
 	fl_assert_int_eq(fl_test_heap_info(heap).pool_buffers, 32);
 	fd = alloc(heap, fl_test_page_size());
 	fl_assert_int_eq(fl_test_heap_info(heap).pool_hits, 1);
-	fl_assert_int_eq(fl_heap_free(heap, fd), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, fd), 0);
 	fl_heap_close(heap);
 }
 
@@ -509,7 +510,8 @@ FL_TEST(close_closes_pooled_and_doomed_fds)
 	fl_assert_int_eq(fl_heap_set_pool_max(heap, 1 << 20), 0);
 	for (int i = 0; i < 10; i++)
 		fl_assert_int_eq(
-			fl_heap_free(heap, alloc(heap, (size_t)(i % 3 + 1) * fl_test_page_size())),
+			fl_heap_buffer_free(heap,
+					    alloc(heap, (size_t)(i % 3 + 1) * fl_test_page_size())),
 			0);
 	/* Whatever the worker got to: nothing is left open. */
 	fl_heap_close(heap);
@@ -526,7 +528,7 @@ FL_TEST(pool_stays_within_its_limits_and_shrinks_when_lowered)
 	for (int i = 0; i < 5; i++)
 		fds[i] = alloc(heap, fl_test_page_size());
 	for (int i = 0; i < 5; i++)
-		fl_assert_int_eq(fl_heap_free(heap, fds[i]), 0);
+		fl_assert_int_eq(fl_heap_buffer_free(heap, fds[i]), 0);
 	wait_pool_settled(heap);
 	fl_assert_int_eq(fl_test_heap_info(heap).pool_buffers, 3);
 	fl_assert_int_eq(fl_test_heap_info(heap).pool_bytes, 3 * fl_test_page_size());
@@ -540,7 +542,7 @@ FL_TEST(pool_stays_within_its_limits_and_shrinks_when_lowered)
 	fl_assert_int_eq(fl_test_heap_info(heap).pool_max, 0);
 	/* Off again: free closes at once. */
 	fds[0] = alloc(heap, fl_test_page_size());
-	fl_assert_int_eq(fl_heap_free(heap, fds[0]), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, fds[0]), 0);
 	fl_assert_errno(fcntl(fds[0], F_GETFD), EBADF);
 
 	/* 32 of a size and 64 in all, however large the limit. */
@@ -548,13 +550,13 @@ FL_TEST(pool_stays_within_its_limits_and_shrinks_when_lowered)
 	for (int i = 0; i < 80; i++)
 		fds[i] = alloc(heap, fl_test_page_size());
 	for (int i = 0; i < 80; i++)
-		fl_assert_int_eq(fl_heap_free(heap, fds[i]), 0);
+		fl_assert_int_eq(fl_heap_buffer_free(heap, fds[i]), 0);
 	wait_pool_settled(heap);
 	fl_assert_int_eq(fl_test_heap_info(heap).pool_buffers, 32);
 	for (int i = 0; i < 10; i++)
 		fds[i] = alloc(heap, (size_t)(i + 2) * fl_test_page_size());
 	for (int i = 0; i < 10; i++)
-		fl_assert_int_eq(fl_heap_free(heap, fds[i]), 0);
+		fl_assert_int_eq(fl_heap_buffer_free(heap, fds[i]), 0);
 	wait_pool_settled(heap);
 	fl_assert_int_eq(fl_test_heap_info(heap).pool_buffers, 64);
 	fl_assert_int_eq(fl_test_heap_info(heap).pool_bytes,
@@ -573,7 +575,7 @@ FL_TEST(carveout_exhaustion_with_a_pool_leaves_both_consistent)
 	for (int i = 0; i < 4; i++)
 		fds[i] = alloc(heap, fl_test_page_size());
 	for (int i = 0; i < 4; i++)
-		fl_assert_int_eq(fl_heap_free(heap, fds[i]), 0);
+		fl_assert_int_eq(fl_heap_buffer_free(heap, fds[i]), 0);
 	wait_pool_settled(heap);
 	/* 32 deep after the first free; the others find it full. */
 	fl_assert_int_eq(fl_test_heap_info(heap).pool_buffers, 32);
@@ -590,7 +592,7 @@ FL_TEST(carveout_exhaustion_with_a_pool_leaves_both_consistent)
 	fl_assert_int_eq(info.buffers, 4);
 	fl_assert_int_eq(info.free_blocks, 0);
 	for (int i = 0; i < 4; i++)
-		fl_assert_int_eq(fl_heap_free(heap, fds[i]), 0);
+		fl_assert_int_eq(fl_heap_buffer_free(heap, fds[i]), 0);
 	wait_pool_settled(heap);
 	info = fl_test_heap_info(heap);
 	fl_assert_int_eq(info.free_blocks, 1);
@@ -632,7 +634,7 @@ static void *work(void *data)
 			memset(p, 0xee, len);
 			munmap(p, len);
 		}
-		if (fl_heap_free(w->heap, fd) < 0)
+		if (fl_heap_buffer_free(w->heap, fd) < 0)
 			w->errors++;
 	}
 	return NULL;

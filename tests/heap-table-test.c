@@ -466,7 +466,7 @@ FL_TEST(default_table_allocates_for_every_device_and_every_pair)
 				fl__test_fail(__FILE__, __LINE__, "%s", err);
 			fl_assert_int_eq(fstat(fd, &st), 0);
 			fl_assert_int_eq(st.st_size, 1 << 20);
-			fl_assert_int_eq(fl_heap_table_free(t, fd), 0);
+			fl_assert_int_eq(fl_heap_table_buffer_free(t, fd), 0);
 		}
 	}
 	fl_heap_table_close(t);
@@ -481,13 +481,13 @@ FL_TEST(default_table_puts_contiguous_users_in_system_contig_without_cma)
 	setenv("FENCELINE_DMA_HEAP_DIR", "/nonexistent/fenceline-test", 1);
 	fl_assert_int_eq(fl_heap_table_load_default(&t, err, sizeof(err)), 0);
 	fd = alloc_from(t, DEVS("camera"), 1, 4096, "system");
-	fl_assert_int_eq(fl_heap_table_free(t, fd), 0);
+	fl_assert_int_eq(fl_heap_table_buffer_free(t, fd), 0);
 	fd = alloc_from(t, DEVS("camera", "gpu-render"), 2, 4096, "system");
-	fl_assert_int_eq(fl_heap_table_free(t, fd), 0);
+	fl_assert_int_eq(fl_heap_table_buffer_free(t, fd), 0);
 	fd = alloc_from(t, DEVS("camera", "display-scanout"), 2, 3840 * 2160 * 4, "system-contig");
-	fl_assert_int_eq(fl_heap_table_free(t, fd), 0);
+	fl_assert_int_eq(fl_heap_table_buffer_free(t, fd), 0);
 	fd = alloc_from(t, DEVS("video-decode"), 1, 4096, "system-contig");
-	fl_assert_int_eq(fl_heap_table_free(t, fd), 0);
+	fl_assert_int_eq(fl_heap_table_buffer_free(t, fd), 0);
 	expect_alloc_fails(t, 40000000, -E2BIG,
 			   "display-scanout: size 40000000 exceeds its max-size 33554432", "camera",
 			   "display-scanout");
@@ -509,20 +509,20 @@ FL_TEST(choice_does_not_depend_on_the_order_devices_are_named)
 	int fd;
 
 	fd = alloc_from(t, DEVS("x"), 1, 1, "a");
-	fl_assert_int_eq(fl_heap_table_free(t, fd), 0);
+	fl_assert_int_eq(fl_heap_table_buffer_free(t, fd), 0);
 	fd = alloc_from(t, DEVS("y"), 1, 1, "c");
-	fl_assert_int_eq(fl_heap_table_free(t, fd), 0);
+	fl_assert_int_eq(fl_heap_table_buffer_free(t, fd), 0);
 	/* x, y: every heap's worst position is 2 but b's (1): b, either way round. */
 	fd = alloc_from(t, DEVS("x", "y"), 2, 1, "b");
-	fl_assert_int_eq(fl_heap_table_free(t, fd), 0);
+	fl_assert_int_eq(fl_heap_table_buffer_free(t, fd), 0);
 	fd = alloc_from(t, DEVS("y", "x"), 2, 1, "b");
-	fl_assert_int_eq(fl_heap_table_free(t, fd), 0);
+	fl_assert_int_eq(fl_heap_table_buffer_free(t, fd), 0);
 	/* y, z: c is 0 and 1, b is 1 and 0: a tie on both, so the first defined, b. */
 	fd = alloc_from(t, DEVS("z", "y"), 2, 1, "b");
-	fl_assert_int_eq(fl_heap_table_free(t, fd), 0);
+	fl_assert_int_eq(fl_heap_table_buffer_free(t, fd), 0);
 	/* Repeats are ignored. */
 	fd = alloc_from(t, DEVS("x", "x", "x"), 3, 1, "a");
-	fl_assert_int_eq(fl_heap_table_free(t, fd), 0);
+	fl_assert_int_eq(fl_heap_table_buffer_free(t, fd), 0);
 	fl_heap_table_close(t);
 }
 
@@ -541,10 +541,10 @@ FL_TEST(full_carveout_passes_the_buffer_to_the_next_heap)
 		"only: no heap can hold 1 bytes: heap 'small': out of memory (largest free "
 		"block 0)",
 		"only");
-	fl_assert_int_eq(fl_heap_table_free(t, a), 0);
-	fl_assert_int_eq(fl_heap_table_free(t, b), 0);
+	fl_assert_int_eq(fl_heap_table_buffer_free(t, a), 0);
+	fl_assert_int_eq(fl_heap_table_buffer_free(t, b), 0);
 	a = alloc_from(t, DEVS("only"), 1, 1, "small");
-	fl_assert_int_eq(fl_heap_table_free(t, a), 0);
+	fl_assert_int_eq(fl_heap_table_buffer_free(t, a), 0);
 	fl_heap_table_close(t);
 }
 
@@ -567,11 +567,11 @@ FL_TEST(carveout_align_rounds_every_buffer_up_to_it)
 	fl_assert_int_eq(fl_heap_get_info(co, &info), 0);
 	fl_assert_int_eq(info.allocated, 65536);
 	fl_assert_int_eq(info.largest_free, (1 << 20) - 65536);
-	fl_assert_int_eq(fl_heap_table_free(t, fd), 0);
+	fl_assert_int_eq(fl_heap_table_buffer_free(t, fd), 0);
 	fd = alloc_from(t, DEVS("any"), 1, 1, "sys");
 	fl_assert_int_eq(fstat(fd, &st), 0);
 	fl_assert_int_eq(st.st_size, fl_test_page_size());
-	fl_assert_int_eq(fl_heap_table_free(t, fd), 0);
+	fl_assert_int_eq(fl_heap_table_buffer_free(t, fd), 0);
 	fl_heap_table_close(t);
 }
 
@@ -683,17 +683,17 @@ FL_TEST(free_finds_the_heap_and_refuses_other_fds)
 	fd = alloc_from(t, DEVS("y"), 1, 1, "c");
 	dupfd = dup(fd);
 	fl_assert_int_ge(dupfd, 0);
-	fl_assert_int_eq(fl_heap_table_free(t, dupfd), 0);
-	fl_assert_int_eq(fl_heap_table_free(t, fd), -EINVAL); /* already given back */
+	fl_assert_int_eq(fl_heap_table_buffer_free(t, dupfd), 0);
+	fl_assert_int_eq(fl_heap_table_buffer_free(t, fd), -EINVAL); /* already given back */
 	close(fd);
-	fl_assert_int_eq(fl_heap_table_free(t, fd), -EBADF);
-	fl_assert_int_eq(fl_heap_table_free(t, -1), -EBADF);
+	fl_assert_int_eq(fl_heap_table_buffer_free(t, fd), -EBADF);
+	fl_assert_int_eq(fl_heap_table_buffer_free(t, -1), -EBADF);
 
 	fl_assert_int_eq(fl_heap_open_system("other", &other), 0);
 	fl_assert_int_eq(fl_heap_alloc(other, 1, 0, &foreign), 0);
-	fl_assert_int_eq(fl_heap_table_free(t, foreign), -EINVAL);
+	fl_assert_int_eq(fl_heap_table_buffer_free(t, foreign), -EINVAL);
 	fl_assert_int_eq(fcntl(foreign, F_GETFD), FD_CLOEXEC); /* still open */
-	fl_assert_int_eq(fl_heap_free(other, foreign), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(other, foreign), 0);
 	fl_heap_close(other);
 	fl_heap_table_close(t);
 }
@@ -739,6 +739,6 @@ FL_TEST(explain_shows_a_full_carveout_would_not_fit_now)
 
 	fl_assert(strstr(text, "largest free block now 0 (would not fit now)\nresult: heap 'co'"));
 	free(text);
-	fl_assert_int_eq(fl_heap_table_free(t, fd), 0);
+	fl_assert_int_eq(fl_heap_table_buffer_free(t, fd), 0);
 	fl_heap_table_close(t);
 }

@@ -94,8 +94,8 @@ FL_TEST(system_buffer_is_sealed_memfd_of_page_rounded_size)
 	expect_sealed(small, fl_test_page_size());
 	expect_sealed(odd, 2 * fl_test_page_size());
 	expect_zero_then_fill(odd, 2 * fl_test_page_size(), 0x5a);
-	fl_assert_int_eq(fl_heap_free(heap, small), 0);
-	fl_assert_int_eq(fl_heap_free(heap, odd), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, small), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, odd), 0);
 	fl_heap_close(heap);
 }
 
@@ -106,7 +106,7 @@ FL_TEST(carveout_buffer_is_sealed_memfd_of_page_rounded_size)
 
 	expect_sealed(fd, 3 * fl_test_page_size());
 	expect_zero_then_fill(fd, 3 * fl_test_page_size(), 0x5a);
-	fl_assert_int_eq(fl_heap_free(heap, fd), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, fd), 0);
 	fl_heap_close(heap);
 }
 
@@ -131,7 +131,7 @@ FL_TEST(consumer_cannot_resize_a_buffer_it_received)
 	fl_assert_int_eq(p[2 * fl_test_page_size() - 1], 0x77);
 	fl_assert_int_eq(munmap(p, 2 * fl_test_page_size()), 0);
 	/* Any fd of the buffer names it: free through the received one. */
-	fl_assert_int_eq(fl_heap_free(heap, got), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, got), 0);
 	fl_assert_int_eq(fl_test_heap_info(heap).buffers, 0);
 	close(fd);
 	close(sv[0]);
@@ -145,7 +145,7 @@ static void reuse_is_zero_filled(struct fl_heap *heap, size_t len)
 		int fd = alloc(heap, len);
 
 		expect_zero_then_fill(fd, len, 0xa5);
-		fl_assert_int_eq(fl_heap_free(heap, fd), 0);
+		fl_assert_int_eq(fl_heap_buffer_free(heap, fd), 0);
 	}
 }
 
@@ -176,12 +176,12 @@ FL_TEST(freed_buffer_stays_valid_through_other_fds)
 	p = mmap(NULL, fl_test_page_size(), PROT_READ | PROT_WRITE, MAP_SHARED, keep, 0);
 	fl_assert(p != MAP_FAILED);
 	p[0] = 0x42;
-	fl_assert_int_eq(fl_heap_free(heap, fd), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, fd), 0);
 	/* The range is handed out again, but as memory of its own. */
 	next = alloc(heap, fl_test_page_size());
 	expect_zero_then_fill(next, fl_test_page_size(), 0x11);
 	fl_assert_int_eq(p[0], 0x42);
-	fl_assert_int_eq(fl_heap_free(heap, next), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, next), 0);
 	fl_assert_int_eq(munmap(p, fl_test_page_size()), 0);
 	close(keep);
 	fl_heap_close(heap);
@@ -194,15 +194,15 @@ FL_TEST(free_takes_any_fd_of_the_buffer_and_rejects_others)
 
 	fl_assert_int_ge(copy, 0);
 	fl_assert_int_eq(pipe2(pipe_fds, O_CLOEXEC), 0);
-	fl_assert_int_eq(fl_heap_free(heap, -1), -EBADF);
-	fl_assert_int_eq(fl_heap_free(heap, pipe_fds[0]), -EINVAL);
-	fl_assert_int_eq(fl_heap_free(other, fd), -EINVAL);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, -1), -EBADF);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, pipe_fds[0]), -EINVAL);
+	fl_assert_int_eq(fl_heap_buffer_free(other, fd), -EINVAL);
 	/* Freeing through the dup closes the dup only. */
-	fl_assert_int_eq(fl_heap_free(heap, copy), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, copy), 0);
 	fl_assert_int_eq(fl_test_heap_info(heap).buffers, 0);
 	fl_assert_int_eq(size_of(fd), fl_test_page_size());
 	/* Freed already: the fd is no live buffer of the heap any more. */
-	fl_assert_int_eq(fl_heap_free(heap, fd), -EINVAL);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, fd), -EINVAL);
 	fl_assert_int_eq(fcntl(pipe_fds[0], F_GETFD), FD_CLOEXEC);
 	close(fd);
 	close(pipe_fds[0]);
@@ -229,8 +229,8 @@ FL_TEST(accounting_counts_bytes_buffers_and_high_water_marks)
 	fl_assert_int_eq(info.allocated, 6 * fl_test_page_size());
 	fl_assert_int_eq(info.buffers, 3);
 	fl_assert_int_eq(info.allocations, 3);
-	fl_assert_int_eq(fl_heap_free(heap, c), 0);
-	fl_assert_int_eq(fl_heap_free(heap, a), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, c), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, a), 0);
 	info = fl_test_heap_info(heap);
 	fl_assert_int_eq(info.allocated, 2 * fl_test_page_size());
 	fl_assert_int_eq(info.buffers, 1);
@@ -239,7 +239,7 @@ FL_TEST(accounting_counts_bytes_buffers_and_high_water_marks)
 	fl_assert_int_eq(info.failures, 0);
 	fl_assert_int_eq(info.free_blocks, 0);
 	fl_assert_int_eq(info.largest_free, 0);
-	fl_assert_int_eq(fl_heap_free(heap, b), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, b), 0);
 	fl_assert_int_eq(fl_test_heap_info(heap).allocated, 0);
 	fl_heap_close(heap);
 }
@@ -283,7 +283,7 @@ FL_TEST(carveout_capacity_rounds_up_to_pages)
 	fd = alloc(heap, 1);
 	fl_assert_int_eq(fl_heap_alloc(heap, 1, 0, &none), -ENOMEM);
 	fl_assert_int_eq(none, -1);
-	fl_assert_int_eq(fl_heap_free(heap, fd), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, fd), 0);
 	fl_heap_close(heap);
 }
 
@@ -315,7 +315,7 @@ FL_TEST(carveout_exhaustion_fails_cleanly_and_frees_back_to_one_block)
 	fl_assert_int_eq(info.allocations, PAGES);
 
 	for (int i = 0; i < PAGES; i++)
-		fl_assert_int_eq(fl_heap_free(heap, fds[order[i]]), 0);
+		fl_assert_int_eq(fl_heap_buffer_free(heap, fds[order[i]]), 0);
 	info = fl_test_heap_info(heap);
 	fl_assert_int_eq(info.allocated, 0);
 	fl_assert_int_eq(info.buffers, 0);
@@ -323,7 +323,7 @@ FL_TEST(carveout_exhaustion_fails_cleanly_and_frees_back_to_one_block)
 	fl_assert_int_eq(info.largest_free, PAGES * fl_test_page_size());
 	/* And the whole capacity is one buffer again. */
 	fds[0] = alloc(heap, PAGES * fl_test_page_size());
-	fl_assert_int_eq(fl_heap_free(heap, fds[0]), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, fds[0]), 0);
 	fl_heap_close(heap);
 }
 
@@ -390,9 +390,9 @@ FL_TEST(carveout_reclaims_only_buffers_nobody_holds)
 
 	info = fl_test_heap_info(heap);
 	fl_assert_int_eq(info.buffers, PAGES);
-	fl_assert_int_eq(fl_heap_free(heap, held), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, held), 0);
 	for (int i = 0; i < 3; i++)
-		fl_assert_int_eq(fl_heap_free(heap, more[i]), 0);
+		fl_assert_int_eq(fl_heap_buffer_free(heap, more[i]), 0);
 	info = fl_test_heap_info(heap);
 	fl_assert_int_eq(info.buffers, 0);
 	fl_assert_int_eq(info.largest_free, PAGES * page);
@@ -409,7 +409,7 @@ FL_TEST(carveout_fragmentation_is_visible_and_coalesces_away)
 	for (int i = 0; i < PAGES; i++)
 		fds[i] = alloc(heap, fl_test_page_size());
 	for (int i = 0; i < PAGES; i += 2)
-		fl_assert_int_eq(fl_heap_free(heap, fds[i]), 0);
+		fl_assert_int_eq(fl_heap_buffer_free(heap, fds[i]), 0);
 	info = fl_test_heap_info(heap);
 	fl_assert_int_eq(info.capacity - info.allocated, 4 * fl_test_page_size());
 	fl_assert_int_eq(info.free_blocks, 4);
@@ -417,7 +417,7 @@ FL_TEST(carveout_fragmentation_is_visible_and_coalesces_away)
 	/* Four free pages, but no two of them together. */
 	fl_assert_int_eq(fl_heap_alloc(heap, 2 * fl_test_page_size(), 0, &none), -ENOMEM);
 	/* Freeing page 1 merges pages 0 to 2. */
-	fl_assert_int_eq(fl_heap_free(heap, fds[1]), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, fds[1]), 0);
 	info = fl_test_heap_info(heap);
 	fl_assert_int_eq(info.free_blocks, 3);
 	fl_assert_int_eq(info.largest_free, 3 * fl_test_page_size());
@@ -425,9 +425,9 @@ FL_TEST(carveout_fragmentation_is_visible_and_coalesces_away)
 	info = fl_test_heap_info(heap);
 	fl_assert_int_eq(info.free_blocks, 3);
 	fl_assert_int_eq(info.largest_free, fl_test_page_size());
-	fl_assert_int_eq(fl_heap_free(heap, two), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, two), 0);
 	for (int i = 3; i < PAGES; i += 2)
-		fl_assert_int_eq(fl_heap_free(heap, fds[i]), 0);
+		fl_assert_int_eq(fl_heap_buffer_free(heap, fds[i]), 0);
 	info = fl_test_heap_info(heap);
 	fl_assert_int_eq(info.free_blocks, 1);
 	fl_assert_int_eq(info.largest_free, PAGES * fl_test_page_size());
@@ -444,17 +444,17 @@ FL_TEST(carveout_takes_the_smallest_hole_that_fits)
 
 	for (int i = 0; i < 6; i++)
 		fds[i] = alloc(heap, sizes[i] * fl_test_page_size());
-	fl_assert_int_eq(fl_heap_free(heap, fds[1]), 0);
-	fl_assert_int_eq(fl_heap_free(heap, fds[3]), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, fds[1]), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, fds[3]), 0);
 	fit = alloc(heap, 2 * fl_test_page_size());
 	/* First fit would have split B's hole and left 1 + 2 pages. */
 	info = fl_test_heap_info(heap);
 	fl_assert_int_eq(info.free_blocks, 1);
 	fl_assert_int_eq(info.largest_free, 3 * fl_test_page_size());
-	fl_assert_int_eq(fl_heap_free(heap, fit), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, fit), 0);
 	for (int i = 0; i < 6; i++)
 		if (i != 1 && i != 3)
-			fl_assert_int_eq(fl_heap_free(heap, fds[i]), 0);
+			fl_assert_int_eq(fl_heap_buffer_free(heap, fds[i]), 0);
 	fl_assert_int_eq(fl_test_heap_info(heap).free_blocks, 1);
 	fl_heap_close(heap);
 }
@@ -533,7 +533,7 @@ FL_TEST(carveout_matches_a_best_fit_model_over_random_steps)
 		uint64_t runs, largest;
 
 		if (m.fd[slot] >= 0) {
-			fl_assert_int_eq(fl_heap_free(heap, m.fd[slot]), 0);
+			fl_assert_int_eq(fl_heap_buffer_free(heap, m.fd[slot]), 0);
 			for (size_t p = 0; p < m.pages[slot]; p++)
 				m.owner[m.start[slot] + p] = -1;
 			m.fd[slot] = -1;
@@ -566,7 +566,7 @@ FL_TEST(carveout_matches_a_best_fit_model_over_random_steps)
 	}
 	for (int i = 0; i < MODEL_PAGES; i++)
 		if (m.fd[i] >= 0)
-			fl_assert_int_eq(fl_heap_free(heap, m.fd[i]), 0);
+			fl_assert_int_eq(fl_heap_buffer_free(heap, m.fd[i]), 0);
 	fl_assert_int_eq(fl_test_heap_info(heap).free_blocks, 1);
 	fl_assert_int_eq(fl_test_heap_info(heap).allocated, 0);
 	fl_heap_close(heap);
@@ -611,7 +611,7 @@ FL_TEST(alloc_rejects_bad_arguments_and_leaves_heap_as_it_was)
 	fl_assert(none == NULL);
 	fl_assert_int_eq(fl_heap_get_info(NULL, &info), -EINVAL);
 	fl_assert_int_eq(fl_heap_get_info(heap, NULL), -EINVAL);
-	fl_assert_int_eq(fl_heap_free(NULL, 0), -EINVAL);
+	fl_assert_int_eq(fl_heap_buffer_free(NULL, 0), -EINVAL);
 	fl_heap_close(heap);
 }
 
@@ -636,7 +636,7 @@ FL_TEST(print_lists_accounting_buffers_and_free_blocks)
 	struct stat st;
 	FILE *out;
 
-	fl_assert_int_eq(fl_heap_free(heap, a), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, a), 0);
 	fl_assert_int_eq(fstat(b, &st), 0);
 	out = open_memstream(&text, &len);
 	fl_assert(out != NULL);
@@ -661,7 +661,7 @@ FL_TEST(print_lists_accounting_buffers_and_free_blocks)
 	free(text);
 	fl_assert_int_eq(fl_heap_print(NULL, stderr), -EINVAL);
 	fl_assert_int_eq(fl_heap_print(heap, NULL), -EINVAL);
-	fl_assert_int_eq(fl_heap_free(heap, b), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, b), 0);
 	fl_heap_close(heap);
 }
 
@@ -703,7 +703,7 @@ static void *work(void *data)
 			memset(p, 0xee, len);
 			munmap(p, len);
 		}
-		if (fl_heap_free(w->heap, fd) != 0)
+		if (fl_heap_buffer_free(w->heap, fd) != 0)
 			w->errors++;
 		w->ok++;
 	}

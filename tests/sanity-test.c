@@ -42,7 +42,7 @@ FL_FAIL_TEST(leaked_fence_fd_fails)
 	fl_assert_int_eq(fl_sw_sync_fence_create(tl, 1, "leak", &f), 0);
 	fl_assert_int_eq(fl_fence_export_fd(f, &fd), 0);
 	fl_fence_unref(f);
-	fl_timeline_destroy(tl);
+	fl_timeline_kill(tl);
 }
 
 FL_FAIL_TEST(abort_fails)

@@ -471,7 +471,7 @@ FL_TEST(random_concurrent_merges_match_the_model)
 	/* Timeline death fails exactly the fences that were still pending. */
 	for (int t = 0; t < MERGE_TIMELINES; t++) {
 		counters[t] = fl_test_timeline_value(w->tls[t]);
-		fl_timeline_destroy(w->tls[t]);
+		fl_timeline_kill(w->tls[t]);
 	}
 	for (int i = 0; i < MERGE_THREADS; i++) {
 		for (int k = 0; k < MERGE_FENCES; k++) {

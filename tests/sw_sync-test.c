@@ -295,7 +295,7 @@ FL_TEST(inc_on_destroyed_timeline_returns_enoent)
 	struct fl_timeline *other = fl_timeline_ref(tl);
 	struct fl_fence *pending = fl_test_fence_new(tl, 1, NULL), *late;
 
-	fl_timeline_destroy(tl);
+	fl_timeline_kill(tl);
 	fl_assert_int_eq(fl_fence_get_status(pending), -ENOENT);
 	fl_assert_int_eq(fl_sw_sync_timeline_inc(other, 1), -ENOENT);
 	late = fl_test_fence_new(other, 5, NULL);

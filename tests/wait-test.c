@@ -249,7 +249,7 @@ FL_TEST(wait_returns_enoent_when_timeline_destroyed_while_blocked)
 
 	waiter_start(&w, fence, -1);
 	waiter_until_asleep(&w);
-	fl_timeline_destroy(tl);
+	fl_timeline_kill(tl);
 	waiter_join(&w);
 	fl_assert_int_eq(w.ret, -ENOENT);
 	fl_assert_int_eq(fl_fence_get_status(fence), -ENOENT);
@@ -387,7 +387,7 @@ FL_TEST(wait_all_merge_with_error_returns_after_every_point_completed)
 
 	waiter_start(&w, all, -1);
 	waiter_until_asleep(&w);
-	fl_timeline_destroy(tl_a);
+	fl_timeline_kill(tl_a);
 
 	fl_assert_int_eq(fl_fence_get_status(a), -ENOENT);
 	fl_assert_int_eq(fl_fence_get_status(any), -ENOENT);

@@ -12,6 +12,16 @@
 #define FL_EXPORT
 #endif
 
+/*
+ * An old name kept for one release so that programs built against it still
+ * link and run; using it warns at compile time with @msg.
+ */
+#if defined(__GNUC__)
+#define FL_DEPRECATED(msg) __attribute__((deprecated(msg)))
+#else
+#define FL_DEPRECATED(msg)
+#endif
+
 #ifdef __cplusplus
 #define FL_BEGIN_DECLS extern "C" {
 #define FL_END_DECLS   }

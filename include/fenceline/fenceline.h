@@ -15,24 +15,97 @@
  * success.
  *
  * Errors: functions return ``>= 0`` on success and a negative errno on
- * failure. The vocabulary is fixed:
+ * failure. The vocabulary is fixed: every code any function of the native
+ * API returns is in this table, and a function returns no other. Each
+ * function's own documentation names the codes it returns for its own
+ * reasons; the groups below add to it where they apply. (The compat calls
+ * of fenceline-compat keep libsync's and libion's conventions instead.)
  *
- * ============== ====================================================
- * ``-EINVAL``    bad argument, or a nonzero reserved field
- * ``-EBADF``     not an open fd
- * ``-ENOTTY``    the fd is open but is not a fenceline fence (or buffer)
- * ``-ETIME``     a wait timed out (libsync's code)
- * ``-ENOENT``    timeline gone, or the fence already signalled on
- *                fl_fence_add_callback()
- * ``-EMFILE``    out of file descriptors
- * ``-ENOMEM``    out of memory
- * ``-EPERM``     not your timeline, or no permission for a device
- * ``-ENODEV``    no such device (a dma-heap the kernel does not have)
- * ============== ====================================================
+ * ===================== ===============================================
+ * ``-EINVAL``           bad argument, or a nonzero reserved field
+ * ``-EBADF``            not an open fd
+ * ``-ENOTTY``           the fd is open but is not a fenceline fence,
+ *                       timeline (or buffer)
+ * ``-ETIME``            a wait on a fence timed out (libsync's code)
+ * ``-ENOENT``           timeline gone, the fence already signalled on
+ *                       fl_fence_add_callback(), nothing of that name
+ *                       (no deadline set, no such heap, no trace
+ *                       session), no daemon runs (introspect.h, which
+ *                       never starts one), or a file that does not exist
+ * ``-EMFILE``           out of file descriptors here, or over a quota
+ *                       of the daemon (fds, timelines, fences)
+ * ``-ENFILE``           the system is out of open files
+ * ``-ENOMEM``           out of memory (here or in the daemon), or no
+ *                       room in a heap
+ * ``-EPERM``            not your timeline, no permission for a device,
+ *                       or a socket directory that is not safe to use
+ * ``-EACCES``           the daemon refuses this user; no permission to
+ *                       open a file
+ * ``-ENODEV``           no such device or heap (a dma-heap the kernel
+ *                       does not have, a heap the daemon does not offer)
+ * ``-EBUSY``            a counter is already attached to the timeline;
+ *                       a trace session is recording already
+ * ``-EEXIST``           fl_timeline_watch_fd(): the fd is watched already
+ * ``-ENOSPC``           fl_timeline_watch_fd() (and the imports of kernel
+ *                       sync_files, which use it): the user's epoll watches
+ *                       are used up (max_user_watches)
+ * ``-EDEADLK``          a wait asked to fail on a deadlock
+ *                       (%FL_WAIT_DEADLOCK_ERROR, FENCELINE_WAIT_EDEADLK)
+ *                       would have closed a cycle of waits
+ * ``-EIO``              writing to the FILE, closing the fd or reading a
+ *                       view failed
+ * ``-EINTR``            close() was interrupted (fl_timeline_fd_close())
+ * ``-E2BIG``            a heap table: larger than a constraint allows
+ * ``-EFBIG``            a heap table, or a view to read: a file larger
+ *                       than it may be
+ * ``-EISDIR``           a heap table: the path is a directory
+ * ``-ENOTDIR``          a heap table: a component of the path is no
+ *                       directory
+ * ``-ELOOP``            a heap table: too many symbolic links in the path
+ * ``-ECONNREFUSED``     no daemon answers and none could be started;
+ *                       on a datagram socket, the peer is gone
+ * ``-ECONNRESET``       the daemon went away during the call, or the fd
+ *                       belongs to a daemon that is gone; a socket's
+ *                       peer hung up in the middle of a message
+ * ``-ETIMEDOUT``        the daemon did not answer a request in time
+ *                       (FENCELINE_REQUEST_TIMEOUT_MS); fence waits say
+ *                       ``-ETIME`` instead
+ * ``-EPROTO``           the daemon's reply, or a received message, is
+ *                       not what the protocol allows
+ * ``-EPROTONOSUPPORT``  the daemon speaks another protocol version
+ * ``-ENAMETOOLONG``     the daemon's socket path is too long
+ * ``-ENOTSOCK``         fl_send() and fl_recv(): not a socket
+ * ``-EOPNOTSUPP``       fl_send() and fl_recv(): a socket type other than
+ *                       stream, seqpacket or datagram
+ * ``-EAGAIN``           fl_send() and fl_recv(): a non-blocking socket
+ *                       has nothing to give or no room
+ * ``-EMSGSIZE``         fl_send() and fl_recv(): a message or its fds
+ *                       exceed what the socket or the buffer takes
+ * ``-ENOTCONN``         fl_recv(): the peer closed at a message boundary
+ * ``-EPIPE``            fl_send(): the peer is gone
+ * ``-ENOBUFS``          fl_send(): the kernel has no buffer space;
+ *                       fl_introspect_read(): the buffer is too small
+ * ===================== ===============================================
  *
- * Heap tables (heap-table.h) add ``-ENODEV`` (no such device, or no heap
- * for it), ``-E2BIG`` (larger than a constraint allows), and, from their
- * loaders, ``-EFBIG`` and the errors of open() and read().
+ * The groups, where a function's documentation names them:
+ *
+ * - Daemon errors: a call that talks to fencelined (the fd API of
+ *   shared.h in daemon mode, heap-daemon.h, introspect.h,
+ *   fl_daemon_connect()) may also
+ *   return ``-ECONNREFUSED``, ``-ECONNRESET``, ``-ETIMEDOUT``,
+ *   ``-EPROTO``, ``-EPROTONOSUPPORT``, ``-EACCES``, ``-EPERM``,
+ *   ``-ENAMETOOLONG``, ``-EMFILE``, ``-ENFILE`` and ``-ENOMEM``.
+ * - A fence's status: a call that returns one (fl_fence_get_status(),
+ *   fl_fence_wait(), fl_fence_fd_get_status(), fl_fence_fd_wait(),
+ *   fl_sync_pt_get_status()) gives ``-ENOENT`` when the timeline died,
+ *   ``-ECONNRESET`` when the daemon that held the fence died, or the error
+ *   the fence's driver set (for a kernel sync_file, the kernel's).
+ * - Socket errors: fl_send(), fl_recv() and the calls built on them pass
+ *   on the errors of sendmsg() and recvmsg() listed above.
+ * - File errors: the heap-table loaders return the errors of open() and
+ *   read() on the path (``-ENOENT``, ``-EACCES``, ``-EISDIR``,
+ *   ``-ENOTDIR``, ``-ELOOP``, ``-ENAMETOOLONG``, ``-EMFILE``, ``-ENFILE``,
+ *   ``-EIO``).
  *
  * Threads: every function may be called from any thread at any time, unless
  * its documentation restricts it. Callbacks run in the thread that signals

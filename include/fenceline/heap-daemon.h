@@ -27,6 +27,10 @@
  *
  * These calls always use the daemon, whatever fl_mode_set() chose for
  * timelines; they start one if none runs. Threads: any thread.
+ *
+ * Errors: each call may return the daemon errors of <fenceline/fenceline.h>
+ * (``-ECONNREFUSED``, ``-ECONNRESET``, ``-ETIMEDOUT``, ``-EPROTO``...)
+ * besides those its own documentation names.
  */
 #ifndef FENCELINE_HEAP_DAEMON_H
 #define FENCELINE_HEAP_DAEMON_H

@@ -24,7 +24,7 @@
  * section whose kind this library provides), for its whole life; a heap
  * whose kind is not available here (``system-contig``, ``dma-heap:NAME``
  * in this version) is skipped as "unavailable". Buffers are fds the caller
- * owns, given back with fl_heap_table_free().
+ * owns, given back with fl_heap_table_buffer_free().
  *
  * Messages: functions that can fail for a reason a person must read take
  * ``err`` and ``err_size``, a buffer the caller owns, and write a
@@ -141,7 +141,7 @@ FL_EXPORT void fl_heap_table_close(struct fl_heap_table *table);
  *	chosen heap's alignment (a carveout's ``align``, else the page size)
  * @flags: reserved, must be 0
  * @ret_fd: on success, the buffer's fd (as fl_heap_alloc()), owned by the
- *	caller; give it back with fl_heap_table_free()
+ *	caller; give it back with fl_heap_table_buffer_free()
  * @ret_heap: on success, if not NULL, the heap it came from (borrowed from
  *	@table, valid until fl_heap_table_close())
  * @err: on failure, the message; may be NULL
@@ -170,15 +170,29 @@ FL_EXPORT int fl_heap_table_alloc(struct fl_heap_table *table, const char *const
 				  struct fl_heap **ret_heap, char *err, size_t err_size);
 
 /**
- * fl_heap_table_free() - give back a buffer from fl_heap_table_alloc()
+ * fl_heap_table_buffer_free() - give back a buffer from fl_heap_table_alloc()
  * @table: the table that allocated it (borrowed)
  * @fd: any fd of the buffer; closed on success
  *
- * fl_heap_free() on the heap of @table that holds the buffer.
+ * fl_heap_buffer_free() on the heap of @table that holds the buffer.
  * Return: 0; -EINVAL (@table NULL, or @fd is no live buffer of any heap of
  * @table: it stays open); -EBADF (@fd is not an open fd).
  */
-FL_EXPORT int fl_heap_table_free(struct fl_heap_table *table, int fd);
+FL_EXPORT int fl_heap_table_buffer_free(struct fl_heap_table *table, int fd);
+
+/**
+ * fl_heap_table_free() - the old name of fl_heap_table_buffer_free()
+ * @table: the table that allocated it (borrowed)
+ * @fd: any fd of the buffer; closed on success
+ *
+ * Deprecated: the name said it frees the table, but it frees a buffer (the
+ * table goes with fl_heap_table_close()). The same function as
+ * fl_heap_table_buffer_free(), exported under this name too; the next
+ * release still has it, the one after drops it (docs/changelog.md).
+ * Return: as fl_heap_table_buffer_free().
+ */
+FL_EXPORT int fl_heap_table_free(struct fl_heap_table *table, int fd)
+	FL_DEPRECATED("fl_heap_table_free() frees a buffer: use fl_heap_table_buffer_free()");
 
 /**
  * fl_heap_table_explain() - write why each heap would or would not be used

@@ -41,7 +41,7 @@
  * Ownership: fl_heap_alloc() returns an fd that the caller owns. The heap
  * keeps a record of the buffer, found again by the fd's inode, so any fd of
  * the buffer (a dup(), one received from another process) identifies it.
- * Give a buffer back with fl_heap_free(), which forgets the record,
+ * Give a buffer back with fl_heap_buffer_free(), which forgets the record,
  * returns the buffer's range to a carveout and closes the fd you pass.
  * Closing a buffer's fd with close() instead keeps it counted (and its
  * carveout range taken) until fl_heap_close(): the heap cannot see a
@@ -171,7 +171,7 @@ FL_EXPORT int fl_heap_open_system(const char *name, struct fl_heap **ret_heap);
  * pages; freeing a buffer merges its range with free neighbours. Finding
  * and returning a block is O(log n) in the number of free blocks. When no
  * block is large enough, fl_heap_alloc() first takes back the ranges of
- * buffers that nobody holds any more (closed without fl_heap_free(): no
+ * buffers that nobody holds any more (closed without fl_heap_buffer_free(): no
  * fd and no mapping left in any process), which it sees through an
  * inotify watch on each buffer (docs/heap.md, "Reclaim"); the process
  * then has one inotify fd until its last such heap is closed.
@@ -260,7 +260,7 @@ FL_EXPORT void fl_heap_close(struct fl_heap *heap);
  * against shrinking, growing and further sealing; it stays writable. A
  * dma-buf is not sealed, but cannot be resized. If the heap has a pool with
  * a ready buffer of that size, the buffer comes from there. Give the
- * buffer back with fl_heap_free().
+ * buffer back with fl_heap_buffer_free().
  * Return: 0; -EINVAL (@heap or @ret_fd NULL, @len 0, an unknown @flags bit);
  * -ENOMEM (a carveout has no free block large enough, even after taking
  * back the ranges of buffers nobody holds, @len is too large, or the
@@ -270,7 +270,7 @@ FL_EXPORT void fl_heap_close(struct fl_heap *heap);
 FL_EXPORT int fl_heap_alloc(struct fl_heap *heap, size_t len, unsigned int flags, int *ret_fd);
 
 /**
- * fl_heap_free() - give a buffer back to its heap and close the fd
+ * fl_heap_buffer_free() - give a buffer back to its heap and close the fd
  * @heap: the heap that allocated the buffer (borrowed)
  * @fd: any fd of the buffer; closed on success
  *
@@ -286,7 +286,21 @@ FL_EXPORT int fl_heap_alloc(struct fl_heap *heap, size_t len, unsigned int flags
  * Return: 0; -EINVAL (@heap NULL, or @fd is no live buffer of @heap: it
  * stays open); -EBADF (@fd is not an open fd).
  */
-FL_EXPORT int fl_heap_free(struct fl_heap *heap, int fd);
+FL_EXPORT int fl_heap_buffer_free(struct fl_heap *heap, int fd);
+
+/**
+ * fl_heap_free() - the old name of fl_heap_buffer_free()
+ * @heap: the heap that allocated the buffer (borrowed)
+ * @fd: any fd of the buffer; closed on success
+ *
+ * Deprecated: the name said it frees the heap, but it frees a buffer (the
+ * heap goes with fl_heap_close()). The same function as
+ * fl_heap_buffer_free(), exported under this name too; the next release
+ * still has it, the one after drops it (docs/changelog.md).
+ * Return: as fl_heap_buffer_free().
+ */
+FL_EXPORT int fl_heap_free(struct fl_heap *heap, int fd)
+	FL_DEPRECATED("fl_heap_free() frees a buffer: use fl_heap_buffer_free()");
 
 /**
  * fl_heap_buffer_get_flags() - the flags a live buffer was allocated with
@@ -305,7 +319,7 @@ FL_EXPORT int fl_heap_buffer_get_flags(struct fl_heap *heap, int fd, unsigned in
  *	the pool off. A heap starts with the value of the environment variable
  *	FENCELINE_HEAP_POOL_MAX (bytes, read at each open), or 0.
  *
- * With a pool, fl_heap_free() of a buffer of size S keeps S in stock: up
+ * With a pool, fl_heap_buffer_free() of a buffer of size S keeps S in stock: up
  * to 32 buffers of size S, ready or on their way, as long as the pool stays
  * within @max_bytes, 64 buffers and 8 distinct sizes. Once a quarter is
  * missing, the pool asks its worker process for it (the first free
@@ -318,7 +332,7 @@ FL_EXPORT int fl_heap_buffer_get_flags(struct fl_heap *heap, int fd, unsigned in
  * "hugetlb" and "thp" heaps, its memory, reserved or populated. Lowering
  * the limit closes pooled buffers until the pool fits. If the worker
  * cannot start or goes away, the pool makes nothing ahead from then on and
- * fl_heap_free() closes at once (FENCELINE_DEBUG=heap says why). In the
+ * fl_heap_buffer_free() closes at once (FENCELINE_DEBUG=heap says why). In the
  * child of a fork(), the first call drops the parent's pooled buffers
  * (they are the parent's to hand out) and the child gets a worker of its
  * own.

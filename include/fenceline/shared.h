@@ -27,6 +27,11 @@
  * -ECONNRESET, calls on its timeline fds fail with -ECONNRESET, and the
  * next call that creates something starts a new daemon. These calls may be
  * made from any number of threads, and in the child after fork().
+ *
+ * Errors: in daemon mode, a call that talks to the daemon may return the
+ * daemon errors of <fenceline/fenceline.h> (``-ECONNREFUSED``,
+ * ``-ECONNRESET``, ``-ETIMEDOUT``, ``-EPROTO``...) besides those its own
+ * documentation names.
  */
 #ifndef FENCELINE_SHARED_H
 #define FENCELINE_SHARED_H

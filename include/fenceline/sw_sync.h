@@ -13,7 +13,7 @@
  * more than 2^31 ahead counts as already passed) and increments above
  * INT_MAX applied in INT_MAX steps.
  *
- * Tear a sw_sync timeline down with fl_timeline_destroy() or
+ * Tear a sw_sync timeline down with fl_timeline_kill() or
  * fl_timeline_unref() (<fenceline/timeline.h>).
  */
 #ifndef FENCELINE_SW_SYNC_H

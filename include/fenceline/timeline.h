@@ -7,7 +7,7 @@
  * Sync points sit on a timeline at a value; a point signals once the timeline
  * has passed it. A timeline handle is the right to signal it: when the last
  * handle goes away (fl_timeline_unref() of the last handle, or
- * fl_timeline_destroy()), the timeline dies and every point still pending on
+ * fl_timeline_kill()), the timeline dies and every point still pending on
  * it signals with -ENOENT, so no waiter ever hangs on a dead timeline. The
  * memory lives on, invisibly, while points still refer to it.
  *
@@ -50,15 +50,29 @@ FL_EXPORT struct fl_timeline *fl_timeline_ref(struct fl_timeline *tl);
 FL_EXPORT struct fl_timeline *fl_timeline_unref(struct fl_timeline *tl);
 
 /**
- * fl_timeline_destroy() - kill a timeline now and drop the caller's handle
+ * fl_timeline_kill() - kill a timeline now and drop the caller's handle
  * @tl: the timeline; may be NULL (then nothing happens)
  *
  * Like the kernel's sync_timeline_destroy(): the timeline is marked dead even
  * if other handles exist, every pending point signals with -ENOENT, and
  * later points created on it are born with -ENOENT. Other handles stay valid
- * (they only see a dead timeline). Ownership: consumes the caller's handle.
+ * (they only see a dead timeline), and the memory lives on while they or
+ * points refer to it: this frees nothing itself.
+ * Ownership: consumes the caller's handle, as fl_timeline_unref() does.
  */
-FL_EXPORT void fl_timeline_destroy(struct fl_timeline *tl);
+FL_EXPORT void fl_timeline_kill(struct fl_timeline *tl);
+
+/**
+ * fl_timeline_destroy() - the old name of fl_timeline_kill()
+ * @tl: the timeline; may be NULL (then nothing happens)
+ *
+ * Deprecated: the name said it frees the timeline, which it does not while
+ * other handles or points hold it. The same function as fl_timeline_kill(),
+ * exported under this name too; the next release still has it, the one
+ * after drops it (docs/changelog.md).
+ */
+FL_EXPORT void fl_timeline_destroy(struct fl_timeline *tl)
+	FL_DEPRECATED("fl_timeline_destroy() frees nothing: use fl_timeline_kill()");
 
 /**
  * fl_timeline_signal() - tell the core that points of @tl may have signalled

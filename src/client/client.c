@@ -1311,8 +1311,6 @@ retry:
 	if (r < 0)
 		goto out;
 	if (oneway) {
-		if (!atomic_load(&conn.unflushed))
-			fl__fd_set_settle_hook(fl__client_flush);
 		atomic_store(&conn.unflushed, true);
 		goto out;
 	}
@@ -1851,8 +1849,6 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
 		conn.kept[conn.nkept++] = (struct kept){ handle, value, sig, sig_id, req.b.slot };
 	pool_fill_ahead_locked();
 	if (!reply_wanted) {
-		if (!atomic_load(&conn.unflushed))
-			fl__fd_set_settle_hook(fl__client_flush);
 		atomic_store(&conn.unflushed, true);
 		*ret_fd = fd;
 		goto out;
@@ -2084,9 +2080,9 @@ int fl__client_call(uint32_t op, uint32_t flags, const void *body, size_t body_l
 }
 
 int fl__client_call_no_spawn(uint32_t op, const void *body, size_t body_len, const int *fds,
-			     unsigned int nfds, void *reply, size_t reply_cap)
+			     unsigned int nfds, void *reply, size_t reply_cap, int *ret_fd)
 {
-	return call(0, op, 0, body, body_len, fds, nfds, 0, reply, reply_cap, NULL, false);
+	return call(0, op, 0, body, body_len, fds, nfds, 0, reply, reply_cap, ret_fd, false);
 }
 
 int fl__client_call_on(unsigned int generation, uint32_t op, const void *body, size_t body_len,
@@ -2128,23 +2124,33 @@ void fl__client_disconnect(void)
 	pthread_mutex_unlock(&conn.lock);
 }
 
-int fl__client_daemon_pid(void)
+static int daemon_pid(bool may_spawn)
 {
 	int r;
 
 	pthread_mutex_lock(&conn.lock);
-	r = ensure_connected_locked(true);
+	r = ensure_connected_locked(may_spawn);
 	if (r == 0) {
 		struct pollfd p = { conn.fd, POLLRDHUP, 0 };
 
 		/* A daemon that died since is no answer: this call goes to the next one. */
 		if (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
 			drop_locked();
-			r = ensure_connected_locked(true);
+			r = ensure_connected_locked(may_spawn);
 		}
 	}
 	if (r == 0)
 		r = conn.daemon_pid;
 	pthread_mutex_unlock(&conn.lock);
 	return r;
+}
+
+int fl__client_daemon_pid(void)
+{
+	return daemon_pid(true);
+}
+
+int fl__client_daemon_pid_no_spawn(void)
+{
+	return daemon_pid(false);
 }

@@ -37,12 +37,12 @@ int fl__client_call(uint32_t op, uint32_t flags, const void *body, size_t body_l
 
 /*
  * fl__client_call_no_spawn() - fl__client_call() for a request that only
- * a running daemon can answer (a fence it made): connects if need be, but
- * never starts a daemon (-ENOENT, -ECONNREFUSED or another connect error
- * when none answers)
+ * a running daemon can answer (a fence it made), or that must not start
+ * one (introspect.c): connects if need be, but never starts a daemon
+ * (-ENOENT, -ECONNREFUSED or another connect error when none answers)
  */
 int fl__client_call_no_spawn(uint32_t op, const void *body, size_t body_len, const int *fds,
-			     unsigned int nfds, void *reply, size_t reply_cap);
+			     unsigned int nfds, void *reply, size_t reply_cap, int *ret_fd);
 
 /* The status field of a reply packet returned by fl__client_call(). */
 /*
@@ -141,6 +141,8 @@ unsigned int fl__client_generation(void);
 
 /* Connect if needed; the daemon's pid (> 0) or a negative errno. */
 int fl__client_daemon_pid(void);
+/* fl__client_daemon_pid() that never starts a daemon (-ENOENT when none runs). */
+int fl__client_daemon_pid_no_spawn(void);
 
 /*
  * fl__client_report() - a one-way report (WAIT_BEGIN, WAIT_END) that nothing

@@ -4,7 +4,8 @@
  * (WAIT_BEGIN), so that fencectl can show waiters, find deadlocks and trace
  * waits. The daemon ends a wait itself when the fence completes; WAIT_END
  * is sent only for waits that stopped otherwise (timeout, error, EDEADLK).
- * fl_fence_fd_wait() in the core reaches this through fl__fd_set_wait_hooks().
+ * fl_fence_fd_wait() in the core reaches this through the host ops
+ * (src/core/host.h) that the client installs here.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +17,7 @@
 #include <fenceline/shared.h>
 
 #include "client.h"
+#include "host.h"
 #include "protocol.h"
 #include "util.h"
 
@@ -97,7 +99,7 @@ static int hook_status(int fd)
 		return -ECONNRESET;
 	/* A new daemon would not know the fd: none is started for this. */
 	r = fl__client_call_no_spawn(FL_OP_FENCE_INFO, &body, sizeof(body), &fd, 1, reply,
-				     sizeof(reply));
+				     sizeof(reply), NULL);
 	if (r < (int)(sizeof(struct fl_msg_hdr) + sizeof(rep)) ||
 	    fl__client_reply_status(reply) < 0)
 		return r == -EBADF ? -EBADF : -ECONNRESET;
@@ -106,11 +108,18 @@ static int hook_status(int fd)
 	return rep.status == FL_STATUS_ACTIVE ? -ECONNRESET : rep.status;
 }
 
-static const struct fl__wait_hooks hooks = { hook_begin, hook_end, hook_notified, hook_status };
+/* What the core asks of its host in a client process: the daemon's side. */
+static const struct fl__host_ops host_ops = {
+	.settle = fl__client_flush,
+	.status = hook_status,
+	.wait_begin = hook_begin,
+	.wait_notified = hook_notified,
+	.wait_end = hook_end,
+};
 
-__attribute__((constructor)) static void waits_init(void)
+__attribute__((constructor)) static void host_init(void)
 {
-	fl__fd_set_wait_hooks(&hooks);
+	fl__host_set_ops(&host_ops);
 }
 
 FL_EXPORT int fl_fence_fd_wait_begin(int fd, int timeout_ms, unsigned int flags,

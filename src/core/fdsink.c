@@ -1939,20 +1939,33 @@ again:
 	return fd;
 }
 
+/* Under sink_lock: the sink of this process's @kind with that inode, or -ENOTTY. */
+static int lookup_key(dev_t dev, ino_t ino, enum sink_kind kind, struct fl__sink **ret)
+{
+	struct fl__sink *s = hash_find(dev, ino);
+
+	/* Inherited through fork: the parent's objects are not ours. */
+	if (!s || s->kind != kind || s->inherited)
+		return -ENOTTY;
+	*ret = s;
+	return 0;
+}
+
 static int lookup(int fd, enum sink_kind kind, struct fl__sink **ret)
 {
 	dev_t dev;
 	ino_t ino;
 	int r = fl__fd_identity(fd, &dev, &ino, NULL);
-	struct fl__sink *s;
 
-	if (r < 0)
-		return r;
-	s = hash_find(dev, ino);
-	/* Inherited through fork: the parent's objects are not ours. */
-	if (!s || s->kind != kind || s->inherited)
+	return r < 0 ? r : lookup_key(dev, ino, kind, ret);
+}
+
+/* Under sink_lock: a reference to the fence of sink @s (0), or -ENOTTY. */
+static int sink_fence_ref(struct fl__sink *s, struct fl_fence **ret)
+{
+	if (!(s->fence && fl__fence_ref_unless_zero(s->fence)))
 		return -ENOTTY;
-	*ret = s;
+	*ret = s->fence;
 	return 0;
 }
 
@@ -1964,12 +1977,23 @@ FL_EXPORT int fl_fence_from_fd(int fd, struct fl_fence **ret_fence)
 	fl_return_if(!ret_fence, -EINVAL);
 	pthread_mutex_lock(&sink_lock);
 	r = lookup(fd, SINK_FENCE, &s);
-	if (r == 0 && !(s->fence && fl__fence_ref_unless_zero(s->fence)))
-		r = -ENOTTY;
 	if (r == 0)
-		*ret_fence = s->fence;
+		r = sink_fence_ref(s, ret_fence);
 	pthread_mutex_unlock(&sink_lock);
 	return r;
+}
+
+int fl__fence_from_key(dev_t dev, ino_t ino, struct fl_fence **ret)
+{
+	struct fl__sink *s;
+	int r;
+
+	pthread_mutex_lock(&sink_lock);
+	r = lookup_key(dev, ino, SINK_FENCE, &s);
+	if (r == 0)
+		r = sink_fence_ref(s, ret);
+	pthread_mutex_unlock(&sink_lock);
+	return r == 0 ? 0 : -ENOENT;
 }
 
 FL_EXPORT int fl_timeline_export_fd(struct fl_timeline *tl, int *ret_fd)
@@ -2015,6 +2039,22 @@ static int is_unix_stream(int fd)
 	return 1;
 }
 
+static const struct fl__host_ops *_Atomic host_ops;
+
+void fl__host_set_ops(const struct fl__host_ops *ops)
+{
+	atomic_store(&host_ops, ops);
+}
+
+/* Fences this process asked the daemon for exist by now (fl__host_ops.settle). */
+static void host_settle(void)
+{
+	const struct fl__host_ops *ops = atomic_load_explicit(&host_ops, memory_order_acquire);
+
+	if (ops && ops->settle)
+		ops->settle();
+}
+
 /*
  * The status of a pipe fence fd made by another process (or by our parent
  * before a fork): the record its completer wrote, copied out with tee(),
@@ -2025,13 +2065,13 @@ static int is_unix_stream(int fd)
  */
 static int foreign_pipe_status(int fd)
 {
-	const struct fl__wait_hooks *hooks;
+	const struct fl__host_ops *ops;
 	struct fl__record rec, recs[2];
 	bool ask = false;
 	int p[2], r = 0, avail;
 	ssize_t n;
 
-	fl__fd_settle(); /* fences this process asked the daemon for exist by now */
+	host_settle();
 	/*
 	 * The common cases in one or two syscalls: two records are a success
 	 * (write_record()), nothing queued and no end-of-file is a pending
@@ -2072,8 +2112,8 @@ static int foreign_pipe_status(int fd)
 	close(p[0]);
 	close(p[1]);
 	if (ask) {
-		hooks = fl__fd_wait_hooks();
-		r = hooks && hooks->status ? hooks->status(fd) : -ECONNRESET;
+		ops = atomic_load_explicit(&host_ops, memory_order_acquire);
+		r = ops && ops->status ? ops->status(fd) : -ECONNRESET;
 	}
 	return r;
 }
@@ -2095,7 +2135,7 @@ static bool page_status(int fd, dev_t dev, ino_t ino, int *ret)
 	struct pollfd pf = { .fd = fd, .events = POLLIN };
 	int status, found;
 
-	fl__fd_settle(); /* fences this process asked the daemon for exist by now */
+	host_settle();
 	found = fl__status_page_lookup(dev, ino, &status, NULL);
 	if (!found)
 		return false;
@@ -2160,7 +2200,7 @@ FL_EXPORT int fl_fence_fd_get_status(int fd)
 				       ? pipe_status(fd, st.st_dev, st.st_ino)
 				       : -ENOTTY;
 	}
-	fl__fd_settle(); /* fences this process asked the daemon for exist by now */
+	host_settle();
 	n = recv(fd, &rec, sizeof(rec), MSG_PEEK | MSG_DONTWAIT);
 	if (n < 0 && errno == ENOTSOCK) {
 		/* The daemon's fence fds are pipes too: look at the kind first from now on. */
@@ -2199,7 +2239,7 @@ static unsigned int default_wait_flags(void)
 FL_EXPORT int fl_fence_fd_wait_flags(int fd, int timeout_ms, unsigned int flags)
 {
 	uint64_t deadline = timeout_ms > 0 ? fl__now_ns() + (uint64_t)timeout_ms * 1000000ull : 0;
-	const struct fl__wait_hooks *hooks = NULL;
+	const struct fl__host_ops *ops = NULL;
 	uint64_t token = 0;
 	int s, notify = -1, ret;
 	bool watch_notify = false, completed = false;
@@ -2208,9 +2248,10 @@ FL_EXPORT int fl_fence_fd_wait_flags(int fd, int timeout_ms, unsigned int flags)
 	s = fl_fence_fd_get_status(fd);
 	if (s == FL_STATUS_ACTIVE && timeout_ms != 0) {
 		/* About to block: tell the daemon who waits on what. */
-		hooks = fl__fd_wait_hooks();
-		if (hooks)
-			token = hooks->begin(fd, timeout_ms, flags | default_wait_flags(), &notify);
+		ops = atomic_load_explicit(&host_ops, memory_order_acquire);
+		if (ops && ops->wait_begin)
+			token = ops->wait_begin(fd, timeout_ms, flags | default_wait_flags(),
+						&notify);
 		watch_notify = notify >= 0;
 		FL_PROBE3(fd_wait_begin, fd, timeout_ms, token);
 	}
@@ -2238,7 +2279,7 @@ FL_EXPORT int fl_fence_fd_wait_flags(int fd, int timeout_ms, unsigned int flags)
 			break;
 		}
 		if (r > 0 && watch_notify && p[1].revents) {
-			int n = hooks->notified(token, notify);
+			int n = ops->wait_notified(token, notify);
 
 			if (n < 0) {
 				s = n;
@@ -2256,7 +2297,7 @@ FL_EXPORT int fl_fence_fd_wait_flags(int fd, int timeout_ms, unsigned int flags)
 	ret = s == FL_STATUS_SIGNALED ? 0 : s;
 	if (token) {
 		FL_PROBE2(fd_wait_end, fd, ret);
-		hooks->end(token, completed ? 1 : ret, notify);
+		ops->wait_end(token, completed ? 1 : ret, notify);
 	} else if (notify >= 0) {
 		close(notify);
 	}
@@ -2318,16 +2359,14 @@ static int check_pair(int sink, int user)
 int fl__timeline_from_key(dev_t dev, ino_t ino, struct fl_timeline **ret)
 {
 	struct fl__sink *s;
-	int r = -ENOENT;
+	int r;
 
 	pthread_mutex_lock(&sink_lock);
-	s = hash_find(dev, ino);
-	if (s && s->kind == SINK_TIMELINE && !s->inherited) {
+	r = lookup_key(dev, ino, SINK_TIMELINE, &s);
+	if (r == 0)
 		*ret = fl_timeline_ref(s->tl);
-		r = 0;
-	}
 	pthread_mutex_unlock(&sink_lock);
-	return r;
+	return r == 0 ? 0 : -ENOENT;
 }
 
 /* Register @s (dev/ino set) as @f's sink @sink; @user only sizes the fd table. */

@@ -3,7 +3,9 @@
  * What a process hosting the core for others (fencelined) needs beyond the
  * public API: fence fds whose socket pair a client made, a callback when the
  * last copy of a handed-out fd is closed (for per-client accounting), the
- * fd watcher in its own loop, and a count of the fds still open. Private to src/; only src/daemon uses it.
+ * fd watcher in its own loop, and a count of the fds still open; and, for
+ * the client library's fd API, lookups by inode. Private to src/: the
+ * daemon and src/client use it.
  */
 #ifndef FL_CORE_HOST_H
 #define FL_CORE_HOST_H
@@ -17,7 +19,51 @@
 #include <fenceline/fence.h>
 #include <fenceline/timeline.h>
 
-/* Called once, from the core's fd watcher thread, when a tracked fd is gone. */
+/*
+ * What the core asks of the code hosting it in a client process (the
+ * library's daemon side, src/client), for fence fds that another process
+ * made: the core knows nothing of the daemon, the host does. Installed
+ * once (fl__host_set_ops()); every op may be NULL.
+ */
+struct fl__host_ops {
+	/*
+	 * Before a fence fd's status is read (fl_fence_fd_get_status()):
+	 * make the fences this process asked for with one-way requests
+	 * exist, so that their fds read as what was asked.
+	 */
+	void (*settle)(void);
+	/*
+	 * A pipe fence fd of another process reads as completed but its
+	 * status record is gone (a holder read it out): the status from the
+	 * daemon that made it, or -ECONNRESET when no daemon knows it (its
+	 * maker died).
+	 */
+	int (*status)(int fence_fd);
+	/*
+	 * Reports of blocking waits on fence fds (fl_fence_fd_wait()), so
+	 * that the daemon can see who waits on what (deadlock detection,
+	 * traces); called around the poll, only when it is about to block.
+	 * wait_begin() returns a token for wait_end() (0: not reported) and
+	 * may set *@notify_fd to an fd to poll beside the fence: readable
+	 * when the wait is refused (its status then comes from
+	 * wait_notified(): the status the wait must return, or 0 to go on).
+	 * wait_end(): the wait is over; @result is 1 when the fence completed
+	 * (the daemon ends such waits itself), else what the wait returns
+	 * (-ETIME, -EDEADLK, ...); it closes @notify_fd (-1: none). The three
+	 * come together: all set or none.
+	 */
+	uint64_t (*wait_begin)(int fence_fd, int timeout_ms, unsigned int flags, int *notify_fd);
+	int (*wait_notified)(uint64_t token, int notify_fd);
+	void (*wait_end)(uint64_t token, int result, int notify_fd);
+};
+
+/* fl__host_set_ops() - install @ops (static: it stays the caller's), or NULL for none. */
+void fl__host_set_ops(const struct fl__host_ops *ops);
+
+/*
+ * Called once when a tracked fd is gone: from the core's fd watcher, which
+ * is a thread of its own, or the host's loop after fl__watcher_host_fd().
+ */
 typedef void (*fl__host_release_fn)(void *owner);
 
 /*
@@ -62,6 +108,15 @@ int fl__fence_adopt_sink(struct fl_fence *f, int sink, dev_t dev, ino_t ino,
  * reference. Return: 0, or -ENOENT when no live timeline fd has that inode.
  */
 int fl__timeline_from_key(dev_t dev, ino_t ino, struct fl_timeline **ret);
+
+/*
+ * fl__fence_from_key() - the fence whose fd has inode (@dev, @ino), made
+ * by this process's core: fl_fence_from_fd() for a caller that read the
+ * fd's identity already (fl__fd_identity()), so the lookup costs no
+ * syscall. The caller owns the reference. Return: 0, or -ENOENT when no
+ * live fence fd of this process has that inode.
+ */
+int fl__fence_from_key(dev_t dev, ino_t ino, struct fl_fence **ret);
 
 /*
  * fl__timeline_export_fd_tracked() - fl_timeline_export_fd() with a

@@ -327,13 +327,17 @@ FL_EXPORT struct fl_timeline *fl_timeline_unref(struct fl_timeline *tl)
 	return NULL;
 }
 
-FL_EXPORT void fl_timeline_destroy(struct fl_timeline *tl)
+FL_EXPORT void fl_timeline_kill(struct fl_timeline *tl)
 {
 	if (!tl)
 		return;
 	kill_timeline(tl);
 	fl_timeline_unref(tl);
 }
+
+/* The deprecated name, kept exported for one release: the same code. */
+FL_EXPORT void fl_timeline_destroy(struct fl_timeline *tl)
+	__attribute__((alias("fl_timeline_kill")));
 
 FL_EXPORT const char *fl_timeline_get_name(const struct fl_timeline *tl)
 {

@@ -5,9 +5,12 @@
  * that owns its op (src/server/service.h), answer, hang up on a bad peer;
  * the pass of the loop (fld_serve()) that schedules clients by cost.
  *
- * The loop is one thread; the core's fd watcher thread releases fds whose
- * last copy was closed and reports that through release callbacks, the only
- * place client counters change off the loop thread (hence the atomics).
+ * The loop is one thread, and so is everything that changes a client's
+ * counters: the core's fd watcher has no thread here (the loop runs it,
+ * fl__watcher_host_fd(), so its release callbacks come from the loop), and
+ * the closer thread of received.c only closes, reporting back through
+ * fld_received_reap(). The counters' atomics date from when the watcher
+ * was a thread of its own; nothing relies on them now.
  */
 #include <fcntl.h>
 #include <malloc.h>

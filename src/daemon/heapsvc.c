@@ -7,7 +7,7 @@
  * A buffer is charged to the connection that allocated it from HEAP_ALLOC
  * until that connection frees it (HEAP_FREE) or ends. The daemon keeps one
  * fd of each such buffer, because the native heap gives a buffer back only
- * through one of its fds (fl_heap_free()) and the end of a connection must
+ * through one of its fds (fl_heap_buffer_free()) and the end of a connection must
  * return its carveout ranges; watching for the last close elsewhere was not
  * chosen (docs/heap.md, "Who pays"). So a buffer's memory lives at least
  * until it is freed, and other fds and mappings keep it alive after that,
@@ -50,7 +50,7 @@ struct dbuf {
 	struct dbuf *next; /* in its hash bucket */
 	dev_t dev;
 	ino_t ino;
-	int fd; /* ours, for fl_heap_free() */
+	int fd; /* ours, for fl_heap_buffer_free() */
 	uint64_t size;
 	uint32_t group;
 	unsigned int heap; /* index in heaps[] */
@@ -199,7 +199,7 @@ int fld_heapsvc_alloc(struct fld_heap_client **hcp, pid_t pid, const struct fl_m
 	r = fl_heap_alloc(heaps[h].heap, (size_t)q->size, q->flags, &fd);
 	if (r == 0 && fstat(fd, &st) < 0) {
 		r = -errno;
-		if (fl_heap_free(heaps[h].heap, fd) < 0)
+		if (fl_heap_buffer_free(heaps[h].heap, fd) < 0)
 			close(fd);
 	}
 	if (r < 0) {
@@ -229,7 +229,7 @@ static void buf_free(struct fld_heap_client *hc, struct dbuf **pp)
 	account_sub(&hc->total, b->size);
 	account_sub(&hc->per[b->heap], b->size);
 	/* Ours is a buffer of this heap by construction: this closes it. */
-	if (fl_heap_free(heaps[b->heap].heap, b->fd) < 0)
+	if (fl_heap_buffer_free(heaps[b->heap].heap, b->fd) < 0)
 		close(b->fd);
 	free(b);
 }

@@ -93,7 +93,7 @@ int fl__heap_create(const struct fl_heap_ops *ops, const char *name, void *priv,
 /*
  * Drops @b's record and accounting and gives its range back. Under the
  * lock. Its watch, if any, stays until the buffer goes (reclaim.c): the
- * buffer may live on after fl_heap_free(), and removing it would cost a
+ * buffer may live on after fl_heap_buffer_free(), and removing it would cost a
  * syscall.
  */
 static void forget_locked(struct fl_heap *heap, struct fl_heap_buffer *b)
@@ -170,7 +170,7 @@ static void collect_unheld(struct fl_avl_node *n, void *data)
 /*
  * Forgets the buffers that nobody holds any more (no fd, no mapping, in any
  * process), so that their ranges come back; how many. Only buffers with a
- * watch can be seen (reclaim.c); the others stay until fl_heap_free() or
+ * watch can be seen (reclaim.c); the others stay until fl_heap_buffer_free() or
  * fl_heap_close(). Reads /proc only when a watch died since the last look.
  * Lock held; dropped meanwhile.
  */
@@ -212,7 +212,7 @@ static void record_locked(struct fl_heap *heap, struct fl_heap_buffer *b)
 
 	/*
 	 * A record with this inode can only be left over from a buffer whose
-	 * fds were all closed without fl_heap_free(), its inode number since
+	 * fds were all closed without fl_heap_buffer_free(), its inode number since
 	 * reused: that buffer is gone, so its record goes too.
 	 */
 	stale = fl__avl_find(&heap->buffers, &key, buffer_key_cmp);
@@ -342,7 +342,7 @@ static struct fl_heap_buffer *find_locked(struct fl_heap *heap, const struct sta
 	return n ? buffer_of(n) : NULL;
 }
 
-FL_EXPORT int fl_heap_free(struct fl_heap *heap, int fd)
+FL_EXPORT int fl_heap_buffer_free(struct fl_heap *heap, int fd)
 {
 	struct fl_heap_pool_flush out = { .what = FL_POOL_NOTHING };
 	struct fl_heap_buffer *b;
@@ -373,6 +373,10 @@ FL_EXPORT int fl_heap_free(struct fl_heap *heap, int fd)
 		close(fd);
 	return 0;
 }
+
+/* The deprecated name, kept exported for one release: the same code. */
+FL_EXPORT int fl_heap_free(struct fl_heap *heap, int fd)
+	__attribute__((alias("fl_heap_buffer_free")));
 
 FL_EXPORT int fl_heap_buffer_get_flags(struct fl_heap *heap, int fd, unsigned int *ret_flags)
 {

@@ -2,7 +2,7 @@
 /*
  * Knowing when nobody holds a buffer any more (docs/heap.md, "Reclaim").
  *
- * A carveout's range comes back at fl_heap_free(), but ION users close()
+ * A carveout's range comes back at fl_heap_buffer_free(), but ION users close()
  * their buffers instead, and a buffer may live on in a mapping or in
  * another process. The heap must not keep a reference itself (that would
  * keep every buffer alive), and a process cannot see the open file

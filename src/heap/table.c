@@ -262,7 +262,7 @@ int fl_heap_table_get_heap(struct fl_heap_table *table, const char *name, struct
 	return -ENOENT;
 }
 
-int fl_heap_table_free(struct fl_heap_table *table, int fd)
+int fl_heap_table_buffer_free(struct fl_heap_table *table, int fd)
 {
 	struct stat st;
 
@@ -270,18 +270,22 @@ int fl_heap_table_free(struct fl_heap_table *table, int fd)
 		return -EINVAL;
 	if (fd < 0 || fstat(fd, &st) < 0)
 		return -EBADF;
-	/* fl_heap_free() says -EINVAL for a buffer that is not its heap's. */
+	/* fl_heap_buffer_free() says -EINVAL for a buffer that is not its heap's. */
 	for (size_t i = 0; i < table->num_heaps; i++) {
 		int r;
 
 		if (!table->heaps[i].heap)
 			continue;
-		r = fl_heap_free(table->heaps[i].heap, fd);
+		r = fl_heap_buffer_free(table->heaps[i].heap, fd);
 		if (r != -EINVAL)
 			return r;
 	}
 	return -EINVAL;
 }
+
+/* The deprecated name, kept exported for one release: the same code. */
+int fl_heap_table_free(struct fl_heap_table *table, int fd)
+	__attribute__((alias("fl_heap_table_buffer_free")));
 
 /* The evaluation of a request, shared by alloc and explain. */
 

@@ -248,30 +248,3 @@ int fl__random(void *buf, size_t len)
 	}
 	return 0;
 }
-
-static void (*_Atomic settle_hook)(void);
-
-void fl__fd_set_settle_hook(void (*hook)(void))
-{
-	atomic_store(&settle_hook, hook);
-}
-
-void fl__fd_settle(void)
-{
-	void (*hook)(void) = atomic_load(&settle_hook);
-
-	if (hook)
-		hook();
-}
-
-static const struct fl__wait_hooks *_Atomic wait_hooks;
-
-void fl__fd_set_wait_hooks(const struct fl__wait_hooks *hooks)
-{
-	atomic_store(&wait_hooks, hooks);
-}
-
-const struct fl__wait_hooks *fl__fd_wait_hooks(void)
-{
-	return atomic_load(&wait_hooks);
-}

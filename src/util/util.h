@@ -92,13 +92,6 @@ int fl__fd_inode(int fd, dev_t *ret_dev, ino_t *ret_ino);
  */
 int fl__fd_identity(int fd, dev_t *ret_dev, ino_t *ret_ino, bool *ret_pipe);
 void fl__close(int fd);
-/*
- * A hook run before reading a fence fd's status (fl_fence_fd_get_status()):
- * the client sets it to wait for its queued one-way requests, so the core
- * need not know about the daemon.
- */
-void fl__fd_set_settle_hook(void (*hook)(void));
-void fl__fd_settle(void);
 /* Fill @buf with random bytes (getrandom). Return: 0 or -errno. */
 int fl__random(void *buf, size_t len);
 /*
@@ -148,34 +141,5 @@ void fl__log(const char *topic, const char *fmt, ...) __attribute__((format(prin
 #define FL_PROBE3(name, a, b, c)    ((void)0)
 #define FL_PROBE4(name, a, b, c, d) ((void)0)
 #endif
-
-/*
- * Reports of blocking waits on fence fds (fl_fence_fd_wait()), so that the
- * daemon can see who waits on what (deadlock detection, traces). The client
- * sets them; the core calls them around the poll, only when it is about to
- * block. begin() returns a token for end() (0: not reported) and may set
- * *notify_fd to an fd to poll beside the fence: readable when the wait is
- * refused (its status then comes from notified()).
- */
-struct fl__wait_hooks {
-	uint64_t (*begin)(int fence_fd, int timeout_ms, unsigned int flags, int *notify_fd);
-	/*
-	 * The wait is over: @result is 1 when the fence completed (the
-	 * daemon ends such waits itself), else what the wait returns
-	 * (-ETIME, -EDEADLK, ...). Closes @notify_fd (-1: none).
-	 */
-	void (*end)(uint64_t token, int result, int notify_fd);
-	/* @notify_fd polled readable: the status the wait must return, or 0 to go on. */
-	int (*notified)(uint64_t token, int notify_fd);
-	/*
-	 * A pipe fence fd of another process reads as completed but its
-	 * status record is gone (a holder read it out): the status from the
-	 * daemon that made it, or -ECONNRESET when no daemon knows it (its
-	 * maker died). May be NULL.
-	 */
-	int (*status)(int fence_fd);
-};
-void fl__fd_set_wait_hooks(const struct fl__wait_hooks *hooks);
-const struct fl__wait_hooks *fl__fd_wait_hooks(void);
 
 #endif /* FL_UTIL_H */

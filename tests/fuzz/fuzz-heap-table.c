@@ -11,7 +11,7 @@
  *   - an accepted table prints as INI that parses again, and prints the
  *     same the second time (fl_heap_table_print() is a fixed point);
  *   - explain and alloc for each device return only their documented
- *     errors, and a buffer they give goes back with fl_heap_table_free().
+ *     errors, and a buffer they give goes back with fl_heap_table_buffer_free().
  *
  * Built with libFuzzer under clang, and with fuzz-main.c under every
  * compiler.
@@ -120,7 +120,7 @@ static void exercise(struct fl_heap_table *t, const char *printed)
 			      r == -ENOMEM);
 			CHECK(r == 0 || (err[0] && strlen(err) < sizeof(err)));
 			if (r == 0)
-				CHECK(fl_heap_table_free(t, fd) == 0);
+				CHECK(fl_heap_table_buffer_free(t, fd) == 0);
 		}
 	}
 	fclose(sink);

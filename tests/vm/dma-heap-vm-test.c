@@ -147,7 +147,7 @@ FL_TEST(every_dma_heap_gives_zeroed_dma_bufs_that_map_and_sync)
 		fl_assert_int_eq(info.allocations, 3);
 		fl_assert_int_eq(info.failures, 0);
 		for (int i = 0; i < 3; i++)
-			fl_assert_int_eq(fl_heap_free(heap, fds[i]), 0);
+			fl_assert_int_eq(fl_heap_buffer_free(heap, fds[i]), 0);
 		info = fl_test_heap_info(heap);
 		fl_assert_int_eq(info.allocated, 0);
 		fl_assert_int_eq(info.buffers, 0);
@@ -178,7 +178,7 @@ FL_TEST(cpu_access_on_a_dma_buf_takes_each_direction_and_rejects_bad_ones)
 	fl_assert_int_ge(dev, 0);
 	fl_assert_int_eq(fl_heap_buffer_begin_cpu_access(dev, FL_HEAP_SYNC_READ), -ENOTTY);
 	close(dev);
-	fl_assert_int_eq(fl_heap_free(heap, fd), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, fd), 0);
 	fl_heap_close(heap);
 }
 
@@ -235,7 +235,7 @@ FL_TEST(dma_heap_dir_override_finds_a_real_heap_by_its_numbers)
 	fl_assert_str_eq(fl_test_heap_info(heap).name, "renamed");
 	fl_assert_int_eq(fl_heap_alloc(heap, fl_test_page_size(), 0, &fd), 0);
 	fl_assert_int_eq(fs_type(fd), DMA_BUF_MAGIC);
-	fl_assert_int_eq(fl_heap_free(heap, fd), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, fd), 0);
 	fl_heap_close(heap);
 	unsetenv("FENCELINE_DMA_HEAP_DIR");
 	unlink(path);
@@ -263,7 +263,7 @@ FL_TEST(cma_dma_heap_beyond_its_area_is_enomem)
 	fl_assert_int_eq(info.allocated, 0);
 	/* And still gives what fits. */
 	fl_assert_int_eq(fl_heap_alloc(heap, fl_test_page_size(), 0, &fd), 0);
-	fl_assert_int_eq(fl_heap_free(heap, fd), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, fd), 0);
 	fl_heap_close(heap);
 }
 
@@ -283,7 +283,7 @@ FL_TEST(dma_heap_pool_hands_out_fresh_zeroed_dma_bufs)
 	p = mmap(NULL, fl_test_page_size(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	fl_assert(p != MAP_FAILED);
 	memset(p, 0xaa, fl_test_page_size());
-	fl_assert_int_eq(fl_heap_free(heap, fd), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, fd), 0);
 	for (int i = 0; i < 5000 && (fl_test_heap_info(heap).pool_pending ||
 				     !fl_test_heap_info(heap).pool_buffers);
 	     i++)
@@ -301,7 +301,7 @@ FL_TEST(dma_heap_pool_hands_out_fresh_zeroed_dma_bufs)
 	fl_assert(p != MAP_FAILED);
 	assert_filled(p, fl_test_page_size(), 0);
 	fl_assert_int_eq(munmap(p, fl_test_page_size()), 0);
-	fl_assert_int_eq(fl_heap_free(heap, fd), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, fd), 0);
 	fl_heap_close(heap);
 }
 
@@ -335,7 +335,7 @@ FL_TEST(udmabuf_of_a_heap_memfd_is_a_dma_buf_that_syncs)
 	close(dev);
 	fl_assert_int_eq(fs_type(dbuf), DMA_BUF_MAGIC);
 	/* Not the heap's buffer, though it shares its pages. */
-	fl_assert_int_eq(fl_heap_free(heap, dbuf), -EINVAL);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, dbuf), -EINVAL);
 	for (unsigned int dir = FL_HEAP_SYNC_READ; dir <= FL_HEAP_SYNC_RW; dir++) {
 		fl_assert_int_eq(fl_heap_buffer_begin_cpu_access(dbuf, dir), 0);
 		fl_assert_int_eq(fl_heap_buffer_end_cpu_access(dbuf, dir), 0);
@@ -352,7 +352,7 @@ FL_TEST(udmabuf_of_a_heap_memfd_is_a_dma_buf_that_syncs)
 	fl_assert_int_eq(munmap(buf, len), 0);
 	fl_assert_int_eq(munmap(mem, len), 0);
 	close(dbuf);
-	fl_assert_int_eq(fl_heap_free(heap, memfd), 0);
+	fl_assert_int_eq(fl_heap_buffer_free(heap, memfd), 0);
 	fl_heap_close(heap);
 }
 

@@ -11,10 +11,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "client.h"
+#define FL_USE_UNSTABLE_INTROSPECT_API
+#include <fenceline/introspect.h>
+
 #include "fencectl.h"
 #include "heaps.h"
-#include "protocol.h"
 #include "report.h"
 
 static const char usage_text[] =
@@ -119,41 +120,44 @@ static void warn_low_fd_limit(void)
 {
 	static bool told;
 	unsigned long limit;
-	int pid;
+	pid_t pid = 0;
 
 	if (told)
 		return;
 	told = true;
-	pid = fl__client_daemon_pid();
-	limit = pid > 0 ? fd_limit_of(pid) : 0;
+	limit = fl_introspect_get_daemon_pid(&pid) == 0 ? fd_limit_of(pid) : 0;
 	if (limit && limit < LOW_FD_LIMIT)
 		fprintf(stderr,
 			"fencectl: warning: the daemon (pid %d) may hold only %lu fds, so all its "
 			"clients together get at most that many live fences and timelines; it has "
 			"the fd limit of the process that started it (docs/daemon.md, \"File "
 			"descriptor limits\")\n",
-			pid, limit);
+			(int)pid, limit);
 }
 
-int fencectl_request_dump(uint32_t flags, uint32_t pid, int *ret_fd)
+int fencectl_request_dump(enum fencectl_view view, unsigned int flags, pid_t pid, int *ret_fd)
 {
-	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_reply)];
-	struct fl_msg_dump body = { flags, pid };
-	int r, fd = -1;
+	int r;
 
-	fl__client_set_no_spawn(true);
-	r = fl__client_call(FL_OP_DUMP, 0, &body, sizeof(body), NULL, 0, 0, reply, sizeof(reply),
-			    &fd);
-	if (r >= 0)
-		r = fl__client_reply_status(reply);
-	if (r >= 0 && fd < 0)
-		r = -EPROTO;
-	if (r < 0 && fd >= 0)
-		close(fd);
-	if (r == 0) {
-		*ret_fd = fd;
-		warn_low_fd_limit();
+	switch (view) {
+	case VIEW_FDS:
+		r = fl_introspect_dump_fds(pid, flags, ret_fd);
+		break;
+	case VIEW_WAITS:
+		r = fl_introspect_dump_waits(flags, ret_fd);
+		break;
+	case VIEW_STATS:
+		r = fl_introspect_dump_stats(flags, ret_fd);
+		break;
+	case VIEW_HEAPS:
+		r = fl_introspect_dump_heaps(flags, ret_fd);
+		break;
+	default:
+		r = fl_introspect_dump(flags, ret_fd);
+		break;
 	}
+	if (r == 0)
+		warn_low_fd_limit();
 	if (r == -ETIMEDOUT)
 		fprintf(stderr, "fencectl: the daemon did not answer in time (--timeout)\n");
 	return r;
@@ -173,7 +177,7 @@ static int cmd_dump(int argc, char **argv)
 
 	if (r >= 0)
 		return r;
-	return fencectl_view("dump", json ? FL_DUMP_JSON : 0);
+	return fencectl_view("dump", VIEW_DUMP, json ? FL_INTROSPECT_JSON : 0);
 }
 
 /* A process's fence count in one look, from the text view's "pid N (comm): F fences" lines. */
@@ -230,7 +234,8 @@ static unsigned int count_of(const struct count *c, size_t n, pid_t pid, bool *f
 
 static int cmd_fds(int argc, char **argv)
 {
-	unsigned int samples = 1, interval_ms = 1000, pid = 0;
+	unsigned int samples = 1, interval_ms = 1000;
+	pid_t pid = 0;
 	struct count *first = NULL, *prev = NULL;
 	size_t nfirst = 0, nprev = 0;
 	bool json = false, *growing = NULL;
@@ -256,7 +261,7 @@ static int cmd_fds(int argc, char **argv)
 			*(argv[i][2] == 's' ? &samples : &interval_ms) = (unsigned int)v;
 			i++;
 		} else if (!pid && argv[i][0] != '-' &&
-			   (pid = (unsigned int)strtoul(argv[i], &end, 10)) && !*end) {
+			   (pid = (pid_t)strtoul(argv[i], &end, 10)) > 0 && !*end) {
 			continue;
 		} else {
 			fprintf(stderr, "fencectl fds: unknown argument '%s'\n%s", argv[i],
@@ -271,7 +276,7 @@ static int cmd_fds(int argc, char **argv)
 
 		if (s)
 			usleep(interval_ms * 1000u);
-		r = fencectl_request_dump(FL_DUMP_FDS, pid, &fd);
+		r = fencectl_request_dump(VIEW_FDS, 0, pid, &fd);
 		if (r == 0)
 			r = read_counts(fd, &now, &nnow);
 		if (r == 0 && s == 0) {
@@ -302,7 +307,7 @@ static int cmd_fds(int argc, char **argv)
 	if (r == 0 && json) {
 		close(fd);
 		fd = -1;
-		r = fencectl_request_dump(FL_DUMP_FDS | FL_DUMP_JSON, pid, &fd);
+		r = fencectl_request_dump(VIEW_FDS, FL_INTROSPECT_JSON, pid, &fd);
 	}
 	if (r == -ENOENT) {
 		r = fencectl_no_daemon();
@@ -356,7 +361,7 @@ int main(int argc, char **argv)
 			continue;
 		}
 		if (!strcmp(argv[i], "--timeout") && i + 1 < argc) {
-			char *end;
+			char *end, ms[16];
 			double secs = strtod(argv[i + 1], &end);
 
 			if (*end || end == argv[i + 1] || !(secs >= 0 && secs <= 86400)) {
@@ -364,8 +369,12 @@ int main(int argc, char **argv)
 					usage_text);
 				return EXIT_USAGE;
 			}
-			/* At least 1 ms: 0 alone means forever. */
-			fl__client_set_timeout_ms(secs > 0 ? (int)(secs * 1000 + 0.999) : 0);
+			/*
+			 * At least 1 ms: 0 alone means forever. The library reads
+			 * it at its connection, which no call has made yet.
+			 */
+			snprintf(ms, sizeof(ms), "%d", secs > 0 ? (int)(secs * 1000 + 0.999) : 0);
+			setenv("FENCELINE_REQUEST_TIMEOUT_MS", ms, 1);
 			i += 2;
 			continue;
 		}

@@ -2,13 +2,15 @@
 /*
  * fencectl heaps: the allocation service's heaps and what each client holds,
  * like ION's debugfs heap files, or as JSON (docs/fencectl.md, "heaps"). The
- * daemon writes it (DUMP with FL_DUMP_HEAPS); this only copies it out.
+ * daemon writes it (fl_introspect_dump_heaps()); this only copies it out.
  */
 #include <stdbool.h>
 
+#define FL_USE_UNSTABLE_INTROSPECT_API
+#include <fenceline/introspect.h>
+
 #include "fencectl.h"
 #include "heaps.h"
-#include "protocol.h"
 
 const char fencectl_heaps_usage[] =
 	"usage: fencectl heaps [--json]\n"
@@ -27,5 +29,5 @@ int fencectl_heaps(int argc, char **argv)
 
 	if (r >= 0)
 		return r;
-	return fencectl_view("heaps", FL_DUMP_HEAPS | (json ? FL_DUMP_JSON : 0));
+	return fencectl_view("heaps", VIEW_HEAPS, json ? FL_INTROSPECT_JSON : 0);
 }

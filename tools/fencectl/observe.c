@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fencectl deadlocks, stats and trace: views the daemon computes (DUMP with
- * FL_DUMP_DEADLOCKS or FL_DUMP_STATS) and its trace sessions (TRACE).
+ * fencectl deadlocks, stats and trace: views the daemon computes
+ * (fl_introspect_dump_waits(), fl_introspect_dump_stats()) and its trace
+ * sessions (fl_introspect_trace_start(), fl_introspect_trace_stop()).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,9 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "client.h"
+#define FL_USE_UNSTABLE_INTROSPECT_API
+#include <fenceline/introspect.h>
+
 #include "fencectl.h"
-#include "protocol.h"
 
 const char deadlocks_usage[] =
 	"usage: fencectl deadlocks [--json]\n"
@@ -54,11 +56,11 @@ const char trace_usage[] =
 	"  -d SECONDS       how long to record (a decimal number)\n"
 	"  --max-events N   keep at most N events (default 1000000; more are counted)\n";
 
-int fencectl_view(const char *cmd, uint32_t flags)
+int fencectl_view(const char *cmd, enum fencectl_view view, unsigned int flags)
 {
 	int r, fd = -1;
 
-	r = fencectl_request_dump(flags, 0, &fd);
+	r = fencectl_request_dump(view, flags, 0, &fd);
 	if (r == -ENOENT)
 		return fencectl_no_daemon();
 	if (r >= 0)
@@ -75,20 +77,19 @@ int fencectl_view(const char *cmd, uint32_t flags)
 /* Whether the detector finds something now (asked in JSON, whatever was printed). */
 static bool found_something(void)
 {
-	char buf[65536];
+	char *text = NULL;
+	size_t len = 0;
 	int fd = -1;
-	ssize_t n;
 	bool found = false;
 
-	if (fencectl_request_dump(FL_DUMP_DEADLOCKS | FL_DUMP_JSON, 0, &fd) < 0)
+	if (fencectl_request_dump(VIEW_WAITS, FL_INTROSPECT_JSON, 0, &fd) < 0)
 		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
+	if (fl_introspect_read(fd, NULL, 0, &len) == -ENOBUFS && (text = malloc(len + 1)) &&
+	    fl_introspect_read(fd, text, len + 1, &len) == 0)
+		/* Our own format: an empty list is written exactly so. */
+		found = !strstr(text, "\"deadlocks\":[]") || !strstr(text, "\"never_signal\":[]");
+	free(text);
 	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	/* Our own format: an empty list is written exactly so. */
-	found = !strstr(buf, "\"deadlocks\":[]") || !strstr(buf, "\"never_signal\":[]");
 	return found;
 }
 
@@ -119,7 +120,7 @@ int cmd_deadlocks(int argc, char **argv)
 
 	if (r >= 0)
 		return r;
-	r = fencectl_view("deadlocks", FL_DUMP_DEADLOCKS | (json ? FL_DUMP_JSON : 0));
+	r = fencectl_view("deadlocks", VIEW_WAITS, json ? FL_INTROSPECT_JSON : 0);
 	if (r == 0 && found_something())
 		r = EXIT_FOUND;
 	return r;
@@ -132,8 +133,8 @@ int cmd_stats(int argc, char **argv)
 
 	if (r >= 0)
 		return r;
-	return fencectl_view("stats", FL_DUMP_STATS | (json ? FL_DUMP_JSON : 0) |
-					      (reset ? FL_DUMP_RESET : 0));
+	return fencectl_view("stats", VIEW_STATS,
+			     (json ? FL_INTROSPECT_JSON : 0) | (reset ? FL_INTROSPECT_RESET : 0));
 }
 
 static volatile sig_atomic_t stop;
@@ -142,20 +143,6 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	stop = 1;
-}
-
-static int trace_call(uint32_t cmd, uint32_t max_events, int *ret_fd)
-{
-	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_reply)];
-	struct fl_msg_trace body = { cmd, max_events };
-	int r;
-
-	fl__client_set_no_spawn(true);
-	r = fl__client_call(FL_OP_TRACE, 0, &body, sizeof(body), NULL, 0, 0, reply, sizeof(reply),
-			    ret_fd);
-	if (r >= 0)
-		r = fl__client_reply_status(reply);
-	return r;
 }
 
 /* Copy the trace's memfd to @path ('-': stdout). */
@@ -227,7 +214,7 @@ int cmd_trace(int argc, char **argv)
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	r = trace_call(FL_TRACE_START, (uint32_t)max_events, NULL);
+	r = fl_introspect_trace_start((unsigned int)max_events);
 	if (r == -ENOENT)
 		return fencectl_no_daemon();
 	if (r == -EBUSY) {
@@ -258,9 +245,7 @@ int cmd_trace(int argc, char **argv)
 				       : 50000);
 		}
 	}
-	r = trace_call(FL_TRACE_STOP, 0, &fd);
-	if (r == 0 && fd < 0)
-		r = -EPROTO;
+	r = fl_introspect_trace_stop(&fd);
 	if (r == 0)
 		r = write_file(fd, path);
 	if (fd >= 0)

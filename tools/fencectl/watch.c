@@ -12,13 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#define FL_USE_UNSTABLE_INTROSPECT_API
+#include <fenceline/introspect.h>
+
 #include "fencectl.h"
 #include "json.h"
-#include "protocol.h"
 
 #define FL_MIN_SIZE(a, b) ((a) < (b) ? (a) : (b))
 
@@ -99,17 +100,14 @@ static struct json *look(int *ret_err)
 	struct json_error jerr;
 	struct json *doc = NULL;
 	char *text = NULL;
-	struct stat st;
+	size_t len = 0;
 	int fd = -1, r;
 
-	r = fencectl_request_dump(FL_DUMP_JSON, 0, &fd);
-	if (r == 0 && fstat(fd, &st) < 0)
-		r = -errno;
-	if (r == 0 && !(text = malloc((size_t)st.st_size + 1)))
-		r = -ENOMEM;
-	if (r == 0 && pread(fd, text, (size_t)st.st_size, 0) != st.st_size)
-		r = -EIO;
-	if (r == 0 && json_parse(text, (size_t)st.st_size, &doc, &jerr) < 0)
+	r = fencectl_request_dump(VIEW_DUMP, FL_INTROSPECT_JSON, 0, &fd);
+	if (r == 0 && (r = fl_introspect_read(fd, NULL, 0, &len)) == -ENOBUFS)
+		r = (text = malloc(len + 1)) ? fl_introspect_read(fd, text, len + 1, &len)
+					     : -ENOMEM;
+	if (r == 0 && json_parse(text, len, &doc, &jerr) < 0)
 		r = -EPROTO;
 	if (fd >= 0)
 		close(fd);

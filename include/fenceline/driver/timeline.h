@@ -82,7 +82,7 @@ struct fl_sync_pt;
  *	freed: after it died and its last point was freed. Context: no lock.
  *
  * @dying: optional. Called once when the timeline dies (its last handle
- *	went, or fl_timeline_destroy()), before the core fails its pending
+ *	went, or fl_timeline_kill()), before the core fails its pending
  *	points with -ENOENT: the last chance for a driver whose counter moved
  *	without a fl_timeline_signal() yet (e.g. a counter another process
  *	writes) to signal what it reached. Context: no lock held; may call
@@ -129,9 +129,9 @@ struct fl_timeline_ops {
  * Because the watch holds a handle, @tl lives (its points do not fail with
  * -ENOENT) at least until then. A forked child does not inherit watches.
  * Return: 0; -EINVAL (NULL @tl, negative @fd, or an fd that cannot be
- * polled, such as a regular file); -ENOMEM; -EMFILE and other errors of
- * epoll_create1(), eventfd() or epoll_ctl(). On failure @fd stays the
- * caller's.
+ * polled, such as a regular file); -EBADF (@fd is not open); -EEXIST (@fd
+ * is watched already); -ENOSPC (the user's epoll watches are used up);
+ * -ENOMEM, -EMFILE, -ENFILE. On failure @fd stays the caller's.
  */
 FL_EXPORT int fl_timeline_watch_fd(struct fl_timeline *tl, int fd);
 

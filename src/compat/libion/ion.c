@@ -322,7 +322,7 @@ FL_EXPORT int ion_close(int fd)
  * The heap's record of a buffer from a heap without capacity, dropped at
  * once: ION users only ever close() their buffers, so a record would stay
  * until ion_close() (memory growing with every allocation of a long-lived
- * client) and give back nothing. fl_heap_free() of a dup forgets it and
+ * client) and give back nothing. fl_heap_buffer_free() of a dup forgets it and
  * leaves @fd as it is. A carveout's records stay: they hold its ranges
  * until nobody holds the buffer and the carveout is full.
  */
@@ -330,7 +330,7 @@ static void forget(struct fl_heap *heap, int fd)
 {
 	int dup = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 
-	if (dup >= 0 && fl_heap_free(heap, dup) < 0)
+	if (dup >= 0 && fl_heap_buffer_free(heap, dup) < 0)
 		close(dup);
 }
 
