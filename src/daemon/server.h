@@ -104,8 +104,8 @@ size_t fld_holders_of_timeline(const struct fld_holders *h, uint64_t id, pid_t *
 void fld_holders_free(struct fld_holders *h);
 
 /*
- * waits.c: the blocking waits clients report (WAIT_BEGIN/WAIT_END), and the
- * deadlock and never-signal detector that looks at them.
+ * waits.c: the blocking waits clients report (WAIT_BEGIN/WAIT_END), and
+ * (deadlock.c) the deadlock and never-signal detector that looks at them.
  */
 struct fl_fence;
 struct fl_msg_wait_begin;
@@ -151,7 +151,7 @@ void fld_received_reap(void);
 /* The client disconnected: its waits are over. */
 void fld_waits_client_gone(const void *client);
 /*
- * Run the detector if it is due. When it needs a walk of /proc (some
+ * deadlock.c: run the detector if it is due. When it needs a walk of /proc (some
  * process is blocked, so who else holds its timelines matters), it sets
  * *@ret_walk instead of walking: the caller does one a slice at a time
  * (fld_scan_step()) and then calls fld_waits_walked(). Return: ms until
