@@ -171,57 +171,48 @@ FL_TEST(max_fds_arrive_in_order_with_cloexec)
 	close_pair(sv);
 }
 
-FL_TEST(fds_past_the_callers_array_are_closed)
+/*
+ * Sends @sent copies of a pipe's write end and receives them into an array
+ * of @max with room for @room: @want_nfds arrive, each a copy, with
+ * @want_flags, and no other copy stays open.
+ */
+static void receive_cut(unsigned int sent, unsigned int max, unsigned int room,
+			unsigned int want_nfds, unsigned int want_flags)
 {
-	int sv[2], p[2], got[2];
-	struct fl__proto_rx rx = { got, 2, 8, 0, 0, 0 };
+	int sv[2], p[2], got[8];
+	struct fl__proto_rx rx = { got, max, room, 0, 0, 0 };
 	char buf[16];
 
+	fl_assert(max <= 8);
 	make_pair(SOCK_SEQPACKET, sv);
 	make_pipe(p);
-	send_copies(sv[0], p[1], 6);
+	send_copies(sv[0], p[1], sent);
 	fl_assert_int_eq(fl__proto_recv(sv[1], buf, sizeof(buf), NULL, 0, 0, &rx), 0);
-	fl_assert_int_eq(rx.nfds, 2);
-	fl_assert_int_eq(rx.flags, FL__PROTO_RX_EXTRA);
-	assert_same_file(got[0], p[1]);
-	assert_same_file(got[1], p[1]);
-	close_all(got, 2);
+	fl_assert_int_eq(rx.len, 7);
+	fl_assert_int_eq(rx.nfds, want_nfds);
+	fl_assert_int_eq(rx.flags, want_flags);
+	for (unsigned int i = 0; i < rx.nfds; i++)
+		assert_same_file(got[i], p[1]);
+	close_all(got, rx.nfds);
 	assert_no_writer_left(p);
 	close_pair(sv);
+}
+
+FL_TEST(fds_past_the_callers_array_are_closed)
+{
+	receive_cut(6, 2, 8, 2, FL__PROTO_RX_EXTRA);
 }
 
 FL_TEST(fds_past_the_room_are_dropped_by_the_kernel)
 {
-	int sv[2], p[2], got[8];
-	struct fl__proto_rx rx = { got, 8, 4, 0, 0, 0 };
-	char buf[16];
-
-	make_pair(SOCK_SEQPACKET, sv);
-	make_pipe(p);
-	send_copies(sv[0], p[1], 6);
-	fl_assert_int_eq(fl__proto_recv(sv[1], buf, sizeof(buf), NULL, 0, 0, &rx), 0);
-	fl_assert_int_eq(rx.nfds, 4);
-	fl_assert_int_eq(rx.flags, FL__PROTO_RX_CTRUNC);
-	close_all(got, 4);
-	assert_no_writer_left(p);
-	close_pair(sv);
+	receive_cut(6, 8, 4, 4, FL__PROTO_RX_CTRUNC);
 }
 
 FL_TEST(no_fds_wanted_takes_none)
 {
-	int sv[2], p[2];
-	struct fl__proto_rx rx = { NULL, 0, 0, 0, 0, 0 };
-	char buf[16];
-
-	make_pair(SOCK_SEQPACKET, sv);
-	make_pipe(p);
-	send_copies(sv[0], p[1], 3);
-	fl_assert_int_eq(fl__proto_recv(sv[1], buf, sizeof(buf), NULL, 0, 0, &rx), 0);
-	fl_assert_int_eq(rx.nfds, 0);
-	fl_assert_int_eq(rx.len, 7);
-	fl_assert(rx.flags & FL__PROTO_RX_CTRUNC);
-	assert_no_writer_left(p);
-	close_pair(sv);
+	receive_cut(3, 0, 0, 0, FL__PROTO_RX_CTRUNC);
+	/* Room, but no array: the kernel installs them, and they are closed. */
+	receive_cut(3, 0, 4, 0, FL__PROTO_RX_EXTRA);
 }
 
 FL_TEST(a_truncated_packet_is_flagged_and_keeps_its_fds)
@@ -463,57 +454,52 @@ FL_TEST(a_signal_does_not_end_a_blocking_send)
 	close_pair(sv);
 }
 
-/* The client's replies: fl__proto_recv_reply()'s errors. */
-FL_TEST(a_reply_cut_for_room_is_emfile_with_every_fd_closed)
+/*
+ * The client's replies: fl__proto_recv_reply() on a 7-byte reply with
+ * @sent fds, read into @cap bytes and @max fds with @room (with a
+ * @ret_short when @want_cut is 0 or 1, none when it is -1), returns @want
+ * with @want_nfds fds, each a copy, and no other copy stays open.
+ */
+static void reply_case(unsigned int sent, size_t cap, unsigned int max, unsigned int room,
+		       int want_cut, int want, unsigned int want_nfds)
 {
 	int sv[2], p[2], got[4];
 	unsigned int nfds = 99;
-	bool cut = false;
+	bool cut = !want_cut;
 	char buf[16];
 
 	make_pair(SOCK_SEQPACKET, sv);
 	make_pipe(p);
-	send_copies(sv[0], p[1], 3);
-	fl_assert_int_eq(fl__proto_recv_reply(sv[1], buf, sizeof(buf), got, 4, 2, &nfds, NULL),
-			 -EMFILE);
-	fl_assert_int_eq(nfds, 0);
-	/* With @ret_short, the reply and the fds that came. */
-	send_copies(sv[0], p[1], 3);
-	fl_assert_int_eq(fl__proto_recv_reply(sv[1], buf, sizeof(buf), got, 4, 2, &nfds, &cut), 7);
-	fl_assert(cut);
-	fl_assert_int_eq(nfds, 2);
-	close_all(got, 2);
-	send_copies(sv[0], p[1], 1);
-	fl_assert_int_eq(fl__proto_recv_reply(sv[1], buf, sizeof(buf), got, 4, 2, &nfds, &cut), 7);
-	fl_assert(!cut);
-	fl_assert_int_eq(nfds, 1);
-	close(got[0]);
+	send_copies(sv[0], p[1], sent);
+	fl_assert_int_eq(fl__proto_recv_reply(sv[1], buf, cap, got, max, room, &nfds,
+					      want_cut < 0 ? NULL : &cut),
+			 want);
+	fl_assert_int_eq(nfds, want_nfds);
+	if (want_cut >= 0 && want > 0)
+		fl_assert_int_eq(cut, want_cut);
+	for (unsigned int i = 0; i < nfds; i++)
+		assert_same_file(got[i], p[1]);
+	close_all(got, nfds);
 	assert_no_writer_left(p);
 	close_pair(sv);
 }
 
+FL_TEST(a_reply_cut_for_room_is_emfile_with_every_fd_closed)
+{
+	reply_case(3, 16, 4, 2, -1, -EMFILE, 0);
+	/* With @ret_short, the reply and the fds that came. */
+	reply_case(3, 16, 4, 2, 1, 7, 2);
+	reply_case(1, 16, 4, 2, 0, 7, 1);
+}
+
 FL_TEST(a_reply_with_too_many_fds_or_bytes_is_eproto_with_every_fd_closed)
 {
-	int sv[2], p[2], got[4];
-	unsigned int nfds = 99;
-	bool cut = true;
-	char buf[16];
-
-	make_pair(SOCK_SEQPACKET, sv);
-	make_pipe(p);
-	send_copies(sv[0], p[1], 3);
-	fl_assert_int_eq(fl__proto_recv_reply(sv[1], buf, sizeof(buf), got, 1, 4, &nfds, &cut),
-			 -EPROTO);
-	fl_assert_int_eq(nfds, 0);
+	reply_case(3, 16, 1, 4, 0, -EPROTO, 0);
 	/* Too long, with its fds. */
-	send_copies(sv[0], p[1], 2);
-	fl_assert_int_eq(fl__proto_recv_reply(sv[1], buf, 5, got, 4, 4, &nfds, &cut), -EPROTO);
-	/* Too long and cut: still -EPROTO, never -EMFILE. */
-	send_copies(sv[0], p[1], 3);
-	fl_assert_int_eq(fl__proto_recv_reply(sv[1], buf, 5, got, 4, 2, &nfds, NULL), -EPROTO);
-	fl_assert_int_eq(nfds, 0);
-	assert_no_writer_left(p);
-	close_pair(sv);
+	reply_case(2, 5, 4, 4, 0, -EPROTO, 0);
+	/* Too long and cut: still -EPROTO, never -EMFILE or short. */
+	reply_case(3, 5, 4, 2, -1, -EPROTO, 0);
+	reply_case(3, 5, 4, 2, 0, -EPROTO, 0);
 }
 
 FL_TEST(a_reply_at_end_of_file_or_reset_is_econnreset)
