@@ -25,7 +25,10 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <fenceline/fenceline.h>
 
 #include "runner.h"
 #include "transport.h"
@@ -635,4 +638,60 @@ FL_TEST(random_packets_leak_no_fd)
 	close_pair(sv);
 	assert_no_writer_left(p);
 	fl_assert_int_eq(fl_test_count_fds(), before);
+}
+
+/*
+ * An owner's pool fills ramp up 4, 8, 16, 32, and a fill with signal ends
+ * carries two fds a slot and the kick pipe: 65 fds for 32 slots, the
+ * largest reply (docs/protocol.md). Run on its own as well as by the next
+ * test, which reads its debug log.
+ */
+FL_TEST(an_owner_makes_64_fences)
+{
+	int tl, fds[64];
+
+	fl_assert_int_eq(fl_timeline_fd_create("fill", 0, &tl), 0);
+	for (unsigned int i = 0; i < 64; i++)
+		fl_assert_int_eq(fl_fence_fd_create(tl, i + 1, "fill", &fds[i]), 0);
+	fl_assert_int_eq(fl_timeline_fd_inc(tl, 64), 0);
+	for (unsigned int i = 0; i < 64; i++)
+		fl_assert_int_eq(fl_fence_fd_get_status(fds[i]), 1);
+	close_all(fds, 64);
+	close(tl);
+}
+
+FL_TEST(an_owners_largest_pool_fill_arrives_whole)
+{
+	char log[16384], self[4096];
+	size_t len = 0;
+	ssize_t n;
+	int err[2], status;
+	pid_t pid;
+
+	/* By name: valgrind's own binary is what /proc/self/exe opens under it. */
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	fl_assert(n > 0 && (size_t)n < sizeof(self) - 1);
+	self[n] = 0;
+	fl_assert_int_eq(pipe2(err, O_CLOEXEC), 0);
+	pid = fork();
+	fl_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		/* A new process: the library reads FENCELINE_DEBUG when it loads. */
+		dup2(err[1], STDERR_FILENO);
+		setenv("FENCELINE_DEBUG", "daemon", 1);
+		execl(self, "transport-test", "--no-fork", "an_owner_makes_64_fences",
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(err[1]);
+	while ((n = read(err[0], log + len, sizeof(log) - 1 - len)) > 0)
+		len += (size_t)n;
+	log[len] = 0;
+	close(err[0]);
+	fl_assert_int_eq(waitpid(pid, &status, 0), pid);
+	fl_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* The log is on (so the next check can fail) and no fill came cut. */
+	fl_assert(strstr(log, "fenceline[daemon]") != NULL);
+	if (strstr(log, "pooled fds arrived"))
+		fl__test_fail(__FILE__, __LINE__, "a fill came cut: %s", log);
 }

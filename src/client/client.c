@@ -751,14 +751,16 @@ static int send_packet(int fd, const void *buf, size_t len, const int *fds, unsi
 }
 
 /*
- * Read one reply carrying up to @max fds (fl__proto_recv_reply(); our
- * control buffer holds a POOL_FILL's fds, so more than @max is -EPROTO).
+ * Read one reply carrying up to @max fds (fl__proto_recv_reply()). Our
+ * control buffer holds the largest reply, a POOL_FILL with signal ends (a
+ * fence fd and an end a slot, and the kick pipe), so more than @max is
+ * -EPROTO, and fewer with MSG_CTRUNC is our fd table, not the room.
  */
 static int recv_packet_fds(int fd, void *buf, size_t cap, int *fds, unsigned int max,
 			   unsigned int *ret_nfds, bool *ret_short)
 {
-	return fl__proto_recv_reply(fd, buf, cap, fds, max, 2 * FL_PROTO_POOL_FILL_MAX, ret_nfds,
-				    ret_short);
+	return fl__proto_recv_reply(fd, buf, cap, fds, max, 2 * FL_PROTO_POOL_FILL_MAX + 1,
+				    ret_nfds, ret_short);
 }
 
 /* Read one reply; closes any fd it carries unless @ret_fd takes it. */
