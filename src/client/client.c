@@ -47,6 +47,7 @@
 
 #include "client.h"
 #include "statuspage.h"
+#include "transport.h"
 #include "util.h"
 
 extern char **environ;
@@ -678,14 +679,6 @@ static void atfork_child(void)
 	pthread_mutex_unlock(&conn.lock);
 }
 
-/* A send or receive on the connection that timed out (SO_SNDTIMEO, SO_RCVTIMEO). */
-static int io_errno(int err)
-{
-	if (err == EAGAIN || err == EWOULDBLOCK)
-		return -ETIMEDOUT;
-	return err == ECONNRESET || err == EPIPE ? -ECONNRESET : -err;
-}
-
 /*
  * A connected socket, or a negative errno. With @timeout_ms, every send,
  * receive and the connect itself (a listener whose backlog is full) wait
@@ -747,149 +740,40 @@ static int peer_trusted(int fd, const char *path)
 	return -EPERM;
 }
 
+/* One request: a send that timed out (SO_SNDTIMEO) is -ETIMEDOUT. */
 static int send_packet(int fd, const void *buf, size_t len, const int *fds, unsigned int nfds)
 {
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int) * FL_PROTO_MAX_FDS)];
-	} cbuf;
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	ssize_t n;
+	ssize_t n = fl__proto_send(fd, buf, len, NULL, 0, fds, nfds, 0);
 
-	if (nfds) {
-		struct cmsghdr *c;
-
-		memset(&cbuf, 0, sizeof(cbuf));
-		msg.msg_control = cbuf.buf;
-		msg.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-		c = CMSG_FIRSTHDR(&msg);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
-	}
-	do {
-		n = sendmsg(fd, &msg, MSG_NOSIGNAL);
-	} while (n < 0 && errno == EINTR);
 	if (n < 0)
-		return errno == EAGAIN || errno == EWOULDBLOCK ? -ETIMEDOUT : -errno;
+		return n == -EAGAIN || n == -EWOULDBLOCK ? -ETIMEDOUT : (int)n;
 	return n == (ssize_t)len ? 0 : -EPROTO;
 }
 
 /*
- * Read one reply carrying up to @max fds, stored in @fds (*@ret_nfds of
- * them). More fds than that, or a truncated packet, is -EPROTO with every
- * fd closed. Fds the kernel could not install (our fd table is full: it
- * installs what fits, drops the rest and sets MSG_CTRUNC) are -EMFILE,
- * with the fds that did arrive closed, unless @ret_short takes them: then
- * it is set and the reply returned as it is. Either way the whole reply
- * was read, so the connection is still in step.
+ * Read one reply carrying up to @max fds (fl__proto_recv_reply()). Our
+ * control buffer holds the largest reply, a POOL_FILL with signal ends (a
+ * fence fd and an end a slot, and the kick pipe), so more than @max is
+ * -EPROTO, and fewer with MSG_CTRUNC is our fd table, not the room.
  */
 static int recv_packet_fds(int fd, void *buf, size_t cap, int *fds, unsigned int max,
 			   unsigned int *ret_nfds, bool *ret_short)
 {
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int) * 2 * FL_PROTO_POOL_FILL_MAX)];
-	} cbuf;
-	struct iovec iov = { .iov_base = buf, .iov_len = cap };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	unsigned int got = 0;
-	int extra = 0;
-	ssize_t n;
-
-	*ret_nfds = 0;
-	msg.msg_control = cbuf.buf;
-	msg.msg_controllen = sizeof(cbuf.buf);
-	do {
-		n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
-	} while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return io_errno(errno);
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
-			int x;
-
-			memcpy(&x, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-			if (got < max)
-				fds[got++] = x;
-			else {
-				close(x);
-				extra = 1;
-			}
-		}
-	}
-	if (ret_short)
-		*ret_short = false;
-	if (n > 0 && !extra && (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) == MSG_CTRUNC &&
-	    ret_short) {
-		*ret_short = true;
-		msg.msg_flags = 0;
-	}
-	if (n == 0 || extra || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
-		for (unsigned int i = 0; i < got; i++)
-			close(fds[i]);
-		if (n > 0 && !extra && (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) == MSG_CTRUNC)
-			return -EMFILE;
-		return n == 0 ? -ECONNRESET : -EPROTO;
-	}
-	*ret_nfds = got;
-	return (int)n;
+	return fl__proto_recv_reply(fd, buf, cap, fds, max, 2 * FL_PROTO_POOL_FILL_MAX + 1,
+				    ret_nfds, ret_short);
 }
 
 /* Read one reply; closes any fd it carries unless @ret_fd takes it. */
 static int recv_packet(int fd, void *buf, size_t cap, int *ret_fd)
 {
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int) * FL_PROTO_MAX_FDS)];
-	} cbuf;
-	struct iovec iov = { .iov_base = buf, .iov_len = cap };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	int got = -1, extra = 0;
-	ssize_t n;
+	unsigned int nfds;
+	int got = -1;
+	int n = fl__proto_recv_reply(fd, buf, cap, &got, ret_fd ? 1 : 0, FL_PROTO_MAX_FDS, &nfds,
+				     NULL);
 
-	msg.msg_control = cbuf.buf;
-	msg.msg_controllen = sizeof(cbuf.buf);
-	do {
-		n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
-	} while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return io_errno(errno);
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
-			int x;
-
-			memcpy(&x, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-			if (got < 0 && ret_fd)
-				got = x;
-			else {
-				close(x);
-				extra = 1;
-			}
-		}
-	}
-	if (n == 0) {
-		fl__close(got);
-		return -ECONNRESET;
-	}
-	/* Our fd table is full: the whole reply was read, the connection is fine. */
-	if (!extra && (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) == MSG_CTRUNC) {
-		fl__close(got);
-		return -EMFILE;
-	}
-	if (extra || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
-		fl__close(got);
-		return -EPROTO;
-	}
-	if (ret_fd)
-		*ret_fd = got;
-	return (int)n;
+	if (n >= 0 && ret_fd)
+		*ret_fd = nfds ? got : -1;
+	return n;
 }
 
 static int check_reply(const void *buf, int n, uint32_t op, uint32_t seq)
@@ -1216,14 +1100,7 @@ static int ensure_connected_locked(bool may_spawn)
  */
 static void kept_return_locked(void)
 {
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} cbuf;
 	struct fl_msg_hdr h = { FL_OP_FENCE_RETURN, 0, 0, 0 };
-	struct iovec iov = { .iov_base = &h, .iov_len = sizeof(h) };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *cm;
 
 	if (conn.fd < 0 || !fd_is(conn.fd, &conn.id))
 		return;
@@ -1233,16 +1110,9 @@ static void kept_return_locked(void)
 		if (!k->id.fifo || !fd_is(k->fd, &k->id))
 			continue;
 		h.seq = ++conn.seq;
-		memset(&cbuf, 0, sizeof(cbuf));
-		msg.msg_control = cbuf.buf;
-		msg.msg_controllen = sizeof(cbuf.buf);
-		cm = CMSG_FIRSTHDR(&msg);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &k->fd, sizeof(int));
 		/* Never waits: a daemon that reads nothing gets nothing back. */
-		if (sendmsg(conn.fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof(h))
+		if (fl__proto_send(conn.fd, &h, sizeof(h), NULL, 0, &k->fd, 1, MSG_DONTWAIT) !=
+		    (ssize_t)sizeof(h))
 			break;
 	}
 }

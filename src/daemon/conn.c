@@ -27,6 +27,7 @@
 #include "host.h"
 #include "loop.h"
 #include "statuspage.h"
+#include "transport.h"
 #include "util.h"
 
 struct server_config fld_cfg;
@@ -129,36 +130,15 @@ static void bury_zombies(void)
 static bool reply_send_fds(struct client *c, const struct fl_msg_hdr *req, const void *body,
 			   size_t len, const int *fds, unsigned int nfds)
 {
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int) * (2 * FL_PROTO_POOL_FILL_MAX + 1))];
-	} cbuf;
 	struct fl_msg_hdr h = { req->op | FL_OP_REPLY, 0, req->seq, (uint32_t)len };
-	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)body, len } };
-	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2 };
-	ssize_t n;
+	ssize_t n = fl__proto_send(c->fd, &h, sizeof(h), body, len, fds, nfds, MSG_DONTWAIT);
 
-	if (nfds) {
-		struct cmsghdr *cm;
-
-		memset(&cbuf, 0, sizeof(cbuf));
-		msg.msg_control = cbuf.buf;
-		msg.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-		cm = CMSG_FIRSTHDR(&msg);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
-	}
-	do {
-		n = sendmsg(c->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
-	} while (n < 0 && errno == EINTR);
 	if (n == (ssize_t)(sizeof(h) + len))
 		return true;
-	if (n < 0 && errno == EAGAIN)
+	if (n == -EAGAIN)
 		disconnect(c, "does not read its replies");
-	else if (n < 0 && errno != EPIPE && errno != ECONNRESET)
-		disconnect(c, strerror(errno)); /* ours, not the client's: say so */
+	else if (n < 0 && n != -EPIPE && n != -ECONNRESET)
+		disconnect(c, strerror((int)-n)); /* ours, not the client's: say so */
 	else
 		disconnect(c, NULL);
 	return false;
@@ -315,52 +295,35 @@ static int client_read_some(struct client *c, int max, uint64_t start, uint64_t 
 
 	/* A parked DUMP stops the reading: its reply comes first. */
 	for (; i < max && c->fd >= 0 && !c->parked; i++) {
-		union {
-			struct cmsghdr align;
-			char buf[CMSG_SPACE(sizeof(int) * FL_PROTO_MAX_FDS)];
-		} cbuf;
 		unsigned char buf[FL_PROTO_MAX_REQUEST];
-		struct iovec iov = { buf, sizeof(buf) };
-		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
 		struct fl_proto_request q;
-		int fds[FL_PROTO_MAX_FDS], nfds = 0, r;
-		bool bad_cmsg = false, alive, stuck = false;
+		int fds[FL_PROTO_MAX_FDS], nfds, r;
+		/* Room for exactly the fds a request may carry: the kernel closes the rest. */
+		struct fl__proto_rx rx = { .fds = fds,
+					   .max_fds = FL_PROTO_MAX_FDS,
+					   .room = FL_PROTO_MAX_FDS };
+		bool bad_cmsg, alive, stuck = false;
+		unsigned int trunc;
 		ssize_t n;
 
-		msg.msg_control = cbuf.buf;
-		msg.msg_controllen = sizeof(cbuf.buf);
-		n = recvmsg(c->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno != EAGAIN)
-				disconnect(c, errno == ECONNRESET ? NULL : strerror(errno));
+		r = fl__proto_recv(c->fd, buf, sizeof(buf), NULL, 0, MSG_DONTWAIT, &rx);
+		if (r < 0) {
+			if (r != -EAGAIN)
+				disconnect(c, r == -ECONNRESET ? NULL : strerror(-r));
 			return i;
 		}
-		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
-			if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) {
-				bad_cmsg = true;
-				continue;
-			}
-			for (size_t k = 0; k < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); k++) {
-				int x;
-
-				memcpy(&x, CMSG_DATA(cm) + k * sizeof(int), sizeof(int));
-				if (nfds < FL_PROTO_MAX_FDS)
-					fds[nfds++] = x;
-				else
-					stuck |= close_received(c, x);
-			}
-		}
+		n = (ssize_t)rx.len;
+		nfds = (int)rx.nfds;
+		bad_cmsg = rx.flags & (FL__PROTO_RX_FOREIGN | FL__PROTO_RX_EXTRA);
+		trunc = rx.flags & (FL__PROTO_RX_TRUNC | FL__PROTO_RX_CTRUNC);
 		if (n == 0 && nfds == 0) {
 			disconnect(c, NULL); /* EOF: the client closed or died */
 			return i;
 		}
-		if ((msg.msg_flags & (MSG_CTRUNC | MSG_TRUNC)) == MSG_CTRUNC && !bad_cmsg &&
-		    nfds < FL_PROTO_MAX_FDS && shed_out_of_fds(c, buf, n, fds, nfds))
+		if (trunc == FL__PROTO_RX_CTRUNC && !bad_cmsg && nfds < FL_PROTO_MAX_FDS &&
+		    shed_out_of_fds(c, buf, n, fds, nfds))
 			continue;
-		r = fl__proto_decode_request(buf, (size_t)n, (unsigned int)nfds,
-					     bad_cmsg || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)),
+		r = fl__proto_decode_request(buf, (size_t)n, (unsigned int)nfds, bad_cmsg || trunc,
 					     &q);
 		if (r < 0) {
 			char why[96];

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Raw fd syscalls (with transfer.c for sendmsg/recvmsg), and the fd-table reserve.
+ * Raw fd syscalls (src/proto/transport.c makes sendmsg/recvmsg), and the fd-table reserve.
  *
  * Why the reserve: Linux doubles a process's fd table when an fd lands past
  * its end, and when the table is shared by several threads it waits for an

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fl_send() and fl_recv(): one message (header, payload, SCM_RIGHTS fds)
- * over a Unix socket of any type (see <fenceline/transfer.h>).
+ * over a Unix socket of any type (see <fenceline/transfer.h>). The
+ * syscalls are src/proto/transport.c's; this file frames the message and
+ * keeps a stream in step.
  *
  * Why the stream reader never loses track of fds: a Unix stream socket
  * hands out the fds of a sendmsg() with the first byte that call sent, and
@@ -13,11 +15,11 @@
 #include <stdbool.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <fenceline/transfer.h>
 
+#include "transport.h"
 #include "util.h"
 
 #define MAGIC	0x464c5846u /* "FXLF" */
@@ -32,12 +34,6 @@ struct header {
 };
 
 _Static_assert(sizeof(struct header) == 16, "the wire header is 16 bytes");
-
-/* Room for every fd a valid message carries; more arrive as MSG_CTRUNC. */
-union cmsg_buf {
-	struct cmsghdr align;
-	char buf[CMSG_SPACE(sizeof(int) * FL_TRANSFER_MAX_FDS)];
-};
 
 /* The fds of the message being received, closed unless it succeeds. */
 struct rx {
@@ -69,36 +65,32 @@ static int wait_ready(int sock, short events)
 	return 0;
 }
 
-static void iov_advance(struct msghdr *msg, size_t n)
+/* The message's bytes from @off on: the header's rest, then the payload. */
+static ssize_t send_from(int sock, const struct header *hdr, const void *payload, size_t len,
+			 size_t off, const int *fds, unsigned int nfds)
 {
-	while (n > 0 && msg->msg_iovlen > 0) {
-		struct iovec *v = msg->msg_iov;
-
-		if (n < v->iov_len) {
-			v->iov_base = (char *)v->iov_base + n;
-			v->iov_len -= n;
-			return;
-		}
-		n -= v->iov_len;
-		msg->msg_iov++;
-		msg->msg_iovlen--;
-	}
+	if (off < sizeof(*hdr))
+		return fl__proto_send(sock, (const char *)hdr + off, sizeof(*hdr) - off, payload,
+				      len, fds, nfds, 0);
+	return fl__proto_send(sock, NULL, 0, (const char *)payload + (off - sizeof(*hdr)),
+			      len - (off - sizeof(*hdr)), fds, nfds, 0);
 }
 
-static int send_stream(int sock, struct msghdr *msg, size_t total)
+static int send_stream(int sock, const struct header *hdr, const void *payload, size_t len,
+		       const int *fds, unsigned int nfds)
 {
-	size_t sent = 0;
+	size_t sent = 0, total = sizeof(*hdr) + len;
 
 	while (sent < total) {
-		ssize_t n = sendmsg(sock, msg, MSG_NOSIGNAL);
+		/* The fds go with the first byte. */
+		ssize_t n = send_from(sock, hdr, payload, len, sent, sent ? NULL : fds,
+				      sent ? 0 : nfds);
 
 		if (n < 0) {
 			int r;
 
-			if (errno == EINTR)
-				continue;
-			if (errno != EAGAIN)
-				return -errno;
+			if (n != -EAGAIN)
+				return (int)n;
 			/* Half a message would leave the stream out of step. */
 			if (sent == 0)
 				return -EAGAIN;
@@ -107,20 +99,8 @@ static int send_stream(int sock, struct msghdr *msg, size_t total)
 				return r;
 			continue;
 		}
-		/* The fds went with the first byte. */
-		msg->msg_control = NULL;
-		msg->msg_controllen = 0;
 		sent += (size_t)n;
-		iov_advance(msg, (size_t)n);
 	}
-	return 0;
-}
-
-static int send_packet(int sock, struct msghdr *msg)
-{
-	while (sendmsg(sock, msg, MSG_NOSIGNAL) < 0)
-		if (errno != EINTR)
-			return -errno;
 	return 0;
 }
 
@@ -132,12 +112,7 @@ FL_EXPORT int fl_send(int sock, const void *payload, size_t len, const int *fds,
 		.nfds = (uint16_t)nfds,
 		.payload_len = (uint32_t)len,
 	};
-	struct iovec iov[2] = {
-		{ .iov_base = &hdr, .iov_len = sizeof(hdr) },
-		{ .iov_base = (void *)payload, .iov_len = len },
-	};
-	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = len ? 2 : 1 };
-	union cmsg_buf cbuf;
+	ssize_t n;
 	int type;
 
 	fl_return_if(sock < 0, -EBADF);
@@ -150,48 +125,31 @@ FL_EXPORT int fl_send(int sock, const void *payload, size_t len, const int *fds,
 	if (type < 0)
 		return type;
 
-	if (nfds) {
-		struct cmsghdr *c;
-
-		memset(&cbuf, 0, sizeof(cbuf));
-		msg.msg_control = cbuf.buf;
-		msg.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-		c = CMSG_FIRSTHDR(&msg);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
-	}
 	if (type == SOCK_STREAM)
-		return send_stream(sock, &msg, sizeof(hdr) + len);
-	return send_packet(sock, &msg);
+		return send_stream(sock, &hdr, payload, len, fds, nfds);
+	n = fl__proto_send(sock, &hdr, sizeof(hdr), payload, len, fds, nfds, 0);
+	return n < 0 ? (int)n : 0;
 }
 
-static void rx_take_fds(struct rx *rx, struct msghdr *msg)
+/* One receive into @rx: the fds past its room were closed, and say so. */
+static int rx_recv(int sock, struct rx *rx, void *hdr, size_t hdr_len, void *body, size_t body_cap,
+		   int flags, size_t *ret_n)
 {
-	struct cmsghdr *c;
+	struct fl__proto_rx t = {
+		.fds = rx->fds + rx->nfds,
+		.max_fds = FL_TRANSFER_MAX_FDS - rx->nfds,
+		/* Every fd a valid message carries; more arrive as MSG_CTRUNC. */
+		.room = FL_TRANSFER_MAX_FDS,
+	};
+	int r = fl__proto_recv(sock, hdr, hdr_len, body, body_cap, flags, &t);
 
-	if (msg->msg_flags & MSG_CTRUNC)
+	if (r < 0)
+		return r;
+	rx->nfds += t.nfds;
+	if (t.flags & (FL__PROTO_RX_CTRUNC | FL__PROTO_RX_EXTRA))
 		rx->truncated = true;
-	for (c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c)) {
-		const unsigned char *data = CMSG_DATA(c);
-		size_t n;
-
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (size_t i = 0; i < n; i++) {
-			int fd;
-
-			memcpy(&fd, data + i * sizeof(int), sizeof(int));
-			if (rx->nfds < FL_TRANSFER_MAX_FDS) {
-				rx->fds[rx->nfds++] = fd;
-			} else {
-				fl__close(fd);
-				rx->truncated = true;
-			}
-		}
-	}
+	*ret_n = t.len;
+	return 0;
 }
 
 static void rx_close(struct rx *rx)
@@ -217,26 +175,14 @@ static int read_stream(int sock, void *buf, size_t len, struct rx *rx, size_t *g
 	size_t done = 0;
 
 	while (done < len) {
-		struct iovec iov = {
-			.iov_base = buf ? (char *)buf + done : scratch,
-			.iov_len = buf ? len - done : FL_MIN(len - done, sizeof(scratch)),
-		};
-		union cmsg_buf cbuf;
-		struct msghdr msg = {
-			.msg_iov = &iov,
-			.msg_iovlen = 1,
-			.msg_control = cbuf.buf,
-			.msg_controllen = sizeof(cbuf.buf),
-		};
-		ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+		size_t n;
+		int r = rx_recv(sock, rx, buf ? (char *)buf + done : scratch,
+				buf ? len - done : FL_MIN(len - done, sizeof(scratch)), NULL, 0, 0,
+				&n);
 
-		if (n < 0) {
-			int r;
-
-			if (errno == EINTR)
-				continue;
-			if (errno != EAGAIN)
-				return -errno;
+		if (r < 0) {
+			if (r != -EAGAIN)
+				return r;
 			if (*got == 0)
 				return -EAGAIN;
 			r = wait_ready(sock, POLLIN);
@@ -244,11 +190,10 @@ static int read_stream(int sock, void *buf, size_t len, struct rx *rx, size_t *g
 				return r;
 			continue;
 		}
-		rx_take_fds(rx, &msg);
 		if (n == 0)
 			return *got == 0 ? -ENOTCONN : -ECONNRESET;
-		done += (size_t)n;
-		*got += (size_t)n;
+		done += n;
+		*got += n;
 	}
 	return 0;
 }
@@ -285,31 +230,21 @@ static int recv_packet(int sock, int type, struct rx *rx, void *payload, size_t 
 		       unsigned int max_fds, size_t *ret_len)
 {
 	struct header hdr;
-	struct iovec iov[2] = {
-		{ .iov_base = &hdr, .iov_len = sizeof(hdr) },
-		{ .iov_base = payload, .iov_len = FL_MIN(cap, (size_t)FL_TRANSFER_MAX_PAYLOAD) },
-	};
-	union cmsg_buf cbuf;
-	struct msghdr msg = {
-		.msg_iov = iov,
-		.msg_iovlen = cap ? 2 : 1,
-		.msg_control = cbuf.buf,
-		.msg_controllen = sizeof(cbuf.buf),
-	};
-	ssize_t n;
+	size_t n;
+	int r;
 
-	/* MSG_TRUNC: the return value is the whole message's length. */
-	while ((n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | MSG_TRUNC)) < 0)
-		if (errno != EINTR)
-			return -errno;
-	rx_take_fds(rx, &msg);
+	/* MSG_TRUNC: the length is the whole message's. */
+	r = rx_recv(sock, rx, &hdr, sizeof(hdr), payload,
+		    FL_MIN(cap, (size_t)FL_TRANSFER_MAX_PAYLOAD), MSG_TRUNC, &n);
+	if (r < 0)
+		return r;
 	if (n == 0 && type == SOCK_SEQPACKET && rx->nfds == 0)
 		return -ENOTCONN;
-	if ((size_t)n < sizeof(hdr) || !header_valid(&hdr))
+	if (n < sizeof(hdr) || !header_valid(&hdr))
 		return -EPROTO;
 	if (rx->truncated)
 		return -EMSGSIZE;
-	if (rx->nfds != hdr.nfds || (size_t)n - sizeof(hdr) != hdr.payload_len)
+	if (rx->nfds != hdr.nfds || n - sizeof(hdr) != hdr.payload_len)
 		return -EPROTO;
 	if (hdr.payload_len > cap || rx->nfds > max_fds)
 		return -EMSGSIZE;
