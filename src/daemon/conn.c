@@ -625,7 +625,8 @@ static int loop_setup(int lfd, int sfd, int wfd, int rfd)
 	fld_server = fl__server_create(loop, &host_ops);
 	if (!fld_server)
 		return -ENOMEM;
-	if (fl__server_add_service(fld_server, &fld_sync_service, NULL) < 0 ||
+	if (fl__server_add_service(fld_server, &fld_core_service, NULL) < 0 ||
+	    fl__server_add_service(fld_server, &fld_sync_service, NULL) < 0 ||
 	    fl__server_add_service(fld_server, &fld_observe_service, NULL) < 0 ||
 	    fl__server_add_service(fld_server, &fld_heap_service, NULL) < 0)
 		return -ENOMEM;
