@@ -259,7 +259,8 @@ static void raw_hello(int sock)
 	struct {
 		struct fl_msg_hdr h;
 		struct fl_msg_hello b;
-	} req = { { FL_OP_HELLO, 0, 7, sizeof(struct fl_msg_hello) }, { FL_PROTO_VERSION, 0, FL_PROTO_SERVICES_ALL } };
+	} req = { { FL_OP_HELLO, 0, 7, sizeof(struct fl_msg_hello) },
+		  { FL_PROTO_VERSION, 0, FL_PROTO_SERVICES_ALL } };
 
 	raw_send(sock, &req, sizeof(req), NULL, 0);
 	fl_assert_int_eq(raw_reply(sock, FL_OP_HELLO, 7), 0);
@@ -2857,7 +2858,8 @@ static int raw_connect_status(const char *path, int *status)
 	struct {
 		struct fl_msg_hdr h;
 		struct fl_msg_hello b;
-	} req = { { FL_OP_HELLO, 0, 0, sizeof(struct fl_msg_hello) }, { FL_PROTO_VERSION, 0, FL_PROTO_SERVICES_ALL } };
+	} req = { { FL_OP_HELLO, 0, 0, sizeof(struct fl_msg_hello) },
+		  { FL_PROTO_VERSION, 0, FL_PROTO_SERVICES_ALL } };
 	int s = raw_connect_to(path);
 
 	/*
@@ -3245,7 +3247,8 @@ static int raw_hello_page(int sock, uint32_t seq)
 	struct {
 		struct fl_msg_hdr h;
 		struct fl_msg_hello b;
-	} req = { { FL_OP_HELLO, 0, seq, sizeof(struct fl_msg_hello) }, { FL_PROTO_VERSION, 0, FL_PROTO_SERVICES_ALL } };
+	} req = { { FL_OP_HELLO, 0, seq, sizeof(struct fl_msg_hello) },
+		  { FL_PROTO_VERSION, 0, FL_PROTO_SERVICES_ALL } };
 	struct fl_msg_hello_reply rep;
 	unsigned int n;
 	int fd = -1;
@@ -3403,7 +3406,8 @@ static uint32_t hello_page_flags(const char *path, unsigned int *nfds)
 	struct {
 		struct fl_msg_hdr h;
 		struct fl_msg_hello b;
-	} req = { { FL_OP_HELLO, 0, 0, sizeof(struct fl_msg_hello) }, { FL_PROTO_VERSION, 0, FL_PROTO_SERVICES_ALL } };
+	} req = { { FL_OP_HELLO, 0, 0, sizeof(struct fl_msg_hello) },
+		  { FL_PROTO_VERSION, 0, FL_PROTO_SERVICES_ALL } };
 	struct fl_msg_hello_reply rep;
 	int s = raw_connect_to(path), fd = -1;
 

@@ -426,7 +426,8 @@ static int raw_session(const char *path)
 	struct {
 		struct fl_msg_hdr h;
 		struct fl_msg_hello b;
-	} hello = { { FL_OP_HELLO, 0, 0, sizeof(struct fl_msg_hello) }, { FL_PROTO_VERSION, 0, FL_PROTO_SERVICES_ALL } };
+	} hello = { { FL_OP_HELLO, 0, 0, sizeof(struct fl_msg_hello) },
+		    { FL_PROTO_VERSION, 0, FL_PROTO_SERVICES_ALL } };
 	int sock = raw_connect_to(path);
 
 	raw_send(sock, &hello, sizeof(hello), NULL, 0);
