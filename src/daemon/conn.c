@@ -330,6 +330,15 @@ static int client_read_some(struct client *c, int max, uint64_t start, uint64_t 
 
 			snprintf(why, sizeof(why), "malformed %s request (%s)",
 				 fl__proto_op_name(q.hdr.op), strerror(-r));
+			/* Not malformed: another version's library (only HELLO gets this). */
+			if (r == -EPROTONOSUPPORT) {
+				uint32_t v;
+
+				memcpy(&v, buf + sizeof(struct fl_msg_hdr), sizeof(v));
+				snprintf(why, sizeof(why),
+					 "HELLO of protocol version %u; this daemon speaks %d", v,
+					 FL_PROTO_VERSION);
+			}
 			for (int k = 0; k < nfds; k++)
 				close_received(c, fds[k]);
 			if (n >= (ssize_t)sizeof(struct fl_msg_hdr))
