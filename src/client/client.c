@@ -830,14 +830,14 @@ static int hello(int fd, uint32_t served[FL_PROTO_MAX_SERVICES])
 		return n < 0 && r == 0 ? n : -ECONNRESET;
 	memset(&rep, 0, sizeof(rep));
 	r = check_reply(buf, n, FL_OP_HELLO, 0);
-	if (r == 0)
-		r = fl__client_reply_status(buf);
 	/*
 	 * A daemon of core version 8 or older checks HELLO's size before its
-	 * version, and ours is longer: it speaks another protocol too.
+	 * version, and ours is longer: its answer -EPROTO means another
+	 * protocol too. (A reply we cannot read stays -EPROTO.)
 	 */
-	if (r == -EPROTO)
-		r = -EPROTONOSUPPORT;
+	if (r == 0)
+		r = fl__client_reply_status(buf) == -EPROTO ? -EPROTONOSUPPORT
+							    : fl__client_reply_status(buf);
 	if (r == 0 && n != (int)sizeof(buf))
 		r = -EPROTO;
 	if (r == 0) {
