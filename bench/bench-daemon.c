@@ -1083,7 +1083,8 @@ static int raw_connect_hello(void)
 	struct {
 		struct fl_msg_hdr h;
 		struct fl_msg_hello b;
-	} hello = { { FL_OP_HELLO, 0, 1, sizeof(struct fl_msg_hello) }, { FL_PROTO_VERSION, 0 } };
+	} hello = { { FL_OP_HELLO, 0, 1, sizeof(struct fl_msg_hello) },
+		    { FL_PROTO_VERSION, 0, FL_PROTO_SERVICES_ALL } };
 	unsigned char buf[FL_PROTO_MAX_REPLY];
 	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 

@@ -263,7 +263,8 @@ static int hello(const char *path)
 	struct {
 		struct fl_msg_hdr h;
 		struct fl_msg_hello b;
-	} req = { { FL_OP_HELLO, 0, 1, sizeof(struct fl_msg_hello) }, { FL_PROTO_VERSION, 0 } };
+	} req = { { FL_OP_HELLO, 0, 1, sizeof(struct fl_msg_hello) },
+		  { FL_PROTO_VERSION, 0, FL_PROTO_SERVICES_ALL } };
 	int sock = raw_connect_to(path);
 
 	raw_send(sock, &req, sizeof(req), NULL, 0);

@@ -259,7 +259,8 @@ static void raw_hello(int sock)
 	struct {
 		struct fl_msg_hdr h;
 		struct fl_msg_hello b;
-	} req = { { FL_OP_HELLO, 0, 7, sizeof(struct fl_msg_hello) }, { FL_PROTO_VERSION, 0 } };
+	} req = { { FL_OP_HELLO, 0, 7, sizeof(struct fl_msg_hello) },
+		  { FL_PROTO_VERSION, 0, FL_PROTO_SERVICES_ALL } };
 
 	raw_send(sock, &req, sizeof(req), NULL, 0);
 	fl_assert_int_eq(raw_reply(sock, FL_OP_HELLO, 7), 0);
@@ -1267,7 +1268,7 @@ static void hostile_packets(void)
 			struct fl_msg_hdr h;
 			struct fl_msg_hello b;
 		} req = { { FL_OP_HELLO, 0, 3, sizeof(struct fl_msg_hello) + 4 },
-			  { FL_PROTO_VERSION, 0 } };
+			  { FL_PROTO_VERSION, 0, FL_PROTO_SERVICES_ALL } };
 
 		raw_send(s, &req, sizeof(req), NULL, 0);
 	}
@@ -1276,9 +1277,9 @@ static void hostile_packets(void)
 	/* An op nobody defined, after a proper HELLO. */
 	s = raw_connect();
 	raw_hello(s);
-	h = (struct fl_msg_hdr){ 99, 0, 8, 0 };
+	h = (struct fl_msg_hdr){ 200, 0, 8, 0 };
 	raw_send(s, &h, sizeof(h), NULL, 0);
-	expect_reject(s, 99, 8, -EOPNOTSUPP);
+	expect_reject(s, 200, 8, -EOPNOTSUPP);
 	library_round();
 
 	/* A request before HELLO. */
@@ -2857,7 +2858,8 @@ static int raw_connect_status(const char *path, int *status)
 	struct {
 		struct fl_msg_hdr h;
 		struct fl_msg_hello b;
-	} req = { { FL_OP_HELLO, 0, 0, sizeof(struct fl_msg_hello) }, { FL_PROTO_VERSION, 0 } };
+	} req = { { FL_OP_HELLO, 0, 0, sizeof(struct fl_msg_hello) },
+		  { FL_PROTO_VERSION, 0, FL_PROTO_SERVICES_ALL } };
 	int s = raw_connect_to(path);
 
 	/*
@@ -3245,7 +3247,8 @@ static int raw_hello_page(int sock, uint32_t seq)
 	struct {
 		struct fl_msg_hdr h;
 		struct fl_msg_hello b;
-	} req = { { FL_OP_HELLO, 0, seq, sizeof(struct fl_msg_hello) }, { FL_PROTO_VERSION, 0 } };
+	} req = { { FL_OP_HELLO, 0, seq, sizeof(struct fl_msg_hello) },
+		  { FL_PROTO_VERSION, 0, FL_PROTO_SERVICES_ALL } };
 	struct fl_msg_hello_reply rep;
 	unsigned int n;
 	int fd = -1;
@@ -3403,7 +3406,8 @@ static uint32_t hello_page_flags(const char *path, unsigned int *nfds)
 	struct {
 		struct fl_msg_hdr h;
 		struct fl_msg_hello b;
-	} req = { { FL_OP_HELLO, 0, 0, sizeof(struct fl_msg_hello) }, { FL_PROTO_VERSION, 0 } };
+	} req = { { FL_OP_HELLO, 0, 0, sizeof(struct fl_msg_hello) },
+		  { FL_PROTO_VERSION, 0, FL_PROTO_SERVICES_ALL } };
 	struct fl_msg_hello_reply rep;
 	int s = raw_connect_to(path), fd = -1;
 

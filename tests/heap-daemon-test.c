@@ -426,7 +426,8 @@ static int raw_session(const char *path)
 	struct {
 		struct fl_msg_hdr h;
 		struct fl_msg_hello b;
-	} hello = { { FL_OP_HELLO, 0, 0, sizeof(struct fl_msg_hello) }, { FL_PROTO_VERSION, 0 } };
+	} hello = { { FL_OP_HELLO, 0, 0, sizeof(struct fl_msg_hello) },
+		    { FL_PROTO_VERSION, 0, FL_PROTO_SERVICES_ALL } };
 	int sock = raw_connect_to(path);
 
 	raw_send(sock, &hello, sizeof(hello), NULL, 0);
@@ -522,8 +523,8 @@ FL_TEST(hostile_heap_requests_get_errors_or_disconnect_and_leak_nothing)
 	free_req.b.pad = 0;
 	expect_dropped(path, &free_req, sizeof(free_req), (int[]){ p[0], p[1] }, 2, FL_OP_HEAP_FREE,
 		       -EINVAL);
-	big.h = (struct fl_msg_hdr){ FL_OP_MAX_ + 1, 0, 9, 0 }; /* no such op */
-	expect_dropped(path, &big, sizeof(big.h), NULL, 0, FL_OP_MAX_ + 1, -EOPNOTSUPP);
+	big.h = (struct fl_msg_hdr){ FL_OP_HEAP_INFO + 1, 0, 9, 0 }; /* no such op */
+	expect_dropped(path, &big, sizeof(big.h), NULL, 0, FL_OP_HEAP_INFO + 1, -EOPNOTSUPP);
 
 	/* Well-formed but wrong: an error, and the client stays. */
 	q = raw_alloc_req(9, "system", 0);

@@ -203,7 +203,7 @@ FL_TEST(server_dispatch_refuses_unknown_ops_bad_flags_and_fd_counts)
 	}
 	/* No handler ran, and the log reads as the decoder's would. */
 	fl_assert_str_eq(seen, "");
-	fl_assert_str_eq(rejected_why, "malformed TIMELINE_CREATE request (Invalid argument)");
+	fl_assert_str_eq(rejected_why, "malformed PING request (Invalid argument)");
 	done(srv, loop);
 }
 

@@ -175,6 +175,9 @@ static struct {
 	unsigned int uses; /* fences made: the watcher's sign of activity */
 	uint32_t seq;
 	pid_t daemon_pid;
+	/* Per enum fl_proto_service_id: the version HELLO agreed on, 0 for none. */
+	uint32_t served[FL_PROTO_MAX_SERVICES];
+	unsigned int told; /* services whose absence was written to stderr, by id bit */
 	bool atfork_done;
 	atomic_bool unflushed; /* one-way requests sent since the last reply */
 	atomic_uint generation; /* bumped for every new connection */
@@ -796,15 +799,20 @@ int32_t fl__client_reply_status(const void *reply)
 	return r.status;
 }
 
-/* HELLO on a fresh connection. Return: the daemon's pid or a negative errno. */
-static int hello(int fd)
+/*
+ * HELLO on a fresh connection, saying which services we speak; @served
+ * gets what the daemon serves of them.
+ * Return: the daemon's pid or a negative errno.
+ */
+static int hello(int fd, uint32_t served[FL_PROTO_MAX_SERVICES])
 {
 	struct {
 		struct fl_msg_hdr h;
 		struct fl_msg_hello b;
-	} req = { { FL_OP_HELLO, 0, 0, sizeof(struct fl_msg_hello) }, { FL_PROTO_VERSION, 0 } };
+	} req = { { FL_OP_HELLO, 0, 0, sizeof(struct fl_msg_hello) },
+		  { FL_PROTO_VERSION, 0, FL_PROTO_SERVICES_ALL } };
 	unsigned char buf[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_hello_reply)];
-	struct fl_msg_hello_reply rep = { { 0, 0 }, 0, 0, 0, 0, 0, 0 };
+	struct fl_msg_hello_reply rep;
 	unsigned int nfds = 0;
 	int r, n, page = -1;
 	bool page_short;
@@ -820,15 +828,28 @@ static int hello(int fd)
 	n = recv_packet_fds(fd, buf, sizeof(buf), &page, 1, &nfds, &page_short);
 	if (n <= 0)
 		return n < 0 && r == 0 ? n : -ECONNRESET;
+	memset(&rep, 0, sizeof(rep));
 	r = check_reply(buf, n, FL_OP_HELLO, 0);
+	/*
+	 * A daemon of core version 8 or older checks HELLO's size before its
+	 * version, and ours is longer: its answer -EPROTO means another
+	 * protocol too. (A reply we cannot read stays -EPROTO.)
+	 */
 	if (r == 0)
-		r = fl__client_reply_status(buf);
+		r = fl__client_reply_status(buf) == -EPROTO ? -EPROTONOSUPPORT
+							    : fl__client_reply_status(buf);
 	if (r == 0 && n != (int)sizeof(buf))
 		r = -EPROTO;
 	if (r == 0) {
 		memcpy(&rep, buf + sizeof(struct fl_msg_hdr), sizeof(rep));
 		r = rep.pid > 0 ? (int)rep.pid : -EPROTO;
 	}
+	/* It may only serve what we asked for, in a version we know. */
+	for (unsigned int i = 0; r > 0 && i < FL_PROTO_MAX_SERVICES; i++)
+		if (rep.services[i] > req.b.services[i])
+			r = -EPROTO;
+	if (r > 0)
+		memcpy(served, rep.services, sizeof(rep.services));
 	/*
 	 * Mapped (over the last connection's, see drop_locked()) and its fd
 	 * closed at once: the program cannot close or replace what we use.
@@ -1023,8 +1044,9 @@ static int ensure_connected_locked(bool may_spawn)
 				close(fd);
 				return r;
 			}
-			r = hello(fd);
+			r = hello(fd, conn.served);
 			if (r > 0 && fd_id(fd, &conn.id) == 0) {
+				conn.told = 0;
 				conn.fd = fd;
 				conn.timeout_ms = timeout_ms;
 				conn.idle_ms = env_ms("FENCELINE_POOL_IDLE_MS", POOL_IDLE_MS);
@@ -1130,6 +1152,34 @@ static void drop_locked(void)
 
 static int pool_settle_locked(void);
 
+/*
+ * Under conn.lock, connected: does the daemon serve @op, in a version of
+ * its service that has it? A newer library than its daemon uses the
+ * services both know; a call into the rest fails here, said once per
+ * connection and service on stderr, instead of being refused by the
+ * daemon, which would hang up on us.
+ * Return: 0 or -EPROTONOSUPPORT.
+ */
+static int served_locked(uint32_t op)
+{
+	static const char *const names[] = { "sync", "heap", "observe" };
+	uint32_t svc;
+	int since = fl__proto_op_since(op, &svc);
+
+	if (since < 0 || svc == FL_PROTO_SVC_CORE || conn.served[svc] >= (uint32_t)since)
+		return 0;
+	FL_LOG("daemon", "%s needs version %d of service %u, the daemon serves %u",
+	       fl__proto_op_name(op), since, svc, conn.served[svc]);
+	if (!(conn.told & (1u << svc))) {
+		conn.told |= 1u << svc;
+		fprintf(stderr,
+			"fenceline: the daemon (pid %d) does not serve the %s service in version "
+			"%d or later (it serves %u): its requests fail with EPROTONOSUPPORT\n",
+			(int)conn.daemon_pid, svc < 3 ? names[svc] : "?", since, conn.served[svc]);
+	}
+	return -EPROTONOSUPPORT;
+}
+
 static int call(unsigned int generation, uint32_t op, uint32_t flags, const void *body,
 		size_t body_len, const int *fds, unsigned int nfds, int oneway, void *reply,
 		size_t reply_cap, int *ret_fd, bool may_spawn)
@@ -1153,6 +1203,8 @@ retry:
 		goto out;
 	}
 	r = generation ? 0 : ensure_connected_locked(may_spawn);
+	if (r == 0)
+		r = served_locked(op);
 	if (r < 0)
 		goto out;
 	if (!oneway && pool_settle_locked() < 0) {
@@ -1767,6 +1819,8 @@ int fl__client_timeline_create(const char *name, unsigned int flags, int *ret_fd
 	fl__name_copy(req.b.name, sizeof(req.b.name), name);
 	pthread_mutex_lock(&conn.lock);
 	r = ensure_connected_locked(true);
+	if (r == 0)
+		r = served_locked(FL_OP_TIMELINE_CREATE);
 	if (r < 0)
 		goto out;
 	r = roundtrip_fds_locked(&req, sizeof(req), reply, sizeof(reply), fds, 2, &nfds);
@@ -1972,6 +2026,8 @@ int fl__client_report(uint32_t op, uint32_t flags, const void *body, size_t body
 		return -EINVAL;
 	pthread_mutex_lock(&conn.lock);
 	r = ensure_connected_locked(false);
+	if (r == 0)
+		r = served_locked(op);
 	if (r == 0) {
 		h.seq = ++conn.seq;
 		memcpy(req, &h, sizeof(h));

@@ -330,6 +330,15 @@ static int client_read_some(struct client *c, int max, uint64_t start, uint64_t 
 
 			snprintf(why, sizeof(why), "malformed %s request (%s)",
 				 fl__proto_op_name(q.hdr.op), strerror(-r));
+			/* Not malformed: another version's library (only HELLO gets this). */
+			if (r == -EPROTONOSUPPORT) {
+				uint32_t v;
+
+				memcpy(&v, buf + sizeof(struct fl_msg_hdr), sizeof(v));
+				snprintf(why, sizeof(why),
+					 "HELLO of protocol version %u; this daemon speaks %d", v,
+					 FL_PROTO_VERSION);
+			}
 			for (int k = 0; k < nfds; k++)
 				close_received(c, fds[k]);
 			if (n >= (ssize_t)sizeof(struct fl_msg_hdr))
@@ -625,7 +634,8 @@ static int loop_setup(int lfd, int sfd, int wfd, int rfd)
 	fld_server = fl__server_create(loop, &host_ops);
 	if (!fld_server)
 		return -ENOMEM;
-	if (fl__server_add_service(fld_server, &fld_sync_service, NULL) < 0 ||
+	if (fl__server_add_service(fld_server, &fld_core_service, NULL) < 0 ||
+	    fl__server_add_service(fld_server, &fld_sync_service, NULL) < 0 ||
 	    fl__server_add_service(fld_server, &fld_observe_service, NULL) < 0 ||
 	    fl__server_add_service(fld_server, &fld_heap_service, NULL) < 0)
 		return -ENOMEM;

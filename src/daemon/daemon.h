@@ -128,7 +128,7 @@ extern unsigned int fld_max_fds_process, fld_max_fds_uid;
 /* limits.c: fences and timelines gone since the last malloc_trim(). */
 extern atomic_uint fld_released;
 extern int fld_status_page_fd; /* sync.c: -1 without a status page */
-extern const struct fl_server_service_ops fld_sync_service, fld_observe_service;
+extern const struct fl_server_service_ops fld_core_service, fld_sync_service, fld_observe_service;
 
 /*
  * Between the daemon's files: each is defined in the file named, where the
@@ -191,8 +191,10 @@ void fld_given_done(void *owner, uint64_t slot, int status, uint64_t ts);
 void fld_owner_end_closed(struct fl_fence *f);
 pid_t fld_owner_of(const void *timeline, void *arg);
 
-/* observe.c: deferred PINGs, and the service's end when the daemon exits. */
+/* core.c: answer the deferred PINGs (after the loop ran the fd watcher). */
 void fld_answer_deferred_pings(void);
+
+/* observe.c: the service's end when the daemon exits. */
 void fld_observe_stop(void);
 
 #endif /* FLD_DAEMON_H */

@@ -539,7 +539,7 @@ static bool op_heap_info(struct fl_server_conn *conn, const struct fl_proto_requ
 	return fld_conn_reply(conn, &q->hdr, &rep, sizeof(rep), -1);
 }
 /* The service (service.h): HEAP_ALLOC, HEAP_FREE, HEAP_INFO and DUMP's heaps view. */
-#define HEAP_FIRST FL_OP_HEAP_ALLOC
+#define HEAP_FIRST FL_PROTO_HEAP_FIRST
 static const struct fl_server_op heap_ops[] = {
 	[FL_OP_HEAP_ALLOC - HEAP_FIRST] = { op_heap_alloc },
 	/* No fd frees a group. */
@@ -558,4 +558,6 @@ const struct fl_server_service_ops fld_heap_service = {
 	.last_op = FL_OP_HEAP_INFO,
 	.ops = heap_ops,
 	.dump = heap_dump,
+	.id = FL_PROTO_SVC_HEAP,
+	.version = FL_PROTO_HEAP_VERSION,
 };

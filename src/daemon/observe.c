@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The observe service: DUMP (parked while /proc is walked a slice at a
- * time), the waits clients report, TRACE sessions and PING.
+ * time), the waits clients report and TRACE sessions.
  */
 #include <stdlib.h>
 #include <unistd.h>
@@ -11,18 +11,6 @@
 #include "util.h"
 
 static struct client *tracer; /* the client whose trace session runs */
-
-/*
- * PINGs with FL_MSG_F_AFTER_CLOSES, answered after the loop has run the fd
- * watcher (a client the watcher's releases name may not be freed before
- * the loop is done with its events). Each holds a reference on its client.
- */
-struct deferred_ping {
-	struct client *c;
-	struct fl_msg_hdr hdr;
-	struct deferred_ping *next;
-};
-static struct deferred_ping *deferred_pings;
 
 /* The observe service's client_gone: its waits are over, its trace goes with it. */
 static void observe_client_gone(struct fl_server_conn *conn, void *data)
@@ -322,44 +310,6 @@ static bool op_trace(struct fl_server_conn *conn, const struct fl_proto_request 
 	return ok;
 }
 
-static bool op_ping(struct fl_server_conn *conn, const struct fl_proto_request *q, int *fds)
-{
-	struct client *c = client_of(conn);
-	struct deferred_ping *d;
-
-	if (!(q->hdr.flags & FL_MSG_F_AFTER_CLOSES))
-		return fld_reply_status(c, &q->hdr, 0);
-	d = malloc(sizeof(*d));
-	if (!d)
-		return fld_reply_status(c, &q->hdr, -ENOMEM);
-	atomic_fetch_add(&c->refs, 1);
-	*d = (struct deferred_ping){ c, q->hdr, deferred_pings };
-	deferred_pings = d;
-	return true;
-}
-
-/*
- * The fds the deferred PINGs' senders closed before sending them hung up
- * in the kernel then, so the watcher has them now: handle them, then answer.
- */
-void fld_answer_deferred_pings(void)
-{
-	if (!deferred_pings)
-		return;
-	fl__watcher_dispatch();
-	/* A new pending fence's last close shows in no epoll set: look for those too. */
-	(void)fl__watcher_sweep_fresh();
-	while (deferred_pings) {
-		struct deferred_ping *d = deferred_pings;
-
-		deferred_pings = d->next;
-		if (d->c->fd >= 0)
-			fld_reply_status(d->c, &d->hdr, 0);
-		fld_client_unref(d->c);
-		free(d);
-	}
-}
-
 /* The daemon is exiting: drop the parked DUMPs and the walk, answer the deferred PINGs. */
 void fld_observe_stop(void)
 {
@@ -385,9 +335,8 @@ static bool op_dump_request(struct fl_server_conn *conn, const struct fl_proto_r
 	return op_dump(client_of(conn), q);
 }
 
-#define OBSERVE_FIRST FL_OP_PING
+#define OBSERVE_FIRST FL_PROTO_OBSERVE_FIRST
 static const struct fl_server_op observe_ops[] = {
-	[FL_OP_PING - OBSERVE_FIRST] = { op_ping, FL_MSG_F_AFTER_CLOSES },
 	[FL_OP_DUMP - OBSERVE_FIRST] = { op_dump_request },
 	/* A notify fd comes with FL_MSG_F_NOTIFY. */
 	[FL_OP_WAIT_BEGIN - OBSERVE_FIRST] = { op_wait_begin, FL_MSG_F_NOTIFY, 1, FL_MSG_F_NOTIFY },
@@ -414,4 +363,6 @@ const struct fl_server_service_ops fld_observe_service = {
 	.ops = observe_ops,
 	.client_gone = observe_client_gone,
 	.prepare = observe_prepare,
+	.id = FL_PROTO_SVC_OBSERVE,
+	.version = FL_PROTO_OBSERVE_VERSION,
 };

@@ -72,27 +72,6 @@ static bool pipe_at_eof(int fd)
 	       (pf.revents & POLLHUP);
 }
 
-static bool op_hello(struct fl_server_conn *conn, const struct fl_proto_request *q, int *fds)
-{
-	struct client *c = client_of(conn);
-	struct fl_msg_hello_reply r = { { 0, 0 },
-					FL_PROTO_VERSION,
-					(uint32_t)getpid(),
-					fld_cfg.max_timelines,
-					fld_cfg.max_fences };
-	/*
-	 * Not for another uid (--allow-uid): the page shows the inode and
-	 * status of every fence of every client. Such a client reads its
-	 * fences' statuses from the pipes and asks us, as without a page.
-	 */
-	bool page = fld_status_page_fd >= 0 && c->conn.uid == geteuid();
-
-	if (page)
-		r.flags = FL_HELLO_F_STATUS_PAGE;
-	c->greeted = true;
-	return fld_reply_send(c, &q->hdr, &r, sizeof(r), page ? fld_status_page_fd : -1);
-}
-
 /* @c's kick pipe, made on first use. Return: 0, or -EMFILE over its quota, or a pipe2() error. */
 static int kick_open(struct client *c)
 {
@@ -750,9 +729,8 @@ static bool op_fence_get_deadline(struct fl_server_conn *conn, const struct fl_p
  * interleave (the protocol grew one op at a time), so each table spans its
  * service's range with holes that another service fills.
  */
-#define SYNC_FIRST FL_OP_HELLO
+#define SYNC_FIRST FL_PROTO_SYNC_FIRST
 static const struct fl_server_op sync_ops[] = {
-	[FL_OP_HELLO - SYNC_FIRST] = { op_hello },
 	[FL_OP_TIMELINE_CREATE - SYNC_FIRST] = { op_timeline_create },
 	[FL_OP_TIMELINE_INC - SYNC_FIRST] = { op_timeline_inc, 0, 1 },
 	[FL_OP_TIMELINE_GET_VALUE - SYNC_FIRST] = { op_timeline_get_value, 0, 1 },
@@ -776,4 +754,6 @@ const struct fl_server_service_ops fld_sync_service = {
 	.last_op = FL_OP_FENCE_RETURN,
 	.ops = sync_ops,
 	.client_gone = sync_client_gone,
+	.id = FL_PROTO_SVC_SYNC,
+	.version = FL_PROTO_SYNC_VERSION,
 };

@@ -19,7 +19,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FL_PROTO_VERSION  8
+/*
+ * The core version: framing, the header, HELLO and PING. Peers of another
+ * core version cannot talk at all; HELLO's first word stays the version in
+ * every one, so that each can tell the other so. Bump it only for a change
+ * no service version can describe; a service's ops change with its own.
+ */
+#define FL_PROTO_VERSION  9
 #define FL_PROTO_NAME_LEN 32
 #define FL_PROTO_MAX_FDS  4
 /* The largest request; replies may be up to FL_PROTO_MAX_REPLY. */
@@ -32,32 +38,77 @@
 /* Points per FENCE_INFO reply: keeps a reply well inside a socket buffer. */
 #define FL_PROTO_MAX_INFO_POINTS 64
 
+/*
+ * The services and their versions. A service owns a range of op numbers and
+ * has a version of its own, raised when it gains an op or a flag (never
+ * changing an existing one: that is a new op); HELLO says which services a
+ * client speaks, in which version, and the daemon answers what it serves
+ * of them (docs/protocol.md, "Services and versions"). Ids index HELLO's
+ * versions[]; ids up to FL_PROTO_MAX_SERVICES - 1 not listed are free for
+ * services to come.
+ */
+enum fl_proto_service_id {
+	FL_PROTO_SVC_SYNC = 0, /* timelines and fences */
+	FL_PROTO_SVC_HEAP = 1, /* the allocation service */
+	FL_PROTO_SVC_OBSERVE = 2, /* dump, trace, waits */
+	FL_PROTO_SVC_CORE = 0xff, /* HELLO, PING: not negotiated (FL_PROTO_VERSION) */
+};
+#define FL_PROTO_MAX_SERVICES	 8
+
+#define FL_PROTO_SYNC_VERSION	 1
+#define FL_PROTO_HEAP_VERSION	 1
+#define FL_PROTO_OBSERVE_VERSION 1
+
+/* HELLO's services[] of a peer that speaks every service of this version. */
+#define FL_PROTO_SERVICES_ALL                                                          \
+	{                                                                              \
+		FL_PROTO_SYNC_VERSION, FL_PROTO_HEAP_VERSION, FL_PROTO_OBSERVE_VERSION \
+	}
+
+/*
+ * Op numbers: a range per service, so that a number alone says whose it
+ * is. 128..255 are free for services to come; a number past 255 is never
+ * an op.
+ */
+#define FL_PROTO_CORE_FIRST    1u
+#define FL_PROTO_CORE_LAST     15u
+#define FL_PROTO_SYNC_FIRST    16u
+#define FL_PROTO_SYNC_LAST     63u
+#define FL_PROTO_HEAP_FIRST    64u
+#define FL_PROTO_HEAP_LAST     95u
+#define FL_PROTO_OBSERVE_FIRST 96u
+#define FL_PROTO_OBSERVE_LAST  127u
+
 enum fl_proto_op {
+	/* core */
 	FL_OP_HELLO = 1, /* body hello; reply hello_reply (+ 1 fd, the status page) */
-	FL_OP_TIMELINE_CREATE = 2, /* body timeline_create; reply bind_reply + 1 fd */
-	FL_OP_TIMELINE_INC = 3, /* body timeline_inc, fds {timeline}; reply: status */
-	FL_OP_TIMELINE_GET_VALUE = 4, /* no body, fds {timeline}; reply value_reply */
-	FL_OP_FENCE_CREATE = 5, /* body fence_create, fds {timeline, sink, user} */
-	FL_OP_FENCE_MERGE = 6, /* body fence_merge, fds {a, b}; reply: status (+ 1 fd, the fence) */
-	FL_OP_FENCE_INFO = 7, /* body fence_info, fds {fence}; reply info_reply */
-	FL_OP_PING = 8, /* no body; reply: status */
-	FL_OP_TIMELINE_BIND = 9, /* no body, fds {timeline}; reply bind_reply */
-	FL_OP_POOL_FILL = 10, /* body pool_fill; reply pool_reply + count fds */
-	FL_OP_FENCE_NEW = 11, /* body fence_new, no fds */
-	FL_OP_TIMELINE_SIGNAL = 12, /* body timeline_signal, no fds; reply: status */
-	FL_OP_TIMELINE_SYNC = 13, /* body timeline_sync, no fds; reply: status */
-	FL_OP_FENCE_SET_DEADLINE = 14, /* body fence_set_deadline, fds {fence}; reply: status */
-	FL_OP_FENCE_GET_DEADLINE = 15, /* no body, fds {fence}; reply value_reply */
-	FL_OP_FENCE_IMPORT = 16, /* body fence_import, fds {sync_file}; reply: status (+ 1 fd) */
-	FL_OP_DUMP = 17, /* body dump, no fds; reply: status + 1 fd (the dump) */
-	FL_OP_WAIT_BEGIN = 18, /* body wait_begin, fds {fence} or {fence, notify}; one-way */
-	FL_OP_WAIT_END = 19, /* body wait_end, no fds; one-way */
-	FL_OP_TRACE = 20, /* body trace; reply: status (+ 1 fd, the trace, for STOP) */
-	FL_OP_HEAP_ALLOC = 21, /* body heap_alloc, no fds; reply heap_alloc_reply + 1 fd */
-	FL_OP_HEAP_FREE = 22, /* body heap_free, fds {buffer} or none; reply heap_free_reply */
-	FL_OP_HEAP_INFO = 23, /* body heap_info, no fds; reply heap_info_reply */
-	FL_OP_FENCE_RETURN = 24, /* no body, fds {signal end}; one-way */
-	FL_OP_MAX_ = FL_OP_FENCE_RETURN,
+	FL_OP_PING = 2, /* no body; reply: status */
+	/* sync (since version 1) */
+	FL_OP_TIMELINE_CREATE = 16, /* body timeline_create; reply bind_reply + 1 fd */
+	FL_OP_TIMELINE_INC = 17, /* body timeline_inc, fds {timeline}; reply: status */
+	FL_OP_TIMELINE_GET_VALUE = 18, /* no body, fds {timeline}; reply value_reply */
+	FL_OP_FENCE_CREATE = 19, /* body fence_create, fds {timeline, sink, user} */
+	FL_OP_FENCE_MERGE =
+		20, /* body fence_merge, fds {a, b}; reply: status (+ 1 fd, the fence) */
+	FL_OP_FENCE_INFO = 21, /* body fence_info, fds {fence}; reply info_reply */
+	FL_OP_TIMELINE_BIND = 22, /* no body, fds {timeline}; reply bind_reply */
+	FL_OP_POOL_FILL = 23, /* body pool_fill; reply pool_reply + count fds */
+	FL_OP_FENCE_NEW = 24, /* body fence_new, no fds */
+	FL_OP_TIMELINE_SIGNAL = 25, /* body timeline_signal, no fds; reply: status */
+	FL_OP_TIMELINE_SYNC = 26, /* body timeline_sync, no fds; reply: status */
+	FL_OP_FENCE_SET_DEADLINE = 27, /* body fence_set_deadline, fds {fence}; reply: status */
+	FL_OP_FENCE_GET_DEADLINE = 28, /* no body, fds {fence}; reply value_reply */
+	FL_OP_FENCE_IMPORT = 29, /* body fence_import, fds {sync_file}; reply: status (+ 1 fd) */
+	FL_OP_FENCE_RETURN = 30, /* no body, fds {signal end}; one-way */
+	/* heap (since version 1) */
+	FL_OP_HEAP_ALLOC = 64, /* body heap_alloc, no fds; reply heap_alloc_reply + 1 fd */
+	FL_OP_HEAP_FREE = 65, /* body heap_free, fds {buffer} or none; reply heap_free_reply */
+	FL_OP_HEAP_INFO = 66, /* body heap_info, no fds; reply heap_info_reply */
+	/* observe (since version 1) */
+	FL_OP_DUMP = 96, /* body dump, no fds; reply: status + 1 fd (the dump) */
+	FL_OP_WAIT_BEGIN = 97, /* body wait_begin, fds {fence} or {fence, notify}; one-way */
+	FL_OP_WAIT_END = 98, /* body wait_end, no fds; one-way */
+	FL_OP_TRACE = 99, /* body trace; reply: status (+ 1 fd, the trace, for STOP) */
 };
 
 /* Set in a reply's op. */
@@ -95,9 +146,15 @@ struct fl_msg_hdr {
 	uint32_t len; /* bytes after the header */
 };
 
+/*
+ * The first request. @version comes first in every core version, so that
+ * a daemon can refuse another one with -EPROTONOSUPPORT whatever the rest.
+ * @services[id] is the version of service id the client speaks, 0 for none.
+ */
 struct fl_msg_hello {
 	uint32_t version; /* FL_PROTO_VERSION */
 	uint32_t flags; /* 0 */
+	uint32_t services[FL_PROTO_MAX_SERVICES];
 };
 
 struct fl_msg_timeline_create {
@@ -338,6 +395,11 @@ struct fl_msg_hello_reply {
 	uint32_t max_fences; /* per client */
 	uint32_t flags; /* FL_HELLO_F_STATUS_PAGE */
 	uint32_t pad; /* 0 */
+	/*
+	 * What the daemon serves of each service the client asked for: the
+	 * lower of both versions, 0 for a service it lacks (or one not asked).
+	 */
+	uint32_t services[FL_PROTO_MAX_SERVICES];
 };
 
 /*
@@ -441,6 +503,37 @@ struct fl_proto_request {
 	unsigned int nfds;
 };
 
+/* One op of a service, as the decoder knows it. */
+struct fl_proto_op_desc {
+	const char *name; /* NULL: no op of this number */
+	uint16_t size; /* of its body, exactly */
+	uint8_t since; /* the service version that added it */
+};
+
+/*
+ * A service's decoder (src/proto/<service>.c): its op range and the checks
+ * of its bodies. Header flags and fd counts are not the decoder's: the
+ * daemon's service op tables hold those (src/server/service.h).
+ */
+struct fl_proto_service {
+	const char *name;
+	uint32_t id; /* enum fl_proto_service_id */
+	uint32_t version; /* the highest it decodes */
+	uint32_t first, last;
+	const struct fl_proto_op_desc *ops; /* ops[op - first] */
+	/* @r holds a known op's body of the right size: 0, or -EINVAL. */
+	int (*check)(const struct fl_proto_request *r);
+};
+
+extern const struct fl_proto_service fl__proto_core, fl__proto_sync, fl__proto_heap,
+	fl__proto_observe;
+
+/*
+ * fl__proto_service_of() - the service owning the number @op (whether or
+ * not it has an op of that number), or NULL for a number of no service
+ */
+const struct fl_proto_service *fl__proto_service_of(uint32_t op);
+
 /*
  * fl__proto_decode_request() - check one received packet
  * @buf, @len: the packet
@@ -449,21 +542,29 @@ struct fl_proto_request {
  * @ret: filled on success; on failure ret->hdr holds what could be read
  *	(zeroed if not even the header), so the daemon can answer by seq
  *
- * Checks everything that does not need the fds themselves: sizes, op, flags,
- * fd count, names NUL-terminated, reserved fields zero, value ranges.
+ * Checks the framing (sizes, op) and hands the body to its service's
+ * decoder: names NUL-terminated, reserved fields zero, value ranges. The
+ * header flags and the fd count are the service op table's to check
+ * (fl__server_dispatch()); only where a body says how many fds come
+ * (HEAP_FREE's group) does the decoder look at @nfds.
  * Return: 0, or the errno to answer with: -EPROTO (too short, sizes
- * disagree, truncated), -EOPNOTSUPP (unknown op), -EINVAL (bad flags,
- * reserved field, name, value, or wrong number of fds), -EPROTONOSUPPORT
- * (HELLO with another version).
+ * disagree, truncated), -EOPNOTSUPP (unknown op), -EINVAL (bad reserved
+ * field, name or value), -EPROTONOSUPPORT (HELLO of another core version,
+ * whatever its size).
  */
 int fl__proto_decode_request(const void *buf, size_t len, unsigned int nfds, int truncated,
 			     struct fl_proto_request *ret);
 
-/* How many fds a valid request of @op carries (HEAP_FREE: at most; -1 for an unknown op). */
-int fl__proto_request_nfds(uint32_t op);
-
 /* The body size of a request of @op (-1 for an unknown op). */
 int fl__proto_request_size(uint32_t op);
+
+/*
+ * fl__proto_op_since() - the service and its version a request of @op
+ * needs: *@ret_service is an enum fl_proto_service_id.
+ * Return: the version (FL_PROTO_SVC_CORE: FL_PROTO_VERSION), or -1 for an
+ * unknown op.
+ */
+int fl__proto_op_since(uint32_t op, uint32_t *ret_service);
 
 /* A human name for an op, for logs ("?" if unknown). */
 const char *fl__proto_op_name(uint32_t op);

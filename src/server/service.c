@@ -69,7 +69,8 @@ int fl__server_add_service(struct fl_server *srv, const struct fl_server_service
 {
 	struct service *s;
 
-	if (!ops->name || ops->first_op > ops->last_op || ops->last_op > FL_SERVER_MAX_OP)
+	if (!ops->name || ops->first_op > ops->last_op || ops->last_op > FL_SERVER_MAX_OP ||
+	    (ops->version && ops->id >= FL_PROTO_MAX_SERVICES))
 		return -EINVAL;
 	for (s = srv->services; s; s = s->next)
 		if (strcmp(s->ops->name, ops->name) == 0)
@@ -124,7 +125,38 @@ bool fl__server_dispatch(struct fl_server *srv, struct fl_server_conn *conn,
 	want = e->nfds + (unsigned int)__builtin_popcount(q->hdr.flags & e->fd_flags);
 	if (q->nfds != want && !(e->fds_optional && q->nfds == 0))
 		return refuse(srv, conn, q, -EINVAL);
+	if (s->ops->version) {
+		uint32_t svc;
+		int since = fl__proto_op_since(q->hdr.op, &svc);
+
+		/* A client that said it does not speak it, or a version without the op. */
+		if (since < 0 || conn->versions[s->ops->id] < (uint32_t)since) {
+			char why[128];
+
+			snprintf(why, sizeof(why),
+				 "%s request of service %s version %d, not negotiated (HELLO "
+				 "agreed on %u)",
+				 fl__proto_op_name(q->hdr.op), s->ops->name, since,
+				 conn->versions[s->ops->id]);
+			return srv->host->reject(conn, &q->hdr, -EPROTONOSUPPORT, why);
+		}
+	}
 	return e->handler(conn, q, fds);
+}
+
+void fl__server_negotiate(struct fl_server *srv, struct fl_server_conn *conn,
+			  const uint32_t asked[FL_PROTO_MAX_SERVICES],
+			  uint32_t served[FL_PROTO_MAX_SERVICES])
+{
+	memset(served, 0, FL_PROTO_MAX_SERVICES * sizeof(served[0]));
+	for (struct service *s = srv->services; s; s = s->next) {
+		uint32_t id = s->ops->id;
+
+		/* Versions only add ops: the lower one is what both sides know. */
+		if (s->ops->version)
+			served[id] = asked[id] < s->ops->version ? asked[id] : s->ops->version;
+	}
+	memcpy(conn->versions, served, sizeof(conn->versions));
 }
 
 void fl__server_prepare(struct fl_server *srv)
@@ -147,6 +179,7 @@ void fl__server_conn_init(struct fl_server_conn *conn, pid_t pid, uid_t uid)
 	conn->pid = pid;
 	conn->uid = uid;
 	fl__server_link_init(&conn->destroy);
+	memset(conn->versions, 0, sizeof(conn->versions));
 }
 
 void fl__server_conn_gone(struct fl_server *srv, struct fl_server_conn *conn)

@@ -9,9 +9,13 @@
  * which each service keeps its per-connection state (as with libwayland's
  * wl_client_add_destroy_listener()).
  *
+ * The table is the one home of the checks of a request's header flags and
+ * fd count; src/proto's decoders check the framing and the bodies.
+ *
  * The framework knows the wire framing (struct fl_msg_hdr and the decoded
- * struct fl_proto_request of src/proto), no service: which ops exist, what
- * they do and what a connection's services keep are the services' own.
+ * struct fl_proto_request of src/proto) and the versions HELLO negotiates
+ * (fl__server_negotiate()), no service: which ops exist, what they do and
+ * what a connection's services keep are the services' own.
  * Loop thread only, like the loop.
  */
 #ifndef FL_SERVER_SERVICE_H
@@ -49,6 +53,8 @@ struct fl_server_conn {
 	pid_t pid; /* SO_PEERCRED's, when it connected */
 	uid_t uid;
 	struct fl_server_link destroy; /* struct fl_server_listener */
+	/* Per enum fl_proto_service_id: the version HELLO agreed on, 0 for none. */
+	uint32_t versions[FL_PROTO_MAX_SERVICES];
 };
 
 /*
@@ -85,6 +91,12 @@ struct fl_server_op {
  *     fl__server_prepare() before the loop waits. Return: ms until it wants
  *     to be called again (0: at once), -1 for no time; the framework keeps a
  *     timer of the service's for it. NULL: none.
+ * @id: the service's enum fl_proto_service_id, its slot in HELLO
+ * @version: the highest version of it served; 0: not negotiated, every
+ *     connection may use every op (the core service, HELLO and PING). A
+ *     negotiated service's op is refused with -EPROTONOSUPPORT on a
+ *     connection whose HELLO did not agree on a version of it that has the
+ *     op (fl__proto_op_since()).
  */
 struct fl_server_service_ops {
 	const char *name;
@@ -93,6 +105,8 @@ struct fl_server_service_ops {
 	void (*client_gone)(struct fl_server_conn *conn, void *data);
 	int (*dump)(void *data, uint32_t flags, int *ret_fd);
 	int (*prepare)(void *data);
+	uint32_t id;
+	uint32_t version;
 };
 
 /* What the framework asks of its host. */
@@ -137,12 +151,26 @@ int fl__server_add_service(struct fl_server *srv, const struct fl_server_service
  * An op no service owns is refused with -EOPNOTSUPP, header flags its
  * table entry does not accept or a number of fds it does not take with
  * -EINVAL, through the host's reject() with "malformed <op> request
- * (<error>)", as the decoder words it.
+ * (<error>)", as the decoder words it; an op of a service (or a version of
+ * it) that @conn's HELLO did not agree on with -EPROTONOSUPPORT, "<op>
+ * request of service <name> version <n>, not negotiated".
  *
  * Return: the handler's (or reject()'s) answer: false when @conn was hung up on.
  */
 bool fl__server_dispatch(struct fl_server *srv, struct fl_server_conn *conn,
 			 const struct fl_proto_request *q, int *fds);
+
+/**
+ * fl__server_negotiate() - agree with @conn on the service versions
+ * @asked: per enum fl_proto_service_id, the version the peer speaks (HELLO's)
+ * @served: filled with what @conn gets: for each negotiated service
+ *	registered, the lower of @asked and its @version; 0 for the rest
+ *
+ * Called by the host's HELLO handler; a second call replaces the first.
+ */
+void fl__server_negotiate(struct fl_server *srv, struct fl_server_conn *conn,
+			  const uint32_t asked[FL_PROTO_MAX_SERVICES],
+			  uint32_t served[FL_PROTO_MAX_SERVICES]);
 
 /**
  * fl__server_prepare() - run each service's @prepare and set its timer
@@ -157,7 +185,10 @@ void fl__server_prepare(struct fl_server *srv);
  */
 int fl__server_dump(struct fl_server *srv, const char *service, uint32_t flags, int *ret_fd);
 
-/** fl__server_conn_init() - start @conn, of process @pid and user @uid, with no listener */
+/**
+ * fl__server_conn_init() - start @conn, of process @pid and user @uid, with
+ * no listener and no service negotiated
+ */
 void fl__server_conn_init(struct fl_server_conn *conn, pid_t pid, uid_t uid);
 
 /**

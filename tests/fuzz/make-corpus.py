@@ -16,18 +16,21 @@ import os
 import struct
 import sys
 
-VERSION = 8
+VERSION = 9
+# HELLO's services[8]: sync, heap, observe version 1, the rest unspoken.
+SERVICES = (1, 1, 1, 0, 0, 0, 0, 0)
 NAME_LEN = 32
 
-HELLO, TIMELINE_CREATE, TIMELINE_INC, TIMELINE_GET_VALUE = 1, 2, 3, 4
-FENCE_CREATE, FENCE_MERGE, FENCE_INFO, PING = 5, 6, 7, 8
-TIMELINE_BIND, POOL_FILL, FENCE_NEW, TIMELINE_SIGNAL = 9, 10, 11, 12
-TIMELINE_SYNC, FENCE_SET_DEADLINE, FENCE_GET_DEADLINE, FENCE_IMPORT = 13, 14, 15, 16
-DUMP = 17
-WAIT_BEGIN, WAIT_END, TRACE = 18, 19, 20
+# core 1..15, sync 16..63, heap 64..95, observe 96..127
+HELLO, PING = 1, 2
+TIMELINE_CREATE, TIMELINE_INC, TIMELINE_GET_VALUE = 16, 17, 18
+FENCE_CREATE, FENCE_MERGE, FENCE_INFO = 19, 20, 21
+TIMELINE_BIND, POOL_FILL, FENCE_NEW, TIMELINE_SIGNAL = 22, 23, 24, 25
+TIMELINE_SYNC, FENCE_SET_DEADLINE, FENCE_GET_DEADLINE, FENCE_IMPORT = 26, 27, 28, 29
+FENCE_RETURN = 30
+HEAP_ALLOC, HEAP_FREE, HEAP_INFO = 64, 65, 66
+DUMP, WAIT_BEGIN, WAIT_END, TRACE = 96, 97, 98, 99
 F_NOTIFY = 8
-HEAP_ALLOC, HEAP_FREE, HEAP_INFO = 21, 22, 23
-FENCE_RETURN = 24
 DUMP_HEAPS = 32
 F_REPLY = 1
 F_KEPT = 2
@@ -50,7 +53,13 @@ def packet(nfds, op, seq, body, flags=0):
 
 
 SEEDS = {
-    "hello": packet(0, HELLO, 0, struct.pack("<II", VERSION, 0)),
+    "hello": packet(0, HELLO, 0, struct.pack("<II8I", VERSION, 0, *SERVICES)),
+    # A newer client: versions and services this daemon does not know.
+    "hello-newer-services": packet(0, HELLO, 0,
+                                   struct.pack("<II8I", VERSION, 0, 3, 1, 7, 2, 0, 0, 0, 9)),
+    "hello-bad-flags": packet(0, HELLO, 0, struct.pack("<II8I", VERSION, 1, *SERVICES)),
+    # Core version 8's HELLO: shorter, refused for its version.
+    "hello-bad-v8": packet(0, HELLO, 0, struct.pack("<II", 8, 0)),
     "timeline-create": packet(0, TIMELINE_CREATE, 1,
                               name("sw_sync") + struct.pack("<II", 0, 0)),
     "timeline-create-32bit": packet(0, TIMELINE_CREATE, 2,
