@@ -8,7 +8,7 @@
  * and of the daemon itself, threads and fork racing requests, in-process
  * mode, and the libsync compat calls.
  * The daemon's robustness (hostile peers, limits, start-up, idle exit,
- * many clients): daemon-hostile-test.c.
+ * many clients): daemon-hostile-*-test.c.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
