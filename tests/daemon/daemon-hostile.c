@@ -7,56 +7,25 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fenceline/fenceline.h>
 #include <fenceline/shared.h>
-#include <fenceline/transfer.h>
 
 #include "daemon-helpers.h"
 #include "daemon-hostile.h"
+#include "daemon-procs.h"
 #include "helpers.h"
 #include "protocol.h"
 #include "raw-helpers.h"
 #include "runner.h"
-#include "statuspage.h"
-
-int new_timeline(const char *name)
-{
-	int fd = -1;
-
-	fl_assert_int_eq(fl_timeline_fd_create(name, 0, &fd), 0);
-	return fd;
-}
-
-int new_fence(int tl, uint64_t value, const char *name)
-{
-	int fd = -1;
-
-	fl_assert_int_eq(fl_fence_fd_create(tl, value, name, &fd), 0);
-	return fd;
-}
-
-int new_merge(int a, int b, const char *name)
-{
-	int fd = -1;
-
-	fl_assert_int_eq(fl_fence_fd_merge(a, b, name, 0, &fd), 0);
-	return fd;
-}
 
 void library_round(void)
 {

@@ -2,7 +2,8 @@
 /*
  * What the daemon-hostile-*-test.c files share: raw requests built from the
  * wire protocol's header, fd maps of the daemon, and a child on a daemon of
- * its own. Failures fail the test (runner.h).
+ * its own; and, through daemon-procs.h, the fd API shorthands. Failures
+ * fail the test (runner.h).
  */
 #ifndef FL_TESTS_DAEMON_HOSTILE_H
 #define FL_TESTS_DAEMON_HOSTILE_H
@@ -13,16 +14,8 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
+#include "daemon-procs.h"
 #include "protocol.h"
-
-/* A timeline fd made through the fd API, which must work. */
-int new_timeline(const char *name);
-
-/* A fence fd at @value on timeline fd @tl, which must work. */
-int new_fence(int tl, uint64_t value, const char *name);
-
-/* The merge of fence fds @a and @b, which must work. */
-int new_merge(int a, int b, const char *name);
 
 /* One full round of the fd API through the library: it must keep working. */
 void library_round(void);

@@ -4,25 +4,15 @@
 #define _GNU_SOURCE
 #endif
 #include <dirent.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <android/sync.h>
-#include <sw_sync.h>
-
-#include <fenceline/fenceline.h>
 #include <fenceline/shared.h>
-#include <fenceline/transfer.h>
 
 #include "daemon-helpers.h"
 #include "daemon-procs.h"
