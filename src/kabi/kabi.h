@@ -80,7 +80,7 @@ void fl__kabi_mark_fence(int fd);
  * test suites are) comes first in the global lookup scope, and binding
  * there made our open() call the program's sw_sync_timeline_create(),
  * which opened sw_sync again, through us, until the stack overflowed.
- * tests/symbols-test.sh fails if a call bypasses this table.
+ * tests/tree/symbols-test.sh fails if a call bypasses this table.
  */
 #define FL_KABI_CALLS(X)            \
 	X(fl_fence_fd_create)       \

@@ -4,7 +4,7 @@
  * header and a body with up to FL__PROTO_MAX_FDS fds as SCM_RIGHTS, one
  * recvmsg() that hands every received fd to the caller or closes it, and
  * the daemon protocol's reply receive. Every SCM_RIGHTS in src/ and tools/
- * goes through here (tests/transport-sites-test.py checks), so that there
+ * goes through here (tests/tree/transport-sites-test.py checks), so that there
  * is one overflow and leak policy, not one per caller.
  *
  * libc only, like util: fl_send()/fl_recv() (src/util/transfer.c), the

@@ -3,7 +3,7 @@
  * The dma-heap kind and begin/end CPU access on real dma-bufs, for a kernel
  * that has dma-heaps and udmabuf (tests/vm/dma-heap-vm.sh boots one). Not a
  * meson test: everywhere else most of it skips. Links with runner.c and
- * helpers.c like tests/<area>-test.c.
+ * helpers.c like tests/<area>/<name>-test.c.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -87,7 +87,7 @@ if [ "$(cat "$BUILD/.dma-heap-vm-src" 2>/dev/null)" != "$SRC" ]; then
 	meson setup "$BUILD" "$SRC" -Dbench=false -Dexamples=false >/dev/null
 	echo "$SRC" >"$BUILD/.dma-heap-vm-src"
 fi
-targets="src/libfenceline.a src/daemon/fencelined src/heap/fl-heap-worker tests/heap-bad-worker"
+targets="src/libfenceline.a src/daemon/fencelined src/heap/fl-heap-worker tests/heap/heap-bad-worker"
 for t in $TESTS; do
 	# dma-heap-vm-test links heap-test's runner.c and helpers.c objects.
 	[ "$t" = dma-heap-vm ] && t=heap
@@ -111,16 +111,16 @@ static_link "$BIN/fencelined" "$BUILD"/src/daemon/fencelined.p/*.o -Wl,--start-g
 # and heap-pool-test's worker gone wrong, at the path that test was built with.
 static_link "$BIN/fl-heap-worker" "$BUILD"/src/heap/fl-heap-worker.p/*.o \
 	"$BUILD"/src/util/libfl-util.a
-static_link "$WORK/heap-bad-worker" "$BUILD"/tests/heap-bad-worker.p/*.o "$BUILD/src/libfenceline.a"
+static_link "$WORK/heap-bad-worker" "$BUILD"/tests/heap/heap-bad-worker.p/*.o "$BUILD/src/libfenceline.a"
 for t in $TESTS; do
 	if [ "$t" = dma-heap-vm ]; then
 		# The warnings of meson.build, as an error.
 		cc -std=gnu11 -O1 -g -Wall -Wextra -Wundef -Wmissing-prototypes -Wstrict-prototypes \
 			-Wshadow -Wformat=2 -Wvla -Wno-unused-parameter -Wno-missing-field-initializers \
-			-Werror -D_GNU_SOURCE -I"$SRC/include" -I"$SRC/tests" \
+			-Werror -D_GNU_SOURCE -I"$SRC/include" -I"$SRC/tests/lib" \
 			-c -o "$WORK/dma-heap-vm-test.o" "$HERE/dma-heap-vm-test.c"
-		static_link "$BIN/$t-test" "$WORK/dma-heap-vm-test.o" "$BUILD"/tests/heap-test.p/runner.c.o \
-			"$BUILD"/tests/heap-test.p/helpers.c.o "$BUILD/src/libfenceline.a"
+		static_link "$BIN/$t-test" "$WORK/dma-heap-vm-test.o" "$BUILD"/tests/heap-test.p/lib_runner.c.o \
+			"$BUILD"/tests/heap-test.p/lib_helpers.c.o "$BUILD/src/libfenceline.a"
 	else
 		static_link "$BIN/$t-test" "$BUILD/tests/$t-test.p/"*.o "$BUILD/src/libfenceline.a"
 	fi
@@ -133,8 +133,8 @@ cp "$REF_DIR/busybox/bin/busybox" "$IRD/bin/busybox"
 cp "$HERE/init.sh" "$IRD/init"
 chmod +x "$IRD/init"
 cp "$BIN"/* "$IRD/"
-mkdir -p "$IRD/$BUILD/tests"
-cp "$WORK/heap-bad-worker" "$IRD/$BUILD/tests/heap-bad-worker"
+mkdir -p "$IRD/$BUILD/tests/heap"
+cp "$WORK/heap-bad-worker" "$IRD/$BUILD/tests/heap/heap-bad-worker"
 (cd "$IRD" && find . | cpio -o -H newc --quiet | gzip -1) >"$WORK/initramfs.cpio.gz"
 
 # ------------------------------------------------------------------ boot

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Fixtures of the daemon tests (daemon-test.c, daemon-hostile-test.c):
+ * Fixtures of the daemon tests (daemon-test.c, daemon-hostile-*-test.c):
  * children that report through their exit status, daemons the test starts
  * itself (fork + exec of the build tree's fencelined, in the foreground, on
  * a socket of its own), and the daemon's fd count, which is how these

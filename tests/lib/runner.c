@@ -35,6 +35,14 @@
 #define MAX_REASON	  1024
 #define MAX_TRACKED_FDS	  1024
 
+/*
+ * Set by tests/meson.build for the areas whose tests use the daemon: the
+ * runner then connects before it counts fds. Elsewhere no daemon is started.
+ */
+#ifndef FL_TEST_NEEDS_DAEMON
+#define FL_TEST_NEEDS_DAEMON 0
+#endif
+
 extern const struct fl_test __start_fl_tests[];
 extern const struct fl_test __stop_fl_tests[];
 
@@ -359,10 +367,12 @@ static void run_body(const struct fl_test *t)
 	current = t;
 	/*
 	 * The library keeps one connection to the daemon for the life of the
-	 * process: make it before anything is counted, unless the test runs
-	 * in in-process mode (it must then never start a daemon).
+	 * process: in an area that uses the daemon, make it before anything is
+	 * counted, unless the test runs in in-process mode (it must then never
+	 * start a daemon). In other areas a connection the test makes is a
+	 * new fd, so the leak check below catches a test that needs one.
 	 */
-	if (fl_mode_get() == FL_MODE_DAEMON) {
+	if (FL_TEST_NEEDS_DAEMON && fl_mode_get() == FL_MODE_DAEMON) {
 		int r = fl_daemon_connect();
 
 		if (r < 0)
@@ -376,7 +386,7 @@ static void run_body(const struct fl_test *t)
 	t->run();
 
 	/* Its connection was counted, but not the fence fds it keeps ready since. */
-	if (fl_mode_get() == FL_MODE_DAEMON) {
+	if (FL_TEST_NEEDS_DAEMON && fl_mode_get() == FL_MODE_DAEMON) {
 		fl_daemon_disconnect();
 		fl_daemon_connect();
 	}

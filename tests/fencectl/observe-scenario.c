@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * observe-scenario: situations for tests/fencectl-observe-test.py to look
+ * observe-scenario: situations for tests/fencectl/fencectl-observe-test.py to look
  * at with fencectl (deadlocks, trace, stats, dump's waiters).
  *
  *   observe-scenario cycle2       two processes wait on each other for good

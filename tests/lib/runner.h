@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The test runner: every tests/<area>-test.c registers its tests with
+ * The test runner: every tests/<area>/<name>-test.c registers its tests with
  * FL_TEST(name) and links runner.c, which provides main(). Each test runs in
  * a forked child with a timeout and an fd-leak check (the child's fd count
  * must return to what it was before the test). See HACKING.md.

@@ -13,7 +13,7 @@ import sys
 import tempfile
 import time
 
-from fl_schema import check, failures, validate  # tests/fl_schema.py
+from fl_schema import check, failures, validate  # tests/fencectl/fl_schema.py
 
 FENCECTL, HOLDER = sys.argv[1], sys.argv[2]
 PAGE = os.sysconf("SC_PAGESIZE")

@@ -157,6 +157,31 @@ FL_TEST(system_buffer_is_zero_filled_after_reuse)
 	fl_heap_close(heap);
 }
 
+/*
+ * Without a pool every system buffer is a new file, so reuse cannot happen
+ * above; with one, each round after the first takes a buffer the pool kept
+ * (the pool counts them as hits), so a pool that handed back a freed or
+ * otherwise written buffer fails here.
+ */
+FL_TEST(pooled_system_buffer_is_zero_filled_after_reuse)
+{
+	struct fl_heap *heap = open_system();
+	size_t len = 4 * fl_test_page_size();
+
+	fl_assert_int_eq(fl_heap_set_pool_max(heap, 1 << 20), 0);
+	for (int round = 0; round < 3; round++) {
+		int fd = alloc(heap, len);
+
+		expect_zero_then_fill(fd, len, 0xa5);
+		fl_assert_int_eq(fl_heap_buffer_free(heap, fd), 0);
+		/* The pool's buffers come from its worker: let them arrive. */
+		for (int i = 0; i < 20000 && fl_test_heap_info(heap).pool_pending; i++)
+			usleep(1000);
+	}
+	fl_assert_int_eq(fl_test_heap_info(heap).pool_hits, 2);
+	fl_heap_close(heap);
+}
+
 FL_TEST(carveout_buffer_is_zero_filled_when_its_range_is_reused)
 {
 	/* Exactly one buffer fits, so each round gets the same range. */

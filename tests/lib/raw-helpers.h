@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Raw connections to fencelined for the tests that speak the wire protocol
- * themselves (daemon-hostile-test.c, heap-daemon-test.c): hand-made
+ * themselves (daemon-hostile-*-test.c, heap-daemon-test.c): hand-made
  * packets, bad ones included. Failures fail the test (runner.h).
  */
 #ifndef FL_TESTS_RAW_HELPERS_H

@@ -1,0 +1,666 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The fences a timeline's owner completes itself, its counter shared with
+ * fencelined: other processes woken while the daemon is stopped, the
+ * daemon catching up with the counter, merges of owned points, a forked
+ * child signalling through the daemon, the daemon's death under an idle
+ * owner, 32-bit wrap-around as sw_sync does it, and a rebound owned
+ * timeline. The rest of the fd API across processes: daemon-test.c.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <android/sync.h>
+#include <sw_sync.h>
+
+#include <fenceline/fenceline.h>
+#include <fenceline/shared.h>
+#include <fenceline/transfer.h>
+
+#include "daemon-helpers.h"
+#include "daemon-procs.h"
+#include "helpers.h"
+#include "runner.h"
+
+/*
+ * Timelines this process created are its own: the daemon shares their
+ * counter with it, and fl_timeline_fd_inc() completes the fences it made on
+ * them itself, through a copy of each fence's signal end, before asking the
+ * daemon to catch up with the rest.
+ */
+
+/* Readable now, without waiting and without asking the daemon. */
+static bool fence_fd_readable(int fd)
+{
+	return fl_test_poll_fd(fd, POLLIN, 0) & POLLIN;
+}
+
+struct inc_thread {
+	pthread_t thread;
+	int tl;
+	uint64_t count;
+	atomic_bool done;
+	int ret;
+};
+
+static void *inc_thread_main(void *data)
+{
+	struct inc_thread *t = data;
+
+	t->ret = fl_timeline_fd_inc(t->tl, t->count);
+	atomic_store(&t->done, true);
+	return NULL;
+}
+
+struct stopped_inc {
+	bool seen; /* @until said yes while the daemon was stopped */
+	bool returned_early; /* the inc returned while the daemon was stopped */
+	int ret; /* what the inc returned once the daemon ran again */
+};
+
+/*
+ * fl_timeline_fd_inc(@tl, @count) in a thread while the daemon is
+ * stopped, polling @until(@arg) until it says yes (or DL_LONG_WAIT_MS):
+ * what the owner completes itself, it completes without the daemon. The
+ * inc itself returns without the daemon only if it reached no point the
+ * daemon must complete: with @may_return, give it until the deadline to
+ * return. No library call on this thread meanwhile: the inc thread holds
+ * the connection while it waits for a reply.
+ */
+static void inc_while_daemon_stopped(int tl, uint64_t count, bool (*until)(void *), void *arg,
+				     bool may_return, struct stopped_inc *out)
+{
+	uint64_t deadline = fl_test_now_ns() + DL_LONG_WAIT_MS * 1000000ull;
+	struct inc_thread inc = { .tl = tl, .count = count };
+	struct stopped_daemon d;
+	bool started = false;
+
+	*out = (struct stopped_inc){ .ret = 1 };
+	daemon_stop(&d);
+	if (d.stopped)
+		started = pthread_create(&inc.thread, NULL, inc_thread_main, &inc) == 0;
+	while (started && !(out->seen = until(arg)) && fl_test_now_ns() < deadline)
+		fl_test_sleep_ms(1);
+	while (started && may_return && !atomic_load(&inc.done) && fl_test_now_ns() < deadline)
+		fl_test_sleep_ms(1);
+	out->returned_early = atomic_load(&inc.done);
+	daemon_resume(&d);
+	fl_assert(started);
+	fl_assert_int_eq(pthread_join(inc.thread, NULL), 0);
+	out->ret = inc.ret;
+}
+
+/* For inc_while_daemon_stopped(): @arg points to an fd, readable yet? */
+static bool fd_readable_cb(void *arg)
+{
+	return fence_fd_readable(*(const int *)arg);
+}
+
+FL_TEST(owner_signal_wakes_other_process_while_daemon_is_stopped)
+{
+	int tl = new_timeline("owned"), fence = new_fence(tl, 1, "owned-fence");
+	int ready[2], woke[2];
+	struct stopped_inc si;
+	uint64_t v = 0;
+	pid_t waiter;
+	char byte;
+
+	/*
+	 * Our timeline, so the fence came from a pool with signal ends; the
+	 * flush makes sure the daemon has made it too before it stops.
+	 */
+	fl_daemon_flush();
+	fl_assert_int_eq(fl_fence_fd_get_status(fence), FL_STATUS_ACTIVE);
+
+	fl_assert_int_eq(pipe2(ready, O_CLOEXEC), 0);
+	fl_assert_int_eq(pipe2(woke, O_CLOEXEC), 0);
+	waiter = dl_fork();
+	if (waiter == 0) {
+		struct fl_fence_info info;
+
+		close(ready[0]);
+		close(woke[0]);
+		/* Its own connection, while the daemon still answers. */
+		fl_assert(fl_daemon_connect() > 0);
+		/*
+		 * It has made no fence, so fl_fence_fd_get_status() has nothing
+		 * to flush and only reads the fd: no wait on the stopped daemon.
+		 */
+		fl_assert_int_eq(fl_fence_fd_get_status(fence), FL_STATUS_ACTIVE);
+		dl_write_all(ready[1], "r", 1);
+		fl_assert(fl_test_poll_fd(fence, POLLIN, DL_LONG_WAIT_MS) & POLLIN);
+		fl_assert_int_eq(fl_fence_fd_get_status(fence), FL_STATUS_SIGNALED);
+		dl_write_all(woke[1], "w", 1);
+		/* Once the daemon runs again, it agrees. */
+		fl_assert_int_eq(fl_fence_fd_get_info(fence, &info, NULL, 0), 0);
+		fl_assert_int_eq(info.status, FL_STATUS_SIGNALED);
+		_exit(0);
+	}
+	close(ready[1]);
+	close(woke[1]);
+	dl_read_all(ready[0], &byte, 1);
+	close(ready[0]);
+
+	/* The waiter reads the record our inc wrote: one hop, no daemon. */
+	inc_while_daemon_stopped(tl, 1, fd_readable_cb, &woke[0], true, &si);
+	if (!si.seen) {
+		kill(waiter, SIGKILL);
+		waitpid(waiter, NULL, 0);
+		fl__test_fail(__FILE__, __LINE__,
+			      "the waiter did not wake while the daemon was stopped");
+	}
+	/* Nothing else waited on that point: the inc did not wait for the daemon either. */
+	fl_assert(si.returned_early);
+	fl_assert_int_eq(si.ret, 0);
+	dl_wait_child_ok(waiter);
+	close(woke[0]);
+	dl_expect_fence_status(fence, FL_STATUS_SIGNALED);
+	fl_assert_int_eq(fl_timeline_fd_get_value(tl, &v), 0);
+	fl_assert_int_eq(v, 1);
+	close(fence);
+	close(tl);
+}
+
+/*
+ * A merged fence has a sink only the daemon writes: an inc that reaches
+ * its point waits for the daemon (as SW_SYNC_IOC_INC returns with every
+ * point signalled), one that reaches only the owner's fences does not.
+ */
+FL_TEST(owner_inc_waits_for_stopped_daemon_only_when_it_reaches_a_merged_point)
+{
+	int tl = new_timeline("owned");
+	int f1 = new_fence(tl, 1, "f1"), f2 = new_fence(tl, 2, "f2"), m = new_merge(f2, f2, "m");
+	struct stopped_inc si;
+	uint64_t v = 0;
+
+	fl_daemon_flush();
+	inc_while_daemon_stopped(tl, 1, fd_readable_cb, &f1, true, &si);
+	fl_assert(si.seen);
+	fl_assert(si.returned_early);
+	fl_assert_int_eq(si.ret, 0);
+	fl_assert(!fence_fd_readable(f2));
+	fl_assert(!fence_fd_readable(m));
+
+	/* f2 is ours, so it wakes with the daemon stopped; m and the inc wait. */
+	inc_while_daemon_stopped(tl, 1, fd_readable_cb, &f2, false, &si);
+	fl_assert(si.seen);
+	fl_assert(!si.returned_early);
+	fl_assert_int_eq(si.ret, 0);
+	fl_assert(fence_fd_readable(m));
+	dl_expect_fence_status(m, FL_STATUS_SIGNALED);
+	dl_expect_fence_status(f2, FL_STATUS_SIGNALED);
+	dl_expect_fence_status(f1, FL_STATUS_SIGNALED);
+	fl_assert_int_eq(fl_timeline_fd_get_value(tl, &v), 0);
+	fl_assert_int_eq(v, 2);
+
+	/* Past every point the daemon must complete: no waiting from now on. */
+	close(m);
+	m = new_fence(tl, 3, "f3");
+	fl_daemon_flush();
+	inc_while_daemon_stopped(tl, 1, fd_readable_cb, &m, true, &si);
+	fl_assert(si.returned_early);
+	fl_assert_int_eq(si.ret, 0);
+	close(m);
+	close(f2);
+	close(f1);
+	close(tl);
+}
+
+FL_TEST(daemon_catches_up_with_owner_counter_before_answering_other_clients)
+{
+	int tl = new_timeline("owned"), fence = new_fence(tl, 1, "owned-fence");
+	struct inc_thread inc = { .tl = tl, .count = 1 };
+	struct stopped_daemon d;
+	int ready[2], go[2];
+	bool signalled;
+	pid_t asker;
+	char byte;
+
+	fl_daemon_flush();
+	fl_assert_int_eq(pipe2(ready, O_CLOEXEC), 0);
+	fl_assert_int_eq(pipe2(go, O_CLOEXEC), 0);
+	asker = dl_fork();
+	if (asker == 0) {
+		struct fl_fence_info info;
+		int m;
+
+		close(ready[0]);
+		close(go[1]);
+		fl_assert(fl_daemon_connect() > 0);
+		dl_write_all(ready[1], "r", 1);
+		dl_read_all(go[0], &byte, 1);
+		/*
+		 * Queued at the stopped daemon before the owner signals, so
+		 * likely read before the owner's TIMELINE_SYNC: by then the
+		 * counter says 1 and the fence fd reads as signalled, so the
+		 * answer must say so too.
+		 */
+		fl_assert_int_eq(fl_fence_fd_get_info(fence, &info, NULL, 0), 0);
+		fl_assert_int_eq(info.status, FL_STATUS_SIGNALED);
+		m = new_merge(fence, fence, "after");
+		fl_assert(fence_fd_readable(m));
+		_exit(0);
+	}
+	close(ready[1]);
+	close(go[0]);
+	dl_read_all(ready[0], &byte, 1);
+	close(ready[0]);
+
+	daemon_stop(&d);
+	dl_write_all(go[1], "g", 1);
+	/* Time to queue its request (were it late, the test would only prove less). */
+	fl_test_sleep_ms(100);
+	fl_assert_int_eq(pthread_create(&inc.thread, NULL, inc_thread_main, &inc), 0);
+	/* The owner has added to the counter once the fence reads as signalled. */
+	signalled = fl_test_poll_fd(fence, POLLIN, DL_LONG_WAIT_MS) & POLLIN;
+	daemon_resume(&d);
+	fl_assert(signalled);
+	fl_assert_int_eq(pthread_join(inc.thread, NULL), 0);
+	fl_assert_int_eq(inc.ret, 0);
+	dl_wait_child_ok(asker);
+	dl_expect_fence_status(fence, FL_STATUS_SIGNALED);
+	close(go[1]);
+	close(fence);
+	close(tl);
+}
+
+FL_TEST(merged_fence_of_owner_fence_signals_when_owner_inc_returns)
+{
+	struct fl_sync_pt_info pts[2], pt;
+	struct fl_fence_info info;
+	int tl = new_timeline("owned"), tl2 = new_timeline("other");
+	int f = new_fence(tl, 1, "f"), g = new_fence(tl2, 1, "g");
+	int merged, sv[2], go[2], theirs;
+	pid_t pid;
+
+	fl_assert_int_eq(fl_timeline_fd_inc(tl2, 1), 0);
+	dl_expect_fence_status(g, FL_STATUS_SIGNALED);
+	merged = new_merge(f, g, "f+g");
+	fl_assert_int_eq(fl_fence_fd_get_status(merged), FL_STATUS_ACTIVE);
+
+	/* A fence on our timeline that another process made: the daemon's to complete. */
+	socketpair_or_fail(sv);
+	fl_assert_int_eq(pipe2(go, O_CLOEXEC), 0);
+	pid = dl_fork();
+	if (pid == 0) {
+		char byte;
+		int h;
+
+		close(sv[0]);
+		close(go[1]);
+		h = new_fence(tl, 2, "theirs");
+		dl_send_fd(sv[1], h);
+		/* Alive until the parent has looked: only its fd outlives it otherwise. */
+		dl_read_all(go[0], &byte, 1);
+		_exit(0);
+	}
+	close(sv[1]);
+	close(go[0]);
+	theirs = dl_recv_fd(sv[0]);
+	close(sv[0]);
+	fl_assert_int_eq(fl_fence_fd_get_status(theirs), FL_STATUS_ACTIVE);
+
+	/*
+	 * We complete f ourselves; the merge is the daemon's, done before it
+	 * answers our inc: readable the moment the inc returns, no waiting.
+	 */
+	fl_assert_int_eq(fl_timeline_fd_inc(tl, 1), 0);
+	fl_assert(fence_fd_readable(f));
+	fl_assert(fence_fd_readable(merged));
+	fl_assert_int_eq(fl_fence_fd_get_info(merged, &info, pts, 2), 2);
+	fl_assert_str_eq(info.name, "f+g");
+	fl_assert_int_eq(info.status, FL_STATUS_SIGNALED);
+	fl_assert_int_eq(pts[0].status, FL_STATUS_SIGNALED);
+	fl_assert_int_eq(pts[1].status, FL_STATUS_SIGNALED);
+	fl_assert(!fence_fd_readable(theirs));
+	fl_assert_int_eq(fl_fence_fd_get_status(theirs), FL_STATUS_ACTIVE);
+
+	fl_assert_int_eq(fl_timeline_fd_inc(tl, 1), 0);
+	fl_assert(fence_fd_readable(theirs));
+	fl_assert_int_eq(fl_fence_fd_get_info(theirs, &info, &pt, 1), 1);
+	fl_assert_int_eq(info.status, FL_STATUS_SIGNALED);
+	fl_assert_str_eq(info.name, "theirs");
+	fl_assert_int_eq(pt.value, 2);
+	dl_expect_fence_status(theirs, FL_STATUS_SIGNALED);
+
+	dl_write_all(go[1], "g", 1);
+	dl_wait_child_ok(pid);
+	close(go[1]);
+	close(theirs);
+	close(merged);
+	close(g);
+	close(f);
+	close(tl2);
+	close(tl);
+}
+
+static void child_inc(int tl, uint64_t count)
+{
+	pid_t pid = dl_fork();
+
+	if (pid == 0) {
+		/* Not the owner here: the child's own connection, through the daemon. */
+		fl_assert_int_eq(fl_timeline_fd_inc(tl, count), 0);
+		_exit(0);
+	}
+	dl_wait_child_ok(pid);
+}
+
+FL_TEST(forked_child_signals_owner_timeline_through_daemon_and_counter_stays_shared)
+{
+	int tl = new_timeline("shared");
+	int f1 = new_fence(tl, 1, "f1"), f2 = new_fence(tl, 2, "f2"), f3 = new_fence(tl, 3, "f3");
+	struct stopped_inc si;
+	uint64_t v = 0;
+
+	fl_daemon_flush();
+	child_inc(tl, 1);
+	/* Its inc returned once the daemon had completed the point, for every process. */
+	fl_assert(fence_fd_readable(f1));
+	fl_assert_int_eq(fl_fence_fd_get_status(f1), FL_STATUS_SIGNALED);
+	fl_assert(!fence_fd_readable(f2));
+	fl_assert_int_eq(fl_fence_fd_get_status(f2), FL_STATUS_ACTIVE);
+	fl_assert_int_eq(fl_timeline_fd_get_value(tl, &v), 0);
+	fl_assert_int_eq(v, 1);
+
+	/*
+	 * The owner adds on top of the child's step, not from a count of its
+	 * own: it reaches 2 and completes f2 itself, daemon stopped or not.
+	 */
+	inc_while_daemon_stopped(tl, 1, fd_readable_cb, &f2, true, &si);
+	fl_assert(si.seen);
+	fl_assert(si.returned_early);
+	fl_assert_int_eq(si.ret, 0);
+	fl_assert_int_eq(fl_fence_fd_get_status(f2), FL_STATUS_SIGNALED);
+	fl_assert(!fence_fd_readable(f3));
+	fl_assert_int_eq(fl_fence_fd_get_status(f3), FL_STATUS_ACTIVE);
+	fl_assert_int_eq(fl_timeline_fd_get_value(tl, &v), 0);
+	fl_assert_int_eq(v, 2);
+
+	/* And the daemon on top of the owner's. */
+	child_inc(tl, 1);
+	fl_assert(fence_fd_readable(f3));
+	fl_assert_int_eq(fl_fence_fd_get_status(f3), FL_STATUS_SIGNALED);
+	fl_assert_int_eq(fl_timeline_fd_get_value(tl, &v), 0);
+	fl_assert_int_eq(v, 3);
+	/* f1 is the daemon's and ours both: still one clean record. */
+	dl_expect_fence_status(f1, FL_STATUS_SIGNALED);
+	close(f3);
+	close(f2);
+	close(f1);
+	close(tl);
+}
+
+FL_TEST(daemon_sigkill_while_owner_idle_fails_owner_fences_elsewhere)
+{
+	int sv[2], go[2], fence;
+	pid_t daemon, owner;
+
+	daemon = fl_daemon_connect();
+	fl_assert(daemon > 0);
+	socketpair_or_fail(sv);
+	fl_assert_int_eq(pipe2(go, O_CLOEXEC), 0);
+	owner = dl_fork();
+	if (owner == 0) {
+		int tl, f, tl2, f2;
+		char byte;
+
+		close(sv[0]);
+		close(go[1]);
+		tl = new_timeline("idle-owner");
+		f = new_fence(tl, 1, "kept");
+		fl_daemon_flush();
+		dl_send_fd(sv[1], f);
+		/* Idle, in no library call: only its watcher thread can act. */
+		dl_read_all(go[0], &byte, 1);
+		dl_expect_fence_status(f, -ECONNRESET);
+		fl_assert_int_eq(fl_timeline_fd_inc(tl, 1), -ECONNRESET);
+		/* Owning again works, on the next daemon. */
+		tl2 = new_timeline("owner-again");
+		f2 = new_fence(tl2, 1, "f2");
+		fl_assert_int_eq(fl_timeline_fd_inc(tl2, 1), 0);
+		fl_assert(fence_fd_readable(f2));
+		_exit(0);
+	}
+	close(sv[1]);
+	close(go[0]);
+	fence = dl_recv_fd(sv[0]);
+	close(sv[0]);
+	fl_assert_int_eq(fl_fence_fd_get_status(fence), FL_STATUS_ACTIVE);
+
+	/*
+	 * The daemon's end of the fence goes with it, but the owner still
+	 * holds the signal end: only its watcher closing that gives us
+	 * end-of-file instead of a fence that never completes.
+	 */
+	fl_assert_int_eq(kill(daemon, SIGKILL), 0);
+	dl_expect_fence_status(fence, -ECONNRESET);
+
+	dl_write_all(go[1], "x", 1);
+	dl_wait_child_ok(owner);
+	close(go[1]);
+	close(fence);
+}
+
+/*
+ * A 32-bit owned timeline against an in-process 32-bit sw_sync timeline
+ * (the model) given the same steps: the owner's fast path, the daemon's
+ * steps of more than INT32_MAX and the wrap-around must all agree with it.
+ */
+struct wrap_fence {
+	char letter;
+	int fd;
+	struct fl_fence *model;
+};
+
+struct wrap {
+	int tl;
+	struct fl_timeline *model;
+	struct wrap_fence fences[8];
+	int n;
+};
+
+static void wrap_fence_new(struct wrap *w, char letter, uint32_t value)
+{
+	struct wrap_fence *f;
+	char name[2] = { letter, 0 };
+
+	fl_assert(w->n < (int)(sizeof(w->fences) / sizeof(w->fences[0])));
+	f = &w->fences[w->n++];
+	f->letter = letter;
+	f->fd = new_fence(w->tl, value, name);
+	fl_assert_int_eq(fl_sw_sync_fence_create(w->model, value, name, &f->model), 0);
+	/* Made by the daemon, so a zero-timeout poll() tells. */
+	fl_daemon_flush();
+}
+
+static void wrap_inc(struct wrap *w, uint32_t count)
+{
+	fl_assert_int_eq(fl_timeline_fd_inc(w->tl, count), 0);
+	fl_assert_int_eq(fl_sw_sync_timeline_inc(w->model, count), 0);
+}
+
+/*
+ * Right after the last inc returned: the value is @value, and exactly the
+ * fences named in @signalled are readable, in the model as in the daemon.
+ */
+#define wrap_check(w, value, signalled) wrap__check(__LINE__, w, value, signalled)
+static void wrap__check(int line, struct wrap *w, uint32_t value, const char *signalled)
+{
+	uint64_t v = 0;
+
+	fl_assert_int_eq(fl_sw_sync_timeline_get_value(w->model, &v), 0);
+	if (v != value)
+		fl__test_fail(__FILE__, line, "model at 0x%llx, want 0x%x", (unsigned long long)v,
+			      value);
+	fl_assert_int_eq(fl_timeline_fd_get_value(w->tl, &v), 0);
+	if (v != value)
+		fl__test_fail(__FILE__, line, "timeline fd at 0x%llx, want 0x%x",
+			      (unsigned long long)v, value);
+	for (int i = 0; i < w->n; i++) {
+		const struct wrap_fence *f = &w->fences[i];
+		bool want = strchr(signalled, f->letter) != NULL;
+		bool model = fl_fence_get_status(f->model) == FL_STATUS_SIGNALED;
+		bool got = fence_fd_readable(f->fd);
+		int status = fl_fence_fd_get_status(f->fd);
+
+		if (model != want)
+			fl__test_fail(__FILE__, line, "fence %c: sw_sync says %s", f->letter,
+				      model ? "signalled" : "pending");
+		if (got != want || status != (want ? FL_STATUS_SIGNALED : FL_STATUS_ACTIVE))
+			fl__test_fail(__FILE__, line, "fence %c: %s, status %d; want %s", f->letter,
+				      got ? "readable" : "not readable", status,
+				      want ? "signalled" : "pending");
+	}
+}
+
+FL_TEST(owner_signal_on_32bit_timeline_wraps_like_sw_sync)
+{
+	struct wrap w = { .n = 0 };
+	struct stopped_inc si;
+
+	fl_assert_int_eq(fl_timeline_fd_create("wrap", FL_SW_SYNC_32BIT, &w.tl), 0);
+	fl_assert_int_eq(fl_sw_sync_timeline_create("wrap-model", FL_SW_SYNC_32BIT, &w.model), 0);
+
+	wrap_fence_new(&w, 'a', 0x40000000);
+	/* More than 2^31 ahead is behind: signalled when made. */
+	wrap_fence_new(&w, 'z', 0x80000001);
+	wrap_check(&w, 0, "z");
+
+	/* Above INT32_MAX: not the owner's fast path, the daemon's steps. */
+	wrap_inc(&w, 0x80000000);
+	wrap_check(&w, 0x80000000, "az");
+	/* At most INT32_MAX: the owner's fast path. */
+	wrap_inc(&w, 0x7ffffff0);
+	wrap_check(&w, 0xfffffff0, "az");
+
+	wrap_fence_new(&w, 'b', 0xfffffff8);
+	wrap_fence_new(&w, 'c', 4); /* after the wrap */
+	wrap_fence_new(&w, 'd', 0xfffffff0); /* the value itself: signalled */
+	/* Exactly 2^31 behind compares as ahead (INT32_MIN): pending. */
+	wrap_fence_new(&w, 'e', 0x7ffffff0);
+	wrap_check(&w, 0xfffffff0, "azd");
+
+	/*
+	 * Through 2^32: b passes, c not yet (the value is 0). The owner
+	 * completes b itself, so with the daemon stopped.
+	 */
+	/* Every point it reaches is its own, so it does not wait (sync_at, wrap-aware). */
+	inc_while_daemon_stopped(w.tl, 0x10, fd_readable_cb, &w.fences[2].fd /* b */, true, &si);
+	fl_assert(si.seen);
+	fl_assert(si.returned_early);
+	fl_assert_int_eq(si.ret, 0);
+	fl_assert_int_eq(fl_sw_sync_timeline_inc(w.model, 0x10), 0);
+	wrap_check(&w, 0, "azdb");
+	wrap_inc(&w, 4);
+	wrap_check(&w, 4, "azdbc");
+
+	/*
+	 * A step of 2^32 - 1 lands just below where it started, but the
+	 * daemon takes it in INT32_MAX steps like the kernel: f (0x10 ahead)
+	 * and e are passed on the way.
+	 */
+	wrap_fence_new(&w, 'f', 0x14);
+	wrap_check(&w, 4, "azdbc");
+	wrap_inc(&w, 0xffffffff);
+	wrap_check(&w, 3, "azdbcef");
+
+	/*
+	 * The owner still completes its fences itself, without the daemon,
+	 * after the daemon's steps and the wraps: g, made at 3, is its own
+	 * (the counter is past 2^33 by now: only the low 32 bits may count).
+	 */
+	wrap_fence_new(&w, 'g', 5);
+	inc_while_daemon_stopped(w.tl, 2, fd_readable_cb, &w.fences[7].fd /* g */, true, &si);
+	fl_assert(si.seen);
+	fl_assert(si.returned_early);
+	fl_assert_int_eq(si.ret, 0);
+	fl_assert_int_eq(fl_sw_sync_timeline_inc(w.model, 2), 0);
+	wrap_check(&w, 5, "azdbcefg");
+
+	for (int i = 0; i < w.n; i++) {
+		close(w.fences[i].fd);
+		fl_fence_unref(w.fences[i].model);
+	}
+	fl_timeline_unref(w.model);
+	close(w.tl);
+}
+
+/*
+ * FL_MERGE_MAINLINE leaves out completed points: also one the owner
+ * completed on its own, which the daemon has not looked at yet.
+ */
+FL_TEST(mainline_merge_leaves_out_a_point_the_owner_completed_alone)
+{
+	int tl = new_timeline("owner"), other = new_timeline("other");
+	int a = new_fence(tl, 1, "a"), b = new_fence(other, 1, "b"), m = -1;
+	struct fl_sync_pt_info pts[2];
+	struct fl_fence_info info;
+
+	fl_assert_int_eq(fl_timeline_fd_inc(tl, 1), 0);
+	fl_assert(polls_ready(a));
+	fl_assert_int_eq(fl_fence_fd_merge(a, b, "", FL_MERGE_WAIT_ALL | FL_MERGE_MAINLINE, &m), 0);
+	fl_assert_int_eq(fl_fence_fd_get_info(m, &info, pts, 2), 1);
+	fl_assert_str_eq(info.name, "");
+	fl_assert_str_eq(pts[0].timeline_name, "other");
+	close(m);
+	close(a);
+	close(b);
+	close(tl);
+	close(other);
+}
+
+static void rebound_round(int *tl, int *first, int *second, int n)
+{
+	for (int i = 0; i < n; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "rebound-%d", i);
+		tl[i] = new_timeline(name);
+		first[i] = new_fence(tl[i], 1, "first");
+	}
+	for (int i = 0; i < n; i++)
+		second[i] = new_fence(tl[i], 2, "second");
+	for (int i = 0; i < n; i++) {
+		fl_assert_int_eq(fl_fence_fd_get_status(first[i]), FL_STATUS_ACTIVE);
+		fl_assert_int_eq(fl_timeline_fd_inc(tl[i], 2), 0);
+		dl_expect_fence_status(first[i], FL_STATUS_SIGNALED);
+		dl_expect_fence_status(second[i], FL_STATUS_SIGNALED);
+		close(first[i]);
+		close(second[i]);
+		close(tl[i]);
+	}
+}
+
+/*
+ * The library caches which handle each timeline fd has on its connection;
+ * when that cache forgets a timeline this process owns (another timeline
+ * took its slot), the next fence binds it again and the daemon answers the
+ * handle it already has. That is still our timeline: its kept signal ends
+ * must stay, or their fences fail (-ENOENT) when nothing went wrong.
+ * Sixty-four owned timelines in the cache's 256 slots all but surely share
+ * one.
+ */
+FL_TEST(a_rebound_owned_timeline_keeps_its_fences)
+{
+	enum { N = 64, ROUNDS = 4 };
+	int tl[N], first[N], second[N];
+
+	/* Rounds of new timelines, new inodes: a collision in every run, not most. */
+	for (int round = 0; round < ROUNDS; round++)
+		rebound_round(tl, first, second, N);
+}
