@@ -70,7 +70,8 @@ static void request_ok(int sock, uint32_t op, uint32_t seq, const void *body, si
 	struct fl_msg_hdr h = { op, 0, seq, (uint32_t)len };
 
 	memcpy(q, &h, sizeof(h));
-	memcpy(q + sizeof(h), body, len);
+	if (len)
+		memcpy(q + sizeof(h), body, len);
 	raw_send(sock, q, sizeof(h) + len, NULL, 0);
 	fl_assert_int_eq(raw_reply(sock, op, seq), 0);
 }
