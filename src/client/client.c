@@ -977,22 +977,6 @@ static void sleep_ms(unsigned int ms)
 		;
 }
 
-/* fl__client_set_no_spawn(): tools that look at a daemon never start one. */
-static atomic_bool no_spawn;
-
-void fl__client_set_no_spawn(bool on)
-{
-	atomic_store(&no_spawn, on);
-}
-
-/* fl__client_set_timeout_ms(); -1: $FENCELINE_REQUEST_TIMEOUT_MS or the default. */
-static atomic_int timeout_set = -1;
-
-void fl__client_set_timeout_ms(int ms)
-{
-	atomic_store(&timeout_set, ms < 0 ? -1 : ms);
-}
-
 static void drop_locked(void);
 
 /*
@@ -1033,9 +1017,7 @@ static int ensure_connected_locked(bool may_spawn)
 	r = fl__socket_path(path, sizeof(path));
 	if (r < 0)
 		return r;
-	timeout_ms = atomic_load(&timeout_set) >= 0
-			     ? (unsigned int)atomic_load(&timeout_set)
-			     : env_ms("FENCELINE_REQUEST_TIMEOUT_MS", REQUEST_TIMEOUT_MS);
+	timeout_ms = env_ms("FENCELINE_REQUEST_TIMEOUT_MS", REQUEST_TIMEOUT_MS);
 	for (;;) {
 		fd = connect_once(path, timeout_ms);
 		if (fd >= 0) {
@@ -1094,7 +1076,7 @@ static int ensure_connected_locked(bool may_spawn)
 					strerror(EACCES));
 			return fd;
 		}
-		if (!spawned && (atomic_load(&no_spawn) || !may_spawn))
+		if (!spawned && !may_spawn)
 			return -ENOENT;
 		if (!spawned) {
 			r = spawn_daemon(path);

@@ -65,21 +65,6 @@ int32_t fl__client_reply_status(const void *reply);
 void fl__client_flush(void);
 
 /*
- * fl__client_set_no_spawn() - with @on, connecting fails with -ENOENT when
- * no daemon answers, instead of starting one (for fencectl: looking at the
- * daemon must not create it).
- */
-void fl__client_set_no_spawn(bool on);
-
-/*
- * fl__client_set_timeout_ms() - how long a request waits for the daemon
- * before it fails with -ETIMEDOUT (0: forever; < 0: back to
- * $FENCELINE_REQUEST_TIMEOUT_MS or the default of 10 s). Takes effect at
- * the next connection (for fencectl's --timeout, set before its first call).
- */
-void fl__client_set_timeout_ms(int ms);
-
-/*
  * fl__client_sync_closes() - PING with FL_MSG_F_AFTER_CLOSES on the live
  * connection, if there is one: returns once the daemon has handled the fds
  * this process closed before. Never connects (or starts a daemon) for it.

@@ -3,8 +3,7 @@
  * <fenceline/introspect.h>: fencectl's requests (DUMP and its views, TRACE)
  * as typed calls, so that tools need neither the wire format nor the
  * client's private calls. None of them may start a daemon: each goes
- * through fl__client_call_no_spawn(), whatever fl__client_set_no_spawn()
- * says for the rest of the process.
+ * through fl__client_call_no_spawn().
  */
 #include <errno.h>
 #include <stdint.h>
