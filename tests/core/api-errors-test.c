@@ -328,9 +328,11 @@ static const struct fl_timeline_ops good_ops = { .driver_name = "good", .has_sig
 	X(heap_daemon_alloc_null_heap, -EINVAL, fl_heap_daemon_alloc(NULL, 4096, 0, &fx->out_fd))  \
 	X(heap_daemon_alloc_group_null_ret, -EINVAL,                                               \
 	  fl_heap_daemon_alloc_group("system", 4096, 0, 0, NULL))                                  \
+	X(heap_daemon_buffer_free_negative_fd, -EBADF, fl_heap_daemon_buffer_free(-1))             \
 	X(heap_daemon_free_negative_fd, -EBADF, fl_heap_daemon_free(-1))                           \
 	X(heap_daemon_free_closed_fd, -EBADF, fl_heap_daemon_free(fx->closed_fd))                  \
 	X(heap_daemon_group_new_null, -EINVAL, fl_heap_daemon_group_new(NULL))                     \
+	X(heap_daemon_group_free_zero, -EINVAL, fl_heap_daemon_group_free(0))                      \
 	X(heap_daemon_free_group_zero, -EINVAL, fl_heap_daemon_free_group(0))                      \
 	X(heap_daemon_get_usage_null, -EINVAL, fl_heap_daemon_get_usage(NULL, NULL))               \
 	X(heap_print_json_null_heap, -EINVAL, fl_heap_print_json(NULL, stderr))                    \
@@ -545,8 +547,10 @@ static const struct contract contracts[] = {
 	/* heap-daemon.h */
 	{ "fl_heap_daemon_alloc", { EINVAL, ENODEV, DAEMON_ERRORS } },
 	{ "fl_heap_daemon_alloc_group", { EINVAL, ENODEV, DAEMON_ERRORS } },
+	{ "fl_heap_daemon_buffer_free", { EINVAL, EBADF, DAEMON_ERRORS } },
 	{ "fl_heap_daemon_free", { EINVAL, EBADF, DAEMON_ERRORS } },
 	{ "fl_heap_daemon_group_new", { EINVAL, DAEMON_ERRORS } },
+	{ "fl_heap_daemon_group_free", { EINVAL, DAEMON_ERRORS } },
 	{ "fl_heap_daemon_free_group", { EINVAL, DAEMON_ERRORS } },
 	{ "fl_heap_daemon_get_usage", { EINVAL, ENODEV, DAEMON_ERRORS } },
 	/* heap-table.h */
@@ -1091,9 +1095,9 @@ struct daemon_fx {
 	X(heap_daemon_alloc, fl_heap_daemon_alloc("system", 4096, 0, &d->out_fd))                \
 	X(heap_daemon_alloc_group, fl_heap_daemon_alloc_group("system", 4096, 0, 1, &d->out_fd)) \
 	X(heap_daemon_group_new, fl_heap_daemon_group_new(&d->group))                            \
-	X(heap_daemon_free_group, fl_heap_daemon_free_group(1))                                  \
+	X(heap_daemon_group_free, fl_heap_daemon_group_free(1))                                  \
 	X(heap_daemon_get_usage, fl_heap_daemon_get_usage("system", &d->usage))                  \
-	X(heap_daemon_free, fl_heap_daemon_free(d->memfd))                                       \
+	X(heap_daemon_buffer_free, fl_heap_daemon_buffer_free(d->memfd))                         \
 	X(introspect_get_daemon_pid, fl_introspect_get_daemon_pid(&d->pid))                      \
 	X(introspect_dump, fl_introspect_dump(0, &d->out_fd))
 
