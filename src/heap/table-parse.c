@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The heap table's INI parser (docs/heap-table.md, "The format"). Strict on
+ * The heap table's INI parser (docs/heap-table.md, "The format"), on the
+ * lexer it shares with the display config (src/util/ini.h). Strict on
  * purpose: a typo in a key, a kind or a heap name is an error with its line
  * and column, because a table that silently ignored one would hand out
  * buffers a device cannot use, and that shows up far from the cause.
- * Every check is made on bytes with known bounds: the text need not be
- * NUL-terminated, and no input can make the parser read past it.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -59,21 +58,10 @@ struct pending_list {
 	size_t n;
 };
 
-/* One value: its text (quotes and escapes removed) and where it starts. */
-struct value {
-	char text[TBL_LINE_MAX + 1];
-	size_t len;
-	unsigned int col;
-	bool quoted;
-};
-
 struct parser {
-	const char *origin;
-	char *err;
-	size_t err_size;
+	struct fl_ini ini;
 	struct fl_heap_table *t;
 	struct pending_list *lists; /* one per device */
-	unsigned int line;
 
 	enum section sec;
 	struct pos sec_at; /* the section header */
@@ -81,17 +69,17 @@ struct parser {
 	struct pos *heap_at, *device_at; /* every section's header */
 };
 
-/* The message of a parse error at @line:@col. Return: -EINVAL. */
-__attribute__((format(printf, 4, 0))) static int
-vfail(struct parser *p, unsigned int line, unsigned int col, const char *fmt, va_list ap)
-{
-	char what[FL_HEAP_TABLE_ERROR_MAX];
+/* The lexer's section types, in enum section's order after SEC_NONE. */
+static const char *const section_types[] = { "heap", "device", NULL };
 
-	fl__tbl_vmsg(what, sizeof(what), fmt, ap);
-	fl__tbl_msg(p->err, p->err_size, "%s:%u:%u: %s", p->origin, line, col, what);
-	return -EINVAL;
-}
+static const struct fl_ini_syntax syntax = {
+	.sections = section_types,
+	.sections_expected = "'heap' or 'device'",
+	.sections_known = "[heap NAME] and [device NAME]",
+	.name_size = TBL_NAME_MAX,
+};
 
+/* A parse error at @col of the current line. Return: -EINVAL. */
 __attribute__((format(printf, 3, 4))) static int fail(struct parser *p, unsigned int col,
 						      const char *fmt, ...)
 {
@@ -99,7 +87,7 @@ __attribute__((format(printf, 3, 4))) static int fail(struct parser *p, unsigned
 	int r;
 
 	va_start(ap, fmt);
-	r = vfail(p, p->line, col, fmt, ap);
+	r = fl__ini_vfail(&p->ini, p->ini.line, col, fmt, ap);
 	va_end(ap);
 	return r;
 }
@@ -112,83 +100,9 @@ __attribute__((format(printf, 3, 4))) static int fail_at(struct parser *p, struc
 	int r;
 
 	va_start(ap, fmt);
-	r = vfail(p, at.line, at.col, fmt, ap);
+	r = fl__ini_vfail(&p->ini, at.line, at.col, fmt, ap);
 	va_end(ap);
 	return r;
-}
-
-static bool is_space(char c)
-{
-	return c == ' ' || c == '\t';
-}
-
-static bool is_alnum(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
-static bool is_name_char(char c)
-{
-	return is_alnum(c) || c == '-' || c == '_' || c == '.';
-}
-
-static bool is_comment(char c)
-{
-	return c == '#' || c == ';';
-}
-
-/* A printable rendering of byte @c for messages. */
-static const char *show(char c, char buf[8])
-{
-	unsigned char u = (unsigned char)c;
-
-	if (c == ' ' || c == '\t')
-		snprintf(buf, 8, "%s", c == ' ' ? "a space" : "a tab");
-	else if (u > 0x20 && u < 0x7f && u != '\'')
-		snprintf(buf, 8, "'%c'", c);
-	else
-		snprintf(buf, 8, "0x%02x", u);
-	return buf;
-}
-
-/*
- * Checks that [s, s + n) is a name (1 to TBL_NAME_MAX - 1 of [A-Za-z0-9._-],
- * starting with a letter or digit) and copies it into @out.
- */
-static int take_name(struct parser *p, const char *s, size_t n, unsigned int col, const char *what,
-		     char out[TBL_NAME_MAX])
-{
-	char b[8];
-
-	if (n == 0)
-		return fail(p, col, "expected a %s name", what);
-	if (!is_alnum(s[0]))
-		return fail(p, col, "a %s name starts with a letter or digit, not %s", what,
-			    show(s[0], b));
-	for (size_t i = 0; i < n; i++)
-		if (!is_name_char(s[i]))
-			return fail(p, col + (unsigned int)i,
-				    "%s in a %s name (names are letters, digits, '-', '_', '.')",
-				    show(s[i], b), what);
-	if (n >= TBL_NAME_MAX)
-		return fail(p, col, "%s name '%.*s' is longer than %d bytes", what, (int)n, s,
-			    TBL_NAME_MAX - 1);
-	memcpy(out, s, n);
-	out[n] = '\0';
-	return 0;
-}
-
-static int check_end(struct parser *p, const char *s, const char *e, const char *line,
-		     const char *after)
-{
-	char b[8];
-
-	while (s < e && is_space(*s))
-		s++;
-	if (s < e && !is_comment(*s))
-		return fail(p, (unsigned int)(s - line) + 1, "unexpected %s after %s", show(*s, b),
-			    after);
-	return 0;
 }
 
 /* Checks the finished section's keys together; records nothing on error. */
@@ -321,116 +235,8 @@ static int open_section(struct parser *p, enum section sec, const char *name, st
 	return 0;
 }
 
-/* "[heap NAME]" or "[device NAME]"; @s is at the '['. */
-static int parse_section(struct parser *p, const char *line, const char *s, const char *e)
-{
-	struct pos at = { p->line, (unsigned int)(s - line) + 1 };
-	const char *type = ++s, *name;
-	char buf[TBL_NAME_MAX];
-	enum section sec;
-	size_t n;
-	char b[8];
-	int r;
-
-	while (type < e && is_space(*type))
-		type++;
-	for (s = type; s < e && *s >= 'a' && *s <= 'z'; s++)
-		;
-	n = (size_t)(s - type);
-	if (n == 4 && !memcmp(type, "heap", 4))
-		sec = SEC_HEAP;
-	else if (n == 6 && !memcmp(type, "device", 6))
-		sec = SEC_DEVICE;
-	else if (n == 0)
-		return fail(p, (unsigned int)(type - line) + 1,
-			    "expected 'heap' or 'device' after '['");
-	else
-		return fail(p, (unsigned int)(type - line) + 1,
-			    "unknown section type '%.*s' (sections are [heap NAME] and "
-			    "[device NAME])",
-			    (int)n, type);
-	if (s == e || !is_space(*s))
-		return fail(p, (unsigned int)(s - line) + 1,
-			    "expected a space and a name after '%s'", section_names[sec]);
-	while (s < e && is_space(*s))
-		s++;
-	name = s;
-	while (s < e && !is_space(*s) && *s != ']')
-		s++;
-	r = take_name(p, name, (size_t)(s - name), (unsigned int)(name - line) + 1,
-		      section_names[sec], buf);
-	if (r)
-		return r;
-	while (s < e && is_space(*s))
-		s++;
-	if (s == e)
-		return fail(p, (unsigned int)(s - line) + 1, "expected ']' to close the section");
-	if (*s != ']')
-		return fail(p, (unsigned int)(s - line) + 1, "expected ']', not %s", show(*s, b));
-	r = check_end(p, s + 1, e, line, "']'");
-	if (r)
-		return r;
-	r = finish_section(p);
-	if (r)
-		return r;
-	return open_section(p, sec, buf, at);
-}
-
-/* Reads the value after '=', quoted or bare, into @v; @s is past the '='. */
-static int read_value(struct parser *p, const char *line, const char *s, const char *e,
-		      const char *key, struct value *v)
-{
-	char b[8];
-
-	while (s < e && is_space(*s))
-		s++;
-	v->col = (unsigned int)(s - line) + 1;
-	v->len = 0;
-	v->quoted = s < e && *s == '"';
-	if (v->quoted) {
-		const char *open = s++;
-
-		for (;; s++) {
-			if (s == e)
-				return fail(p, (unsigned int)(open - line) + 1,
-					    "unterminated string (no closing '\"')");
-			if (*s == '"')
-				break;
-			if (*s == '\\') {
-				if (s + 1 == e || (s[1] != '"' && s[1] != '\\'))
-					return fail(p, (unsigned int)(s - line) + 1,
-						    "unknown escape (strings know only \\\" and "
-						    "\\\\)");
-				s++;
-			}
-			v->text[v->len++] = *s;
-		}
-		v->text[v->len] = '\0';
-		return check_end(p, s + 1, e, line, "the closing '\"'");
-	}
-	while (s < e && !is_comment(*s))
-		v->text[v->len++] = *s++;
-	while (v->len && is_space(v->text[v->len - 1]))
-		v->len--;
-	v->text[v->len] = '\0';
-	if (!v->len)
-		return fail(p, v->col, "'%s' has no value", key);
-	for (size_t i = 0; i < v->len; i++)
-		if ((unsigned char)v->text[i] >= 0x80)
-			return fail(p, v->col + (unsigned int)i,
-				    "byte %s outside quotes (only quoted values may hold non-ASCII "
-				    "text)",
-				    show(v->text[i], b));
-	return 0;
-}
-
-/* Where byte @i of @v is on the line, as well as a quoted value allows. */
-static unsigned int col_of(const struct value *v, size_t i)
-{
-	return v->quoted ? v->col : v->col + (unsigned int)i;
-}
-
-static int parse_size(struct parser *p, const struct value *v, const char *key, uint64_t *ret)
+static int parse_size(struct parser *p, const struct fl_ini_value *v, const char *key,
+		      uint64_t *ret)
 {
 	static const struct {
 		const char *suffix;
@@ -460,11 +266,11 @@ static int parse_size(struct parser *p, const struct value *v, const char *key, 
 		*ret = n << suffixes[k].shift;
 		return 0;
 	}
-	return fail(p, col_of(v, i), "unknown size suffix '%s' in %s (use K, M, G or T)",
+	return fail(p, fl__ini_col(v, i), "unknown size suffix '%s' in %s (use K, M, G or T)",
 		    v->text + i, key);
 }
 
-static int parse_key(struct parser *p, enum key k, const struct value *v)
+static int parse_key(struct parser *p, enum key k, const struct fl_ini_value *v)
 {
 	struct fl_heap_table *t = p->t;
 	struct tbl_heap *h = p->sec == SEC_HEAP ? &t->heaps[t->num_heaps - 1] : NULL;
@@ -505,10 +311,10 @@ static int parse_key(struct parser *p, enum key k, const struct value *v)
 						    "/dev/dma_heap",
 						    kind->name, TBL_NAME_MAX - 1);
 				for (size_t j = 0; j < n_arg; j++)
-					if (!is_name_char(arg[j]) && arg[j] != ',')
-						return fail(p, col_of(v, n_name + 1 + j),
-							    "%s in a %s name", show(arg[j], b),
-							    kind->name);
+					if (!fl__ini_is_name_char(arg[j]) && arg[j] != ',')
+						return fail(p, fl__ini_col(v, n_name + 1 + j),
+							    "%s in a %s name",
+							    fl__ini_show(arg[j], b), kind->name);
 				h->kind = kind;
 				strcpy(h->kind_name, v->text);
 				return 0;
@@ -555,121 +361,75 @@ static int parse_key(struct parser *p, enum key k, const struct value *v)
 		return 0;
 	case K_HEAPS: {
 		struct pending_list *list = &p->lists[t->num_devices - 1];
-		size_t i = 0;
+		size_t cursor = 0, start, n_item;
 
 		if (v->quoted)
 			return fail(p, v->col, "'heaps' is a list of names, not a quoted string");
-		for (;;) {
-			size_t start, end;
-
-			while (i < v->len && is_space(v->text[i]))
-				i++;
-			start = i;
-			while (i < v->len && v->text[i] != ',')
-				i++;
-			end = i;
-			while (end > start && is_space(v->text[end - 1]))
-				end--;
-			if (end == start)
+		while (fl__ini_list_next(v, &cursor, &start, &n_item)) {
+			if (!n_item)
 				return fail(p, v->col + (unsigned int)start,
 					    "empty name in the list of heaps");
 			if (list->n == TBL_MAX_LIST)
 				return fail(p, v->col + (unsigned int)start,
 					    "more than %d heaps in one list", TBL_MAX_LIST);
-			r = take_name(p, v->text + start, end - start, v->col + (unsigned int)start,
-				      "heap", list->names[list->n]);
+			r = fl__ini_take_name(&p->ini, v->text + start, n_item,
+					      v->col + (unsigned int)start, "heap",
+					      list->names[list->n], TBL_NAME_MAX);
 			if (r)
 				return r;
 			for (size_t j = 0; j < list->n; j++)
 				if (!strcmp(list->names[j], list->names[list->n]))
 					return fail(p, v->col + (unsigned int)start,
 						    "heap '%s' is listed twice", list->names[j]);
-			list->at[list->n].line = p->line;
+			list->at[list->n].line = p->ini.line;
 			list->at[list->n].col = v->col + (unsigned int)start;
 			list->n++;
-			if (i == v->len)
-				return 0;
-			i++; /* the ',' */
 		}
+		return 0;
 	}
 	default:
 		return -EINVAL;
 	}
 }
 
-static int parse_assignment(struct parser *p, const char *line, const char *s, const char *e)
+/* A "key = value" line; @item is the key the lexer found. */
+static int parse_assignment(struct parser *p, const struct fl_ini_item *item)
 {
-	const char *key = s;
-	struct value *v;
-	unsigned int col = (unsigned int)(s - line) + 1;
+	const char *key = item->key;
+	size_t n = item->key_len;
+	struct fl_ini_value *v;
 	enum key k = K_COUNT;
-	size_t n;
-	char b[8];
 	int r;
 
-	if (!(*s >= 'a' && *s <= 'z'))
-		return fail(p, col, "expected a key, a [section] or a comment, not %s",
-			    show(*s, b));
-	while (s < e && ((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '-'))
-		s++;
-	n = (size_t)(s - key);
 	if (p->sec == SEC_NONE)
-		return fail(p, col, "'%.*s' before the first [heap] or [device] section", (int)n,
-			    key);
+		return fail(p, item->col, "'%.*s' before the first [heap] or [device] section",
+			    (int)n, key);
 	for (int i = 0; i < K_COUNT; i++)
 		if (strlen(keys[i].name) == n && !memcmp(keys[i].name, key, n) &&
 		    (keys[i].sections & (1u << p->sec)))
 			k = (enum key)i;
 	if (k == K_COUNT)
-		return fail(p, col, "unknown key '%.*s' in a [%s] section (known: %s)", (int)n, key,
-			    section_names[p->sec],
+		return fail(p, item->col, "unknown key '%.*s' in a [%s] section (known: %s)",
+			    (int)n, key, section_names[p->sec],
 			    p->sec == SEC_HEAP ? "kind, size, align, min-size, max-size, "
 						 "contiguous, description"
 					       : "heaps, align, min-size, max-size, contiguous, "
 						 "description");
 	if (p->key_at[k].line)
-		return fail(p, col, "duplicate key '%s' (first set at line %u)", keys[k].name,
+		return fail(p, item->col, "duplicate key '%s' (first set at line %u)", keys[k].name,
 			    p->key_at[k].line);
-	while (s < e && is_space(*s))
-		s++;
-	if (s == e || *s != '=')
-		return fail(p, (unsigned int)(s - line) + 1, "expected '=' after '%s'",
-			    keys[k].name);
 	v = malloc(sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	r = read_value(p, line, s + 1, e, keys[k].name, v);
+	r = fl__ini_value(&p->ini, keys[k].name, v);
 	if (!r)
 		r = parse_key(p, k, v);
 	free(v);
 	if (!r) {
-		p->key_at[k].line = p->line;
-		p->key_at[k].col = col;
+		p->key_at[k].line = item->line;
+		p->key_at[k].col = item->col;
 	}
 	return r;
-}
-
-static int parse_line(struct parser *p, const char *line, size_t n)
-{
-	const char *s = line, *e = line + n;
-	char b[8];
-
-	if (n > TBL_LINE_MAX)
-		return fail(p, TBL_LINE_MAX + 1, "line longer than %d bytes", TBL_LINE_MAX);
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)line[i];
-
-		if ((c < 0x20 && c != '\t') || c == 0x7f)
-			return fail(p, (unsigned int)i + 1, "control character %s",
-				    show(line[i], b));
-	}
-	while (s < e && is_space(*s))
-		s++;
-	if (s == e || is_comment(*s))
-		return 0;
-	if (*s == '[')
-		return parse_section(p, line, s, e);
-	return parse_assignment(p, line, s, e);
 }
 
 static int resolve_lists(struct parser *p)
@@ -701,31 +461,30 @@ static int resolve_lists(struct parser *p)
 int fl__tbl_parse(const char *text, size_t len, const char *origin, struct fl_heap_table *t,
 		  char *err, size_t err_size)
 {
-	struct parser p = {
-		.origin = origin,
-		.err = err,
-		.err_size = err_size,
-		.t = t,
-	};
-	size_t at = 0;
-	int r = 0;
+	struct parser p = { .t = t };
+	struct fl_ini_item item;
+	int r;
 
-	while (at < len && !r) {
-		const char *line = text + at, *nl = memchr(line, '\n', len - at);
-		size_t n = nl ? (size_t)(nl - line) : len - at;
+	fl__ini_init(&p.ini, &syntax, text, len, origin, err, err_size);
+	while (!(r = fl__ini_next(&p.ini, &item)) && item.kind != FL_INI_END) {
+		if (item.kind == FL_INI_KEY) {
+			r = parse_assignment(&p, &item);
+		} else {
+			struct pos at = { item.line, item.col };
 
-		p.line++;
-		at += n + (nl != NULL);
-		if (n && line[n - 1] == '\r')
-			n--;
-		r = parse_line(&p, line, n);
+			r = finish_section(&p);
+			if (!r)
+				r = open_section(&p, (enum section)(item.section + 1), item.name,
+						 at);
+		}
+		if (r)
+			break;
 	}
 	if (!r)
 		r = finish_section(&p);
-	if (!r && !t->num_devices) {
-		p.line = p.line ? p.line : 1;
-		r = fail(&p, 1, "the table has no [device] section");
-	}
+	if (!r && !t->num_devices)
+		r = fl__ini_fail(&p.ini, p.ini.line ? p.ini.line : 1, 1,
+				 "the table has no [device] section");
 	if (!r)
 		r = resolve_lists(&p);
 	free(p.lists);
