@@ -12,21 +12,18 @@
 #include <string.h>
 
 #include "display-format.h"
+#include "ini.h"
 
 int fl__display_fail(struct fl_display_error *e, int err, const char *fmt, ...)
 {
 	va_list ap;
-	int n;
 
 	if (!e)
 		return err;
 	e->err = err;
 	va_start(ap, fmt);
-	n = vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	fl__ini_vmsg(e->msg, sizeof(e->msg), fmt, ap);
 	va_end(ap);
-	/* A cut message says so, rather than ending mid-word as if whole. */
-	if (n >= (int)sizeof(e->msg))
-		memcpy(e->msg + sizeof(e->msg) - 4, "...", 4);
 	return err;
 }
 
