@@ -35,10 +35,7 @@ enum key {
 
 #define IN(sec) (1u << (sec))
 
-static const struct {
-	const char *name;
-	unsigned int sections;
-} keys[K_COUNT] = {
+static const struct fl_ini_key keys[K_COUNT] = {
 	[K_DRIVER] = { "driver", IN(SEC_DEVICE) },
 	[K_PADDING] = { "padding", IN(SEC_DEVICE) },
 	[K_TYPE] = { "type", IN(SEC_INTERFACE) },
@@ -77,14 +74,10 @@ static const struct {
 	{ "memory", FL_DISPLAY_INTF_MEMORY },
 };
 
-struct pos {
-	unsigned int line, col; /* line 0: not set */
-};
-
 /* An engine's 'interfaces' as written, resolved when its device is complete. */
 struct pending {
 	char names[FL_DISPLAY_CONFIG_MAX_OBJECTS][FL_DISPLAY_NAME_LEN];
-	struct pos at[FL_DISPLAY_CONFIG_MAX_OBJECTS];
+	struct fl_ini_pos at[FL_DISPLAY_CONFIG_MAX_OBJECTS];
 	size_t n;
 };
 
@@ -92,35 +85,11 @@ struct parser {
 	struct fl_ini ini;
 	struct fl_display_config *cfg;
 	enum section sec;
-	struct pos sec_at;
-	struct pos key_at[K_COUNT]; /* the current section's keys */
+	struct fl_ini_pos sec_at;
+	struct fl_ini_pos key_at[K_COUNT]; /* the current section's keys */
 	struct fl_display_mode current; /* 'current-mode' as written */
 	struct pending *pending; /* one per engine of the current device */
 };
-
-__attribute__((format(printf, 3, 4))) static int fail(struct parser *p, unsigned int col,
-						      const char *fmt, ...)
-{
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	r = fl__ini_vfail(&p->ini, p->ini.line, col, fmt, ap);
-	va_end(ap);
-	return r;
-}
-
-__attribute__((format(printf, 3, 4))) static int fail_at(struct parser *p, struct pos at,
-							 const char *fmt, ...)
-{
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	r = fl__ini_vfail(&p->ini, at.line, at.col, fmt, ap);
-	va_end(ap);
-	return r;
-}
 
 static struct fl_display_config_device *cur_device(struct parser *p)
 {
@@ -202,14 +171,15 @@ static int parse_mode(struct parser *p, const struct fl_ini_value *v, size_t sta
 
 	if (!at || !split_size(s, (size_t)(at - s), UINT16_MAX, &w, &h) ||
 	    !number(at + 1, n - (size_t)(at + 1 - s), 1000, &hz))
-		return fail(p, fl__ini_col(v, start),
-			    "'%.*s' is not a mode: write WIDTHxHEIGHT@HZ, as 1920x1080@60", (int)n,
-			    s);
+		return fl__ini_fail(&p->ini, fl__ini_col(v, start),
+				    "'%.*s' is not a mode: write WIDTHxHEIGHT@HZ, as 1920x1080@60",
+				    (int)n, s);
 	if (fl__display_mode_make(w, h, hz, ret))
-		return fail(p, fl__ini_col(v, start),
-			    "mode %.*s is out of range (width up to 65255, height up to 65490, "
-			    "1 to 1000 Hz, none 0)",
-			    (int)n, s);
+		return fl__ini_fail(
+			&p->ini, fl__ini_col(v, start),
+			"mode %.*s is out of range (width up to 65255, height up to 65490, "
+			"1 to 1000 Hz, none 0)",
+			(int)n, s);
 	return 0;
 }
 
@@ -226,7 +196,7 @@ static int parse_yes_no(struct parser *p, const struct fl_ini_value *v, const ch
 	else if (!strcmp(v->text, "no") || !strcmp(v->text, "false"))
 		*ret = false;
 	else
-		return fail(p, v->col, "'%s' is yes or no, not '%s'", key, v->text);
+		return fl__ini_fail(&p->ini, v->col, "'%s' is yes or no, not '%s'", key, v->text);
 	return 0;
 }
 
@@ -244,10 +214,11 @@ static int parse_type(struct parser *p, const struct fl_ini_value *v)
 		return 0;
 	}
 	if (strncmp(v->text, "custom:", 7))
-		return fail(p, v->col,
-			    "unknown interface type '%s' (types are DSI, eDP, DPI, VGA, DVI, HDMI, "
-			    "memory, and custom:NAME for a driver's)",
-			    v->text);
+		return fl__ini_fail(
+			&p->ini, v->col,
+			"unknown interface type '%s' (types are DSI, eDP, DPI, VGA, DVI, HDMI, "
+			"memory, and custom:NAME for a driver's)",
+			v->text);
 	r = fl__ini_take_name(&p->ini, v->text + 7, v->len - 7, fl__ini_col(v, 7),
 			      "custom interface type", intf->type_str, sizeof(intf->type_str));
 	if (r)
@@ -286,16 +257,17 @@ static int parse_flags(struct parser *p, const struct fl_ini_value *v)
 		else if (n == 8 && !memcmp(s, "external", 8))
 			bit = FL_DISPLAY_INTF_EXTERNAL;
 		else
-			return fail(p, fl__ini_col(v, start),
-				    "unknown flag '%.*s' (flags are primary, external, or none)",
-				    (int)n, s);
+			return fl__ini_fail(
+				&p->ini, fl__ini_col(v, start),
+				"unknown flag '%.*s' (flags are primary, external, or none)",
+				(int)n, s);
 		if (intf->flags & bit)
-			return fail(p, fl__ini_col(v, start), "flag '%.*s' is listed twice", (int)n,
-				    s);
+			return fl__ini_fail(&p->ini, fl__ini_col(v, start),
+					    "flag '%.*s' is listed twice", (int)n, s);
 		intf->flags |= bit;
 	}
 	if (none && items > 1)
-		return fail(p, v->col, "'none' cannot be listed with other flags");
+		return fl__ini_fail(&p->ini, v->col, "'none' cannot be listed with other flags");
 	return 0;
 }
 
@@ -309,17 +281,19 @@ static int parse_modes(struct parser *p, const struct fl_ini_value *v)
 		struct fl_display_mode *m = &intf->modes[intf->n_modes];
 
 		if (!n)
-			return fail(p, fl__ini_col(v, start), "empty mode in the list of modes");
+			return fl__ini_fail(&p->ini, fl__ini_col(v, start),
+					    "empty mode in the list of modes");
 		if (intf->n_modes == FL_DISPLAY_MAX_MODES)
-			return fail(p, fl__ini_col(v, start), "more than %d modes",
-				    FL_DISPLAY_MAX_MODES);
+			return fl__ini_fail(&p->ini, fl__ini_col(v, start), "more than %d modes",
+					    FL_DISPLAY_MAX_MODES);
 		r = parse_mode(p, v, start, n, m);
 		if (r)
 			return r;
 		for (size_t j = 0; j < intf->n_modes; j++)
 			if (same_mode(&intf->modes[j], m))
-				return fail(p, fl__ini_col(v, start), "mode %.*s is listed twice",
-					    (int)n, v->text + start);
+				return fl__ini_fail(&p->ini, fl__ini_col(v, start),
+						    "mode %.*s is listed twice", (int)n,
+						    v->text + start);
 		intf->n_modes++;
 	}
 	/* The driver's preference, for clients that ask: the first. */
@@ -339,34 +313,38 @@ static int parse_formats(struct parser *p, const struct fl_ini_value *v)
 		char fcc[5];
 
 		if (!n)
-			return fail(p, fl__ini_col(v, start),
-				    "empty format in the list of formats");
+			return fl__ini_fail(&p->ini, fl__ini_col(v, start),
+					    "empty format in the list of formats");
 		if (eng->n_formats == FL_DISPLAY_CONFIG_MAX_FORMATS)
-			return fail(p, fl__ini_col(v, start), "more than %d formats",
-				    FL_DISPLAY_CONFIG_MAX_FORMATS);
+			return fl__ini_fail(&p->ini, fl__ini_col(v, start), "more than %d formats",
+					    FL_DISPLAY_CONFIG_MAX_FORMATS);
 		if (f) {
 			fourcc = f->fourcc;
 		} else if (n == 11 && !memcmp(s, "fourcc:", 7)) {
 			for (size_t i = 7; i < 11; i++)
 				if (s[i] < 0x20 || s[i] >= 0x7f)
-					return fail(p, fl__ini_col(v, start + i),
-						    "a fourcc is four printable characters");
+					return fl__ini_fail(
+						&p->ini, fl__ini_col(v, start + i),
+						"a fourcc is four printable characters");
 			fourcc = FL_FOURCC(s[7], s[8], s[9], s[10]);
 			f = fl__display_format_find(fourcc);
 			if (f)
-				return fail(p, fl__ini_col(v, start),
-					    "fourcc:%.4s is the standard format %s: write its name",
-					    s + 7, f->name);
+				return fl__ini_fail(
+					&p->ini, fl__ini_col(v, start),
+					"fourcc:%.4s is the standard format %s: write its name",
+					s + 7, f->name);
 		} else {
-			return fail(p, fl__ini_col(v, start),
-				    "unknown format '%.*s' (DRM names as XRGB8888 or NV12, or "
-				    "fourcc:XXXX for a driver's own)",
-				    (int)n, s);
+			return fl__ini_fail(
+				&p->ini, fl__ini_col(v, start),
+				"unknown format '%.*s' (DRM names as XRGB8888 or NV12, or "
+				"fourcc:XXXX for a driver's own)",
+				(int)n, s);
 		}
 		for (size_t j = 0; j < eng->n_formats; j++)
 			if (eng->formats[j] == fourcc)
-				return fail(p, fl__ini_col(v, start), "format %s is listed twice",
-					    fl__display_format_str(fourcc, fcc));
+				return fl__ini_fail(&p->ini, fl__ini_col(v, start),
+						    "format %s is listed twice",
+						    fl__display_format_str(fourcc, fcc));
 		eng->formats[eng->n_formats++] = fourcc;
 	}
 	return 0;
@@ -382,18 +360,18 @@ static int parse_interfaces(struct parser *p, const struct fl_ini_value *v)
 		unsigned int col = fl__ini_col(v, start);
 
 		if (!n)
-			return fail(p, col, "empty name in the list of interfaces");
+			return fl__ini_fail(&p->ini, col, "empty name in the list of interfaces");
 		if (list->n == FL_DISPLAY_CONFIG_MAX_OBJECTS)
-			return fail(p, col, "more than %d interfaces",
-				    FL_DISPLAY_CONFIG_MAX_OBJECTS);
+			return fl__ini_fail(&p->ini, col, "more than %d interfaces",
+					    FL_DISPLAY_CONFIG_MAX_OBJECTS);
 		r = fl__ini_take_name(&p->ini, v->text + start, n, col, "interface",
 				      list->names[list->n], FL_DISPLAY_NAME_LEN);
 		if (r)
 			return r;
 		for (size_t j = 0; j < list->n; j++)
 			if (!strcmp(list->names[j], list->names[list->n]))
-				return fail(p, col, "interface '%s' is listed twice",
-					    list->names[j]);
+				return fl__ini_fail(&p->ini, col, "interface '%s' is listed twice",
+						    list->names[j]);
 		list->at[list->n].line = p->ini.line;
 		list->at[list->n].col = col;
 		list->n++;
@@ -407,7 +385,7 @@ static int parse_key(struct parser *p, enum key k, const struct fl_ini_value *v)
 
 	/* Every value is names, numbers and words: quotes would only hide a typo. */
 	if (v->quoted)
-		return fail(p, v->col, "'%s' takes no quoted string", key);
+		return fl__ini_fail(&p->ini, v->col, "'%s' takes no quoted string", key);
 	switch (k) {
 	case K_DRIVER:
 		return fl__ini_take_name(&p->ini, v->text, v->len, v->col, "driver",
@@ -418,8 +396,8 @@ static int parse_key(struct parser *p, enum key k, const struct fl_ini_value *v)
 		else if (!strcmp(v->text, "unpadded"))
 			cur_device(p)->padding = FL_DISPLAY_UNPADDED;
 		else
-			return fail(p, v->col, "'padding' is padded or unpadded, not '%s'",
-				    v->text);
+			return fl__ini_fail(&p->ini, v->col,
+					    "'padding' is padded or unpadded, not '%s'", v->text);
 		return 0;
 	case K_TYPE:
 		return parse_type(p, v);
@@ -433,10 +411,11 @@ static int parse_key(struct parser *p, enum key k, const struct fl_ini_value *v)
 		uint32_t w, h;
 
 		if (!split_size(v->text, v->len, UINT16_MAX, &w, &h))
-			return fail(p, v->col,
-				    "'size-mm' is WIDTHxHEIGHT in millimetres (each 0 to 65535), "
-				    "not '%s'",
-				    v->text);
+			return fl__ini_fail(
+				&p->ini, v->col,
+				"'size-mm' is WIDTHxHEIGHT in millimetres (each 0 to 65535), "
+				"not '%s'",
+				v->text);
 		cur_intf(p)->width_mm = (uint16_t)w;
 		cur_intf(p)->height_mm = (uint16_t)h;
 		return 0;
@@ -454,63 +433,47 @@ static int parse_key(struct parser *p, enum key k, const struct fl_ini_value *v)
 
 static int parse_assignment(struct parser *p, const struct fl_ini_item *item)
 {
-	struct fl_ini_value *v;
-	enum key k = K_COUNT;
-	int r;
+	static const char *const where[] = {
+		[SEC_DEVICE] = "a [device] section",
+		[SEC_INTERFACE] = "an [interface] section",
+		[SEC_ENGINE] = "an [engine] section",
+	};
+	int k;
 
 	if (p->sec == SEC_NONE)
-		return fail(p, item->col, "'%.*s' before the first [device] section",
-			    (int)item->key_len, item->key);
-	for (int i = 0; i < K_COUNT; i++)
-		if (strlen(keys[i].name) == item->key_len &&
-		    !memcmp(keys[i].name, item->key, item->key_len) &&
-		    (keys[i].sections & IN(p->sec)))
-			k = (enum key)i;
-	if (k == K_COUNT)
-		return fail(p, item->col, "unknown key '%.*s' in an [%s] section (known: %s)",
-			    (int)item->key_len, item->key, section_types[p->sec - 1],
-			    known_keys[p->sec]);
-	if (p->key_at[k].line)
-		return fail(p, item->col, "duplicate key '%s' (first set at line %u)", keys[k].name,
-			    p->key_at[k].line);
-	v = malloc(sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	r = fl__ini_value(&p->ini, keys[k].name, v);
-	if (!r)
-		r = parse_key(p, k, v);
-	free(v);
-	if (!r) {
-		p->key_at[k].line = item->line;
-		p->key_at[k].col = item->col;
-	}
-	return r;
+		return fl__ini_fail(&p->ini, item->col, "'%.*s' before the first [device] section",
+				    (int)item->key_len, item->key);
+	k = fl__ini_assignment(&p->ini, item, keys, K_COUNT, IN(p->sec), where[p->sec],
+			       known_keys[p->sec], p->key_at);
+	return k < 0 ? k : parse_key(p, (enum key)k, &p->ini.value);
 }
 
 static int finish_interface(struct parser *p)
 {
 	struct fl_display_config_interface *intf = cur_intf(p);
-	const struct pos *at = p->key_at;
+	const struct fl_ini_pos *at = p->key_at;
 
 	if (!at[K_TYPE].line)
-		return fail_at(p, p->sec_at, "[interface %s] has no 'type'", intf->name);
+		return fl__ini_fail_at(&p->ini, p->sec_at, "[interface %s] has no 'type'",
+				       intf->name);
 	if (intf->connected && !intf->n_modes)
-		return fail_at(p, at[K_CONNECTED].line ? at[K_CONNECTED] : p->sec_at,
-			       "[interface %s] is connected and needs 'modes'", intf->name);
+		return fl__ini_fail_at(&p->ini, at[K_CONNECTED].line ? at[K_CONNECTED] : p->sec_at,
+				       "[interface %s] is connected and needs 'modes'", intf->name);
 	if (!at[K_CURRENT_MODE].line)
 		return 0;
 	if (!intf->connected)
-		return fail_at(p, at[K_CURRENT_MODE],
-			       "a disconnected interface has no current mode (ADF's start "
-			       "zeroed): set 'connected = yes' or drop 'current-mode'");
+		return fl__ini_fail_at(&p->ini, at[K_CURRENT_MODE],
+				       "a disconnected interface has no current mode (ADF's start "
+				       "zeroed): set 'connected = yes' or drop 'current-mode'");
 	for (size_t i = 0; i < intf->n_modes; i++) {
 		if (same_mode(&intf->modes[i], &p->current)) {
 			intf->current = (int)i;
 			return 0;
 		}
 	}
-	return fail_at(p, at[K_CURRENT_MODE], "current mode %s@%u is not one of 'modes'",
-		       p->current.name, p->current.vrefresh);
+	return fl__ini_fail_at(&p->ini, at[K_CURRENT_MODE],
+			       "current mode %s@%u is not one of 'modes'", p->current.name,
+			       p->current.vrefresh);
 }
 
 static int finish_section(struct parser *p)
@@ -518,19 +481,28 @@ static int finish_section(struct parser *p)
 	switch (p->sec) {
 	case SEC_DEVICE:
 		if (!p->key_at[K_DRIVER].line)
-			return fail_at(p, p->sec_at, "[device %s] has no 'driver'",
-				       cur_device(p)->name);
+			return fl__ini_fail_at(&p->ini, p->sec_at, "[device %s] has no 'driver'",
+					       cur_device(p)->name);
 		return 0;
 	case SEC_INTERFACE:
 		return finish_interface(p);
 	case SEC_ENGINE:
 		if (!p->key_at[K_FORMATS].line)
-			return fail_at(p, p->sec_at, "[engine %s] has no 'formats'",
-				       cur_engine(p)->name);
+			return fl__ini_fail_at(&p->ini, p->sec_at, "[engine %s] has no 'formats'",
+					       cur_engine(p)->name);
 		return 0;
 	default:
 		return 0;
 	}
+}
+
+/* The index of interface @name in device @d, or -1. */
+static ptrdiff_t find_intf(const struct fl_display_config_device *d, const char *name)
+{
+	for (size_t i = 0; i < d->n_intfs; i++)
+		if (!strcmp(d->intfs[i].name, name))
+			return (ptrdiff_t)i;
+	return -1;
 }
 
 /* The current device is complete: its engines' interface names resolve. */
@@ -546,35 +518,33 @@ static int finish_device(struct parser *p)
 		const struct pending *list = &p->pending[e];
 
 		for (size_t j = 0; j < list->n; j++) {
-			size_t i = 0;
+			ptrdiff_t i = find_intf(d, list->names[j]);
 
-			while (i < d->n_intfs && strcmp(d->intfs[i].name, list->names[j]))
-				i++;
-			if (i == d->n_intfs)
-				return fail_at(
-					p, list->at[j],
-					"engine '%s' lists interface '%s', which device '%s' "
-					"does not have",
-					eng->name, list->names[j], d->name);
-			eng->interfaces[j] = i;
+			if (i < 0)
+				return fl__ini_fail_at(&p->ini, list->at[j],
+						       "engine '%s' lists interface '%s', which "
+						       "device '%s' does not have",
+						       eng->name, list->names[j], d->name);
+			eng->interfaces[j] = (size_t)i;
 		}
 		eng->n_interfaces = list->n;
 	}
 	return 0;
 }
 
-static int open_device(struct parser *p, const char *name, struct pos at)
+static int open_device(struct parser *p, const char *name, struct fl_ini_pos at)
 {
 	struct fl_display_config *cfg = p->cfg;
 	struct fl_display_config_device *d;
 
 	for (size_t i = 0; i < cfg->n_devices; i++)
 		if (!strcmp(cfg->devices[i].name, name))
-			return fail_at(p, at, "duplicate section [device %s] (first at line %u)",
-				       name, cfg->devices[i].line);
+			return fl__ini_fail_at(&p->ini, at,
+					       "duplicate section [device %s] (first at line %u)",
+					       name, cfg->devices[i].line);
 	if (cfg->n_devices == FL_DISPLAY_CONFIG_MAX_DEVICES)
-		return fail_at(p, at, "more than %d [device] sections",
-			       FL_DISPLAY_CONFIG_MAX_DEVICES);
+		return fl__ini_fail_at(&p->ini, at, "more than %d [device] sections",
+				       FL_DISPLAY_CONFIG_MAX_DEVICES);
 	d = &cfg->devices[cfg->n_devices++];
 	memset(d, 0, sizeof(*d));
 	strcpy(d->name, name);
@@ -583,16 +553,28 @@ static int open_device(struct parser *p, const char *name, struct pos at)
 	return 0;
 }
 
+/* A new zeroed element at the end of @*array of @*n, or NULL without memory. */
+static void *append(void **array, size_t *n, size_t size)
+{
+	char *more = realloc(*array, (*n + 1) * size);
+
+	if (!more)
+		return NULL;
+	*array = more;
+	memset(more + *n * size, 0, size);
+	return more + (*n)++ * size;
+}
+
 /* Adds an interface or engine named @name to the current device. */
-static int open_object(struct parser *p, enum section sec, const char *name, struct pos at)
+static int open_object(struct parser *p, enum section sec, const char *name, struct fl_ini_pos at)
 {
 	struct fl_display_config_device *d;
 	const char *what = section_types[sec - 1];
 	size_t n;
-	void *more;
 
 	if (!p->cfg->n_devices)
-		return fail_at(p, at, "[%s %s] before the first [device] section", what, name);
+		return fl__ini_fail_at(&p->ini, at, "[%s %s] before the first [device] section",
+				       what, name);
 	d = cur_device(p);
 	n = sec == SEC_INTERFACE ? d->n_intfs : d->n_engines;
 	for (size_t i = 0; i < n; i++) {
@@ -600,35 +582,29 @@ static int open_object(struct parser *p, enum section sec, const char *name, str
 		unsigned int line = sec == SEC_INTERFACE ? d->intfs[i].line : d->engines[i].line;
 
 		if (!strcmp(other, name))
-			return fail_at(p, at,
-				       "duplicate section [%s %s] in device %s (first at "
-				       "line %u)",
-				       what, name, d->name, line);
+			return fl__ini_fail_at(&p->ini, at,
+					       "duplicate section [%s %s] in device %s (first at "
+					       "line %u)",
+					       what, name, d->name, line);
 	}
 	if (n == FL_DISPLAY_CONFIG_MAX_OBJECTS)
-		return fail_at(p, at, "more than %d [%s] sections in device %s",
-			       FL_DISPLAY_CONFIG_MAX_OBJECTS, what, d->name);
+		return fl__ini_fail_at(&p->ini, at, "more than %d [%s] sections in device %s",
+				       FL_DISPLAY_CONFIG_MAX_OBJECTS, what, d->name);
 	if (sec == SEC_INTERFACE) {
-		struct fl_display_config_interface *intf;
+		struct fl_display_config_interface *intf =
+			append((void **)&d->intfs, &d->n_intfs, sizeof(*d->intfs));
 
-		more = realloc(d->intfs, (n + 1) * sizeof(*d->intfs));
-		if (!more)
+		if (!intf)
 			return -ENOMEM;
-		d->intfs = more;
-		intf = &d->intfs[d->n_intfs++];
-		memset(intf, 0, sizeof(*intf));
 		strcpy(intf->name, name);
 		intf->current = -1;
 		intf->line = at.line;
 	} else {
-		struct fl_display_config_engine *eng;
+		struct fl_display_config_engine *eng =
+			append((void **)&d->engines, &d->n_engines, sizeof(*d->engines));
 
-		more = realloc(d->engines, (n + 1) * sizeof(*d->engines));
-		if (!more)
+		if (!eng)
 			return -ENOMEM;
-		d->engines = more;
-		eng = &d->engines[d->n_engines++];
-		memset(eng, 0, sizeof(*eng));
 		strcpy(eng->name, name);
 		eng->line = at.line;
 	}
@@ -638,7 +614,7 @@ static int open_object(struct parser *p, enum section sec, const char *name, str
 static int parse_section(struct parser *p, const struct fl_ini_item *item)
 {
 	enum section sec = (enum section)(item->section + 1);
-	struct pos at = { item->line, item->col };
+	struct fl_ini_pos at = { item->line, item->col };
 	int r = finish_section(p);
 
 	if (!r && sec == SEC_DEVICE)
@@ -693,8 +669,8 @@ int fl__display_config_parse(const char *text, size_t len, const char *origin,
 	if (!r)
 		r = finish_device(&p);
 	if (!r && !p.cfg->n_devices)
-		r = fl__ini_fail(&p.ini, p.ini.line ? p.ini.line : 1, 1,
-				 "the config has no [device] section");
+		r = fl__ini_fail_at(&p.ini, (struct fl_ini_pos){ p.ini.line ? p.ini.line : 1, 1 },
+				    "the config has no [device] section");
 out:
 	free(p.pending);
 	if (r == -ENOMEM)

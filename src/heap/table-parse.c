@@ -31,10 +31,7 @@ enum key {
 
 enum section { SEC_NONE, SEC_HEAP, SEC_DEVICE };
 
-static const struct {
-	const char *name;
-	unsigned int sections; /* 1 << SEC_HEAP | 1 << SEC_DEVICE */
-} keys[K_COUNT] = {
+static const struct fl_ini_key keys[K_COUNT] = {
 	[K_KIND] = { "kind", 1u << SEC_HEAP },
 	[K_SIZE] = { "size", 1u << SEC_HEAP },
 	[K_ALIGN] = { "align", 1u << SEC_HEAP | 1u << SEC_DEVICE },
@@ -45,16 +42,10 @@ static const struct {
 	[K_DESCRIPTION] = { "description", 1u << SEC_HEAP | 1u << SEC_DEVICE },
 };
 
-static const char *const section_names[] = { "", "heap", "device" };
-
-struct pos {
-	unsigned int line, col; /* line 0: not set */
-};
-
 /* A device's list as written, resolved once every [heap] is known. */
 struct pending_list {
 	char names[TBL_MAX_LIST][TBL_NAME_MAX];
-	struct pos at[TBL_MAX_LIST];
+	struct fl_ini_pos at[TBL_MAX_LIST];
 	size_t n;
 };
 
@@ -64,9 +55,9 @@ struct parser {
 	struct pending_list *lists; /* one per device */
 
 	enum section sec;
-	struct pos sec_at; /* the section header */
-	struct pos key_at[K_COUNT]; /* the current section's keys */
-	struct pos *heap_at, *device_at; /* every section's header */
+	struct fl_ini_pos sec_at; /* the section header */
+	struct fl_ini_pos key_at[K_COUNT]; /* the current section's keys */
+	struct fl_ini_pos *heap_at, *device_at; /* every section's header */
 };
 
 /* The lexer's section types, in enum section's order after SEC_NONE. */
@@ -79,79 +70,57 @@ static const struct fl_ini_syntax syntax = {
 	.name_size = TBL_NAME_MAX,
 };
 
-/* A parse error at @col of the current line. Return: -EINVAL. */
-__attribute__((format(printf, 3, 4))) static int fail(struct parser *p, unsigned int col,
-						      const char *fmt, ...)
-{
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	r = fl__ini_vfail(&p->ini, p->ini.line, col, fmt, ap);
-	va_end(ap);
-	return r;
-}
-
-/* As fail(), at a position recorded earlier. */
-__attribute__((format(printf, 3, 4))) static int fail_at(struct parser *p, struct pos at,
-							 const char *fmt, ...)
-{
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	r = fl__ini_vfail(&p->ini, at.line, at.col, fmt, ap);
-	va_end(ap);
-	return r;
-}
-
 /* Checks the finished section's keys together; records nothing on error. */
 static int finish_heap(struct parser *p)
 {
 	struct tbl_heap *h = &p->t->heaps[p->t->num_heaps - 1];
-	const struct pos *at = p->key_at;
+	const struct fl_ini_pos *at = p->key_at;
 
 	if (!at[K_KIND].line)
-		return fail_at(p, p->sec_at, "[heap %s] has no 'kind'", h->name);
+		return fl__ini_fail_at(&p->ini, p->sec_at, "[heap %s] has no 'kind'", h->name);
 	if (h->kind->is_carveout) {
 		if (!at[K_SIZE].line)
-			return fail_at(p, p->sec_at, "[heap %s] is a carveout and needs 'size'",
-				       h->name);
+			return fl__ini_fail_at(&p->ini, p->sec_at,
+					       "[heap %s] is a carveout and needs 'size'", h->name);
 		if (h->align && h->align > h->size)
-			return fail_at(p, at[K_ALIGN],
-				       "align %" PRIu64 " exceeds the size %" PRIu64, h->align,
-				       h->size);
+			return fl__ini_fail_at(&p->ini, at[K_ALIGN],
+					       "align %" PRIu64 " exceeds the size %" PRIu64,
+					       h->align, h->size);
 		if (h->align && h->size % h->align)
-			return fail_at(p, at[K_SIZE],
-				       "size %" PRIu64 " is not a multiple of align %" PRIu64,
-				       h->size, h->align);
+			return fl__ini_fail_at(&p->ini, at[K_SIZE],
+					       "size %" PRIu64
+					       " is not a multiple of align %" PRIu64,
+					       h->size, h->align);
 		if (h->min_size > h->size)
-			return fail_at(p, at[K_MIN_SIZE],
-				       "min-size %" PRIu64 " exceeds the size %" PRIu64
-				       ": no buffer could fit",
-				       h->min_size, h->size);
+			return fl__ini_fail_at(&p->ini, at[K_MIN_SIZE],
+					       "min-size %" PRIu64 " exceeds the size %" PRIu64
+					       ": no buffer could fit",
+					       h->min_size, h->size);
 	} else {
 		if (at[K_SIZE].line)
-			return fail_at(
-				p, at[K_SIZE],
+			return fl__ini_fail_at(
+				&p->ini, at[K_SIZE],
 				"'size' is only for carveout heaps, and kind '%s' is not one",
 				h->kind_name);
 		if (at[K_ALIGN].line)
-			return fail_at(p, at[K_ALIGN],
-				       "'align' can only be set on a carveout; kind '%s' gives the "
-				       "page size",
-				       h->kind_name);
+			return fl__ini_fail_at(
+				&p->ini, at[K_ALIGN],
+				"'align' can only be set on a carveout; kind '%s' gives the "
+				"page size",
+				h->kind_name);
 	}
 	if (at[K_CONTIGUOUS].line && !h->kind->contiguous_settable)
-		return fail_at(p, at[K_CONTIGUOUS],
-			       "'contiguous' can only be set on dma-heap kinds; kind '%s' %s "
-			       "contiguous",
-			       h->kind_name, h->kind->contiguous ? "is always" : "is never");
+		return fl__ini_fail_at(
+			&p->ini, at[K_CONTIGUOUS],
+			"'contiguous' can only be set on dma-heap kinds; kind '%s' %s "
+			"contiguous",
+			h->kind_name, h->kind->contiguous ? "is always" : "is never");
 	if (!at[K_CONTIGUOUS].line)
 		h->contiguous = h->kind->contiguous;
 	if (h->max_size && h->min_size > h->max_size)
-		return fail_at(p, at[K_MIN_SIZE], "min-size %" PRIu64 " exceeds max-size %" PRIu64,
-			       h->min_size, h->max_size);
+		return fl__ini_fail_at(&p->ini, at[K_MIN_SIZE],
+				       "min-size %" PRIu64 " exceeds max-size %" PRIu64,
+				       h->min_size, h->max_size);
 	return 0;
 }
 
@@ -160,11 +129,11 @@ static int finish_device(struct parser *p)
 	struct tbl_device *d = &p->t->devices[p->t->num_devices - 1];
 
 	if (!p->key_at[K_HEAPS].line)
-		return fail_at(p, p->sec_at, "[device %s] has no 'heaps'", d->name);
+		return fl__ini_fail_at(&p->ini, p->sec_at, "[device %s] has no 'heaps'", d->name);
 	if (d->max_size && d->min_size > d->max_size)
-		return fail_at(p, p->key_at[K_MIN_SIZE],
-			       "min-size %" PRIu64 " exceeds max-size %" PRIu64, d->min_size,
-			       d->max_size);
+		return fl__ini_fail_at(&p->ini, p->key_at[K_MIN_SIZE],
+				       "min-size %" PRIu64 " exceeds max-size %" PRIu64,
+				       d->min_size, d->max_size);
 	return 0;
 }
 
@@ -193,7 +162,7 @@ static int grow(void **array, size_t n, size_t size)
 	return 0;
 }
 
-static int open_section(struct parser *p, enum section sec, const char *name, struct pos at)
+static int open_section(struct parser *p, enum section sec, const char *name, struct fl_ini_pos at)
 {
 	struct fl_heap_table *t = p->t;
 	int r;
@@ -201,11 +170,13 @@ static int open_section(struct parser *p, enum section sec, const char *name, st
 	if (sec == SEC_HEAP) {
 		for (size_t i = 0; i < t->num_heaps; i++)
 			if (!strcmp(t->heaps[i].name, name))
-				return fail_at(p, at,
-					       "duplicate section [heap %s] (first at line %u)",
-					       name, p->heap_at[i].line);
+				return fl__ini_fail_at(
+					&p->ini, at,
+					"duplicate section [heap %s] (first at line %u)", name,
+					p->heap_at[i].line);
 		if (t->num_heaps == TBL_MAX_HEAPS)
-			return fail_at(p, at, "more than %d [heap] sections", TBL_MAX_HEAPS);
+			return fl__ini_fail_at(&p->ini, at, "more than %d [heap] sections",
+					       TBL_MAX_HEAPS);
 		if ((r = grow((void **)&t->heaps, t->num_heaps, sizeof(*t->heaps))) ||
 		    (r = grow((void **)&p->heap_at, t->num_heaps, sizeof(*p->heap_at))))
 			return r;
@@ -215,11 +186,13 @@ static int open_section(struct parser *p, enum section sec, const char *name, st
 	} else {
 		for (size_t i = 0; i < t->num_devices; i++)
 			if (!strcmp(t->devices[i].name, name))
-				return fail_at(p, at,
-					       "duplicate section [device %s] (first at line %u)",
-					       name, p->device_at[i].line);
+				return fl__ini_fail_at(
+					&p->ini, at,
+					"duplicate section [device %s] (first at line %u)", name,
+					p->device_at[i].line);
 		if (t->num_devices == TBL_MAX_DEVICES)
-			return fail_at(p, at, "more than %d [device] sections", TBL_MAX_DEVICES);
+			return fl__ini_fail_at(&p->ini, at, "more than %d [device] sections",
+					       TBL_MAX_DEVICES);
 		if ((r = grow((void **)&t->devices, t->num_devices, sizeof(*t->devices))) ||
 		    (r = grow((void **)&p->device_at, t->num_devices, sizeof(*p->device_at))) ||
 		    (r = grow((void **)&p->lists, t->num_devices, sizeof(*p->lists))))
@@ -249,25 +222,28 @@ static int parse_size(struct parser *p, const struct fl_ini_value *v, const char
 	size_t i = 0;
 
 	if (v->text[0] < '0' || v->text[0] > '9')
-		return fail(p, v->col,
-			    "'%s' takes a size: a whole number with an optional K, M, G or T "
-			    "suffix (powers of 1024), not '%s'",
-			    key, v->text);
+		return fl__ini_fail(
+			&p->ini, v->col,
+			"'%s' takes a size: a whole number with an optional K, M, G or T "
+			"suffix (powers of 1024), not '%s'",
+			key, v->text);
 	for (; i < v->len && v->text[i] >= '0' && v->text[i] <= '9'; i++) {
 		n = n * 10 + (uint64_t)(v->text[i] - '0');
 		if (n > TBL_VALUE_MAX)
-			return fail(p, v->col, "%s '%s' is too large (at most 64T)", key, v->text);
+			return fl__ini_fail(&p->ini, v->col, "%s '%s' is too large (at most 64T)",
+					    key, v->text);
 	}
 	for (size_t k = 0; k < sizeof(suffixes) / sizeof(suffixes[0]); k++) {
 		if (strcmp(v->text + i, suffixes[k].suffix))
 			continue;
 		if (n > TBL_VALUE_MAX >> suffixes[k].shift)
-			return fail(p, v->col, "%s '%s' is too large (at most 64T)", key, v->text);
+			return fl__ini_fail(&p->ini, v->col, "%s '%s' is too large (at most 64T)",
+					    key, v->text);
 		*ret = n << suffixes[k].shift;
 		return 0;
 	}
-	return fail(p, fl__ini_col(v, i), "unknown size suffix '%s' in %s (use K, M, G or T)",
-		    v->text + i, key);
+	return fl__ini_fail(&p->ini, fl__ini_col(v, i),
+			    "unknown size suffix '%s' in %s (use K, M, G or T)", v->text + i, key);
 }
 
 static int parse_key(struct parser *p, enum key k, const struct fl_ini_value *v)
@@ -284,9 +260,10 @@ static int parse_key(struct parser *p, enum key k, const struct fl_ini_value *v)
 		if (r)
 			return r;
 		if (n == 0 && k != K_MIN_SIZE)
-			return fail(p, v->col, "%s must be at least 1", key);
+			return fl__ini_fail(&p->ini, v->col, "%s must be at least 1", key);
 		if (k == K_ALIGN && (n & (n - 1)))
-			return fail(p, v->col, "align %" PRIu64 " is not a power of two", n);
+			return fl__ini_fail(&p->ini, v->col,
+					    "align %" PRIu64 " is not a power of two", n);
 	}
 	switch (k) {
 	case K_KIND:
@@ -306,24 +283,28 @@ static int parse_key(struct parser *p, enum key k, const struct fl_ini_value *v)
 				char b[8];
 
 				if (!n_arg || n_arg >= TBL_NAME_MAX)
-					return fail(p, v->col,
-						    "'%s:' takes a name of 1 to %d bytes, as in "
-						    "/dev/dma_heap",
-						    kind->name, TBL_NAME_MAX - 1);
+					return fl__ini_fail(
+						&p->ini, v->col,
+						"'%s:' takes a name of 1 to %d bytes, as in "
+						"/dev/dma_heap",
+						kind->name, TBL_NAME_MAX - 1);
 				for (size_t j = 0; j < n_arg; j++)
 					if (!fl__ini_is_name_char(arg[j]) && arg[j] != ',')
-						return fail(p, fl__ini_col(v, n_name + 1 + j),
-							    "%s in a %s name",
-							    fl__ini_show(arg[j], b), kind->name);
+						return fl__ini_fail(&p->ini,
+								    fl__ini_col(v, n_name + 1 + j),
+								    "%s in a %s name",
+								    fl__ini_show(arg[j], b),
+								    kind->name);
 				h->kind = kind;
 				strcpy(h->kind_name, v->text);
 				return 0;
 			}
 		}
-		return fail(p, v->col,
-			    "unknown kind '%s' (kinds are system, carveout, system-contig and "
-			    "dma-heap:NAME)",
-			    v->text);
+		return fl__ini_fail(
+			&p->ini, v->col,
+			"unknown kind '%s' (kinds are system, carveout, system-contig and "
+			"dma-heap:NAME)",
+			v->text);
 	case K_SIZE:
 		h->size = n;
 		return 0;
@@ -344,7 +325,8 @@ static int parse_key(struct parser *p, enum key k, const struct fl_ini_value *v)
 		else if (!strcmp(v->text, "no") || !strcmp(v->text, "false"))
 			yes = false;
 		else
-			return fail(p, v->col, "'contiguous' is yes or no, not '%s'", v->text);
+			return fl__ini_fail(&p->ini, v->col, "'contiguous' is yes or no, not '%s'",
+					    v->text);
 		if (h) {
 			h->contiguous = yes;
 			h->contiguous_set = true;
@@ -355,8 +337,8 @@ static int parse_key(struct parser *p, enum key k, const struct fl_ini_value *v)
 	}
 	case K_DESCRIPTION:
 		if (v->len >= TBL_DESC_MAX)
-			return fail(p, v->col, "description longer than %d bytes",
-				    TBL_DESC_MAX - 1);
+			return fl__ini_fail(&p->ini, v->col, "description longer than %d bytes",
+					    TBL_DESC_MAX - 1);
 		strcpy(h ? h->description : d->description, v->text);
 		return 0;
 	case K_HEAPS: {
@@ -364,14 +346,15 @@ static int parse_key(struct parser *p, enum key k, const struct fl_ini_value *v)
 		size_t cursor = 0, start, n_item;
 
 		if (v->quoted)
-			return fail(p, v->col, "'heaps' is a list of names, not a quoted string");
+			return fl__ini_fail(&p->ini, v->col,
+					    "'heaps' is a list of names, not a quoted string");
 		while (fl__ini_list_next(v, &cursor, &start, &n_item)) {
 			if (!n_item)
-				return fail(p, v->col + (unsigned int)start,
-					    "empty name in the list of heaps");
+				return fl__ini_fail(&p->ini, v->col + (unsigned int)start,
+						    "empty name in the list of heaps");
 			if (list->n == TBL_MAX_LIST)
-				return fail(p, v->col + (unsigned int)start,
-					    "more than %d heaps in one list", TBL_MAX_LIST);
+				return fl__ini_fail(&p->ini, v->col + (unsigned int)start,
+						    "more than %d heaps in one list", TBL_MAX_LIST);
 			r = fl__ini_take_name(&p->ini, v->text + start, n_item,
 					      v->col + (unsigned int)start, "heap",
 					      list->names[list->n], TBL_NAME_MAX);
@@ -379,8 +362,9 @@ static int parse_key(struct parser *p, enum key k, const struct fl_ini_value *v)
 				return r;
 			for (size_t j = 0; j < list->n; j++)
 				if (!strcmp(list->names[j], list->names[list->n]))
-					return fail(p, v->col + (unsigned int)start,
-						    "heap '%s' is listed twice", list->names[j]);
+					return fl__ini_fail(&p->ini, v->col + (unsigned int)start,
+							    "heap '%s' is listed twice",
+							    list->names[j]);
 			list->at[list->n].line = p->ini.line;
 			list->at[list->n].col = v->col + (unsigned int)start;
 			list->n++;
@@ -395,41 +379,20 @@ static int parse_key(struct parser *p, enum key k, const struct fl_ini_value *v)
 /* A "key = value" line; @item is the key the lexer found. */
 static int parse_assignment(struct parser *p, const struct fl_ini_item *item)
 {
-	const char *key = item->key;
-	size_t n = item->key_len;
-	struct fl_ini_value *v;
-	enum key k = K_COUNT;
-	int r;
+	int k;
 
 	if (p->sec == SEC_NONE)
-		return fail(p, item->col, "'%.*s' before the first [heap] or [device] section",
-			    (int)n, key);
-	for (int i = 0; i < K_COUNT; i++)
-		if (strlen(keys[i].name) == n && !memcmp(keys[i].name, key, n) &&
-		    (keys[i].sections & (1u << p->sec)))
-			k = (enum key)i;
-	if (k == K_COUNT)
-		return fail(p, item->col, "unknown key '%.*s' in a [%s] section (known: %s)",
-			    (int)n, key, section_names[p->sec],
-			    p->sec == SEC_HEAP ? "kind, size, align, min-size, max-size, "
-						 "contiguous, description"
-					       : "heaps, align, min-size, max-size, contiguous, "
-						 "description");
-	if (p->key_at[k].line)
-		return fail(p, item->col, "duplicate key '%s' (first set at line %u)", keys[k].name,
-			    p->key_at[k].line);
-	v = malloc(sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	r = fl__ini_value(&p->ini, keys[k].name, v);
-	if (!r)
-		r = parse_key(p, k, v);
-	free(v);
-	if (!r) {
-		p->key_at[k].line = item->line;
-		p->key_at[k].col = item->col;
-	}
-	return r;
+		return fl__ini_fail(&p->ini, item->col,
+				    "'%.*s' before the first [heap] or [device] section",
+				    (int)item->key_len, item->key);
+	k = fl__ini_assignment(&p->ini, item, keys, K_COUNT, 1u << p->sec,
+			       p->sec == SEC_HEAP ? "a [heap] section" : "a [device] section",
+			       p->sec == SEC_HEAP ? "kind, size, align, min-size, max-size, "
+						    "contiguous, description"
+						  : "heaps, align, min-size, max-size, contiguous, "
+						    "description",
+			       p->key_at);
+	return k < 0 ? k : parse_key(p, (enum key)k, &p->ini.value);
 }
 
 static int resolve_lists(struct parser *p)
@@ -446,8 +409,8 @@ static int resolve_lists(struct parser *p)
 			while (k < t->num_heaps && strcmp(t->heaps[k].name, list->names[j]))
 				k++;
 			if (k == t->num_heaps)
-				return fail_at(
-					p, list->at[j],
+				return fl__ini_fail_at(
+					&p->ini, list->at[j],
 					"device '%s' lists heap '%s', which no [heap] section "
 					"defines",
 					d->name, list->names[j]);
@@ -470,7 +433,7 @@ int fl__tbl_parse(const char *text, size_t len, const char *origin, struct fl_he
 		if (item.kind == FL_INI_KEY) {
 			r = parse_assignment(&p, &item);
 		} else {
-			struct pos at = { item.line, item.col };
+			struct fl_ini_pos at = { item.line, item.col };
 
 			r = finish_section(&p);
 			if (!r)
@@ -483,8 +446,8 @@ int fl__tbl_parse(const char *text, size_t len, const char *origin, struct fl_he
 	if (!r)
 		r = finish_section(&p);
 	if (!r && !t->num_devices)
-		r = fl__ini_fail(&p.ini, p.ini.line ? p.ini.line : 1, 1,
-				 "the table has no [device] section");
+		r = fl__ini_fail_at(&p.ini, (struct fl_ini_pos){ p.ini.line ? p.ini.line : 1, 1 },
+				    "the table has no [device] section");
 	if (!r)
 		r = resolve_lists(&p);
 	free(p.lists);

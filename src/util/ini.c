@@ -33,8 +33,8 @@ void fl__ini_msg(char *err, size_t size, const char *fmt, ...)
 	va_end(ap);
 }
 
-int fl__ini_vfail(struct fl_ini *ini, unsigned int line, unsigned int col, const char *fmt,
-		  va_list ap)
+__attribute__((format(printf, 4, 0))) static int
+vfail(struct fl_ini *ini, unsigned int line, unsigned int col, const char *fmt, va_list ap)
 {
 	char what[512]; /* the heap table's FL_HEAP_TABLE_ERROR_MAX */
 
@@ -43,28 +43,24 @@ int fl__ini_vfail(struct fl_ini *ini, unsigned int line, unsigned int col, const
 	return -EINVAL;
 }
 
-int fl__ini_fail(struct fl_ini *ini, unsigned int line, unsigned int col, const char *fmt, ...)
+int fl__ini_fail_at(struct fl_ini *ini, struct fl_ini_pos at, const char *fmt, ...)
 {
 	va_list ap;
-	int r;
 
 	va_start(ap, fmt);
-	r = fl__ini_vfail(ini, line, col, fmt, ap);
+	vfail(ini, at.line, at.col, fmt, ap);
 	va_end(ap);
-	return r;
+	return -EINVAL;
 }
 
-/* At @col of the current line. */
-__attribute__((format(printf, 3, 4))) static int fail(struct fl_ini *ini, unsigned int col,
-						      const char *fmt, ...)
+int fl__ini_fail(struct fl_ini *ini, unsigned int col, const char *fmt, ...)
 {
 	va_list ap;
-	int r;
 
 	va_start(ap, fmt);
-	r = fl__ini_vfail(ini, ini->line, col, fmt, ap);
+	vfail(ini, ini->line, col, fmt, ap);
 	va_end(ap);
-	return r;
+	return -EINVAL;
 }
 
 /* The column of @s on the current line. */
@@ -134,13 +130,12 @@ unsigned int fl__ini_col(const struct fl_ini_value *v, size_t i)
 void fl__ini_init(struct fl_ini *ini, const struct fl_ini_syntax *syntax, const char *text,
 		  size_t len, const char *origin, char *err, size_t err_size)
 {
-	memset(ini, 0, sizeof(*ini));
-	ini->syntax = syntax;
-	ini->text = text;
-	ini->len = len;
-	ini->origin = origin;
-	ini->err = err;
-	ini->err_size = err_size;
+	*ini = (struct fl_ini){ .syntax = syntax,
+				.origin = origin,
+				.err = err,
+				.err_size = err_size,
+				.text = text,
+				.len = len };
 }
 
 int fl__ini_take_name(struct fl_ini *ini, const char *s, size_t n, unsigned int at,
@@ -149,18 +144,19 @@ int fl__ini_take_name(struct fl_ini *ini, const char *s, size_t n, unsigned int 
 	char b[8];
 
 	if (n == 0)
-		return fail(ini, at, "expected a %s name", what);
+		return fl__ini_fail(ini, at, "expected a %s name", what);
 	if (!is_alnum(s[0]))
-		return fail(ini, at, "a %s name starts with a letter or digit, not %s", what,
-			    fl__ini_show(s[0], b));
+		return fl__ini_fail(ini, at, "a %s name starts with a letter or digit, not %s",
+				    what, fl__ini_show(s[0], b));
 	for (size_t i = 0; i < n; i++)
 		if (!fl__ini_is_name_char(s[i]))
-			return fail(ini, at + (unsigned int)i,
-				    "%s in a %s name (names are letters, digits, '-', '_', '.')",
-				    fl__ini_show(s[i], b), what);
+			return fl__ini_fail(
+				ini, at + (unsigned int)i,
+				"%s in a %s name (names are letters, digits, '-', '_', '.')",
+				fl__ini_show(s[i], b), what);
 	if (n >= size)
-		return fail(ini, at, "%s name '%.*s' is longer than %zu bytes", what, (int)n, s,
-			    size - 1);
+		return fl__ini_fail(ini, at, "%s name '%.*s' is longer than %zu bytes", what,
+				    (int)n, s, size - 1);
 	memcpy(out, s, n);
 	out[n] = '\0';
 	return 0;
@@ -174,7 +170,8 @@ static int check_end(struct fl_ini *ini, const char *s, const char *after)
 	while (s < ini->end && fl__ini_is_space(*s))
 		s++;
 	if (s < ini->end && !is_comment(*s))
-		return fail(ini, col(ini, s), "unexpected %s after %s", fl__ini_show(*s, b), after);
+		return fl__ini_fail(ini, col(ini, s), "unexpected %s after %s", fl__ini_show(*s, b),
+				    after);
 	return 0;
 }
 
@@ -196,13 +193,15 @@ static int section(struct fl_ini *ini, const char *s, struct fl_ini_item *item)
 		if (strlen(syn->sections[k]) == n && !memcmp(syn->sections[k], type, n))
 			break;
 	if (n == 0)
-		return fail(ini, col(ini, type), "expected %s after '['", syn->sections_expected);
+		return fl__ini_fail(ini, col(ini, type), "expected %s after '['",
+				    syn->sections_expected);
 	if (!syn->sections[k])
-		return fail(ini, col(ini, type), "unknown section type '%.*s' (sections are %s)",
-			    (int)n, type, syn->sections_known);
+		return fl__ini_fail(ini, col(ini, type),
+				    "unknown section type '%.*s' (sections are %s)", (int)n, type,
+				    syn->sections_known);
 	if (s == e || !fl__ini_is_space(*s))
-		return fail(ini, col(ini, s), "expected a space and a name after '%s'",
-			    syn->sections[k]);
+		return fl__ini_fail(ini, col(ini, s), "expected a space and a name after '%s'",
+				    syn->sections[k]);
 	while (s < e && fl__ini_is_space(*s))
 		s++;
 	name = s;
@@ -215,9 +214,9 @@ static int section(struct fl_ini *ini, const char *s, struct fl_ini_item *item)
 	while (s < e && fl__ini_is_space(*s))
 		s++;
 	if (s == e)
-		return fail(ini, col(ini, s), "expected ']' to close the section");
+		return fl__ini_fail(ini, col(ini, s), "expected ']' to close the section");
 	if (*s != ']')
-		return fail(ini, col(ini, s), "expected ']', not %s", fl__ini_show(*s, b));
+		return fl__ini_fail(ini, col(ini, s), "expected ']', not %s", fl__ini_show(*s, b));
 	item->kind = FL_INI_SECTION;
 	item->section = k;
 	return check_end(ini, s + 1, "']'");
@@ -232,13 +231,14 @@ static int line(struct fl_ini *ini, struct fl_ini_item *item)
 	int r;
 
 	if (n > FL_INI_LINE_MAX)
-		return fail(ini, FL_INI_LINE_MAX + 1, "line longer than %d bytes", FL_INI_LINE_MAX);
+		return fl__ini_fail(ini, FL_INI_LINE_MAX + 1, "line longer than %d bytes",
+				    FL_INI_LINE_MAX);
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
 
 		if ((c < 0x20 && c != '\t') || c == 0x7f)
-			return fail(ini, (unsigned int)i + 1, "control character %s",
-				    fl__ini_show(s[i], b));
+			return fl__ini_fail(ini, (unsigned int)i + 1, "control character %s",
+					    fl__ini_show(s[i], b));
 	}
 	while (s < e && fl__ini_is_space(*s))
 		s++;
@@ -251,8 +251,9 @@ static int line(struct fl_ini *ini, struct fl_ini_item *item)
 		return r ? r : 1;
 	}
 	if (!(*s >= 'a' && *s <= 'z'))
-		return fail(ini, item->col, "expected a key, a [section] or a comment, not %s",
-			    fl__ini_show(*s, b));
+		return fl__ini_fail(ini, item->col,
+				    "expected a key, a [section] or a comment, not %s",
+				    fl__ini_show(*s, b));
 	item->kind = FL_INI_KEY;
 	item->key = s;
 	while (s < e && ((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '-'))
@@ -293,7 +294,7 @@ int fl__ini_value(struct fl_ini *ini, const char *key, struct fl_ini_value *v)
 	while (s < e && fl__ini_is_space(*s))
 		s++;
 	if (s == e || *s != '=')
-		return fail(ini, col(ini, s), "expected '=' after '%s'", key);
+		return fl__ini_fail(ini, col(ini, s), "expected '=' after '%s'", key);
 	s++;
 	while (s < e && fl__ini_is_space(*s))
 		s++;
@@ -305,15 +306,16 @@ int fl__ini_value(struct fl_ini *ini, const char *key, struct fl_ini_value *v)
 
 		for (;; s++) {
 			if (s == e)
-				return fail(ini, col(ini, open),
-					    "unterminated string (no closing '\"')");
+				return fl__ini_fail(ini, col(ini, open),
+						    "unterminated string (no closing '\"')");
 			if (*s == '"')
 				break;
 			if (*s == '\\') {
 				if (s + 1 == e || (s[1] != '"' && s[1] != '\\'))
-					return fail(ini, col(ini, s),
-						    "unknown escape (strings know only \\\" and "
-						    "\\\\)");
+					return fl__ini_fail(
+						ini, col(ini, s),
+						"unknown escape (strings know only \\\" and "
+						"\\\\)");
 				s++;
 			}
 			v->text[v->len++] = *s;
@@ -327,12 +329,38 @@ int fl__ini_value(struct fl_ini *ini, const char *key, struct fl_ini_value *v)
 		v->len--;
 	v->text[v->len] = '\0';
 	if (!v->len)
-		return fail(ini, v->col, "'%s' has no value", key);
+		return fl__ini_fail(ini, v->col, "'%s' has no value", key);
 	for (size_t i = 0; i < v->len; i++)
 		if ((unsigned char)v->text[i] >= 0x80)
-			return fail(ini, v->col + (unsigned int)i,
-				    "byte %s outside quotes (only quoted values may hold non-ASCII "
-				    "text)",
-				    fl__ini_show(v->text[i], b));
+			return fl__ini_fail(
+				ini, v->col + (unsigned int)i,
+				"byte %s outside quotes (only quoted values may hold non-ASCII "
+				"text)",
+				fl__ini_show(v->text[i], b));
 	return 0;
+}
+
+int fl__ini_assignment(struct fl_ini *ini, const struct fl_ini_item *item,
+		       const struct fl_ini_key *keys, size_t n, unsigned int in, const char *where,
+		       const char *known, struct fl_ini_pos *set)
+{
+	size_t k = n;
+	int r;
+
+	for (size_t i = 0; i < n; i++)
+		if (strlen(keys[i].name) == item->key_len &&
+		    !memcmp(keys[i].name, item->key, item->key_len) && (keys[i].sections & in))
+			k = i;
+	if (k == n)
+		return fl__ini_fail(ini, item->col, "unknown key '%.*s' in %s (known: %s)",
+				    (int)item->key_len, item->key, where, known);
+	if (set[k].line)
+		return fl__ini_fail(ini, item->col, "duplicate key '%s' (first set at line %u)",
+				    keys[k].name, set[k].line);
+	r = fl__ini_value(ini, keys[k].name, &ini->value);
+	if (r)
+		return r;
+	set[k].line = item->line;
+	set[k].col = item->col;
+	return (int)k;
 }

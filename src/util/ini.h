@@ -21,6 +21,11 @@
 #define FL_INI_LINE_MAX 1024
 #define FL_INI_NAME_MAX 64 /* the largest name buffer a syntax may ask for */
 
+/* A place in the text, as messages give it; line 0: not set. */
+struct fl_ini_pos {
+	unsigned int line, col;
+};
+
 /**
  * struct fl_ini_syntax - what a file's section headers may say
  * @sections: the section types, NULL-terminated ("heap", "device", NULL);
@@ -36,7 +41,21 @@ struct fl_ini_syntax {
 	size_t name_size;
 };
 
-/* The lexer's state; the fields are read-only to its users but for @line. */
+/**
+ * struct fl_ini_value - a value, quotes and escapes removed
+ * @text: NUL-terminated (a quoted value may hold more NULs: use @len)
+ * @len: its length
+ * @col: the column of its first byte, or of the opening quote
+ * @quoted: written in double quotes
+ */
+struct fl_ini_value {
+	char text[FL_INI_LINE_MAX + 1];
+	size_t len;
+	unsigned int col;
+	bool quoted;
+};
+
+/* The lexer's state; read-only to its users. */
 struct fl_ini {
 	const struct fl_ini_syntax *syntax;
 	const char *origin;
@@ -46,6 +65,7 @@ struct fl_ini {
 	size_t len, at;
 	unsigned int line; /* of the item last returned, from 1 */
 	const char *cur, *rest, *end; /* that line, after its key, its end */
+	struct fl_ini_value value; /* the last fl__ini_assignment()'s */
 };
 
 enum fl_ini_kind {
@@ -73,20 +93,6 @@ struct fl_ini_item {
 	size_t key_len;
 };
 
-/**
- * struct fl_ini_value - a value, quotes and escapes removed
- * @text: NUL-terminated (a quoted value may hold more NULs: use @len)
- * @len: its length
- * @col: the column of its first byte, or of the opening quote
- * @quoted: written in double quotes
- */
-struct fl_ini_value {
-	char text[FL_INI_LINE_MAX + 1];
-	size_t len;
-	unsigned int col;
-	bool quoted;
-};
-
 /*
  * Starts lexing @len bytes of @text; messages go to @err (@err_size
  * bytes, may be NULL/0) as "@origin:LINE:COL: ...". Nothing is allocated.
@@ -111,6 +117,28 @@ int fl__ini_next(struct fl_ini *ini, struct fl_ini_item *item);
  * Return: 0 or -EINVAL.
  */
 int fl__ini_value(struct fl_ini *ini, const char *key, struct fl_ini_value *v);
+
+/**
+ * struct fl_ini_key - a key a file may set
+ * @name: as written ([a-z][a-z0-9-]*)
+ * @sections: the sections it belongs in, as bits the caller chose
+ */
+struct fl_ini_key {
+	const char *name;
+	unsigned int sections;
+};
+
+/*
+ * The rest of a KEY item: looks @item's key up in @keys (@n of them) among
+ * those with a bit of @in in their @sections, refuses an unknown one
+ * ("unknown key 'K' in @where (known: @known)") and one whose @set entry
+ * has a line ("duplicate key"), reads its value into ini->value with
+ * fl__ini_value() and records @item's place in @set.
+ * Return: the key's index in @keys, or -EINVAL.
+ */
+int fl__ini_assignment(struct fl_ini *ini, const struct fl_ini_item *item,
+		       const struct fl_ini_key *keys, size_t n, unsigned int in, const char *where,
+		       const char *known, struct fl_ini_pos *set);
 
 /*
  * Checks that @n bytes at @s are a name (1 to @size - 1 bytes of
@@ -140,13 +168,14 @@ bool fl__ini_is_space(char c);
 bool fl__ini_is_name_char(char c);
 
 /*
- * Writes "ORIGIN:@line:@col: message" to the lexer's error buffer.
+ * Write "ORIGIN:LINE:COL: message" to the lexer's error buffer: at @at, or
+ * at column @col of the line last lexed.
  * Return: -EINVAL.
  */
-__attribute__((format(printf, 4, 0))) int
-fl__ini_vfail(struct fl_ini *ini, unsigned int line, unsigned int col, const char *fmt, va_list ap);
-__attribute__((format(printf, 4, 5))) int fl__ini_fail(struct fl_ini *ini, unsigned int line,
-						       unsigned int col, const char *fmt, ...);
+__attribute__((format(printf, 3, 4))) int fl__ini_fail_at(struct fl_ini *ini, struct fl_ini_pos at,
+							  const char *fmt, ...);
+__attribute__((format(printf, 3, 4))) int fl__ini_fail(struct fl_ini *ini, unsigned int col,
+						       const char *fmt, ...);
 
 /*
  * snprintf() into @err that marks a cut message with "..."; does nothing

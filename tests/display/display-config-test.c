@@ -27,110 +27,118 @@ static struct fl_display_config *parse(const char *text)
 	return cfg;
 }
 
-/* Parsing @text fails with -EINVAL and a message "@where @what...". */
-#define expect_parse_error(text, where, what) expect_parse_error_at(__LINE__, text, where, what)
-
-static void expect_parse_error_at(int line, const char *text, const char *where, const char *what)
+/*
+ * Why parsing @text did not fail with -EINVAL and a message "@where
+ * @what...", or NULL if it did.
+ */
+static const char *parse_error_mismatch(const char *text, const char *where, const char *what)
 {
+	static char why[1024];
 	struct fl_display_config *cfg = (void *)0x5e17;
 	int r;
 
 	err[0] = '\0';
 	r = fl__display_config_parse(text, strlen(text), "t.ini", &cfg, err, sizeof(err));
 	if (r != -EINVAL || cfg != (void *)0x5e17)
-		fl__test_fail(__FILE__, line, "got %d, want -EINVAL (%s)", r, err);
-	if (strncmp(err, where, strlen(where)) || !strstr(err, what))
-		fl__test_fail(__FILE__, line, "message \"%s\", want \"%s...%s...\"", err, where,
-			      what);
+		snprintf(why, sizeof(why), "got %d, want -EINVAL (%s)", r, err);
+	else if (strncmp(err, where, strlen(where)) || !strstr(err, what))
+		snprintf(why, sizeof(why), "message \"%s\", want \"%s...%s...\"", err, where, what);
+	else
+		return NULL;
+	return why;
 }
+
+#define expect_parse_error(text, where, what)                               \
+	do {                                                                \
+		const char *why_ = parse_error_mismatch(text, where, what); \
+		if (why_)                                                   \
+			fl__test_fail(__FILE__, __LINE__, "%s", why_);      \
+	} while (0)
 
 #define DEV  "[device d]\ndriver = virtual\n"
 #define INTF DEV "[interface i]\ntype = DSI\n"
 
+/* Configs that are refused: the text, where the message points, what it says. */
+static const struct bad_config {
+	const char *text, *where, *what;
+} bad_configs[] = {
+	{ "", "t.ini:1:1: ", "the config has no [device] section" },
+	{ "# nothing\n\n", "t.ini:2:1: ", "the config has no [device] section" },
+	{ "driver = virtual\n", "t.ini:1:1: ", "'driver' before the first [device] section" },
+	{ "\n[interface i]\ntype = DSI\n",
+	  "t.ini:2:1: ", "[interface i] before the first [device] section" },
+	{ "[device d]\n", "t.ini:1:1: ", "[device d] has no 'driver'" },
+	{ "[device d]\n[engine e]\n", "t.ini:1:1: ", "[device d] has no 'driver'" },
+	{ DEV DEV, "t.ini:3:1: ", "duplicate section [device d] (first at line 1)" },
+	{ "[device d]\ndriver = \"virtual\"\n", "t.ini:2:10: ", "'driver' takes no quoted string" },
+	{ "[device d]\ndriver = vir tual\n", "t.ini:2:13: ", "a space in a driver name" },
+	{ "[device d]\ndriver = v\ndriver = v\n",
+	  "t.ini:3:1: ", "duplicate key 'driver' (first set at line 2)" },
+	{ DEV "padding = sideways\n",
+	  "t.ini:3:11: ", "'padding' is padded or unpadded, not 'sideways'" },
+	{ DEV "type = DSI\n",
+	  "t.ini:3:1: ", "unknown key 'type' in a [device] section (known: driver, padding)" },
+	{ DEV "[devices x]\n", "t.ini:3:2: ", "unknown section type 'devices'" },
+	{ DEV "[interface i]\n", "t.ini:3:1: ", "[interface i] has no 'type'" },
+	{ DEV "[interface i]\n[interface j]\n", "t.ini:3:1: ", "[interface i] has no 'type'" },
+	{ INTF "[interface i]\ntype = DSI\n",
+	  "t.ini:5:1: ", "duplicate section [interface i] in device d (first at line 3)" },
+	{ DEV "[interface i]\ntype = HDMX\n", "t.ini:4:8: ", "unknown interface type 'HDMX'" },
+	{ DEV "[interface i]\ntype = custom:\n",
+	  "t.ini:4:15: ", "expected a custom interface type name" },
+	{ INTF "mode = 640x480@60\n", "t.ini:5:1: ",
+	  "unknown key 'mode' in an [interface] section (known: type, flags, modes, "
+	  "current-mode, size-mm, connected)" },
+	{ INTF "connected = yes\n", "t.ini:5:1: ", "[interface i] is connected and needs 'modes'" },
+	{ INTF "connected = maybe\n", "t.ini:5:13: ", "'connected' is yes or no, not 'maybe'" },
+	{ INTF "modes = 640x480@60, 1920x1080\n",
+	  "t.ini:5:21: ", "'1920x1080' is not a mode: write WIDTHxHEIGHT@HZ" },
+	{ INTF "modes = 640x480@60,, 800x600@60\n",
+	  "t.ini:5:20: ", "empty mode in the list of modes" },
+	{ INTF "modes = 640x480@60, 640x480@60\n",
+	  "t.ini:5:21: ", "mode 640x480@60 is listed twice" },
+	{ INTF "modes = 65300x10@60\n", "t.ini:5:9: ", "mode 65300x10@60 is out of range" },
+	{ INTF "modes = 640x480@1001\n", "t.ini:5:9: ", "is not a mode" },
+	{ INTF "modes = 640x480@0\n", "t.ini:5:9: ", "is out of range" },
+	{ INTF "modes = 640x480@60\ncurrent-mode = 800x600@60\nconnected = yes\n",
+	  "t.ini:6:1: ", "current mode 800x600@60 is not one of 'modes'" },
+	{ INTF "current-mode = 640x480@60\nmodes = 640x480@60\n",
+	  "t.ini:5:1: ", "a disconnected interface has no current mode" },
+	{ INTF "flags = primary, sideways\n", "t.ini:5:18: ", "unknown flag 'sideways'" },
+	{ INTF "flags = primary, primary\n", "t.ini:5:18: ", "flag 'primary' is listed twice" },
+	{ INTF "flags = none, external\n",
+	  "t.ini:5:9: ", "'none' cannot be listed with other flags" },
+	{ INTF "size-mm = 121\n", "t.ini:5:11: ", "'size-mm' is WIDTHxHEIGHT in millimetres" },
+	{ INTF "size-mm = 121x65536\n", "t.ini:5:11: ", "(each 0 to 65535)" },
+	{ DEV "[engine e]\n", "t.ini:3:1: ", "[engine e] has no 'formats'" },
+	{ DEV "[engine e]\nformats = XRGB8888, XRGB888\n",
+	  "t.ini:4:21: ", "unknown format 'XRGB888'" },
+	{ DEV "[engine e]\nformats = NV12, NV12\n", "t.ini:4:17: ", "format NV12 is listed twice" },
+	{ DEV "[engine e]\nformats = fourcc:XR24\n",
+	  "t.ini:4:11: ", "fourcc:XR24 is the standard format XRGB8888: write its name" },
+	{ DEV "[engine e]\nformats = fourcc:XR2\n", "t.ini:4:11: ", "unknown format 'fourcc:XR2'" },
+	{ INTF "[engine e]\nformats = RGB565\ninterfaces = i, j\n",
+	  "t.ini:7:17: ", "engine 'e' lists interface 'j', which device 'd' does not have" },
+	{ INTF "[engine e]\nformats = RGB565\ninterfaces = i, i\n",
+	  "t.ini:7:17: ", "interface 'i' is listed twice" },
+	/* An engine may name interfaces written after it, but only of its own device. */
+	{ DEV "[engine e]\nformats = RGB565\ninterfaces = i\n"
+	      "[device d2]\ndriver = v\n[interface i]\ntype = DSI\n",
+	  "t.ini:5:14: ", "lists interface 'i', which device 'd' does not have" },
+	/* The lexer's own errors come through with their positions. */
+	{ DEV "[engine e]\nformats = RGB565 \x01\n", "t.ini:4:18: ", "control character 0x01" },
+	{ DEV "[engine e\n", "t.ini:3:10: ", "expected ']' to close the section" },
+};
+
 FL_TEST(config_errors_name_line_and_column)
 {
-	expect_parse_error("", "t.ini:1:1: ", "the config has no [device] section");
-	expect_parse_error("# nothing\n\n", "t.ini:2:1: ", "the config has no [device] section");
-	expect_parse_error("driver = virtual\n",
-			   "t.ini:1:1: ", "'driver' before the first [device] section");
-	expect_parse_error("\n[interface i]\ntype = DSI\n",
-			   "t.ini:2:1: ", "[interface i] before the first [device] section");
-	expect_parse_error("[device d]\n", "t.ini:1:1: ", "[device d] has no 'driver'");
-	expect_parse_error("[device d]\n[engine e]\n", "t.ini:1:1: ", "[device d] has no 'driver'");
-	expect_parse_error(DEV DEV,
-			   "t.ini:3:1: ", "duplicate section [device d] (first at line 1)");
-	expect_parse_error("[device d]\ndriver = \"virtual\"\n",
-			   "t.ini:2:10: ", "'driver' takes no quoted string");
-	expect_parse_error("[device d]\ndriver = vir tual\n",
-			   "t.ini:2:13: ", "a space in a driver name");
-	expect_parse_error("[device d]\ndriver = v\ndriver = v\n",
-			   "t.ini:3:1: ", "duplicate key 'driver' (first set at line 2)");
-	expect_parse_error(DEV "padding = sideways\n",
-			   "t.ini:3:11: ", "'padding' is padded or unpadded, not 'sideways'");
-	expect_parse_error(DEV "type = DSI\n", "t.ini:3:1: ",
-			   "unknown key 'type' in an [device] section (known: driver, padding)");
-	expect_parse_error(DEV "[devices x]\n", "t.ini:3:2: ", "unknown section type 'devices'");
-	expect_parse_error(DEV "[interface i]\n", "t.ini:3:1: ", "[interface i] has no 'type'");
-	expect_parse_error(DEV "[interface i]\n[interface j]\n",
-			   "t.ini:3:1: ", "[interface i] has no 'type'");
-	expect_parse_error(INTF "[interface i]\ntype = DSI\n", "t.ini:5:1: ",
-			   "duplicate section [interface i] in device d (first at line 3)");
-	expect_parse_error(DEV "[interface i]\ntype = HDMX\n",
-			   "t.ini:4:8: ", "unknown interface type 'HDMX'");
-	expect_parse_error(DEV "[interface i]\ntype = custom:\n",
-			   "t.ini:4:15: ", "expected a custom interface type name");
-	expect_parse_error(
-		INTF "mode = 640x480@60\n", "t.ini:5:1: ",
-		"unknown key 'mode' in an [interface] section (known: type, flags, modes, "
-		"current-mode, size-mm, connected)");
-	expect_parse_error(INTF "connected = yes\n",
-			   "t.ini:5:1: ", "[interface i] is connected and needs 'modes'");
-	expect_parse_error(INTF "connected = maybe\n",
-			   "t.ini:5:13: ", "'connected' is yes or no, not 'maybe'");
-	expect_parse_error(INTF "modes = 640x480@60, 1920x1080\n",
-			   "t.ini:5:21: ", "'1920x1080' is not a mode: write WIDTHxHEIGHT@HZ");
-	expect_parse_error(INTF "modes = 640x480@60,, 800x600@60\n",
-			   "t.ini:5:20: ", "empty mode in the list of modes");
-	expect_parse_error(INTF "modes = 640x480@60, 640x480@60\n",
-			   "t.ini:5:21: ", "mode 640x480@60 is listed twice");
-	expect_parse_error(INTF "modes = 65300x10@60\n",
-			   "t.ini:5:9: ", "mode 65300x10@60 is out of range");
-	expect_parse_error(INTF "modes = 640x480@1001\n", "t.ini:5:9: ", "is not a mode");
-	expect_parse_error(INTF "modes = 640x480@0\n", "t.ini:5:9: ", "is out of range");
-	expect_parse_error(INTF "modes = 640x480@60\ncurrent-mode = 800x600@60\nconnected = yes\n",
-			   "t.ini:6:1: ", "current mode 800x600@60 is not one of 'modes'");
-	expect_parse_error(INTF "current-mode = 640x480@60\nmodes = 640x480@60\n",
-			   "t.ini:5:1: ", "a disconnected interface has no current mode");
-	expect_parse_error(INTF "flags = primary, sideways\n",
-			   "t.ini:5:18: ", "unknown flag 'sideways'");
-	expect_parse_error(INTF "flags = primary, primary\n",
-			   "t.ini:5:18: ", "flag 'primary' is listed twice");
-	expect_parse_error(INTF "flags = none, external\n",
-			   "t.ini:5:9: ", "'none' cannot be listed with other flags");
-	expect_parse_error(INTF "size-mm = 121\n",
-			   "t.ini:5:11: ", "'size-mm' is WIDTHxHEIGHT in millimetres");
-	expect_parse_error(INTF "size-mm = 121x65536\n", "t.ini:5:11: ", "(each 0 to 65535)");
-	expect_parse_error(DEV "[engine e]\n", "t.ini:3:1: ", "[engine e] has no 'formats'");
-	expect_parse_error(DEV "[engine e]\nformats = XRGB8888, XRGB888\n",
-			   "t.ini:4:21: ", "unknown format 'XRGB888'");
-	expect_parse_error(DEV "[engine e]\nformats = NV12, NV12\n",
-			   "t.ini:4:17: ", "format NV12 is listed twice");
-	expect_parse_error(DEV "[engine e]\nformats = fourcc:XR24\n", "t.ini:4:11: ",
-			   "fourcc:XR24 is the standard format XRGB8888: write its name");
-	expect_parse_error(DEV "[engine e]\nformats = fourcc:XR2\n",
-			   "t.ini:4:11: ", "unknown format 'fourcc:XR2'");
-	expect_parse_error(INTF "[engine e]\nformats = RGB565\ninterfaces = i, j\n", "t.ini:7:17: ",
-			   "engine 'e' lists interface 'j', which device 'd' does not have");
-	expect_parse_error(INTF "[engine e]\nformats = RGB565\ninterfaces = i, i\n",
-			   "t.ini:7:17: ", "interface 'i' is listed twice");
-	/* An engine may name interfaces written after it, but only of its own device. */
-	expect_parse_error(DEV "[engine e]\nformats = RGB565\ninterfaces = i\n"
-			       "[device d2]\ndriver = v\n[interface i]\ntype = DSI\n",
-			   "t.ini:5:14: ", "lists interface 'i', which device 'd' does not have");
-	/* The lexer's own errors come through with their positions. */
-	expect_parse_error(DEV "[engine e]\nformats = RGB565 \x01\n",
-			   "t.ini:4:18: ", "control character 0x01");
-	expect_parse_error(DEV "[engine e\n", "t.ini:3:10: ", "expected ']' to close the section");
+	for (size_t i = 0; i < sizeof(bad_configs) / sizeof(bad_configs[0]); i++) {
+		const struct bad_config *c = &bad_configs[i];
+		const char *why = parse_error_mismatch(c->text, c->where, c->what);
+
+		if (why)
+			fl__test_fail(__FILE__, __LINE__, "bad_configs[%zu]: %s", i, why);
+	}
 }
 
 FL_TEST(config_limits)
