@@ -181,18 +181,19 @@ int fl__display_buffer_check_layout(const struct fl_display_buffer *buf, size_t 
 					"buffer %zu: format %s has %u plane%s, not %" PRIu32, index,
 					fcc, layout->planes, layout->planes == 1 ? "" : "s",
 					buf->n_planes);
-	if (buf->w == 0 || buf->w % layout->hsub)
-		return fl__display_fail(e, -EINVAL,
-					"buffer %zu: width %" PRIu32
-					" must be a non-zero multiple of %u (%s's "
-					"horizontal chroma subsampling)",
-					index, buf->w, layout->hsub, fcc);
-	if (buf->h == 0 || buf->h % layout->vsub)
-		return fl__display_fail(e, -EINVAL,
-					"buffer %zu: height %" PRIu32
-					" must be a non-zero multiple of %u (%s's "
-					"vertical chroma subsampling)",
-					index, buf->h, layout->vsub, fcc);
+	for (int v = 0; v < 2; v++) {
+		uint32_t size = v ? buf->h : buf->w;
+		unsigned int sub = v ? layout->vsub : layout->hsub;
+
+		if (size == 0 || size % sub)
+			return fl__display_fail(
+				e, -EINVAL,
+				"buffer %zu: %s %" PRIu32
+				" must be a non-zero multiple of %u (%s's %s chroma "
+				"subsampling)",
+				index, v ? "height" : "width", size, sub, fcc,
+				v ? "vertical" : "horizontal");
+	}
 	for (unsigned int p = 0; p < layout->planes; p++) {
 		uint64_t width = buf->w / (p ? layout->hsub : 1u);
 		uint64_t height = buf->h / (p ? layout->vsub : 1u);

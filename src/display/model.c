@@ -633,37 +633,40 @@ void fl__display_interface_set_current_mode(struct fl_display_interface *intf,
 	intf->current = *mode;
 }
 
-/*
- * One array of a two-call query: checks the capacity the caller gave,
- * copies what fits, and reports the true count.
- */
-static int copy_out(void *dst, size_t *n_inout, const void *src, size_t n, size_t elem, size_t max,
-		    const char *what, struct fl_display_error *e)
+/* The room a caller gave for an array: at most @max, and an array unless 0. */
+static int check_room(const void *array, size_t cap, size_t max, const char *what,
+		      struct fl_display_error *e)
 {
-	size_t cap = *n_inout;
-
 	if (cap > max)
 		return fl__display_fail(e, -EINVAL, "room for %zu %s asked: at most %zu", cap, what,
 					max);
-	if (cap && !dst)
+	if (cap && !array)
 		return fl__display_fail(e, -EINVAL, "room for %zu %s but no array", cap, what);
-	if (n)
-		memcpy(dst, src, (cap < n ? cap : n) * elem);
-	*n_inout = n;
 	return 0;
 }
 
+/* One array of a two-call query: copies what fits and reports the true count. */
+static void copy_out(void *dst, size_t *n_inout, const void *src, size_t n, size_t elem)
+{
+	if (n && *n_inout)
+		memcpy(dst, src, (*n_inout < n ? *n_inout : n) * elem);
+	*n_inout = n;
+}
+
+/*
+ * The driver's custom data of one object, into the caller's room; the last
+ * check of every query, so that a refusal leaves the caller's data as it was.
+ */
 static int custom_out(struct fl_display_device *dev, const struct fl_display_interface *intf,
 		      const struct fl_display_engine *eng, void *dst, size_t *size_inout,
 		      struct fl_display_error *e)
 {
 	unsigned char buf[FL_DISPLAY_MAX_CUSTOM_DATA];
 	size_t n = 0;
-	int r;
+	int r = check_room(dst, *size_inout, FL_DISPLAY_MAX_CUSTOM_DATA, "bytes of custom data", e);
 
-	if (*size_inout > FL_DISPLAY_MAX_CUSTOM_DATA || (*size_inout && !dst))
-		return copy_out(dst, size_inout, buf, 0, 1, FL_DISPLAY_MAX_CUSTOM_DATA,
-				"bytes of custom data", e);
+	if (r)
+		return r;
 	if (dev->ops->custom_data) {
 		r = dev->ops->custom_data(dev->data, intf || eng ? NULL : dev, intf, eng, buf, &n);
 		if (r)
@@ -675,45 +678,38 @@ static int custom_out(struct fl_display_device *dev, const struct fl_display_int
 						"the driver's custom data is %zu bytes, over %d", n,
 						FL_DISPLAY_MAX_CUSTOM_DATA);
 	}
-	return copy_out(dst, size_inout, buf, n, 1, FL_DISPLAY_MAX_CUSTOM_DATA,
-			"bytes of custom data", e);
+	copy_out(dst, size_inout, buf, n, 1);
+	return 0;
 }
 
 int fl__display_device_data(struct fl_display_device *dev, struct fl_display_device_data *data,
 			    struct fl_display_error *e)
 {
 	const size_t elem = sizeof(struct fl_display_attachment);
-	size_t n_att = data->n_attachments, n_allowed = data->n_allowed;
-	int r;
+	int r = check_room(data->attachments, data->n_attachments, FL_DISPLAY_MAX_ATTACHMENTS,
+			   "attachments", e);
 
-	/* Checks every capacity before writing any count: a refusal changes nothing. */
-	if (n_att > FL_DISPLAY_MAX_ATTACHMENTS || (n_att && !data->attachments))
-		return copy_out(data->attachments, &n_att, NULL, 0, elem,
-				FL_DISPLAY_MAX_ATTACHMENTS, "attachments", e);
-	if (n_allowed > FL_DISPLAY_MAX_ATTACHMENTS || (n_allowed && !data->allowed))
-		return copy_out(data->allowed, &n_allowed, NULL, 0, elem,
-				FL_DISPLAY_MAX_ATTACHMENTS, "allowed attachments", e);
-	r = custom_out(dev, NULL, NULL, data->custom_data, &data->custom_data_size, e);
+	if (!r)
+		r = check_room(data->allowed, data->n_allowed, FL_DISPLAY_MAX_ATTACHMENTS,
+			       "allowed attachments", e);
+	if (!r)
+		r = custom_out(dev, NULL, NULL, data->custom_data, &data->custom_data_size, e);
 	if (r)
 		return r;
 	memcpy(data->name, dev->name, sizeof(data->name));
-	copy_out(data->attachments, &data->n_attachments, dev->attached, dev->n_attached, elem,
-		 FL_DISPLAY_MAX_ATTACHMENTS, "attachments", e);
-	copy_out(data->allowed, &data->n_allowed, dev->allowed, dev->n_allowed, elem,
-		 FL_DISPLAY_MAX_ATTACHMENTS, "allowed attachments", e);
+	copy_out(data->attachments, &data->n_attachments, dev->attached, dev->n_attached, elem);
+	copy_out(data->allowed, &data->n_allowed, dev->allowed, dev->n_allowed, elem);
 	return 0;
 }
 
 int fl__display_interface_data(struct fl_display_interface *intf,
 			       struct fl_display_interface_data *data, struct fl_display_error *e)
 {
-	size_t n_modes = data->n_modes;
-	int r;
+	int r = check_room(data->modes, data->n_modes, FL_DISPLAY_MAX_MODES, "modes", e);
 
-	if (n_modes > FL_DISPLAY_MAX_MODES || (n_modes && !data->modes))
-		return copy_out(data->modes, &n_modes, NULL, 0, sizeof(*data->modes),
-				FL_DISPLAY_MAX_MODES, "modes", e);
-	r = custom_out(intf->dev, intf, NULL, data->custom_data, &data->custom_data_size, e);
+	if (!r)
+		r = custom_out(intf->dev, intf, NULL, data->custom_data, &data->custom_data_size,
+			       e);
 	if (r)
 		return r;
 	memcpy(data->name, intf->name, sizeof(data->name));
@@ -725,25 +721,23 @@ int fl__display_interface_data(struct fl_display_interface *intf,
 	data->width_mm = intf->width_mm;
 	data->height_mm = intf->height_mm;
 	data->current_mode = intf->current;
-	return copy_out(data->modes, &data->n_modes, intf->modes, intf->n_modes,
-			sizeof(*data->modes), FL_DISPLAY_MAX_MODES, "modes", e);
+	copy_out(data->modes, &data->n_modes, intf->modes, intf->n_modes, sizeof(*data->modes));
+	return 0;
 }
 
 int fl__display_engine_data(struct fl_display_engine *eng, struct fl_display_engine_data *data,
 			    struct fl_display_error *e)
 {
-	size_t n_formats = data->n_formats;
-	int r;
+	int r = check_room(data->formats, data->n_formats, FL_DISPLAY_MAX_FORMATS, "formats", e);
 
-	if (n_formats > FL_DISPLAY_MAX_FORMATS || (n_formats && !data->formats))
-		return copy_out(data->formats, &n_formats, NULL, 0, sizeof(*data->formats),
-				FL_DISPLAY_MAX_FORMATS, "formats", e);
-	r = custom_out(eng->dev, NULL, eng, data->custom_data, &data->custom_data_size, e);
+	if (!r)
+		r = custom_out(eng->dev, NULL, eng, data->custom_data, &data->custom_data_size, e);
 	if (r)
 		return r;
 	memcpy(data->name, eng->name, sizeof(data->name));
-	return copy_out(data->formats, &data->n_formats, eng->formats, eng->n_formats,
-			sizeof(*data->formats), FL_DISPLAY_MAX_FORMATS, "formats", e);
+	copy_out(data->formats, &data->n_formats, eng->formats, eng->n_formats,
+		 sizeof(*data->formats));
+	return 0;
 }
 
 static int custom_format(struct fl_display_device *dev, const struct fl_display_buffer *b, size_t i,

@@ -236,32 +236,26 @@ FL_TEST(format_size_must_divide_by_the_subsampling)
 {
 	for (size_t i = 0; i < N_EXPECTED; i++) {
 		const struct expected *x = &expected[i];
-		struct fl_display_buffer b;
 
-		/* Memory enough for any size below: only the divisibility decides. */
-		b = fitting(x, 36, 16, 64, 0, FL_DISPLAY_PADDED_TO_PITCH);
-		b.w = 0;
-		expect_refused(&b, FL_DISPLAY_PADDED_TO_PITCH, "width 0");
-		b = fitting(x, 36, 16, 64, 0, FL_DISPLAY_PADDED_TO_PITCH);
-		b.h = 0;
-		expect_refused(&b, FL_DISPLAY_PADDED_TO_PITCH, "height 0");
-		for (uint32_t w = 1; w < 36; w++) {
-			b = fitting(x, 36, 16, 64, 0, FL_DISPLAY_PADDED_TO_PITCH);
-			b.w = w;
-			if (w % x->hsub)
-				expect_refused(&b, FL_DISPLAY_PADDED_TO_PITCH,
-					       "horizontal chroma subsampling");
-			else
-				expect_accepted(&b, FL_DISPLAY_PADDED_TO_PITCH);
-		}
-		for (uint32_t h = 1; h < 16; h++) {
-			b = fitting(x, 36, 16, 64, 0, FL_DISPLAY_PADDED_TO_PITCH);
-			b.h = h;
-			if (h % x->vsub)
-				expect_refused(&b, FL_DISPLAY_PADDED_TO_PITCH,
-					       "vertical chroma subsampling");
-			else
-				expect_accepted(&b, FL_DISPLAY_PADDED_TO_PITCH);
+		/* Width (v 0), then height (v 1), from 0 up, in memory enough for all. */
+		for (int v = 0; v < 2; v++) {
+			uint32_t sub = v ? x->vsub : x->hsub;
+
+			for (uint32_t n = 0; n < (v ? 16u : 36u); n++) {
+				struct fl_display_buffer b =
+					fitting(x, 36, 16, 64, 0, FL_DISPLAY_PADDED_TO_PITCH);
+
+				*(v ? &b.h : &b.w) = n;
+				if (n == 0)
+					expect_refused(&b, FL_DISPLAY_PADDED_TO_PITCH,
+						       v ? "height 0" : "width 0");
+				else if (n % sub)
+					expect_refused(&b, FL_DISPLAY_PADDED_TO_PITCH,
+						       v ? "vertical chroma subsampling"
+							 : "horizontal chroma subsampling");
+				else
+					expect_accepted(&b, FL_DISPLAY_PADDED_TO_PITCH);
+			}
 		}
 	}
 }

@@ -89,7 +89,10 @@ static int rec_data(void *data, const struct fl_display_device *dev,
 	struct rec *r = data;
 
 	logf_(r, "data %u %u;", dev ? 0u : intf ? 1u : 2u, eng != NULL);
-	memset(buf, 0xab, r->data_size);
+	/* Claims data_size bytes, writes no more than the buffer holds. */
+	memset(buf, 0xab,
+	       r->data_size < FL_DISPLAY_MAX_CUSTOM_DATA ? r->data_size
+							 : FL_DISPLAY_MAX_CUSTOM_DATA);
 	*size = r->data_size;
 	return r->data_ret;
 }
