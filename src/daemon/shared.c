@@ -355,7 +355,8 @@ static void shared_discard(struct shared_tl *s)
  * in *@ret_map. Return: the entry, or NULL (the timeline is sw_sync's
  * then, and works through the daemon only).
  */
-static struct shared_tl *shared_page_new(struct client *c, void **ret_map)
+static struct shared_tl *shared_page_new(struct client *c,
+					 struct fl_proto_shared_timeline **ret_map)
 {
 	struct shared_tl *s;
 
@@ -390,7 +391,7 @@ static struct shared_tl *counter_timeline_new(struct client *c, const char *name
 
 	if (flags & ~(unsigned int)FL_SW_SYNC_32BIT)
 		return NULL;
-	s = shared_page_new(c, (void **)&drv);
+	s = shared_page_new(c, &drv);
 	if (s && fl__shared_counter_timeline_create(name, flags, drv, FL_PROTO_SHARED_SIZE,
 						    &drv->value, ret_tl) < 0) {
 		munmap(drv, FL_PROTO_SHARED_SIZE);
