@@ -48,7 +48,6 @@ struct fixture {
 	struct fl_heap_info heap_info;
 	struct fl_wait_report wait;
 	char buf[64];
-	uint64_t mem[2]; /* a counter's memory, never attached */
 
 	/* outputs */
 	struct fl_timeline *out_tl;
@@ -277,21 +276,6 @@ static const struct fl_timeline_ops good_ops = { .driver_name = "good", .has_sig
 	X(sw_sync_timeline_get_value_not_sw_sync, -EINVAL,                                         \
 	  fl_sw_sync_timeline_get_value(fx->mock->tl, &fx->out_value))                             \
 	X(timeline_is_sw_sync_null, 0, fl_timeline_is_sw_sync(NULL))                               \
-	X(sw_sync_timeline_attach_counter_null_tl, -EINVAL,                                        \
-	  fl_sw_sync_timeline_attach_counter(NULL, fx->mem, sizeof(fx->mem), &fx->mem[0]))         \
-	X(sw_sync_timeline_attach_counter_not_sw_sync, -EINVAL,                                    \
-	  fl_sw_sync_timeline_attach_counter(fx->mock->tl, fx->mem, 16, &fx->mem[0]))              \
-	X(sw_sync_timeline_attach_counter_null_map, -EINVAL,                                       \
-	  fl_sw_sync_timeline_attach_counter(fx->tl, NULL, sizeof(fx->mem), &fx->mem[0]))          \
-	X(sw_sync_timeline_attach_counter_outside_map, -EINVAL,                                    \
-	  fl_sw_sync_timeline_attach_counter(fx->tl, fx->mem, sizeof(fx->mem[0]), &fx->mem[1]))    \
-	X(sw_sync_timeline_attach_counter_misaligned, -EINVAL,                                     \
-	  fl_sw_sync_timeline_attach_counter(fx->tl, fx->mem, sizeof(fx->mem),                     \
-					     (uint64_t *)((uintptr_t)fx->mem + 1)))                \
-	X(sw_sync_timeline_catch_up_null, -EINVAL, fl_sw_sync_timeline_catch_up(NULL))             \
-	X(sw_sync_timeline_catch_up_not_sw_sync, -EINVAL,                                          \
-	  fl_sw_sync_timeline_catch_up(fx->mock->tl))                                              \
-	X(sw_sync_timeline_catch_up_without_counter, 0, fl_sw_sync_timeline_catch_up(fx->tl))      \
 	/* transfer.h */                                                                           \
 	X(send_negative_sock, -EBADF, fl_send(-1, fx->buf, 1, NULL, 0))                            \
 	X(send_closed_sock, -EBADF, fl_send(fx->closed_fd, fx->buf, 1, NULL, 0))                   \
@@ -518,8 +502,6 @@ static const struct contract contracts[] = {
 	{ "fl_sw_sync_fence_create", { EINVAL, ENOENT, ENOMEM } },
 	{ "fl_sw_sync_timeline_get_value", { EINVAL } },
 	{ "fl_timeline_is_sw_sync", { 0 } },
-	{ "fl_sw_sync_timeline_attach_counter", { EINVAL, EBUSY, ENOENT } },
-	{ "fl_sw_sync_timeline_catch_up", { EINVAL, ENOENT } },
 	/* transfer.h */
 	{ "fl_send", { EINVAL, SEND_ERRORS } },
 	{ "fl_recv", { EINVAL, RECV_ERRORS } },
