@@ -354,6 +354,7 @@ FL_TEST(conn_end_runs_client_gone_and_destroy_listeners_once)
 	fl_assert_int_eq(recv(sock, reply, sizeof(reply), 0), REPLY_LEN);
 	close(sock);
 	fl_assert_int_eq(fl__loop_dispatch(loop, -1), 0);
+	fl_assert_int_eq(seen.releases[0], 0); /* not in the pass that ended it (below) */
 	fl_assert_int_eq(seen.disconnects[0], 1);
 	fl_assert_str_eq(seen.why[0], "(none)"); /* a peer's end is nothing to log */
 	fl_assert_int_eq(seen.gone[0], 1);
