@@ -5,7 +5,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "acceptor.h"
@@ -95,6 +98,26 @@ static void on_listen(int lfd, uint32_t events, void *data)
 		}
 		acc->ops->accepted(acc, fd, cred.pid, cred.uid, acc->data);
 	}
+}
+
+int fl__acceptor_listen(const char *path, mode_t mode)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(path) >= sizeof(a.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(a.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || chmod(path, mode) < 0 ||
+	    listen(fd, FL_ACCEPTOR_BACKLOG) < 0) {
+		int r = -errno;
+
+		if (fd >= 0)
+			close(fd);
+		return r;
+	}
+	return fd;
 }
 
 struct fl_acceptor *fl__acceptor_create(struct fl_loop *loop, int lfd,

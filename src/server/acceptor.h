@@ -29,6 +29,8 @@ struct fl_acceptor;
 
 /* How long accepting pauses when out of fds with no spare. */
 #define FL_ACCEPTOR_PAUSE_MS 100
+/* The listen() backlog of fl__acceptor_listen(): peers waiting to be accepted. */
+#define FL_ACCEPTOR_BACKLOG 512
 
 struct fl_acceptor_ops {
 	/*
@@ -46,6 +48,19 @@ struct fl_acceptor_ops {
 	/* Accepting pauses (out of fds, no spare): for the host's log. NULL: nothing. */
 	void (*paused)(void *data);
 };
+
+/**
+ * fl__acceptor_listen() - listen on the Unix socket @path, made with @mode
+ *
+ * A SOCK_SEQPACKET socket, close-on-exec and non-blocking (as
+ * fl__acceptor_create() wants it), bound to @path, chmod()ed to @mode,
+ * listening with a backlog of FL_ACCEPTOR_BACKLOG. A file already at
+ * @path is the caller's to remove first (under whatever lock tells it
+ * that the file is stale).
+ * Return: the fd, the caller's; or -ENAMETOOLONG, or socket()'s, bind()'s,
+ * chmod()'s or listen()'s -errno (nothing left open; a file bound stays).
+ */
+int fl__acceptor_listen(const char *path, mode_t mode);
 
 /**
  * fl__acceptor_create() - accept the peers of @lfd (a listening socket,

@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* The server framework's tests' fixture (fixture.h). */
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "acceptor.h"
 #include "fixture.h"
 #include "loop.h"
 #include "runner.h"
@@ -62,16 +66,20 @@ void fl_test_server_free(struct fl_server *srv, struct fl_loop *loop)
 int fl_test_listen(struct sockaddr_un *addr)
 {
 	static unsigned int n;
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	const char *dir = getenv("XDG_RUNTIME_DIR");
+	struct stat st;
+	int fd;
 
-	fl_assert(fd >= 0);
+	fl_assert(dir); /* the runner's, one per test, removed after it */
 	memset(addr, 0, sizeof(*addr));
 	addr->sun_family = AF_UNIX;
-	/* Abstract (a leading NUL): nothing to remove afterwards. */
-	snprintf(addr->sun_path + 1, sizeof(addr->sun_path) - 1, "fl-server-test-%d-%u",
-		 (int)getpid(), n++);
-	fl_assert_int_eq(bind(fd, (struct sockaddr *)addr, sizeof(*addr)), 0);
-	fl_assert_int_eq(listen(fd, 16), 0);
+	snprintf(addr->sun_path, sizeof(addr->sun_path), "%s/server-test-%u.sock", dir, n++);
+	fd = fl__acceptor_listen(addr->sun_path, 0600);
+	fl_assert(fd >= 0);
+	fl_assert_int_eq(stat(addr->sun_path, &st), 0);
+	fl_assert_int_eq(st.st_mode & 0777, 0600);
+	fl_assert_int_eq(fcntl(fd, F_GETFL) & O_NONBLOCK, O_NONBLOCK);
+	fl_assert_int_eq(fcntl(fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
 	return fd;
 }
 

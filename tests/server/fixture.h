@@ -40,9 +40,9 @@ struct fl_server *fl_test_server_new(const struct fl_server_host_ops *host,
 void fl_test_server_free(struct fl_server *srv, struct fl_loop *loop);
 
 /*
- * A non-blocking SOCK_SEQPACKET socket listening on an abstract address of
- * this process's own, its name in @addr (a struct sockaddr_un) for
- * fl_test_connect(). Asserts.
+ * A socket listening (fl__acceptor_listen(), checked: mode 0600, close-on-exec,
+ * non-blocking) on a new path in the test's XDG_RUNTIME_DIR, its address
+ * in @addr for fl_test_connect(). Asserts.
  */
 struct sockaddr_un;
 int fl_test_listen(struct sockaddr_un *addr);
