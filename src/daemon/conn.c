@@ -117,9 +117,7 @@ static void host_release(struct fl_server_conn *conn)
 static bool reply_send_fds(struct client *c, const struct fl_msg_hdr *req, const void *body,
 			   size_t len, const int *fds, unsigned int nfds)
 {
-	struct fl_msg_hdr h = { req->op | FL_OP_REPLY, 0, req->seq, (uint32_t)len };
-
-	return fl__server_conn_send(&c->conn, &h, sizeof(h), body, len, fds, nfds);
+	return fl__server_reply(&c->conn, req, body, len, fds, nfds);
 }
 
 bool fld_reply_send(struct client *c, const struct fl_msg_hdr *req, const void *body, size_t len,

@@ -139,6 +139,14 @@ bool fl__server_dispatch(struct fl_server *srv, struct fl_server_conn *conn,
 	return e->handler(conn, q, fds);
 }
 
+bool fl__server_reply(struct fl_server_conn *conn, const struct fl_msg_hdr *req, const void *body,
+		      size_t len, const int *fds, unsigned int nfds)
+{
+	struct fl_msg_hdr h = { req->op | FL_OP_REPLY, 0, req->seq, (uint32_t)len };
+
+	return fl__server_conn_send(conn, &h, sizeof(h), body, len, fds, nfds);
+}
+
 void fl__server_negotiate(struct fl_server *srv, struct fl_server_conn *conn,
 			  const uint32_t asked[FL_PROTO_MAX_SERVICES],
 			  uint32_t served[FL_PROTO_MAX_SERVICES])

@@ -191,6 +191,17 @@ void fl__server_prepare(struct fl_server *srv);
 int fl__server_dump(struct fl_server *srv, const char *service, uint32_t flags, int *ret_fd);
 
 /**
+ * fl__server_reply() - answer @req on @conn: a header echoing its op (with
+ * FL_OP_REPLY) and seq, then @len bytes of @body, with @nfds of @fds
+ * (borrowed), sent by fl__server_conn_send()
+ *
+ * Return: true when it went; false when @conn is (now) disconnected: a
+ * peer that does not read its replies, or is gone.
+ */
+bool fl__server_reply(struct fl_server_conn *conn, const struct fl_msg_hdr *req, const void *body,
+		      size_t len, const int *fds, unsigned int nfds);
+
+/**
  * fl__server_conn_gone() - @conn ended: call every service's @client_gone,
  * in the order they were registered, then its destroy listeners, in the
  * order they were added. Call once.

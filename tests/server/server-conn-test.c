@@ -27,6 +27,7 @@
 #include "loop.h"
 #include "runner.h"
 #include "service.h"
+#include "transport.h"
 #include "util.h"
 
 /* What the acceptor's host saw. */
@@ -383,4 +384,37 @@ FL_TEST(conn_end_runs_client_gone_and_destroy_listeners_once)
 	fl_assert_int_eq(seen.releases[1], 1);
 	fl_assert_int_eq(seen.gone[1], 1);
 	close(other_sock);
+}
+
+FL_TEST(conn_reply_echoes_the_request_with_its_fds)
+{
+	struct fl_loop *loop;
+	struct fl_server *srv = fl_test_server_new(&peer_host, &loop);
+	struct fl_msg_hdr req = { 42, 0, 7, 0 }, h;
+	struct fl_msg_reply body = { -EAGAIN, 0 }, got;
+	int sock, p[2], fd = -1;
+	struct fl__proto_rx rx = { .fds = &fd, .max_fds = 1, .room = 1 };
+	struct peer *peer;
+
+	memset(&seen, 0, sizeof(seen));
+	peer = peer_start(srv, 0, &sock);
+	fl_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+	fl_assert(fl__server_reply(&peer->conn, &req, &body, sizeof(body), &p[1], 1));
+	close(p[1]); /* a copy went */
+	fl_assert_int_eq(fl__proto_recv(sock, &h, sizeof(h), &got, sizeof(got), 0, &rx), 0);
+	fl_assert_int_eq(rx.len, sizeof(h) + sizeof(got));
+	fl_assert_int_eq(h.op, 42 | FL_OP_REPLY);
+	fl_assert_int_eq(h.seq, 7);
+	fl_assert_int_eq(h.len, sizeof(got));
+	fl_assert_int_eq(got.status, -EAGAIN);
+	/* The fd that came is the pipe's write end. */
+	fl_assert_int_eq(rx.nfds, 1);
+	fl_assert_int_eq(write(fd, "x", 1), 1);
+	fl_assert_int_eq(read(p[0], &got, 1), 1);
+	close(fd);
+	close(p[0]);
+	close(sock);
+	fl__server_conn_disconnect(&peer->conn, NULL);
+	fl_test_server_free(srv, loop);
+	fl_assert_int_eq(seen.releases[0], 1);
 }
