@@ -82,8 +82,9 @@ int fl__server_conn_start(struct fl_server *srv, struct fl_server_conn *conn, in
 /**
  * fl__server_conn_recv() - read @conn's next message without blocking
  * @buf: @size bytes for the message (a longer one is cut: FL__PROTO_RX_TRUNC)
- * @fds: room for @max_fds fds, which is also all the kernel may install
- *	(more: FL__PROTO_RX_CTRUNC, dropped by the kernel)
+ * @fds: room for @max_fds fds (at most FL__PROTO_MAX_FDS, 253), which is
+ *	also all the kernel may install (more: FL__PROTO_RX_CTRUNC, dropped
+ *	by the kernel)
  * @msg: filled on a message
  *
  * End of file and receive errors disconnect @conn (logged by the host's
