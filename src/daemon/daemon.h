@@ -38,8 +38,8 @@ struct peer {
 };
 
 struct client {
-	struct fl_server_conn conn; /* its credentials and its services' state */
-	int fd;
+	/* Its socket (conn.fd, -1 once disconnected), credentials and services' state. */
+	struct fl_server_conn conn;
 	struct peer *proc, *user; /* its process and its uid */
 	bool greeted;
 	atomic_int refs; /* the connection, plus one per live object it made */
@@ -78,8 +78,6 @@ struct client {
 	bool reading; /* its requests are being handled, further up the stack */
 	uint64_t debt_ns, debt_at_ns; /* loop time it took recently, as of debt_at_ns */
 	unsigned int parked; /* DUMPs waiting for a walk of /proc (see dump_step()) */
-	struct fl_loop_source *src; /* its connection in the loop, while connected */
-	struct client *prev, *next;
 };
 
 /* The quotas (limits.c), for fld_log_quota(). */
@@ -120,9 +118,8 @@ static inline struct client *client_of(struct fl_server_conn *conn)
 }
 
 extern struct server_config fld_cfg; /* conn.c: the daemon's options */
-extern struct client *fld_clients; /* conn.c: the connected clients */
-extern unsigned int fld_nclients;
-extern struct fl_server *fld_server; /* conn.c: the services */
+/* conn.c: the services and the connected clients (fl__server_conn_next()). */
+extern struct fl_server *fld_server;
 /* limits.c: daemon fds one process, and one uid other than ours, may have us hold. */
 extern unsigned int fld_max_fds_process, fld_max_fds_uid;
 /* limits.c: fences and timelines gone since the last malloc_trim(). */
