@@ -83,7 +83,7 @@ struct pending {
 
 struct parser {
 	struct fl_ini ini;
-	struct fl_display_config *cfg;
+	struct fl__display_config *cfg;
 	enum section sec;
 	struct fl_ini_pos sec_at;
 	struct fl_ini_pos key_at[K_COUNT]; /* the current section's keys */
@@ -91,21 +91,21 @@ struct parser {
 	struct pending *pending; /* one per engine of the current device */
 };
 
-static struct fl_display_config_device *cur_device(struct parser *p)
+static struct fl__display_config_device *cur_device(struct parser *p)
 {
 	return &p->cfg->devices[p->cfg->n_devices - 1];
 }
 
-static struct fl_display_config_interface *cur_intf(struct parser *p)
+static struct fl__display_config_interface *cur_intf(struct parser *p)
 {
-	struct fl_display_config_device *d = cur_device(p);
+	struct fl__display_config_device *d = cur_device(p);
 
 	return &d->intfs[d->n_intfs - 1];
 }
 
-static struct fl_display_config_engine *cur_engine(struct parser *p)
+static struct fl__display_config_engine *cur_engine(struct parser *p)
 {
-	struct fl_display_config_device *d = cur_device(p);
+	struct fl__display_config_device *d = cur_device(p);
 
 	return &d->engines[d->n_engines - 1];
 }
@@ -202,8 +202,8 @@ static int parse_yes_no(struct parser *p, const struct fl_ini_value *v, const ch
 
 static int parse_type(struct parser *p, const struct fl_ini_value *v)
 {
-	struct fl_display_config_device *d = cur_device(p);
-	struct fl_display_config_interface *intf = cur_intf(p);
+	struct fl__display_config_device *d = cur_device(p);
+	struct fl__display_config_interface *intf = cur_intf(p);
 	uint32_t next = FL_DISPLAY_INTF_CUSTOM;
 	int r;
 
@@ -239,7 +239,7 @@ static int parse_type(struct parser *p, const struct fl_ini_value *v)
 
 static int parse_flags(struct parser *p, const struct fl_ini_value *v)
 {
-	struct fl_display_config_interface *intf = cur_intf(p);
+	struct fl__display_config_interface *intf = cur_intf(p);
 	size_t cursor = 0, start, n, items = 0;
 	bool none = false;
 
@@ -273,7 +273,7 @@ static int parse_flags(struct parser *p, const struct fl_ini_value *v)
 
 static int parse_modes(struct parser *p, const struct fl_ini_value *v)
 {
-	struct fl_display_config_interface *intf = cur_intf(p);
+	struct fl__display_config_interface *intf = cur_intf(p);
 	size_t cursor = 0, start, n;
 	int r;
 
@@ -303,12 +303,12 @@ static int parse_modes(struct parser *p, const struct fl_ini_value *v)
 
 static int parse_formats(struct parser *p, const struct fl_ini_value *v)
 {
-	struct fl_display_config_engine *eng = cur_engine(p);
+	struct fl__display_config_engine *eng = cur_engine(p);
 	size_t cursor = 0, start, n;
 
 	while (fl__ini_list_next(v, &cursor, &start, &n)) {
 		const char *s = v->text + start;
-		const struct fl_display_format *f = fl__display_format_by_name(s, n);
+		const struct fl__display_format *f = fl__display_format_by_name(s, n);
 		uint32_t fourcc;
 		char fcc[5];
 
@@ -450,7 +450,7 @@ static int parse_assignment(struct parser *p, const struct fl_ini_item *item)
 
 static int finish_interface(struct parser *p)
 {
-	struct fl_display_config_interface *intf = cur_intf(p);
+	struct fl__display_config_interface *intf = cur_intf(p);
 	const struct fl_ini_pos *at = p->key_at;
 
 	if (!at[K_TYPE].line)
@@ -497,7 +497,7 @@ static int finish_section(struct parser *p)
 }
 
 /* The index of interface @name in device @d, or -1. */
-static ptrdiff_t find_intf(const struct fl_display_config_device *d, const char *name)
+static ptrdiff_t find_intf(const struct fl__display_config_device *d, const char *name)
 {
 	for (size_t i = 0; i < d->n_intfs; i++)
 		if (!strcmp(d->intfs[i].name, name))
@@ -508,13 +508,13 @@ static ptrdiff_t find_intf(const struct fl_display_config_device *d, const char 
 /* The current device is complete: its engines' interface names resolve. */
 static int finish_device(struct parser *p)
 {
-	struct fl_display_config_device *d;
+	struct fl__display_config_device *d;
 
 	if (!p->cfg->n_devices)
 		return 0;
 	d = cur_device(p);
 	for (size_t e = 0; e < d->n_engines; e++) {
-		struct fl_display_config_engine *eng = &d->engines[e];
+		struct fl__display_config_engine *eng = &d->engines[e];
 		const struct pending *list = &p->pending[e];
 
 		for (size_t j = 0; j < list->n; j++) {
@@ -534,8 +534,8 @@ static int finish_device(struct parser *p)
 
 static int open_device(struct parser *p, const char *name, struct fl_ini_pos at)
 {
-	struct fl_display_config *cfg = p->cfg;
-	struct fl_display_config_device *d;
+	struct fl__display_config *cfg = p->cfg;
+	struct fl__display_config_device *d;
 
 	for (size_t i = 0; i < cfg->n_devices; i++)
 		if (!strcmp(cfg->devices[i].name, name))
@@ -568,7 +568,7 @@ static void *append(void **array, size_t *n, size_t size)
 /* Adds an interface or engine named @name to the current device. */
 static int open_object(struct parser *p, enum section sec, const char *name, struct fl_ini_pos at)
 {
-	struct fl_display_config_device *d;
+	struct fl__display_config_device *d;
 	const char *what = section_types[sec - 1];
 	size_t n;
 
@@ -591,7 +591,7 @@ static int open_object(struct parser *p, enum section sec, const char *name, str
 		return fl__ini_fail_at(&p->ini, at, "more than %d [%s] sections in device %s",
 				       FL_DISPLAY_CONFIG_MAX_OBJECTS, what, d->name);
 	if (sec == SEC_INTERFACE) {
-		struct fl_display_config_interface *intf =
+		struct fl__display_config_interface *intf =
 			append((void **)&d->intfs, &d->n_intfs, sizeof(*d->intfs));
 
 		if (!intf)
@@ -600,7 +600,7 @@ static int open_object(struct parser *p, enum section sec, const char *name, str
 		intf->current = -1;
 		intf->line = at.line;
 	} else {
-		struct fl_display_config_engine *eng =
+		struct fl__display_config_engine *eng =
 			append((void **)&d->engines, &d->n_engines, sizeof(*d->engines));
 
 		if (!eng)
@@ -630,7 +630,7 @@ static int parse_section(struct parser *p, const struct fl_ini_item *item)
 	return 0;
 }
 
-void fl__display_config_free(struct fl_display_config *cfg)
+void fl__display_config_free(struct fl__display_config *cfg)
 {
 	if (!cfg)
 		return;
@@ -643,7 +643,7 @@ void fl__display_config_free(struct fl_display_config *cfg)
 }
 
 int fl__display_config_parse(const char *text, size_t len, const char *origin,
-			     struct fl_display_config **ret_cfg, char *err, size_t err_size)
+			     struct fl__display_config **ret_cfg, char *err, size_t err_size)
 {
 	struct parser p = { .sec = SEC_NONE };
 	struct fl_ini_item item;
@@ -683,12 +683,13 @@ out:
 	return 0;
 }
 
-int fl__display_config_instantiate(const struct fl_display_config_device *cd, struct fl_display *d,
+int fl__display_config_instantiate(const struct fl__display_config_device *cd,
+				   struct fl__display_set *d,
 				   const struct fl_display_driver_ops *ops, void *data,
-				   struct fl_display_device **ret_dev, struct fl_display_error *e)
+				   struct fl__display_device **ret_dev, struct fl_display_error *e)
 {
-	struct fl_display_device *dev;
-	struct fl_display_interface **intfs = NULL;
+	struct fl__display_device *dev;
+	struct fl__display_interface **intfs = NULL;
 	int r;
 
 	r = fl__display_device_create(d, cd->name, ops, data, cd->padding, &dev, e);
@@ -699,7 +700,7 @@ int fl__display_config_instantiate(const struct fl_display_config_device *cd, st
 		goto fail;
 	}
 	for (size_t i = 0; i < cd->n_intfs; i++) {
-		const struct fl_display_config_interface *ci = &cd->intfs[i];
+		const struct fl__display_config_interface *ci = &cd->intfs[i];
 
 		r = fl__display_interface_add(
 			dev, ci->type, ci->type >= FL_DISPLAY_INTF_CUSTOM ? ci->type_str : NULL,
@@ -713,8 +714,8 @@ int fl__display_config_instantiate(const struct fl_display_config_device *cd, st
 			fl__display_interface_set_current_mode(intfs[i], &ci->modes[ci->current]);
 	}
 	for (size_t i = 0; i < cd->n_engines; i++) {
-		const struct fl_display_config_engine *ce = &cd->engines[i];
-		struct fl_display_engine *eng;
+		const struct fl__display_config_engine *ce = &cd->engines[i];
+		struct fl__display_engine *eng;
 
 		r = fl__display_engine_add(dev, ce->name, ce->formats, ce->n_formats, &eng, e);
 		for (size_t j = 0; !r && j < ce->n_interfaces; j++)

@@ -22,7 +22,7 @@
 #define FL_DISPLAY_CONFIG_MAX_FORMATS 128 /* per engine */
 
 /**
- * struct fl_display_config_interface - an [interface] section
+ * struct fl__display_config_interface - an [interface] section
  * @name: its name
  * @type: an fl_display_intf_type, or FL_DISPLAY_INTF_CUSTOM + k for the
  *	device's k-th distinct "custom:NAME" type
@@ -36,7 +36,7 @@
  *	mode, as ADF's interfaces start)
  * @line: its section header's line
  */
-struct fl_display_config_interface {
+struct fl__display_config_interface {
 	char name[FL_DISPLAY_NAME_LEN];
 	uint32_t type;
 	char type_str[FL_DISPLAY_NAME_LEN];
@@ -50,12 +50,12 @@ struct fl_display_config_interface {
 };
 
 /**
- * struct fl_display_config_engine - an [engine] section
+ * struct fl__display_config_engine - an [engine] section
  * @formats: the fourccs it lists, in the file's order
  * @interfaces: the interfaces it may be attached to (indexes into its
  *	device's @intfs): the allowed attachments
  */
-struct fl_display_config_engine {
+struct fl__display_config_engine {
 	char name[FL_DISPLAY_NAME_LEN];
 	uint32_t formats[FL_DISPLAY_CONFIG_MAX_FORMATS];
 	size_t n_formats;
@@ -65,19 +65,19 @@ struct fl_display_config_engine {
 };
 
 /* A [device] section and the [interface] and [engine] sections after it. */
-struct fl_display_config_device {
+struct fl__display_config_device {
 	char name[FL_DISPLAY_NAME_LEN];
 	char driver[FL_DISPLAY_NAME_LEN];
-	enum fl_display_padding padding;
-	struct fl_display_config_interface *intfs;
+	enum fl__display_padding padding;
+	struct fl__display_config_interface *intfs;
 	size_t n_intfs;
-	struct fl_display_config_engine *engines;
+	struct fl__display_config_engine *engines;
 	size_t n_engines;
 	unsigned int line;
 };
 
-struct fl_display_config {
-	struct fl_display_config_device *devices;
+struct fl__display_config {
+	struct fl__display_config_device *devices;
 	size_t n_devices;
 };
 
@@ -99,10 +99,10 @@ struct fl_display_config {
  * Return: 0, -EINVAL or -ENOMEM.
  */
 int fl__display_config_parse(const char *text, size_t len, const char *origin,
-			     struct fl_display_config **ret_cfg, char *err, size_t err_size);
+			     struct fl__display_config **ret_cfg, char *err, size_t err_size);
 
 /* Frees @cfg; NULL does nothing. */
-void fl__display_config_free(struct fl_display_config *cfg);
+void fl__display_config_free(struct fl__display_config *cfg);
 
 /* The built-in config: data/displays.ini as the build saw it (static, never freed). */
 const char *fl__display_config_default(size_t *ret_len);
@@ -122,9 +122,10 @@ const char *fl__display_config_default(size_t *ret_len);
  * Return: 0 or the model's error (a custom format without the driver's
  * validate_custom_format op, -ENOMEM, ...), with the reason in @e.
  */
-int fl__display_config_instantiate(const struct fl_display_config_device *cd, struct fl_display *d,
+int fl__display_config_instantiate(const struct fl__display_config_device *cd,
+				   struct fl__display_set *d,
 				   const struct fl_display_driver_ops *ops, void *data,
-				   struct fl_display_device **ret_dev, struct fl_display_error *e);
+				   struct fl__display_device **ret_dev, struct fl_display_error *e);
 
 /**
  * fl__display_mode_make() - a mode of @w × @h at @hz with synthesised timings

@@ -44,7 +44,7 @@ int fl__display_fail(struct fl_display_error *e, int err, const char *fmt, ...)
 		FL_FOURCC(a, b, c, d), n, np, hs, vs, { c0, c1, c2 }, false, al \
 	}
 
-static const struct fl_display_format formats[] = {
+static const struct fl__display_format formats[] = {
 	RGB('C', '8', ' ', ' ', "C8", 1, false),
 	RGB('R', 'G', 'B', '8', "RGB332", 1, false),
 	RGB('B', 'G', 'R', '8', "BGR233", 1, false),
@@ -119,13 +119,13 @@ static const struct fl_display_format formats[] = {
 
 #define N_FORMATS (sizeof(formats) / sizeof(formats[0]))
 
-const struct fl_display_format *fl__display_formats(size_t *ret_n)
+const struct fl__display_format *fl__display_formats(size_t *ret_n)
 {
 	*ret_n = N_FORMATS;
 	return formats;
 }
 
-const struct fl_display_format *fl__display_format_find(uint32_t fourcc)
+const struct fl__display_format *fl__display_format_find(uint32_t fourcc)
 {
 	for (size_t i = 0; i < N_FORMATS; i++)
 		if (formats[i].fourcc == fourcc)
@@ -133,7 +133,7 @@ const struct fl_display_format *fl__display_format_find(uint32_t fourcc)
 	return NULL;
 }
 
-const struct fl_display_format *fl__display_format_by_name(const char *name, size_t len)
+const struct fl__display_format *fl__display_format_by_name(const char *name, size_t len)
 {
 	for (size_t i = 0; i < N_FORMATS; i++)
 		if (strlen(formats[i].name) == len && !memcmp(formats[i].name, name, len))
@@ -152,8 +152,8 @@ char *fl__display_format_str(uint32_t fourcc, char buf[5])
 	return buf;
 }
 
-void fl__display_format_layout(const struct fl_display_format *f,
-			       struct fl_display_layout *ret_layout)
+void fl__display_format_layout(const struct fl__display_format *f,
+			       struct fl__display_layout *ret_layout)
 {
 	memset(ret_layout, 0, sizeof(*ret_layout));
 	ret_layout->planes = f->planes;
@@ -162,9 +162,9 @@ void fl__display_format_layout(const struct fl_display_format *f,
 	memcpy(ret_layout->cpp, f->cpp, sizeof(f->cpp));
 }
 
-int fl__display_buffer_check_layout(const struct fl_display_buffer *buf, size_t index,
-				    const struct fl_display_layout *layout,
-				    enum fl_display_padding padding, struct fl_display_error *e)
+int fl__display_buffer_check_layout(const struct fl_display_driver_buffer *buf, size_t index,
+				    const struct fl__display_layout *layout,
+				    enum fl__display_padding padding, struct fl_display_error *e)
 {
 	char fcc[5];
 
@@ -228,11 +228,11 @@ int fl__display_buffer_check_layout(const struct fl_display_buffer *buf, size_t 
 	return 0;
 }
 
-int fl__display_buffer_check(const struct fl_display_buffer *buf, size_t index,
-			     enum fl_display_padding padding, struct fl_display_error *e)
+int fl__display_buffer_check(const struct fl_display_driver_buffer *buf, size_t index,
+			     enum fl__display_padding padding, struct fl_display_error *e)
 {
-	const struct fl_display_format *f = fl__display_format_find(buf->format);
-	struct fl_display_layout layout;
+	const struct fl__display_format *f = fl__display_format_find(buf->format);
+	struct fl__display_layout layout;
 	char fcc[5];
 
 	if (!f)

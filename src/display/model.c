@@ -11,8 +11,8 @@
 
 #include "display-model.h"
 
-struct fl_display_interface {
-	struct fl_display_device *dev;
+struct fl__display_interface {
+	struct fl__display_device *dev;
 	uint32_t id, type, idx, flags;
 	char name[FL_DISPLAY_NAME_LEN];
 	char type_str[FL_DISPLAY_NAME_LEN]; /* a driver type's */
@@ -24,26 +24,26 @@ struct fl_display_interface {
 	size_t n_modes;
 };
 
-struct fl_display_engine {
-	struct fl_display_device *dev;
+struct fl__display_engine {
+	struct fl__display_device *dev;
 	uint32_t id;
 	char name[FL_DISPLAY_NAME_LEN];
 	uint32_t *formats;
 	size_t n_formats;
 };
 
-struct fl_display_device {
-	struct fl_display *root;
+struct fl__display_device {
+	struct fl__display_set *root;
 	uint32_t id;
 	char name[FL_DISPLAY_NAME_LEN];
 	const struct fl_display_driver_ops *ops;
 	void *data;
-	enum fl_display_padding padding;
-	fl_display_flush_fn flush;
+	enum fl__display_padding padding;
+	fl__display_flush_fn flush;
 	void *flush_data;
-	struct fl_display_interface **intfs;
+	struct fl__display_interface **intfs;
 	size_t n_intfs;
-	struct fl_display_engine **engs;
+	struct fl__display_engine **engs;
 	size_t n_engs;
 	/* Both bounded by ADF_MAX_ATTACHMENTS; attached is a subset of allowed. */
 	struct fl_display_attachment allowed[FL_DISPLAY_MAX_ATTACHMENTS];
@@ -52,8 +52,8 @@ struct fl_display_device {
 	size_t n_attached;
 };
 
-struct fl_display {
-	struct fl_display_device **devs;
+struct fl__display_set {
+	struct fl__display_device **devs;
 	size_t n_devs;
 };
 
@@ -120,12 +120,12 @@ static int grow(void *array, size_t n)
 	return 0;
 }
 
-struct fl_display *fl__display_create(void)
+struct fl__display_set *fl__display_create(void)
 {
-	return calloc(1, sizeof(struct fl_display));
+	return calloc(1, sizeof(struct fl__display_set));
 }
 
-void fl__display_destroy(struct fl_display *d)
+void fl__display_destroy(struct fl__display_set *d)
 {
 	if (!d)
 		return;
@@ -135,12 +135,12 @@ void fl__display_destroy(struct fl_display *d)
 	free(d);
 }
 
-int fl__display_device_create(struct fl_display *d, const char *name,
+int fl__display_device_create(struct fl__display_set *d, const char *name,
 			      const struct fl_display_driver_ops *ops, void *data,
-			      enum fl_display_padding padding, struct fl_display_device **ret_dev,
+			      enum fl__display_padding padding, struct fl__display_device **ret_dev,
 			      struct fl_display_error *e)
 {
-	struct fl_display_device *dev;
+	struct fl__display_device *dev;
 	uint32_t id = 0;
 	int r;
 
@@ -178,9 +178,9 @@ int fl__display_device_create(struct fl_display *d, const char *name,
 	return 0;
 }
 
-void fl__display_device_destroy(struct fl_display_device *dev)
+void fl__display_device_destroy(struct fl__display_device *dev)
 {
-	struct fl_display *d = dev->root;
+	struct fl__display_set *d = dev->root;
 
 	for (size_t i = 0; i < d->n_devs; i++) {
 		if (d->devs[i] != dev)
@@ -202,7 +202,7 @@ void fl__display_device_destroy(struct fl_display_device *dev)
 	free(dev);
 }
 
-struct fl_display_device *fl__display_device_get(struct fl_display *d, uint32_t id)
+struct fl__display_device *fl__display_device_get(struct fl__display_set *d, uint32_t id)
 {
 	for (size_t i = 0; i < d->n_devs; i++)
 		if (d->devs[i]->id == id)
@@ -210,43 +210,44 @@ struct fl_display_device *fl__display_device_get(struct fl_display *d, uint32_t 
 	return NULL;
 }
 
-void fl__display_device_set_flush(struct fl_display_device *dev, fl_display_flush_fn fn, void *data)
+void fl__display_device_set_flush(struct fl__display_device *dev, fl__display_flush_fn fn,
+				  void *data)
 {
 	dev->flush = fn;
 	dev->flush_data = data;
 }
 
-uint32_t fl__display_device_id(const struct fl_display_device *dev)
+uint32_t fl__display_device_id(const struct fl__display_device *dev)
 {
 	return dev->id;
 }
 
-const char *fl__display_device_name(const struct fl_display_device *dev)
+const char *fl__display_device_name(const struct fl__display_device *dev)
 {
 	return dev->name;
 }
 
-enum fl_display_padding fl__display_device_padding(const struct fl_display_device *dev)
+enum fl__display_padding fl__display_device_padding(const struct fl__display_device *dev)
 {
 	return dev->padding;
 }
 
-size_t fl__display_device_num_interfaces(const struct fl_display_device *dev)
+size_t fl__display_device_num_interfaces(const struct fl__display_device *dev)
 {
 	return dev->n_intfs;
 }
 
-size_t fl__display_device_num_engines(const struct fl_display_device *dev)
+size_t fl__display_device_num_engines(const struct fl__display_device *dev)
 {
 	return dev->n_engs;
 }
 
-int fl__display_interface_add(struct fl_display_device *dev, uint32_t type, const char *type_str,
+int fl__display_interface_add(struct fl__display_device *dev, uint32_t type, const char *type_str,
 			      uint32_t flags, const char *name, uint16_t width_mm,
-			      uint16_t height_mm, struct fl_display_interface **ret_intf,
+			      uint16_t height_mm, struct fl__display_interface **ret_intf,
 			      struct fl_display_error *e)
 {
-	struct fl_display_interface *intf;
+	struct fl__display_interface *intf;
 	bool custom = type >= FL_DISPLAY_INTF_CUSTOM;
 	int r;
 
@@ -294,11 +295,11 @@ int fl__display_interface_add(struct fl_display_device *dev, uint32_t type, cons
 	return 0;
 }
 
-int fl__display_engine_add(struct fl_display_device *dev, const char *name, const uint32_t *formats,
-			   size_t n_formats, struct fl_display_engine **ret_eng,
-			   struct fl_display_error *e)
+int fl__display_engine_add(struct fl__display_device *dev, const char *name,
+			   const uint32_t *formats, size_t n_formats,
+			   struct fl__display_engine **ret_eng, struct fl_display_error *e)
 {
-	struct fl_display_engine *eng;
+	struct fl__display_engine *eng;
 	char fcc[5];
 	int r;
 
@@ -344,37 +345,37 @@ int fl__display_engine_add(struct fl_display_device *dev, const char *name, cons
 	return 0;
 }
 
-struct fl_display_interface *fl__display_interface_get(struct fl_display_device *dev, uint32_t id)
+struct fl__display_interface *fl__display_interface_get(struct fl__display_device *dev, uint32_t id)
 {
 	return id < dev->n_intfs ? dev->intfs[id] : NULL;
 }
 
-struct fl_display_engine *fl__display_engine_get(struct fl_display_device *dev, uint32_t id)
+struct fl__display_engine *fl__display_engine_get(struct fl__display_device *dev, uint32_t id)
 {
 	return id < dev->n_engs ? dev->engs[id] : NULL;
 }
 
-uint32_t fl__display_interface_id(const struct fl_display_interface *intf)
+uint32_t fl__display_interface_id(const struct fl__display_interface *intf)
 {
 	return intf->id;
 }
 
-struct fl_display_device *fl__display_interface_device(const struct fl_display_interface *intf)
+struct fl__display_device *fl__display_interface_device(const struct fl__display_interface *intf)
 {
 	return intf->dev;
 }
 
-uint32_t fl__display_engine_id(const struct fl_display_engine *eng)
+uint32_t fl__display_engine_id(const struct fl__display_engine *eng)
 {
 	return eng->id;
 }
 
-struct fl_display_device *fl__display_engine_device(const struct fl_display_engine *eng)
+struct fl__display_device *fl__display_engine_device(const struct fl__display_engine *eng)
 {
 	return eng->dev;
 }
 
-bool fl__display_engine_supports(const struct fl_display_engine *eng, uint32_t fourcc)
+bool fl__display_engine_supports(const struct fl__display_engine *eng, uint32_t fourcc)
 {
 	for (size_t i = 0; i < eng->n_formats; i++)
 		if (eng->formats[i] == fourcc)
@@ -391,10 +392,10 @@ static ptrdiff_t find_pair(const struct fl_display_attachment *list, size_t n, u
 	return -1;
 }
 
-int fl__display_attachment_allow(struct fl_display_engine *eng, struct fl_display_interface *intf,
+int fl__display_attachment_allow(struct fl__display_engine *eng, struct fl__display_interface *intf,
 				 struct fl_display_error *e)
 {
-	struct fl_display_device *dev = eng->dev;
+	struct fl__display_device *dev = eng->dev;
 
 	if (intf->dev != dev)
 		return fl__display_fail(e, -EINVAL,
@@ -414,8 +415,8 @@ int fl__display_attachment_allow(struct fl_display_engine *eng, struct fl_displa
 }
 
 /* Resolves a pair of ids from userspace; unknown ids are ADF's -EINVAL. */
-static int lookup_pair(struct fl_display_device *dev, uint32_t eng_id, uint32_t intf_id,
-		       struct fl_display_engine **eng, struct fl_display_interface **intf,
+static int lookup_pair(struct fl__display_device *dev, uint32_t eng_id, uint32_t intf_id,
+		       struct fl__display_engine **eng, struct fl__display_interface **intf,
 		       struct fl_display_error *e)
 {
 	*eng = fl__display_engine_get(dev, eng_id);
@@ -429,11 +430,11 @@ static int lookup_pair(struct fl_display_device *dev, uint32_t eng_id, uint32_t 
 	return 0;
 }
 
-int fl__display_attach(struct fl_display_device *dev, uint32_t eng_id, uint32_t intf_id,
+int fl__display_attach(struct fl__display_device *dev, uint32_t eng_id, uint32_t intf_id,
 		       struct fl_display_error *e)
 {
-	struct fl_display_engine *eng;
-	struct fl_display_interface *intf;
+	struct fl__display_engine *eng;
+	struct fl__display_interface *intf;
 	int r = lookup_pair(dev, eng_id, intf_id, &eng, &intf, e);
 
 	if (r)
@@ -449,7 +450,7 @@ int fl__display_attach(struct fl_display_device *dev, uint32_t eng_id, uint32_t 
 					"(not an allowed attachment)",
 					eng->name, intf->name);
 	if (dev->ops->attach) {
-		r = dev->ops->attach(dev->data, eng, intf);
+		r = dev->ops->attach(dev->data, eng->id, intf->id);
 		if (r)
 			return fl__display_fail(e, r < 0 ? r : -EIO,
 						"the driver refused to attach overlay engine %s to "
@@ -462,11 +463,11 @@ int fl__display_attach(struct fl_display_device *dev, uint32_t eng_id, uint32_t 
 	return 0;
 }
 
-int fl__display_detach(struct fl_display_device *dev, uint32_t eng_id, uint32_t intf_id,
+int fl__display_detach(struct fl__display_device *dev, uint32_t eng_id, uint32_t intf_id,
 		       struct fl_display_error *e)
 {
-	struct fl_display_engine *eng;
-	struct fl_display_interface *intf;
+	struct fl__display_engine *eng;
+	struct fl__display_interface *intf;
 	int r = lookup_pair(dev, eng_id, intf_id, &eng, &intf, e);
 	ptrdiff_t at;
 
@@ -478,7 +479,7 @@ int fl__display_detach(struct fl_display_device *dev, uint32_t eng_id, uint32_t 
 					"overlay engine %s is not attached to interface %s",
 					eng->name, intf->name);
 	if (dev->ops->detach) {
-		r = dev->ops->detach(dev->data, eng, intf);
+		r = dev->ops->detach(dev->data, eng->id, intf->id);
 		if (r)
 			return fl__display_fail(e, r < 0 ? r : -EIO,
 						"the driver refused to detach overlay engine %s "
@@ -492,71 +493,71 @@ int fl__display_detach(struct fl_display_device *dev, uint32_t eng_id, uint32_t 
 	return 0;
 }
 
-bool fl__display_attached(struct fl_display_device *dev, uint32_t eng_id, uint32_t intf_id)
+bool fl__display_attached(struct fl__display_device *dev, uint32_t eng_id, uint32_t intf_id)
 {
 	return find_pair(dev->attached, dev->n_attached, eng_id, intf_id) >= 0;
 }
 
-bool fl__display_attach_allowed(struct fl_display_device *dev, uint32_t eng_id, uint32_t intf_id)
+bool fl__display_attach_allowed(struct fl__display_device *dev, uint32_t eng_id, uint32_t intf_id)
 {
 	return find_pair(dev->allowed, dev->n_allowed, eng_id, intf_id) >= 0;
 }
 
-uint32_t fl__display_interface_type(const struct fl_display_interface *intf)
+uint32_t fl__display_interface_type(const struct fl__display_interface *intf)
 {
 	return intf->type;
 }
 
-const char *fl__display_interface_type_str(const struct fl_display_interface *intf)
+const char *fl__display_interface_type_str(const struct fl__display_interface *intf)
 {
 	if (intf->type <= FL_DISPLAY_INTF_MEMORY)
 		return type_names[intf->type];
 	return intf->type_str[0] ? intf->type_str : "custom";
 }
 
-uint32_t fl__display_interface_idx(const struct fl_display_interface *intf)
+uint32_t fl__display_interface_idx(const struct fl__display_interface *intf)
 {
 	return intf->idx;
 }
 
-uint32_t fl__display_interface_flags(const struct fl_display_interface *intf)
+uint32_t fl__display_interface_flags(const struct fl__display_interface *intf)
 {
 	return intf->flags;
 }
 
-enum fl_display_dpms fl__display_interface_dpms(const struct fl_display_interface *intf)
+enum fl_display_dpms fl__display_interface_dpms(const struct fl__display_interface *intf)
 {
 	return intf->dpms;
 }
 
-bool fl__display_interface_connected(const struct fl_display_interface *intf)
+bool fl__display_interface_connected(const struct fl__display_interface *intf)
 {
 	return intf->connected;
 }
 
 const struct fl_display_mode *
-fl__display_interface_current_mode(const struct fl_display_interface *intf)
+fl__display_interface_current_mode(const struct fl__display_interface *intf)
 {
 	return &intf->current;
 }
 
-const struct fl_display_mode *fl__display_interface_modes(const struct fl_display_interface *intf,
+const struct fl_display_mode *fl__display_interface_modes(const struct fl__display_interface *intf,
 							  size_t *ret_n)
 {
 	*ret_n = intf->n_modes;
 	return intf->modes;
 }
 
-static void flush(struct fl_display_device *dev)
+static void flush(struct fl__display_device *dev)
 {
 	if (dev->flush)
 		dev->flush(dev, dev->flush_data);
 }
 
-int fl__display_interface_blank(struct fl_display_interface *intf, uint32_t state,
+int fl__display_interface_blank(struct fl__display_interface *intf, uint32_t state,
 				struct fl_display_error *e)
 {
-	struct fl_display_device *dev = intf->dev;
+	struct fl__display_device *dev = intf->dev;
 	int r;
 
 	if (!dev->ops->blank)
@@ -573,7 +574,7 @@ int fl__display_interface_blank(struct fl_display_interface *intf, uint32_t stat
 					intf->name, state);
 	if (state != FL_DISPLAY_DPMS_ON)
 		flush(dev);
-	r = dev->ops->blank(dev->data, intf, (enum fl_display_dpms)state);
+	r = dev->ops->blank(dev->data, intf->id, (enum fl_display_dpms)state);
 	if (r)
 		return fl__display_fail(
 			e, r < 0 ? r : -EIO,
@@ -583,10 +584,10 @@ int fl__display_interface_blank(struct fl_display_interface *intf, uint32_t stat
 	return 0;
 }
 
-int fl__display_interface_set_mode(struct fl_display_interface *intf,
+int fl__display_interface_set_mode(struct fl__display_interface *intf,
 				   const struct fl_display_mode *mode, struct fl_display_error *e)
 {
-	struct fl_display_device *dev = intf->dev;
+	struct fl__display_device *dev = intf->dev;
 	struct fl_display_mode copy = *mode;
 	int r;
 
@@ -594,7 +595,7 @@ int fl__display_interface_set_mode(struct fl_display_interface *intf,
 		return fl__display_fail(e, -EOPNOTSUPP, "interface %s cannot change modes",
 					intf->name);
 	flush(dev);
-	r = dev->ops->modeset(dev->data, intf, &copy);
+	r = dev->ops->modeset(dev->data, intf->id, &copy);
 	if (r)
 		return fl__display_fail(e, r < 0 ? r : -EIO,
 					"the driver refused mode %ux%u@%" PRIu32 " on interface %s",
@@ -603,7 +604,7 @@ int fl__display_interface_set_mode(struct fl_display_interface *intf,
 	return 0;
 }
 
-int fl__display_interface_hotplug(struct fl_display_interface *intf, bool connected,
+int fl__display_interface_hotplug(struct fl__display_interface *intf, bool connected,
 				  const struct fl_display_mode *modes, size_t n_modes,
 				  struct fl_display_error *e)
 {
@@ -627,7 +628,7 @@ int fl__display_interface_hotplug(struct fl_display_interface *intf, bool connec
 	return 0;
 }
 
-void fl__display_interface_set_current_mode(struct fl_display_interface *intf,
+void fl__display_interface_set_current_mode(struct fl__display_interface *intf,
 					    const struct fl_display_mode *mode)
 {
 	intf->current = *mode;
@@ -657,8 +658,8 @@ static void copy_out(void *dst, size_t *n_inout, const void *src, size_t n, size
  * The driver's custom data of one object, into the caller's room; the last
  * check of every query, so that a refusal leaves the caller's data as it was.
  */
-static int custom_out(struct fl_display_device *dev, const struct fl_display_interface *intf,
-		      const struct fl_display_engine *eng, void *dst, size_t *size_inout,
+static int custom_out(struct fl__display_device *dev, const struct fl__display_interface *intf,
+		      const struct fl__display_engine *eng, void *dst, size_t *size_inout,
 		      struct fl_display_error *e)
 {
 	unsigned char buf[FL_DISPLAY_MAX_CUSTOM_DATA];
@@ -668,7 +669,14 @@ static int custom_out(struct fl_display_device *dev, const struct fl_display_int
 	if (r)
 		return r;
 	if (dev->ops->custom_data) {
-		r = dev->ops->custom_data(dev->data, intf || eng ? NULL : dev, intf, eng, buf, &n);
+		r = dev->ops->custom_data(dev->data,
+					  intf	? FL_DISPLAY_OBJ_INTERFACE
+					  : eng ? FL_DISPLAY_OBJ_ENGINE
+						: FL_DISPLAY_OBJ_DEVICE,
+					  intf	? intf->id
+					  : eng ? eng->id
+						: dev->id,
+					  buf, &n);
 		if (r)
 			return fl__display_fail(e, r < 0 ? r : -EIO,
 						"the driver failed to describe its object");
@@ -682,7 +690,7 @@ static int custom_out(struct fl_display_device *dev, const struct fl_display_int
 	return 0;
 }
 
-int fl__display_device_data(struct fl_display_device *dev, struct fl_display_device_data *data,
+int fl__display_device_data(struct fl__display_device *dev, struct fl_display_device_data *data,
 			    struct fl_display_error *e)
 {
 	const size_t elem = sizeof(struct fl_display_attachment);
@@ -702,7 +710,7 @@ int fl__display_device_data(struct fl_display_device *dev, struct fl_display_dev
 	return 0;
 }
 
-int fl__display_interface_data(struct fl_display_interface *intf,
+int fl__display_interface_data(struct fl__display_interface *intf,
 			       struct fl_display_interface_data *data, struct fl_display_error *e)
 {
 	int r = check_room(data->modes, data->n_modes, FL_DISPLAY_MAX_MODES, "modes", e);
@@ -725,7 +733,7 @@ int fl__display_interface_data(struct fl_display_interface *intf,
 	return 0;
 }
 
-int fl__display_engine_data(struct fl_display_engine *eng, struct fl_display_engine_data *data,
+int fl__display_engine_data(struct fl__display_engine *eng, struct fl_display_engine_data *data,
 			    struct fl_display_error *e)
 {
 	int r = check_room(data->formats, data->n_formats, FL_DISPLAY_MAX_FORMATS, "formats", e);
@@ -740,8 +748,8 @@ int fl__display_engine_data(struct fl_display_engine *eng, struct fl_display_eng
 	return 0;
 }
 
-static int custom_format(struct fl_display_device *dev, const struct fl_display_buffer *b, size_t i,
-			 struct fl_display_error *e)
+static int custom_format(struct fl__display_device *dev, const struct fl_display_driver_buffer *b,
+			 size_t i, struct fl_display_error *e)
 {
 	struct fl_display_error mine = { 0 };
 	char fcc[5];
@@ -759,9 +767,9 @@ static int custom_format(struct fl_display_device *dev, const struct fl_display_
 				fl__display_format_str(b->format, fcc));
 }
 
-int fl__display_post_check(struct fl_display_device *dev, const uint32_t *intf_ids, size_t n_intfs,
-			   const struct fl_display_buffer *bufs, size_t n_bufs, size_t custom_size,
-			   struct fl_display_error *e)
+int fl__display_post_check(struct fl__display_device *dev, const uint32_t *intf_ids, size_t n_intfs,
+			   const struct fl_display_driver_buffer *bufs, size_t n_bufs,
+			   size_t custom_size, struct fl_display_error *e)
 {
 	if (n_intfs > FL_DISPLAY_MAX_INTERFACES)
 		return fl__display_fail(e, -EINVAL, "%zu interfaces in a post: at most %d", n_intfs,
@@ -790,8 +798,8 @@ int fl__display_post_check(struct fl_display_device *dev, const uint32_t *intf_i
 				i, dev->name, bufs[i].engine);
 	}
 	for (size_t i = 0; i < n_bufs; i++) {
-		const struct fl_display_buffer *b = &bufs[i];
-		const struct fl_display_engine *eng = dev->engs[b->engine];
+		const struct fl_display_driver_buffer *b = &bufs[i];
+		const struct fl__display_engine *eng = dev->engs[b->engine];
 		char fcc[5];
 		int r;
 

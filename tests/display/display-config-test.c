@@ -17,9 +17,9 @@
 
 static char err[512];
 
-static struct fl_display_config *parse(const char *text)
+static struct fl__display_config *parse(const char *text)
 {
-	struct fl_display_config *cfg = NULL;
+	struct fl__display_config *cfg = NULL;
 	int r = fl__display_config_parse(text, strlen(text), "t.ini", &cfg, err, sizeof(err));
 
 	if (r)
@@ -34,7 +34,7 @@ static struct fl_display_config *parse(const char *text)
 static const char *parse_error_mismatch(const char *text, const char *where, const char *what)
 {
 	static char why[1024];
-	struct fl_display_config *cfg = (void *)0x5e17;
+	struct fl__display_config *cfg = (void *)0x5e17;
 	int r;
 
 	err[0] = '\0';
@@ -163,31 +163,31 @@ FL_TEST(config_limits)
 
 FL_TEST(config_describes_devices_interfaces_and_engines)
 {
-	struct fl_display_config *cfg = parse("[device one]\n"
-					      "driver = virtual\n"
-					      "padding = unpadded\n"
-					      "[engine video]\n"
-					      "formats = NV12, fourcc:T16x\n"
-					      "interfaces = lvds1, dsi\n"
-					      "[interface dsi]\n"
-					      "type = dsi ; case does not matter\n"
-					      "flags = external, primary\n"
-					      "modes = 1280x720@60, 640x480@75\n"
-					      "current-mode = 640x480@75\n"
-					      "size-mm = 0x0\n"
-					      "connected = true\n"
-					      "[interface lvds1]\n"
-					      "type = custom:LVDS\n"
-					      "[interface rgb]\n"
-					      "type = custom:RGB\n"
-					      "[interface lvds2]\n"
-					      "type = custom:LVDS\n"
-					      "[device two]\n"
-					      "driver = other\n"
-					      "[interface dsi]\n"
-					      "type = custom:RGB\n");
-	const struct fl_display_config_device *d = &cfg->devices[0];
-	const struct fl_display_config_interface *dsi = &d->intfs[0];
+	struct fl__display_config *cfg = parse("[device one]\n"
+					       "driver = virtual\n"
+					       "padding = unpadded\n"
+					       "[engine video]\n"
+					       "formats = NV12, fourcc:T16x\n"
+					       "interfaces = lvds1, dsi\n"
+					       "[interface dsi]\n"
+					       "type = dsi ; case does not matter\n"
+					       "flags = external, primary\n"
+					       "modes = 1280x720@60, 640x480@75\n"
+					       "current-mode = 640x480@75\n"
+					       "size-mm = 0x0\n"
+					       "connected = true\n"
+					       "[interface lvds1]\n"
+					       "type = custom:LVDS\n"
+					       "[interface rgb]\n"
+					       "type = custom:RGB\n"
+					       "[interface lvds2]\n"
+					       "type = custom:LVDS\n"
+					       "[device two]\n"
+					       "driver = other\n"
+					       "[interface dsi]\n"
+					       "type = custom:RGB\n");
+	const struct fl__display_config_device *d = &cfg->devices[0];
+	const struct fl__display_config_interface *dsi = &d->intfs[0];
 
 	fl_assert_int_eq(cfg->n_devices, 2);
 	fl_assert_str_eq(d->name, "one");
@@ -253,7 +253,7 @@ FL_TEST(config_mode_timings)
 	fl_assert_int_eq(fl__display_mode_make(10, 10, 1001, &m), -EINVAL);
 }
 
-static int accept_custom(void *data, const struct fl_display_buffer *buf, size_t index,
+static int accept_custom(void *data, const struct fl_display_driver_buffer *buf, size_t index,
 			 struct fl_display_error *e)
 {
 	return 0;
@@ -266,9 +266,9 @@ FL_TEST(config_instantiates_model_devices)
 			   "[interface a]\ntype = custom:LVDS\nmodes = 800x600@60\n"
 			   "current-mode = 800x600@60\nconnected = yes\nsize-mm = 10x20\n"
 			   "[engine e]\nformats = fourcc:T16x\ninterfaces = a\n";
-	struct fl_display_config *cfg = parse(text);
-	struct fl_display *d = fl__display_create();
-	struct fl_display_device *dev, *first;
+	struct fl__display_config *cfg = parse(text);
+	struct fl__display_set *d = fl__display_create();
+	struct fl__display_device *dev, *first;
 	struct fl_display_interface_data q = { 0 };
 	struct fl_display_error e = { 0 };
 
@@ -321,10 +321,10 @@ FL_TEST(config_default_is_the_phone_of_issue_17)
 	size_t len, file_len;
 	const char *text = fl__display_config_default(&len);
 	char *file = read_file(FL_DATA_DIR "/displays.ini", &file_len);
-	struct fl_display_config *cfg = NULL;
-	struct fl_display *d = fl__display_create();
-	struct fl_display_device *dev;
-	struct fl_display_interface *panel, *hdmi, *wb;
+	struct fl__display_config *cfg = NULL;
+	struct fl__display_set *d = fl__display_create();
+	struct fl__display_device *dev;
+	struct fl__display_interface *panel, *hdmi, *wb;
 	const struct fl_display_mode *cur;
 	bool alpha = false, opaque = false;
 	size_t n;
@@ -368,14 +368,14 @@ FL_TEST(config_default_is_the_phone_of_issue_17)
 
 	/* Four engines: 8888 RGB with and without alpha, RGB565, NV12, YUV420. */
 	for (uint32_t id = 0; id < 4; id++) {
-		struct fl_display_engine *eng = fl__display_engine_get(dev, id);
+		struct fl__display_engine *eng = fl__display_engine_get(dev, id);
 		uint32_t formats[16];
 		struct fl_display_engine_data q = { .formats = formats, .n_formats = 16 };
 		size_t k = 0;
 
 		fl_assert_int_eq(fl__display_engine_data(eng, &q, NULL), 0);
 		for (; engine_formats[id][k]; k++) {
-			const struct fl_display_format *f = fl__display_format_by_name(
+			const struct fl__display_format *f = fl__display_format_by_name(
 				engine_formats[id][k], strlen(engine_formats[id][k]));
 
 			fl_assert(f && formats[k] == f->fourcc);
@@ -396,7 +396,7 @@ FL_TEST(config_default_is_the_phone_of_issue_17)
 
 FL_TEST(config_message_is_cut_to_the_buffer)
 {
-	struct fl_display_config *cfg = (void *)0x5e17;
+	struct fl__display_config *cfg = (void *)0x5e17;
 	char small[12];
 
 	memset(small, 0x7f, sizeof(small));

@@ -108,11 +108,13 @@ static uint32_t plane_h(const struct expected *x, unsigned int p, uint32_t h)
  * cpp plus @pad, its memory exactly (height - 1) × pitch + last line +
  * offset for the @padding quirk.
  */
-static struct fl_display_buffer fitting(const struct expected *x, uint32_t w, uint32_t h,
-					uint32_t pad, uint32_t offset,
-					enum fl_display_padding padding)
+static struct fl_display_driver_buffer fitting(const struct expected *x, uint32_t w, uint32_t h,
+					       uint32_t pad, uint32_t offset,
+					       enum fl__display_padding padding)
 {
-	struct fl_display_buffer b = { .engine = 0, .w = w, .h = h, .format = fourcc(x->fourcc) };
+	struct fl_display_driver_buffer b = {
+		.engine = 0, .w = w, .h = h, .format = fourcc(x->fourcc)
+	};
 
 	b.n_planes = x->planes;
 	for (unsigned int p = 0; p < x->planes; p++) {
@@ -129,8 +131,8 @@ static struct fl_display_buffer fitting(const struct expected *x, uint32_t w, ui
 /* The check of @b fails with -EINVAL and a message holding @what. */
 #define expect_refused(b, padding, what) expect_refused_at(__LINE__, b, padding, what)
 
-static void expect_refused_at(int line, const struct fl_display_buffer *b,
-			      enum fl_display_padding padding, const char *what)
+static void expect_refused_at(int line, const struct fl_display_driver_buffer *b,
+			      enum fl__display_padding padding, const char *what)
 {
 	struct fl_display_error e = { 0 };
 	char fcc[5];
@@ -146,8 +148,8 @@ static void expect_refused_at(int line, const struct fl_display_buffer *b,
 
 #define expect_accepted(b, padding) expect_accepted_at(__LINE__, b, padding)
 
-static void expect_accepted_at(int line, const struct fl_display_buffer *b,
-			       enum fl_display_padding padding)
+static void expect_accepted_at(int line, const struct fl_display_driver_buffer *b,
+			       enum fl__display_padding padding)
 {
 	struct fl_display_error e = { 0 };
 	char fcc[5];
@@ -163,12 +165,12 @@ static void expect_accepted_at(int line, const struct fl_display_buffer *b,
 FL_TEST(format_table_is_drms_standard_formats)
 {
 	size_t n;
-	const struct fl_display_format *t = fl__display_formats(&n);
+	const struct fl__display_format *t = fl__display_formats(&n);
 
 	fl_assert_int_eq(n, N_EXPECTED);
 	for (size_t i = 0; i < N_EXPECTED; i++) {
 		const struct expected *x = &expected[i];
-		const struct fl_display_format *f = fl__display_format_find(fourcc(x->fourcc));
+		const struct fl__display_format *f = fl__display_format_find(fourcc(x->fourcc));
 
 		if (!f)
 			fl__test_fail(__FILE__, __LINE__, "%s is not in the table", x->name);
@@ -202,10 +204,12 @@ FL_TEST(format_exact_fit_is_accepted_for_every_format)
 	for (size_t i = 0; i < N_EXPECTED; i++) {
 		const struct expected *x = &expected[i];
 		/* 12 × 8 is divisible by every subsampling; 36 × 4 too. */
-		struct fl_display_buffer a = fitting(x, 12, 8, 0, 0, FL_DISPLAY_PADDED_TO_PITCH);
-		struct fl_display_buffer b = fitting(x, 36, 4, 5, 3, FL_DISPLAY_PADDED_TO_PITCH);
-		struct fl_display_buffer c = fitting(x, 36, 4, 5, 3, FL_DISPLAY_UNPADDED);
-		struct fl_display_buffer d =
+		struct fl_display_driver_buffer a =
+			fitting(x, 12, 8, 0, 0, FL_DISPLAY_PADDED_TO_PITCH);
+		struct fl_display_driver_buffer b =
+			fitting(x, 36, 4, 5, 3, FL_DISPLAY_PADDED_TO_PITCH);
+		struct fl_display_driver_buffer c = fitting(x, 36, 4, 5, 3, FL_DISPLAY_UNPADDED);
+		struct fl_display_driver_buffer d =
 			fitting(x, x->hsub, x->vsub, 0, 0, FL_DISPLAY_PADDED_TO_PITCH);
 
 		expect_accepted(&a, FL_DISPLAY_PADDED_TO_PITCH);
@@ -221,7 +225,8 @@ FL_TEST(format_plane_count_must_match)
 {
 	for (size_t i = 0; i < N_EXPECTED; i++) {
 		const struct expected *x = &expected[i];
-		struct fl_display_buffer b = fitting(x, 12, 8, 0, 0, FL_DISPLAY_PADDED_TO_PITCH);
+		struct fl_display_driver_buffer b =
+			fitting(x, 12, 8, 0, 0, FL_DISPLAY_PADDED_TO_PITCH);
 
 		b.n_planes = x->planes + 1;
 		expect_refused(&b, FL_DISPLAY_PADDED_TO_PITCH, "plane");
@@ -242,7 +247,7 @@ FL_TEST(format_size_must_divide_by_the_subsampling)
 			uint32_t sub = v ? x->vsub : x->hsub;
 
 			for (uint32_t n = 0; n < (v ? 16u : 36u); n++) {
-				struct fl_display_buffer b =
+				struct fl_display_driver_buffer b =
 					fitting(x, 36, 16, 64, 0, FL_DISPLAY_PADDED_TO_PITCH);
 
 				*(v ? &b.h : &b.w) = n;
@@ -268,7 +273,7 @@ FL_TEST(format_pitch_one_byte_short_is_refused_on_every_plane)
 		const struct expected *x = &expected[i];
 
 		for (unsigned int p = 0; p < x->planes; p++) {
-			struct fl_display_buffer b =
+			struct fl_display_driver_buffer b =
 				fitting(x, 12, 8, 0, 0, FL_DISPLAY_PADDED_TO_PITCH);
 
 			b.pitch[p]--;
@@ -288,13 +293,14 @@ FL_TEST(format_memory_one_byte_short_is_refused_on_every_plane)
 		const struct expected *x = &expected[i];
 
 		for (unsigned int p = 0; p < x->planes; p++) {
-			static const enum fl_display_padding quirks[] = {
+			static const enum fl__display_padding quirks[] = {
 				FL_DISPLAY_PADDED_TO_PITCH,
 				FL_DISPLAY_UNPADDED,
 			};
 
 			for (size_t q = 0; q < 2; q++) {
-				struct fl_display_buffer b = fitting(x, 36, 4, 5, 3, quirks[q]);
+				struct fl_display_driver_buffer b =
+					fitting(x, 36, 4, 5, 3, quirks[q]);
 
 				b.size[p]--;
 				snprintf(want, sizeof(want), "plane %u: offset 3", p);
@@ -313,7 +319,7 @@ FL_TEST(format_padded_quirk_needs_the_last_line_to_the_pitch)
 	for (size_t i = 0; i < N_EXPECTED; i++) {
 		const struct expected *x = &expected[i];
 		/* Sized for an unpadded last line: 5 bytes short of the pitch. */
-		struct fl_display_buffer b = fitting(x, 36, 4, 5, 0, FL_DISPLAY_UNPADDED);
+		struct fl_display_driver_buffer b = fitting(x, 36, 4, 5, 0, FL_DISPLAY_UNPADDED);
 
 		expect_accepted(&b, FL_DISPLAY_UNPADDED);
 		expect_refused(&b, FL_DISPLAY_PADDED_TO_PITCH, "last line padded to the pitch");
@@ -325,7 +331,7 @@ FL_TEST(format_padded_quirk_needs_the_last_line_to_the_pitch)
 
 FL_TEST(format_non_standard_fourcc_is_refused_by_the_generic_check)
 {
-	struct fl_display_buffer b = { .w = 4, .h = 4, .format = 0xDEADBEEF, .n_planes = 1 };
+	struct fl_display_driver_buffer b = { .w = 4, .h = 4, .format = 0xDEADBEEF, .n_planes = 1 };
 
 	b.pitch[0] = 16;
 	b.size[0] = 64;
@@ -339,7 +345,7 @@ FL_TEST(format_non_standard_fourcc_is_refused_by_the_generic_check)
 FL_TEST(format_arithmetic_is_64_bit)
 {
 	const struct expected *xrgb = &expected[23], *nv12 = &expected[44];
-	struct fl_display_buffer b;
+	struct fl_display_driver_buffer b;
 	unsigned __int128 end;
 
 	fl_assert_str_eq(xrgb->name, "XRGB8888");
@@ -396,8 +402,10 @@ FL_TEST(format_arithmetic_is_64_bit)
 /* A driver's own layout, for a custom format: its cpp counts (ADF ignored it). */
 FL_TEST(format_custom_layout_uses_the_drivers_cpp)
 {
-	struct fl_display_layout l = { .planes = 1, .hsub = 1, .vsub = 1, .cpp = { 8 } };
-	struct fl_display_buffer b = { .w = 16, .h = 2, .format = FL_FOURCC('T', '1', '6', 'x') };
+	struct fl__display_layout l = { .planes = 1, .hsub = 1, .vsub = 1, .cpp = { 8 } };
+	struct fl_display_driver_buffer b = { .w = 16,
+					      .h = 2,
+					      .format = FL_FOURCC('T', '1', '6', 'x') };
 	struct fl_display_error e = { 0 };
 
 	b.n_planes = 1;

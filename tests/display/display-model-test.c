@@ -38,40 +38,39 @@ __attribute__((format(printf, 2, 3))) static void logf_(struct rec *r, const cha
 	va_end(ap);
 }
 
-static int rec_attach(void *data, struct fl_display_engine *eng, struct fl_display_interface *intf)
+static int rec_attach(void *data, uint32_t eng, uint32_t intf)
 {
 	struct rec *r = data;
 
-	logf_(r, "attach %u.%u;", fl__display_engine_id(eng), fl__display_interface_id(intf));
+	logf_(r, "attach %u.%u;", eng, intf);
 	return r->attach_ret;
 }
 
-static int rec_detach(void *data, struct fl_display_engine *eng, struct fl_display_interface *intf)
+static int rec_detach(void *data, uint32_t eng, uint32_t intf)
 {
 	struct rec *r = data;
 
-	logf_(r, "detach %u.%u;", fl__display_engine_id(eng), fl__display_interface_id(intf));
+	logf_(r, "detach %u.%u;", eng, intf);
 	return r->detach_ret;
 }
 
-static int rec_blank(void *data, struct fl_display_interface *intf, enum fl_display_dpms state)
+static int rec_blank(void *data, uint32_t intf, enum fl_display_dpms state)
 {
 	struct rec *r = data;
 
-	logf_(r, "blank %u %u;", fl__display_interface_id(intf), state);
+	logf_(r, "blank %u %u;", intf, state);
 	return r->blank_ret;
 }
 
-static int rec_modeset(void *data, struct fl_display_interface *intf,
-		       const struct fl_display_mode *mode)
+static int rec_modeset(void *data, uint32_t intf, const struct fl_display_mode *mode)
 {
 	struct rec *r = data;
 
-	logf_(r, "modeset %u %u;", fl__display_interface_id(intf), mode->hdisplay);
+	logf_(r, "modeset %u %u;", intf, mode->hdisplay);
 	return r->modeset_ret;
 }
 
-static int rec_custom(void *data, const struct fl_display_buffer *buf, size_t index,
+static int rec_custom(void *data, const struct fl_display_driver_buffer *buf, size_t index,
 		      struct fl_display_error *e)
 {
 	struct rec *r = data;
@@ -82,13 +81,13 @@ static int rec_custom(void *data, const struct fl_display_buffer *buf, size_t in
 	return r->custom_ret;
 }
 
-static int rec_data(void *data, const struct fl_display_device *dev,
-		    const struct fl_display_interface *intf, const struct fl_display_engine *eng,
-		    void *buf, size_t *size)
+static int rec_data(void *data, enum fl_display_object_kind kind, uint32_t id, void *buf,
+		    size_t *size)
 {
 	struct rec *r = data;
 
-	logf_(r, "data %u %u;", dev ? 0u : intf ? 1u : 2u, eng != NULL);
+	(void)id;
+	logf_(r, "data %u %u;", (unsigned int)kind, kind == FL_DISPLAY_OBJ_ENGINE);
 	/* Claims data_size bytes, writes no more than the buffer holds. */
 	memset(buf, 0xab,
 	       r->data_size < FL_DISPLAY_MAX_CUSTOM_DATA ? r->data_size
@@ -106,17 +105,17 @@ static const struct fl_display_driver_ops rec_ops = {
 	.custom_data = rec_data,
 };
 
-static void rec_flush(struct fl_display_device *dev, void *data)
+static void rec_flush(struct fl__display_device *dev, void *data)
 {
 	logf_(data, "flush %u%u;", fl__display_device_id(dev), 0);
 }
 
 /* A device: interfaces DSI (primary), HDMI (external); engines XR24+AR24, NV12+TILE. */
 struct fixture {
-	struct fl_display *d;
-	struct fl_display_device *dev;
-	struct fl_display_interface *dsi, *hdmi;
-	struct fl_display_engine *rgb, *yuv;
+	struct fl__display_set *d;
+	struct fl__display_device *dev;
+	struct fl__display_interface *dsi, *hdmi;
+	struct fl__display_engine *rgb, *yuv;
 	struct rec rec;
 };
 
@@ -172,8 +171,8 @@ static struct fl_display_mode mode(uint16_t w, uint16_t h)
 
 FL_TEST(model_device_ids_are_the_lowest_free)
 {
-	struct fl_display *d = fl__display_create();
-	struct fl_display_device *a, *b, *c;
+	struct fl__display_set *d = fl__display_create();
+	struct fl__display_device *a, *b, *c;
 
 	fl_assert_int_eq(fl__display_device_create(d, "a", NULL, NULL, 0, &a, NULL), 0);
 	fl_assert_int_eq(fl__display_device_create(d, "b", NULL, NULL, 0, &b, NULL), 0);
@@ -196,7 +195,7 @@ FL_TEST(model_device_ids_are_the_lowest_free)
 FL_TEST(model_interface_ids_idx_and_initial_state)
 {
 	struct fixture f;
-	struct fl_display_interface *dsi1;
+	struct fl__display_interface *dsi1;
 	size_t n;
 
 	setup(&f);
@@ -230,7 +229,7 @@ FL_TEST(model_interface_ids_idx_and_initial_state)
 FL_TEST(model_interface_types_and_flags_are_adfs)
 {
 	struct fixture f;
-	struct fl_display_interface *i;
+	struct fl__display_interface *i;
 
 	setup(&f);
 	for (uint32_t t = 7; t < 128; t += 40)
@@ -268,8 +267,8 @@ FL_TEST(model_engine_formats_are_checked)
 {
 	static const uint32_t dup[] = { XR24, NV12, XR24 }, custom[] = { TILE };
 	struct fixture f;
-	struct fl_display_device *plain;
-	struct fl_display_engine *eng;
+	struct fl__display_device *plain;
+	struct fl__display_engine *eng;
 
 	setup(&f);
 	expect_error(fl__display_engine_add(f.dev, "e", dup, 0, &eng, e), -EINVAL, "not 0");
@@ -287,8 +286,8 @@ FL_TEST(model_engine_formats_are_checked)
 FL_TEST(model_allowed_attachments_are_declared_once_per_device)
 {
 	struct fixture f;
-	struct fl_display_device *other;
-	struct fl_display_interface *foreign;
+	struct fl__display_device *other;
+	struct fl__display_interface *foreign;
 
 	setup(&f);
 	expect_error(fl__display_attachment_allow(f.rgb, f.dsi, e), -EALREADY, "already allowed");
@@ -339,8 +338,8 @@ FL_TEST(model_attach_and_detach_errors)
 FL_TEST(model_dpms_rules)
 {
 	struct fixture f;
-	struct fl_display_device *plain;
-	struct fl_display_interface *i;
+	struct fl__display_device *plain;
+	struct fl__display_interface *i;
 
 	setup(&f);
 	expect_error(fl__display_interface_blank(f.dsi, 255, e), -EINVAL, "255 does not exist");
@@ -370,8 +369,8 @@ FL_TEST(model_dpms_rules)
 FL_TEST(model_modeset_flushes_then_asks_the_driver)
 {
 	struct fixture f;
-	struct fl_display_device *plain;
-	struct fl_display_interface *i;
+	struct fl__display_device *plain;
+	struct fl__display_interface *i;
 	struct fl_display_mode m = mode(1920, 1080), odd = mode(1234, 567);
 
 	setup(&f);
@@ -562,9 +561,9 @@ FL_TEST(model_interface_and_engine_data)
 	fl__display_destroy(f.d);
 }
 
-static struct fl_display_buffer xrgb(uint32_t engine, uint32_t w, uint32_t h)
+static struct fl_display_driver_buffer xrgb(uint32_t engine, uint32_t w, uint32_t h)
 {
-	struct fl_display_buffer b = { .engine = engine, .w = w, .h = h, .format = XR24 };
+	struct fl_display_driver_buffer b = { .engine = engine, .w = w, .h = h, .format = XR24 };
 
 	b.n_planes = 1;
 	b.pitch[0] = w * 4;
@@ -574,7 +573,7 @@ static struct fl_display_buffer xrgb(uint32_t engine, uint32_t w, uint32_t h)
 
 FL_TEST(model_post_check_limits_and_ids)
 {
-	struct fl_display_buffer bufs[FL_DISPLAY_MAX_BUFFERS + 1];
+	struct fl_display_driver_buffer bufs[FL_DISPLAY_MAX_BUFFERS + 1];
 	uint32_t intfs[] = { 0, 1 }, bad_intfs[] = { 0, 2 };
 	struct fixture f;
 
@@ -609,7 +608,7 @@ FL_TEST(model_post_check_limits_and_ids)
 
 FL_TEST(model_post_check_runs_the_buffer_check_or_the_driver)
 {
-	struct fl_display_buffer b[2] = { xrgb(0, 16, 16), xrgb(1, 16, 16) };
+	struct fl_display_driver_buffer b[2] = { xrgb(0, 16, 16), xrgb(1, 16, 16) };
 	struct fixture f;
 
 	setup(&f);

@@ -43,7 +43,7 @@ static uint64_t take(const uint8_t *in, size_t *at, size_t n)
 }
 
 /* Where plane @p ends, as the rules say, and whether its pitch holds its row. */
-static u128 plane_end(const struct fl_display_buffer *b, const struct fl_display_format *f,
+static u128 plane_end(const struct fl_display_driver_buffer *b, const struct fl__display_format *f,
 		      unsigned int p, bool unpadded, bool *pitch_ok)
 {
 	u128 width = b->w / (p ? f->hsub : 1u), height = b->h / (p ? f->vsub : 1u);
@@ -56,9 +56,9 @@ static u128 plane_end(const struct fl_display_buffer *b, const struct fl_display
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	uint8_t in[INPUT_SIZE] = { 0 };
-	struct fl_display_buffer b = { 0 };
+	struct fl_display_driver_buffer b = { 0 };
 	struct fl_display_error e = { 0 };
-	const struct fl_display_format *table, *f;
+	const struct fl__display_format *table, *f;
 	size_t n_formats, at = 2;
 	bool unpadded, want;
 	uint8_t flags;

@@ -26,7 +26,7 @@
 #include "fuzz-ini.h"
 #include "fuzz.h"
 
-static int accept_custom(void *data, const struct fl_display_buffer *buf, size_t index,
+static int accept_custom(void *data, const struct fl_display_driver_buffer *buf, size_t index,
 			 struct fl_display_error *e)
 {
 	return 0;
@@ -34,8 +34,8 @@ static int accept_custom(void *data, const struct fl_display_buffer *buf, size_t
 
 static const struct fl_display_driver_ops ops = { .validate_custom_format = accept_custom };
 
-static void check_interface(struct fl_display_interface *intf,
-			    const struct fl_display_config_interface *ci)
+static void check_interface(struct fl__display_interface *intf,
+			    const struct fl__display_config_interface *ci)
 {
 	struct fl_display_mode modes[FL_DISPLAY_MAX_MODES];
 	struct fl_display_interface_data q = { .modes = modes, .n_modes = FL_DISPLAY_MAX_MODES };
@@ -57,10 +57,10 @@ static void check_interface(struct fl_display_interface *intf,
 }
 
 /* The smallest buffer of standard format @f on engine @id: it must fit exactly. */
-static void check_post(struct fl_display_device *dev, uint32_t id,
-		       const struct fl_display_format *f)
+static void check_post(struct fl__display_device *dev, uint32_t id,
+		       const struct fl__display_format *f)
 {
-	struct fl_display_buffer b = { .engine = id, .w = 8, .h = 8, .format = f->fourcc };
+	struct fl_display_driver_buffer b = { .engine = id, .w = 8, .h = 8, .format = f->fourcc };
 	unsigned int last = f->planes - 1u;
 
 	b.n_planes = f->planes;
@@ -75,7 +75,7 @@ static void check_post(struct fl_display_device *dev, uint32_t id,
 	CHECK(fl__display_post_check(dev, NULL, 0, &b, 1, 0, NULL) == -EINVAL);
 }
 
-static void check_device(struct fl_display_device *dev, const struct fl_display_config_device *cd)
+static void check_device(struct fl__display_device *dev, const struct fl__display_config_device *cd)
 {
 	CHECK(fl__display_device_num_interfaces(dev) == cd->n_intfs);
 	CHECK(fl__display_device_num_engines(dev) == cd->n_engines);
@@ -83,8 +83,8 @@ static void check_device(struct fl_display_device *dev, const struct fl_display_
 	for (uint32_t i = 0; i < cd->n_intfs; i++)
 		check_interface(fl__display_interface_get(dev, i), &cd->intfs[i]);
 	for (uint32_t e = 0; e < cd->n_engines; e++) {
-		const struct fl_display_config_engine *ce = &cd->engines[e];
-		const struct fl_display_format *f = fl__display_format_find(ce->formats[0]);
+		const struct fl__display_config_engine *ce = &cd->engines[e];
+		const struct fl__display_format *f = fl__display_format_find(ce->formats[0]);
 		size_t allowed = 0;
 
 		for (uint32_t i = 0; i < cd->n_intfs; i++)
@@ -103,9 +103,9 @@ static void check_device(struct fl_display_device *dev, const struct fl_display_
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *text = (const char *)data;
-	struct fl_display_config *cfg = NULL, *again = NULL;
+	struct fl__display_config *cfg = NULL, *again = NULL;
 	char err[512], small[9];
-	struct fl_display *d;
+	struct fl__display_set *d;
 	int r, r_small;
 
 	memset(err, 0x7f, sizeof(err));
@@ -125,7 +125,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	d = fl__display_create();
 	CHECK(d);
 	for (size_t i = 0; i < cfg->n_devices; i++) {
-		struct fl_display_device *dev;
+		struct fl__display_device *dev;
 
 		CHECK(fl__display_config_instantiate(&cfg->devices[i], d, &ops, NULL, &dev, NULL) ==
 		      0);

@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * DOC: display drivers
+ *
+ * A display driver makes a device of the display service (docs/display.md)
+ * real: it scans buffers out, paces vsync, blanks, switches modes and
+ * reports hotplug. The service does everything else: the object model and
+ * ADF's rules, the generic buffer check, the post queue, the acquire-fence
+ * waits, the flip at vsync, the release and present fences, events and
+ * clients. A driver fills one const struct fl_display_driver_ops; what it
+ * can do is data (its @caps), never something the service guesses from its
+ * name.
+ *
+ * Calling contexts: every op is called on the service's loop thread, one at
+ * a time per device (ADF's per-device client lock), and must not block: a
+ * driver waits for its hardware with the fds and timers the service lends
+ * it (struct fl_display_host). No op may call a struct fl_display_host
+ * function other than those marked "from ops too".
+ *
+ * This API may change between releases; define FL_USE_UNSTABLE_DRIVER_API
+ * to acknowledge it.
+ */
+#ifndef FENCELINE_DRIVER_DISPLAY_H
+#define FENCELINE_DRIVER_DISPLAY_H
+
+#ifndef FL_USE_UNSTABLE_DRIVER_API
+#error "The fenceline driver API is unstable: define FL_USE_UNSTABLE_DRIVER_API to use it"
+#endif
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <fenceline/display.h>
+
+FL_BEGIN_DECLS
+
+/**
+ * struct fl_display_driver_buffer - one buffer of a post, as a driver sees it
+ * @engine: the overlay engine id it is posted to
+ * @w, @h: its size in pixels
+ * @format: DRM fourcc
+ * @n_planes: planes the poster gave (at most FL_DISPLAY_MAX_PLANES)
+ * @offset, @pitch: per plane, bytes
+ * @size: per plane, the size in bytes of the memory it lives in (the
+ *	service resolved it from the plane's fd)
+ * @fd: per plane, the memory (borrowed from the service for the life of
+ *	the post's state; -1 past @n_planes, and in checks made without fds)
+ *
+ * ADF's struct adf_buffer, with the fds resolved to what a check needs.
+ */
+struct fl_display_driver_buffer {
+	uint32_t engine;
+	uint32_t w, h;
+	uint32_t format;
+	uint32_t n_planes;
+	uint32_t offset[FL_DISPLAY_MAX_PLANES];
+	uint32_t pitch[FL_DISPLAY_MAX_PLANES];
+	uint64_t size[FL_DISPLAY_MAX_PLANES];
+	int fd[FL_DISPLAY_MAX_PLANES];
+};
+
+/**
+ * struct fl_display_driver_post - a post that passed the generic checks
+ * @intfs, @n_intfs: the interface ids it names
+ * @bufs, @n_bufs: its buffers
+ * @custom, @custom_size: its custom data (the driver's to judge)
+ */
+struct fl_display_driver_post {
+	const uint32_t *intfs;
+	size_t n_intfs;
+	const struct fl_display_driver_buffer *bufs;
+	size_t n_bufs;
+	const void *custom;
+	size_t custom_size;
+};
+
+/* Which object an op's id names. */
+enum fl_display_object_kind {
+	FL_DISPLAY_OBJ_DEVICE = 0,
+	FL_DISPLAY_OBJ_INTERFACE = 1,
+	FL_DISPLAY_OBJ_ENGINE = 2,
+};
+
+/* The events a driver can be asked to deliver (ADF_EVENT_*); driver types from 128. */
+enum fl_display_event_type {
+	FL_DISPLAY_EVENT_VSYNC = 0,
+	FL_DISPLAY_EVENT_HOTPLUG = 1,
+	FL_DISPLAY_EVENT_DEVICE_CUSTOM = 128,
+};
+
+/* What a driver can do (struct fl_display_driver_ops' @caps). */
+enum fl_display_driver_cap {
+	/* It calls fl_display_host's vsync() for every ON interface with a mode. */
+	FL_DISPLAY_CAP_VSYNC = 1u << 0,
+	/* Its interfaces can be plugged and unplugged (hotplug()). */
+	FL_DISPLAY_CAP_HOTPLUG = 1u << 1,
+	/* It allocates simple buffers (alloc_simple_buffer). */
+	FL_DISPLAY_CAP_SIMPLE_BUFFERS = 1u << 2,
+	/* It scans out whatever it is given as soon as it is asked: no queue of its own. */
+	FL_DISPLAY_CAP_IMMEDIATE_FLIP = 1u << 3,
+};
+
+struct fl_display_host;
+/* A timer or fd the service's loop runs for a driver (opaque). */
+struct fl_display_source;
+
+/**
+ * struct fl_display_host - what the service lends a driver
+ * @data: the service's, passed back to every function
+ * @device: the model's id of the driver's device
+ *
+ * The loop: the driver's timers fire and its fds are watched on the
+ * service's loop thread, so their callbacks run in the same context as the
+ * ops (and may call every function here).
+ *
+ * @now: CLOCK_MONOTONIC ns (from ops too).
+ * @timer_add: a timer that calls @fn(@fn_data), not armed. Return: it, or
+ *	NULL without memory.
+ * @timer_arm: fire once at @deadline_ns (CLOCK_MONOTONIC; 0 disarms).
+ *	From ops too.
+ * @fd_add: call @fn(@fd, @events, @fn_data) when @fd is ready for the
+ *	epoll @events. @fd stays the driver's; remove the source before
+ *	closing it. Return: the source, or NULL with errno set.
+ * @source_remove: removes a timer or fd source (NULL: nothing). From ops too.
+ * @intf_state: the model's current mode of interface @intf and whether it
+ *	is connected (from ops too). Return: 0, -ENOENT for an unknown
+ *	interface.
+ * @vsync: interface @intf's vsync happened at @timestamp_ns (the time the
+ *	scan-out started the frame, not the time the driver learnt it): the
+ *	service flips what is ready and sends VSYNC events. Not from ops.
+ * @hotplug: interface @intf was plugged (@connected, with its @n_modes
+ *	@modes, copied) or unplugged: the service replaces the model's state
+ *	and sends HOTPLUG events. Not from ops. Return: 0 or the model's error.
+ * @config_modes: the modes the config gives interface @intf, which it
+ *	offers when plugged in: up to @cap into @modes (from ops too).
+ *	Return: how many there are, or -ENOENT for an unknown interface.
+ * @layout: the plane count and bytes per pixel of each plane of the
+ *	standard format @fourcc (from ops too). Return: 0, -EINVAL for a
+ *	format that is not standard.
+ */
+struct fl_display_host {
+	void *data;
+	uint32_t device;
+	uint64_t (*now)(const struct fl_display_host *host);
+	struct fl_display_source *(*timer_add)(const struct fl_display_host *host,
+					       void (*fn)(void *fn_data), void *fn_data);
+	void (*timer_arm)(struct fl_display_source *timer, uint64_t deadline_ns);
+	struct fl_display_source *(*fd_add)(const struct fl_display_host *host, int fd,
+					    uint32_t events,
+					    void (*fn)(int fd, uint32_t events, void *fn_data),
+					    void *fn_data);
+	void (*source_remove)(struct fl_display_source *source);
+	int (*intf_state)(const struct fl_display_host *host, uint32_t intf,
+			  struct fl_display_mode *ret_mode, bool *ret_connected);
+	void (*vsync)(const struct fl_display_host *host, uint32_t intf, uint64_t timestamp_ns);
+	int (*hotplug)(const struct fl_display_host *host, uint32_t intf, bool connected,
+		       const struct fl_display_mode *modes, size_t n_modes);
+	int (*config_modes)(const struct fl_display_host *host, uint32_t intf,
+			    struct fl_display_mode *modes, size_t cap);
+	int (*layout)(const struct fl_display_host *host, uint32_t fourcc, unsigned int *ret_planes,
+		      unsigned int ret_cpp[FL_DISPLAY_MAX_PLANES]);
+};
+
+/**
+ * struct fl_display_driver_ops - a display driver
+ *
+ * @name: mandatory; the config's "driver = NAME", at most 31 bytes.
+ * @caps: FL_DISPLAY_CAP_* bits.
+ *
+ * @create: mandatory. Make the driver's state for a device the service
+ *	has just built from the config (interfaces, engines and allowed
+ *	attachments exist; every interface is DPMS OFF). @host is the
+ *	service's and outlives the state. Return: 0 and *@ret_data, or a
+ *	negative errno (the device is not made).
+ * @destroy: mandatory. Free the state, its timers and fds.
+ *
+ * The model's ops (ADF's struct adf_device_ops and friends); each optional
+ * unless said otherwise. A negative errno is the caller's, with the model
+ * naming the objects; nothing changes then.
+ * @attach, @detach: may veto an attachment or detachment of an allowed
+ *	pair (NULL: always allowed).
+ * @blank: puts interface @intf in DPMS @state (valid, not the current
+ *	one). NULL: blanking is refused with -EOPNOTSUPP.
+ * @modeset: switches interface @intf to @mode (not necessarily one of its
+ *	list: the driver decides). NULL: -EOPNOTSUPP.
+ * @validate_custom_format: checks a buffer whose fourcc is not standard
+ *	(the driver's own formats); may explain in @e. NULL: such buffers are
+ *	refused, and an engine may not list such a fourcc.
+ * @custom_data: writes at most FL_DISPLAY_MAX_CUSTOM_DATA bytes of
+ *	driver-private description of object @id of @kind to @buf and sets
+ *	*@size. NULL: no custom data.
+ *
+ * The post ops (ADF's validate, post, state_free):
+ * @validate: mandatory. Judge a post that passed the generic checks
+ *	(routing, scaling, what the hardware can do), without side effects:
+ *	it may come with the TEST_ONLY flag and never be posted. Return: 0
+ *	and *@ret_state (the driver's, may be NULL), or a negative errno,
+ *	explained in @e.
+ * @post: mandatory. Put @state on screen now; called at the vsync the
+ *	service flips at (or at once on an interface without vsync).
+ *	Cannot fail: what could fail was validate's to find.
+ * @state_free: frees a state that validate made, once the post is off
+ *	the screen or was never posted. NULL: states need no freeing.
+ *
+ * Simple buffers (ADF's alloc_simple_buffer, describe_simple_post):
+ * @alloc_simple_buffer: a buffer of @w × @h in RGB format @format that
+ *	interface @intf can scan out: *@ret_fd (the caller's), *@ret_offset,
+ *	*@ret_pitch. NULL: -EOPNOTSUPP.
+ * @describe_simple_post: the custom data (at most
+ *	FL_DISPLAY_MAX_CUSTOM_DATA bytes, into @buf, *@size) that a post of
+ *	the one buffer @buf_desc on interface @intf needs. NULL: none.
+ *
+ * @set_connected: plug (@connected) or unplug interface @intf, for a
+ *	driver whose connectors can be simulated (fl-displayctl, tests); it
+ *	reports the change later with hotplug(), as hardware would. Return:
+ *	0, or -EALREADY when it is in that state. NULL: -EOPNOTSUPP.
+ *
+ * @set_event: turn delivery of events of @type on interface @intf on or off
+ *	(the service counts the subscribers; this is called at the first one
+ *	and after the last). NULL: only VSYNC and HOTPLUG, which the service
+ *	delivers by itself from vsync() and hotplug(); others are refused with
+ *	-EOPNOTSUPP.
+ */
+struct fl_display_driver_ops {
+	const char *name;
+	uint32_t caps;
+	int (*create)(const struct fl_display_host *host, void **ret_data);
+	void (*destroy)(void *data);
+
+	int (*attach)(void *data, uint32_t eng, uint32_t intf);
+	int (*detach)(void *data, uint32_t eng, uint32_t intf);
+	int (*blank)(void *data, uint32_t intf, enum fl_display_dpms state);
+	int (*modeset)(void *data, uint32_t intf, const struct fl_display_mode *mode);
+	int (*validate_custom_format)(void *data, const struct fl_display_driver_buffer *buf,
+				      size_t index, struct fl_display_error *e);
+	int (*custom_data)(void *data, enum fl_display_object_kind kind, uint32_t id, void *buf,
+			   size_t *size);
+
+	int (*validate)(void *data, const struct fl_display_driver_post *post, void **ret_state,
+			struct fl_display_error *e);
+	void (*post)(void *data, void *state);
+	void (*state_free)(void *data, void *state);
+
+	int (*alloc_simple_buffer)(void *data, uint32_t intf, uint32_t w, uint32_t h,
+				   uint32_t format, int *ret_fd, uint32_t *ret_offset,
+				   uint32_t *ret_pitch);
+	int (*describe_simple_post)(void *data, uint32_t intf,
+				    const struct fl_display_driver_buffer *buf_desc, void *buf,
+				    size_t *size);
+
+	int (*set_connected)(void *data, uint32_t intf, bool connected);
+
+	int (*set_event)(void *data, uint32_t intf, uint32_t type, bool enabled);
+};
+
+FL_END_DECLS
+
+#endif /* FENCELINE_DRIVER_DISPLAY_H */

@@ -1,0 +1,321 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The virtual display driver (display-virtual.h). Everything it does is on
+ * the service's loop: a one-shot timer per lit interface, re-armed at the
+ * next absolute vsync deadline; nothing of its own blocks or spins.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "display-virtual.h"
+
+/* A simple buffer's pitch is a multiple of this: what scan-out DMA likes. */
+#define PITCH_ALIGN 64
+/* A simple buffer may not be bigger than this (a 16k × 16k ARGB8888 is exactly 1 GiB). */
+#define SIMPLE_MAX_BYTES (1ull << 30)
+
+struct vstate {
+	size_t n_bufs;
+	struct fl_display_driver_buffer bufs[];
+};
+
+struct vdev;
+
+struct vintf {
+	struct vdev *v;
+	uint32_t id;
+	bool on; /* DPMS ON */
+	bool connected;
+	bool plug_pending; /* set_connected() asked; hotplug() reports it at the next dispatch */
+	struct fl_display_mode mode;
+	uint64_t base_ns, frame; /* the next vsync is frame @frame after @base_ns */
+	struct fl_display_source *timer, *plug;
+};
+
+struct vdev {
+	const struct fl_display_host *host;
+	struct vintf *intfs[FL_DISPLAY_MAX_INTERFACES];
+	struct vstate *on_screen; /* the last post: what every lit interface shows */
+	/*
+	 * The composition hook: how many observers (a capture, a writeback
+	 * post) want the composed pixels. While it is 0 the driver never
+	 * touches a pixel: a post is only the list of buffers on screen.
+	 * Software composition (src/display/compose.h) plugs in at compose().
+	 */
+	unsigned int observers;
+};
+
+uint64_t fl__display_virtual_frame(const struct fl_display_mode *mode, uint64_t base_ns, uint64_t n)
+{
+	unsigned __int128 t;
+
+	if (!mode->clock || !mode->htotal || !mode->vtotal)
+		return 0;
+	/* ns = n × htotal × vtotal × 10^6 / clock (kHz): one division, no rounding carried. */
+	t = (unsigned __int128)n * mode->htotal * mode->vtotal * 1000000u / mode->clock;
+	return base_ns + (uint64_t)t;
+}
+
+static bool has_timings(const struct fl_display_mode *m)
+{
+	return m->clock && m->htotal && m->vtotal;
+}
+
+static void vsync_fire(void *data)
+{
+	struct vintf *vi = data;
+	const struct fl_display_host *host = vi->v->host;
+	uint64_t ts = fl__display_virtual_frame(&vi->mode, vi->base_ns, vi->frame), now, n;
+
+	/*
+	 * The timestamp is the deadline, the instant this panel's frame
+	 * starts, not when the loop got round to us: a real panel's vsync is
+	 * not late because its interrupt was. Frames the loop was too busy
+	 * for are skipped, not reported late.
+	 */
+	now = host->now(host);
+	n = vi->frame + 1;
+	while (fl__display_virtual_frame(&vi->mode, vi->base_ns, n) <= now)
+		n++;
+	vi->frame = n;
+	host->timer_arm(vi->timer, fl__display_virtual_frame(&vi->mode, vi->base_ns, n));
+	host->vsync(host, vi->id, ts);
+}
+
+static void vsync_update(struct vintf *vi)
+{
+	const struct fl_display_host *host = vi->v->host;
+
+	if (vi->on && vi->connected && has_timings(&vi->mode)) {
+		vi->base_ns = host->now(host);
+		vi->frame = 1;
+		host->timer_arm(vi->timer, fl__display_virtual_frame(&vi->mode, vi->base_ns, 1));
+	} else {
+		host->timer_arm(vi->timer, 0);
+	}
+}
+
+static void plug_fire(void *data)
+{
+	struct vintf *vi = data;
+	const struct fl_display_host *host = vi->v->host;
+	struct fl_display_mode modes[FL_DISPLAY_MAX_MODES];
+	int n = 0;
+
+	vi->plug_pending = false;
+	if (vi->connected) {
+		n = host->config_modes(host, vi->id, modes, FL_DISPLAY_MAX_MODES);
+		if (n < 0)
+			return;
+		if (n > FL_DISPLAY_MAX_MODES)
+			n = FL_DISPLAY_MAX_MODES;
+	}
+	host->hotplug(host, vi->id, vi->connected, modes, (size_t)n);
+	vsync_update(vi);
+}
+
+/* Our record of interface @id, made on first sight. Return: NULL for an unknown id or ENOMEM. */
+static struct vintf *intf_of(struct vdev *v, uint32_t id)
+{
+	struct vintf *vi;
+
+	if (id >= FL_DISPLAY_MAX_INTERFACES)
+		return NULL;
+	if (v->intfs[id])
+		return v->intfs[id];
+	vi = calloc(1, sizeof(*vi));
+	if (!vi)
+		return NULL;
+	vi->v = v;
+	vi->id = id;
+	if (v->host->intf_state(v->host, id, &vi->mode, &vi->connected) < 0)
+		goto fail;
+	vi->timer = v->host->timer_add(v->host, vsync_fire, vi);
+	vi->plug = v->host->timer_add(v->host, plug_fire, vi);
+	if (!vi->timer || !vi->plug)
+		goto fail;
+	v->intfs[id] = vi;
+	return vi;
+fail:
+	v->host->source_remove(vi->timer);
+	v->host->source_remove(vi->plug);
+	free(vi);
+	return NULL;
+}
+
+static int v_create(const struct fl_display_host *host, void **ret_data)
+{
+	struct vdev *v = calloc(1, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	v->host = host;
+	*ret_data = v;
+	return 0;
+}
+
+static void v_destroy(void *data)
+{
+	struct vdev *v = data;
+
+	for (size_t i = 0; i < FL_DISPLAY_MAX_INTERFACES; i++) {
+		if (!v->intfs[i])
+			continue;
+		v->host->source_remove(v->intfs[i]->timer);
+		v->host->source_remove(v->intfs[i]->plug);
+		free(v->intfs[i]);
+	}
+	free(v);
+}
+
+static int v_blank(void *data, uint32_t intf, enum fl_display_dpms state)
+{
+	struct vintf *vi = intf_of(data, intf);
+
+	if (!vi)
+		return -ENOMEM;
+	vi->on = state == FL_DISPLAY_DPMS_ON;
+	vsync_update(vi);
+	return 0;
+}
+
+static int v_modeset(void *data, uint32_t intf, const struct fl_display_mode *mode)
+{
+	struct vintf *vi = intf_of(data, intf);
+
+	if (!vi)
+		return -ENOMEM;
+	/* A panel cannot scan out a mode without timings: there would be no vsync. */
+	if (!has_timings(mode) || !mode->hdisplay || !mode->vdisplay)
+		return -EINVAL;
+	vi->mode = *mode;
+	vsync_update(vi);
+	return 0;
+}
+
+static int v_set_connected(void *data, uint32_t intf, bool connected)
+{
+	struct vintf *vi = intf_of(data, intf);
+
+	if (!vi)
+		return -ENOENT;
+	if (vi->connected == connected && !vi->plug_pending)
+		return -EALREADY;
+	vi->connected = connected;
+	vi->plug_pending = true;
+	/* Reported from the loop, as a connector's interrupt would be: ops may not call hotplug(). */
+	vi->v->host->timer_arm(vi->plug, vi->v->host->now(vi->v->host));
+	return 0;
+}
+
+static int v_validate(void *data, const struct fl_display_driver_post *post, void **ret_state,
+		      struct fl_display_error *e)
+{
+	struct vstate *s;
+
+	(void)data;
+	if (post->custom_size) {
+		if (e) {
+			e->err = -EINVAL;
+			strcpy(e->msg, "the virtual driver takes no custom data");
+		}
+		return -EINVAL;
+	}
+	s = malloc(sizeof(*s) + post->n_bufs * sizeof(s->bufs[0]));
+	if (!s)
+		return -ENOMEM;
+	s->n_bufs = post->n_bufs;
+	if (post->n_bufs)
+		memcpy(s->bufs, post->bufs, post->n_bufs * sizeof(s->bufs[0]));
+	*ret_state = s;
+	return 0;
+}
+
+/* Where software composition plugs in: only called while something observes the output. */
+static void compose(struct vdev *v, const struct vstate *s)
+{
+	(void)v;
+	(void)s;
+}
+
+static void v_post(void *data, void *state)
+{
+	struct vdev *v = data;
+
+	v->on_screen = state;
+	if (v->observers)
+		compose(v, v->on_screen);
+}
+
+static void v_state_free(void *data, void *state)
+{
+	struct vdev *v = data;
+
+	if (v->on_screen == state)
+		v->on_screen = NULL;
+	free(state);
+}
+
+static int v_alloc_simple_buffer(void *data, uint32_t intf, uint32_t w, uint32_t h, uint32_t format,
+				 int *ret_fd, uint32_t *ret_offset, uint32_t *ret_pitch)
+{
+	struct vdev *v = data;
+	unsigned int planes, cpp[FL_DISPLAY_MAX_PLANES];
+	uint64_t pitch, size;
+	int fd;
+
+	(void)intf;
+	if (v->host->layout(v->host, format, &planes, cpp) < 0 || planes != 1 || !w || !h)
+		return -EINVAL;
+	pitch = ((uint64_t)w * cpp[0] + PITCH_ALIGN - 1) / PITCH_ALIGN * PITCH_ALIGN;
+	size = pitch * h;
+	if (pitch > UINT32_MAX || size > SIMPLE_MAX_BYTES)
+		return -EINVAL;
+	fd = memfd_create("fl-display-simple", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)size) < 0) {
+		int r = -errno;
+
+		close(fd);
+		return r;
+	}
+	/* Whoever holds it may draw in it, never shrink it under the scan-out. */
+	fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL);
+	*ret_fd = fd;
+	*ret_offset = 0;
+	*ret_pitch = (uint32_t)pitch;
+	return 0;
+}
+
+static int v_describe_simple_post(void *data, uint32_t intf,
+				  const struct fl_display_driver_buffer *buf_desc, void *buf,
+				  size_t *size)
+{
+	(void)data;
+	(void)intf;
+	(void)buf_desc;
+	(void)buf;
+	*size = 0;
+	return 0;
+}
+
+const struct fl_display_driver_ops fl__display_virtual_ops = {
+	.name = "virtual",
+	.caps = FL_DISPLAY_CAP_VSYNC | FL_DISPLAY_CAP_HOTPLUG | FL_DISPLAY_CAP_SIMPLE_BUFFERS |
+		FL_DISPLAY_CAP_IMMEDIATE_FLIP,
+	.create = v_create,
+	.destroy = v_destroy,
+	.blank = v_blank,
+	.modeset = v_modeset,
+	.validate = v_validate,
+	.post = v_post,
+	.state_free = v_state_free,
+	.alloc_simple_buffer = v_alloc_simple_buffer,
+	.describe_simple_post = v_describe_simple_post,
+	.set_connected = v_set_connected,
+};
