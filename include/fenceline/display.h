@@ -148,6 +148,111 @@ struct fl_display_engine_data {
 	size_t custom_data_size;
 };
 
+/* The three kinds of display object (and of handle on one). */
+enum fl_display_object_kind {
+	FL_DISPLAY_OBJ_DEVICE = 0,
+	FL_DISPLAY_OBJ_INTERFACE = 1,
+	FL_DISPLAY_OBJ_ENGINE = 2,
+};
+
+/*
+ * Event types (ADF_EVENT_*): VSYNC and HOTPLUG on interfaces, driver types
+ * from 128 to 254 on any object; 255 (ADF_EVENT_TYPE_MAX) is never one.
+ */
+enum fl_display_event_type {
+	FL_DISPLAY_EVENT_VSYNC = 0,
+	FL_DISPLAY_EVENT_HOTPLUG = 1,
+	FL_DISPLAY_EVENT_DEVICE_CUSTOM = 128,
+};
+#define FL_DISPLAY_EVENT_TYPE_MAX 255
+
+/* The bytes of events a handle keeps unread at most (ADF's ring); more are dropped. */
+#define FL_DISPLAY_EVENT_RING 4096
+
+/*
+ * What a handle's fd reads: events in ADF's layout, each a header then its
+ * payload, @length counting both (struct adf_event).
+ */
+struct fl_display_event {
+	uint8_t type;
+	uint32_t length;
+};
+
+/* ADF_EVENT_VSYNC's: the CLOCK_MONOTONIC time the frame started (16 bytes). */
+struct fl_display_vsync_event {
+	struct fl_display_event base;
+	uint64_t timestamp __attribute__((aligned(8)));
+};
+
+/* ADF_EVENT_HOTPLUG's (12 bytes). */
+struct fl_display_hotplug_event {
+	struct fl_display_event base;
+	uint8_t connected;
+};
+
+/*
+ * The fence a post gives back (ADF's complete_fence_type): none; one that
+ * signals when the post is on screen (PRESENT); one that signals when it
+ * has left the screen, the next post being on it, so that its buffers may
+ * be reused (RELEASE, ADF's V1 fence).
+ */
+enum fl_display_fence_type {
+	FL_DISPLAY_FENCE_NONE = 0,
+	FL_DISPLAY_FENCE_PRESENT = 1,
+	FL_DISPLAY_FENCE_RELEASE = 2,
+};
+
+/* Post flags. */
+enum fl_display_post_flags {
+	/* Check the post as a real one, and change nothing: no queue, no fence, no flip. */
+	FL_DISPLAY_POST_TEST_ONLY = 1u << 0,
+};
+
+/**
+ * struct fl_display_buffer - one buffer of a post (ADF's struct adf_buffer_config)
+ * @engine: the overlay engine that scans it out
+ * @w, @h: its size in pixels
+ * @format: DRM fourcc
+ * @n_planes: how many of @fd, @offset and @pitch count (1 to 4)
+ * @fd: per plane, the memory (a dma-buf, memfd or any file that has a size;
+ *	borrowed: the service keeps copies)
+ * @offset: per plane, byte offset of the first pixel
+ * @pitch: per plane, bytes from one line to the next
+ * @acquire_fence: a fence fd the service waits for before it shows the
+ *	buffer (borrowed), or -1 when the buffer is ready
+ */
+struct fl_display_buffer {
+	uint32_t engine;
+	uint32_t w, h;
+	uint32_t format;
+	uint32_t n_planes;
+	int fd[FL_DISPLAY_MAX_PLANES];
+	uint32_t offset[FL_DISPLAY_MAX_PLANES];
+	uint32_t pitch[FL_DISPLAY_MAX_PLANES];
+	int acquire_fence;
+};
+
+/**
+ * struct fl_display_stats - a device's post queue, as the service counts it
+ * @queued: posts waiting for their fences or their vsync now
+ * @posted: posts accepted since the service started (TEST_ONLY ones excluded)
+ * @flipped: posts that reached the screen
+ * @dropped: posts never shown: an acquire fence failed or timed out, the
+ *	queue was flushed while they waited, or their client went away
+ * @fence_failures: acquire fences that failed or timed out
+ * @on_screen_buffers: buffers of the post on screen, held until the next flip
+ * @vsyncs: vsyncs of the device's interfaces seen
+ */
+struct fl_display_stats {
+	uint64_t queued;
+	uint64_t posted;
+	uint64_t flipped;
+	uint64_t dropped;
+	uint64_t fence_failures;
+	uint64_t on_screen_buffers;
+	uint64_t vsyncs;
+};
+
 FL_END_DECLS
 
 #endif /* FENCELINE_DISPLAY_H */

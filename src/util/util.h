@@ -66,6 +66,13 @@ void *fl__search(const void *key, const void *base, size_t n, size_t size,
  * (with a message on stderr), -ENAMETOOLONG past sun_path.
  */
 int fl__socket_path(char *buf, size_t cap);
+/*
+ * The display service's socket path: $FENCELINE_DISPLAY_SOCKET, else
+ * displayd.sock in the directory of fl__socket_path() (with
+ * $FENCELINE_SOCKET set, that socket's directory). Return: as
+ * fl__socket_path().
+ */
+int fl__display_socket_path(char *buf, size_t cap);
 int fl__socketpair_cloexec(int sv[2]);
 /*
  * fl__fd_stat() - @fd's type and permission bits, device and inode, as

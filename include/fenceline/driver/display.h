@@ -75,20 +75,6 @@ struct fl_display_driver_post {
 	size_t custom_size;
 };
 
-/* Which object an op's id names. */
-enum fl_display_object_kind {
-	FL_DISPLAY_OBJ_DEVICE = 0,
-	FL_DISPLAY_OBJ_INTERFACE = 1,
-	FL_DISPLAY_OBJ_ENGINE = 2,
-};
-
-/* The events a driver can be asked to deliver (ADF_EVENT_*); driver types from 128. */
-enum fl_display_event_type {
-	FL_DISPLAY_EVENT_VSYNC = 0,
-	FL_DISPLAY_EVENT_HOTPLUG = 1,
-	FL_DISPLAY_EVENT_DEVICE_CUSTOM = 128,
-};
-
 /* What a driver can do (struct fl_display_driver_ops' @caps). */
 enum fl_display_driver_cap {
 	/* It calls fl_display_host's vsync() for every ON interface with a mode. */
@@ -168,11 +154,12 @@ struct fl_display_host {
  * @name: mandatory; the config's "driver = NAME", at most 31 bytes.
  * @caps: FL_DISPLAY_CAP_* bits.
  *
- * @create: mandatory. Make the driver's state for a device the service
- *	has just built from the config (interfaces, engines and allowed
- *	attachments exist; every interface is DPMS OFF). @host is the
- *	service's and outlives the state. Return: 0 and *@ret_data, or a
- *	negative errno (the device is not made).
+ * @create: mandatory. Make the driver's state for a device the service is
+ *	about to build from the config; its interfaces, engines and
+ *	attachments are made right after, all interfaces DPMS OFF, so create
+ *	may call @host's now() and timer_add() only. @host is the service's
+ *	and outlives the state. Return: 0 and *@ret_data, or a negative errno
+ *	(the device is not made).
  * @destroy: mandatory. Free the state, its timers and fds.
  *
  * The model's ops (ADF's struct adf_device_ops and friends); each optional

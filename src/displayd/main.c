@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fl-displayd: the display service of one user (docs/display.md, "The
+ * service"), started on first use by the library like fencelined, with
+ * the same rules: one per socket, decided by an flock on "<socket>.lock";
+ * the process the library spawns returns once the socket listens; idle
+ * exit; systemd socket activation.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "acceptor.h"
+#include "display-config.h"
+#include "displayd.h"
+#include "util.h"
+
+#define DEFAULT_IDLE_MS		 5000
+#define DEFAULT_FENCE_TIMEOUT_MS 10000
+#define START_WAIT_MS		 5000
+/* A config file bigger than this is not a display config. */
+#define MAX_CONFIG_BYTES (1u << 20)
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: fl-displayd [OPTION]...\n"
+		"Serve fenceline's display devices to the processes of this user.\n"
+		"Normally started by the library on first use; see docs/display.md.\n\n"
+		"  -f, --foreground         stay in the foreground and log to stderr\n"
+		"  -s, --socket PATH        listen on PATH (default: $FENCELINE_DISPLAY_SOCKET,\n"
+		"                           else displayd.sock beside fencelined's socket)\n"
+		"  -c, --config FILE        the display config (default:\n"
+		"                           $FENCELINE_DISPLAY_CONFIG, else the built-in one)\n"
+		"  -i, --idle-timeout MS    exit after MS ms without clients or queued posts\n"
+		"                           (default %d, or $FENCELINE_IDLE_MS; 0 = never)\n"
+		"      --fence-timeout MS   an acquire fence not signalled after MS ms fails\n"
+		"                           and its post is not shown (default %d)\n"
+		"  -h, --help               show this help\n"
+		"  -V, --version            show the version\n",
+		DEFAULT_IDLE_MS, DEFAULT_FENCE_TIMEOUT_MS);
+}
+
+static int parse_uint(const char *s, unsigned int *ret)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || v > 0x7fffffffUL || s[0] == '-')
+		return -1;
+	*ret = (unsigned int)v;
+	return 0;
+}
+
+static int try_connect(const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0), r;
+
+	if (fd < 0)
+		return 0;
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	r = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+	close(fd);
+	return r;
+}
+
+/* As fencelined's: the lock decides who serves; a socket file under our lock is stale. */
+static int listen_on(const char *path, int *ret_lock)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	char lock_path[sizeof(a.sun_path) + 8];
+	uint64_t deadline = fl__now_ns() + START_WAIT_MS * 1000000ull;
+	int lfd, lock;
+
+	if (strlen(path) >= sizeof(a.sun_path))
+		return -ENAMETOOLONG;
+	snprintf(lock_path, sizeof(lock_path), "%s.lock", path);
+	lock = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (lock < 0)
+		return -errno;
+	while (flock(lock, LOCK_EX | LOCK_NB) < 0) {
+		struct timespec ts = { 0, 5000000L };
+
+		if (try_connect(path)) {
+			close(lock);
+			return -EEXIST;
+		}
+		if (fl__now_ns() > deadline) {
+			close(lock);
+			return -EBUSY;
+		}
+		nanosleep(&ts, NULL);
+	}
+	unlink(path);
+	lfd = fl__acceptor_listen(path, 0600);
+	if (lfd < 0) {
+		close(lock);
+		return lfd;
+	}
+	*ret_lock = lock;
+	return lfd;
+}
+
+/* systemd socket activation: LISTEN_PID/LISTEN_FDS, first fd is 3. */
+static int activation_fd(void)
+{
+	const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
+	unsigned int p, n;
+
+	if (!pid || !fds || parse_uint(pid, &p) < 0 || parse_uint(fds, &n) < 0)
+		return -1;
+	if ((pid_t)p != getpid() || n < 1)
+		return -1;
+	unsetenv("LISTEN_PID");
+	unsetenv("LISTEN_FDS");
+	unsetenv("LISTEN_FDNAMES");
+	fcntl(3, F_SETFD, FD_CLOEXEC);
+	fcntl(3, F_SETFL, fcntl(3, F_GETFL) | O_NONBLOCK);
+	return 3;
+}
+
+static char *read_config(const char *file, size_t *ret_len)
+{
+	FILE *f = fopen(file, "re");
+	char *text;
+	size_t n;
+
+	if (!f)
+		return NULL;
+	text = malloc(MAX_CONFIG_BYTES);
+	if (!text) {
+		fclose(f);
+		return NULL;
+	}
+	n = fread(text, 1, MAX_CONFIG_BYTES, f);
+	if (ferror(f) || n == MAX_CONFIG_BYTES) {
+		errno = ferror(f) ? EIO : EFBIG;
+		free(text);
+		fclose(f);
+		return NULL;
+	}
+	fclose(f);
+	*ret_len = n;
+	return text;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "idle-timeout", required_argument, NULL, 'i' },
+		{ "fence-timeout", required_argument, NULL, 'T' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct displayd_config cfg = {
+		.idle_ms = DEFAULT_IDLE_MS,
+		.fence_timeout_ms = DEFAULT_FENCE_TIMEOUT_MS,
+	};
+	char path[108] = "";
+	const char *env, *config_file = getenv("FENCELINE_DISPLAY_CONFIG");
+	char *text = NULL;
+	int o, lfd, lock = -1, r, activated;
+	struct stat st_bound;
+
+	env = getenv("FENCELINE_IDLE_MS");
+	if (env && parse_uint(env, &cfg.idle_ms) < 0) {
+		fprintf(stderr, "fl-displayd: bad FENCELINE_IDLE_MS '%s'\n", env);
+		return 2;
+	}
+	while ((o = getopt_long(argc, argv, "fs:c:i:hV", opts, NULL)) != -1) {
+		switch (o) {
+		case 'f':
+			cfg.foreground = true;
+			break;
+		case 's':
+			if (strlen(optarg) >= sizeof(path)) {
+				fprintf(stderr, "fl-displayd: socket path too long\n");
+				return 2;
+			}
+			strcpy(path, optarg);
+			break;
+		case 'c':
+			config_file = optarg;
+			break;
+		case 'i':
+		case 'T':
+			if (parse_uint(optarg, o == 'i' ? &cfg.idle_ms : &cfg.fence_timeout_ms) <
+			    0) {
+				fprintf(stderr, "fl-displayd: bad %s '%s'\n",
+					o == 'i' ? "--idle-timeout" : "--fence-timeout", optarg);
+				return 2;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("fl-displayd %s\n", FL_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (config_file && config_file[0]) {
+		text = read_config(config_file, &cfg.config_len);
+		if (!text) {
+			fprintf(stderr, "fl-displayd: cannot read %s: %s\n", config_file,
+				strerror(errno));
+			return 1;
+		}
+		cfg.config_text = text;
+		cfg.config_origin = config_file;
+	} else {
+		cfg.config_text = fl__display_config_default(&cfg.config_len);
+		cfg.config_origin = "displays.ini (built in)";
+	}
+	signal(SIGPIPE, SIG_IGN);
+	activated = activation_fd();
+	/* Whatever fds a starter leaked to us would keep its fds from hanging up. */
+	close_range(activated >= 0 ? 4 : 3, ~0U, 0);
+	if (activated >= 0) {
+		lfd = activated;
+	} else {
+		if (!path[0] && fl__display_socket_path(path, sizeof(path)) < 0) {
+			fprintf(stderr, "fl-displayd: no usable socket path\n");
+			return 1;
+		}
+		lfd = listen_on(path, &lock);
+		if (lfd == -EEXIST) {
+			if (cfg.foreground)
+				displayd_log("another fl-displayd serves %s", path);
+			free(text);
+			return 0;
+		}
+		if (lfd < 0) {
+			fprintf(stderr, "fl-displayd: cannot listen on %s: %s\n", path,
+				strerror(-lfd));
+			free(text);
+			return 1;
+		}
+		stat(path, &st_bound);
+		if (cfg.foreground)
+			displayd_log("listening on %s", path);
+	}
+	if (!cfg.foreground) {
+		/* The starter waits for us: return to it now that the socket listens. */
+		pid_t pid = fork();
+
+		if (pid < 0) {
+			fprintf(stderr, "fl-displayd: fork: %s\n", strerror(errno));
+			return 1;
+		}
+		if (pid > 0)
+			_exit(0);
+		setsid();
+		if (chdir("/") < 0)
+			return 1;
+	}
+	r = displayd_serve(lfd, &cfg);
+	if (r < 0)
+		displayd_log("cannot serve: %s", strerror(-r));
+	if (activated < 0) {
+		struct stat st;
+
+		if (stat(path, &st) == 0 && st.st_ino == st_bound.st_ino &&
+		    st.st_dev == st_bound.st_dev)
+			unlink(path);
+		close(lock);
+	}
+	close(lfd);
+	free(text);
+	return r < 0 ? 1 : 0;
+}
