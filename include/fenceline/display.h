@@ -253,6 +253,228 @@ struct fl_display_stats {
 	uint64_t vsyncs;
 };
 
+/**
+ * DOC: the native display API
+ *
+ * The calls below talk to fl-displayd, the display service of this user,
+ * started on first use like fencelined (docs/display.md). A handle names a
+ * device, one of its interfaces or one of its overlay engines, as ADF's
+ * open files did; each has an fd, pollable, whose read() gives that
+ * handle's events as a byte stream in ADF's layout (struct
+ * fl_display_event), from a ring of FL_DISPLAY_EVENT_RING bytes: events
+ * that find it full are dropped. Calls on a handle whose service went away
+ * (it died, or this process forked) fail with -ECONNRESET; open it again.
+ * The calls may be made from any thread; a handle is not to be closed
+ * while another thread uses it. Every call returns 0 or a negative errno
+ * and fills @e (when not NULL) with the reason on failure; besides the
+ * errors each names, -ECONNREFUSED (no service could be started),
+ * -ECONNRESET, -ENOMEM and -EPROTO may come from any.
+ */
+
+/* A device, interface or overlay engine of the display service, opened. */
+struct fl_display_handle;
+
+/**
+ * fl_display_disconnect() - close this process's connection to the display
+ * service, made by the first call that needed it
+ *
+ * What it held there goes: its handles' subscriptions, its queued posts.
+ * Handles still open fail with -ECONNRESET from then on (close them); the
+ * next call that needs the service connects again.
+ */
+FL_EXPORT void fl_display_disconnect(void);
+
+/**
+ * fl_display_devices() - the ids of the display devices
+ * @ret_ids: set to a malloc()ed array of the ids (the caller's, to free());
+ *	NULL when there are none
+ * Return: how many (>= 0), or a negative errno.
+ */
+FL_EXPORT int fl_display_devices(uint32_t **ret_ids);
+
+/**
+ * fl_display_device_open() - open device @id
+ * @ret: the handle, the caller's (fl_display_close())
+ * Return: 0, -ENODEV (no such device), -EMFILE (too many handles).
+ */
+FL_EXPORT int fl_display_device_open(uint32_t id, struct fl_display_handle **ret);
+
+/**
+ * fl_display_interface_open() - open interface @id of the device of @dev
+ * @dev: a device handle (borrowed)
+ * Return: 0, -EINVAL (@dev is no device handle), -ENODEV, -EMFILE.
+ */
+FL_EXPORT int fl_display_interface_open(struct fl_display_handle *dev, uint32_t id,
+					struct fl_display_handle **ret);
+
+/* As fl_display_interface_open(), for overlay engine @id. */
+FL_EXPORT int fl_display_engine_open(struct fl_display_handle *dev, uint32_t id,
+				     struct fl_display_handle **ret);
+
+/**
+ * fl_display_close() - close @h: its event subscriptions end, its fd is
+ * closed. NULL is ignored.
+ */
+FL_EXPORT void fl_display_close(struct fl_display_handle *h);
+
+/**
+ * fl_display_get_fd() - @h's event fd (borrowed: valid until
+ * fl_display_close()), readable when an event is queued
+ */
+FL_EXPORT int fl_display_get_fd(const struct fl_display_handle *h);
+
+/**
+ * fl_display_device_get_data() - the device's description, ADF's two-call
+ * query (struct fl_display_device_data)
+ * Return: 0, -EINVAL (a capacity above ADF's maximum, or one with a NULL
+ * array; not a device handle).
+ */
+FL_EXPORT int fl_display_device_get_data(struct fl_display_handle *dev,
+					 struct fl_display_device_data *data,
+					 struct fl_display_error *e);
+
+/* As fl_display_device_get_data(), for an interface handle (at most 60 modes). */
+FL_EXPORT int fl_display_interface_get_data(struct fl_display_handle *intf,
+					    struct fl_display_interface_data *data,
+					    struct fl_display_error *e);
+
+/* As fl_display_device_get_data(), for an overlay engine handle. */
+FL_EXPORT int fl_display_engine_get_data(struct fl_display_handle *eng,
+					 struct fl_display_engine_data *data,
+					 struct fl_display_error *e);
+
+/**
+ * fl_display_attach() - attach overlay engine @eng to interface @intf
+ * (ADF_ATTACH)
+ * Return: 0; -EINVAL (unknown id, a pair the device does not allow, not a
+ * device handle); -EALREADY (attached); the driver's veto.
+ */
+FL_EXPORT int fl_display_attach(struct fl_display_handle *dev, uint32_t eng, uint32_t intf,
+				struct fl_display_error *e);
+
+/**
+ * fl_display_detach() - ADF_DETACH
+ * Return: 0; -EINVAL (unknown id, not attached, not a device handle); the
+ * driver's veto.
+ */
+FL_EXPORT int fl_display_detach(struct fl_display_handle *dev, uint32_t eng, uint32_t intf,
+				struct fl_display_error *e);
+
+/**
+ * fl_display_blank() - put an interface in DPMS @state (ADF_BLANK)
+ *
+ * A state other than ON first flushes the device's queue: what is ready
+ * flips, what still waits for its fences is dropped.
+ * Return: 0; -EINVAL (a state above OFF, not an interface handle);
+ * -EBUSY (in that state already); -EOPNOTSUPP (the driver cannot blank).
+ */
+FL_EXPORT int fl_display_blank(struct fl_display_handle *intf, uint32_t state,
+			       struct fl_display_error *e);
+
+/**
+ * fl_display_set_mode() - switch an interface to @mode (ADF_SET_MODE),
+ * after flushing the queue as fl_display_blank() does
+ * Return: 0; -EINVAL (not an interface handle); -EOPNOTSUPP; the driver's
+ * refusal.
+ */
+FL_EXPORT int fl_display_set_mode(struct fl_display_handle *intf,
+				  const struct fl_display_mode *mode, struct fl_display_error *e);
+
+/**
+ * fl_display_set_event() - subscribe @h to events of @type, or stop
+ * (ADF_SET_EVENT)
+ * @enabled: 1 or 0
+ * Return: 0; -EOPNOTSUPP (the object has no events); -EINVAL (not a type
+ * it has, FL_DISPLAY_EVENT_TYPE_MAX included); -EALREADY (on or off already).
+ */
+FL_EXPORT int fl_display_set_event(struct fl_display_handle *h, uint32_t type, int enabled,
+				   struct fl_display_error *e);
+
+/**
+ * fl_display_read_event() - read @h's next event, waiting for one
+ * @ret_event: a malloc()ed event of its ->length bytes, the caller's (free())
+ *
+ * As libadf's adf_read_event(): the header, then the rest.
+ * Return: 0; -EIO (a short read or a length below the header's); read()'s
+ * errors (-EAGAIN when the fd was made non-blocking and nothing is there).
+ */
+FL_EXPORT int fl_display_read_event(struct fl_display_handle *h,
+				    struct fl_display_event **ret_event);
+
+/**
+ * fl_display_simple_buffer_alloc() - a buffer of @w × @h in RGB @format
+ * that interface @intf can scan out (ADF_SIMPLE_BUFFER_ALLOC)
+ * @ret_fd: its memory (mmap() it: @ret_pitch × @h bytes at @ret_offset),
+ *	the caller's
+ * Return: 0; -EINVAL (a format not in ADF's RGB list, a size of 0 or
+ * above 65535, not an interface handle); -EOPNOTSUPP.
+ */
+FL_EXPORT int fl_display_simple_buffer_alloc(struct fl_display_handle *intf, uint32_t w, uint32_t h,
+					     uint32_t format, int *ret_fd, uint32_t *ret_offset,
+					     uint32_t *ret_pitch, struct fl_display_error *e);
+
+/**
+ * struct fl_display_post - one whole frame for a device
+ * @intfs, @n_intfs: the interfaces it is for (up to FL_DISPLAY_MAX_INTERFACES)
+ * @bufs, @n_bufs: its buffers (up to FL_DISPLAY_MAX_BUFFERS)
+ * @custom, @custom_size: driver data (up to FL_DISPLAY_MAX_CUSTOM_DATA bytes)
+ * @flags: FL_DISPLAY_POST_*
+ * @fence_type: FL_DISPLAY_FENCE_*
+ */
+struct fl_display_post {
+	const uint32_t *intfs;
+	size_t n_intfs;
+	const struct fl_display_buffer *bufs;
+	size_t n_bufs;
+	const void *custom;
+	size_t custom_size;
+	uint32_t flags;
+	uint32_t fence_type;
+};
+
+/**
+ * fl_display_post() - post a frame (ADF_POST_CONFIG_V2)
+ * @ret_fence: the fence of @post->fence_type, a fenceline fence fd (the
+ *	caller's), or -1 for FL_DISPLAY_FENCE_NONE and TEST_ONLY; may be NULL
+ *	(a fence is then closed)
+ *
+ * Every check happens before this returns, and a refusal changes nothing:
+ * counts, interface and engine ids, formats, each plane's pitch and size
+ * (ADF's generic check), the driver's own. Then the post is queued and
+ * flips at the first vsync after its acquire fences signalled; a fence
+ * that fails, or has not signalled after the service's fence timeout, keeps
+ * it off the screen. With FL_DISPLAY_POST_TEST_ONLY it is only checked.
+ * Return: 0; -EINVAL (a count, a format, a buffer that does not fit its
+ * memory, an acquire fence that is no fence...), -ENOENT (an unknown
+ * overlay engine), the driver's errors; @e names the buffer, plane and rule.
+ */
+FL_EXPORT int fl_display_post(struct fl_display_handle *dev, const struct fl_display_post *post,
+			      int *ret_fence, struct fl_display_error *e);
+
+/**
+ * fl_display_simple_post() - post the one buffer @buf on interface @intf
+ * with the driver's description of it (ADF_SIMPLE_POST_CONFIG_V2)
+ * Return: as fl_display_post().
+ */
+FL_EXPORT int fl_display_simple_post(struct fl_display_handle *intf,
+				     const struct fl_display_buffer *buf, uint32_t fence_type,
+				     int *ret_fence, struct fl_display_error *e);
+
+/**
+ * fl_display_set_connected() - plug or unplug an interface of a driver
+ * that can simulate it (the virtual one); the HOTPLUG event follows
+ * Return: 0; -EALREADY; -EOPNOTSUPP; -EINVAL (not an interface handle).
+ */
+FL_EXPORT int fl_display_set_connected(struct fl_display_handle *intf, int connected,
+				       struct fl_display_error *e);
+
+/**
+ * fl_display_device_get_stats() - the device's queue and its counters
+ * Return: 0, -EINVAL (not a device handle).
+ */
+FL_EXPORT int fl_display_device_get_stats(struct fl_display_handle *dev,
+					  struct fl_display_stats *ret, struct fl_display_error *e);
+
 FL_END_DECLS
 
 #endif /* FENCELINE_DISPLAY_H */

@@ -246,8 +246,12 @@ static void flip(struct ddev *d)
 	d->st.flipped++;
 	d->st.on_screen_buffers = p->n_bufs;
 	/* Posts dropped before this one reach both their points now: they will never show. */
-	advance(d->tl_present, &d->present_at, p->seq);
+	/*
+	 * Release first: whoever sees N + 1 present finds N released (libadf's
+	 * simple_buffer_v2 test waits on the one and checks the other).
+	 */
 	advance(d->tl_release, &d->release_at, p->seq - 1);
+	advance(d->tl_present, &d->present_at, p->seq);
 	if (prev)
 		post_free(prev);
 }

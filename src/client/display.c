@@ -1,0 +1,917 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The native display API (<fenceline/display.h>): the library's side of
+ * fl-displayd. One connection per process, made on first use (starting the
+ * service as fencelined is started), one request at a time under a lock:
+ * a display client asks rarely (a post per frame) and its replies are
+ * immediate, so serialising costs nothing worth a second connection.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <fenceline/display.h>
+
+#include "display.h"
+#include "transport.h"
+#include "util.h"
+
+#define START_WAIT_MS 5000
+/* A reply that does not come in this long means the service is stuck: give up on it. */
+#define REPLY_TIMEOUT_S 10
+
+extern char **environ;
+
+struct fl_display_handle {
+	uint32_t kind, device, id, handle;
+	uint64_t gen; /* the connection it was opened on */
+	int fd;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	int fd;
+	pid_t pid; /* who connected: a forked child connects anew */
+	uint64_t gen;
+	uint32_t seq;
+} dc = { PTHREAD_MUTEX_INITIALIZER, -1, 0, 0, 0 };
+
+static void set_error(struct fl_display_error *e, int err, const char *msg)
+{
+	if (!e || err >= 0)
+		return;
+	e->err = err;
+	snprintf(e->msg, sizeof(e->msg), "%s", msg && msg[0] ? msg : strerror(-err));
+}
+
+static const char *displayd_binary(void)
+{
+	const char *env = getenv("FENCELINE_DISPLAYD");
+
+	if (env && env[0])
+		return env;
+	if (access(FL_DISPLAYD_PATH, X_OK) == 0)
+		return FL_DISPLAYD_PATH;
+	return FL_DISPLAYD_BUILD_PATH;
+}
+
+/* As the library starts fencelined: the service detaches once it listens. */
+static int spawn_service(const char *path)
+{
+	char *argv[] = { (char *)displayd_binary(), (char *)"--socket", (char *)path, NULL };
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t none, all;
+	pid_t pid;
+	int r, status;
+
+	sigemptyset(&none);
+	sigfillset(&all);
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setsigdefault(&attr, &all);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
+						POSIX_SPAWN_SETSID);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	if (!getenv("FENCELINE_DAEMON_STDERR"))
+		posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	r = posix_spawn(&pid, argv[0], &fa, &attr, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	if (r != 0) {
+		fprintf(stderr, "fenceline: cannot start the display service %s: %s\n", argv[0],
+			strerror(r));
+		return -ECONNREFUSED;
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return 0;
+}
+
+static int try_connect(const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct timeval tv = { REPLY_TIMEOUT_S, 0 };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		int r = -errno;
+
+		close(fd);
+		return r;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
+static void drop_locked(void)
+{
+	if (dc.fd >= 0)
+		close(dc.fd);
+	dc.fd = -1;
+	dc.gen++;
+}
+
+static int roundtrip_locked(uint32_t op, const void *body, size_t len, const int *fds,
+			    unsigned int nfds, void *reply, size_t cap, int *rfds,
+			    unsigned int max_rfds, unsigned int *ret_nrfds);
+
+static int connect_locked(void)
+{
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	uint64_t deadline;
+	struct fl_dmsg_hello h = { FL_DPROTO_VERSION, 0 };
+	struct {
+		struct fl_msg_hdr hdr;
+		struct fl_dmsg_hello_reply r;
+	} rep;
+	bool spawned = false;
+	int fd, r;
+
+	if (dc.fd >= 0 && dc.pid == getpid())
+		return 0;
+	if (dc.fd >= 0) {
+		/* The parent's connection: not ours to use, not ours to close either. */
+		dc.fd = -1;
+		dc.gen++;
+	}
+	r = fl__display_socket_path(path, sizeof(path));
+	if (r < 0)
+		return r;
+	deadline = fl__now_ns() + START_WAIT_MS * 1000000ull;
+	for (;;) {
+		struct timespec ts = { 0, 5000000L };
+
+		fd = try_connect(path);
+		if (fd >= 0)
+			break;
+		if (fd != -ENOENT && fd != -ECONNREFUSED)
+			return fd;
+		if (!spawned) {
+			r = spawn_service(path);
+			if (r < 0)
+				return r;
+			spawned = true;
+		}
+		if (fl__now_ns() > deadline)
+			return -ECONNREFUSED;
+		nanosleep(&ts, NULL);
+	}
+	dc.fd = fd;
+	dc.pid = getpid();
+	dc.gen++;
+	r = roundtrip_locked(FL_DOP_HELLO, &h, sizeof(h), NULL, 0, &rep, sizeof(rep), NULL, 0,
+			     NULL);
+	if (r < 0) {
+		drop_locked();
+		return r;
+	}
+	if ((size_t)r < sizeof(rep) || rep.r.r.status < 0) {
+		drop_locked();
+		return (size_t)r < sizeof(rep) ? -EPROTO : rep.r.r.status;
+	}
+	return 0;
+}
+
+/*
+ * Send one request and read its reply into @reply (header included).
+ * Return: the reply's length, or a connection error (the connection is dropped then).
+ */
+static int roundtrip_locked(uint32_t op, const void *body, size_t len, const int *fds,
+			    unsigned int nfds, void *reply, size_t cap, int *rfds,
+			    unsigned int max_rfds, unsigned int *ret_nrfds)
+{
+	struct fl_msg_hdr h = { op, 0, ++dc.seq, (uint32_t)len };
+	struct fl_msg_hdr got;
+	unsigned int n = 0;
+	ssize_t s;
+	int r;
+
+	s = fl__proto_send(dc.fd, &h, sizeof(h), body, len, fds, nfds, 0);
+	if (s < 0) {
+		drop_locked();
+		return s == -EPIPE ? -ECONNRESET : (int)s;
+	}
+	r = fl__proto_recv_reply(dc.fd, reply, cap, rfds, max_rfds, max_rfds, &n, NULL);
+	if (r < 0) {
+		drop_locked();
+		return r == -ETIMEDOUT ? -ECONNRESET : r;
+	}
+	memcpy(&got, reply, sizeof(got));
+	if ((size_t)r < sizeof(got) + sizeof(struct fl_msg_reply) || got.op != (op | FL_OP_REPLY) ||
+	    got.seq != h.seq) {
+		for (unsigned int i = 0; i < n; i++)
+			close(rfds[i]);
+		drop_locked();
+		return -EPROTO;
+	}
+	if (ret_nrfds)
+		*ret_nrfds = n;
+	else
+		for (unsigned int i = 0; i < n; i++)
+			close(rfds[i]);
+	return r;
+}
+
+/*
+ * One request on behalf of handle @h (NULL: none). @reply gets the reply
+ * (header included) of at most @cap bytes; its status is the return
+ * value, its message in @e.
+ */
+static int request(const struct fl_display_handle *h, uint32_t op, const void *body, size_t len,
+		   const int *fds, unsigned int nfds, void *reply, size_t cap, int *rfds,
+		   unsigned int max_rfds, unsigned int *ret_nrfds, struct fl_display_error *e)
+{
+	struct fl_msg_reply st;
+	int r;
+
+	if (ret_nrfds)
+		*ret_nrfds = 0;
+	pthread_mutex_lock(&dc.lock);
+	r = connect_locked();
+	if (r == 0 && h && h->gen != dc.gen)
+		r = -ECONNRESET;
+	if (r == 0)
+		r = roundtrip_locked(op, body, len, fds, nfds, reply, cap, rfds, max_rfds,
+				     ret_nrfds);
+	pthread_mutex_unlock(&dc.lock);
+	if (r < 0) {
+		set_error(e, r, NULL);
+		return r;
+	}
+	memcpy(&st, (char *)reply + sizeof(struct fl_msg_hdr), sizeof(st));
+	if (st.status < 0) {
+		char *msg = (char *)reply + sizeof(struct fl_msg_hdr) + sizeof(st);
+		size_t n = (size_t)r - sizeof(struct fl_msg_hdr) - sizeof(st);
+
+		if (n)
+			msg[n - 1] = '\0';
+		set_error(e, st.status, n ? msg : NULL);
+		if (ret_nrfds) {
+			for (unsigned int i = 0; i < *ret_nrfds; i++)
+				close(rfds[i]);
+			*ret_nrfds = 0;
+		}
+		return st.status;
+	}
+	return r;
+}
+
+/* A status-only request. */
+static int simple(const struct fl_display_handle *h, uint32_t op, const void *body, size_t len,
+		  struct fl_display_error *e)
+{
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_reply r;
+		char msg[FL_DISPLAY_ERROR_MAX];
+	} rep;
+	int r = request(h, op, body, len, NULL, 0, &rep, sizeof(rep), NULL, 0, NULL, e);
+
+	return r < 0 ? r : 0;
+}
+
+FL_EXPORT void fl_display_disconnect(void)
+{
+	pthread_mutex_lock(&dc.lock);
+	if (dc.pid == getpid())
+		drop_locked();
+	pthread_mutex_unlock(&dc.lock);
+}
+
+FL_EXPORT int fl_display_devices(uint32_t **ret_ids)
+{
+	static uint8_t rep[FL_DPROTO_MAX_REPLY];
+	struct fl_dmsg_devices_reply d;
+	uint32_t *ids = NULL;
+	int r;
+
+	if (!ret_ids)
+		return -EINVAL;
+	*ret_ids = NULL;
+	pthread_mutex_lock(&dc.lock);
+	r = connect_locked();
+	if (r == 0)
+		r = roundtrip_locked(FL_DOP_DEVICES, NULL, 0, NULL, 0, rep, sizeof(rep), NULL, 0,
+				     NULL);
+	if (r >= 0) {
+		memcpy(&d, rep + sizeof(struct fl_msg_hdr), sizeof(d));
+		if (d.r.status < 0)
+			r = d.r.status;
+		else if ((size_t)r != sizeof(struct fl_msg_hdr) + sizeof(d) + d.count * 4u)
+			r = -EPROTO;
+		else if (d.count && !(ids = malloc(d.count * sizeof(*ids))))
+			r = -ENOMEM;
+		else
+			memcpy(ids, rep + sizeof(struct fl_msg_hdr) + sizeof(d), d.count * 4u);
+	}
+	pthread_mutex_unlock(&dc.lock);
+	if (r < 0)
+		return r;
+	*ret_ids = ids;
+	return (int)d.count;
+}
+
+static int open_handle(uint32_t kind, uint32_t device, uint32_t id, struct fl_display_handle **ret)
+{
+	struct fl_dmsg_open o = { kind, device, id, 0 };
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_dmsg_open_reply r;
+		char msg[FL_DISPLAY_ERROR_MAX];
+	} rep;
+	struct fl_display_handle *h;
+	unsigned int n;
+	int fd, r;
+
+	if (!ret)
+		return -EINVAL;
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	r = request(NULL, FL_DOP_OPEN, &o, sizeof(o), NULL, 0, &rep, sizeof(rep), &fd, 1, &n, NULL);
+	if (r >= 0 && n != 1) {
+		r = -EPROTO;
+	} else if (r >= 0) {
+		pthread_mutex_lock(&dc.lock);
+		h->gen = dc.gen;
+		pthread_mutex_unlock(&dc.lock);
+	}
+	if (r < 0) {
+		free(h);
+		return r;
+	}
+	*h = (struct fl_display_handle){ kind, device, id, rep.r.handle, h->gen, fd };
+	*ret = h;
+	return 0;
+}
+
+FL_EXPORT int fl_display_device_open(uint32_t id, struct fl_display_handle **ret)
+{
+	return open_handle(FL_DISPLAY_OBJ_DEVICE, id, 0, ret);
+}
+
+FL_EXPORT int fl_display_interface_open(struct fl_display_handle *dev, uint32_t id,
+					struct fl_display_handle **ret)
+{
+	if (!dev || dev->kind != FL_DISPLAY_OBJ_DEVICE)
+		return -EINVAL;
+	return open_handle(FL_DISPLAY_OBJ_INTERFACE, dev->device, id, ret);
+}
+
+FL_EXPORT int fl_display_engine_open(struct fl_display_handle *dev, uint32_t id,
+				     struct fl_display_handle **ret)
+{
+	if (!dev || dev->kind != FL_DISPLAY_OBJ_DEVICE)
+		return -EINVAL;
+	return open_handle(FL_DISPLAY_OBJ_ENGINE, dev->device, id, ret);
+}
+
+FL_EXPORT void fl_display_close(struct fl_display_handle *h)
+{
+	struct fl_dmsg_handle b;
+
+	if (!h)
+		return;
+	b = (struct fl_dmsg_handle){ h->handle, 0 };
+	/* On a connection that is gone, the service forgot the handle with it. */
+	(void)simple(h, FL_DOP_CLOSE, &b, sizeof(b), NULL);
+	close(h->fd);
+	free(h);
+}
+
+FL_EXPORT int fl_display_get_fd(const struct fl_display_handle *h)
+{
+	return h ? h->fd : -EINVAL;
+}
+
+/* ADF's rules for one array of a two-call query: a capacity over @max, or with no array, is -EINVAL. */
+static bool room_ok(const void *array, size_t cap, size_t max)
+{
+	return cap <= max && (!cap || array);
+}
+
+/* Copies the smaller of @cap and @n elements from @src and sets the count to @n. */
+static void copy_out(void *dst, size_t *cap_inout, const uint8_t *src, size_t n, size_t elem)
+{
+	size_t k = *cap_inout < n ? *cap_inout : n;
+
+	if (k)
+		memcpy(dst, src, k * elem);
+	*cap_inout = n;
+}
+
+static int room_fail(struct fl_display_error *e, const char *what, size_t max)
+{
+	char msg[128];
+
+	snprintf(msg, sizeof(msg), "room for %s above %zu, or with no array", what, max);
+	set_error(e, -EINVAL, msg);
+	return -EINVAL;
+}
+
+FL_EXPORT int fl_display_device_get_data(struct fl_display_handle *dev,
+					 struct fl_display_device_data *data,
+					 struct fl_display_error *e)
+{
+	uint8_t *rep;
+	struct fl_dmsg_handle b;
+	struct fl_dmsg_device_data_reply d;
+	const uint8_t *p;
+	int r;
+
+	if (!dev || !data)
+		return -EINVAL;
+	if (!room_ok(data->attachments, data->n_attachments, FL_DISPLAY_MAX_ATTACHMENTS))
+		return room_fail(e, "attachments", FL_DISPLAY_MAX_ATTACHMENTS);
+	if (!room_ok(data->allowed, data->n_allowed, FL_DISPLAY_MAX_ATTACHMENTS))
+		return room_fail(e, "allowed attachments", FL_DISPLAY_MAX_ATTACHMENTS);
+	if (!room_ok(data->custom_data, data->custom_data_size, FL_DISPLAY_MAX_CUSTOM_DATA))
+		return room_fail(e, "custom data", FL_DISPLAY_MAX_CUSTOM_DATA);
+	b = (struct fl_dmsg_handle){ dev->handle, 0 };
+	rep = malloc(FL_DPROTO_MAX_REPLY);
+	if (!rep)
+		return -ENOMEM;
+	r = request(dev, FL_DOP_DEVICE_DATA, &b, sizeof(b), NULL, 0, rep, FL_DPROTO_MAX_REPLY, NULL,
+		    0, NULL, e);
+	if (r < 0)
+		goto out;
+	memcpy(&d, rep + sizeof(struct fl_msg_hdr), sizeof(d));
+	if (d.n_attachments > FL_DISPLAY_MAX_ATTACHMENTS ||
+	    d.n_allowed > FL_DISPLAY_MAX_ATTACHMENTS ||
+	    d.custom_size > FL_DISPLAY_MAX_CUSTOM_DATA ||
+	    (size_t)r !=
+		    sizeof(struct fl_msg_hdr) + sizeof(d) +
+			    (d.n_attachments + d.n_allowed) * sizeof(struct fl_display_attachment) +
+			    d.custom_size) {
+		r = -EPROTO;
+		goto out;
+	}
+	memcpy(data->name, d.name, sizeof(data->name));
+	data->name[sizeof(data->name) - 1] = '\0';
+	p = rep + sizeof(struct fl_msg_hdr) + sizeof(d);
+	copy_out(data->attachments, &data->n_attachments, p, d.n_attachments,
+		 sizeof(struct fl_display_attachment));
+	p += d.n_attachments * sizeof(struct fl_display_attachment);
+	copy_out(data->allowed, &data->n_allowed, p, d.n_allowed,
+		 sizeof(struct fl_display_attachment));
+	p += d.n_allowed * sizeof(struct fl_display_attachment);
+	copy_out(data->custom_data, &data->custom_data_size, p, d.custom_size, 1);
+	r = 0;
+out:
+	free(rep);
+	return r;
+}
+
+FL_EXPORT int fl_display_interface_get_data(struct fl_display_handle *intf,
+					    struct fl_display_interface_data *data,
+					    struct fl_display_error *e)
+{
+	uint8_t *rep;
+	struct fl_dmsg_handle b;
+	struct fl_dmsg_interface_data_reply d;
+	const uint8_t *p;
+	int r;
+
+	if (!intf || !data)
+		return -EINVAL;
+	if (!room_ok(data->modes, data->n_modes, FL_DISPLAY_MAX_MODES))
+		return room_fail(e, "modes", FL_DISPLAY_MAX_MODES);
+	if (!room_ok(data->custom_data, data->custom_data_size, FL_DISPLAY_MAX_CUSTOM_DATA))
+		return room_fail(e, "custom data", FL_DISPLAY_MAX_CUSTOM_DATA);
+	b = (struct fl_dmsg_handle){ intf->handle, 0 };
+	rep = malloc(FL_DPROTO_MAX_REPLY);
+	if (!rep)
+		return -ENOMEM;
+	r = request(intf, FL_DOP_INTERFACE_DATA, &b, sizeof(b), NULL, 0, rep, FL_DPROTO_MAX_REPLY,
+		    NULL, 0, NULL, e);
+	if (r < 0)
+		goto out;
+	memcpy(&d, rep + sizeof(struct fl_msg_hdr), sizeof(d));
+	if (d.n_modes > FL_DISPLAY_MAX_MODES || d.custom_size > FL_DISPLAY_MAX_CUSTOM_DATA ||
+	    (size_t)r != sizeof(struct fl_msg_hdr) + sizeof(d) +
+				 d.n_modes * sizeof(struct fl_display_mode) + d.custom_size) {
+		r = -EPROTO;
+		goto out;
+	}
+	memcpy(data->name, d.name, sizeof(data->name));
+	data->name[sizeof(data->name) - 1] = '\0';
+	data->type = d.type;
+	data->id = d.id;
+	data->flags = d.flags;
+	data->dpms_state = d.dpms_state;
+	data->hotplug_detect = d.hotplug_detect;
+	data->width_mm = d.width_mm;
+	data->height_mm = d.height_mm;
+	data->current_mode = d.current_mode;
+	p = rep + sizeof(struct fl_msg_hdr) + sizeof(d);
+	copy_out(data->modes, &data->n_modes, p, d.n_modes, sizeof(struct fl_display_mode));
+	p += d.n_modes * sizeof(struct fl_display_mode);
+	copy_out(data->custom_data, &data->custom_data_size, p, d.custom_size, 1);
+	r = 0;
+out:
+	free(rep);
+	return r;
+}
+
+FL_EXPORT int fl_display_engine_get_data(struct fl_display_handle *eng,
+					 struct fl_display_engine_data *data,
+					 struct fl_display_error *e)
+{
+	uint8_t *rep;
+	struct fl_dmsg_handle b;
+	struct fl_dmsg_engine_data_reply d;
+	const uint8_t *p;
+	int r;
+
+	if (!eng || !data)
+		return -EINVAL;
+	if (!room_ok(data->formats, data->n_formats, FL_DISPLAY_MAX_FORMATS))
+		return room_fail(e, "formats", FL_DISPLAY_MAX_FORMATS);
+	if (!room_ok(data->custom_data, data->custom_data_size, FL_DISPLAY_MAX_CUSTOM_DATA))
+		return room_fail(e, "custom data", FL_DISPLAY_MAX_CUSTOM_DATA);
+	b = (struct fl_dmsg_handle){ eng->handle, 0 };
+	rep = malloc(FL_DPROTO_MAX_REPLY);
+	if (!rep)
+		return -ENOMEM;
+	r = request(eng, FL_DOP_ENGINE_DATA, &b, sizeof(b), NULL, 0, rep, FL_DPROTO_MAX_REPLY, NULL,
+		    0, NULL, e);
+	if (r < 0)
+		goto out;
+	memcpy(&d, rep + sizeof(struct fl_msg_hdr), sizeof(d));
+	if (d.n_formats > FL_DISPLAY_MAX_FORMATS || d.custom_size > FL_DISPLAY_MAX_CUSTOM_DATA ||
+	    (size_t)r != sizeof(struct fl_msg_hdr) + sizeof(d) + d.n_formats * 4u + d.custom_size) {
+		r = -EPROTO;
+		goto out;
+	}
+	memcpy(data->name, d.name, sizeof(data->name));
+	data->name[sizeof(data->name) - 1] = '\0';
+	p = rep + sizeof(struct fl_msg_hdr) + sizeof(d);
+	copy_out(data->formats, &data->n_formats, p, d.n_formats, 4);
+	p += d.n_formats * 4u;
+	copy_out(data->custom_data, &data->custom_data_size, p, d.custom_size, 1);
+	r = 0;
+out:
+	free(rep);
+	return r;
+}
+
+static int attach_op(struct fl_display_handle *dev, uint32_t op, uint32_t eng, uint32_t intf,
+		     struct fl_display_error *e)
+{
+	struct fl_dmsg_attach a;
+
+	if (!dev)
+		return -EINVAL;
+	a = (struct fl_dmsg_attach){ dev->handle, eng, intf, 0 };
+	return simple(dev, op, &a, sizeof(a), e);
+}
+
+FL_EXPORT int fl_display_attach(struct fl_display_handle *dev, uint32_t eng, uint32_t intf,
+				struct fl_display_error *e)
+{
+	return attach_op(dev, FL_DOP_ATTACH, eng, intf, e);
+}
+
+FL_EXPORT int fl_display_detach(struct fl_display_handle *dev, uint32_t eng, uint32_t intf,
+				struct fl_display_error *e)
+{
+	return attach_op(dev, FL_DOP_DETACH, eng, intf, e);
+}
+
+FL_EXPORT int fl_display_blank(struct fl_display_handle *intf, uint32_t state,
+			       struct fl_display_error *e)
+{
+	struct fl_dmsg_blank b;
+
+	if (!intf)
+		return -EINVAL;
+	b = (struct fl_dmsg_blank){ intf->handle, state };
+	return simple(intf, FL_DOP_BLANK, &b, sizeof(b), e);
+}
+
+FL_EXPORT int fl_display_set_mode(struct fl_display_handle *intf,
+				  const struct fl_display_mode *mode, struct fl_display_error *e)
+{
+	struct fl_dmsg_set_mode b;
+
+	if (!intf || !mode)
+		return -EINVAL;
+	memset(&b, 0, sizeof(b));
+	b.handle = intf->handle;
+	b.mode = *mode;
+	return simple(intf, FL_DOP_SET_MODE, &b, sizeof(b), e);
+}
+
+FL_EXPORT int fl_display_set_event(struct fl_display_handle *h, uint32_t type, int enabled,
+				   struct fl_display_error *e)
+{
+	struct fl_dmsg_set_event b;
+
+	if (!h)
+		return -EINVAL;
+	b = (struct fl_dmsg_set_event){ h->handle, type, enabled ? 1u : 0u, 0 };
+	return simple(h, FL_DOP_SET_EVENT, &b, sizeof(b), e);
+}
+
+/* Read exactly @len bytes, as libadf does: a short read is -EIO. */
+static int read_all(int fd, void *buf, size_t len)
+{
+	ssize_t n;
+
+	do
+		n = read(fd, buf, len);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+FL_EXPORT int fl_display_read_event(struct fl_display_handle *h,
+				    struct fl_display_event **ret_event)
+{
+	struct fl_display_event hdr, *ev;
+	int r;
+
+	if (!h || !ret_event)
+		return -EINVAL;
+	r = read_all(h->fd, &hdr, sizeof(hdr));
+	if (r < 0)
+		return r;
+	if (hdr.length < sizeof(hdr))
+		return -EIO;
+	ev = malloc(hdr.length);
+	if (!ev)
+		return -ENOMEM;
+	memcpy(ev, &hdr, sizeof(hdr));
+	if (hdr.length > sizeof(hdr)) {
+		r = read_all(h->fd, (char *)ev + sizeof(hdr), hdr.length - sizeof(hdr));
+		if (r < 0) {
+			free(ev);
+			return r;
+		}
+	}
+	*ret_event = ev;
+	return 0;
+}
+
+FL_EXPORT int fl_display_simple_buffer_alloc(struct fl_display_handle *intf, uint32_t w, uint32_t h,
+					     uint32_t format, int *ret_fd, uint32_t *ret_offset,
+					     uint32_t *ret_pitch, struct fl_display_error *e)
+{
+	struct fl_dmsg_simple_alloc b;
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_dmsg_simple_alloc_reply r;
+		char msg[FL_DISPLAY_ERROR_MAX];
+	} rep;
+	unsigned int n;
+	int fd, r;
+
+	if (!intf || !ret_fd || !ret_offset || !ret_pitch)
+		return -EINVAL;
+	b = (struct fl_dmsg_simple_alloc){ intf->handle, w, h, format };
+	r = request(intf, FL_DOP_SIMPLE_ALLOC, &b, sizeof(b), NULL, 0, &rep, sizeof(rep), &fd, 1,
+		    &n, e);
+	if (r < 0)
+		return r;
+	if (n != 1)
+		return -EPROTO;
+	*ret_fd = fd;
+	*ret_offset = rep.r.offset;
+	*ret_pitch = rep.r.pitch;
+	return 0;
+}
+
+/* A wire buffer from @b; its fds appended to @fds at *@n. */
+static int wire_buffer(const struct fl_display_buffer *b, struct fl_dmsg_buffer *w, int *fds,
+		       unsigned int *n)
+{
+	if (b->n_planes > FL_DISPLAY_MAX_PLANES)
+		return -EINVAL;
+	memset(w, 0, sizeof(*w));
+	w->engine = b->engine;
+	w->w = b->w;
+	w->h = b->h;
+	w->format = b->format;
+	w->n_planes = b->n_planes;
+	w->flags = b->acquire_fence >= 0 ? FL_DBUF_ACQUIRE : 0;
+	for (uint32_t p = 0; p < FL_DISPLAY_MAX_PLANES; p++) {
+		w->offset[p] = b->offset[p];
+		w->pitch[p] = b->pitch[p];
+	}
+	for (uint32_t p = 0; p < b->n_planes; p++)
+		fds[(*n)++] = b->fd[p];
+	if (b->acquire_fence >= 0)
+		fds[(*n)++] = b->acquire_fence;
+	return 0;
+}
+
+static int post_reply(const struct fl_display_handle *h, uint32_t op, const void *body, size_t len,
+		      const int *fds, unsigned int nfds, int *ret_fence, struct fl_display_error *e)
+{
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_dmsg_post_reply r;
+		char msg[FL_DISPLAY_ERROR_MAX];
+	} rep;
+	unsigned int n;
+	int fence = -1, r;
+
+	r = request(h, op, body, len, fds, nfds, &rep, sizeof(rep), &fence, 1, &n, e);
+	if (r < 0)
+		return r;
+	if ((n == 1) != !!(rep.r.flags & FL_DPOST_R_FENCE)) {
+		if (n)
+			close(fence);
+		return -EPROTO;
+	}
+	if (ret_fence)
+		*ret_fence = n ? fence : -1;
+	else if (n)
+		close(fence);
+	return 0;
+}
+
+FL_EXPORT int fl_display_post(struct fl_display_handle *dev, const struct fl_display_post *post,
+			      int *ret_fence, struct fl_display_error *e)
+{
+	static uint8_t body[FL_DPROTO_MAX_REQUEST];
+	int fds[FL_DPROTO_POST_MAX_FDS];
+	struct fl_dmsg_post pm;
+	unsigned int n = 0, sent = 0;
+	size_t at;
+	int r;
+
+	if (ret_fence)
+		*ret_fence = -1;
+	if (!dev || !post || (post->n_intfs && !post->intfs) || (post->n_bufs && !post->bufs) ||
+	    (post->custom_size && !post->custom))
+		return -EINVAL;
+	/* ADF's bounds, checked here too: the body must fit one message. */
+	if (post->n_intfs > FL_DISPLAY_MAX_INTERFACES || post->n_bufs > FL_DISPLAY_MAX_BUFFERS ||
+	    post->custom_size > FL_DISPLAY_MAX_CUSTOM_DATA) {
+		set_error(e, -EINVAL, "more interfaces, buffers or custom data than ADF allows");
+		return -EINVAL;
+	}
+	pm = (struct fl_dmsg_post){ dev->handle,
+				    post->flags,
+				    post->fence_type,
+				    (uint32_t)post->n_intfs,
+				    (uint32_t)post->n_bufs,
+				    (uint32_t)post->custom_size };
+	pthread_mutex_lock(&dc.lock); /* body is static, and POST_FDS and POST go together */
+	memcpy(body, &pm, sizeof(pm));
+	at = sizeof(pm);
+	if (post->n_intfs)
+		memcpy(body + at, post->intfs, post->n_intfs * 4);
+	at += post->n_intfs * 4;
+	for (size_t i = 0; i < post->n_bufs; i++) {
+		struct fl_dmsg_buffer w;
+
+		if (wire_buffer(&post->bufs[i], &w, fds, &n) < 0) {
+			pthread_mutex_unlock(&dc.lock);
+			set_error(e, -EINVAL, "a buffer with more than 4 planes");
+			return -EINVAL;
+		}
+		memcpy(body + at, &w, sizeof(w));
+		at += sizeof(w);
+	}
+	if (post->custom_size)
+		memcpy(body + at, post->custom, post->custom_size);
+	at += post->custom_size;
+	r = connect_locked();
+	if (r == 0 && dev->gen != dc.gen)
+		r = -ECONNRESET;
+	/* The fds past one message's share go ahead, one-way. */
+	while (r == 0 && n - sent > FL_DPROTO_MAX_FDS) {
+		struct fl_msg_hdr h = { FL_DOP_POST_FDS, 0, ++dc.seq, 0 };
+		ssize_t s = fl__proto_send(dc.fd, &h, sizeof(h), NULL, 0, fds + sent,
+					   FL_DPROTO_MAX_FDS, 0);
+
+		if (s < 0) {
+			drop_locked();
+			r = s == -EPIPE ? -ECONNRESET : (int)s;
+		}
+		sent += FL_DPROTO_MAX_FDS;
+	}
+	if (r < 0) {
+		pthread_mutex_unlock(&dc.lock);
+		set_error(e, r, NULL);
+		return r;
+	}
+	/* request() takes the lock again: a recursive use would deadlock, so unlock around it. */
+	r = 0;
+	{
+		struct {
+			struct fl_msg_hdr h;
+			struct fl_dmsg_post_reply r;
+			char msg[FL_DISPLAY_ERROR_MAX];
+		} rep;
+		struct fl_msg_reply st;
+		unsigned int got = 0;
+		int fence = -1;
+
+		r = roundtrip_locked(FL_DOP_POST, body, at, fds + sent, n - sent, &rep, sizeof(rep),
+				     &fence, 1, &got);
+		pthread_mutex_unlock(&dc.lock);
+		if (r < 0) {
+			set_error(e, r, NULL);
+			return r;
+		}
+		memcpy(&st, &rep.r.r, sizeof(st));
+		if (st.status < 0) {
+			size_t m = (size_t)r - sizeof(rep.h) - sizeof(st);
+			char *msg = (char *)&rep + sizeof(rep.h) + sizeof(st);
+
+			if (m)
+				msg[m - 1] = '\0';
+			if (got)
+				close(fence);
+			set_error(e, st.status, m ? msg : NULL);
+			return st.status;
+		}
+		if ((got == 1) != !!(rep.r.flags & FL_DPOST_R_FENCE)) {
+			if (got)
+				close(fence);
+			return -EPROTO;
+		}
+		if (ret_fence)
+			*ret_fence = got ? fence : -1;
+		else if (got)
+			close(fence);
+	}
+	return 0;
+}
+
+FL_EXPORT int fl_display_simple_post(struct fl_display_handle *intf,
+				     const struct fl_display_buffer *buf, uint32_t fence_type,
+				     int *ret_fence, struct fl_display_error *e)
+{
+	struct fl_dmsg_simple_post b;
+	int fds[FL_DISPLAY_MAX_PLANES + 1];
+	unsigned int n = 0;
+
+	if (ret_fence)
+		*ret_fence = -1;
+	if (!intf || !buf)
+		return -EINVAL;
+	memset(&b, 0, sizeof(b));
+	b.handle = intf->handle;
+	b.fence_type = fence_type;
+	if (wire_buffer(buf, &b.buf, fds, &n) < 0) {
+		set_error(e, -EINVAL, "a buffer with more than 4 planes");
+		return -EINVAL;
+	}
+	return post_reply(intf, FL_DOP_SIMPLE_POST, &b, sizeof(b), fds, n, ret_fence, e);
+}
+
+FL_EXPORT int fl_display_set_connected(struct fl_display_handle *intf, int connected,
+				       struct fl_display_error *e)
+{
+	struct fl_dmsg_set_connected b;
+
+	if (!intf)
+		return -EINVAL;
+	b = (struct fl_dmsg_set_connected){ intf->handle, connected ? 1u : 0u };
+	return simple(intf, FL_DOP_SET_CONNECTED, &b, sizeof(b), e);
+}
+
+FL_EXPORT int fl_display_device_get_stats(struct fl_display_handle *dev,
+					  struct fl_display_stats *ret, struct fl_display_error *e)
+{
+	struct fl_dmsg_handle b;
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_dmsg_stats_reply r;
+		char msg[FL_DISPLAY_ERROR_MAX];
+	} rep;
+	int r;
+
+	if (!dev || !ret)
+		return -EINVAL;
+	b = (struct fl_dmsg_handle){ dev->handle, 0 };
+	r = request(dev, FL_DOP_STATS, &b, sizeof(b), NULL, 0, &rep, sizeof(rep), NULL, 0, NULL, e);
+	if (r < 0)
+		return r;
+	if ((size_t)r != sizeof(rep.h) + sizeof(rep.r))
+		return -EPROTO;
+	*ret = rep.r.stats;
+	return 0;
+}

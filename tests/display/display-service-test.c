@@ -1,0 +1,589 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The display service through the native API (docs/display.md, "The
+ * service"): fl-displayd started on first use in the test's private runtime
+ * directory, with the built-in phone device, a client of the test's
+ * fencelined. libadf's test assertions (spec adf-ion.md §1.16), the fence
+ * order of posts, vsync pacing, hotplug, TEST_ONLY, a client that dies and
+ * a hostile one.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fenceline/display.h>
+#include <fenceline/fenceline.h>
+#include <fenceline/shared.h>
+
+#include "runner.h"
+
+#define XR24 FL_FOURCC('X', 'R', '2', '4')
+
+/* Device 0 opened, its primary interface and an engine scanning XR24 out on it. */
+struct disp {
+	struct fl_display_handle *dev, *intf, *eng;
+	uint32_t intf_id, eng_id;
+	struct fl_display_mode mode;
+};
+
+static void disp_open(struct disp *d)
+{
+	struct fl_display_device_data dd = { 0 };
+	struct fl_display_attachment allowed[FL_DISPLAY_MAX_ATTACHMENTS];
+	uint32_t *ids = NULL;
+	bool found = false;
+
+	memset(d, 0, sizeof(*d));
+	fl_assert(fl_display_devices(&ids) >= 1);
+	fl_assert_int_eq(ids[0], 0);
+	free(ids);
+	fl_assert_int_eq(fl_display_device_open(0, &d->dev), 0);
+	dd.allowed = allowed;
+	dd.n_allowed = FL_DISPLAY_MAX_ATTACHMENTS;
+	fl_assert_int_eq(fl_display_device_get_data(d->dev, &dd, NULL), 0);
+	/* adf_find_simple_post_configuration(): the primary interface, an allowed XR24 engine. */
+	for (size_t i = 0; i < dd.n_allowed && !found; i++) {
+		struct fl_display_handle *intf, *eng;
+		struct fl_display_interface_data id = { 0 };
+		struct fl_display_engine_data ed = { 0 };
+		uint32_t formats[64];
+
+		fl_assert_int_eq(fl_display_interface_open(d->dev, allowed[i].interface, &intf), 0);
+		fl_assert_int_eq(fl_display_interface_get_data(intf, &id, NULL), 0);
+		fl_assert_int_eq(fl_display_engine_open(d->dev, allowed[i].engine, &eng), 0);
+		ed.formats = formats;
+		ed.n_formats = 64;
+		fl_assert_int_eq(fl_display_engine_get_data(eng, &ed, NULL), 0);
+		for (size_t f = 0; f < ed.n_formats && f < 64; f++)
+			found |= (id.flags & FL_DISPLAY_INTF_PRIMARY) && formats[f] == XR24;
+		if (found) {
+			d->intf = intf;
+			d->eng = eng;
+			d->intf_id = allowed[i].interface;
+			d->eng_id = allowed[i].engine;
+			d->mode = id.current_mode;
+		} else {
+			fl_display_close(intf);
+			fl_display_close(eng);
+		}
+	}
+	fl_assert(found);
+}
+
+static void disp_close(struct disp *d)
+{
+	fl_display_close(d->intf);
+	fl_display_close(d->eng);
+	fl_display_close(d->dev);
+	fl_display_disconnect();
+}
+
+static uint32_t dpms_of(struct fl_display_handle *intf)
+{
+	struct fl_display_interface_data id = { 0 };
+
+	fl_assert_int_eq(fl_display_interface_get_data(intf, &id, NULL), 0);
+	return id.dpms_state;
+}
+
+/* A simple buffer of the mode's size, filled with @px. */
+static int simple_buffer(struct disp *d, uint32_t px, struct fl_display_buffer *b)
+{
+	uint32_t off, pitch, *p;
+	int fd;
+
+	fl_assert_int_eq(fl_display_simple_buffer_alloc(d->intf, d->mode.hdisplay, d->mode.vdisplay,
+							XR24, &fd, &off, &pitch, NULL),
+			 0);
+	p = mmap(NULL, (size_t)pitch * d->mode.vdisplay + off, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 fd, 0);
+	fl_assert(p != MAP_FAILED);
+	for (uint32_t y = 0; y < d->mode.vdisplay; y++)
+		for (uint32_t x = 0; x < d->mode.hdisplay; x++)
+			/* adf_test's checkerboard: four quadrants. */
+			p[(off + (size_t)y * pitch) / 4 + x] =
+				((x < d->mode.hdisplay / 2) ^ (y < d->mode.vdisplay / 2)) ? px
+											  : ~px;
+	munmap(p, (size_t)pitch * d->mode.vdisplay + off);
+	*b = (struct fl_display_buffer){ .engine = d->eng_id,
+					 .w = d->mode.hdisplay,
+					 .h = d->mode.vdisplay,
+					 .format = XR24,
+					 .n_planes = 1,
+					 .fd = { fd },
+					 .offset = { off },
+					 .pitch = { pitch },
+					 .acquire_fence = -1 };
+	return fd;
+}
+
+static void attach_and_light(struct disp *d)
+{
+	int r = fl_display_attach(d->dev, d->eng_id, d->intf_id, NULL);
+
+	fl_assert(r == 0 || r == -EALREADY);
+	if (dpms_of(d->intf) != FL_DISPLAY_DPMS_ON)
+		fl_assert_int_eq(fl_display_blank(d->intf, FL_DISPLAY_DPMS_ON, NULL), 0);
+}
+
+FL_TEST(adf_devices_and_data)
+{
+	struct disp d;
+	struct fl_display_device_data dd = { 0 };
+	struct fl_display_interface_data id = { 0 };
+	struct fl_display_engine_data ed = { 0 };
+	struct fl_display_error e = { 0 };
+
+	disp_open(&d);
+	fl_assert_int_eq(fl_display_device_get_data(d.dev, &dd, NULL), 0);
+	fl_assert(dd.n_attachments < FL_DISPLAY_MAX_ATTACHMENTS);
+	fl_assert(dd.n_allowed >= 1);
+	fl_assert(dd.custom_data_size < FL_DISPLAY_MAX_CUSTOM_DATA);
+	fl_assert_int_eq(fl_display_interface_get_data(d.intf, &id, NULL), 0);
+	fl_assert(id.dpms_state <= FL_DISPLAY_DPMS_OFF);
+	fl_assert_int_eq(id.hotplug_detect, 1);
+	fl_assert(id.n_modes >= 1);
+	fl_assert_int_eq(fl_display_engine_get_data(d.eng, &ed, NULL), 0);
+	fl_assert(ed.n_formats >= 1 && ed.n_formats < FL_DISPLAY_MAX_FORMATS);
+	/* ADF's two-call rule: room above the maximum is -EINVAL, said why. */
+	dd.n_attachments = FL_DISPLAY_MAX_ATTACHMENTS + 1;
+	dd.attachments = calloc(FL_DISPLAY_MAX_ATTACHMENTS + 1, sizeof(*dd.attachments));
+	fl_assert_int_eq(fl_display_device_get_data(d.dev, &dd, &e), -EINVAL);
+	fl_assert(strstr(e.msg, "attachments"));
+	free(dd.attachments);
+	disp_close(&d);
+}
+
+FL_TEST(adf_blank)
+{
+	struct disp d;
+	struct fl_display_error e = { 0 };
+
+	disp_open(&d);
+	fl_assert_int_eq(fl_display_blank(d.intf, 255, &e), -EINVAL);
+	fl_assert(e.msg[0]);
+	fl_assert_int_eq(fl_display_blank(d.eng, FL_DISPLAY_DPMS_OFF, NULL), -EINVAL);
+	/* Interfaces start OFF (ADF's): OFF again is -EBUSY. */
+	fl_assert_int_eq(fl_display_blank(d.intf, FL_DISPLAY_DPMS_OFF, NULL), -EBUSY);
+	fl_assert_int_eq(fl_display_blank(d.intf, FL_DISPLAY_DPMS_ON, NULL), 0);
+	fl_assert_int_eq(fl_display_blank(d.intf, FL_DISPLAY_DPMS_ON, NULL), -EBUSY);
+	fl_assert_int_eq(fl_display_blank(d.intf, FL_DISPLAY_DPMS_OFF, NULL), 0);
+	fl_assert_int_eq(fl_display_blank(d.intf, FL_DISPLAY_DPMS_OFF, NULL), -EBUSY);
+	fl_assert_int_eq(fl_display_blank(d.intf, FL_DISPLAY_DPMS_ON, NULL), 0);
+	fl_assert_int_eq(dpms_of(d.intf), FL_DISPLAY_DPMS_ON);
+	disp_close(&d);
+}
+
+FL_TEST(adf_event)
+{
+	struct disp d;
+	struct fl_display_event *ev;
+	uint64_t ts[2];
+
+	disp_open(&d);
+	attach_and_light(&d);
+	fl_assert_int_eq(fl_display_set_event(d.intf, FL_DISPLAY_EVENT_TYPE_MAX, 1, NULL), -EINVAL);
+	fl_assert_int_eq(fl_display_set_event(d.intf, FL_DISPLAY_EVENT_TYPE_MAX, 0, NULL), -EINVAL);
+	fl_assert_int_eq(fl_display_set_event(d.eng, FL_DISPLAY_EVENT_VSYNC, 1, NULL), -EOPNOTSUPP);
+	fl_assert_int_eq(fl_display_set_event(d.intf, FL_DISPLAY_EVENT_VSYNC, 1, NULL), 0);
+	fl_assert_int_eq(fl_display_set_event(d.intf, FL_DISPLAY_EVENT_VSYNC, 1, NULL), -EALREADY);
+	for (int i = 0; i < 2; i++) {
+		fl_assert_int_eq(fl_display_read_event(d.intf, &ev), 0);
+		fl_assert_int_eq(ev->type, FL_DISPLAY_EVENT_VSYNC);
+		fl_assert_int_eq(ev->length, sizeof(struct fl_display_vsync_event));
+		ts[i] = ((struct fl_display_vsync_event *)ev)->timestamp;
+		free(ev);
+	}
+	fl_assert(ts[1] > ts[0]);
+	fl_assert_int_eq(fl_display_set_event(d.intf, FL_DISPLAY_EVENT_VSYNC, 0, NULL), 0);
+	fl_assert_int_eq(fl_display_set_event(d.intf, FL_DISPLAY_EVENT_VSYNC, 0, NULL), -EALREADY);
+	disp_close(&d);
+}
+
+FL_TEST(adf_attach)
+{
+	struct disp d;
+	struct fl_display_error e = { 0 };
+	int r;
+
+	disp_open(&d);
+	r = fl_display_attach(d.dev, d.eng_id, d.intf_id, NULL);
+	fl_assert(r == 0 || r == -EALREADY);
+	fl_assert_int_eq(fl_display_attach(d.dev, d.eng_id, d.intf_id, &e), -EALREADY);
+	fl_assert(strstr(e.msg, "already"));
+	fl_assert_int_eq(fl_display_detach(d.dev, d.eng_id, d.intf_id, NULL), 0);
+	fl_assert_int_eq(fl_display_detach(d.dev, d.eng_id, d.intf_id, NULL), -EINVAL);
+	fl_assert_int_eq(fl_display_attach(d.dev, d.eng_id, 1024, NULL), -EINVAL);
+	fl_assert_int_eq(fl_display_detach(d.dev, d.eng_id, 1024, NULL), -EINVAL);
+	fl_assert_int_eq(fl_display_attach(d.intf, d.eng_id, d.intf_id, NULL), -EINVAL);
+	disp_close(&d);
+}
+
+FL_TEST(adf_simple_buffer_alloc)
+{
+	struct disp d;
+	uint32_t off, pitch;
+	int fd = -1;
+
+	disp_open(&d);
+	fl_assert_int_eq(fl_display_simple_buffer_alloc(d.intf, d.mode.hdisplay, d.mode.vdisplay,
+							XR24, &fd, &off, &pitch, NULL),
+			 0);
+	fl_assert(pitch >= 4u * d.mode.hdisplay);
+	close(fd);
+	fl_assert_int_eq(fl_display_simple_buffer_alloc(d.intf, d.mode.hdisplay, d.mode.vdisplay,
+							0xDEADBEEF, &fd, &off, &pitch, NULL),
+			 -EINVAL);
+	disp_close(&d);
+}
+
+FL_TEST(adf_simple_buffer_post)
+{
+	struct disp d;
+	struct fl_display_buffer b;
+	int fence = -1, fd;
+
+	disp_open(&d);
+	fd = simple_buffer(&d, 0xff0000ffu, &b);
+	attach_and_light(&d);
+	fl_assert_int_eq(fl_display_simple_post(d.intf, &b, FL_DISPLAY_FENCE_RELEASE, &fence, NULL),
+			 0);
+	fl_assert(fence >= 0);
+	close(fence);
+	close(fd);
+	disp_close(&d);
+}
+
+/* libadf's simple_buffer_v2: RELEASE does not signal alone, PRESENT does, NONE is -1. */
+FL_TEST(post_fence_order_release_present_none)
+{
+	struct disp d;
+	struct fl_display_buffer b[2];
+	int fd[2], f1 = -1, f2 = -1, f3 = 7;
+
+	disp_open(&d);
+	fd[0] = simple_buffer(&d, 0x00ff00ffu, &b[0]);
+	fd[1] = simple_buffer(&d, 0x0000ffffu, &b[1]);
+	attach_and_light(&d);
+	fl_assert_int_eq(fl_display_simple_post(d.intf, &b[0], FL_DISPLAY_FENCE_RELEASE, &f1, NULL),
+			 0);
+	fl_assert(f1 >= 0);
+	/* Post 1's buffers stay on screen until post 2 is: nothing can have released them. */
+	fl_assert_int_eq(fl_fence_fd_get_status(f1), 0);
+	fl_assert_int_eq(fl_display_simple_post(d.intf, &b[1], FL_DISPLAY_FENCE_PRESENT, &f2, NULL),
+			 0);
+	fl_assert(f2 >= 0);
+	fl_assert_int_eq(fl_fence_fd_wait(f2, 10000), 0);
+	/* Post 2 is on screen: post 1 has left it. */
+	fl_assert_int_eq(fl_fence_fd_get_status(f1), 1);
+	fl_assert_int_eq(fl_display_simple_post(d.intf, &b[0], FL_DISPLAY_FENCE_NONE, &f3, NULL),
+			 0);
+	fl_assert_int_eq(f3, -1);
+	close(f1);
+	close(f2);
+	close(fd[0]);
+	close(fd[1]);
+	disp_close(&d);
+}
+
+/* Waits for @n vsync events of @d's interface (subscribed). */
+static void vsyncs(struct disp *d, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct fl_display_event *ev;
+
+		fl_assert_int_eq(fl_display_read_event(d->intf, &ev), 0);
+		free(ev);
+	}
+}
+
+FL_TEST(post_buffers_released_only_when_the_next_post_is_on_screen)
+{
+	struct disp d;
+	struct fl_display_buffer b[2];
+	struct fl_display_stats st;
+	struct fl_display_post p = { 0 };
+	int fd[2], rel1 = -1, pres2 = -1, tl = -1, acq = -1;
+
+	disp_open(&d);
+	fd[0] = simple_buffer(&d, 0x112233ffu, &b[0]);
+	fd[1] = simple_buffer(&d, 0x445566ffu, &b[1]);
+	attach_and_light(&d);
+	fl_assert_int_eq(fl_display_set_event(d.intf, FL_DISPLAY_EVENT_VSYNC, 1, NULL), 0);
+	p.intfs = &d.intf_id;
+	p.n_intfs = 1;
+	p.bufs = &b[0];
+	p.n_bufs = 1;
+	p.fence_type = FL_DISPLAY_FENCE_RELEASE;
+	fl_assert_int_eq(fl_display_post(d.dev, &p, &rel1, NULL), 0);
+	/* Post 2 waits for an acquire fence of ours. */
+	fl_assert_int_eq(fl_timeline_fd_create("acquire", 0, &tl), 0);
+	fl_assert_int_eq(fl_fence_fd_create(tl, 1, "acquire", &acq), 0);
+	b[1].acquire_fence = acq;
+	p.bufs = &b[1];
+	p.fence_type = FL_DISPLAY_FENCE_PRESENT;
+	fl_assert_int_eq(fl_display_post(d.dev, &p, &pres2, NULL), 0);
+	/* Vsyncs come and go; post 2 cannot flip, so post 1 is not released. */
+	vsyncs(&d, 4);
+	fl_assert_int_eq(fl_display_device_get_stats(d.dev, &st, NULL), 0);
+	fl_assert_int_eq(st.queued, 1);
+	fl_assert_int_eq(st.on_screen_buffers, 1);
+	fl_assert_int_eq(fl_fence_fd_get_status(rel1), 0);
+	fl_assert_int_eq(fl_fence_fd_get_status(pres2), 0);
+	fl_assert_int_eq(fl_timeline_fd_inc(tl, 1), 0);
+	fl_assert_int_eq(fl_fence_fd_wait(pres2, 10000), 0);
+	fl_assert_int_eq(fl_fence_fd_get_status(rel1), 1);
+	fl_assert_int_eq(fl_display_device_get_stats(d.dev, &st, NULL), 0);
+	fl_assert_int_eq(st.queued, 0);
+	close(acq);
+	fl_timeline_fd_close(tl);
+	close(rel1);
+	close(pres2);
+	close(fd[0]);
+	close(fd[1]);
+	disp_close(&d);
+}
+
+FL_TEST(post_with_a_failed_acquire_fence_is_not_shown)
+{
+	struct disp d;
+	struct fl_display_buffer b;
+	struct fl_display_stats st0, st;
+	int fd, tl = -1, acq = -1, pres = -1;
+
+	disp_open(&d);
+	fd = simple_buffer(&d, 0x778899ffu, &b);
+	attach_and_light(&d);
+	fl_assert_int_eq(fl_display_device_get_stats(d.dev, &st0, NULL), 0);
+	fl_assert_int_eq(fl_timeline_fd_create("doomed", 0, &tl), 0);
+	fl_assert_int_eq(fl_fence_fd_create(tl, 1, "doomed", &acq), 0);
+	b.acquire_fence = acq;
+	fl_assert_int_eq(fl_display_simple_post(d.intf, &b, FL_DISPLAY_FENCE_PRESENT, &pres, NULL),
+			 0);
+	/* The timeline dies with its last fd: its fence fails. */
+	fl_assert_int_eq(fl_timeline_fd_close(tl), 0);
+	do {
+		fl_assert_int_eq(fl_display_device_get_stats(d.dev, &st, NULL), 0);
+	} while (st.queued);
+	fl_assert_int_eq(st.dropped, st0.dropped + 1);
+	fl_assert_int_eq(st.fence_failures, st0.fence_failures + 1);
+	fl_assert_int_eq(st.flipped, st0.flipped);
+	close(acq);
+	close(pres);
+	close(fd);
+	disp_close(&d);
+}
+
+FL_TEST_TIMEOUT(vsync_events_pace_at_the_mode_period, 60)
+{
+	struct disp d;
+	uint64_t ts[300], period;
+	size_t single = 0;
+
+	disp_open(&d);
+	attach_and_light(&d);
+	/* The mode's exact period: htotal × vtotal / clock. */
+	period = (uint64_t)d.mode.htotal * d.mode.vtotal * 1000000u / d.mode.clock;
+	fl_assert_int_eq(fl_display_set_event(d.intf, FL_DISPLAY_EVENT_VSYNC, 1, NULL), 0);
+	for (size_t i = 0; i < 300; i++) {
+		struct fl_display_event *ev;
+
+		fl_assert_int_eq(fl_display_read_event(d.intf, &ev), 0);
+		fl_assert_int_eq(ev->type, FL_DISPLAY_EVENT_VSYNC);
+		ts[i] = ((struct fl_display_vsync_event *)ev)->timestamp;
+		free(ev);
+	}
+	for (size_t i = 1; i < 300; i++) {
+		uint64_t dt = ts[i] - ts[i - 1], k = (dt + period / 2) / period;
+
+		fl_assert(ts[i] > ts[i - 1]);
+		fl_assert(k >= 1);
+		/* Within 0.5% of a whole number of periods (a busy loop skips frames, never drifts). */
+		fl_assert(dt * 1000 >= k * period * 995 && dt * 1000 <= k * period * 1005);
+		single += k == 1;
+	}
+	fl_assert(single * 10 >= 299 * 9);
+	disp_close(&d);
+}
+
+FL_TEST(hotplug_event_and_the_mode_list)
+{
+	struct disp d;
+	struct fl_display_handle *hdmi;
+	struct fl_display_interface_data id = { 0 };
+	struct fl_display_event *ev;
+
+	disp_open(&d);
+	/* The default config's interface 1: an HDMI port, unplugged. */
+	fl_assert_int_eq(fl_display_interface_open(d.dev, 1, &hdmi), 0);
+	memset(&id, 0, sizeof(id)); /* the counts only: room for none */
+	fl_assert_int_eq(fl_display_interface_get_data(hdmi, &id, NULL), 0);
+	fl_assert_int_eq(id.hotplug_detect, 0);
+	fl_assert_int_eq(id.n_modes, 0);
+	fl_assert_int_eq(fl_display_set_event(hdmi, FL_DISPLAY_EVENT_HOTPLUG, 1, NULL), 0);
+	fl_assert_int_eq(fl_display_set_connected(hdmi, 0, NULL), -EALREADY);
+	fl_assert_int_eq(fl_display_set_connected(hdmi, 1, NULL), 0);
+	fl_assert_int_eq(fl_display_read_event(hdmi, &ev), 0);
+	fl_assert_int_eq(ev->type, FL_DISPLAY_EVENT_HOTPLUG);
+	fl_assert_int_eq(ev->length, sizeof(struct fl_display_hotplug_event));
+	fl_assert_int_eq(((struct fl_display_hotplug_event *)ev)->connected, 1);
+	free(ev);
+	memset(&id, 0, sizeof(id)); /* the counts only: room for none */
+	fl_assert_int_eq(fl_display_interface_get_data(hdmi, &id, NULL), 0);
+	fl_assert_int_eq(id.hotplug_detect, 1);
+	fl_assert_int_eq(id.n_modes, 3);
+	fl_assert_int_eq(fl_display_set_connected(hdmi, 0, NULL), 0);
+	fl_assert_int_eq(fl_display_read_event(hdmi, &ev), 0);
+	fl_assert_int_eq(((struct fl_display_hotplug_event *)ev)->connected, 0);
+	free(ev);
+	memset(&id, 0, sizeof(id)); /* the counts only: room for none */
+	fl_assert_int_eq(fl_display_interface_get_data(hdmi, &id, NULL), 0);
+	fl_assert_int_eq(id.hotplug_detect, 0);
+	fl_assert_int_eq(id.n_modes, 0);
+	fl_display_close(hdmi);
+	disp_close(&d);
+}
+
+FL_TEST(test_only_checks_and_changes_nothing)
+{
+	struct disp d;
+	struct fl_display_buffer b;
+	struct fl_display_stats st0, st;
+	struct fl_display_post p = { 0 };
+	struct fl_display_error e = { 0 };
+	int fd, fence = 7;
+
+	disp_open(&d);
+	fd = simple_buffer(&d, 0xabcdefffu, &b);
+	attach_and_light(&d);
+	fl_assert_int_eq(fl_display_device_get_stats(d.dev, &st0, NULL), 0);
+	p.intfs = &d.intf_id;
+	p.n_intfs = 1;
+	p.bufs = &b;
+	p.n_bufs = 1;
+	p.flags = FL_DISPLAY_POST_TEST_ONLY;
+	p.fence_type = FL_DISPLAY_FENCE_RELEASE;
+	fl_assert_int_eq(fl_display_post(d.dev, &p, &fence, NULL), 0);
+	fl_assert_int_eq(fence, -1);
+	/* A pitch one byte short of the width: refused, said which buffer, plane and rule. */
+	b.pitch[0] = 4 * b.w - 1;
+	fl_assert_int_eq(fl_display_post(d.dev, &p, &fence, &e), -EINVAL);
+	fl_assert(strstr(e.msg, "buffer 0"));
+	fl_assert(strstr(e.msg, "plane 0"));
+	fl_assert(strstr(e.msg, "pitch"));
+	b.pitch[0] = 4 * b.w;
+	b.engine = 77;
+	fl_assert_int_eq(fl_display_post(d.dev, &p, &fence, &e), -ENOENT);
+	fl_assert_int_eq(fl_display_device_get_stats(d.dev, &st, NULL), 0);
+	fl_assert_int_eq(st.posted, st0.posted);
+	fl_assert_int_eq(st.queued, 0);
+	fl_assert_int_eq(st.flipped, st0.flipped);
+	fl_assert_int_eq(st.on_screen_buffers, st0.on_screen_buffers);
+	close(fd);
+	disp_close(&d);
+}
+
+FL_TEST(a_client_that_dies_leaves_no_posts)
+{
+	struct disp d;
+	struct fl_display_stats st;
+	pid_t pid;
+	int status, sync[2];
+	char c;
+
+	fl_assert_int_eq(pipe(sync), 0);
+	pid = fork();
+	fl_assert(pid >= 0);
+	if (pid == 0) {
+		struct fl_display_buffer b;
+		struct disp cd;
+		int tl, acq, fence;
+
+		close(sync[0]);
+		disp_open(&cd);
+		simple_buffer(&cd, 0xffffffffu, &b);
+		attach_and_light(&cd);
+		/* A fence it never signals: the post would wait for ever. */
+		if (fl_timeline_fd_create("never", 0, &tl) ||
+		    fl_fence_fd_create(tl, 1, "never", &acq))
+			_exit(2);
+		b.acquire_fence = acq;
+		if (fl_display_simple_post(cd.intf, &b, FL_DISPLAY_FENCE_RELEASE, &fence, NULL))
+			_exit(3);
+		(void)!write(sync[1], "x", 1);
+		pause();
+		_exit(0);
+	}
+	close(sync[1]);
+	fl_assert_int_eq(read(sync[0], &c, 1), 1);
+	close(sync[0]);
+	disp_open(&d);
+	fl_assert_int_eq(fl_display_device_get_stats(d.dev, &st, NULL), 0);
+	fl_assert_int_eq(st.queued, 1);
+	kill(pid, SIGKILL);
+	fl_assert_int_eq(waitpid(pid, &status, 0), pid);
+	do {
+		fl_assert_int_eq(fl_display_device_get_stats(d.dev, &st, NULL), 0);
+	} while (st.queued);
+	fl_assert_int_eq(st.dropped, 1);
+	disp_close(&d);
+}
+
+static int raw_connect(void)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	const char *dir = getenv("XDG_RUNTIME_DIR");
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	fl_assert(fd >= 0 && dir);
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s/displayd.sock", dir);
+	fl_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	return fd;
+}
+
+FL_TEST(a_hostile_client_is_cut_off_and_others_go_on)
+{
+	struct disp d;
+	unsigned char junk[64], rep[512];
+	struct timeval tv = { 10, 0 };
+	int fd;
+	ssize_t n;
+
+	disp_open(&d);
+	/* Garbage: a header whose length lies. */
+	fd = raw_connect();
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	memset(junk, 0xa5, sizeof(junk));
+	fl_assert_int_eq(send(fd, junk, sizeof(junk), 0), sizeof(junk));
+	n = recv(fd, rep, sizeof(rep), 0);
+	fl_assert(n >= 24); /* one answer, with its reason... */
+	fl_assert_int_eq(recv(fd, rep, sizeof(rep), 0), 0); /* ...then the end */
+	close(fd);
+	/* A POST with buffers it does not send the fds of. */
+	fd = raw_connect();
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	{
+		struct {
+			uint32_t hdr[4];
+			uint32_t post[6];
+			uint32_t buf[14];
+		} m = { { 141, 0, 1, 24 + 56 }, { 0, 0, 0, 0, 1, 0 }, { 0, 4, 4, XR24, 4, 1 } };
+
+		fl_assert_int_eq(send(fd, &m, sizeof(m), 0), sizeof(m));
+	}
+	fl_assert(recv(fd, rep, sizeof(rep), 0) >= 24);
+	fl_assert_int_eq(recv(fd, rep, sizeof(rep), 0), 0);
+	close(fd);
+	/* The well-behaved client never noticed. */
+	fl_assert_int_eq(dpms_of(d.intf), FL_DISPLAY_DPMS_OFF);
+	fl_assert_int_eq(fl_display_blank(d.intf, FL_DISPLAY_DPMS_ON, NULL), 0);
+	fl_assert_int_eq(dpms_of(d.intf), FL_DISPLAY_DPMS_ON);
+	disp_close(&d);
+}
