@@ -266,6 +266,7 @@ FL_TEST(post_fence_order_release_present_none)
 {
 	struct disp d;
 	struct fl_display_buffer b[2];
+	struct fl_display_stats st;
 	int fd[2], f1 = -1, f2 = -1, f3 = 7;
 
 	disp_open(&d);
@@ -275,7 +276,10 @@ FL_TEST(post_fence_order_release_present_none)
 	fl_assert_int_eq(fl_display_simple_post(d.intf, &b[0], FL_DISPLAY_FENCE_RELEASE, &f1, NULL),
 			 0);
 	fl_assert(f1 >= 0);
-	/* Post 1's buffers stay on screen until post 2 is: nothing can have released them. */
+	/* Post 1 on screen: its buffers stay there until post 2 is, so nothing released them. */
+	do
+		fl_assert_int_eq(fl_display_device_get_stats(d.dev, &st, NULL), 0);
+	while (st.flipped < 1);
 	fl_assert_int_eq(fl_fence_fd_get_status(f1), 0);
 	fl_assert_int_eq(fl_display_simple_post(d.intf, &b[1], FL_DISPLAY_FENCE_PRESENT, &f2, NULL),
 			 0);
@@ -495,25 +499,25 @@ FL_TEST(a_client_that_dies_leaves_no_posts)
 	struct disp d;
 	struct fl_display_stats st;
 	pid_t pid;
-	int status, sync[2];
+	int status, sync[2], tl = -1, acq = -1;
 	char c;
 
+	/* The parent's timeline: the fence outlives the child, only the child's death can drop the post. */
+	fl_assert_int_eq(fl_timeline_fd_create("never", 0, &tl), 0);
+	fl_assert_int_eq(fl_fence_fd_create(tl, 1, "never", &acq), 0);
 	fl_assert_int_eq(pipe(sync), 0);
 	pid = fork();
 	fl_assert(pid >= 0);
 	if (pid == 0) {
 		struct fl_display_buffer b;
 		struct disp cd;
-		int tl, acq, fence;
+		int fence;
 
 		close(sync[0]);
 		disp_open(&cd);
 		simple_buffer(&cd, 0xffffffffu, &b);
 		attach_and_light(&cd);
-		/* A fence it never signals: the post would wait for ever. */
-		if (fl_timeline_fd_create("never", 0, &tl) ||
-		    fl_fence_fd_create(tl, 1, "never", &acq))
-			_exit(2);
+		/* A fence nobody signals: the post would wait for ever. */
 		b.acquire_fence = acq;
 		if (fl_display_simple_post(cd.intf, &b, FL_DISPLAY_FENCE_RELEASE, &fence, NULL))
 			_exit(3);
@@ -533,6 +537,9 @@ FL_TEST(a_client_that_dies_leaves_no_posts)
 		fl_assert_int_eq(fl_display_device_get_stats(d.dev, &st, NULL), 0);
 	} while (st.queued);
 	fl_assert_int_eq(st.dropped, 1);
+	fl_assert_int_eq(st.fence_failures, 0);
+	close(acq);
+	fl_timeline_fd_close(tl);
 	disp_close(&d);
 }
 
