@@ -49,6 +49,12 @@
 #define MAX_HANDLES 256
 /* Messages read from one client per readable event: the others get their turn. */
 #define BATCH 16
+/*
+ * Posts one client may have waiting to flip, on all devices: ADF had no
+ * bound, so a client posting faster than the display (or with fences that
+ * never signal) grew the queue, and the fds it holds, without end.
+ */
+#define MAX_QUEUED 16
 
 static const struct fl_display_driver_ops *const drivers[] = { &fl__display_virtual_ops };
 
@@ -102,6 +108,7 @@ struct dconn {
 	struct handle handles[MAX_HANDLES];
 	int stash[FL_DPROTO_POST_MAX_FDS]; /* POST_FDS's, for the next POST */
 	unsigned int n_stash;
+	unsigned int queued; /* its posts in the devices' queues */
 };
 
 struct dsource {
@@ -234,6 +241,8 @@ static void unlink_head(struct ddev *d)
 	if (!d->head)
 		d->tail = NULL;
 	d->st.queued--;
+	if (p->owner)
+		p->owner->queued--;
 }
 
 static void flip(struct ddev *d)
@@ -598,13 +607,35 @@ static struct handle *handle_get(struct dconn *c, uint32_t h, uint32_t kind)
 	return &c->handles[h];
 }
 
+/*
+ * Whether a handle other than @except subscribes to @type on @except's
+ * object: the driver's event is on while anyone's is (ADF's refcount).
+ */
+static bool others_subscribed(const struct handle *except, uint32_t type)
+{
+	for (struct fl_server_conn *c = fl__server_conn_next(server, NULL); c;
+	     c = fl__server_conn_next(server, c)) {
+		struct dconn *dc = dconn_of(c);
+
+		for (size_t h = 0; h < MAX_HANDLES; h++) {
+			const struct handle *o = &dc->handles[h];
+
+			if (o != except && o->used && o->kind == except->kind &&
+			    o->device == except->device && o->id == except->id &&
+			    bit(o->subscribed, type))
+				return true;
+		}
+	}
+	return false;
+}
+
 /* Drop @h's subscriptions and its pipe. */
 static void handle_close(struct handle *h)
 {
 	struct ddev *d = ddev_by_id(h->device);
 
 	for (uint32_t t = FL_DISPLAY_EVENT_DEVICE_CUSTOM; t < FL_DISPLAY_EVENT_TYPE_MAX; t++)
-		if (bit(h->subscribed, t) && d && d->drv->set_event)
+		if (bit(h->subscribed, t) && d && d->drv->set_event && !others_subscribed(h, t))
 			d->drv->set_event(d->drv_data, h->id, t, false);
 	close(h->events);
 	memset(h, 0, sizeof(*h));
@@ -864,7 +895,7 @@ static bool do_set_event(struct dconn *c, const struct fl_dproto_request *q)
 	if (bit(h->subscribed, s->type) == !!s->enabled)
 		return fail(c, &q->hdr, -EALREADY, "event type %" PRIu32 " is %s already", s->type,
 			    s->enabled ? "on" : "off");
-	if (custom) {
+	if (custom && !others_subscribed(h, s->type)) {
 		r = d->drv->set_event(d->drv_data, h->id, s->type, s->enabled);
 		if (r < 0)
 			return fail(c, &q->hdr, r, "the driver refused event type %" PRIu32,
@@ -1013,6 +1044,18 @@ static bool post(struct dconn *c, const struct fl_msg_hdr *req, struct ddev *d, 
 			d->drv->state_free(d->drv_data, state);
 		goto done_closing;
 	}
+	if (c->queued >= MAX_QUEUED) {
+		err = fl__display_fail(&e, -EBUSY,
+				       "%u posts of this client wait to flip already (at most %d)",
+				       c->queued, MAX_QUEUED);
+		goto refuse_state;
+	}
+	p->intfs = malloc((n_intfs ? n_intfs : 1) * sizeof(*p->intfs));
+	if (!p->intfs) {
+		err = -ENOMEM;
+		goto refuse_state;
+	}
+	memcpy(p->intfs, intfs, n_intfs * sizeof(*intfs));
 	err = timelines(d);
 	if (err) {
 		fl__display_fail(&e, err, "cannot make the device's fences (fencelined: %s)",
@@ -1031,15 +1074,10 @@ static bool post(struct dconn *c, const struct fl_msg_hdr *req, struct ddev *d, 
 			goto refuse_state;
 		}
 	}
-	p->intfs = malloc((n_intfs ? n_intfs : 1) * sizeof(*p->intfs));
-	if (!p->intfs) {
-		err = -ENOMEM;
-		goto refuse_state;
-	}
-	memcpy(p->intfs, intfs, n_intfs * sizeof(*intfs));
 	p->n_intfs = n_intfs;
 	p->state = state;
 	p->owner = c;
+	c->queued++;
 	d->seq = p->seq;
 	d->st.posted++;
 	d->st.queued++;

@@ -594,3 +594,37 @@ FL_TEST(a_hostile_client_is_cut_off_and_others_go_on)
 	fl_assert_int_eq(dpms_of(d.intf), FL_DISPLAY_DPMS_ON);
 	disp_close(&d);
 }
+
+FL_TEST(a_client_cannot_queue_posts_without_bound)
+{
+	struct disp d;
+	struct fl_display_buffer b;
+	struct fl_display_stats st;
+	struct fl_display_error e = { 0 };
+	int fd, tl = -1, acq = -1, n = 0, r;
+
+	disp_open(&d);
+	fd = simple_buffer(&d, 0x13579bffu, &b);
+	attach_and_light(&d);
+	fl_assert_int_eq(fl_timeline_fd_create("held", 0, &tl), 0);
+	fl_assert_int_eq(fl_fence_fd_create(tl, 1, "held", &acq), 0);
+	b.acquire_fence = acq;
+	/* Posts that cannot flip pile up only so far: then the post call says so. */
+	while ((r = fl_display_simple_post(d.intf, &b, FL_DISPLAY_FENCE_NONE, NULL, &e)) == 0)
+		fl_assert(++n <= 64);
+	fl_assert_int_eq(r, -EBUSY);
+	fl_assert(strstr(e.msg, "wait to flip"));
+	fl_assert(n >= 2);
+	fl_assert_int_eq(fl_display_device_get_stats(d.dev, &st, NULL), 0);
+	fl_assert_int_eq(st.queued, (uint64_t)n);
+	/* Once its fence signals, the queue drains, a post per vsync. */
+	fl_assert_int_eq(fl_timeline_fd_inc(tl, 1), 0);
+	do
+		fl_assert_int_eq(fl_display_device_get_stats(d.dev, &st, NULL), 0);
+	while (st.queued);
+	fl_assert_int_eq(st.flipped, (uint64_t)n);
+	close(acq);
+	fl_timeline_fd_close(tl);
+	close(fd);
+	disp_close(&d);
+}
