@@ -386,12 +386,20 @@ FL_EXPORT int fl_display_engine_open(struct fl_display_handle *dev, uint32_t id,
 FL_EXPORT void fl_display_close(struct fl_display_handle *h)
 {
 	struct fl_dmsg_handle b;
+	bool live;
 
 	if (!h)
 		return;
 	b = (struct fl_dmsg_handle){ h->handle, 0 };
-	/* On a connection that is gone, the service forgot the handle with it. */
-	(void)simple(h, FL_DOP_CLOSE, &b, sizeof(b), NULL);
+	pthread_mutex_lock(&dc.lock);
+	live = dc.fd >= 0 && dc.pid == getpid() && dc.gen == h->gen;
+	pthread_mutex_unlock(&dc.lock);
+	/*
+	 * On a connection that is gone the service forgot the handle with it:
+	 * nothing to say, and no reason to connect (or start a service) for it.
+	 */
+	if (live)
+		(void)simple(h, FL_DOP_CLOSE, &b, sizeof(b), NULL);
 	close(h->fd);
 	free(h);
 }
