@@ -27,13 +27,13 @@
 #include "acceptor.h"
 #include "protocol.h"
 #include "server.h"
+#include "start.h"
 #include "util.h"
 
 #define DEFAULT_IDLE_MS	      5000
 #define DEFAULT_MAX_TIMELINES 4096
 #define DEFAULT_MAX_FENCES    65536
 #define DEFAULT_CARVEOUT_MB   64
-#define START_WAIT_MS	      5000
 
 static void usage(FILE *out)
 {
@@ -136,85 +136,6 @@ done:
 		fld_log("warning: fd limit %lu is low: at most that many live fences and timelines "
 			"for all clients (see docs/daemon.md, \"File descriptor limits\")",
 			(unsigned long)rl.rlim_cur);
-}
-
-static int try_connect(const char *path)
-{
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0), r;
-
-	if (fd < 0)
-		return 0;
-	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
-	r = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
-	close(fd);
-	return r;
-}
-
-static void sleep_ms(unsigned int ms)
-{
-	struct timespec ts = { 0, (long)ms * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
-/*
- * Take the lock and listen on @path. Return: the listening fd, -EEXIST if
- * another daemon serves @path, or another negative errno.
- */
-static int listen_on(const char *path, int *ret_lock, bool shared, bool log)
-{
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	char lock_path[sizeof(a.sun_path) + 8];
-	uint64_t deadline = fl__now_ns() + START_WAIT_MS * 1000000ull;
-	int lfd, lock;
-
-	if (strlen(path) >= sizeof(a.sun_path))
-		return -ENAMETOOLONG;
-	snprintf(lock_path, sizeof(lock_path), "%s.lock", path);
-	lock = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (lock < 0)
-		return -errno;
-	while (flock(lock, LOCK_EX | LOCK_NB) < 0) {
-		if (try_connect(path)) {
-			close(lock);
-			return -EEXIST;
-		}
-		if (fl__now_ns() > deadline) {
-			close(lock);
-			return -EBUSY;
-		}
-		sleep_ms(5);
-	}
-	/* We hold the lock: a socket file left there belongs to a dead daemon. */
-	unlink(path);
-	lfd = fl__acceptor_listen(path, shared ? 0666 : 0600);
-	if (lfd < 0) {
-		close(lock);
-		return lfd;
-	}
-	if (log)
-		fld_log("listening on %s", path);
-	*ret_lock = lock;
-	return lfd;
-}
-
-/* systemd socket activation: LISTEN_PID/LISTEN_FDS, first fd is 3. */
-static int activation_fd(void)
-{
-	const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
-	unsigned int p, n;
-
-	if (!pid || !fds || parse_uint(pid, &p) < 0 || parse_uint(fds, &n) < 0)
-		return -1;
-	if ((pid_t)p != getpid() || n < 1)
-		return -1;
-	unsetenv("LISTEN_PID");
-	unsetenv("LISTEN_FDS");
-	unsetenv("LISTEN_FDNAMES");
-	fcntl(3, F_SETFD, FD_CLOEXEC);
-	fcntl(3, F_SETFL, fcntl(3, F_GETFL) | O_NONBLOCK);
-	return 3;
 }
 
 int main(int argc, char **argv)
@@ -341,7 +262,7 @@ int main(int argc, char **argv)
 	cfg.carveout_bytes = (uint64_t)carveout_mb << 20;
 	cfg.heap_limit = (uint64_t)limit_mb << 20;
 	signal(SIGPIPE, SIG_IGN);
-	activated = activation_fd();
+	activated = fl__server_activation_fd();
 	/* Whatever fds a starter leaked to us would keep its fence fds from hanging up. */
 	close_range(activated >= 0 ? 4 : 3, ~0U, 0);
 	raise_nofile(cfg.foreground);
@@ -353,7 +274,10 @@ int main(int argc, char **argv)
 			fprintf(stderr, "fencelined: no usable socket path\n");
 			return 1;
 		}
-		lfd = listen_on(path, &lock, cfg.allow_all || cfg.n_allow, cfg.foreground);
+		lfd = fl__server_listen_locked(path, cfg.allow_all || cfg.n_allow ? 0666 : 0600,
+					       &lock);
+		if (lfd >= 0 && cfg.foreground)
+			fld_log("listening on %s", path);
 		if (lfd == -EEXIST) {
 			if (cfg.foreground)
 				fld_log("another daemon serves %s", path);

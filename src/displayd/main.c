@@ -23,11 +23,11 @@
 #include "acceptor.h"
 #include "display-config.h"
 #include "displayd.h"
+#include "start.h"
 #include "util.h"
 
 #define DEFAULT_IDLE_MS		 5000
 #define DEFAULT_FENCE_TIMEOUT_MS 10000
-#define START_WAIT_MS		 5000
 /* A config file bigger than this is not a display config. */
 #define MAX_CONFIG_BYTES (1u << 20)
 
@@ -62,74 +62,6 @@ static int parse_uint(const char *s, unsigned int *ret)
 		return -1;
 	*ret = (unsigned int)v;
 	return 0;
-}
-
-static int try_connect(const char *path)
-{
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0), r;
-
-	if (fd < 0)
-		return 0;
-	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
-	r = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
-	close(fd);
-	return r;
-}
-
-/* As fencelined's: the lock decides who serves; a socket file under our lock is stale. */
-static int listen_on(const char *path, int *ret_lock)
-{
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	char lock_path[sizeof(a.sun_path) + 8];
-	uint64_t deadline = fl__now_ns() + START_WAIT_MS * 1000000ull;
-	int lfd, lock;
-
-	if (strlen(path) >= sizeof(a.sun_path))
-		return -ENAMETOOLONG;
-	snprintf(lock_path, sizeof(lock_path), "%s.lock", path);
-	lock = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (lock < 0)
-		return -errno;
-	while (flock(lock, LOCK_EX | LOCK_NB) < 0) {
-		struct timespec ts = { 0, 5000000L };
-
-		if (try_connect(path)) {
-			close(lock);
-			return -EEXIST;
-		}
-		if (fl__now_ns() > deadline) {
-			close(lock);
-			return -EBUSY;
-		}
-		nanosleep(&ts, NULL);
-	}
-	unlink(path);
-	lfd = fl__acceptor_listen(path, 0600);
-	if (lfd < 0) {
-		close(lock);
-		return lfd;
-	}
-	*ret_lock = lock;
-	return lfd;
-}
-
-/* systemd socket activation: LISTEN_PID/LISTEN_FDS, first fd is 3. */
-static int activation_fd(void)
-{
-	const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
-	unsigned int p, n;
-
-	if (!pid || !fds || parse_uint(pid, &p) < 0 || parse_uint(fds, &n) < 0)
-		return -1;
-	if ((pid_t)p != getpid() || n < 1)
-		return -1;
-	unsetenv("LISTEN_PID");
-	unsetenv("LISTEN_FDS");
-	unsetenv("LISTEN_FDNAMES");
-	fcntl(3, F_SETFD, FD_CLOEXEC);
-	fcntl(3, F_SETFL, fcntl(3, F_GETFL) | O_NONBLOCK);
-	return 3;
 }
 
 static char *read_config(const char *file, size_t *ret_len)
@@ -237,7 +169,7 @@ int main(int argc, char **argv)
 		cfg.config_origin = "displays.ini (built in)";
 	}
 	signal(SIGPIPE, SIG_IGN);
-	activated = activation_fd();
+	activated = fl__server_activation_fd();
 	/* Whatever fds a starter leaked to us would keep its fds from hanging up. */
 	close_range(activated >= 0 ? 4 : 3, ~0U, 0);
 	if (activated >= 0) {
@@ -247,7 +179,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "fl-displayd: no usable socket path\n");
 			return 1;
 		}
-		lfd = listen_on(path, &lock);
+		lfd = fl__server_listen_locked(path, 0600, &lock);
 		if (lfd == -EEXIST) {
 			if (cfg.foreground)
 				displayd_log("another fl-displayd serves %s", path);

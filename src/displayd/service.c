@@ -560,6 +560,13 @@ static int h_layout(const struct fl_display_host *host, uint32_t fourcc, unsigne
 
 static uint8_t reply_buf[FL_DPROTO_MAX_REPLY];
 
+/* Appends @len bytes of @src to the reply being built in reply_buf, at *@at. */
+static void put(size_t *at, const void *src, size_t len)
+{
+	memcpy(reply_buf + *at, src, len);
+	*at += len;
+}
+
 static bool reply(struct dconn *c, const struct fl_msg_hdr *req, const void *body, size_t len,
 		  const int *fds, unsigned int nfds)
 {
@@ -740,14 +747,11 @@ static bool do_device_data(struct dconn *c, const struct fl_dproto_request *q)
 	r.n_attachments = (uint32_t)data.n_attachments;
 	r.n_allowed = (uint32_t)data.n_allowed;
 	r.custom_size = (uint32_t)data.custom_data_size;
-	memcpy(reply_buf, &r, sizeof(r));
-	at = sizeof(r);
-	memcpy(reply_buf + at, att, data.n_attachments * sizeof(att[0]));
-	at += data.n_attachments * sizeof(att[0]);
-	memcpy(reply_buf + at, allowed, data.n_allowed * sizeof(allowed[0]));
-	at += data.n_allowed * sizeof(allowed[0]);
-	memcpy(reply_buf + at, custom, data.custom_data_size);
-	at += data.custom_data_size;
+	at = 0;
+	put(&at, &r, sizeof(r));
+	put(&at, att, data.n_attachments * sizeof(att[0]));
+	put(&at, allowed, data.n_allowed * sizeof(allowed[0]));
+	put(&at, custom, data.custom_data_size);
 	return reply(c, &q->hdr, reply_buf, at, NULL, 0);
 }
 
@@ -785,12 +789,10 @@ static bool do_interface_data(struct dconn *c, const struct fl_dproto_request *q
 	r.current_mode = data.current_mode;
 	r.n_modes = (uint32_t)data.n_modes;
 	r.custom_size = (uint32_t)data.custom_data_size;
-	memcpy(reply_buf, &r, sizeof(r));
-	at = sizeof(r);
-	memcpy(reply_buf + at, modes, data.n_modes * sizeof(modes[0]));
-	at += data.n_modes * sizeof(modes[0]);
-	memcpy(reply_buf + at, custom, data.custom_data_size);
-	at += data.custom_data_size;
+	at = 0;
+	put(&at, &r, sizeof(r));
+	put(&at, modes, data.n_modes * sizeof(modes[0]));
+	put(&at, custom, data.custom_data_size);
 	return reply(c, &q->hdr, reply_buf, at, NULL, 0);
 }
 
@@ -816,12 +818,10 @@ static bool do_engine_data(struct dconn *c, const struct fl_dproto_request *q)
 	memcpy(r.name, data.name, sizeof(r.name));
 	r.n_formats = (uint32_t)data.n_formats;
 	r.custom_size = (uint32_t)data.custom_data_size;
-	memcpy(reply_buf, &r, sizeof(r));
-	at = sizeof(r);
-	memcpy(reply_buf + at, formats, data.n_formats * sizeof(formats[0]));
-	at += data.n_formats * sizeof(formats[0]);
-	memcpy(reply_buf + at, custom, data.custom_data_size);
-	at += data.custom_data_size;
+	at = 0;
+	put(&at, &r, sizeof(r));
+	put(&at, formats, data.n_formats * sizeof(formats[0]));
+	put(&at, custom, data.custom_data_size);
 	return reply(c, &q->hdr, reply_buf, at, NULL, 0);
 }
 

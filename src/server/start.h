@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * How a per-user server comes to serve a socket (docs/daemon.md, "Starting
+ * the daemon"): fencelined and fl-displayd, started by the library on first
+ * use, by hand or by systemd, both decide here that exactly one of them
+ * serves a socket. A server serves only while it holds an flock on
+ * "<socket>.lock"; a starter that cannot take the lock waits until some
+ * server answers on the socket (another serves: it leaves) or the lock frees
+ * up (a server that was exiting), so nobody is left without one.
+ */
+#ifndef FL_SERVER_START_H
+#define FL_SERVER_START_H
+
+#include <sys/types.h>
+
+/* How long a starter waits for the lock, or for the holder to answer. */
+#define FL_SERVER_START_WAIT_MS 5000
+
+/**
+ * fl__server_listen_locked() - take @path's lock and listen on @path
+ * @mode: the socket file's mode (fl__acceptor_listen())
+ * @ret_lock: set to the lock's fd, the caller's: close it after removing
+ *	the socket file, when it stops serving
+ *
+ * Under the lock a socket file already at @path is a dead server's, and is
+ * replaced.
+ * Return: the listening fd, the caller's; -EEXIST when another server
+ * answers on @path; -EBUSY when the lock stayed taken for
+ * FL_SERVER_START_WAIT_MS with nobody answering; -ENAMETOOLONG; open()'s
+ * or fl__acceptor_listen()'s -errno.
+ */
+int fl__server_listen_locked(const char *path, mode_t mode, int *ret_lock);
+
+/**
+ * fl__server_activation_fd() - the listening socket systemd passed
+ * (LISTEN_PID is ours, LISTEN_FDS at least 1: fd 3), made close-on-exec
+ * and non-blocking, the LISTEN_* variables unset
+ *
+ * Return: 3, or -1 when this process was not socket-activated.
+ */
+int fl__server_activation_fd(void);
+
+#endif /* FL_SERVER_START_H */
