@@ -267,8 +267,10 @@ struct fl_display_stats {
  * The calls may be made from any thread; a handle is not to be closed
  * while another thread uses it. Every call returns 0 or a negative errno
  * and fills @e (when not NULL) with the reason on failure; besides the
- * errors each names, -ECONNREFUSED (no service could be started),
- * -ECONNRESET, -ENOMEM and -EPROTO may come from any.
+ * errors each names, any that talks to the service may return the daemon
+ * errors of <fenceline/fenceline.h> (-ECONNREFUSED: no service could be
+ * started; -ECONNRESET: it went away), and one on a handle -EBADF (a
+ * handle the service does not know).
  */
 
 /* A device, interface or overlay engine of the display service, opened. */

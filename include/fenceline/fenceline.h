@@ -42,9 +42,13 @@
  * ``-EACCES``           the daemon refuses this user; no permission to
  *                       open a file
  * ``-ENODEV``           no such device or heap (a dma-heap the kernel
- *                       does not have, a heap the daemon does not offer)
+ *                       does not have, a heap the daemon does not offer,
+ *                       a display device, interface or engine)
  * ``-EBUSY``            a counter is already attached to the timeline;
- *                       a trace session is recording already
+ *                       a trace session is recording already; a display
+ *                       interface is in that DPMS state already, or a
+ *                       display client has as many posts waiting as it may
+ * ``-EALREADY``         display.h: attached, subscribed or plugged already
  * ``-EEXIST``           fl_timeline_watch_fd(): the fd is watched already
  * ``-ENOSPC``           fl_timeline_watch_fd() (and the imports of kernel
  *                       sync_files, which use it): the user's epoll watches
@@ -76,9 +80,11 @@
  * ``-ENAMETOOLONG``     the daemon's socket path is too long
  * ``-ENOTSOCK``         fl_send() and fl_recv(): not a socket
  * ``-EOPNOTSUPP``       fl_send() and fl_recv(): a socket type other than
- *                       stream, seqpacket or datagram
+ *                       stream, seqpacket or datagram; display.h: the
+ *                       driver or the object cannot do that
  * ``-EAGAIN``           fl_send() and fl_recv(): a non-blocking socket
- *                       has nothing to give or no room
+ *                       has nothing to give or no room; a display
+ *                       handle's non-blocking fd has no event
  * ``-EMSGSIZE``         fl_send() and fl_recv(): a message or its fds
  *                       exceed what the socket or the buffer takes
  * ``-ENOTCONN``         fl_recv(): the peer closed at a message boundary
@@ -91,7 +97,7 @@
  *
  * - Daemon errors: a call that talks to fencelined (the fd API of
  *   shared.h in daemon mode, heap-daemon.h, introspect.h,
- *   fl_daemon_connect()) may also
+ *   fl_daemon_connect()) or to the display service (display.h) may also
  *   return ``-ECONNREFUSED``, ``-ECONNRESET``, ``-ETIMEDOUT``,
  *   ``-EPROTO``, ``-EPROTONOSUPPORT``, ``-EACCES``, ``-EPERM``,
  *   ``-ENAMETOOLONG``, ``-EMFILE``, ``-ENFILE`` and ``-ENOMEM``.

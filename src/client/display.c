@@ -304,7 +304,6 @@ FL_EXPORT int fl_display_devices(uint32_t **ret_ids)
 
 	if (!ret_ids)
 		return -EINVAL;
-	*ret_ids = NULL;
 	pthread_mutex_lock(&dc.lock);
 	r = connect_locked();
 	if (r == 0)
@@ -767,8 +766,6 @@ FL_EXPORT int fl_display_post(struct fl_display_handle *dev, const struct fl_dis
 	size_t at;
 	int r;
 
-	if (ret_fence)
-		*ret_fence = -1;
 	if (!dev || !post || (post->n_intfs && !post->intfs) || (post->n_bufs && !post->bufs) ||
 	    (post->custom_size && !post->custom))
 		return -EINVAL;
@@ -876,8 +873,6 @@ FL_EXPORT int fl_display_simple_post(struct fl_display_handle *intf,
 	int fds[FL_DISPLAY_MAX_PLANES + 1];
 	unsigned int n = 0;
 
-	if (ret_fence)
-		*ret_fence = -1;
 	if (!intf || !buf)
 		return -EINVAL;
 	memset(&b, 0, sizeof(b));

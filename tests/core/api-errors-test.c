@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fenceline/display.h>
 #include <fenceline/fenceline.h>
 #define FL_USE_UNSTABLE_INTROSPECT_API
 #include <fenceline/introspect.h>
@@ -249,6 +250,31 @@ static const struct fl_timeline_ops good_ops = { .driver_name = "good", .has_sig
 	X(daemon_connect_answers, 1, fl_daemon_connect() > 0)                                      \
 	X(daemon_flush_returns, 0, (fl_daemon_flush(), 0))                                         \
 	X(daemon_disconnect_returns, 0, (fl_daemon_disconnect(), 0))                               \
+	/* display.h: every bad argument is refused before the service is asked */                 \
+	X(display_disconnect_returns, 0, (fl_display_disconnect(), 0))                             \
+	X(display_devices_null, -EINVAL, fl_display_devices(NULL))                                 \
+	X(display_device_open_null_ret, -EINVAL, fl_display_device_open(0, NULL))                  \
+	X(display_interface_open_null, -EINVAL, fl_display_interface_open(NULL, 0, NULL))          \
+	X(display_engine_open_null, -EINVAL, fl_display_engine_open(NULL, 0, NULL))                \
+	X(display_close_null, 0, (fl_display_close(NULL), 0))                                      \
+	X(display_get_fd_null, -EINVAL, fl_display_get_fd(NULL))                                   \
+	X(display_device_get_data_null, -EINVAL, fl_display_device_get_data(NULL, NULL, NULL))     \
+	X(display_interface_get_data_null, -EINVAL,                                                \
+	  fl_display_interface_get_data(NULL, NULL, NULL))                                         \
+	X(display_engine_get_data_null, -EINVAL, fl_display_engine_get_data(NULL, NULL, NULL))     \
+	X(display_attach_null, -EINVAL, fl_display_attach(NULL, 0, 0, NULL))                       \
+	X(display_detach_null, -EINVAL, fl_display_detach(NULL, 0, 0, NULL))                       \
+	X(display_blank_null, -EINVAL, fl_display_blank(NULL, 0, NULL))                            \
+	X(display_set_mode_null, -EINVAL, fl_display_set_mode(NULL, NULL, NULL))                   \
+	X(display_set_event_null, -EINVAL, fl_display_set_event(NULL, 0, 1, NULL))                 \
+	X(display_read_event_null, -EINVAL, fl_display_read_event(NULL, NULL))                     \
+	X(display_simple_buffer_alloc_null, -EINVAL,                                               \
+	  fl_display_simple_buffer_alloc(NULL, 1, 1, 0, &fx->out_fd, NULL, NULL, NULL))            \
+	X(display_post_null, -EINVAL, fl_display_post(NULL, NULL, &fx->out_fd, NULL))              \
+	X(display_simple_post_null, -EINVAL,                                                       \
+	  fl_display_simple_post(NULL, NULL, 0, &fx->out_fd, NULL))                                \
+	X(display_set_connected_null, -EINVAL, fl_display_set_connected(NULL, 1, NULL))            \
+	X(display_device_get_stats_null, -EINVAL, fl_display_device_get_stats(NULL, NULL, NULL))   \
 	/* sync_file.h */                                                                          \
 	X(sync_file_import_minus_1, -EBADF, fl_sync_file_import(-1, "x", &fx->out_fence))          \
 	X(sync_file_import_closed, -EBADF,                                                         \
@@ -572,6 +598,30 @@ static const struct contract contracts[] = {
 	{ "fl_introspect_trace_stop", { EINVAL, ENOENT, DAEMON_ERRORS } },
 	{ "fl_introspect_read", { EINVAL, EBADF, ENOBUFS, EFBIG, EIO, EINTR, EISDIR } },
 	{ "fl_introspect_get_daemon_pid", { EINVAL, ENOENT, DAEMON_ERRORS } },
+	/* display.h: every call may meet the service as the daemon errors say */
+	{ "fl_display_disconnect", { 0 } },
+	{ "fl_display_devices", { EINVAL, DAEMON_ERRORS } },
+	{ "fl_display_device_open", { EINVAL, ENODEV, DAEMON_ERRORS } },
+	{ "fl_display_interface_open", { EINVAL, ENODEV, DAEMON_ERRORS } },
+	{ "fl_display_engine_open", { EINVAL, ENODEV, DAEMON_ERRORS } },
+	{ "fl_display_close", { 0 } },
+	{ "fl_display_get_fd", { EINVAL } },
+	{ "fl_display_device_get_data", { EINVAL, EBADF, EIO, DAEMON_ERRORS } },
+	{ "fl_display_interface_get_data", { EINVAL, EBADF, EIO, DAEMON_ERRORS } },
+	{ "fl_display_engine_get_data", { EINVAL, EBADF, EIO, DAEMON_ERRORS } },
+	{ "fl_display_attach", { EINVAL, EALREADY, EBADF, EIO, DAEMON_ERRORS } },
+	{ "fl_display_detach", { EINVAL, EBADF, EIO, DAEMON_ERRORS } },
+	{ "fl_display_blank", { EINVAL, EBUSY, EOPNOTSUPP, EBADF, EIO, DAEMON_ERRORS } },
+	{ "fl_display_set_mode", { EINVAL, EOPNOTSUPP, EBADF, EIO, DAEMON_ERRORS } },
+	{ "fl_display_set_event", { EINVAL, EOPNOTSUPP, EALREADY, EBADF, DAEMON_ERRORS } },
+	{ "fl_display_read_event", { EINVAL, EIO, EAGAIN, EBADF, ENOMEM } },
+	{ "fl_display_simple_buffer_alloc", { EINVAL, EOPNOTSUPP, EBADF, DAEMON_ERRORS } },
+	{ "fl_display_post", { EINVAL, ENOENT, EBUSY, EBADF, EIO, DAEMON_ERRORS } },
+	{ "fl_display_simple_post",
+	  { EINVAL, ENOENT, EBUSY, EOPNOTSUPP, EBADF, EIO, DAEMON_ERRORS } },
+	{ "fl_display_set_connected",
+	  { EINVAL, EALREADY, EOPNOTSUPP, ENOENT, EBADF, DAEMON_ERRORS } },
+	{ "fl_display_device_get_stats", { EINVAL, EBADF, DAEMON_ERRORS } },
 };
 
 static const struct contract *contract_of(const char *function)
@@ -766,7 +816,7 @@ static const char *const public_headers[] = {
 	"fenceline/heap.h",	  "fenceline/heap-daemon.h", "fenceline/heap-table.h",
 	"fenceline/shared.h",	  "fenceline/sw_sync.h",     "fenceline/sync_file.h",
 	"fenceline/timeline.h",	  "fenceline/transfer.h",    "fenceline/driver/timeline.h",
-	"fenceline/introspect.h",
+	"fenceline/introspect.h", "fenceline/display.h",
 };
 
 /* The errno whose name is the @len bytes at @name ("EINVAL"), or 0. */

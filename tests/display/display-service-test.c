@@ -628,3 +628,74 @@ FL_TEST(a_client_cannot_queue_posts_without_bound)
 	close(fd);
 	disp_close(&d);
 }
+
+FL_TEST(blank_off_flushes_the_queue_first)
+{
+	struct disp d;
+	struct fl_display_buffer b;
+	struct fl_display_stats st0, st;
+	int fd, tl = -1, acq = -1;
+
+	disp_open(&d);
+	fd = simple_buffer(&d, 0x2468acffu, &b);
+	attach_and_light(&d);
+	fl_assert_int_eq(fl_timeline_fd_create("late", 0, &tl), 0);
+	fl_assert_int_eq(fl_fence_fd_create(tl, 1, "late", &acq), 0);
+	b.acquire_fence = acq;
+	fl_assert_int_eq(fl_display_simple_post(d.intf, &b, FL_DISPLAY_FENCE_NONE, NULL, NULL), 0);
+	b.acquire_fence = -1;
+	fl_assert_int_eq(fl_display_simple_post(d.intf, &b, FL_DISPLAY_FENCE_NONE, NULL, NULL), 0);
+	fl_assert_int_eq(fl_display_device_get_stats(d.dev, &st0, NULL), 0);
+	fl_assert_int_eq(st0.queued, 2);
+	/*
+	 * Blanking drains the queue before it returns: the post still waiting
+	 * for its fence is dropped (the service never blocks), the ready one
+	 * behind it flips at once.
+	 */
+	fl_assert_int_eq(fl_display_blank(d.intf, FL_DISPLAY_DPMS_OFF, NULL), 0);
+	fl_assert_int_eq(fl_display_device_get_stats(d.dev, &st, NULL), 0);
+	fl_assert_int_eq(st.queued, 0);
+	fl_assert_int_eq(st.dropped, st0.dropped + 1);
+	fl_assert_int_eq(st.flipped, st0.flipped + 1);
+	close(acq);
+	fl_timeline_fd_close(tl);
+	close(fd);
+	disp_close(&d);
+}
+
+/* The pid of the display service, from its socket's credentials. */
+static pid_t service_pid(void)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	int fd = raw_connect();
+
+	fl_assert_int_eq(getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len), 0);
+	close(fd);
+	return cr.pid;
+}
+
+FL_TEST(the_service_s_death_fails_its_pending_fences)
+{
+	struct disp d;
+	struct fl_display_buffer b;
+	struct fl_display_handle *dev;
+	int fd, rel = -1;
+
+	disp_open(&d);
+	fd = simple_buffer(&d, 0x0f0f0fffu, &b);
+	attach_and_light(&d);
+	fl_assert_int_eq(fl_display_simple_post(d.intf, &b, FL_DISPLAY_FENCE_RELEASE, &rel, NULL),
+			 0);
+	fl_assert_int_eq(kill(service_pid(), SIGKILL), 0);
+	/* Nobody will show the next post: the release fence fails instead of hanging. */
+	fl_assert(fl_fence_fd_wait(rel, 10000) < 0);
+	fl_assert(fl_fence_fd_get_status(rel) < 0);
+	/* The old handles say so; the next use starts a new service. */
+	fl_assert_int_eq(fl_display_blank(d.intf, FL_DISPLAY_DPMS_OFF, NULL), -ECONNRESET);
+	fl_assert_int_eq(fl_display_device_open(0, &dev), 0);
+	fl_display_close(dev);
+	close(rel);
+	close(fd);
+	disp_close(&d);
+}
