@@ -118,6 +118,7 @@
 #define FL_VERSION_MINOR 1
 #define FL_VERSION_MICRO 0
 
+#include <fenceline/context.h>
 #include <fenceline/debug.h>
 #include <fenceline/fd.h>
 #include <fenceline/fence.h>
