@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -33,6 +34,7 @@
 struct stand_in {
 	int listen_fd;
 	int got_first; /* written a byte when the first request has arrived */
+	bool silent; /* answer nothing after HELLO */
 	char path[108];
 	char *old_socket, *old_timeout;
 	pthread_t thread;
@@ -144,6 +146,12 @@ static void *stand_in_main(void *arg)
 	drop_fd(sent);
 	memcpy(&first, buf, sizeof(first));
 	(void)!write(s->got_first, &byte, 1);
+	if (s->silent) {
+		/* Until the library hangs up, which must come before the request timeout. */
+		while (next_packet(fd, buf, sizeof(buf), &sent) > 0)
+			drop_fd(sent);
+		goto out;
+	}
 	if (next_packet(fd, buf, sizeof(buf), &sent) <= 0) {
 		s->failure = "the second request never came while the first waited for its answer";
 		goto out;
@@ -276,6 +284,44 @@ FL_TEST(a_request_completes_while_another_threads_waits_for_its_answer)
 	close(tl);
 	stand_in_stop(&s);
 	fl_assert(s.failure == NULL);
+	close(go[0]);
+	close(go[1]);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/*
+ * fl_daemon_disconnect() while another thread waits for an answer (maybe
+ * in recvmsg() on the connection): that thread's request fails at once
+ * with -ECONNRESET, not with -ETIMEDOUT once the silent daemon's request
+ * timeout ran out, and the connection's fd is closed.
+ */
+FL_TEST(a_disconnect_fails_the_requests_waiting_on_the_connection)
+{
+	struct stand_in s = { .failure = NULL, .silent = true };
+	struct asker a = { -1, 0, 1 };
+	struct fl_test_fd_snapshot base;
+	int sv[2], go[2];
+	pthread_t t;
+	char byte;
+
+	fl_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	fl_assert_int_eq(pipe2(go, O_CLOEXEC), 0);
+	stand_in_start(&s, go[1]);
+	fl_test_fd_snapshot(&base);
+	a.fd = sv[0];
+	fl_assert_int_eq(pthread_create(&t, NULL, ask_value, &a), 0);
+	fl_assert_int_eq(read(go[0], &byte, 1), 1);
+	fl_daemon_disconnect();
+	fl_assert_int_eq(pthread_join(t, NULL), 0);
+	if (a.r != -ECONNRESET)
+		fl__test_fail(
+			__FILE__, __LINE__,
+			"the waiting request ended with %s, not -ECONNRESET at the disconnect",
+			strerror(-a.r));
+	/* Neither the connection nor anything of it is left open. */
+	fl_test_wait_fds_back(&base);
+	stand_in_stop(&s);
 	close(go[0]);
 	close(go[1]);
 	close(sv[0]);
