@@ -90,7 +90,8 @@
  * The groups, where a function's documentation names them:
  *
  * - Daemon errors: a call that talks to fencelined (the fd API of
- *   shared.h in daemon mode, heap-daemon.h, introspect.h,
+ *   shared.h in daemon mode, context.h's calls on a daemon context,
+ *   heap-daemon.h, introspect.h,
  *   fl_daemon_connect()) may also
  *   return ``-ECONNREFUSED``, ``-ECONNRESET``, ``-ETIMEDOUT``,
  *   ``-EPROTO``, ``-EPROTONOSUPPORT``, ``-EACCES``, ``-EPERM``,
