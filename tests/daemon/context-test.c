@@ -29,24 +29,18 @@ static struct fl_context *context_of(enum fl_mode mode)
 	return ctx;
 }
 
-/* Is @fd this process's core's (in-process) timeline fd? */
-static bool in_process_timeline(int fd)
+/* Is @fd this process's core's (in-process) timeline fd, or fence fd? */
+static bool in_process(int fd, bool timeline)
 {
 	struct fl_timeline *tl = NULL;
-
-	if (fl_timeline_from_fd(fd, &tl) < 0)
-		return false;
-	fl_timeline_unref(tl);
-	return true;
-}
-
-static bool in_process_fence(int fd)
-{
 	struct fl_fence *f = NULL;
 
-	if (fl_fence_from_fd(fd, &f) < 0)
+	if (timeline ? fl_timeline_from_fd(fd, &tl) < 0 : fl_fence_from_fd(fd, &f) < 0)
 		return false;
-	fl_fence_unref(f);
+	if (tl)
+		fl_timeline_unref(tl);
+	if (f)
+		fl_fence_unref(f);
 	return true;
 }
 
@@ -56,9 +50,9 @@ static void make_and_signal(struct fl_context *ctx, bool want_in_process)
 	int tl = -1, fence = -1;
 
 	fl_assert_int_eq(fl_timeline_fd_create_ctx(ctx, "ctx-tl", 0, &tl), 0);
-	fl_assert_int_eq(in_process_timeline(tl), want_in_process);
+	fl_assert_int_eq(in_process(tl, true), want_in_process);
 	fl_assert_int_eq(fl_fence_fd_create(tl, 2, "ctx-fence", &fence), 0);
-	fl_assert_int_eq(in_process_fence(fence), want_in_process);
+	fl_assert_int_eq(in_process(fence, false), want_in_process);
 	fl_assert_int_eq(fl_fence_fd_get_status(fence), FL_STATUS_ACTIVE);
 	fl_assert_int_eq(fl_timeline_fd_inc(tl, 1), 0);
 	fl_assert_int_eq(fl_fence_fd_get_status(fence), FL_STATUS_ACTIVE);
@@ -130,7 +124,7 @@ FL_TEST(fences_of_two_contexts_wait_together_but_do_not_merge)
 	/* A merge within a context stays there. */
 	fl_assert_int_eq(fl_fence_fd_create(ltl, 2, "lf2", &lf2), 0);
 	fl_assert_int_eq(fl_fence_fd_merge(lf, lf2, "lm", 0, &lm), 0);
-	fl_assert(in_process_fence(lm));
+	fl_assert(in_process(lm, false));
 	fl_assert_int_eq(fl_timeline_fd_inc(ltl, 2), 0);
 	fl_assert_int_eq(fl_timeline_fd_inc(stl, 1), 0);
 	fl_assert_int_eq(fl_fence_fd_wait(lm, 10000), 0);
