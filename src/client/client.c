@@ -211,6 +211,7 @@ static struct {
 	uint32_t served[FL_PROTO_MAX_SERVICES];
 	unsigned int told; /* services whose absence was written to stderr, by id bit */
 	bool atfork_done;
+	atomic_bool in_use; /* connected since the process started or forked */
 	atomic_bool unflushed; /* one-way requests sent since the last reply */
 	atomic_uint generation; /* bumped for every new connection */
 	/*
@@ -697,6 +698,11 @@ unsigned int fl__client_answered_generation(void)
 	return answered_generation;
 }
 
+bool fl__client_in_use(void)
+{
+	return atomic_load_explicit(&conn.in_use, memory_order_relaxed);
+}
+
 unsigned int fl__client_generation(void)
 {
 	return atomic_load_explicit(&conn.generation, memory_order_relaxed);
@@ -714,6 +720,7 @@ static void atfork_parent(void)
 
 static void atfork_child(void)
 {
+	atomic_store(&conn.in_use, false);
 	atomic_store(&conn.unflushed, false);
 	atomic_fetch_add(&conn.generation, 1);
 	/* Closing our copy leaves the parent's connection untouched. */
@@ -1080,6 +1087,7 @@ static int ensure_connected_locked(bool may_spawn)
 				conn.seq = 0;
 				conn.oneway_seq = 0;
 				conn.daemon_pid = r;
+				atomic_store(&conn.in_use, true);
 				atomic_fetch_add(&conn.generation, 1);
 				return 0;
 			}

@@ -121,6 +121,13 @@ int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t c
  */
 void fl__client_bound(unsigned int generation, uint32_t handle, int timeline_fd);
 
+/*
+ * Has this process (since it started, or since its fork()) connected to a
+ * daemon? In in-process mode only a daemon context (<fenceline/context.h>)
+ * connects: then daemon fds of ours exist, and their waits are reported.
+ */
+bool fl__client_in_use(void);
+
 /* Changes whenever this process's connection (so maybe its daemon) changes. */
 unsigned int fl__client_generation(void);
 

@@ -201,3 +201,32 @@ FL_TEST(two_contexts_of_different_modes_on_two_threads)
 	fl_context_destroy(a.ctx);
 	fl_context_destroy(b.ctx);
 }
+
+/*
+ * A wait on a daemon context's fence is reported to the daemon (so that
+ * fencectl sees it, and its deadlock detector) also in a process whose own
+ * mode is in-process; an in-process fence's wait is not.
+ */
+FL_TEST(waits_on_a_daemon_contexts_fences_are_reported_in_an_in_process_program)
+{
+	struct fl_context *shared = context_of(FL_MODE_DAEMON);
+	struct fl_wait_report w = { 0, -1 };
+	int tl = -1, fence = -1, ltl = -1, lf = -1;
+
+	fl_assert_int_eq(fl_mode_set(FL_MODE_IN_PROCESS), 0);
+	fl_assert_int_eq(fl_timeline_fd_create_ctx(shared, "reported", 0, &tl), 0);
+	fl_assert_int_eq(fl_fence_fd_create(tl, 1, "reported", &fence), 0);
+	fl_assert_int_eq(fl_fence_fd_wait_begin(fence, -1, 0, &w), 0);
+	fl_assert(w.token != 0);
+	fl_fence_fd_wait_end(&w, -ETIME);
+	fl_assert_int_eq(fl_timeline_fd_create(NULL, 0, &ltl), 0);
+	fl_assert_int_eq(fl_fence_fd_create(ltl, 1, "local", &lf), 0);
+	fl_assert_int_eq(fl_fence_fd_wait_begin(lf, -1, 0, &w), 0);
+	fl_assert_int_eq(w.token, 0);
+	close(lf);
+	close(ltl);
+	close(fence);
+	close(tl);
+	fl_context_destroy(shared);
+	fl_daemon_disconnect();
+}
