@@ -15,6 +15,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -316,4 +317,64 @@ FL_TEST(a_disconnect_fails_the_requests_waiting_on_the_connection)
 	close(go[1]);
 	close(sv[0]);
 	close(sv[1]);
+}
+
+struct closer {
+	int index;
+	int failures;
+	char what[128];
+};
+
+/*
+ * Each thread makes a timeline and a fence on it, asks for the value, and
+ * closes the timeline with fl_timeline_fd_close(), whose PING the daemon
+ * answers after the requests read with it: the answers of the threads'
+ * requests come back out of order, and each must reach its own thread.
+ */
+static void *close_and_ask(void *arg)
+{
+	struct closer *c = arg;
+
+	for (int i = 0; i < 200 && !c->failures; i++) {
+		int tl = -1, f = -1, r;
+		uint64_t v = 1;
+
+		r = fl_timeline_fd_create("closer", 0, &tl);
+		if (r == 0)
+			r = fl_timeline_fd_inc(tl, (uint64_t)c->index);
+		if (r == 0)
+			r = fl_fence_fd_create(tl, 1000, "closer", &f);
+		if (r == 0)
+			r = fl_timeline_fd_get_value(tl, &v);
+		if (r == 0 && v != (uint64_t)c->index)
+			r = -EPROTO;
+		if (r == 0)
+			r = fl_timeline_fd_close(tl);
+		if (r == 0)
+			r = fl_fence_fd_get_status(f) == -ENOENT ? 0 : -EBADMSG;
+		if (r < 0) {
+			c->failures++;
+			snprintf(c->what, sizeof(c->what), "thread %d round %d: %s", c->index, i,
+				 strerror(-r));
+		}
+		if (f >= 0)
+			close(f);
+	}
+	return NULL;
+}
+
+FL_TEST(threads_get_their_own_answers_when_the_daemon_answers_out_of_order)
+{
+	struct closer c[4];
+	pthread_t t[4];
+
+	for (int i = 0; i < 4; i++) {
+		c[i] = (struct closer){ .index = i + 1 };
+		fl_assert_int_eq(pthread_create(&t[i], NULL, close_and_ask, &c[i]), 0);
+	}
+	for (int i = 0; i < 4; i++)
+		fl_assert_int_eq(pthread_join(t[i], NULL), 0);
+	for (int i = 0; i < 4; i++)
+		if (c[i].failures)
+			fl__test_fail(__FILE__, __LINE__, "%s", c[i].what);
 }
