@@ -1551,8 +1551,8 @@ retry:
 
 /*
  * Under conn.lock, connected: ask for @count more pooled fds. The reply is
- * read by pool_fill_recv_locked(), now or, for a fill sent ahead of need,
- * before the next request that waits for a reply (replies come in order).
+ * taken into the pool by whichever thread reads it (route_locked()); one
+ * that needs it now waits for it with pool_fill_recv_locked().
  */
 static int pool_fill_send_locked(uint32_t count)
 {

@@ -24,7 +24,9 @@
  *
  * Connects (starting a daemon) first if this process has no connection,
  * including in a child after fork(). A connection that fails mid-call is
- * dropped, so the next call reconnects.
+ * dropped, so the next call reconnects. Other threads' requests go out
+ * while this one waits for its reply (client.c: pipelined); a disconnect
+ * meanwhile (fl__client_disconnect()) fails it with -ECONNRESET.
  * Return: the reply's length (>= sizeof(struct fl_msg_hdr) +
  * sizeof(struct fl_msg_reply)), 0 for a one-way request, or a negative
  * errno: -ECONNRESET if the daemon went away, -ETIMEDOUT if it did not
