@@ -254,6 +254,7 @@ static struct {
 	struct waiter *waiters;
 	pthread_cond_t read_cond; /* a reply was handed out, or the reader is done */
 	bool reading; /* a thread is in recvmsg() on @read_fd, conn.lock released */
+	bool connecting; /* a thread connects, conn.lock released (ensure_connected_locked()) */
 	int read_fd;
 	/* A connection dropped while it was read: the reader closes it (-1: none). */
 	int orphan_fd;
@@ -711,6 +712,9 @@ unsigned int fl__client_generation(void)
 static void atfork_prepare(void)
 {
 	pthread_mutex_lock(&conn.lock);
+	/* A connection being made would be half the child's. */
+	while (conn.connecting)
+		pthread_cond_wait(&conn.read_cond, &conn.lock);
 }
 
 static void atfork_parent(void)
@@ -735,6 +739,7 @@ static void atfork_child(void)
 	/* The parent's waiting and reading threads are not here. */
 	conn.waiters = NULL;
 	conn.reading = false;
+	conn.connecting = false;
 	conn.read_fd = -1;
 	close_own(conn.orphan_fd, &conn.orphan_id);
 	conn.orphan_fd = -1;
@@ -849,10 +854,11 @@ int32_t fl__client_reply_status(const void *reply)
 
 /*
  * HELLO on a fresh connection, saying which services we speak; @served
- * gets what the daemon serves of them.
+ * gets what the daemon serves of them, *@ret_page the fd of its status
+ * page (the caller's; -1: none).
  * Return: the daemon's pid or a negative errno.
  */
-static int hello(int fd, uint32_t served[FL_PROTO_MAX_SERVICES])
+static int hello(int fd, uint32_t served[FL_PROTO_MAX_SERVICES], int *ret_page)
 {
 	struct {
 		struct fl_msg_hdr h;
@@ -898,16 +904,9 @@ static int hello(int fd, uint32_t served[FL_PROTO_MAX_SERVICES])
 			r = -EPROTO;
 	if (r > 0)
 		memcpy(served, rep.services, sizeof(rep.services));
-	/*
-	 * Mapped (over the last connection's, see drop_locked()) and its fd
-	 * closed at once: the program cannot close or replace what we use.
-	 * A page that does not check out is only a page less.
-	 */
 	if (r > 0 && nfds && (rep.flags & FL_HELLO_F_STATUS_PAGE)) {
-		int m = fl__status_page_map(page);
-
-		if (m < 0)
-			FL_LOG("daemon", "status page not used: %s", strerror(-m));
+		*ret_page = page;
+		nfds = 0;
 	}
 	if (nfds)
 		close(page);
@@ -1046,8 +1045,24 @@ static bool conn_live_locked(void)
 	return false;
 }
 
-/* Under conn.lock: make sure conn.fd is this process's live connection. */
-static int ensure_connected_locked(bool may_spawn)
+/* What connect_daemon() found: a connection that said HELLO. */
+struct fresh {
+	int fd;
+	struct fdid id;
+	int page; /* its status page's fd, or -1 */
+	pid_t daemon_pid;
+	unsigned int timeout_ms;
+	uint32_t served[FL_PROTO_MAX_SERVICES];
+};
+
+/*
+ * Connect to the daemon at this process's socket, starting one if none
+ * answers and @may_spawn, and say HELLO. Touches nothing of conn: it runs
+ * without conn.lock (ensure_connected_locked()).
+ * Return: 0 and *@ret, or a negative errno (said on stderr when it is the
+ * user's to mend).
+ */
+static int connect_daemon(bool may_spawn, struct fresh *ret)
 {
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	uint64_t deadline = 0;
@@ -1055,13 +1070,6 @@ static int ensure_connected_locked(bool may_spawn)
 	bool spawned = false;
 	int fd, r;
 
-	if (!conn.atfork_done) {
-		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
-		conn.atfork_done = true;
-	}
-	/* A fork() drops the child's copy (atfork_child), so a live fd is ours. */
-	if (conn_live_locked())
-		return 0;
 	r = fl__socket_path(path, sizeof(path));
 	if (r < 0)
 		return r;
@@ -1074,23 +1082,15 @@ static int ensure_connected_locked(bool may_spawn)
 				close(fd);
 				return r;
 			}
-			r = hello(fd, conn.served);
-			if (r > 0 && fd_id(fd, &conn.id) == 0) {
-				conn.told = 0;
-				conn.fd = fd;
-				conn.timeout_ms = timeout_ms;
-				conn.idle_ms = env_ms("FENCELINE_POOL_IDLE_MS", POOL_IDLE_MS);
-				conn.pool_max =
-					FL_MIN(env_ms("FENCELINE_POOL_MAX", FL_PROTO_POOL_FILL_MAX),
-					       (unsigned int)FL_PROTO_POOL_FILL_MAX);
-				conn.pid = getpid();
-				conn.seq = 0;
-				conn.oneway_seq = 0;
-				conn.daemon_pid = r;
-				atomic_store(&conn.in_use, true);
-				atomic_fetch_add(&conn.generation, 1);
+			ret->page = -1;
+			r = hello(fd, ret->served, &ret->page);
+			if (r > 0 && fd_id(fd, &ret->id) == 0) {
+				ret->fd = fd;
+				ret->daemon_pid = r;
+				ret->timeout_ms = timeout_ms;
 				return 0;
 			}
+			fl__close(ret->page);
 			close(fd);
 			if (r == -EACCES)
 				fprintf(stderr,
@@ -1143,6 +1143,66 @@ static int ensure_connected_locked(bool may_spawn)
 		sleep_ms(backoff);
 		backoff = FL_MIN(backoff * 2, 50u);
 	}
+}
+
+/*
+ * Under conn.lock: make sure conn.fd is this process's live connection.
+ * The connect, the HELLO and starting a daemon (up to START_TIMEOUT_MS)
+ * run with conn.lock released, so that the threads that need no
+ * connection (a close's sync, the watcher) are not held up; those that
+ * need one wait here for the one thread connecting, as does fork()
+ * (atfork_prepare()), so that no child inherits a half-made connection.
+ */
+static int ensure_connected_locked(bool may_spawn)
+{
+	struct fresh f = { .fd = -1, .page = -1 };
+	int r;
+
+	if (!conn.atfork_done) {
+		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+		conn.atfork_done = true;
+	}
+	while (conn.connecting)
+		pthread_cond_wait(&conn.read_cond, &conn.lock);
+	/* A fork() drops the child's copy (atfork_child), so a live fd is ours. */
+	if (conn_live_locked())
+		return 0;
+	conn.connecting = true;
+	pthread_mutex_unlock(&conn.lock);
+	r = connect_daemon(may_spawn, &f);
+	pthread_mutex_lock(&conn.lock);
+	conn.connecting = false;
+	pthread_cond_broadcast(&conn.read_cond);
+	if (r < 0)
+		return r;
+	/*
+	 * The page is mapped (over the last connection's, see drop_locked())
+	 * under the lock that its unmapping takes, and its fd closed at once:
+	 * the program cannot close or replace what we use. A page that does
+	 * not check out is only a page less.
+	 */
+	if (f.page >= 0) {
+		int m = fl__status_page_map(f.page);
+
+		if (m < 0)
+			FL_LOG("daemon", "status page not used: %s", strerror(-m));
+		close(f.page);
+	}
+	memcpy(conn.served, f.served, sizeof(conn.served));
+	conn.told = 0;
+	conn.fd = f.fd;
+	conn.id = f.id;
+	conn.timeout_ms = f.timeout_ms;
+	conn.idle_ms = env_ms("FENCELINE_POOL_IDLE_MS", POOL_IDLE_MS);
+	conn.pool_max = FL_MIN(env_ms("FENCELINE_POOL_MAX", FL_PROTO_POOL_FILL_MAX),
+			       (unsigned int)FL_PROTO_POOL_FILL_MAX);
+	conn.pid = getpid();
+	conn.seq = 0;
+	conn.oneway_seq = 0;
+	conn.daemon_pid = f.daemon_pid;
+	atomic_store(&conn.in_use, true);
+	atomic_fetch_add(&conn.generation, 1);
+	return 0;
 }
 
 /*

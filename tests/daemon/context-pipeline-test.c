@@ -37,6 +37,11 @@ struct stand_in {
 	int listen_fd;
 	int got_first; /* written a byte when the first request has arrived */
 	bool silent; /* answer nothing after HELLO */
+	/*
+	 * Answer HELLO only once a byte can be read here (-1: at once), then
+	 * a TIMELINE_CREATE; got_first says when HELLO has arrived.
+	 */
+	int hello_gate;
 	char path[108];
 	char *old_socket, *old_timeout;
 	pthread_t thread;
@@ -104,9 +109,36 @@ static void reply(int fd, const void *buf, size_t len, const int *fds, unsigned 
 	(void)!sendmsg(fd, &m, MSG_NOSIGNAL);
 }
 
+/* TIMELINE_CREATE's answer: a timeline fd (any pipe's read end will do here). */
+static void answer_create(int fd, uint32_t seq)
+{
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_bind_reply b;
+	} rep = { { FL_OP_TIMELINE_CREATE | FL_OP_REPLY, 0, seq, sizeof(struct fl_msg_bind_reply) },
+		  { { 0 }, 5, 0 } };
+	int pipe_fds[2];
+
+	if (pipe2(pipe_fds, O_CLOEXEC) == 0) {
+		reply(fd, &rep, sizeof(rep), pipe_fds, 1);
+		close(pipe_fds[0]);
+		close(pipe_fds[1]);
+	}
+}
+
+/* Whether a byte came on @fd within STAND_IN_WAIT_MS. */
+static bool byte_came(int fd)
+{
+	struct pollfd p = { fd, POLLIN, 0 };
+	char byte;
+
+	return poll(&p, 1, STAND_IN_WAIT_MS) == 1 && read(fd, &byte, 1) == 1;
+}
+
 /*
  * HELLO, then two requests: a TIMELINE_GET_VALUE (answered 7, last) and a
- * TIMELINE_CREATE (answered with a pipe's read end, first).
+ * TIMELINE_CREATE (answered with a pipe's read end, first). With a
+ * hello_gate: HELLO once the gate opens, then one TIMELINE_CREATE.
  */
 static void *stand_in_main(void *arg)
 {
@@ -114,7 +146,7 @@ static void *stand_in_main(void *arg)
 	unsigned char buf[512];
 	struct fl_msg_hdr h, first;
 	struct fl_msg_hello hello;
-	int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC), sent = -1, pipe_fds[2];
+	int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC), sent = -1;
 	char byte = 1;
 
 	if (fd < 0) {
@@ -128,6 +160,13 @@ static void *stand_in_main(void *arg)
 	}
 	memcpy(&h, buf, sizeof(h));
 	memcpy(&hello, buf + sizeof(h), sizeof(hello));
+	if (s->hello_gate >= 0) {
+		(void)!write(s->got_first, &byte, 1);
+		if (!byte_came(s->hello_gate)) {
+			s->failure = "the other thread's call never returned while HELLO waited";
+			goto out;
+		}
+	}
 	{
 		struct {
 			struct fl_msg_hdr h;
@@ -147,6 +186,13 @@ static void *stand_in_main(void *arg)
 	}
 	drop_fd(sent);
 	memcpy(&first, buf, sizeof(first));
+	if (s->hello_gate >= 0) {
+		if (first.op == FL_OP_TIMELINE_CREATE)
+			answer_create(fd, first.seq);
+		else
+			s->failure = "unexpected request";
+		goto drain;
+	}
 	(void)!write(s->got_first, &byte, 1);
 	if (s->silent) {
 		/* Until the library hangs up, which must come before the request timeout. */
@@ -164,19 +210,8 @@ static void *stand_in_main(void *arg)
 		s->failure = "unexpected requests";
 		goto out;
 	}
-	/* The second first: a timeline fd (any pipe's read end will do here). */
-	if (pipe2(pipe_fds, O_CLOEXEC) == 0) {
-		struct {
-			struct fl_msg_hdr h;
-			struct fl_msg_bind_reply b;
-		} rep = { { FL_OP_TIMELINE_CREATE | FL_OP_REPLY, 0, h.seq,
-			    sizeof(struct fl_msg_bind_reply) },
-			  { { 0 }, 5, 0 } };
-
-		reply(fd, &rep, sizeof(rep), pipe_fds, 1);
-		close(pipe_fds[0]);
-		close(pipe_fds[1]);
-	}
+	/* The second first. */
+	answer_create(fd, h.seq);
 	{
 		struct {
 			struct fl_msg_hdr h;
@@ -187,6 +222,7 @@ static void *stand_in_main(void *arg)
 
 		reply(fd, &rep, sizeof(rep), NULL, 0);
 	}
+drain:
 	/* Until the library hangs up. */
 	while (next_packet(fd, buf, sizeof(buf), &sent) > 0)
 		drop_fd(sent);
@@ -246,7 +282,7 @@ static void *ask_value(void *arg)
 
 FL_TEST(a_request_completes_while_another_threads_waits_for_its_answer)
 {
-	struct stand_in s = { .failure = NULL };
+	struct stand_in s = { .failure = NULL, .hello_gate = -1 };
 	struct asker a = { -1, 0, 1 };
 	int sv[2], go[2], tl = -1, r;
 	pthread_t t;
@@ -289,7 +325,7 @@ FL_TEST(a_request_completes_while_another_threads_waits_for_its_answer)
  */
 FL_TEST(a_disconnect_fails_the_requests_waiting_on_the_connection)
 {
-	struct stand_in s = { .failure = NULL, .silent = true };
+	struct stand_in s = { .failure = NULL, .silent = true, .hello_gate = -1 };
 	struct asker a = { -1, 0, 1 };
 	struct fl_test_fd_snapshot base;
 	int sv[2], go[2];
@@ -377,4 +413,56 @@ FL_TEST(threads_get_their_own_answers_when_the_daemon_answers_out_of_order)
 	for (int i = 0; i < 4; i++)
 		if (c[i].failures)
 			fl__test_fail(__FILE__, __LINE__, "%s", c[i].what);
+}
+
+struct creator {
+	int tl;
+	int r;
+};
+
+static void *create_timeline(void *arg)
+{
+	struct creator *c = arg;
+
+	c->r = fl_timeline_fd_create("slow-hello", 0, &c->tl);
+	return NULL;
+}
+
+/*
+ * While one thread connects (its HELLO unanswered), another thread's call
+ * that needs no connection returns: connecting holds no lock the others
+ * take. The stand-in answers HELLO only once that call has returned.
+ */
+FL_TEST(a_call_needing_no_connection_returns_while_another_thread_connects)
+{
+	struct stand_in s = { .failure = NULL };
+	struct creator c = { -1, 1 };
+	int sv[2], go[2], gate[2];
+	pthread_t t;
+	char byte = 1;
+
+	fl_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	fl_assert_int_eq(pipe2(go, O_CLOEXEC), 0);
+	fl_assert_int_eq(pipe2(gate, O_CLOEXEC), 0);
+	s.hello_gate = gate[0];
+	stand_in_start(&s, go[1]);
+	fl_assert_int_eq(pthread_create(&t, NULL, create_timeline, &c), 0);
+	fl_assert_int_eq(read(go[0], &byte, 1), 1);
+	/* Not the core's: it syncs the daemon's closes if there is a connection. */
+	fl_assert_int_eq(fl_timeline_fd_close(sv[0]), 0);
+	fl_assert_int_eq(write(gate[1], &byte, 1), 1);
+	fl_assert_int_eq(pthread_join(t, NULL), 0);
+	if (c.r != 0)
+		fl__test_fail(__FILE__, __LINE__,
+			      "the connecting thread failed (%s): the other call waited for it; "
+			      "stand-in: %s",
+			      strerror(-c.r), s.failure ? s.failure : "no complaint");
+	close(c.tl);
+	stand_in_stop(&s);
+	fl_assert(s.failure == NULL);
+	close(go[0]);
+	close(go[1]);
+	close(gate[0]);
+	close(gate[1]);
+	close(sv[1]);
 }
