@@ -2078,6 +2078,9 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
 	r = fl__client_reply_status(reply);
 	if (r < 0) {
 		close_own(fd, &fid);
+		/* Unless its connection went meanwhile, and its kept ends with it. */
+		if (atomic_load(&conn.generation) != w.generation || conn.fd < 0)
+			keep = false;
 		for (unsigned int i = 0; keep && i < conn.nkept; i++)
 			if (conn.kept[i].fd == sig) {
 				close_own(sig, &sig_id);
