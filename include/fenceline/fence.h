@@ -394,7 +394,9 @@ FL_EXPORT int fl_fence_fd_wait(int fd, int timeout_ms);
  * on: if this thread's wait closes a cycle (every thread of every process
  * in it waits on a fence that only another process of the cycle can
  * signal), the daemon's detector, which looks at waits older than 100 ms
- * every 250 ms, makes it return -EDEADLK within about a second. The other
+ * every 250 ms, makes it return -EDEADLK within about a second (a cycle
+ * closed by a wait that did not ask: the last of its waits that asked
+ * gets it, see docs/fencectl.md). The other
  * waiters of the cycle keep waiting: the caller is expected to break the
  * cycle (signal its timelines with an error, drop work). In-process fences
  * and kernel sync_files are waited on as by fl_fence_fd_wait().

@@ -11,7 +11,7 @@
  *
  * **Who pays.** A buffer counts against this process's connection to the
  * daemon from its allocation until the process frees it with
- * fl_heap_daemon_free() (or fl_heap_daemon_free_group()) or the
+ * fl_heap_daemon_buffer_free() (or fl_heap_daemon_group_free()) or the
  * connection ends: the process exits or dies, or calls
  * fl_daemon_disconnect() (<fenceline/shared.h>). A fork()ed child has a
  * connection of its own, so it cannot free its parent's buffers.
@@ -66,7 +66,7 @@ FL_EXPORT int fl_heap_daemon_alloc(const char *heap, size_t size, unsigned int f
  * fl_heap_daemon_alloc_group() - fl_heap_daemon_alloc(), tagged with @group
  * @group: from fl_heap_daemon_group_new(), or 0 for no group
  *
- * fl_heap_daemon_free_group() frees all buffers of a group at once, with
+ * fl_heap_daemon_group_free() frees all buffers of a group at once, with
  * no fd of them: for users who only ever close() their buffers, as
  * libion's do (ion_close() frees its client's group).
  * Return: as fl_heap_daemon_alloc().
@@ -75,7 +75,7 @@ FL_EXPORT int fl_heap_daemon_alloc_group(const char *heap, size_t size, unsigned
 					 uint32_t group, int *ret_fd);
 
 /**
- * fl_heap_daemon_free() - give a buffer back to the daemon and close @fd
+ * fl_heap_daemon_buffer_free() - give a buffer back to the daemon and close @fd
  * @fd: any fd of a buffer this process allocated through the daemon (a
  *	dup, or one that came back from another process); closed on success
  *
@@ -85,7 +85,19 @@ FL_EXPORT int fl_heap_daemon_alloc_group(const char *heap, size_t size, unsigned
  * this process's connection: never allocated through it, freed already,
  * or its connection ended; @fd stays open); a connection error.
  */
-FL_EXPORT int fl_heap_daemon_free(int fd);
+FL_EXPORT int fl_heap_daemon_buffer_free(int fd);
+
+/**
+ * fl_heap_daemon_free() - the old name of fl_heap_daemon_buffer_free()
+ * @fd: as fl_heap_daemon_buffer_free()
+ *
+ * Deprecated: it frees a buffer, not the daemon's heap. The same function
+ * as fl_heap_daemon_buffer_free(), exported under this name too; the next
+ * release drops it.
+ * Return: as fl_heap_daemon_buffer_free().
+ */
+FL_EXPORT int fl_heap_daemon_free(int fd)
+	FL_DEPRECATED("fl_heap_daemon_free() frees a buffer: use fl_heap_daemon_buffer_free()");
 
 /**
  * fl_heap_daemon_group_new() - a group tag no other caller in this
@@ -97,7 +109,7 @@ FL_EXPORT int fl_heap_daemon_free(int fd);
 FL_EXPORT int fl_heap_daemon_group_new(uint32_t *ret_group);
 
 /**
- * fl_heap_daemon_free_group() - free every buffer of @group this process
+ * fl_heap_daemon_group_free() - free every buffer of @group this process
  * allocated through its connection
  * @group: not 0
  *
@@ -105,7 +117,19 @@ FL_EXPORT int fl_heap_daemon_group_new(uint32_t *ret_group);
  * Return: how many buffers were freed (>= 0); -EINVAL (@group 0); a
  * connection error.
  */
-FL_EXPORT int fl_heap_daemon_free_group(uint32_t group);
+FL_EXPORT int fl_heap_daemon_group_free(uint32_t group);
+
+/**
+ * fl_heap_daemon_free_group() - the old name of fl_heap_daemon_group_free()
+ * @group: as fl_heap_daemon_group_free()
+ *
+ * Deprecated: the verb comes first in every other name, and the pair of
+ * fl_heap_daemon_group_new() reads better. The same function, exported
+ * under this name too; the next release drops it.
+ * Return: as fl_heap_daemon_group_free().
+ */
+FL_EXPORT int fl_heap_daemon_free_group(uint32_t group)
+	FL_DEPRECATED("use fl_heap_daemon_group_free()");
 
 /**
  * struct fl_heap_daemon_usage - this process's share of the daemon's heaps

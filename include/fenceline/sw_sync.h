@@ -58,40 +58,6 @@ FL_EXPORT int fl_sw_sync_timeline_create(const char *name, unsigned int flags,
 FL_EXPORT int fl_sw_sync_timeline_inc(struct fl_timeline *tl, uint64_t count);
 
 /**
- * fl_sw_sync_timeline_attach_counter() - let a counter in shared memory drive the timeline
- * @tl: a sw_sync timeline without a counter yet (borrowed)
- * @map: a mapping (from mmap()) the timeline takes over on success: it is
- *	munmap()ped when the timeline's memory is freed
- * @map_size: its length
- * @counter: the counter, 8-byte aligned, inside @map
- *
- * For a counter that other processes add to directly (fencelined's shared
- * timelines). From now on the timeline applies what the counter gained,
- * modulo 2^64, as an fl_sw_sync_timeline_inc() of the difference:
- * whenever fl_sw_sync_timeline_catch_up() is called, in every
- * fl_sw_sync_timeline_inc() (which adds to the counter itself), and once
- * more when the timeline dies, so that points the counter reached complete
- * as signalled rather than with -ENOENT. The counter is accessed with
- * sequentially consistent atomics; its value at attach time counts as
- * applied already.
- * Return: 0; -EINVAL (NULL, not sw_sync, misaligned or outside @map; the
- * mapping stays the caller's); -EBUSY if a counter is attached already.
- */
-FL_EXPORT int fl_sw_sync_timeline_attach_counter(struct fl_timeline *tl, void *map, size_t map_size,
-						 uint64_t *counter);
-
-/**
- * fl_sw_sync_timeline_catch_up() - apply what the attached counter gained
- * @tl: a sw_sync timeline (borrowed)
- *
- * Signals, in value order, the points the counter passed since the last
- * catch-up, before returning. Without an attached counter it does nothing.
- * Return: 0; -EINVAL if @tl is NULL or not sw_sync; -ENOENT if the timeline
- * is dead.
- */
-FL_EXPORT int fl_sw_sync_timeline_catch_up(struct fl_timeline *tl);
-
-/**
  * fl_sw_sync_fence_create() - create a fence that signals at @value
  * @tl: a sw_sync timeline (borrowed)
  * @value: the counter value at which the fence signals

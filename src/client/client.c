@@ -55,6 +55,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "counter.h"
 #include "statuspage.h"
 #include "transport.h"
 #include "util.h"
@@ -233,9 +234,8 @@ static struct {
 	/* Timelines this connection created, with their shared counters. */
 	struct owned {
 		uint32_t handle;
-		bool is32;
 		bool unkept; /* made a fence without an end since the last signal */
-		struct fl_proto_shared_timeline *page;
+		struct fl__counter counter;
 		struct fdid tl_id; /* the timeline fd's file: a rebind of it keeps it ours */
 	} owned[OWNED_MAX];
 	unsigned int nowned;
@@ -307,7 +307,7 @@ static void pool_drop_locked(void)
 	conn.ends_score = 0;
 	kept_drop_locked();
 	for (unsigned int i = 0; i < conn.nowned; i++)
-		munmap(conn.owned[i].page, FL_PROTO_SHARED_SIZE);
+		fl__counter_unmap(&conn.owned[i].counter);
 	conn.nowned = 0;
 	if (conn.watch) {
 		uint64_t one = 1;
@@ -1877,7 +1877,7 @@ static void owned_forget_locked(uint32_t handle)
 	}
 	for (unsigned int i = 0; i < conn.nowned; i++)
 		if (conn.owned[i].handle == handle) {
-			munmap(conn.owned[i].page, FL_PROTO_SHARED_SIZE);
+			fl__counter_unmap(&conn.owned[i].counter);
 			conn.owned[i] = conn.owned[--conn.nowned];
 			break;
 		}
@@ -1898,14 +1898,6 @@ void fl__client_bound(unsigned int generation, uint32_t handle, int timeline_fd)
 	    (!(o = owned_find_locked(handle)) || !fd_is(timeline_fd, &o->tl_id)))
 		owned_forget_locked(handle);
 	pthread_mutex_unlock(&conn.lock);
-}
-
-/* Has the owned timeline @o, at counter value @now, reached @value? Like sw_sync's check. */
-static bool owned_reached(const struct owned *o, uint64_t now, uint64_t value)
-{
-	if (o->is32)
-		return (int32_t)((uint32_t)now - (uint32_t)value) >= 0;
-	return now >= value;
 }
 
 /*
@@ -1965,7 +1957,7 @@ static bool kept_prepare_locked(uint32_t handle, uint64_t value, int sig, const 
 			o->unkept = true;
 		return false;
 	}
-	if (!o || owned_reached(o, __atomic_load_n(&o->page->value, __ATOMIC_SEQ_CST), value)) {
+	if (!o || fl__counter_reached(&o->counter, fl__counter_read(&o->counter), value)) {
 		close_own(sig, sig_id);
 		return false;
 	}
@@ -1977,9 +1969,8 @@ static bool kept_prepare_locked(uint32_t handle, uint64_t value, int sig, const 
 			struct kept *k = &conn.kept[i];
 			struct owned *ko = owned_find_locked(k->handle);
 
-			if (!ko ||
-			    owned_reached(ko, __atomic_load_n(&ko->page->value, __ATOMIC_SEQ_CST),
-					  k->value))
+			if (!ko || fl__counter_reached(&ko->counter, fl__counter_read(&ko->counter),
+						       k->value))
 				close_own(k->fd, &k->id);
 			else
 				conn.kept[j++] = *k;
@@ -2032,9 +2023,8 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
 	if (!reply_wanted) {
 		struct owned *o = owned_find_locked(handle);
 
-		reply_wanted =
-			!o ||
-			owned_reached(o, __atomic_load_n(&o->page->value, __ATOMIC_SEQ_CST), value);
+		reply_wanted = !o || fl__counter_reached(&o->counter, fl__counter_read(&o->counter),
+							 value);
 		if (reply_wanted)
 			req.h.flags |= FL_MSG_F_REPLY;
 	}
@@ -2113,7 +2103,7 @@ int fl__client_timeline_create(const char *name, unsigned int flags, int *ret_fd
 	} req = { { FL_OP_TIMELINE_CREATE, 0, 0, sizeof(struct fl_msg_timeline_create) },
 		  { .flags = flags } };
 	struct fl_msg_bind_reply rep;
-	struct fl_proto_shared_timeline *page;
+	struct fl__counter counter;
 	int fds[2], r;
 	unsigned int nfds = 0, generation = 0;
 
@@ -2143,15 +2133,13 @@ int fl__client_timeline_create(const char *name, unsigned int flags, int *ret_fd
 		    atomic_load(&conn.generation) == generation && conn.fd >= 0) {
 			struct fdid tl_id;
 
-			page = mmap(NULL, FL_PROTO_SHARED_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
-				    fds[1], 0);
-			if (page != MAP_FAILED && fd_id(fds[0], &tl_id) < 0) {
-				munmap(page, FL_PROTO_SHARED_SIZE);
-				page = MAP_FAILED;
+			if (fl__counter_map(&counter, fds[1], flags != 0) == 0) {
+				if (fd_id(fds[0], &tl_id) < 0)
+					fl__counter_unmap(&counter);
+				else
+					conn.owned[conn.nowned++] =
+						(struct owned){ rep.handle, false, counter, tl_id };
 			}
-			if (page != MAP_FAILED)
-				conn.owned[conn.nowned++] = (struct owned){ rep.handle, flags != 0,
-									    false, page, tl_id };
 		}
 		close(fds[1]);
 	}
@@ -2174,7 +2162,7 @@ int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t c
 	struct fl__record rec = { FL__RECORD_MAGIC, 1, 0 };
 	struct sigpipe_guard sigpipe = { false };
 	struct owned *o;
-	uint64_t add, now;
+	uint64_t now;
 	bool lost_end = false;
 	int r, n;
 
@@ -2184,18 +2172,9 @@ int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t c
 		goto out;
 	}
 	o = owned_find_locked(handle);
-	add = o && o->is32 ? (uint32_t)count : count;
-	/* Large steps (the daemon applies them in INT_MAX steps) and wrap-arounds: its job. */
-	if (!o ||
-	    (o->is32 ? add > INT32_MAX
-		     : add > UINT64_MAX - __atomic_load_n(&o->page->value, __ATOMIC_SEQ_CST))) {
-		r = -ENOSYS;
+	r = o ? fl__counter_add(&o->counter, count, &rec.timestamp_ns, &now) : -ENOSYS;
+	if (r < 0)
 		goto out;
-	}
-	/* The time first, then the value: a daemon that sees the value sees this time or later. */
-	rec.timestamp_ns = fl__now_ns();
-	__atomic_store_n(&o->page->stamp_ns, rec.timestamp_ns, __ATOMIC_SEQ_CST);
-	now = __atomic_add_fetch(&o->page->value, add, __ATOMIC_SEQ_CST);
 	if (o->unkept) {
 		o->unkept = false;
 		ends_useful_locked();
@@ -2207,7 +2186,7 @@ int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t c
 	for (unsigned int i = 0; i < conn.nkept;) {
 		struct kept *k = &conn.kept[i];
 
-		if (k->handle != handle || !owned_reached(o, now, k->value)) {
+		if (k->handle != handle || !fl__counter_reached(&o->counter, now, k->value)) {
 			i++;
 			continue;
 		}
@@ -2226,7 +2205,7 @@ int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t c
 	 * we reached one: below sync_at every pending point is one of ours.
 	 * Even then, a daemon that died must not go unnoticed.
 	 */
-	if (now < __atomic_load_n(&o->page->sync_at, __ATOMIC_SEQ_CST) && !lost_end) {
+	if (!fl__counter_needs_daemon(&o->counter, now) && !lost_end) {
 		struct pollfd p = { conn.fd, POLLRDHUP, 0 };
 
 		r = 0;

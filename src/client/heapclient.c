@@ -75,7 +75,7 @@ FL_EXPORT int fl_heap_daemon_alloc(const char *heap, size_t size, unsigned int f
 	return fl_heap_daemon_alloc_group(heap, size, flags, 0, ret_fd);
 }
 
-FL_EXPORT int fl_heap_daemon_free(int fd)
+FL_EXPORT int fl_heap_daemon_buffer_free(int fd)
 {
 	struct fl_msg_heap_free q = { 0, 0 };
 	struct fl_msg_heap_free_reply rep;
@@ -102,7 +102,7 @@ FL_EXPORT int fl_heap_daemon_group_new(uint32_t *ret_group)
 	return 0;
 }
 
-FL_EXPORT int fl_heap_daemon_free_group(uint32_t group)
+FL_EXPORT int fl_heap_daemon_group_free(uint32_t group)
 {
 	struct fl_msg_heap_free q = { group, 0 };
 	struct fl_msg_heap_free_reply rep;
@@ -114,6 +114,11 @@ FL_EXPORT int fl_heap_daemon_free_group(uint32_t group)
 		return r;
 	return rep.freed > INT32_MAX ? INT32_MAX : (int)rep.freed;
 }
+
+/* The old names (docs/changelog.md), the same code at the same symbol version. */
+FL_EXPORT int fl_heap_daemon_free(int fd) __attribute__((alias("fl_heap_daemon_buffer_free")));
+FL_EXPORT int fl_heap_daemon_free_group(uint32_t group)
+	__attribute__((alias("fl_heap_daemon_group_free")));
 
 FL_EXPORT int fl_heap_daemon_get_usage(const char *heap, struct fl_heap_daemon_usage *ret_usage)
 {

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fencelined's connections and its loop: accept clients and check who they
- * are, read and decode each request (src/proto), hand it to the service
- * that owns its op (src/server/service.h), answer, hang up on a bad peer;
- * the pass of the loop (fld_serve()) that schedules clients by cost.
+ * fencelined's glue to the server framework (src/server): whom it serves
+ * (--allow-uid, the peers' quotas) and how it turns a peer away, reading
+ * and decoding each request (src/proto) and handing it to the service that
+ * owns its op (src/server/service.h), the replies, and the pass of the loop
+ * (fld_serve()) that schedules clients by cost. Accepting, the connections'
+ * sockets, sending without blocking and the end of a connection are the
+ * framework's (acceptor.h, conn.h).
  *
  * The loop is one thread, and so is everything that changes a client's
  * counters: the core's fd watcher has no thread here (the loop runs it,
@@ -12,7 +15,6 @@
  * fld_received_reap(). The counters' atomics date from when the watcher
  * was a thread of its own; nothing relies on them now.
  */
-#include <fcntl.h>
 #include <malloc.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -22,6 +24,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "acceptor.h"
 #include "daemon.h"
 #include "heapsvc.h"
 #include "host.h"
@@ -31,9 +34,6 @@
 #include "util.h"
 
 struct server_config fld_cfg;
-struct client *fld_clients;
-static struct client *zombies; /* disconnected; freed after the events at hand */
-unsigned int fld_nclients;
 static struct fl_loop *loop;
 struct fl_server *fld_server;
 
@@ -92,56 +92,32 @@ static bool close_received(struct client *c, int fd)
 
 static void disconnect(struct client *c, const char *why)
 {
+	fl__server_conn_disconnect(&c->conn, why);
+}
+
+/* The framework ends a connection (fl__server_conn_disconnect()). */
+static void host_disconnecting(struct fl_server_conn *conn, const char *why)
+{
+	struct client *c = client_of(conn);
+
 	if (why)
 		fld_log("client pid %d uid %u: %s; disconnecting", (int)c->conn.pid,
 			(unsigned int)c->conn.uid, why);
-	fl__loop_source_remove(c->src);
-	c->src = NULL;
-	close(c->fd);
-	c->fd = -1;
 	/* The connection was ours on its behalf. */
 	fld_fds_sub(c, 1);
-	/* Each service lets go of what it kept for the client. */
-	fl__server_conn_gone(fld_server, &c->conn);
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		fld_clients = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
-	fld_nclients--;
-	/* Events already fetched may still name it: free it after them. */
-	c->prev = NULL;
-	c->next = zombies;
-	zombies = c;
 }
 
-static void bury_zombies(void)
+/* After the pass that disconnected it: its live objects may still hold it. */
+static void host_release(struct fl_server_conn *conn)
 {
-	while (zombies) {
-		struct client *c = zombies;
-
-		zombies = c->next;
-		fld_client_unref(c);
-	}
+	fld_client_unref(client_of(conn));
 }
 
-/* Send one reply packet. false: the client is gone or not reading; drop it. */
+/* Send one reply packet. false: the client is gone or not reading; it was dropped. */
 static bool reply_send_fds(struct client *c, const struct fl_msg_hdr *req, const void *body,
 			   size_t len, const int *fds, unsigned int nfds)
 {
-	struct fl_msg_hdr h = { req->op | FL_OP_REPLY, 0, req->seq, (uint32_t)len };
-	ssize_t n = fl__proto_send(c->fd, &h, sizeof(h), body, len, fds, nfds, MSG_DONTWAIT);
-
-	if (n == (ssize_t)(sizeof(h) + len))
-		return true;
-	if (n == -EAGAIN)
-		disconnect(c, "does not read its replies");
-	else if (n < 0 && n != -EPIPE && n != -ECONNRESET)
-		disconnect(c, strerror((int)-n)); /* ours, not the client's: say so */
-	else
-		disconnect(c, NULL);
-	return false;
+	return fl__server_reply(&c->conn, req, body, len, fds, nfds);
 }
 
 bool fld_reply_send(struct client *c, const struct fl_msg_hdr *req, const void *body, size_t len,
@@ -193,7 +169,14 @@ static bool host_reject(struct fl_server_conn *conn, const struct fl_msg_hdr *re
 	return reject(client_of(conn), req, status, why);
 }
 
-static const struct fl_server_host_ops host_ops = { .reject = host_reject };
+static void client_ready(struct fl_server_conn *conn);
+
+static const struct fl_server_host_ops host_ops = {
+	.reject = host_reject,
+	.readable = client_ready,
+	.disconnecting = host_disconnecting,
+	.release = host_release,
+};
 
 /* Act on one decoded request. false: the client was disconnected. */
 static bool dispatch(struct client *c, const struct fl_proto_request *q, int *fds)
@@ -294,32 +277,23 @@ static int client_read_some(struct client *c, int max, uint64_t start, uint64_t 
 	int i = 0;
 
 	/* A parked DUMP stops the reading: its reply comes first. */
-	for (; i < max && c->fd >= 0 && !c->parked; i++) {
+	for (; i < max && c->conn.fd >= 0 && !c->parked; i++) {
 		unsigned char buf[FL_PROTO_MAX_REQUEST];
 		struct fl_proto_request q;
 		int fds[FL_PROTO_MAX_FDS], nfds, r;
-		/* Room for exactly the fds a request may carry: the kernel closes the rest. */
-		struct fl__proto_rx rx = { .fds = fds,
-					   .max_fds = FL_PROTO_MAX_FDS,
-					   .room = FL_PROTO_MAX_FDS };
+		struct fl_server_msg rx;
 		bool bad_cmsg, alive, stuck = false;
 		unsigned int trunc;
 		ssize_t n;
 
-		r = fl__proto_recv(c->fd, buf, sizeof(buf), NULL, 0, MSG_DONTWAIT, &rx);
-		if (r < 0) {
-			if (r != -EAGAIN)
-				disconnect(c, r == -ECONNRESET ? NULL : strerror(-r));
-			return i;
-		}
+		/* Room for exactly the fds a request may carry: the kernel closes the rest. */
+		r = fl__server_conn_recv(&c->conn, buf, sizeof(buf), fds, FL_PROTO_MAX_FDS, &rx);
+		if (r <= 0)
+			return i; /* none queued, or it went (end of file, an error) */
 		n = (ssize_t)rx.len;
 		nfds = (int)rx.nfds;
 		bad_cmsg = rx.flags & (FL__PROTO_RX_FOREIGN | FL__PROTO_RX_EXTRA);
 		trunc = rx.flags & (FL__PROTO_RX_TRUNC | FL__PROTO_RX_CTRUNC);
-		if (n == 0 && nfds == 0) {
-			disconnect(c, NULL); /* EOF: the client closed or died */
-			return i;
-		}
 		if (trunc == FL__PROTO_RX_CTRUNC && !bad_cmsg && nfds < FL_PROTO_MAX_FDS &&
 		    shed_out_of_fds(c, buf, n, fds, nfds))
 			continue;
@@ -351,7 +325,7 @@ static int client_read_some(struct client *c, int max, uint64_t start, uint64_t 
 		for (int k = 0; k < nfds; k++)
 			if (fds[k] >= 0)
 				stuck |= close_received(c, fds[k]);
-		if (!alive || c->fd < 0)
+		if (!alive || c->conn.fd < 0)
 			return i + 1;
 		if (stuck) {
 			/* Each request could add one more: stop reading them. */
@@ -368,76 +342,26 @@ static int client_read_some(struct client *c, int max, uint64_t start, uint64_t 
 	return i;
 }
 
-/* Answer a connection we will not serve with @status and hang up. */
-static void turn_away(int fd, int status)
+/* The listening socket in the loop (NULL once stopping). */
+static struct fl_acceptor *acceptor;
+
+/* Our refusal of a connection: one HELLO reply with @status (fl__acceptor_turn_away()). */
+static void refuse(int fd, int status, void *data)
 {
 	struct fl_msg_hdr h = { FL_OP_HELLO | FL_OP_REPLY, 0, 0, sizeof(struct fl_msg_reply) };
 	struct {
 		struct fl_msg_hdr h;
 		struct fl_msg_reply r;
 	} no = { h, { status, 0 } };
-	char hello[64];
 
+	(void)data;
 	(void)!send(fd, &no, sizeof(no), MSG_DONTWAIT | MSG_NOSIGNAL);
-	/*
-	 * Closing with its HELLO unread would reset the connection, and the
-	 * peer would see ECONNRESET instead of our answer: read it first.
-	 */
-	while (recv(fd, hello, sizeof(hello), MSG_DONTWAIT) > 0)
-		;
-	close(fd);
 }
 
-/*
- * An fd kept in reserve, so that a daemon out of fds can still accept a
- * client to tell it so (-EMFILE) instead of leaving it waiting in the
- * backlog, and the listening socket does not report readable forever.
- */
-static int spare_fd = -1;
-
-/*
- * Without a spare (or when even it cannot be used: the limit was lowered
- * under us), stop listening for a moment rather than spin on a listening
- * socket that stays readable; the clients wait in the backlog.
- */
-#define LISTEN_PAUSE_MS 100
-static uint64_t listen_paused_until;
-/* The listening socket in the loop, and the timer that ends a pause. */
-static struct fl_loop_source *listen_src, *listen_timer;
-
-static bool accept_out_of_fds(int lfd)
-{
-	int fd = -1;
-
-	if (spare_fd >= 0) {
-		int err;
-
-		close(spare_fd);
-		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-		err = errno;
-		if (fd >= 0)
-			turn_away(fd, -EMFILE);
-		spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		if (fd >= 0)
-			return true;
-		if (err == EAGAIN)
-			return false; /* nobody else is waiting */
-	}
-	if (!listen_paused_until) {
-		fld_log("cannot accept clients: out of fds; pausing");
-		fl__loop_fd_update(listen_src, 0);
-		listen_paused_until = fl__now_ns() + LISTEN_PAUSE_MS * 1000000ull;
-		fl__loop_timer_arm(listen_timer, listen_paused_until, 0);
-	}
-	return false;
-}
-
-/* The pause is over: listen again. */
-static void resume_listening(void *data)
+static void accept_paused(void *data)
 {
 	(void)data;
-	listen_paused_until = 0;
-	fl__loop_fd_update(listen_src, EPOLLIN);
+	fld_log("cannot accept clients: out of fds; pausing");
 }
 
 /*
@@ -447,74 +371,54 @@ static void resume_listening(void *data)
 static struct client *readable[FL_LOOP_MAX_EVENTS];
 static int nreadable;
 
-static void client_ready(int fd, uint32_t events, void *data)
+static void client_ready(struct fl_server_conn *conn)
 {
-	(void)fd;
-	(void)events;
-	readable[nreadable++] = data;
+	readable[nreadable++] = client_of(conn);
 }
 
 /* SIGTERM, SIGINT or SIGHUP came: the loop ends after this dispatch. */
 static bool stopping;
 
-static void accept_clients(int lfd, uint32_t events, void *data)
+/* A peer connected (acceptor.h): serve it, or turn it away. */
+static void accepted(struct fl_acceptor *acc, int fd, pid_t pid, uid_t uid, void *data)
 {
-	(void)events;
-	(void)data;
-	if (stopping)
-		return; /* a client accepted now would only be hung up on */
-	for (;;) {
-		struct ucred cred;
-		socklen_t len = sizeof(cred);
-		struct client *c;
-		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	struct client *c;
 
-		if (fd < 0) {
-			if ((errno != EMFILE && errno != ENFILE) || !accept_out_of_fds(lfd))
-				return;
-			continue;
-		}
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
-			close(fd);
-			continue;
-		}
-		if (!fld_uid_allowed(cred.uid)) {
-			fld_log("refusing pid %d: uid %u is not allowed (see --allow-uid)",
-				(int)cred.pid, (unsigned int)cred.uid);
-			turn_away(fd, -EACCES);
-			continue;
-		}
-		c = calloc(1, sizeof(*c));
-		if (!c) {
-			turn_away(fd, -ENOMEM);
-			continue;
-		}
-		c->fd = fd;
-		c->kick = c->kick_r = -1;
-		fl__server_conn_init(&c->conn, cred.pid, cred.uid);
-		c->debt_at_ns = fl__now_ns();
-		atomic_init(&c->refs, 1);
-		c->proc = fld_peer_get(false, (unsigned int)cred.pid);
-		c->user = fld_peer_get(true, (unsigned int)cred.uid);
-		if (!c->proc || !c->user || fld_fds_charge(c, 1, "a connection") < 0) {
-			turn_away(fd, c->proc && c->user ? -EMFILE : -ENOMEM);
-			fld_client_unref(c);
-			continue;
-		}
-		c->src = fl__loop_add_fd(loop, fd, EPOLLIN, client_ready, c);
-		if (!c->src) {
-			close(fd);
-			fld_fds_sub(c, 1);
-			fld_client_unref(c);
-			continue;
-		}
-		c->next = fld_clients;
-		if (fld_clients)
-			fld_clients->prev = c;
-		fld_clients = c;
-		fld_nclients++;
+	(void)data;
+	if (!fld_uid_allowed(uid)) {
+		fld_log("refusing pid %d: uid %u is not allowed (see --allow-uid)", (int)pid,
+			(unsigned int)uid);
+		fl__acceptor_turn_away(acc, fd, -EACCES);
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		fl__acceptor_turn_away(acc, fd, -ENOMEM);
+		return;
+	}
+	fl__server_conn_init(&c->conn, pid, uid);
+	c->kick = c->kick_r = -1;
+	c->debt_at_ns = fl__now_ns();
+	atomic_init(&c->refs, 1);
+	c->proc = fld_peer_get(false, (unsigned int)pid);
+	c->user = fld_peer_get(true, (unsigned int)uid);
+	if (!c->proc || !c->user || fld_fds_charge(c, 1, "a connection") < 0) {
+		fl__acceptor_turn_away(acc, fd, c->proc && c->user ? -EMFILE : -ENOMEM);
+		fld_client_unref(c);
+		return;
+	}
+	if (fl__server_conn_start(fld_server, &c->conn, fd, pid, uid) < 0) {
+		close(fd);
+		fld_fds_sub(c, 1);
+		fld_client_unref(c);
 	}
 }
+
+static const struct fl_acceptor_ops acceptor_ops = {
+	.accepted = accepted,
+	.refuse = refuse,
+	.paused = accept_paused,
+};
 
 /*
  * Give memory back after busy times: a daemon that held 100000 fences kept
@@ -572,7 +476,7 @@ static void serve_ready(struct client **ready, int n)
 			served_in_part = true;
 			break;
 		}
-		if (ready[i]->fd >= 0 && !ready[i]->parked)
+		if (ready[i]->conn.fd >= 0 && !ready[i]->parked)
 			fld_client_readable(ready[i], BATCH, TURN_NS);
 	}
 }
@@ -609,6 +513,9 @@ static void on_signal(int sfd, uint32_t events, void *data)
 	if (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		fld_log("signal %u: exiting", si.ssi_signo);
 		stopping = true;
+		/* A client accepted now would only be hung up on. */
+		fl__acceptor_destroy(acceptor);
+		acceptor = NULL;
 	}
 }
 
@@ -618,17 +525,16 @@ static int loop_setup(int lfd, int sfd, int wfd, int rfd)
 	loop = fl__loop_create();
 	if (!loop)
 		return -errno;
-	listen_src = fl__loop_add_fd(loop, lfd, EPOLLIN, accept_clients, NULL);
-	if (!listen_src || !fl__loop_add_fd(loop, sfd, EPOLLIN, on_signal, NULL) ||
+	acceptor = fl__acceptor_create(loop, lfd, &acceptor_ops, NULL);
+	if (!acceptor || !fl__loop_add_fd(loop, sfd, EPOLLIN, on_signal, NULL) ||
 	    !fl__loop_add_fd(loop, wfd, EPOLLIN, set_flag, &watch) ||
 	    !fl__loop_add_fd(loop, rfd, EPOLLIN, set_flag, &reap))
 		return -errno;
-	listen_timer = fl__loop_add_timer(loop, resume_listening, NULL);
 	log_timer = fl__loop_add_timer(loop, step_due, NULL);
 	sweep_timer = fl__loop_add_timer(loop, step_due, NULL);
 	trim_timer = fl__loop_add_timer(loop, step_due, NULL);
 	idle_timer = fl__loop_add_timer(loop, step_due, NULL);
-	if (!listen_timer || !log_timer || !sweep_timer || !trim_timer || !idle_timer)
+	if (!log_timer || !sweep_timer || !trim_timer || !idle_timer)
 		return -ENOMEM;
 	/* The services, in the order a connection's end reaches them. */
 	fld_server = fl__server_create(loop, &host_ops);
@@ -667,7 +573,6 @@ int fld_serve(int lfd, const struct server_config *config)
 	fld_trace_init();
 	if (fld_heapsvc_init(fld_cfg.carveout_bytes, fld_cfg.heap_limit) < 0)
 		return -ENOMEM;
-	spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
@@ -698,7 +603,9 @@ int fld_serve(int lfd, const struct server_config *config)
 
 	for (;;) {
 		/* While nobody is connected, look at the idle clock now and then. */
-		fl__loop_timer_arm_ms(idle_timer, fld_nclients || !fld_cfg.idle_ms ? -1 : 100);
+		fl__loop_timer_arm_ms(idle_timer,
+				      fl__server_conn_count(fld_server) || !fld_cfg.idle_ms ? -1
+											    : 100);
 		/* Wake for the trim as soon as it is allowed, not a full interval later. */
 		if (trim_pending())
 			fl__loop_timer_arm(trim_timer, last_trim_ns + TRIM_INTERVAL_NS, 0);
@@ -718,7 +625,8 @@ int fld_serve(int lfd, const struct server_config *config)
 		 * DUMP's reply could not be sent): look at the idle clock again
 		 * soon, or nothing would wake us to end the idle period.
 		 */
-		if (!fld_nclients && fld_cfg.idle_ms && !fl__loop_timer_deadline(idle_timer))
+		if (!fl__server_conn_count(fld_server) && fld_cfg.idle_ms &&
+		    !fl__loop_timer_deadline(idle_timer))
 			fl__loop_timer_arm_ms(idle_timer, 100);
 		watch = reap = false;
 		nreadable = 0;
@@ -728,7 +636,7 @@ int fld_serve(int lfd, const struct server_config *config)
 		if (stopping)
 			goto out;
 		/* Busy until now: the idle period starts when the last client leaves. */
-		if (fld_nclients || fl__sink_count())
+		if (fl__server_conn_count(fld_server) || fl__sink_count())
 			idle_since = fl__now_ns();
 		served_in_part = false;
 		serve_ready(readable, nreadable);
@@ -750,9 +658,8 @@ int fld_serve(int lfd, const struct server_config *config)
 		if (reap)
 			fld_received_reap();
 		fld_answer_deferred_pings();
-		bury_zombies();
 		trim_if_due();
-		if (fld_nclients || fl__sink_count()) {
+		if (fl__server_conn_count(fld_server) || fl__sink_count()) {
 			idle_since = fl__now_ns();
 		} else if (fld_cfg.idle_ms &&
 			   fl__now_ns() - idle_since >= (uint64_t)fld_cfg.idle_ms * 1000000ull) {
@@ -764,20 +671,20 @@ int fld_serve(int lfd, const struct server_config *config)
 out:
 	fld_log_flush();
 	fld_observe_stop();
-	while (fld_clients)
-		disconnect(fld_clients, NULL);
-	bury_zombies();
+	while (fl__server_conn_count(fld_server))
+		disconnect(client_of(fl__server_conn_next(fld_server, NULL)), NULL);
+	fl__server_release_gone(fld_server);
 	fld_heapsvc_fini();
 	fld_shared_free_all();
 	fld_waits_shutdown();
 	fld_trace_shutdown();
+	fl__acceptor_destroy(acceptor);
+	acceptor = NULL;
 	fl__server_destroy(fld_server);
 	fld_server = NULL;
 	fl__loop_destroy(loop);
 	loop = NULL;
 	close(sfd);
-	if (spare_fd >= 0)
-		close(spare_fd);
 	return 0;
 }
 

@@ -82,7 +82,7 @@ void fld_answer_deferred_pings(void)
 		struct deferred_ping *d = deferred_pings;
 
 		deferred_pings = d->next;
-		if (d->c->fd >= 0)
+		if (d->c->conn.fd >= 0)
 			fld_reply_status(d->c, &d->hdr, 0);
 		fld_client_unref(d->c);
 		free(d);

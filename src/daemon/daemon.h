@@ -38,8 +38,8 @@ struct peer {
 };
 
 struct client {
-	struct fl_server_conn conn; /* its credentials and its services' state */
-	int fd;
+	/* Its socket (conn.fd, -1 once disconnected), credentials and services' state. */
+	struct fl_server_conn conn;
 	struct peer *proc, *user; /* its process and its uid */
 	bool greeted;
 	atomic_int refs; /* the connection, plus one per live object it made */
@@ -78,8 +78,6 @@ struct client {
 	bool reading; /* its requests are being handled, further up the stack */
 	uint64_t debt_ns, debt_at_ns; /* loop time it took recently, as of debt_at_ns */
 	unsigned int parked; /* DUMPs waiting for a walk of /proc (see dump_step()) */
-	struct fl_loop_source *src; /* its connection in the loop, while connected */
-	struct client *prev, *next;
 };
 
 /* The quotas (limits.c), for fld_log_quota(). */
@@ -87,10 +85,9 @@ enum quota { Q_FDS_PROCESS, Q_FDS_UID, Q_FENCES, Q_TIMELINES };
 
 /*
  * Timelines with a shared counter (struct fl_proto_shared_timeline): the
- * counter is the timeline's value (its sw_sync driver has the counter
- * attached, through a mapping of its own that lives as long as the
- * timeline, so that it catches up when the timeline dies, after this entry
- * may be gone). Found again by the
+ * counter is the timeline's value (its shared_counter driver has a mapping
+ * of its own that lives as long as the timeline, so that it catches up
+ * when the timeline dies, after this entry may be gone). Found again by the
  * timeline fd's inode and the timeline's id, like handles, so holding one
  * keeps no timeline alive.
  */
@@ -112,6 +109,7 @@ struct shared_tl {
 	uint32_t nmust, must_cap;
 	bool must_lost;
 	bool is32;
+	int mfd; /* the page's memfd, until fld_shared_own() hands it out */
 };
 
 static inline struct client *client_of(struct fl_server_conn *conn)
@@ -120,9 +118,8 @@ static inline struct client *client_of(struct fl_server_conn *conn)
 }
 
 extern struct server_config fld_cfg; /* conn.c: the daemon's options */
-extern struct client *fld_clients; /* conn.c: the connected clients */
-extern unsigned int fld_nclients;
-extern struct fl_server *fld_server; /* conn.c: the services */
+/* conn.c: the services and the connected clients (fl__server_conn_next()). */
+extern struct fl_server *fld_server;
 /* limits.c: daemon fds one process, and one uid other than ours, may have us hold. */
 extern unsigned int fld_max_fds_process, fld_max_fds_uid;
 /* limits.c: fences and timelines gone since the last malloc_trim(). */
@@ -173,7 +170,14 @@ bool fld_reply_fence_fd(struct client *c, const struct fl_msg_hdr *req, int r, i
 int fld_fence_of(struct client *c, int fd, struct fl_fence **ret);
 
 /* shared.c: owned timelines' shared counters and the kick pipes. */
-int fld_shared_new(struct client *c, struct fl_timeline *tl, int fd, bool is32);
+int fld_shared_timeline_create(struct client *c, const char *name, unsigned int flags,
+			       struct fl_timeline **ret_tl, int *ret_fd, struct shared_tl **ret_s);
+int fld_shared_own(struct client *c, struct shared_tl *s, struct fl_timeline *tl, int fd,
+		   bool bound);
+bool fld_timeline_is_sw_sync(const struct fl_timeline *tl);
+int fld_timeline_get_value(struct fl_timeline *tl, uint64_t *ret_value);
+int fld_fence_create(struct fl_timeline *tl, uint64_t value, const char *name,
+		     struct fl_fence **ret_fence);
 struct shared_tl *fld_shared_find(struct fl_timeline *tl);
 int fld_shared_sync(struct shared_tl *s, struct fl_timeline *tl);
 void fld_shared_sync_tl(struct fl_timeline *tl);

@@ -20,7 +20,8 @@
  * and merged fences) is a deadlock; a stuck wait on a timeline nobody holds
  * will never signal. Each new finding is logged, traced and kept for
  * fencectl deadlocks; the wait that closed a cycle (the latest to begin)
- * gets -EDEADLK through its notify pipe if it asked for one.
+ * gets -EDEADLK through its notify pipe if it asked for one, else the
+ * latest of the cycle's waits that did.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -481,7 +482,7 @@ static void report(struct detector *d, uint64_t now, struct finding **found, siz
 	/* Cycles: from each stuck process, once per distinct set of waits. */
 	for (size_t i = 0; i < d->nprocs; i++) {
 		struct finding f = { .detected_ns = now, .cycle = true };
-		struct wait *closer = NULL;
+		struct wait *closer = NULL, *asker = NULL;
 		struct texts x;
 		FILE *text, *json;
 		uint64_t key = 0;
@@ -499,9 +500,14 @@ static void report(struct detector *d, uint64_t now, struct finding **found, siz
 			dup |= (*found)[k].key == key;
 		if (dup)
 			continue;
-		for (size_t k = 0; k < len; k++)
-			if (!closer || path[k]->w->begin_ns > closer->begin_ns)
-				closer = path[k]->w;
+		for (size_t k = 0; k < len; k++) {
+			struct wait *w = path[k]->w;
+
+			if (!closer || w->begin_ns > closer->begin_ns)
+				closer = w;
+			if (w->notify_fd >= 0 && (!asker || w->begin_ns > asker->begin_ns))
+				asker = w;
+		}
 		if (!texts_open(&x))
 			continue;
 		text = x.text;
@@ -515,8 +521,18 @@ static void report(struct detector *d, uint64_t now, struct finding **found, siz
 		fprintf(text, "  closed by pid %d thread %d (the last to start waiting)",
 			(int)closer->pid, (int)closer->tid);
 		f.key = key;
-		if (!seen_before(key) && refuse(closer)) {
-			fputs("; it got EDEADLK", text);
+		/*
+		 * Which process begins to wait last is the scheduler's choice, so
+		 * the EDEADLK goes to the last wait of the cycle that asked for
+		 * one, the closer if it did; and to a wait that asks after the
+		 * cycle was first reported, too (refuse() tells each wait once).
+		 */
+		if (asker && refuse(asker)) {
+			if (asker == closer)
+				fputs("; it got EDEADLK", text);
+			else
+				fprintf(text, "; pid %d thread %d, which asked, got EDEADLK",
+					(int)asker->pid, (int)asker->tid);
 			fputs(",\"refused\":true}", json);
 		} else {
 			fputs(",\"refused\":false}", json);

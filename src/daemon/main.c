@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "acceptor.h"
 #include "protocol.h"
 #include "server.h"
 #include "util.h"
@@ -187,16 +188,10 @@ static int listen_on(const char *path, int *ret_lock, bool shared, bool log)
 	}
 	/* We hold the lock: a socket file left there belongs to a dead daemon. */
 	unlink(path);
-	strcpy(a.sun_path, path);
-	lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
-	    chmod(path, shared ? 0666 : 0600) < 0 || listen(lfd, 512) < 0) {
-		int r = -errno;
-
-		if (lfd >= 0)
-			close(lfd);
+	lfd = fl__acceptor_listen(path, shared ? 0666 : 0600);
+	if (lfd < 0) {
 		close(lock);
-		return r;
+		return lfd;
 	}
 	if (log)
 		fld_log("listening on %s", path);

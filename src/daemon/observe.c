@@ -39,7 +39,8 @@ static bool view_answer(struct client *c, const struct fl_msg_hdr *hdr, uint32_t
 static bool dump_answer(struct client *c, const struct fl_msg_hdr *hdr, uint32_t flags,
 			uint32_t pid, const struct fld_scan *scan)
 {
-	struct fld_client_info *infos = calloc(fld_nclients ? fld_nclients : 1, sizeof(*infos));
+	unsigned int nclients = fl__server_conn_count(fld_server);
+	struct fld_client_info *infos = calloc(nclients ? nclients : 1, sizeof(*infos));
 	size_t n = 0;
 	int r, fd = -1;
 	bool ok;
@@ -51,10 +52,12 @@ static bool dump_answer(struct client *c, const struct fl_msg_hdr *hdr, uint32_t
 	if (!infos)
 		return fld_reply_status(c, hdr, -ENOMEM);
 	fld_shared_sync_all();
-	for (struct client *k = fld_clients; k && n < fld_nclients; k = k->next)
-		infos[n++] = (struct fld_client_info){ k->conn.pid, k->conn.uid,
-						       (unsigned int)atomic_load(&k->timelines),
-						       (unsigned int)atomic_load(&k->fences) };
+	for (struct fl_server_conn *k = fl__server_conn_next(fld_server, NULL); k && n < nclients;
+	     k = fl__server_conn_next(fld_server, k))
+		infos[n++] = (struct fld_client_info){
+			k->pid, k->uid, (unsigned int)atomic_load(&client_of(k)->timelines),
+			(unsigned int)atomic_load(&client_of(k)->fences)
+		};
 	r = fld_dump_write(flags & FL_DUMP_JSON, flags & FL_DUMP_FDS, (pid_t)pid, infos, n,
 			   fld_owner_of, NULL, scan, &fd);
 	free(infos);
@@ -111,7 +114,7 @@ static void unpark(struct parked_dump *d, const struct fld_scan *scan)
 	struct client *c = d->c;
 	uint64_t start = fl__now_ns();
 
-	if (c->fd >= 0)
+	if (c->conn.fd >= 0)
 		dump_answer(c, &d->hdr, d->flags, d->pid, scan);
 	c->parked--;
 	fld_client_debt(c, start);

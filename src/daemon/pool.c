@@ -225,7 +225,7 @@ int fld_fence_of(struct client *c, int fd, struct fl_fence **ret)
 	 * fd was passed is finite, and a client that keeps sending cannot
 	 * keep us here.
 	 */
-	while (maker->fd >= 0 && !maker->parked && pool_index_client(dev, ino) == maker)
+	while (maker->conn.fd >= 0 && !maker->parked && pool_index_client(dev, ino) == maker)
 		if (fld_client_readable(maker, 1, 0) == 0)
 			break;
 	return fl_fence_from_fd(fd, ret);

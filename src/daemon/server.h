@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* fencelined's parts: main.c (set-up), conn.c (connections and the loop) and the services. */
+/*
+ * fencelined's parts: main.c (set-up), conn.c (its glue to the server
+ * framework, src/server, and the loop's pass) and the services.
+ */
 #ifndef FLD_SERVER_H
 #define FLD_SERVER_H
 

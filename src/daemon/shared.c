@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The sync service's owned timelines: shared counters that an owner
- * advances without asking the daemon, the catch-up with them, and the kick
- * pipe that tells an owner what the daemon completed (docs/architecture.md,
- * "Owned timelines").
+ * The sync service's half of owned timelines: the shared_counter driver
+ * (src/drivers/shared_counter) applies what an owner added to its counter;
+ * here the service makes those timelines and their pages, tells the owner
+ * (sync_at) which values it must let the daemon complete, stamps and traces
+ * the owner's steps, and keeps the kick pipe that tells an owner what the
+ * daemon completed (docs/architecture.md, "Owned timelines").
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -14,7 +16,9 @@
 
 #include "daemon.h"
 #include "host.h"
+#include "shared_counter.h"
 #include "util.h"
+#include "wrap32.h"
 
 #define MUST_MAX 4096
 
@@ -131,9 +135,8 @@ static void must_push(struct shared_tl *s, uint64_t value)
 
 /*
  * Bring @tl up to its shared counter (its driver applies the difference,
- * modulo 2^64, as sw_sync's counter would: any value is taken as the
- * owner's, who can only hurt its own timeline), then raise sync_at past
- * the points that completed.
+ * modulo 2^64: any value is taken as the owner's, who can only hurt its
+ * own timeline), then raise sync_at past the points that completed.
  * Return: 0, or -ENOENT when the timeline is dead.
  */
 int fld_shared_sync(struct shared_tl *s, struct fl_timeline *tl)
@@ -168,11 +171,11 @@ int fld_shared_sync(struct shared_tl *s, struct fl_timeline *tl)
 					 s->is32 ? (uint32_t)s->synced : s->synced,
 					 s->owner ? s->owner->conn.pid : 0, stamp, 0);
 	}
-	r = fl_sw_sync_timeline_catch_up(tl);
+	r = fl__shared_counter_catch_up(tl);
 	fl__timeline_signal_stamp(0);
 	/* A 32-bit timeline's value is the counter's low half; its heap holds counter values. */
 	if (s->nmust &&
-	    (s->is32 ? (value = s->synced, 0) : fl_sw_sync_timeline_get_value(tl, &value)) == 0) {
+	    (s->is32 ? (value = s->synced, 0) : fl__shared_counter_get_value(tl, &value)) == 0) {
 		must_pop_reached(s, value);
 		must_publish(s);
 	}
@@ -189,12 +192,12 @@ void fld_shared_must(struct shared_tl *s, struct fl_timeline *tl, uint64_t value
 {
 	if (!s->is32) {
 		must_push(s, value);
-	} else if ((int32_t)((uint32_t)s->synced - (uint32_t)value) < 0) {
+	} else if (!fl__value_reached(true, s->synced, value)) {
 		/*
 		 * A 32-bit value is reached when the counter's low 32 bits pass
-		 * it, wrap-aware (sw_sync's cmp32; up to 2^31 ahead is ahead):
-		 * as the counter only grows, that is when it reaches this
-		 * 64-bit value. One behind or further ahead is passed already.
+		 * it, wrap-aware (up to 2^31 ahead is ahead): as the counter
+		 * only grows, that is when it reaches this 64-bit value. One
+		 * behind or further ahead is passed already.
 		 */
 		must_push(s, s->synced + (uint32_t)((uint32_t)value - (uint32_t)s->synced));
 	}
@@ -335,62 +338,158 @@ void fld_shared_disown(struct client *c)
 			}
 }
 
-/*
- * Give a new timeline (its fd: @fd) a shared counter. Return: the memfd to
- * send its creator (sealed, so nobody can shrink it under our mapping), or
- * a negative errno: the timeline then works through the daemon only.
- */
-int fld_shared_new(struct client *c, struct fl_timeline *tl, int fd, bool is32)
+/* An entry never registered: its page and memfd go (the driver unmaps its own mapping). */
+static void shared_discard(struct shared_tl *s)
 {
-	struct fl_proto_shared_timeline *drv;
+	if (!s)
+		return;
+	if (s->page != MAP_FAILED)
+		munmap(s->page, FL_PROTO_SHARED_SIZE);
+	if (s->mfd >= 0)
+		close(s->mfd);
+	free(s);
+}
+
+/*
+ * A shared page for a new timeline of @c: our mapping in @s, the driver's
+ * in *@ret_map. Return: the entry, or NULL (the timeline is sw_sync's
+ * then, and works through the daemon only).
+ */
+static struct shared_tl *shared_page_new(struct client *c,
+					 struct fl_proto_shared_timeline **ret_map)
+{
 	struct shared_tl *s;
-	int mfd = -1, r;
 
 	if (c->nshared >= SHARED_PER_CLIENT)
-		return -EMFILE;
+		return NULL;
 	s = calloc(1, sizeof(*s));
 	if (!s)
-		return -ENOMEM;
-	r = fl__fd_identity(fd, &s->dev, &s->ino, NULL); /* a timeline fd: a pipe */
-	if (r < 0)
-		goto fail;
-	mfd = memfd_create("fenceline-timeline", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (mfd < 0 || ftruncate(mfd, FL_PROTO_SHARED_SIZE) < 0 ||
-	    fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
-		r = -errno;
-		goto fail;
-	}
-	s->page = mmap(NULL, FL_PROTO_SHARED_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
-	if (s->page == MAP_FAILED) {
-		r = -errno;
-		goto fail;
-	}
-	drv = mmap(NULL, FL_PROTO_SHARED_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
-	if (drv == MAP_FAILED) {
-		r = -errno;
-		goto fail;
-	}
-	r = fl_sw_sync_timeline_attach_counter(tl, drv, FL_PROTO_SHARED_SIZE, &drv->value);
-	if (r < 0) {
+		return NULL;
+	s->page = MAP_FAILED;
+	*ret_map = MAP_FAILED;
+	s->mfd = memfd_create("fenceline-timeline", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	/* Sealed, so nobody can shrink it under our mappings. */
+	if (s->mfd >= 0 && ftruncate(s->mfd, FL_PROTO_SHARED_SIZE) == 0 &&
+	    fcntl(s->mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0)
+		s->page = mmap(NULL, FL_PROTO_SHARED_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+			       s->mfd, 0);
+	if (s->page != MAP_FAILED)
+		*ret_map = mmap(NULL, FL_PROTO_SHARED_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+				s->mfd, 0);
+	if (*ret_map != MAP_FAILED)
+		return s;
+	shared_discard(s);
+	return NULL;
+}
+
+/* A shared_counter timeline with its page for @c, or NULL when @c gets no counter. */
+static struct shared_tl *counter_timeline_new(struct client *c, const char *name,
+					      unsigned int flags, struct fl_timeline **ret_tl)
+{
+	struct fl_proto_shared_timeline *drv = NULL;
+	struct shared_tl *s;
+
+	if (flags & ~(unsigned int)FL_SW_SYNC_32BIT)
+		return NULL;
+	s = shared_page_new(c, &drv);
+	if (s && fl__shared_counter_timeline_create(name, flags, drv, FL_PROTO_SHARED_SIZE,
+						    &drv->value, ret_tl) < 0) {
 		munmap(drv, FL_PROTO_SHARED_SIZE);
-		goto fail;
+		shared_discard(s);
+		s = NULL;
 	}
+	if (s)
+		s->is32 = flags & FL_SW_SYNC_32BIT;
+	return s;
+}
+
+/*
+ * TIMELINE_CREATE's timeline and its fd (*@ret_fd, tracked for @c): a
+ * shared_counter one, whose page @c will get, while @c may own one more
+ * (*@ret_s: its entry, for fld_shared_own() once the timeline has a
+ * handle), or else a sw_sync one (*@ret_s NULL), which works through the
+ * daemon only. The page's memfd is made first, as the driver needs the
+ * page; should it take the fd the timeline's own fd then lacks, the
+ * timeline is made again without a counter, as a timeline whose counter
+ * did not fit always was. Return: 0 (*@ret_tl is the caller's handle), or
+ * the error of fl_sw_sync_timeline_create() (-EINVAL for unknown flags,
+ * -ENOMEM) or of the fd's export (-EMFILE...).
+ */
+int fld_shared_timeline_create(struct client *c, const char *name, unsigned int flags,
+			       struct fl_timeline **ret_tl, int *ret_fd, struct shared_tl **ret_s)
+{
+	bool counter = true;
+
+	for (;;) {
+		struct shared_tl *s = counter ? counter_timeline_new(c, name, flags, ret_tl) : NULL;
+		int r = s ? 0 : fl_sw_sync_timeline_create(name, flags, ret_tl);
+
+		if (r < 0)
+			return r;
+		atomic_fetch_add(&c->refs, 1);
+		r = fl__timeline_export_fd_tracked(*ret_tl, ret_fd, fld_release_timeline, c);
+		if (r == 0) {
+			*ret_s = s;
+			return 0;
+		}
+		atomic_fetch_sub(&c->refs, 1);
+		fl_timeline_unref(*ret_tl);
+		if (!s)
+			return r;
+		shared_discard(s);
+		counter = false;
+	}
+}
+
+/*
+ * The timeline @tl of @s (fld_shared_timeline_create()) has its fd @fd;
+ * @c owns it if it has a handle to name it by (@bound), and is sent its
+ * counter's page. Return: the memfd to send (the caller closes its copy),
+ * or a negative errno: the timeline then works through the daemon only,
+ * its counter moved by the daemon alone. @s is used up either way.
+ */
+int fld_shared_own(struct client *c, struct shared_tl *s, struct fl_timeline *tl, int fd,
+		   bool bound)
+{
+	int r = s && bound ? 0 : -ENOENT;
+
+	if (r == 0)
+		r = fl__fd_identity(fd, &s->dev, &s->ino, NULL); /* a timeline fd: a pipe */
+	if (r < 0) {
+		shared_discard(s);
+		return r;
+	}
+	r = s->mfd;
+	s->mfd = -1;
 	s->id = fl_timeline_get_id(tl);
-	s->is32 = is32;
 	must_publish(s);
 	s->owner = c;
 	c->nshared++;
 	s->next = shared[s->id % SHARED_BUCKETS];
 	shared[s->id % SHARED_BUCKETS] = s;
 	nshared++;
-	return mfd;
-fail:
-	if (s->page && s->page != MAP_FAILED)
-		munmap(s->page, FL_PROTO_SHARED_SIZE);
-	if (mfd >= 0)
-		close(mfd);
-	free(s);
 	return r;
+}
+
+/* The sync service's timelines look like sw_sync's to their holders, whichever driver they have. */
+bool fld_timeline_is_sw_sync(const struct fl_timeline *tl)
+{
+	return fl_timeline_is_sw_sync(tl) || fl__timeline_is_shared_counter(tl);
+}
+
+int fld_timeline_get_value(struct fl_timeline *tl, uint64_t *ret_value)
+{
+	if (fl__timeline_is_shared_counter(tl))
+		return fl__shared_counter_get_value(tl, ret_value);
+	return fl_sw_sync_timeline_get_value(tl, ret_value);
+}
+
+int fld_fence_create(struct fl_timeline *tl, uint64_t value, const char *name,
+		     struct fl_fence **ret_fence)
+{
+	if (fl__timeline_is_shared_counter(tl))
+		return fl__shared_counter_fence_create(tl, value, name, ret_fence);
+	return fl_sw_sync_fence_create(tl, value, name, ret_fence);
 }
 
 /*
@@ -439,7 +538,7 @@ int fld_timeline_add(struct client *c, struct fl_timeline *tl, uint64_t count)
 	if (s)
 		fld_shared_sync(s, tl);
 	if (fld_tracing)
-		fl_sw_sync_timeline_get_value(tl, &before);
+		fld_timeline_get_value(tl, &before);
 	/*
 	 * The points this step reaches carry the time the trace gives the
 	 * step (the core would read the clock again: an arrow from the signal
@@ -451,14 +550,15 @@ int fld_timeline_add(struct client *c, struct fl_timeline *tl, uint64_t count)
 	fl__timeline_signal_stamp(ts);
 	/* Not the owner's counter: its kept ends of fences this step reaches are told (given_done()). */
 	kick_all++;
-	r = fl_sw_sync_timeline_inc(tl, count);
+	r = fl__timeline_is_shared_counter(tl) ? fl__shared_counter_inc(tl, count)
+					       : fl_sw_sync_timeline_inc(tl, count);
 	kick_all--;
 	fl__timeline_signal_stamp(0);
 	if (r == 0 && s) {
 		s->synced += s->is32 ? (uint32_t)count : count;
 		r = fld_shared_sync(s, tl);
 	}
-	if (fld_tracing && fl_sw_sync_timeline_get_value(tl, &after) == 0)
+	if (fld_tracing && fld_timeline_get_value(tl, &after) == 0)
 		fld_trace_signal(fl_timeline_get_id(tl), before, after, c->conn.pid, ts, r);
 	return r;
 }

@@ -11,7 +11,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <fenceline/sw_sync.h>
 #include <fenceline/sync_file.h>
 
 #include "daemon.h"
@@ -52,7 +51,7 @@ static int timeline_of(int fd, struct fl_timeline **ret)
 
 	if (r < 0)
 		return -ENOTTY;
-	if (!fl_timeline_is_sw_sync(*ret)) {
+	if (!fld_timeline_is_sw_sync(*ret)) {
 		fl_timeline_unref(*ret);
 		return -ENOTTY;
 	}
@@ -98,6 +97,7 @@ static bool op_timeline_create(struct fl_server_conn *conn, const struct fl_prot
 	struct client *c = client_of(conn);
 	struct fl_msg_bind_reply rep = { { 0, 0 }, UINT32_MAX, 0 };
 	struct fl_timeline *tl;
+	struct shared_tl *s;
 	int r, fds[2] = { -1, -1 };
 	bool ok;
 
@@ -108,32 +108,23 @@ static bool op_timeline_create(struct fl_server_conn *conn, const struct fl_prot
 		return fld_reply_status(c, &q->hdr, -EMFILE);
 	}
 	fld_shared_collect();
-	r = fl_sw_sync_timeline_create(q->u.timeline_create.name, q->u.timeline_create.flags, &tl);
+	r = fld_shared_timeline_create(c, q->u.timeline_create.name, q->u.timeline_create.flags,
+				       &tl, &fds[0], &s);
 	if (r < 0) {
 		fld_objects_uncharge(c, true);
 		fld_fds_sub(c, 1);
 	} else {
-		atomic_fetch_add(&c->refs, 1);
-		r = fl__timeline_export_fd_tracked(tl, &fds[0], fld_release_timeline, c);
-		if (r < 0) {
-			fld_objects_uncharge(c, true);
-			fld_fds_sub(c, 1);
-			atomic_fetch_sub(&c->refs, 1);
-		} else {
-			/* Bound already, so its first fence needs no TIMELINE_BIND. */
-			int h = bind_handle(c, fds[0], fl_timeline_get_id(tl));
+		/* Bound already, so its first fence needs no TIMELINE_BIND. */
+		int h = bind_handle(c, fds[0], fl_timeline_get_id(tl));
 
-			if (h >= 0) {
-				rep.handle = (uint32_t)h;
-				/* Without a handle it could not name it in TIMELINE_SYNC. */
-				fds[1] = fld_shared_new(c, tl, fds[0],
-							q->u.timeline_create.flags != 0);
-				if (fds[1] >= 0)
-					rep.flags = FL_BIND_F_SHARED;
-			}
-			fld_trace_timeline_new(c->conn.pid, fl_timeline_get_id(tl),
-					       fl_timeline_get_name(tl), 0);
-		}
+		if (h >= 0)
+			rep.handle = (uint32_t)h;
+		/* Without a handle it could not name it in TIMELINE_SYNC. */
+		fds[1] = fld_shared_own(c, s, tl, fds[0], h >= 0);
+		if (fds[1] >= 0)
+			rep.flags = FL_BIND_F_SHARED;
+		fld_trace_timeline_new(c->conn.pid, fl_timeline_get_id(tl),
+				       fl_timeline_get_name(tl), 0);
 		fl_timeline_unref(tl); /* the fd is the only handle */
 	}
 	if (r < 0)
@@ -170,7 +161,7 @@ static bool op_timeline_get_value(struct fl_server_conn *conn, const struct fl_p
 
 	if (r == 0) {
 		fld_shared_sync_tl(tl);
-		r = fl_sw_sync_timeline_get_value(tl, &rep.value);
+		r = fld_timeline_get_value(tl, &rep.value);
 		fl_timeline_unref(tl);
 	}
 	if (r < 0)
@@ -195,8 +186,7 @@ static bool op_fence_create(struct fl_server_conn *conn, const struct fl_proto_r
 	r = timeline_of(fds[0], &tl);
 	if (r == 0) {
 		/* Made before we catch up with the counter, as in op_fence_new(). */
-		r = fl_sw_sync_fence_create(tl, q->u.fence_create.value, q->u.fence_create.name,
-					    &f);
+		r = fld_fence_create(tl, q->u.fence_create.value, q->u.fence_create.name, &f);
 		if (r == 0) {
 			r = fld_adopt(c, f, &fds[1]);
 			if (r == 0)
@@ -476,7 +466,7 @@ static bool op_fence_new(struct fl_server_conn *conn, const struct fl_proto_requ
 	 * sending this request, and then the fence signals with the others,
 	 * one timestamp for all, as a kernel fence made before the INC would.
 	 */
-	if (r == 0 && (r = fl_sw_sync_fence_create(tl, b->value, b->name, &f)) < 0)
+	if (r == 0 && (r = fld_fence_create(tl, b->value, b->name, &f)) < 0)
 		fld_objects_uncharge(c, false);
 	if (r == 0) {
 		atomic_fetch_add(&c->refs, 1);

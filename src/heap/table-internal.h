@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The heap table's parts (docs/heap-table.md): the parsed table that
- * table-parse.c fills, the kinds a [heap] section may name
- * (table-kinds.c), and the message writer they share. Private to src/heap.
+ * table-parse.c fills and the kinds a [heap] section may name
+ * (table-kinds.c). Private to src/heap. Their messages are written with
+ * the INI lexer's fl__ini_msg() (src/util/ini.h).
  */
 #ifndef FL_HEAP_TABLE_INTERNAL_H
 #define FL_HEAP_TABLE_INTERNAL_H
@@ -15,11 +16,12 @@
 #include <fenceline/heap-table.h>
 #include <fenceline/heap.h>
 
+#include "ini.h"
+
 /* Limits of the format; docs/heap-table.md lists them. */
 #define TBL_NAME_MAX	FL_HEAP_NAME_MAX /* heap and device names, with the NUL */
 #define TBL_KIND_MAX	64
 #define TBL_DESC_MAX	128
-#define TBL_LINE_MAX	1024
 #define TBL_MAX_HEAPS	64
 #define TBL_MAX_DEVICES 128
 #define TBL_MAX_LIST	16
@@ -93,15 +95,6 @@ struct fl_heap_table {
  */
 int fl__tbl_parse(const char *text, size_t len, const char *origin, struct fl_heap_table *t,
 		  char *err, size_t err_size);
-
-/*
- * snprintf() into @err that marks a cut message with "..."; does nothing
- * for @err NULL or @size 0.
- */
-__attribute__((format(printf, 3, 4))) void fl__tbl_msg(char *err, size_t size, const char *fmt,
-						       ...);
-__attribute__((format(printf, 3, 0))) void fl__tbl_vmsg(char *err, size_t size, const char *fmt,
-							va_list ap);
 
 /* The built-in table: data/heaps.ini, embedded at build time. */
 extern const char fl__tbl_default_text[];

@@ -25,28 +25,6 @@
 
 #define TBL_REASON_MAX 192
 
-void fl__tbl_vmsg(char *err, size_t size, const char *fmt, va_list ap)
-{
-	int n;
-
-	if (!err || !size)
-		return;
-	n = vsnprintf(err, size, fmt, ap);
-	if (n < 0)
-		err[0] = '\0';
-	else if ((size_t)n >= size && size >= 4)
-		memcpy(err + size - 4, "...", 4);
-}
-
-void fl__tbl_msg(char *err, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fl__tbl_vmsg(err, size, fmt, ap);
-	va_end(ap);
-}
-
 static void table_free(struct fl_heap_table *t)
 {
 	for (size_t i = 0; i < t->num_heaps; i++)
@@ -79,7 +57,7 @@ static int open_heaps(struct fl_heap_table *t, char *err, size_t err_size)
 			h->unavailable = why;
 		} else if (r) {
 			h->heap = NULL;
-			fl__tbl_msg(err, err_size, "cannot open heap '%s': %s", h->name,
+			fl__ini_msg(err, err_size, "cannot open heap '%s': %s", h->name,
 				    strerror(-r));
 			return r;
 		}
@@ -95,26 +73,26 @@ int fl_heap_table_load_string(const char *text, size_t len, const char *origin,
 	int r;
 
 	if ((!text && len) || !ret_table) {
-		fl__tbl_msg(err, err_size, "invalid argument");
+		fl__ini_msg(err, err_size, "invalid argument");
 		return -EINVAL;
 	}
 	if (!origin)
 		origin = "<string>";
 	if (len > FL_HEAP_TABLE_MAX_BYTES) {
-		fl__tbl_msg(err, err_size, "%s: %zu bytes, more than a table may have (%d)", origin,
+		fl__ini_msg(err, err_size, "%s: %zu bytes, more than a table may have (%d)", origin,
 			    len, FL_HEAP_TABLE_MAX_BYTES);
 		return -EFBIG;
 	}
 	t = calloc(1, sizeof(*t));
 	if (!t) {
-		fl__tbl_msg(err, err_size, "%s: out of memory", origin);
+		fl__ini_msg(err, err_size, "%s: out of memory", origin);
 		return -ENOMEM;
 	}
 	page = sysconf(_SC_PAGESIZE);
 	t->page_size = page > 0 ? (size_t)page : 4096;
 	r = fl__tbl_parse(text ? text : "", len, origin, t, err, err_size);
 	if (r == -ENOMEM)
-		fl__tbl_msg(err, err_size, "%s: out of memory", origin);
+		fl__ini_msg(err, err_size, "%s: out of memory", origin);
 	if (!r)
 		r = open_heaps(t, err, err_size);
 	if (r) {
@@ -136,27 +114,27 @@ static int read_file(const char *path, char **ret_text, size_t *ret_len, char *e
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
 		r = -errno;
-		fl__tbl_msg(err, err_size, "%s: cannot open: %s", path, strerror(errno));
+		fl__ini_msg(err, err_size, "%s: cannot open: %s", path, strerror(errno));
 		return r;
 	}
 	if (fstat(fd, &st) < 0) {
 		r = -errno;
-		fl__tbl_msg(err, err_size, "%s: %s", path, strerror(errno));
+		fl__ini_msg(err, err_size, "%s: %s", path, strerror(errno));
 		goto out;
 	}
 	if (S_ISDIR(st.st_mode)) {
 		r = -EISDIR;
-		fl__tbl_msg(err, err_size, "%s: is a directory, not a table file", path);
+		fl__ini_msg(err, err_size, "%s: is a directory, not a table file", path);
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
 		r = -EINVAL;
-		fl__tbl_msg(err, err_size, "%s: not a regular file", path);
+		fl__ini_msg(err, err_size, "%s: not a regular file", path);
 		goto out;
 	}
 	if (st.st_size > FL_HEAP_TABLE_MAX_BYTES) {
 		r = -EFBIG;
-		fl__tbl_msg(err, err_size, "%s: %jd bytes, more than a table may have (%d)", path,
+		fl__ini_msg(err, err_size, "%s: %jd bytes, more than a table may have (%d)", path,
 			    (intmax_t)st.st_size, FL_HEAP_TABLE_MAX_BYTES);
 		goto out;
 	}
@@ -165,7 +143,7 @@ static int read_file(const char *path, char **ret_text, size_t *ret_len, char *e
 	text = malloc(cap);
 	if (!text) {
 		r = -ENOMEM;
-		fl__tbl_msg(err, err_size, "%s: out of memory", path);
+		fl__ini_msg(err, err_size, "%s: out of memory", path);
 		goto out;
 	}
 	for (;;) {
@@ -176,7 +154,7 @@ static int read_file(const char *path, char **ret_text, size_t *ret_len, char *e
 
 			if (!more) {
 				r = cap > FL_HEAP_TABLE_MAX_BYTES ? -EFBIG : -ENOMEM;
-				fl__tbl_msg(err, err_size, "%s: %s", path,
+				fl__ini_msg(err, err_size, "%s: %s", path,
 					    r == -EFBIG ? "more bytes than a table may have"
 							: "out of memory");
 				free(text);
@@ -190,7 +168,7 @@ static int read_file(const char *path, char **ret_text, size_t *ret_len, char *e
 			continue;
 		if (n < 0) {
 			r = -errno;
-			fl__tbl_msg(err, err_size, "%s: cannot read: %s", path, strerror(errno));
+			fl__ini_msg(err, err_size, "%s: cannot read: %s", path, strerror(errno));
 			free(text);
 			goto out;
 		}
@@ -200,7 +178,7 @@ static int read_file(const char *path, char **ret_text, size_t *ret_len, char *e
 	}
 	if (len > FL_HEAP_TABLE_MAX_BYTES) {
 		r = -EFBIG;
-		fl__tbl_msg(err, err_size, "%s: more bytes than a table may have (%d)", path,
+		fl__ini_msg(err, err_size, "%s: more bytes than a table may have (%d)", path,
 			    FL_HEAP_TABLE_MAX_BYTES);
 		free(text);
 		goto out;
@@ -220,7 +198,7 @@ int fl_heap_table_load_file(const char *path, struct fl_heap_table **ret_table, 
 	int r;
 
 	if (!path || !ret_table) {
-		fl__tbl_msg(err, err_size, "invalid argument");
+		fl__ini_msg(err, err_size, "invalid argument");
 		return -EINVAL;
 	}
 	r = read_file(path, &text, &len, err, err_size);
@@ -327,7 +305,7 @@ static int resolve(struct fl_heap_table *t, const char *const *names, size_t n, 
 		size_t d = 0, k = 0;
 
 		if (!names[i]) {
-			fl__tbl_msg(err, err_size, "device name %zu is NULL", i);
+			fl__ini_msg(err, err_size, "device name %zu is NULL", i);
 			return -EINVAL;
 		}
 		while (d < t->num_devices && strcmp(t->devices[d].name, names[i]))
@@ -340,7 +318,7 @@ static int resolve(struct fl_heap_table *t, const char *const *names, size_t n, 
 			for (size_t j = 0; j < t->num_devices && kat < sizeof(known); j++)
 				kat += (size_t)snprintf(known + kat, sizeof(known) - kat, "%s%s",
 							j ? ", " : "", t->devices[j].name);
-			fl__tbl_msg(err, err_size, "no device '%s' in the table (it has: %s)",
+			fl__ini_msg(err, err_size, "no device '%s' in the table (it has: %s)",
 				    names[i], known);
 			return -ENODEV;
 		}
@@ -441,12 +419,12 @@ static int judge(const struct fl_heap_table *t, struct request *q, char *err, si
 		const struct tbl_device *d = &t->devices[q->dev[i]];
 
 		if (d->max_size && q->len > d->max_size) {
-			fl__tbl_msg(err, err_size, "%s: size %zu exceeds its max-size %" PRIu64,
+			fl__ini_msg(err, err_size, "%s: size %zu exceeds its max-size %" PRIu64,
 				    d->name, q->len, d->max_size);
 			return -E2BIG;
 		}
 		if (q->len < d->min_size) {
-			fl__tbl_msg(err, err_size, "%s: size %zu is below its min-size %" PRIu64,
+			fl__ini_msg(err, err_size, "%s: size %zu is below its min-size %" PRIu64,
 				    d->name, q->len, d->min_size);
 			return -EINVAL;
 		}
@@ -521,7 +499,7 @@ static int fail_all(const struct fl_heap_table *t, const struct request *q, char
 			at += (size_t)snprintf(msg + at, sizeof(msg) - at, "%s heap '%s': %s",
 					       i ? ";" : ":", t->heaps[v->heap].name, v->reason);
 	}
-	fl__tbl_msg(err, err_size, "%s", msg);
+	fl__ini_msg(err, err_size, "%s", msg);
 	return best ? best->err : -ENODEV;
 }
 
@@ -529,7 +507,7 @@ static int check_request(struct fl_heap_table *table, const char *const *devices
 			 size_t num_devices, size_t len, char *err, size_t err_size)
 {
 	if (!table || !devices || !num_devices || num_devices > TBL_MAX_REQUEST || !len) {
-		fl__tbl_msg(err, err_size,
+		fl__ini_msg(err, err_size,
 			    "invalid argument (a table, 1 to %d devices and a size are needed)",
 			    TBL_MAX_REQUEST);
 		return -EINVAL;
@@ -548,12 +526,12 @@ int fl_heap_table_alloc(struct fl_heap_table *table, const char *const *devices,
 	if (r)
 		return r;
 	if (flags || !ret_fd) {
-		fl__tbl_msg(err, err_size, flags ? "flags must be 0" : "invalid argument");
+		fl__ini_msg(err, err_size, flags ? "flags must be 0" : "invalid argument");
 		return -EINVAL;
 	}
 	q = malloc(sizeof(*q));
 	if (!q) {
-		fl__tbl_msg(err, err_size, "out of memory");
+		fl__ini_msg(err, err_size, "out of memory");
 		return -ENOMEM;
 	}
 	r = resolve(table, devices, num_devices, len, q, err, err_size);
@@ -577,7 +555,7 @@ int fl_heap_table_alloc(struct fl_heap_table *table, const char *const *devices,
 			return 0;
 		}
 		if (e == -EMFILE) {
-			fl__tbl_msg(err, err_size, "%s: heap '%s': out of file descriptors",
+			fl__ini_msg(err, err_size, "%s: heap '%s': out of file descriptors",
 				    q->label, h->name);
 			free(q);
 			return e;

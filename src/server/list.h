@@ -37,6 +37,11 @@ static inline void fl__server_link_add_tail(struct fl_server_link *head, struct 
 	head->prev = l;
 }
 
+static inline void fl__server_link_add_head(struct fl_server_link *head, struct fl_server_link *l)
+{
+	fl__server_link_add_tail(head->next, l);
+}
+
 /* Take @l off its list; it is then on none. */
 static inline void fl__server_link_del(struct fl_server_link *l)
 {

@@ -10,21 +10,13 @@
 #include <string.h>
 
 #include "loop.h"
-#include "service.h"
+#include "server-private.h"
 
 struct service {
 	const struct fl_server_service_ops *ops;
 	void *data;
 	struct fl_loop_source *timer; /* for @ops->prepare */
 	struct service *next;
-};
-
-struct fl_server {
-	struct fl_loop *loop;
-	const struct fl_server_host_ops *host;
-	struct service *services, **tail; /* in the order they were added */
-	/* Who owns each op: looked up on every request, so a table, not a search. */
-	struct service *by_op[FL_SERVER_MAX_OP + 1];
 };
 
 struct fl_server *fl__server_create(struct fl_loop *loop, const struct fl_server_host_ops *host)
@@ -36,6 +28,8 @@ struct fl_server *fl__server_create(struct fl_loop *loop, const struct fl_server
 	srv->loop = loop;
 	srv->host = host;
 	srv->tail = &srv->services;
+	fl__server_link_init(&srv->conns);
+	fl__server_link_init(&srv->gone);
 	return srv;
 }
 
@@ -43,6 +37,7 @@ void fl__server_destroy(struct fl_server *srv)
 {
 	if (!srv)
 		return;
+	fl__server_release_gone(srv);
 	while (srv->services) {
 		struct service *s = srv->services;
 
@@ -144,6 +139,14 @@ bool fl__server_dispatch(struct fl_server *srv, struct fl_server_conn *conn,
 	return e->handler(conn, q, fds);
 }
 
+bool fl__server_reply(struct fl_server_conn *conn, const struct fl_msg_hdr *req, const void *body,
+		      size_t len, const int *fds, unsigned int nfds)
+{
+	struct fl_msg_hdr h = { req->op | FL_OP_REPLY, 0, req->seq, (uint32_t)len };
+
+	return fl__server_conn_send(conn, &h, sizeof(h), body, len, fds, nfds);
+}
+
 void fl__server_negotiate(struct fl_server *srv, struct fl_server_conn *conn,
 			  const uint32_t asked[FL_PROTO_MAX_SERVICES],
 			  uint32_t served[FL_PROTO_MAX_SERVICES])
@@ -172,14 +175,6 @@ int fl__server_dump(struct fl_server *srv, const char *service, uint32_t flags, 
 		if (strcmp(s->ops->name, service) == 0)
 			return s->ops->dump ? s->ops->dump(s->data, flags, ret_fd) : -ENOENT;
 	return -ENOENT;
-}
-
-void fl__server_conn_init(struct fl_server_conn *conn, pid_t pid, uid_t uid)
-{
-	conn->pid = pid;
-	conn->uid = uid;
-	fl__server_link_init(&conn->destroy);
-	memset(conn->versions, 0, sizeof(conn->versions));
 }
 
 void fl__server_conn_gone(struct fl_server *srv, struct fl_server_conn *conn)

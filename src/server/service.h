@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "conn.h"
 #include "list.h"
 #include "protocol.h"
 
@@ -42,19 +43,6 @@ struct fl_server_conn;
 struct fl_server_listener {
 	void (*notify)(struct fl_server_listener *listener, struct fl_server_conn *conn);
 	struct fl_server_link link;
-};
-
-/*
- * The framework's part of a connection, embedded in the host's own
- * connection object (fencelined: struct client). Initialise it with
- * fl__server_conn_init().
- */
-struct fl_server_conn {
-	pid_t pid; /* SO_PEERCRED's, when it connected */
-	uid_t uid;
-	struct fl_server_link destroy; /* struct fl_server_listener */
-	/* Per enum fl_proto_service_id: the version HELLO agreed on, 0 for none. */
-	uint32_t versions[FL_PROTO_MAX_SERVICES];
 };
 
 /*
@@ -118,6 +106,19 @@ struct fl_server_host_ops {
 	 */
 	bool (*reject)(struct fl_server_conn *conn, const struct fl_msg_hdr *req, int status,
 		       const char *why);
+	/*
+	 * The connections' side (conn.h); NULL for a server with none.
+	 * readable: @conn's socket is readable, or hung up: read it with
+	 *     fl__server_conn_recv(), now or later in the pass (a host that
+	 *     schedules its peers collects them here).
+	 * disconnecting: @conn ends, @why for the log (NULL: the peer simply
+	 *     went), before its socket is closed and its services let go.
+	 * release: the framework is done with @conn (it was disconnected in
+	 *     an earlier pass): the host may free it.
+	 */
+	void (*readable)(struct fl_server_conn *conn);
+	void (*disconnecting)(struct fl_server_conn *conn, const char *why);
+	void (*release)(struct fl_server_conn *conn);
 };
 
 /* Ops numbered from 0 to this at most. */
@@ -131,7 +132,11 @@ struct fl_server_host_ops {
  */
 struct fl_server *fl__server_create(struct fl_loop *loop, const struct fl_server_host_ops *host);
 
-/** fl__server_destroy() - free @srv and its services' timers. NULL is ignored. */
+/**
+ * fl__server_destroy() - free @srv and its services' timers, after
+ * releasing the connections disconnected (fl__server_release_gone());
+ * disconnect those still connected first. NULL is ignored.
+ */
 void fl__server_destroy(struct fl_server *srv);
 
 /**
@@ -186,10 +191,15 @@ void fl__server_prepare(struct fl_server *srv);
 int fl__server_dump(struct fl_server *srv, const char *service, uint32_t flags, int *ret_fd);
 
 /**
- * fl__server_conn_init() - start @conn, of process @pid and user @uid, with
- * no listener and no service negotiated
+ * fl__server_reply() - answer @req on @conn: a header echoing its op (with
+ * FL_OP_REPLY) and seq, then @len bytes of @body, with @nfds of @fds
+ * (borrowed), sent by fl__server_conn_send()
+ *
+ * Return: true when it went; false when @conn is (now) disconnected: a
+ * peer that does not read its replies, or is gone.
  */
-void fl__server_conn_init(struct fl_server_conn *conn, pid_t pid, uid_t uid);
+bool fl__server_reply(struct fl_server_conn *conn, const struct fl_msg_hdr *req, const void *body,
+		      size_t len, const int *fds, unsigned int nfds);
 
 /**
  * fl__server_conn_gone() - @conn ended: call every service's @client_gone,

@@ -48,7 +48,6 @@ struct fixture {
 	struct fl_heap_info heap_info;
 	struct fl_wait_report wait;
 	char buf[64];
-	uint64_t mem[2]; /* a counter's memory, never attached */
 
 	/* outputs */
 	struct fl_timeline *out_tl;
@@ -308,21 +307,6 @@ static const struct fl_timeline_ops good_ops = { .driver_name = "good", .has_sig
 	X(sw_sync_timeline_get_value_not_sw_sync, -EINVAL,                                         \
 	  fl_sw_sync_timeline_get_value(fx->mock->tl, &fx->out_value))                             \
 	X(timeline_is_sw_sync_null, 0, fl_timeline_is_sw_sync(NULL))                               \
-	X(sw_sync_timeline_attach_counter_null_tl, -EINVAL,                                        \
-	  fl_sw_sync_timeline_attach_counter(NULL, fx->mem, sizeof(fx->mem), &fx->mem[0]))         \
-	X(sw_sync_timeline_attach_counter_not_sw_sync, -EINVAL,                                    \
-	  fl_sw_sync_timeline_attach_counter(fx->mock->tl, fx->mem, 16, &fx->mem[0]))              \
-	X(sw_sync_timeline_attach_counter_null_map, -EINVAL,                                       \
-	  fl_sw_sync_timeline_attach_counter(fx->tl, NULL, sizeof(fx->mem), &fx->mem[0]))          \
-	X(sw_sync_timeline_attach_counter_outside_map, -EINVAL,                                    \
-	  fl_sw_sync_timeline_attach_counter(fx->tl, fx->mem, sizeof(fx->mem[0]), &fx->mem[1]))    \
-	X(sw_sync_timeline_attach_counter_misaligned, -EINVAL,                                     \
-	  fl_sw_sync_timeline_attach_counter(fx->tl, fx->mem, sizeof(fx->mem),                     \
-					     (uint64_t *)((uintptr_t)fx->mem + 1)))                \
-	X(sw_sync_timeline_catch_up_null, -EINVAL, fl_sw_sync_timeline_catch_up(NULL))             \
-	X(sw_sync_timeline_catch_up_not_sw_sync, -EINVAL,                                          \
-	  fl_sw_sync_timeline_catch_up(fx->mock->tl))                                              \
-	X(sw_sync_timeline_catch_up_without_counter, 0, fl_sw_sync_timeline_catch_up(fx->tl))      \
 	/* transfer.h */                                                                           \
 	X(send_negative_sock, -EBADF, fl_send(-1, fx->buf, 1, NULL, 0))                            \
 	X(send_closed_sock, -EBADF, fl_send(fx->closed_fd, fx->buf, 1, NULL, 0))                   \
@@ -359,9 +343,11 @@ static const struct fl_timeline_ops good_ops = { .driver_name = "good", .has_sig
 	X(heap_daemon_alloc_null_heap, -EINVAL, fl_heap_daemon_alloc(NULL, 4096, 0, &fx->out_fd))  \
 	X(heap_daemon_alloc_group_null_ret, -EINVAL,                                               \
 	  fl_heap_daemon_alloc_group("system", 4096, 0, 0, NULL))                                  \
+	X(heap_daemon_buffer_free_negative_fd, -EBADF, fl_heap_daemon_buffer_free(-1))             \
 	X(heap_daemon_free_negative_fd, -EBADF, fl_heap_daemon_free(-1))                           \
 	X(heap_daemon_free_closed_fd, -EBADF, fl_heap_daemon_free(fx->closed_fd))                  \
 	X(heap_daemon_group_new_null, -EINVAL, fl_heap_daemon_group_new(NULL))                     \
+	X(heap_daemon_group_free_zero, -EINVAL, fl_heap_daemon_group_free(0))                      \
 	X(heap_daemon_free_group_zero, -EINVAL, fl_heap_daemon_free_group(0))                      \
 	X(heap_daemon_get_usage_null, -EINVAL, fl_heap_daemon_get_usage(NULL, NULL))               \
 	X(heap_print_json_null_heap, -EINVAL, fl_heap_print_json(NULL, stderr))                    \
@@ -554,8 +540,6 @@ static const struct contract contracts[] = {
 	{ "fl_sw_sync_fence_create", { EINVAL, ENOENT, ENOMEM } },
 	{ "fl_sw_sync_timeline_get_value", { EINVAL } },
 	{ "fl_timeline_is_sw_sync", { 0 } },
-	{ "fl_sw_sync_timeline_attach_counter", { EINVAL, EBUSY, ENOENT } },
-	{ "fl_sw_sync_timeline_catch_up", { EINVAL, ENOENT } },
 	/* transfer.h */
 	{ "fl_send", { EINVAL, SEND_ERRORS } },
 	{ "fl_recv", { EINVAL, RECV_ERRORS } },
@@ -583,8 +567,10 @@ static const struct contract contracts[] = {
 	/* heap-daemon.h */
 	{ "fl_heap_daemon_alloc", { EINVAL, ENODEV, DAEMON_ERRORS } },
 	{ "fl_heap_daemon_alloc_group", { EINVAL, ENODEV, DAEMON_ERRORS } },
+	{ "fl_heap_daemon_buffer_free", { EINVAL, EBADF, DAEMON_ERRORS } },
 	{ "fl_heap_daemon_free", { EINVAL, EBADF, DAEMON_ERRORS } },
 	{ "fl_heap_daemon_group_new", { EINVAL, DAEMON_ERRORS } },
+	{ "fl_heap_daemon_group_free", { EINVAL, DAEMON_ERRORS } },
 	{ "fl_heap_daemon_free_group", { EINVAL, DAEMON_ERRORS } },
 	{ "fl_heap_daemon_get_usage", { EINVAL, ENODEV, DAEMON_ERRORS } },
 	/* heap-table.h */
@@ -1131,9 +1117,9 @@ struct daemon_fx {
 	X(heap_daemon_alloc, fl_heap_daemon_alloc("system", 4096, 0, &d->out_fd))                \
 	X(heap_daemon_alloc_group, fl_heap_daemon_alloc_group("system", 4096, 0, 1, &d->out_fd)) \
 	X(heap_daemon_group_new, fl_heap_daemon_group_new(&d->group))                            \
-	X(heap_daemon_free_group, fl_heap_daemon_free_group(1))                                  \
+	X(heap_daemon_group_free, fl_heap_daemon_group_free(1))                                  \
 	X(heap_daemon_get_usage, fl_heap_daemon_get_usage("system", &d->usage))                  \
-	X(heap_daemon_free, fl_heap_daemon_free(d->memfd))                                       \
+	X(heap_daemon_buffer_free, fl_heap_daemon_buffer_free(d->memfd))                         \
 	X(introspect_get_daemon_pid, fl_introspect_get_daemon_pid(&d->pid))                      \
 	X(introspect_dump, fl_introspect_dump(0, &d->out_fd))
 

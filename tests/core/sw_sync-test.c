@@ -7,7 +7,6 @@
 #include <limits.h>
 #include <stdint.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include <fenceline/fenceline.h>
 
@@ -326,85 +325,6 @@ FL_TEST(unknown_timeline_flags_return_einval)
 
 	fl_assert_int_eq(fl_sw_sync_timeline_create("x", 1u << 5, &tl), -EINVAL);
 	fl_assert(tl == (struct fl_timeline *)0x1);
-}
-
-/* A shared page as fencelined makes one: the counter at its start. */
-static uint64_t *attach_page(struct fl_timeline *tl)
-{
-	uint64_t *page =
-		mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-
-	fl_assert(page != MAP_FAILED);
-	fl_assert_int_eq(fl_sw_sync_timeline_attach_counter(tl, page, 4096, page), 0);
-	return page;
-}
-
-FL_TEST(attached_counter_moves_timeline_on_catch_up_and_inc_adds_to_it)
-{
-	struct fl_timeline *tl = new_timeline(0);
-	uint64_t *counter = attach_page(tl);
-	struct fl_fence *f = fl_test_fence_new(tl, 3, NULL);
-
-	/* Another process's addition is seen when we catch up, not before. */
-	__atomic_add_fetch(counter, 5, __ATOMIC_SEQ_CST);
-	fl_assert_int_eq(fl_fence_get_status(f), 0);
-	fl_assert_int_eq(fl_sw_sync_timeline_catch_up(tl), 0);
-	fl_assert_int_eq(fl_fence_get_status(f), 1);
-	fl_assert_int_eq(fl_test_timeline_value(tl), 5);
-	fl_assert_int_eq(fl_sw_sync_timeline_inc(tl, 2), 0);
-	fl_assert_int_eq(*counter, 7);
-	fl_assert_int_eq(fl_test_timeline_value(tl), 7);
-	/* Applied once only, however often we catch up. */
-	fl_assert_int_eq(fl_sw_sync_timeline_catch_up(tl), 0);
-	fl_assert_int_eq(fl_test_timeline_value(tl), 7);
-	fl_fence_unref(f);
-	fl_timeline_unref(tl);
-}
-
-FL_TEST(dying_timeline_signals_points_its_counter_reached_before_failing_the_rest)
-{
-	struct fl_timeline *tl = new_timeline(0);
-	uint64_t *counter = attach_page(tl);
-	struct fl_fence *reached = fl_test_fence_new(tl, 3, NULL),
-			*pending = fl_test_fence_new(tl, 4, NULL);
-
-	/* The writer moved the counter and went away before anyone caught up. */
-	__atomic_store_n(counter, 3, __ATOMIC_SEQ_CST);
-	fl_timeline_unref(tl);
-	fl_assert_int_eq(fl_fence_get_status(reached), 1);
-	fl_assert_int_eq(fl_fence_get_status(pending), -ENOENT);
-	fl_fence_unref(reached);
-	fl_fence_unref(pending);
-}
-
-FL_TEST(attached_32bit_counter_jump_past_2_31_passes_every_point_on_the_way)
-{
-	struct fl_timeline *tl = new_timeline(FL_SW_SYNC_32BIT);
-	uint64_t *counter = attach_page(tl);
-	struct fl_fence *a = fl_test_fence_new(tl, 0x70000000u, NULL),
-			*b = fl_test_fence_new(tl, 0x7FFFFFF0u, NULL);
-
-	/* Two owner steps of 0x78000000 without a catch-up between them. */
-	__atomic_add_fetch(counter, 0x78000000u, __ATOMIC_SEQ_CST);
-	__atomic_add_fetch(counter, 0x78000000u, __ATOMIC_SEQ_CST);
-	fl_assert_int_eq(fl_sw_sync_timeline_catch_up(tl), 0);
-	fl_assert_int_eq(fl_test_timeline_value(tl), 0xF0000000u);
-	fl_assert_int_eq(fl_fence_get_status(a), 1);
-	fl_assert_int_eq(fl_fence_get_status(b), 1);
-	fl_fence_unref(a);
-	fl_fence_unref(b);
-	fl_timeline_unref(tl);
-}
-
-FL_TEST(second_counter_is_ebusy_and_stays_the_callers)
-{
-	struct fl_timeline *tl = new_timeline(0);
-	uint64_t other[2];
-
-	attach_page(tl);
-	fl_assert_int_eq(fl_sw_sync_timeline_attach_counter(tl, other, sizeof(other), &other[0]),
-			 -EBUSY);
-	fl_timeline_unref(tl);
 }
 
 /* timeline_fence_set_deadline(): each point keeps the earliest deadline set on it. */

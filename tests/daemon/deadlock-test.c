@@ -2,7 +2,8 @@
 /*
  * Deadlock detection through the daemon: processes that wait on each
  * other's fences forever are found, and the wait that closed the cycle gets
- * -EDEADLK if it asked (FL_WAIT_DEADLOCK_ERROR). Waits that can still end
+ * -EDEADLK if it asked (FL_WAIT_DEADLOCK_ERROR), else the last of the
+ * cycle's waits that asked, whatever order they began in. Waits that can still end
  * (another thread will signal) must never be refused. fencectl's report of
  * the same situations is checked by tests/fencectl-observe-test.py.
  *
@@ -22,6 +23,8 @@
 
 #include <android/sync.h>
 #include <fenceline/fenceline.h>
+#define FL_USE_UNSTABLE_INTROSPECT_API
+#include <fenceline/introspect.h>
 #include <fenceline/shared.h>
 #include <fenceline/transfer.h>
 
@@ -156,6 +159,116 @@ FL_TEST_TIMEOUT(two_process_cycle_gives_edeadlk_to_the_wait_that_closed_it, 120)
 FL_TEST_TIMEOUT(three_process_cycle_through_merged_fences_gives_edeadlk, 120)
 {
 	ring(3, true);
+}
+
+/* True once the daemon's detector reports a cycle (fencectl deadlocks, in JSON). */
+static bool cycle_reported(void)
+{
+	char buf[16384];
+	size_t len = 0;
+	int fd = -1;
+
+	fl_assert_int_eq(fl_introspect_dump_waits(FL_INTROSPECT_JSON, &fd), 0);
+	fl_assert_int_eq(fl_introspect_read(fd, buf, sizeof(buf) - 1, &len), 0);
+	close(fd);
+	buf[len] = '\0';
+	return strstr(buf, "\"kind\":\"cycle\"") != NULL;
+}
+
+/* Waits (up to NEVER_MS) for the notify fd of @w; returns what it said. */
+static int notified(struct fl_wait_report *w, int fence)
+{
+	struct pollfd p[2] = { { w->notify_fd, POLLIN, 0 }, { fence, POLLIN, 0 } };
+
+	fl_assert_int_eq(poll(p, 2, NEVER_MS), 1);
+	fl_assert(p[0].revents & POLLIN);
+	return fl_fence_fd_wait_notified(w);
+}
+
+enum asker { ASKS_FIRST, ASKS_AFTER_THE_REPORT };
+
+/*
+ * Two processes wait on each other's fence. Member 0 asks for EDEADLK but
+ * is not the last to begin waiting: with ASKS_FIRST its wait begins (and
+ * the daemon has it) before member 1's, which asks for nothing; with
+ * ASKS_AFTER_THE_REPORT it first waits without asking until the detector
+ * has reported the cycle, then asks in a new wait on the same fence. The
+ * order in which processes begin to wait is the scheduler's; a wait that
+ * asked must hear of a cycle it is in either way.
+ */
+static void asker_member(int index, int to_next, int from_prev, int go_next, int go_mine,
+			 enum asker how)
+{
+	int tl = new_timeline(index ? "asked-1" : "asked-0");
+	int mine = new_fence(tl, 1, "asked-fence"), theirs;
+	struct fl_wait_report w;
+	char c = 'g';
+
+	send_fd(to_next, mine);
+	theirs = recv_fd(from_prev);
+	if (index == 1) {
+		fl_assert_int_eq(read(go_mine, &c, 1), 1);
+		fl_assert_int_eq(fl_fence_fd_wait(theirs, NEVER_MS), 0);
+		fl_assert_int_eq(fl_timeline_fd_inc(tl, 1), 0);
+	} else {
+		fl_assert_int_eq(
+			fl_fence_fd_wait_begin(theirs, -1,
+					       how == ASKS_FIRST ? FL_WAIT_DEADLOCK_ERROR : 0, &w),
+			0);
+		fl_assert(w.token != 0);
+		fl_daemon_flush(); /* the daemon has our wait before member 1 begins its own */
+		fl_assert_int_eq(write(go_next, &c, 1), 1);
+		if (how == ASKS_AFTER_THE_REPORT) {
+			for (int i = 0; i < NEVER_MS / 10 && !cycle_reported(); i++)
+				usleep(10000);
+			fl_assert(cycle_reported());
+			fl_fence_fd_wait_end(&w, -ETIME);
+			fl_assert_int_eq(
+				fl_fence_fd_wait_begin(theirs, -1, FL_WAIT_DEADLOCK_ERROR, &w), 0);
+		}
+		fl_assert_int_eq(notified(&w, theirs), -EDEADLK);
+		fl_fence_fd_wait_end(&w, -EDEADLK);
+		fl_assert_int_eq(fl_timeline_fd_inc(tl, 1), 0);
+		fl_assert_int_eq(fl_fence_fd_wait(theirs, NEVER_MS), 0);
+	}
+	close(theirs);
+	close(mine);
+	close(tl);
+}
+
+static void asker_pair(enum asker how)
+{
+	int links[2][2], go[2];
+	pid_t pids[2];
+
+	for (int i = 0; i < 2; i++)
+		pair(links[i]);
+	fl_assert_int_eq(pipe2(go, O_CLOEXEC), 0);
+	for (int i = 0; i < 2; i++) {
+		pids[i] = dl_fork();
+		if (pids[i] == 0) {
+			asker_member(i, links[i][0], links[(i + 1) % 2][1], go[1], go[0], how);
+			_exit(0);
+		}
+	}
+	close(go[0]);
+	close(go[1]);
+	for (int i = 0; i < 2; i++)
+		dl_wait_child_ok(pids[i]);
+	for (int i = 0; i < 2; i++) {
+		close(links[i][0]);
+		close(links[i][1]);
+	}
+}
+
+FL_TEST_TIMEOUT(a_wait_that_asked_gets_edeadlk_when_a_later_wait_closes_the_cycle, 120)
+{
+	asker_pair(ASKS_FIRST);
+}
+
+FL_TEST_TIMEOUT(a_wait_that_asks_after_the_cycle_was_reported_gets_edeadlk, 120)
+{
+	asker_pair(ASKS_AFTER_THE_REPORT);
 }
 
 FL_TEST_TIMEOUT(process_waiting_on_itself_deadlocks_when_it_has_no_other_thread, 120)

@@ -185,7 +185,7 @@ FL_TEST(dump_heaps_shows_a_buffer_this_process_holds)
 	text = answered(fl_introspect_dump_heaps(0, &fd), &fd);
 	expect_contains(text, "system");
 	free(text);
-	fl_assert_int_eq(fl_heap_daemon_free(buf), 0);
+	fl_assert_int_eq(fl_heap_daemon_buffer_free(buf), 0);
 }
 
 FL_TEST(trace_records_between_start_and_stop_of_one_process)

@@ -115,6 +115,9 @@ static int try_reopen(int fd)
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	/* The inode's owner could give the mode back first: another uid may not. */
+	if (fchmod(fd, 0600) == 0)
+		return 9;
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
 		int r = open(path, modes[i] | O_CLOEXEC | O_NONBLOCK);
 
@@ -141,6 +144,83 @@ FL_TEST(another_uid_cannot_reopen_fence_or_timeline_fds_through_proc)
 	close(tl_fd);
 	subject_free(&dm);
 	subject_free(&in);
+}
+
+/*
+ * The limit of (c) that the threat model names: a pipe's inode belongs to
+ * the uid that made it, so a process of that uid, not root, that sets out
+ * to attack can give the mode back (fchmod), reopen the read end it holds
+ * for writing through /proc/self/fd and write into the pipe: every
+ * holder's poll() then reports it ready before it is signalled. What
+ * fenceline itself reports stays exact (the core's status in the making
+ * process). A kernel sync_file cannot be reopened; no unprivileged fd kind
+ * gives both that and (b) (docs/architecture.md). This test keeps the
+ * documentation true: it fails the day the attack stops working.
+ */
+static int forge_readiness_by_reopening(int fd)
+{
+	char path[64];
+	int w;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	if (open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC) >= 0)
+		return 1; /* mode 0 must stop the plain reopen */
+	if (fchmod(fd, 0600) < 0)
+		return 2;
+	w = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	if (w < 0)
+		return 3;
+	if (write(w, "x", 1) != 1)
+		return 4;
+	return 0;
+}
+
+static int same_uid_attack_in_process(void)
+{
+	struct fl_timeline *tl;
+	struct fl_fence *f;
+	int fd, r;
+
+	if (setgid(OTHER_UID) < 0 || setuid(OTHER_UID) < 0)
+		return 77;
+	if (fl_sw_sync_timeline_create("attacked", 0, &tl) < 0 ||
+	    fl_sw_sync_fence_create(tl, 1, "attacked", &f) < 0 || fl_fence_export_fd(f, &fd) < 0)
+		return 20;
+	r = as_holder(SAME_UID, forge_readiness_by_reopening, fd);
+	if (r != 0)
+		return 30 + r;
+	if (!(fl_test_poll_fd(fd, POLLIN, 0) & POLLIN))
+		return 40; /* the forged byte did not make the fd ready */
+	/*
+	 * fenceline's own calls do not believe it: the mode the attacker gave
+	 * back makes the fd no fence of ours (-ENOTTY), never a signalled one.
+	 */
+	if (fl_fence_fd_get_status(fd) == FL_STATUS_SIGNALED || fl_fence_fd_wait(fd, 0) == 0)
+		return 41;
+	if (fl_sw_sync_timeline_inc(tl, 1) < 0 || fl_fence_get_status(f) != FL_STATUS_SIGNALED)
+		return 42;
+	close(fd);
+	fl_fence_unref(f);
+	fl_timeline_unref(tl);
+	return 0;
+}
+
+static int run_same_uid_attack(int unused)
+{
+	(void)unused;
+	return same_uid_attack_in_process();
+}
+
+FL_TEST(a_same_uid_attacker_can_chmod_a_pipe_back_and_make_it_ready_early)
+{
+	int r;
+
+	if (geteuid() != 0)
+		fl_test_skip(
+			"needs root to become a uid that is not root (root may reopen anything)");
+	r = as_holder(SAME_UID, run_same_uid_attack, -1);
+	if (r != 0)
+		fl__test_fail(__FILE__, __LINE__, "attack scenario ended at step %d", r);
 }
 
 /*

@@ -19,7 +19,7 @@ int main(void)
 	if (fl_heap_daemon_alloc(FL_HEAP_DAEMON_CARVEOUT, 1 << 20, 0, &carve) < 0 ||
 	    fl_heap_daemon_alloc(FL_HEAP_DAEMON_SYSTEM, 3 * (size_t)page, 0, &gone) < 0 ||
 	    fl_heap_daemon_alloc(FL_HEAP_DAEMON_SYSTEM, (size_t)page, 0, &sys) < 0 ||
-	    fl_heap_daemon_free(gone) < 0)
+	    fl_heap_daemon_buffer_free(gone) < 0)
 		return 1;
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);

@@ -6,7 +6,7 @@
  * Checks, beyond "no crash, no leak, no read past the text" (ASan, UBSan):
  *   - a rejected text gets -EINVAL and a message "fuzz:LINE:COLUMN: ..."
  *     whose line is one of the text's and whose column is on that line
- *     (or just past it), so every error points at the input;
+ *     (or just past it), so every error points at the input (fuzz-ini.c);
  *   - a small message buffer is always NUL-terminated and never overrun;
  *   - an accepted table prints as INI that parses again, and prints the
  *     same the second time (fl_heap_table_print() is a fixed point);
@@ -24,43 +24,8 @@
 
 #include <fenceline/heap-table.h>
 
+#include "fuzz-ini.h"
 #include "fuzz.h"
-
-/* The length of line @line (1-based) of the text, or -1 past the end. */
-static long line_length(const char *text, size_t size, unsigned long line)
-{
-	size_t at = 0;
-
-	for (unsigned long n = 1; at <= size; n++) {
-		const char *nl = memchr(text + at, '\n', size - at);
-		size_t len = nl ? (size_t)(nl - (text + at)) : size - at;
-
-		if (n == line)
-			return (long)len;
-		if (!nl)
-			return -1;
-		at += len + 1;
-	}
-	return -1;
-}
-
-static void check_error(const char *text, size_t size, const char *err)
-{
-	unsigned long line, col;
-	char *end;
-	long len;
-
-	CHECK(strncmp(err, "fuzz:", 5) == 0);
-	line = strtoul(err + 5, &end, 10);
-	CHECK(*end == ':');
-	col = strtoul(end + 1, &end, 10);
-	CHECK(*end == ':' && end[1] == ' ' && end[2] != '\0');
-	CHECK(line >= 1 && col >= 1);
-	len = line_length(text, size, line);
-	CHECK(len >= 0);
-	/* Past the end of the line only for "no ']'" or a line too long. */
-	CHECK(col <= (unsigned long)len + 1);
-}
 
 static char *print(struct fl_heap_table *t, size_t *ret_len)
 {
@@ -145,7 +110,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (r) {
 		CHECK(memchr(err, '\0', sizeof(err)));
 		CHECK(memchr(small, '\0', sizeof(small) - 1));
-		check_error(text, size, err);
+		fuzz_check_ini_error(text, size, err);
 		return 0;
 	}
 	fl_heap_table_close(again);

@@ -97,7 +97,7 @@ FL_TEST(system_buffer_from_daemon_is_sealed_zeroed_and_mappable)
 	fl_assert_int_eq(u.heap_capacity, 0);
 	fl_assert_int_eq(u.heap_allocated, size);
 	fl_assert_int_eq(u.limit, 0);
-	fl_assert_int_eq(fl_heap_daemon_free(fd), 0);
+	fl_assert_int_eq(fl_heap_daemon_buffer_free(fd), 0);
 	/* The fd was closed by the free. */
 	fl_assert_int_eq(fcntl(fd, F_GETFD), -1);
 	u = usage_of(FL_HEAP_DAEMON_SYSTEM);
@@ -124,13 +124,13 @@ FL_TEST(carveout_buffers_are_counted_per_heap_and_in_total)
 	fl_assert_int_eq(u.bytes, MIB + 4 * PAGE);
 	fl_assert_int_eq(u.buffers, 3);
 	fl_assert_int_eq(u.heap_capacity, 0);
-	fl_assert_int_eq(fl_heap_daemon_free(a), 0);
+	fl_assert_int_eq(fl_heap_daemon_buffer_free(a), 0);
 	u = usage_of(NULL);
 	fl_assert_int_eq(u.bytes, 4 * PAGE);
 	fl_assert_int_eq(u.peak_bytes, MIB + 4 * PAGE);
 	fl_assert_int_eq(u.peak_buffers, 3);
-	fl_assert_int_eq(fl_heap_daemon_free(b), 0);
-	fl_assert_int_eq(fl_heap_daemon_free(c), 0);
+	fl_assert_int_eq(fl_heap_daemon_buffer_free(b), 0);
+	fl_assert_int_eq(fl_heap_daemon_buffer_free(c), 0);
 	fl_assert_int_eq(usage_of(NULL).bytes, 0);
 	fl_assert_int_eq(usage_of(FL_HEAP_DAEMON_CARVEOUT).heap_allocated, 0);
 }
@@ -158,7 +158,7 @@ FL_TEST(buffer_from_daemon_passes_to_another_process_which_cannot_free_it)
 		q[0] = 0xcd;
 		munmap(q, PAGE);
 		/* Its own connection: the buffer is charged to the parent's. */
-		fl_assert_int_eq(fl_heap_daemon_free(got), -EINVAL);
+		fl_assert_int_eq(fl_heap_daemon_buffer_free(got), -EINVAL);
 		fl_assert_int_eq(usage_of(NULL).buffers, 0);
 		fl_assert_int_eq(fcntl(got, F_GETFD) >= 0, 1);
 		close(got);
@@ -171,16 +171,16 @@ FL_TEST(buffer_from_daemon_passes_to_another_process_which_cannot_free_it)
 	fl_assert_int_eq(p[0], 0xcd);
 	munmap(p, PAGE);
 	fl_assert_int_eq(usage_of(NULL).buffers, 1);
-	fl_assert_int_eq(fl_heap_daemon_free(fd), 0);
+	fl_assert_int_eq(fl_heap_daemon_buffer_free(fd), 0);
 }
 
 FL_TEST(free_through_a_dup_and_twice)
 {
 	int fd = alloc_ok(FL_HEAP_DAEMON_CARVEOUT, PAGE), d = dup(fd);
 
-	fl_assert_int_eq(fl_heap_daemon_free(d), 0);
+	fl_assert_int_eq(fl_heap_daemon_buffer_free(d), 0);
 	/* Freed already: the other fd stays open and valid. */
-	fl_assert_int_eq(fl_heap_daemon_free(fd), -EINVAL);
+	fl_assert_int_eq(fl_heap_daemon_buffer_free(fd), -EINVAL);
 	expect_buffer(fd, PAGE);
 	close(fd);
 	fl_assert_int_eq(usage_of(NULL).buffers, 0);
@@ -206,7 +206,7 @@ FL_TEST(bad_arguments_get_clear_errors_and_change_nothing)
 	fl_assert_int_eq(fl_heap_daemon_get_usage("nosuch", &(struct fl_heap_daemon_usage){ 0 }),
 			 -ENODEV);
 	fl_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
-	fl_assert_int_eq(fl_heap_daemon_free(p[0]), -EINVAL);
+	fl_assert_int_eq(fl_heap_daemon_buffer_free(p[0]), -EINVAL);
 	fl_assert_int_eq(fcntl(p[0], F_GETFD) >= 0, 1);
 	close(p[0]);
 	close(p[1]);
@@ -214,7 +214,7 @@ FL_TEST(bad_arguments_get_clear_errors_and_change_nothing)
 	fl_assert_int_eq(usage_of(NULL).peak_buffers, 0);
 	fl_assert_int_eq(usage_of("carveout").heap_allocated, 0);
 	fd = alloc_ok("system", PAGE);
-	fl_assert_int_eq(fl_heap_daemon_free(fd), 0);
+	fl_assert_int_eq(fl_heap_daemon_buffer_free(fd), 0);
 }
 
 /*
@@ -236,7 +236,7 @@ FL_TEST(sizes_no_machine_could_back_are_refused_and_counts_do_not_wrap)
 	/* Half of RAM itself is allowed (sparse: it costs nothing here). */
 	fd = alloc_ok("system", (size_t)half);
 	fl_assert_int_eq(usage_of(NULL).bytes, half);
-	fl_assert_int_eq(fl_heap_daemon_free(fd), 0);
+	fl_assert_int_eq(fl_heap_daemon_buffer_free(fd), 0);
 	fl_assert_int_eq(usage_of(NULL).bytes, 0);
 }
 
@@ -255,12 +255,12 @@ FL_TEST(a_group_is_freed_at_once_and_other_buffers_stay)
 	close(a);
 	close(b);
 	fl_assert_int_eq(usage_of(NULL).buffers, 4); /* close() is not free */
-	fl_assert_int_eq(fl_heap_daemon_free_group(g1), 2);
-	fl_assert_int_eq(fl_heap_daemon_free_group(g1), 0);
+	fl_assert_int_eq(fl_heap_daemon_group_free(g1), 2);
+	fl_assert_int_eq(fl_heap_daemon_group_free(g1), 0);
 	fl_assert_int_eq(usage_of(NULL).buffers, 2);
 	fl_assert_int_eq(usage_of("carveout").heap_allocated, 0);
-	fl_assert_int_eq(fl_heap_daemon_free(c), 0);
-	fl_assert_int_eq(fl_heap_daemon_free(fd), 0);
+	fl_assert_int_eq(fl_heap_daemon_buffer_free(c), 0);
+	fl_assert_int_eq(fl_heap_daemon_buffer_free(fd), 0);
 }
 
 FL_TEST(disconnecting_frees_the_connections_buffers)
@@ -272,7 +272,7 @@ FL_TEST(disconnecting_frees_the_connections_buffers)
 	/* A new connection: nothing is charged to it, and the range is free. */
 	fl_assert_int_eq(usage_of(NULL).buffers, 0);
 	fl_assert_int_eq(usage_of("carveout").heap_allocated, 0);
-	fl_assert_int_eq(fl_heap_daemon_free(fd), -EINVAL);
+	fl_assert_int_eq(fl_heap_daemon_buffer_free(fd), -EINVAL);
 	expect_buffer(fd, 2 * PAGE); /* still valid memory */
 	close(fd);
 }
@@ -341,10 +341,10 @@ static void limited_child(void)
 	fl_assert_int_eq(u.refused, 3);
 	fl_assert_int_eq(usage_of("carveout").heap_allocated, 256 << 10);
 	/* Freeing makes room again. */
-	fl_assert_int_eq(fl_heap_daemon_free(b), 0);
+	fl_assert_int_eq(fl_heap_daemon_buffer_free(b), 0);
 	fl_assert_int_eq(fl_heap_daemon_alloc("carveout", PAGE, 0, &c), 0);
-	fl_assert_int_eq(fl_heap_daemon_free(c), 0);
-	fl_assert_int_eq(fl_heap_daemon_free(a), 0);
+	fl_assert_int_eq(fl_heap_daemon_buffer_free(c), 0);
+	fl_assert_int_eq(fl_heap_daemon_buffer_free(a), 0);
 	fl_assert_int_eq(usage_of(NULL).bytes, 0);
 	fl_assert_int_eq(usage_of("system").heap_allocated, 0);
 }
@@ -371,7 +371,7 @@ static void carveout_once_child(void)
 	int fd = -1;
 
 	fl_assert_int_eq(fl_heap_daemon_alloc("carveout", PAGE, 0, &fd), 0);
-	fl_assert_int_eq(fl_heap_daemon_free(fd), 0);
+	fl_assert_int_eq(fl_heap_daemon_buffer_free(fd), 0);
 }
 
 static char *read_file(const char *path)

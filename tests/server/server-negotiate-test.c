@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "fixture.h"
 #include "loop.h"
 #include "runner.h"
 #include "service.h"
@@ -53,39 +54,18 @@ static const struct fl_server_service_ops core = {
 	.ops = one_op,
 };
 
-static int rejected_status;
-static char rejected_why[160];
-
-static bool host_reject(struct fl_server_conn *conn, const struct fl_msg_hdr *req, int status,
-			const char *why)
-{
-	rejected_status = status;
-	snprintf(rejected_why, sizeof(rejected_why), "%s", why);
-	return false;
-}
-
-static const struct fl_server_host_ops host = { .reject = host_reject };
-
 static bool send_op(struct fl_server *srv, struct fl_server_conn *conn, uint32_t op)
 {
-	struct fl_proto_request q;
-
-	memset(&q, 0, sizeof(q));
-	q.hdr.op = op;
-	rejected_status = 0;
-	return fl__server_dispatch(srv, conn, &q, NULL);
+	return fl_test_send_op(srv, conn, op, 0, 0);
 }
 
 FL_TEST(negotiation_agrees_on_the_lower_version_and_refuses_the_rest)
 {
-	struct fl_loop *loop = fl__loop_create();
-	struct fl_server *srv;
+	struct fl_loop *loop;
+	struct fl_server *srv = fl_test_server_new(&fl_test_host, &loop);
 	struct fl_server_conn conn;
 	uint32_t asked[FL_PROTO_MAX_SERVICES] = { 0 }, served[FL_PROTO_MAX_SERVICES];
 
-	fl_assert(loop);
-	srv = fl__server_create(loop, &host);
-	fl_assert(srv);
 	fl_assert_int_eq(fl__server_add_service(srv, &sync_v3, NULL), 0);
 	fl_assert_int_eq(fl__server_add_service(srv, &heap_v1, NULL), 0);
 	fl_assert_int_eq(fl__server_add_service(srv, &core, NULL), 0);
@@ -94,9 +74,10 @@ FL_TEST(negotiation_agrees_on_the_lower_version_and_refuses_the_rest)
 	/* Before any HELLO: only the service that is not negotiated. */
 	fl_assert(send_op(srv, &conn, FL_OP_PING));
 	fl_assert(!send_op(srv, &conn, FL_OP_TIMELINE_CREATE));
-	fl_assert_int_eq(rejected_status, -EPROTONOSUPPORT);
-	fl_assert_str_eq(rejected_why, "TIMELINE_CREATE request of service sync version 1, not "
-				       "negotiated (HELLO agreed on 0)");
+	fl_assert_int_eq(fl_test_rejected_status, -EPROTONOSUPPORT);
+	fl_assert_str_eq(fl_test_rejected_why,
+			 "TIMELINE_CREATE request of service sync version 1, not "
+			 "negotiated (HELLO agreed on 0)");
 	fl_assert_int_eq(handled, 1);
 
 	/* An older client: sync 2 of our 3, no heap; a slot nobody serves. */
@@ -110,7 +91,7 @@ FL_TEST(negotiation_agrees_on_the_lower_version_and_refuses_the_rest)
 	fl_assert_int_eq(served[7], 0);
 	fl_assert(send_op(srv, &conn, FL_OP_TIMELINE_CREATE));
 	fl_assert(!send_op(srv, &conn, FL_OP_HEAP_INFO));
-	fl_assert_int_eq(rejected_status, -EPROTONOSUPPORT);
+	fl_assert_int_eq(fl_test_rejected_status, -EPROTONOSUPPORT);
 	fl_assert_int_eq(handled, 2);
 
 	/* A newer client: sync 7 is served as our 3, heap 4 as our 1. */
@@ -124,8 +105,7 @@ FL_TEST(negotiation_agrees_on_the_lower_version_and_refuses_the_rest)
 	fl_assert(send_op(srv, &conn, FL_OP_TIMELINE_CREATE));
 	fl_assert_int_eq(handled, 4);
 
-	fl__server_destroy(srv);
-	fl__loop_destroy(loop);
+	fl_test_server_free(srv, loop);
 }
 
 FL_TEST(negotiated_service_needs_an_id_in_range)
@@ -138,11 +118,9 @@ FL_TEST(negotiated_service_needs_an_id_in_range)
 		.id = FL_PROTO_MAX_SERVICES,
 		.version = 1,
 	};
-	struct fl_loop *loop = fl__loop_create();
-	struct fl_server *srv = fl__server_create(loop, &host);
+	struct fl_loop *loop;
+	struct fl_server *srv = fl_test_server_new(&fl_test_host, &loop);
 
-	fl_assert(srv);
 	fl_assert_int_eq(fl__server_add_service(srv, &bad_id, NULL), -EINVAL);
-	fl__server_destroy(srv);
-	fl__loop_destroy(loop);
+	fl_test_server_free(srv, loop);
 }

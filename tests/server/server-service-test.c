@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fixture.h"
 #include "loop.h"
 #include "runner.h"
 #include "service.h"
@@ -91,37 +92,18 @@ static const struct fl_server_service_ops b_service = {
 	.dump = b_dump,
 };
 
-static int rejected_status;
-static char rejected_why[96];
-
-static bool host_reject(struct fl_server_conn *conn, const struct fl_msg_hdr *req, int status,
-			const char *why)
-{
-	rejected_status = status;
-	snprintf(rejected_why, sizeof(rejected_why), "%s", why);
-	return false;
-}
-
-static const struct fl_server_host_ops host = { .reject = host_reject };
-
 static struct fl_server *two_services(struct fl_loop **ret_loop)
 {
-	struct fl_loop *loop = fl__loop_create();
-	struct fl_server *srv;
+	struct fl_server *srv = fl_test_server_new(&fl_test_host, ret_loop);
 
-	fl_assert(loop);
-	srv = fl__server_create(loop, &host);
-	fl_assert(srv);
 	fl_assert_int_eq(fl__server_add_service(srv, &a_service, NULL), 0);
 	fl_assert_int_eq(fl__server_add_service(srv, &b_service, NULL), 0);
-	*ret_loop = loop;
 	return srv;
 }
 
 static void done(struct fl_server *srv, struct fl_loop *loop)
 {
-	fl__server_destroy(srv);
-	fl__loop_destroy(loop);
+	fl_test_server_free(srv, loop);
 }
 
 FL_TEST(server_service_registration_refuses_taken_ops_and_names)
@@ -142,19 +124,6 @@ FL_TEST(server_service_registration_refuses_taken_ops_and_names)
 	done(srv, loop);
 }
 
-static bool send_op(struct fl_server *srv, struct fl_server_conn *conn, uint32_t op, uint32_t flags,
-		    unsigned int nfds)
-{
-	struct fl_proto_request q;
-	int fds[4] = { -1, -1, -1, -1 };
-
-	memset(&q, 0, sizeof(q));
-	q.hdr.op = op;
-	q.hdr.flags = flags;
-	q.nfds = nfds;
-	return fl__server_dispatch(srv, conn, &q, fds);
-}
-
 FL_TEST(server_dispatch_finds_the_owner_of_interleaved_ops)
 {
 	struct fl_server_conn conn;
@@ -163,11 +132,11 @@ FL_TEST(server_dispatch_finds_the_owner_of_interleaved_ops)
 
 	fl__server_conn_init(&conn, 1, 2);
 	seen[0] = '\0';
-	fl_assert(send_op(srv, &conn, 1, 1, 0));
-	fl_assert(send_op(srv, &conn, 2, 0, 1));
-	fl_assert(send_op(srv, &conn, 2, 0, 0)); /* optional fd */
-	fl_assert(send_op(srv, &conn, 3, 0, 1));
-	fl_assert(send_op(srv, &conn, 3, 4, 2)); /* the flag brings a second fd */
+	fl_assert(fl_test_send_op(srv, &conn, 1, 1, 0));
+	fl_assert(fl_test_send_op(srv, &conn, 2, 0, 1));
+	fl_assert(fl_test_send_op(srv, &conn, 2, 0, 0)); /* optional fd */
+	fl_assert(fl_test_send_op(srv, &conn, 3, 0, 1));
+	fl_assert(fl_test_send_op(srv, &conn, 3, 4, 2)); /* the flag brings a second fd */
 	fl_assert_str_eq(seen, "a1 b2 b2-nofd a3 a3+fd ");
 	done(srv, loop);
 }
@@ -197,13 +166,12 @@ FL_TEST(server_dispatch_refuses_unknown_ops_bad_flags_and_fd_counts)
 	fl__server_conn_init(&conn, 1, 2);
 	seen[0] = '\0';
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		rejected_status = 0;
-		fl_assert(!send_op(srv, &conn, bad[i].op, bad[i].flags, bad[i].nfds));
-		fl_assert_int_eq(rejected_status, bad[i].status);
+		fl_assert(!fl_test_send_op(srv, &conn, bad[i].op, bad[i].flags, bad[i].nfds));
+		fl_assert_int_eq(fl_test_rejected_status, bad[i].status);
 	}
 	/* No handler ran, and the log reads as the decoder's would. */
 	fl_assert_str_eq(seen, "");
-	fl_assert_str_eq(rejected_why, "malformed PING request (Invalid argument)");
+	fl_assert_str_eq(fl_test_rejected_why, "malformed PING request (Invalid argument)");
 	done(srv, loop);
 }
 

@@ -88,7 +88,7 @@ static void client_destroy(struct ion_client *c)
 {
 	/* Only if it used the daemon: closing must not start one. */
 	if (atomic_load(&c->daemon_used))
-		fl_heap_daemon_free_group(c->group);
+		fl_heap_daemon_group_free(c->group);
 	for (int i = 0; i < c->nheaps; i++)
 		fl_heap_close(c->heap[i]);
 	free(c);
