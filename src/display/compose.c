@@ -83,7 +83,8 @@ bool fl__display_compose_format_ok(uint32_t fourcc, enum fl_display_compose_use 
 
 	if (!f)
 		return false;
-	return use == FL_DISPLAY_COMPOSE_SOURCE || (use == FL_DISPLAY_COMPOSE_TARGET && f->kind == RGB);
+	return use == FL_DISPLAY_COMPOSE_SOURCE ||
+	       (use == FL_DISPLAY_COMPOSE_TARGET && f->kind == RGB);
 }
 
 struct fl_display_compositor {
@@ -325,11 +326,11 @@ static struct box box_and(const struct box *a, const pixman_box32_t *b)
 struct prep {
 	const struct fl_display_compose_layer *l;
 	const struct cformat *f;
-	struct box dst;	    /* the destination rect, clipped */
-	bool opaque;	    /* draws every pixel of its rect fully opaque */
-	uint32_t x0, y0;    /* the integer box of the source rect */
+	struct box dst; /* the destination rect, clipped */
+	bool opaque; /* draws every pixel of its rect fully opaque */
+	uint32_t x0, y0; /* the integer box of the source rect */
 	uint32_t bw, bh;
-	bool unit;	    /* source pixels land 1:1 on destination pixels */
+	bool unit; /* source pixels land 1:1 on destination pixels */
 };
 
 static bool has_alpha(const struct cformat *f)
@@ -363,11 +364,11 @@ static void prepare(struct prep *p, const struct fl_display_compose_layer *l,
  * 255/219 for Y', and 255/224 × (2 (1 − Kr), 2 (1 − Kb) Kb/Kg, ...) with
  * Kr 0.299, Kb 0.114 (docs/display.md lists them in decimal).
  */
-#define YC  76309  /* 1.164383 */
-#define RV  104597 /* 1.596027 */
-#define GU  25675  /* 0.391762 */
-#define GV  53279  /* 0.812968 */
-#define BU  132201 /* 2.017232 */
+#define YC 76309 /* 1.164383 */
+#define RV 104597 /* 1.596027 */
+#define GU 25675 /* 0.391762 */
+#define GV 53279 /* 0.812968 */
+#define BU 132201 /* 2.017232 */
 
 static inline uint32_t clamp8(int32_t v)
 {
@@ -409,8 +410,8 @@ static void yuv_to_rgb(const struct prep *p, uint32_t *out)
 			int32_t c = (yr[x] - 16) * YC, d = ur[(x / 2) * step] - 128,
 				v = vr[(x / 2) * step] - 128;
 
-			*out++ = 0xff000000u | clamp8(c + RV * v) << 16 | clamp8(c - GU * d - GV * v)
-				<< 8 | clamp8(c + BU * d);
+			*out++ = 0xff000000u | clamp8(c + RV * v) << 16 |
+				 clamp8(c - GU * d - GV * v) << 8 | clamp8(c + BU * d);
 		}
 	}
 }
@@ -444,8 +445,7 @@ static pixman_image_t *rgb_box(const struct prep *p, pixman_format_code_t fmt)
  * source box: the buffer itself for RGB, a conversion in the scratch
  * memory for YUV and straight alpha.
  */
-static int source_image(struct fl_display_compositor *c, const struct prep *p,
-			pixman_image_t **ret)
+static int source_image(struct fl_display_compositor *c, const struct prep *p, pixman_image_t **ret)
 {
 	const struct fl_display_compose_layer *l = p->l;
 	pixman_image_t *img, *color;
@@ -529,14 +529,14 @@ static int set_transform(pixman_image_t *img, const struct prep *p, size_t index
 	ft.m[1][1] = fx(l->src_h) * t[1] / l->dst_h;
 	ft.m[1][2] = fx(l->src_y) - p->y0 + fx(l->src_h) * t[2];
 	if (!pixman_transform_from_pixman_f_transform(&pt, &ft))
-		return fl__display_fail(e, -EINVAL,
-					"layer %zu: its scale does not fit pixman's 16.16 transform",
-					index);
+		return fl__display_fail(
+			e, -EINVAL, "layer %zu: its scale does not fit pixman's 16.16 transform",
+			index);
 	/* Identity: pixman's untransformed fast paths. */
 	if (!(p->unit && l->transform == 0) && !pixman_image_set_transform(img, &pt))
 		return fl__display_fail(e, -ENOMEM, "layer %zu: out of memory", index);
-	pixman_image_set_filter(img, nearest ? PIXMAN_FILTER_NEAREST : PIXMAN_FILTER_BILINEAR,
-				NULL, 0);
+	pixman_image_set_filter(img, nearest ? PIXMAN_FILTER_NEAREST : PIXMAN_FILTER_BILINEAR, NULL,
+				0);
 	/* Samples past the box's edge repeat the edge, never transparency. */
 	pixman_image_set_repeat(img, PIXMAN_REPEAT_PAD);
 	return 0;
@@ -550,8 +550,8 @@ static int set_transform(pixman_image_t *img, const struct prep *p, size_t index
  * with the background. Returns the z index to start at; @ret_fill says
  * whether the background is filled first.
  */
-static size_t start_of(const struct prep *prep, size_t n, const pixman_box32_t *r,
-		       bool bg_none, bool *ret_fill)
+static size_t start_of(const struct prep *prep, size_t n, const pixman_box32_t *r, bool bg_none,
+		       bool *ret_fill)
 {
 	size_t lowest = n;
 
@@ -634,12 +634,13 @@ static int draw(struct fl_display_compositor *c, const struct fl_display_frame *
 					break;
 			}
 			if (l->alpha != 0xffff && !straight(&prep[k]) && !mask) {
-				pixman_color_t mc = { 0, 0, 0, (uint16_t)(plane_alpha8(l->alpha) * 257) };
+				pixman_color_t mc = { 0, 0, 0,
+						      (uint16_t)(plane_alpha8(l->alpha) * 257) };
 
 				mask = pixman_image_create_solid_fill(&mc);
 				if (!mask) {
-					ret = fl__display_fail(e, -ENOMEM, "layer %zu: out of memory",
-							       index);
+					ret = fl__display_fail(e, -ENOMEM,
+							       "layer %zu: out of memory", index);
 					break;
 				}
 			}
@@ -687,9 +688,9 @@ int fl__display_compose(struct fl_display_compositor *c, const struct fl_display
 	/* Overlapping damage becomes disjoint rects: each pixel drawn once. */
 	if (!pixman_region32_init_rects(&region, boxes, n_boxes))
 		return fl__display_fail(e, -ENOMEM, "out of memory for the damage region");
-	dst = pixman_image_create_bits_no_clear(
-		cformat_find(t->fourcc)->pix, (int)t->w, (int)t->h,
-		(uint32_t *)(void *)((uint8_t *)t->map + t->offset), (int)t->pitch);
+	dst = pixman_image_create_bits_no_clear(cformat_find(t->fourcc)->pix, (int)t->w, (int)t->h,
+						(uint32_t *)(void *)((uint8_t *)t->map + t->offset),
+						(int)t->pitch);
 	if (!dst) {
 		pixman_region32_fini(&region);
 		return fl__display_fail(e, -ENOMEM, "destination: out of memory");

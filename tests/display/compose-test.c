@@ -163,8 +163,9 @@ static struct fl_display_compose_target target(const char *f, uint32_t w, uint32
 {
 	const struct tfmt *t = tfmt(fourcc(f));
 	uint32_t pitch = (w * t->cpp + 3) & ~3u;
-	struct fl_display_compose_target d = { malloc((size_t)pitch * h), (uint64_t)pitch * h, 0,
-					       pitch, fourcc(f), w, h };
+	struct fl_display_compose_target d = {
+		malloc((size_t)pitch * h), (uint64_t)pitch * h, 0, pitch, fourcc(f), w, h
+	};
 
 	fl_assert(d.map);
 	memset(d.map, 0x5a, d.size);
@@ -203,8 +204,8 @@ static void ref_fetch(const struct fl_display_compose_layer *l, uint32_t x, uint
 			u = c1[(x / 2) * 2];
 			v = c1[(x / 2) * 2 + 1];
 		} else {
-			const uint8_t *c2 = (const uint8_t *)p[2].map + p[2].offset +
-					    (y / 2) * p[2].pitch;
+			const uint8_t *c2 =
+				(const uint8_t *)p[2].map + p[2].offset + (y / 2) * p[2].pitch;
 
 			u = f == fourcc("YU12") ? c1[x / 2] : c2[x / 2];
 			v = f == fourcc("YU12") ? c2[x / 2] : c1[x / 2];
@@ -456,7 +457,9 @@ FL_TEST(compose_blend_modes_and_plane_alpha)
 	struct fl_display_compose_layer l[2] = { rgb_layer("XR24", 24, 16, RANDOM),
 						 rgb_layer("AR24", 24, 16, PREMUL) };
 	struct fl_display_compose_layer straight = rgb_layer("AR24", 24, 16, RANDOM);
-	struct fl_display_frame f = { .target = target("AR24", 24, 16), .layers = l, .n_layers = 2 };
+	struct fl_display_frame f = { .target = target("AR24", 24, 16),
+				      .layers = l,
+				      .n_layers = 2 };
 
 	l[0].blend = FL_DISPLAY_BLEND_NONE;
 	l[1].zpos = 1;
@@ -470,6 +473,7 @@ FL_TEST(compose_blend_modes_and_plane_alpha)
 	/* Straight alpha with colour above alpha: premultiplied it would be
 	 * invalid, so this tells COVERAGE from PREMULTIPLIED. */
 	straight.zpos = 1;
+	layer_free(&l[1]);
 	l[1] = straight;
 	l[1].blend = FL_DISPLAY_BLEND_COVERAGE;
 	l[1].alpha = 0xc000;
@@ -518,7 +522,9 @@ FL_TEST(compose_z_order_of_four_overlapping_layers)
 FL_TEST(compose_scaling_nearest)
 {
 	struct fl_display_compose_layer l = rgb_layer("AR24", 20, 12, PREMUL);
-	struct fl_display_frame f = { .target = target("AR24", 64, 48), .layers = &l, .n_layers = 1 };
+	struct fl_display_frame f = { .target = target("AR24", 64, 48),
+				      .layers = &l,
+				      .n_layers = 1 };
 
 	l.filter = FL_DISPLAY_FILTER_NEAREST;
 	/* Up by 3, down by 2 (samples on pixel boundaries), uneven 7/5. */
@@ -564,7 +570,9 @@ FL_TEST(compose_scaling_bilinear_and_subpixel_source)
 FL_TEST(compose_every_transform)
 {
 	struct fl_display_compose_layer l = rgb_layer("AR24", 9, 5, PREMUL);
-	struct fl_display_frame f = { .target = target("AR24", 40, 30), .layers = &l, .n_layers = 1 };
+	struct fl_display_frame f = { .target = target("AR24", 40, 30),
+				      .layers = &l,
+				      .n_layers = 1 };
 
 	for (uint32_t tr = 0; tr <= FL_DISPLAY_TRANSFORM_MAX; tr++) {
 		char name[32];
@@ -635,7 +643,7 @@ FL_TEST(compose_damage_limits_the_redraw)
 						 rgb_layer("AR24", 30, 20, PREMUL) };
 	const struct fl_display_compose_rect damage[] = {
 		{ 4, 4, 10, 8 },
-		{ 10, 8, 12, 12 },  /* overlaps the first */
+		{ 10, 8, 12, 12 }, /* overlaps the first */
 		{ 40, -5, 20, 10 }, /* partly outside */
 	};
 	struct fl_display_frame f = {
@@ -711,7 +719,8 @@ FL_TEST(compose_writes_every_rgb_format)
 					      .n_layers = 1 };
 		char name[32];
 
-		fl_assert(fl__display_compose_format_ok(f.target.fourcc, FL_DISPLAY_COMPOSE_TARGET));
+		fl_assert(
+			fl__display_compose_format_ok(f.target.fourcc, FL_DISPLAY_COMPOSE_TARGET));
 		l.dst_x = 2, l.dst_y = 1;
 		check_frame(&f);
 		snprintf(name, sizeof(name), "target-%s", tfmts[i].fcc);
@@ -814,8 +823,9 @@ FL_TEST(compose_png_holds_the_frame)
 		for (uint32_t p = 0; p < 17 * 9; p++) {
 			double px[4];
 
-			decode(tf, (uint8_t *)f.target.map + (p / 17) * f.target.pitch +
-					   (p % 17) * tf->cpp,
+			decode(tf,
+			       (uint8_t *)f.target.map + (p / 17) * f.target.pitch +
+				       (p % 17) * tf->cpp,
 			       px);
 			for (int c = 0; c < 4; c++) {
 				/* PNG is straight alpha: premultiply it back. */
@@ -843,12 +853,12 @@ struct bad {
 	const char *msg;
 };
 
-#define SPOIL(name, body)                                                                       \
-	static void name(struct fl_display_frame *f, struct fl_display_compose_layer *l)       \
-	{                                                                                       \
-		(void)f;                                                                        \
-		(void)l;                                                                        \
-		body;                                                                           \
+#define SPOIL(name, body)                                                                \
+	static void name(struct fl_display_frame *f, struct fl_display_compose_layer *l) \
+	{                                                                                \
+		(void)f;                                                                 \
+		(void)l;                                                                 \
+		body;                                                                    \
 	}
 
 SPOIL(bad_layer_format, l[1].fourcc = fourcc("YUYV"))
@@ -859,8 +869,8 @@ SPOIL(bad_target_zero, f->target.w = 0)
 SPOIL(bad_target_huge, f->target.w = FL_DISPLAY_COMPOSE_MAX_SIZE + 1)
 SPOIL(bad_target_nomap, f->target.map = NULL)
 SPOIL(bad_background, f->background = ((struct fl_display_color){ 0x8000, 0, 0, 0x7fff }))
-SPOIL(bad_damage_zero, f->damage = &((const struct fl_display_compose_rect){ 0, 0, 5, 0 });
-      f->n_damage = 1)
+static const struct fl_display_compose_rect zero_high = { 0, 0, 5, 0 };
+SPOIL(bad_damage_zero, f->damage = &zero_high; f->n_damage = 1)
 SPOIL(bad_damage_many, f->damage = f->target.map; f->n_damage = FL_DISPLAY_COMPOSE_MAX_DAMAGE + 1)
 SPOIL(bad_damage_null, f->damage = NULL; f->n_damage = 2)
 SPOIL(bad_layers_many, f->n_layers = FL_DISPLAY_COMPOSE_MAX_LAYERS + 1)
@@ -890,43 +900,53 @@ SPOIL(bad_yuv_odd, l[1] = l[0]; l[1].zpos = 9; l[1].fourcc = fourcc("NV12"); l[1
       l[1].plane[1] = l[1].plane[0])
 
 static const struct bad bads[] = {
-	{ "layer format", bad_layer_format, "layer 1: format YUYV (0x56595559) is not one the "
-					    "compositor reads" },
-	{ "target format", bad_target_format, "destination: format NV12 (0x3231564e) is not an "
-					      "RGB format the compositor writes" },
-	{ "target short", bad_target_short, "destination: buffer 0 plane 0: offset 0 + 20 lines "
-					    "of pitch 120" },
+	{ "layer format", bad_layer_format,
+	  "layer 1: format YUYV (0x56595559) is not one the "
+	  "compositor reads" },
+	{ "target format", bad_target_format,
+	  "destination: format NV12 (0x3231564e) is not an "
+	  "RGB format the compositor writes" },
+	{ "target short", bad_target_short,
+	  "destination: buffer 0 plane 0: offset 0 + 20 lines "
+	  "of pitch 120" },
 	{ "target pitch", bad_target_pitch, "destination: pitch 122 is not a multiple of 4" },
 	{ "target zero", bad_target_zero, "destination: buffer 0: width 0 must be a non-zero" },
-	{ "target huge", bad_target_huge, "destination: size 16385x20 is larger than the "
-					  "compositor's 16384x16384" },
+	{ "target huge", bad_target_huge,
+	  "destination: size 16385x20 is larger than the "
+	  "compositor's 16384x16384" },
 	{ "target no map", bad_target_nomap, "destination plane 0: no memory" },
-	{ "background", bad_background, "background: colour 8000 0000 0000 alpha 7fff is not "
-					"premultiplied" },
+	{ "background", bad_background,
+	  "background: colour 8000 0000 0000 alpha 7fff is not "
+	  "premultiplied" },
 	{ "damage zero", bad_damage_zero, "damage rect 0 has zero height" },
 	{ "damage many", bad_damage_many, "damage: 65 rects, more than 64" },
 	{ "damage null", bad_damage_null, "damage: 2 rects but no array" },
 	{ "layers many", bad_layers_many, "57 layers, more than 56" },
 	{ "layers null", bad_layers_null, "2 layers but no array" },
 	{ "planes", bad_planes, "layer 1: buffer 0: format AR24 has 1 plane, not 2" },
-	{ "plane short", bad_plane_short, "layer 1: buffer 0 plane 0: offset 0 + 8 lines of "
-					  "pitch 40 (last line padded to the pitch) end at byte "
-					  "320, past its 319-byte memory" },
+	{ "plane short", bad_plane_short,
+	  "layer 1: buffer 0 plane 0: offset 0 + 8 lines of "
+	  "pitch 40 (last line padded to the pitch) end at byte "
+	  "320, past its 319-byte memory" },
 	{ "plane offset", bad_plane_offset, "layer 1: buffer 0 plane 0: offset 4 + 8 lines" },
 	{ "plane no map", bad_plane_nomap, "layer 1 plane 0: no memory" },
-	{ "pitch small", bad_plane_pitch_small, "layer 1: buffer 0 plane 0: pitch 36 is less than "
-						"width 10 x 4 bytes = 40" },
+	{ "pitch small", bad_plane_pitch_small,
+	  "layer 1: buffer 0 plane 0: pitch 36 is less than "
+	  "width 10 x 4 bytes = 40" },
 	{ "pitch odd", bad_plane_pitch_odd, "layer 1: pitch 22 is not a multiple of 4 bytes" },
-	{ "unaligned", bad_plane_unaligned, "layer 1: the first pixel (offset 0) is not 4-byte "
-					    "aligned in memory" },
+	{ "unaligned", bad_plane_unaligned,
+	  "layer 1: the first pixel (offset 0) is not 4-byte "
+	  "aligned in memory" },
 	{ "layer zero", bad_layer_zero_w, "layer 1: buffer 0: width 0 must be a non-zero" },
 	{ "layer huge", bad_layer_huge, "layer 1: size 16385x8 is larger than the compositor's" },
 	{ "src zero w", bad_src_zero_w, "layer 1: source rect has zero width" },
 	{ "src zero h", bad_src_zero_h, "layer 1: source rect has zero height" },
-	{ "src past w", bad_src_past_w, "layer 1: source rect x 1.5259e-05 + width 10 ends past "
-					"the buffer's width 10" },
-	{ "src past h", bad_src_past_h, "layer 1: source rect y 65536 + height 8 ends past the "
-					"buffer's height 8" },
+	{ "src past w", bad_src_past_w,
+	  "layer 1: source rect x 1.5259e-05 + width 10 ends past "
+	  "the buffer's width 10" },
+	{ "src past h", bad_src_past_h,
+	  "layer 1: source rect y 65536 + height 8 ends past the "
+	  "buffer's height 8" },
 	{ "src wraps", bad_src_wraps, "layer 1: source rect x 65535 + width 2 ends past" },
 	{ "dst zero", bad_dst_zero, "layer 1: destination rect has zero height" },
 	{ "dst huge", bad_dst_huge, "layer 1: destination rect 16385x8 is larger than" },
