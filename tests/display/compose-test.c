@@ -624,6 +624,10 @@ FL_TEST(compose_background_fills_what_no_layer_covers)
 	l.src_w = 32 << 16, l.src_h = 24 << 16;
 	l.dst_x = 0, l.dst_y = 0, l.dst_w = 32, l.dst_h = 24, l.alpha = 0xa000;
 	check_frame(&f);
+	/* A coloured background under the same covering, translucent layer
+	 * shows through: no shortcut there. */
+	f.background = (struct fl_display_color){ 0x4000, 0x8000, 0x2000, 0xc000 };
+	check_frame(&f);
 	/* Black into a format without alpha, the same shortcut. */
 	free(f.target.map);
 	f.target = target("XR24", 32, 24);
