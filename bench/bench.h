@@ -63,6 +63,7 @@ void fl__bench_trace(void);
 int fl__bench_trace_child(void);
 void fl__bench_heap(void);
 void fl__bench_fdtype(void);
+void fl__bench_display(void);
 int fl__bench_fdstall_child(const char *variant);
 
 #endif /* FL_BENCH_H */
