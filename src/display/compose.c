@@ -165,6 +165,9 @@ static int check_memory(const char *what, uint32_t fourcc, uint32_t w, uint32_t 
 	}
 	/* Padded to the pitch: pixman is told the pitch and may use all of it. */
 	ret = fl__display_buffer_check(&b, 0, FL_DISPLAY_PADDED_TO_PITCH, &inner);
+	/* "buffer 0 plane 1: ..." becomes "layer 2 plane 1: ...". */
+	if (ret < 0 && strncmp(inner.msg, "buffer 0", 8) == 0)
+		return fl__display_fail(e, ret, "%s%s", what, inner.msg + 8);
 	if (ret < 0)
 		return fl__display_fail(e, ret, "%s: %s", what, inner.msg);
 	for (uint32_t p = 0; p < n_planes; p++)
