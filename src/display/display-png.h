@@ -2,6 +2,8 @@
 /*
  * A composed frame as a PNG file (docs/display.md, "Composition"): for
  * fl-displayctl's capture and for tests that show their frames to people.
+ * Not "png.h": that name is libpng's, and src/display is on the include
+ * path of everything that includes this.
  */
 #ifndef FL_DISPLAY_PNG_H
 #define FL_DISPLAY_PNG_H
