@@ -162,19 +162,6 @@ static double b_compose(void *arg, long ops)
 	return (double)(fl__bench_now_ns() - t0) / (double)ops / 1000;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(double), cmp_double);
-	return v[n / 2];
-}
-
 static void four_layers(struct display_ctx *c, int content, int rounds, long frames)
 {
 	static const fl_bench_batch_fn fn[3] = { b_memcpy, b_bare, b_compose };
@@ -192,9 +179,11 @@ static void four_layers(struct display_ctx *c, int content, int rounds, long fra
 		over_memcpy[r] = t[2][r] / t[0][r];
 	}
 	if (content == 0)
-		fl__bench_out("display_memcpy_4_layers", median(t[0], rounds), "us");
-	fl__bench_outf(median(t[1], rounds), "us", "display_bare_pixman_%s", content_name[content]);
-	fl__bench_outf(median(t[2], rounds), "us", "display_compose_%s", content_name[content]);
+		fl__bench_out("display_memcpy_4_layers", fl__bench_median(t[0], rounds), "us");
+	fl__bench_outf(fl__bench_median(t[1], rounds), "us", "display_bare_pixman_%s",
+		       content_name[content]);
+	fl__bench_outf(fl__bench_median(t[2], rounds), "us", "display_compose_%s",
+		       content_name[content]);
 	snprintf(name, sizeof(name), "display_compose_%s", content_name[content]);
 	{
 		char bare[64], ratio[96];
@@ -203,12 +192,12 @@ static void four_layers(struct display_ctx *c, int content, int rounds, long fra
 		snprintf(ratio, sizeof(ratio), "ratio_display_compose_%s_over_bare",
 			 content_name[content]);
 		fl__bench_ratio(ratio, name, bare);
-		fl__bench_outf(median(over_bare, rounds), "x",
+		fl__bench_outf(fl__bench_median(over_bare, rounds), "x",
 			       "ratio_display_compose_%s_over_bare_paired", content_name[content]);
 		snprintf(ratio, sizeof(ratio), "ratio_display_compose_%s_over_memcpy",
 			 content_name[content]);
 		fl__bench_ratio(ratio, name, "display_memcpy_4_layers");
-		fl__bench_outf(median(over_memcpy, rounds), "x",
+		fl__bench_outf(fl__bench_median(over_memcpy, rounds), "x",
 			       "ratio_display_compose_%s_over_memcpy_paired",
 			       content_name[content]);
 	}
@@ -231,8 +220,8 @@ static void damage(struct display_ctx *c, int rounds, long frames)
 	}
 	c->frame.damage = NULL;
 	c->frame.n_damage = 0;
-	fl__bench_out("display_compose_full_frame", median(t[0], rounds), "us");
-	fl__bench_out("display_compose_damage_256", median(t[1], rounds), "us");
+	fl__bench_out("display_compose_full_frame", fl__bench_median(t[0], rounds), "us");
+	fl__bench_out("display_compose_damage_256", fl__bench_median(t[1], rounds), "us");
 	fl__bench_ratio("ratio_display_damage_256_over_full_frame", "display_compose_damage_256",
 			"display_compose_full_frame");
 }
@@ -264,8 +253,8 @@ static void nv12(struct display_ctx *c, int rounds, long frames)
 	c->frame.layers = c->l;
 	c->frame.n_layers = NL;
 	free(yuv);
-	fl__bench_out("display_compose_argb_layer", median(t[0], rounds), "us");
-	fl__bench_out("display_compose_nv12_layer", median(t[1], rounds), "us");
+	fl__bench_out("display_compose_argb_layer", fl__bench_median(t[0], rounds), "us");
+	fl__bench_out("display_compose_nv12_layer", fl__bench_median(t[1], rounds), "us");
 	fl__bench_ratio("ratio_display_nv12_over_argb_layer", "display_compose_nv12_layer",
 			"display_compose_argb_layer");
 }
