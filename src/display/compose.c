@@ -177,10 +177,18 @@ static int check_memory(const char *what, uint32_t fourcc, uint32_t w, uint32_t 
 	return 0;
 }
 
-/* pixman addresses lines in 32-bit words. */
+/*
+ * pixman takes the pitch in 32-bit words and finds a line as the line
+ * number times the pitch in an int, in units as small as a byte.
+ */
 static int check_pixman_plane(const char *what, const struct fl_display_compose_plane *p,
-			      struct fl_display_error *e)
+			      uint32_t h, struct fl_display_error *e)
 {
+	if ((uint64_t)p->pitch * h > INT32_MAX)
+		return fl__display_fail(e, -EINVAL,
+					"%s: %" PRIu32 " lines of pitch %" PRIu32
+					" span more than pixman's 2 GiB",
+					what, h, p->pitch);
 	if (p->pitch % 4)
 		return fl__display_fail(e, -EINVAL,
 					"%s: pitch %" PRIu32 " is not a multiple of 4 bytes", what,
@@ -215,7 +223,7 @@ static int check_layer(const struct fl_display_compose_layer *l, size_t i,
 	if (ret < 0)
 		return ret;
 	if (f->kind == RGB) {
-		ret = check_pixman_plane(what, &l->plane[0], e);
+		ret = check_pixman_plane(what, &l->plane[0], l->h, e);
 		if (ret < 0)
 			return ret;
 	}
@@ -269,7 +277,7 @@ int fl__display_compose_check(const struct fl_display_frame *frame, struct fl_di
 	ret = check_memory("destination", t->fourcc, t->w, t->h, 1, &tp, e);
 	if (ret < 0)
 		return ret;
-	ret = check_pixman_plane("destination", &tp, e);
+	ret = check_pixman_plane("destination", &tp, t->h, e);
 	if (ret < 0)
 		return ret;
 	if (bg->r > bg->a || bg->g > bg->a || bg->b > bg->a)

@@ -887,6 +887,10 @@ SPOIL(bad_plane_pitch_small, l[1].plane[0].pitch = 4 * 10 - 4)
 SPOIL(bad_plane_pitch_odd, l[1].fourcc = fourcc("RG16"); l[1].plane[0].pitch = 22)
 SPOIL(bad_plane_unaligned, l[1].plane[0].map = (const uint8_t *)l[1].plane[0].map + 2;
       l[1].plane[0].size -= 2; l[1].h -= 1; l[1].src_h = l[1].h << 16)
+/* 1 GiB of pitch and 2 lines fit ADF's check and 64-bit arithmetic, not
+ * pixman's int: refused before anything reads the (unmapped) memory. */
+SPOIL(bad_plane_2gib, l[1].h = 2; l[1].src_h = 2 << 16; l[1].plane[0].pitch = 1u << 30;
+      l[1].plane[0].size = 2ull << 30)
 SPOIL(bad_layer_zero_w, l[1].w = 0)
 SPOIL(bad_layer_huge, l[1].w = FL_DISPLAY_COMPOSE_MAX_SIZE + 1)
 SPOIL(bad_src_zero_w, l[1].src_w = 0)
@@ -941,6 +945,9 @@ static const struct bad bads[] = {
 	{ "unaligned", bad_plane_unaligned,
 	  "layer 1: the first pixel (offset 0) is not 4-byte "
 	  "aligned in memory" },
+	{ "2 GiB", bad_plane_2gib,
+	  "layer 1: 2 lines of pitch 1073741824 span more than pixman's "
+	  "2 GiB" },
 	{ "layer zero", bad_layer_zero_w, "layer 1: width 0 must be a non-zero" },
 	{ "layer huge", bad_layer_huge, "layer 1: size 16385x8 is larger than the compositor's" },
 	{ "src zero w", bad_src_zero_w, "layer 1: source rect has zero width" },
