@@ -493,6 +493,7 @@ FL_TEST(compose_z_order_of_four_overlapping_layers)
 				      .n_layers = 4 };
 	static const uint32_t z[4] = { 30, 10, 40, 20 };
 	uint8_t *first = malloc(f.target.size);
+	double *ref;
 
 	for (int i = 0; i < 4; i++) {
 		l[i] = rgb_layer(i == 1 ? "XB24" : "AR24", 40, 30, i == 1 ? OPAQUE : PREMUL);
@@ -508,9 +509,23 @@ FL_TEST(compose_z_order_of_four_overlapping_layers)
 	l[0].zpos = 5;
 	check_frame(&f);
 	fl_assert(memcmp(first, f.target.map, f.target.size) != 0);
-	/* An opaque layer over all of the damage hides the layers below. */
+	/* An opaque layer over all of the damage hides the layers below it,
+	 * not those above; outside the damage nothing changes. */
 	l[1].dst_x = 0, l[1].dst_y = 0, l[1].zpos = 35;
-	check_frame(&f);
+	f.damage = &(const struct fl_display_compose_rect){ 2, 3, 30, 20 };
+	f.n_damage = 1;
+	ref = ref_compose(&f);
+	memcpy(first, f.target.map, f.target.size);
+	compose_ok(&f);
+	expect_matches_at(__FILE__, __LINE__, &f, ref, first);
+	free(ref);
+	/* Damage the opaque layer only partly covers: the layers below show. */
+	f.damage = &(const struct fl_display_compose_rect){ 30, 20, 20, 20 };
+	ref = ref_compose(&f);
+	memcpy(first, f.target.map, f.target.size);
+	compose_ok(&f);
+	expect_matches_at(__FILE__, __LINE__, &f, ref, first);
+	free(ref);
 	for (int i = 0; i < 4; i++)
 		layer_free(&l[i]);
 	free(first);
@@ -632,6 +647,9 @@ FL_TEST(compose_background_fills_what_no_layer_covers)
 	free(f.target.map);
 	f.target = target("XR24", 32, 24);
 	f.background = (struct fl_display_color){ 0, 0, 0, 0xffff };
+	check_frame(&f);
+	/* A layer wholly off the target: the background only. */
+	l.dst_x = -32, l.dst_y = 30;
 	check_frame(&f);
 	/* No layer at all. */
 	f.n_layers = 0;
