@@ -34,6 +34,7 @@ enum {
 	SEC_TRACE,
 	SEC_HEAP,
 	SEC_FDTYPE,
+	SEC_DISPLAY,
 	NR_SECTIONS
 };
 
@@ -48,6 +49,7 @@ static struct section sections[NR_SECTIONS] = {
 			 0 },
 	[SEC_HEAP] = { "heap", "buffer alloc..free vs bare memfd; carveout vs free blocks", 0 },
 	[SEC_FDTYPE] = { "fdtype", "fence fd kinds: socketpair vs pipe, status reads, wake", 0 },
+	[SEC_DISPLAY] = { "display", "composition of 4 1080p layers vs bare pixman and memcpy", 0 },
 };
 
 static void usage(FILE *out, const char *argv0)
@@ -254,6 +256,8 @@ int main(int argc, char **argv)
 		fl__bench_heap();
 	if (sections[SEC_FDTYPE].selected)
 		fl__bench_fdtype();
+	if (sections[SEC_DISPLAY].selected)
+		fl__bench_display();
 	loadavg("at end");
 	return 0;
 }
