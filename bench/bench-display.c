@@ -1,195 +1,277 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Section "display": the display service (docs/display.md) next to
- * same-run baselines.
+ * Section "display": software composition (src/display/compose.c). Four
+ * full-screen 1920×1080 ARGB8888 premultiplied layers onto an ARGB8888
+ * destination, through the compositor, beside the bare pixman calls the
+ * same frame needs (SRC of the bottom layer, OVER of the three others:
+ * what the compositor itself reduces this frame to) and beside a memcpy of
+ * the same 4 × 8.29 MB into the destination. Content as shared/spec
+ * display.md §4 measured it: opaque, UI-like (runs of 64 pixels: 70 %
+ * transparent, 20 % opaque, 10 % random alpha) and random alpha (every
+ * pixel 1..254: no shortcut). Then one damaged 256×256 rect against the
+ * full frame, and an NV12 layer (converted in C) against an ARGB one.
  *
- * 1. The post call's round trip: a TEST_ONLY post (the whole synchronous
- *    path: decode, the planes' sizes, the model's check, the driver's
- *    validate) and a real post to a blanked panel (which flips at once: no
- *    vsync to wait for), against a bare fencelined request round trip (a
- *    timeline's value, fl_timeline_fd_get_value()).
- * 2. Vsync delivery jitter: how late a client reads each VSYNC event past
- *    its timestamp, p50 and p99, against a bare timerfd in this process
- *    read past its absolute deadlines of the same period. The timestamps
- *    themselves are the virtual panel's deadlines (their jitter is 0 by
- *    construction), so the figure is the service's delivery: its loop's
- *    timer slack, the event pipe and the client's wake-up.
+ * memcpy, bare and compositor take turns round after round, so that all
+ * see the same machine (these VMs drift by 2× from minute to minute); each
+ * figure is the median of its rounds, and the _paired ratios the median of
+ * same-round ratios.
  */
 #include <errno.h>
+#include <pixman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/timerfd.h>
-#include <unistd.h>
-
-#include <fenceline/display.h>
-#include <fenceline/fenceline.h>
-#include <fenceline/shared.h>
 
 #include "bench.h"
+#include "compose.h"
 
-#define XR24 FL_FOURCC('X', 'R', '2', '4')
+#define W      1920
+#define H      1080
+#define NL     4
+#define ROUNDS 7
 
-struct post_ctx {
-	struct fl_display_handle *dev, *intf;
-	struct fl_display_post post;
-	int tl;
+enum { OPAQUE, UI, RANDOM, NR_CONTENT };
+
+static const char *const content_name[NR_CONTENT] = { "opaque", "ui", "random" };
+
+struct display_ctx {
+	uint32_t *layer[NL];
+	uint32_t *dst;
+	pixman_image_t *pl[NL], *pd;
+	struct fl_display_compositor *comp;
+	struct fl_display_compose_layer l[NL];
+	struct fl_display_frame frame;
 };
 
-static double b_request(void *arg, long ops)
-{
-	struct post_ctx *c = arg;
-	uint64_t t0 = fl__bench_now_ns(), v;
+static uint32_t rng = 0x12345678;
 
-	for (long i = 0; i < ops; i++)
-		if (fl_timeline_fd_get_value(c->tl, &v) < 0)
-			fl__bench_die("fl_timeline_fd_get_value", EIO);
-	return (double)(fl__bench_now_ns() - t0) / (double)ops;
+static uint32_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 17;
+	rng ^= rng << 5;
+	return rng;
 }
 
-static double b_post(void *arg, long ops)
+static uint32_t premul(uint32_t a)
 {
-	struct post_ctx *c = arg;
-	uint64_t t0 = fl__bench_now_ns();
-	struct fl_display_error e;
-	int r;
+	uint32_t v = a << 24;
 
-	for (long i = 0; i < ops; i++) {
-		r = fl_display_post(c->dev, &c->post, NULL, &e);
-		if (r < 0) {
-			fprintf(stderr, "fl-bench: post: %s\n", e.msg);
-			fl__bench_die("fl_display_post", -r);
+	for (int sh = 0; sh < 24; sh += 8)
+		v |= (rnd() % (a + 1)) << sh;
+	return v;
+}
+
+static void fill(uint32_t *p, int content)
+{
+	for (size_t i = 0; i < (size_t)W * H; i += 64) {
+		uint32_t pick = rnd() % 10;
+
+		for (size_t j = i; j < i + 64 && j < (size_t)W * H; j++) {
+			if (content == OPAQUE)
+				p[j] = premul(255);
+			else if (content == RANDOM)
+				p[j] = premul(1 + rnd() % 254);
+			else
+				p[j] = pick < 7 ? 0 : pick < 9 ? premul(255) : premul(rnd() % 256);
 		}
 	}
-	return (double)(fl__bench_now_ns() - t0) / (double)ops;
 }
 
-/* The p50 and p99 of @n lateness samples, in ns, under @name. */
-static void late_out(const char *name, uint64_t *late, size_t n)
+static void setup(struct display_ctx *c)
 {
-	struct fl_bench_lat st;
-	char buf[96];
-
-	fl__bench_lat_stats(late, n, &st);
-	snprintf(buf, sizeof(buf), "%s_p50", name);
-	fl__bench_out(buf, st.p50, "ns");
-	snprintf(buf, sizeof(buf), "%s_p99", name);
-	fl__bench_out(buf, st.p99, "ns");
+	c->dst = aligned_alloc(64, (size_t)W * H * 4);
+	c->pd = pixman_image_create_bits_no_clear(PIXMAN_a8r8g8b8, W, H, c->dst, W * 4);
+	c->comp = fl__display_compose_new();
+	if (!c->dst || !c->pd || !c->comp)
+		fl__bench_die("display setup", ENOMEM);
+	memset(c->dst, 0, (size_t)W * H * 4);
+	for (int i = 0; i < NL; i++) {
+		c->layer[i] = aligned_alloc(64, (size_t)W * H * 4);
+		if (!c->layer[i])
+			fl__bench_die("display setup", ENOMEM);
+		c->pl[i] = pixman_image_create_bits_no_clear(PIXMAN_a8r8g8b8, W, H, c->layer[i],
+							     W * 4);
+		c->l[i] = (struct fl_display_compose_layer){
+			.fourcc = FL_FOURCC('A', 'R', '2', '4'),
+			.w = W,
+			.h = H,
+			.n_planes = 1,
+			.plane = { { c->layer[i], (uint64_t)W * H * 4, 0, W * 4 } },
+			.src_w = W << 16,
+			.src_h = H << 16,
+			.dst_w = W,
+			.dst_h = H,
+			.zpos = (uint32_t)i,
+			.blend = FL_DISPLAY_BLEND_PREMULTIPLIED,
+			.alpha = 0xffff,
+		};
+	}
+	c->frame = (struct fl_display_frame){
+		.target = { c->dst, (uint64_t)W * H * 4, 0, W * 4, FL_FOURCC('A', 'R', '2', '4'), W,
+			    H },
+		.layers = c->l,
+		.n_layers = NL,
+	};
 }
 
-static void part_jitter(struct fl_display_handle *intf, uint64_t period)
+static void teardown(struct display_ctx *c)
 {
-	long n = fl__bench_iters(600, 60);
-	uint64_t *late = calloc((size_t)n, sizeof(*late));
-	struct itimerspec its = { { 0, 0 }, { 0, 0 } };
-	uint64_t start, ticks;
-	int tfd;
-
-	if (!late)
-		fl__bench_die("calloc", ENOMEM);
-	fl__bench_comment("display 2: how late %ld VSYNC events reach a client past their "
-			  "timestamps, against a bare timerfd read past its absolute deadlines, "
-			  "same period (%llu ns)",
-			  n, (unsigned long long)period);
-	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
-	if (tfd < 0)
-		fl__bench_die("timerfd_create", errno);
-	start = fl__bench_now_ns() + period;
-	for (long i = 0; i < n; i++) {
-		uint64_t at = start + (uint64_t)i * period;
-
-		its.it_value.tv_sec = (time_t)(at / 1000000000u);
-		its.it_value.tv_nsec = (long)(at % 1000000000u);
-		if (timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL) < 0 ||
-		    read(tfd, &ticks, sizeof(ticks)) != (ssize_t)sizeof(ticks))
-			fl__bench_die("timerfd", errno);
-		late[i] = fl__bench_now_ns() - at;
+	for (int i = 0; i < NL; i++) {
+		pixman_image_unref(c->pl[i]);
+		free(c->layer[i]);
 	}
-	close(tfd);
-	late_out("baseline_timerfd_late", late, (size_t)n);
-	if (fl_display_set_event(intf, FL_DISPLAY_EVENT_VSYNC, 1, NULL) < 0)
-		fl__bench_die("fl_display_set_event", EIO);
-	for (long i = 0; i < n; i++) {
-		struct fl_display_event *ev;
+	pixman_image_unref(c->pd);
+	fl__display_compose_free(c->comp);
+	free(c->dst);
+}
 
-		if (fl_display_read_event(intf, &ev) < 0)
-			fl__bench_die("fl_display_read_event", EIO);
-		late[i] = fl__bench_now_ns() - ((struct fl_display_vsync_event *)ev)->timestamp;
-		free(ev);
+/* Per frame, in µs. */
+static double b_memcpy(void *arg, long ops)
+{
+	struct display_ctx *c = arg;
+	uint64_t t0 = fl__bench_now_ns();
+
+	for (long k = 0; k < ops; k++)
+		for (int i = 0; i < NL; i++)
+			memcpy(c->dst, c->layer[i], (size_t)W * H * 4);
+	return (double)(fl__bench_now_ns() - t0) / (double)ops / 1000;
+}
+
+static double b_bare(void *arg, long ops)
+{
+	struct display_ctx *c = arg;
+	uint64_t t0 = fl__bench_now_ns();
+
+	for (long k = 0; k < ops; k++)
+		for (int i = 0; i < NL; i++)
+			pixman_image_composite32(i ? PIXMAN_OP_OVER : PIXMAN_OP_SRC, c->pl[i], NULL,
+						 c->pd, 0, 0, 0, 0, 0, 0, W, H);
+	return (double)(fl__bench_now_ns() - t0) / (double)ops / 1000;
+}
+
+static double b_compose(void *arg, long ops)
+{
+	struct display_ctx *c = arg;
+	struct fl_display_error e;
+	uint64_t t0 = fl__bench_now_ns();
+
+	for (long k = 0; k < ops; k++)
+		if (fl__display_compose(c->comp, &c->frame, &e) < 0)
+			fl__bench_die(e.msg, -e.err);
+	return (double)(fl__bench_now_ns() - t0) / (double)ops / 1000;
+}
+
+static void four_layers(struct display_ctx *c, int content, int rounds, long frames)
+{
+	static const fl_bench_batch_fn fn[3] = { b_memcpy, b_bare, b_compose };
+	double t[3][ROUNDS], over_bare[ROUNDS], over_memcpy[ROUNDS];
+	char name[64];
+
+	for (int i = 0; i < NL; i++)
+		fill(c->layer[i], content);
+	for (int k = 0; k < 3; k++)
+		fn[k](c, 1);
+	for (int r = 0; r < rounds; r++) {
+		for (int k = 0; k < 3; k++)
+			t[k][r] = fn[k](c, frames);
+		over_bare[r] = t[2][r] / t[1][r];
+		over_memcpy[r] = t[2][r] / t[0][r];
 	}
-	fl_display_set_event(intf, FL_DISPLAY_EVENT_VSYNC, 0, NULL);
-	late_out("display_vsync_late", late, (size_t)n);
-	fl__bench_ratio("ratio_display_vsync_late_p99_over_timerfd", "display_vsync_late_p99",
-			"baseline_timerfd_late_p99");
-	free(late);
+	if (content == 0)
+		fl__bench_out("display_memcpy_4_layers", fl__bench_median(t[0], rounds), "us");
+	fl__bench_outf(fl__bench_median(t[1], rounds), "us", "display_bare_pixman_%s",
+		       content_name[content]);
+	fl__bench_outf(fl__bench_median(t[2], rounds), "us", "display_compose_%s",
+		       content_name[content]);
+	snprintf(name, sizeof(name), "display_compose_%s", content_name[content]);
+	{
+		char bare[64], ratio[96];
+
+		snprintf(bare, sizeof(bare), "display_bare_pixman_%s", content_name[content]);
+		snprintf(ratio, sizeof(ratio), "ratio_display_compose_%s_over_bare",
+			 content_name[content]);
+		fl__bench_ratio(ratio, name, bare);
+		fl__bench_outf(fl__bench_median(over_bare, rounds), "x",
+			       "ratio_display_compose_%s_over_bare_paired", content_name[content]);
+		snprintf(ratio, sizeof(ratio), "ratio_display_compose_%s_over_memcpy",
+			 content_name[content]);
+		fl__bench_ratio(ratio, name, "display_memcpy_4_layers");
+		fl__bench_outf(fl__bench_median(over_memcpy, rounds), "x",
+			       "ratio_display_compose_%s_over_memcpy_paired",
+			       content_name[content]);
+	}
+}
+
+/* One damaged 256×256 rect in the middle against the full frame, random
+ * content (left in the layers by the last four_layers() call). */
+static void damage(struct display_ctx *c, int rounds, long frames)
+{
+	const struct fl_display_compose_rect rect = { W / 2 - 128, H / 2 - 128, 256, 256 };
+	double t[2][ROUNDS];
+
+	for (int r = 0; r < rounds; r++) {
+		c->frame.damage = NULL;
+		c->frame.n_damage = 0;
+		t[0][r] = b_compose(c, frames);
+		c->frame.damage = &rect;
+		c->frame.n_damage = 1;
+		t[1][r] = b_compose(c, frames * 20);
+	}
+	c->frame.damage = NULL;
+	c->frame.n_damage = 0;
+	fl__bench_out("display_compose_full_frame", fl__bench_median(t[0], rounds), "us");
+	fl__bench_out("display_compose_damage_256", fl__bench_median(t[1], rounds), "us");
+	fl__bench_ratio("ratio_display_damage_256_over_full_frame", "display_compose_damage_256",
+			"display_compose_full_frame");
+}
+
+/* One full-screen NV12 layer (its conversion is the compositor's own C
+ * loop) against one ARGB8888 layer; both are drawn with SRC. */
+static void nv12(struct display_ctx *c, int rounds, long frames)
+{
+	uint8_t *yuv = malloc((size_t)W * H * 3 / 2);
+	struct fl_display_compose_layer l = c->l[0];
+	double t[2][ROUNDS];
+
+	if (!yuv)
+		fl__bench_die("display nv12", ENOMEM);
+	for (size_t i = 0; i < (size_t)W * H * 3 / 2; i++)
+		yuv[i] = (uint8_t)rnd();
+	for (int r = 0; r < rounds; r++) {
+		c->frame.layers = &c->l[0];
+		c->frame.n_layers = 1;
+		t[0][r] = b_compose(c, frames);
+		l.fourcc = FL_FOURCC('N', 'V', '1', '2');
+		l.n_planes = 2;
+		l.plane[0] = (struct fl_display_compose_plane){ yuv, (uint64_t)W * H, 0, W };
+		l.plane[1] = (struct fl_display_compose_plane){ yuv + (size_t)W * H,
+								(uint64_t)W * H / 2, 0, W };
+		c->frame.layers = &l;
+		t[1][r] = b_compose(c, frames);
+	}
+	c->frame.layers = c->l;
+	c->frame.n_layers = NL;
+	free(yuv);
+	fl__bench_out("display_compose_argb_layer", fl__bench_median(t[0], rounds), "us");
+	fl__bench_out("display_compose_nv12_layer", fl__bench_median(t[1], rounds), "us");
+	fl__bench_ratio("ratio_display_nv12_over_argb_layer", "display_compose_nv12_layer",
+			"display_compose_argb_layer");
 }
 
 void fl__bench_display(void)
 {
-	struct post_ctx c = { 0 };
-	struct fl_display_interface_data id = { 0 };
-	struct fl_display_buffer b = { 0 };
-	struct fl_display_mode m;
-	uint32_t intf_id = 0, off, pitch;
-	long n = fl__bench_iters(2000, 200);
-	int r, fd;
+	struct display_ctx c = { 0 };
+	int rounds = fl__bench_quick ? 3 : ROUNDS;
+	long frames = fl__bench_iters(10, 2);
 
-	fl__bench_comment("section display: fl-displayd's default phone device, its panel "
-			  "(interface 0) and engine 0");
-	r = fl_display_device_open(0, &c.dev);
-	if (r == 0)
-		r = fl_display_interface_open(c.dev, intf_id, &c.intf);
-	if (r == 0)
-		r = fl_display_interface_get_data(c.intf, &id, NULL);
-	if (r < 0) {
-		fl__bench_comment("display: no display service (%s): section skipped",
-				  strerror(-r));
-		return;
-	}
-	m = id.current_mode;
-	r = fl_display_simple_buffer_alloc(c.intf, m.hdisplay, m.vdisplay, XR24, &fd, &off, &pitch,
-					   NULL);
-	if (r < 0 || fl_timeline_fd_create("bench", 0, &c.tl) < 0)
-		fl__bench_die("display set-up", r < 0 ? -r : EIO);
-	r = fl_display_attach(c.dev, 0, intf_id, NULL);
-	if (r < 0 && r != -EALREADY)
-		fl__bench_die("fl_display_attach", -r);
-	b = (struct fl_display_buffer){ .engine = 0,
-					.w = m.hdisplay,
-					.h = m.vdisplay,
-					.format = XR24,
-					.n_planes = 1,
-					.fd = { fd },
-					.offset = { off },
-					.pitch = { pitch },
-					.acquire_fence = -1 };
-	c.post = (struct fl_display_post){ .intfs = &intf_id,
-					   .n_intfs = 1,
-					   .bufs = &b,
-					   .n_bufs = 1,
-					   .flags = FL_DISPLAY_POST_TEST_ONLY,
-					   .fence_type = FL_DISPLAY_FENCE_NONE };
-	fl__bench_comment("display 1: a post call's round trip (one %ux%u XRGB8888 buffer), "
-			  "median of %d batches of %ld, against a fencelined request",
-			  m.hdisplay, m.vdisplay, FL_BENCH_REPS, n);
-	fl__bench_out("baseline_fencelined_request", fl__bench_batch_median(b_request, &c, n),
-		      "ns");
-	fl__bench_out("display_post_test_only", fl__bench_batch_median(b_post, &c, n), "ns");
-	/* Blanked: no vsync, so each post flips as soon as it is queued and the queue stays short. */
-	c.post.flags = 0;
-	fl__bench_out("display_post_flip_blanked", fl__bench_batch_median(b_post, &c, n), "ns");
-	fl__bench_ratio("ratio_display_post_test_only_over_request", "display_post_test_only",
-			"baseline_fencelined_request");
-	fl__bench_ratio("ratio_display_post_flip_over_request", "display_post_flip_blanked",
-			"baseline_fencelined_request");
-	if (fl_display_blank(c.intf, FL_DISPLAY_DPMS_ON, NULL) < 0)
-		fl__bench_die("fl_display_blank", EIO);
-	part_jitter(c.intf, (uint64_t)m.htotal * m.vtotal * 1000000u / m.clock);
-	fl_display_blank(c.intf, FL_DISPLAY_DPMS_OFF, NULL);
-	close(fd);
-	fl_timeline_fd_close(c.tl);
-	fl_display_close(c.intf);
-	fl_display_close(c.dev);
-	fl_display_disconnect();
+	fl__bench_comment("display: 4 layers %dx%d ARGB8888 onto ARGB8888; memcpy, bare pixman "
+			  "and the compositor take turns, %d rounds of %ld frames",
+			  W, H, rounds, frames);
+	setup(&c);
+	for (int k = 0; k < NR_CONTENT; k++)
+		four_layers(&c, k, rounds, frames);
+	damage(&c, rounds, frames);
+	nv12(&c, rounds, frames);
+	teardown(&c);
 }

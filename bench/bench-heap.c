@@ -118,19 +118,6 @@ static struct fl_heap *open_kind(int kind)
 	return heap;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(double), cmp_double);
-	return v[n / 2];
-}
-
 /* Lets a pool's worker finish what it was asked, so that it does not run into the next turn. */
 static void settle(struct fl_heap *heap)
 {
@@ -180,12 +167,12 @@ static void lifecycle_size(size_t s, int rounds)
 		for (size_t k = 1; k < sizeof(turn) / sizeof(turn[0]); k++)
 			paired[turn[k]][r] = t[turn[k]][r] / t[BARE][r];
 	}
-	fl__bench_out(bare, median(t[BARE], rounds), "ns");
+	fl__bench_out(bare, fl__bench_median(t[BARE], rounds), "ns");
 	for (size_t k = 1; k < sizeof(turn) / sizeof(turn[0]); k++) {
 		int kind = turn[k];
 
 		snprintf(name, sizeof(name), "heap_%s_%s", kind_name[kind], sizes[s].name);
-		fl__bench_out(name, median(t[kind], rounds), "ns");
+		fl__bench_out(name, fl__bench_median(t[kind], rounds), "ns");
 		if (kind == POOLED) {
 			fl_heap_get_info(c[kind].heap, &info);
 			fl__bench_outf((double)info.pool_hits, "hits", "heap_pooled_%s_hits",
@@ -197,7 +184,7 @@ static void lifecycle_size(size_t s, int rounds)
 		snprintf(ratio, sizeof(ratio), "ratio_heap_%s_%s_over_bare", kind_name[kind],
 			 sizes[s].name);
 		fl__bench_ratio(ratio, name, bare);
-		fl__bench_outf(median(paired[kind], rounds), "x",
+		fl__bench_outf(fl__bench_median(paired[kind], rounds), "x",
 			       "ratio_heap_%s_%s_over_bare_paired", kind_name[kind], sizes[s].name);
 	}
 }

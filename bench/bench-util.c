@@ -59,6 +59,12 @@ static int cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+double fl__bench_median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(double), cmp_double);
+	return v[n / 2];
+}
+
 double fl__bench_batch_median(fl_bench_batch_fn fn, void *arg, long ops)
 {
 	double r[FL_BENCH_REPS];

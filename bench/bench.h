@@ -29,6 +29,8 @@ void fl__bench_die(const char *what, int err);
 typedef double (*fl_bench_batch_fn)(void *arg, long ops);
 
 double fl__bench_batch_median(fl_bench_batch_fn fn, void *arg, long ops);
+/* The median of @n rounds' figures (sorts @v); a section's turns take it. */
+double fl__bench_median(double *v, int n);
 
 struct fl_bench_lat {
 	size_t n;
@@ -64,6 +66,7 @@ int fl__bench_trace_child(void);
 void fl__bench_heap(void);
 void fl__bench_fdtype(void);
 void fl__bench_display(void);
+void fl__bench_display_service(void);
 int fl__bench_fdstall_child(const char *variant);
 
 #endif /* FL_BENCH_H */

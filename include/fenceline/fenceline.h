@@ -96,7 +96,8 @@
  * The groups, where a function's documentation names them:
  *
  * - Daemon errors: a call that talks to fencelined (the fd API of
- *   shared.h in daemon mode, heap-daemon.h, introspect.h,
+ *   shared.h in daemon mode, context.h's calls on a daemon context,
+ *   heap-daemon.h, introspect.h,
  *   fl_daemon_connect()) or to the display service (display.h) may also
  *   return ``-ECONNREFUSED``, ``-ECONNRESET``, ``-ETIMEDOUT``,
  *   ``-EPROTO``, ``-EPROTONOSUPPORT``, ``-EACCES``, ``-EPERM``,
@@ -124,6 +125,7 @@
 #define FL_VERSION_MINOR 1
 #define FL_VERSION_MICRO 0
 
+#include <fenceline/context.h>
 #include <fenceline/debug.h>
 #include <fenceline/fd.h>
 #include <fenceline/fence.h>

@@ -57,7 +57,9 @@ enum fl_mode {
  * fl_mode_set() - choose where timelines made from now on live
  * @mode: %FL_MODE_DAEMON or %FL_MODE_IN_PROCESS
  *
- * Overrides FENCELINE_MODE ("daemon" or "in-process") for this process.
+ * Overrides FENCELINE_MODE ("daemon" or "in-process") for this process:
+ * the mode of the default context (<fenceline/context.h>, where a library
+ * gets a mode of its own).
  * Existing fds keep working whatever the mode; fences of both kinds can be
  * waited on together, but merging an in-process fence with a daemon fence
  * fails with -ENOENT.

@@ -1,14 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The connection to fencelined: finding the socket, starting the daemon,
- * and one request at a time over one SOCK_SEQPACKET connection per process.
+ * and requests of any number of threads pipelined over one SOCK_SEQPACKET
+ * connection per process.
  *
- * Why one connection and a mutex: replies come back in order on the
- * connection, so a thread that sent a request must be the one that reads
- * the next reply. Requests are short (the daemon never blocks), so
- * serialising them costs little. After fork() the child must not use the
- * parent's connection (their requests and replies would interleave), so the
- * child drops its copy and makes its own on first use.
+ * Why pipelined: a thread waiting for a slow answer (a DUMP, a daemon
+ * that is busy or stopped) must not hold up every other thread's request.
+ * conn.lock guards the connection's state and is held to send a request,
+ * never across the wait for its answer. The daemon answers a connection's
+ * requests mostly in order, but not always (a PING with
+ * FL_MSG_F_AFTER_CLOSES is answered after the requests read with it), so
+ * answers go by the sequence number each request carries and its reply
+ * echoes: a thread that waits registers a struct waiter, and whichever
+ * waiting thread is reading (one at a time, conn.lock released while it
+ * blocks in recvmsg()) hands each reply, with its fds, to the waiter of
+ * its number, or adds a fill sent ahead to the pool. The others sleep on
+ * conn.read_cond. After fork() the child must not use the parent's
+ * connection (their requests and replies would interleave), so the child
+ * drops its copy and makes its own on first use.
  *
  * Why every fd here has an identity (struct fdid): a program may close fds
  * it did not open (close_range() after fork, a daemon closing everything,
@@ -165,6 +174,29 @@ struct watch {
 	unsigned int seen_uses; /* conn.uses at the last tick */
 };
 
+/*
+ * A request whose answer a thread waits for (see the top of this file).
+ * Lives on that thread's stack, linked in conn.waiters until answered or
+ * failed; every field is under conn.lock.
+ */
+struct waiter {
+	uint32_t seq; /* the request's */
+	unsigned int generation; /* of the connection it was sent on */
+	void *buf; /* the whole reply, header included */
+	size_t cap;
+	int *fds; /* the reply's fds go here, the waiter's to close */
+	unsigned int max_fds; /* more is -EPROTO */
+	bool want_short; /* fds our full table dropped are no error (else -EMFILE) */
+	bool done;
+	int n; /* the reply's length, or a negative errno */
+	unsigned int nfds;
+	bool cut; /* with want_short: fds were dropped */
+	struct waiter *next;
+};
+
+/* The fds a reply may carry: a POOL_FILL with signal ends (two a slot) and the kick pipe. */
+#define READ_ROOM (2 * FL_PROTO_POOL_FILL_MAX + 1)
+
 static struct {
 	pthread_mutex_t lock;
 	int fd; /* -1 when not connected */
@@ -180,6 +212,7 @@ static struct {
 	uint32_t served[FL_PROTO_MAX_SERVICES];
 	unsigned int told; /* services whose absence was written to stderr, by id bit */
 	bool atfork_done;
+	atomic_bool in_use; /* connected since the process started or forked */
 	atomic_bool unflushed; /* one-way requests sent since the last reply */
 	atomic_uint generation; /* bumped for every new connection */
 	/*
@@ -217,7 +250,23 @@ static struct {
 	unsigned int nkept;
 	int ends_score;
 	struct watch *watch; /* running while anything is kept */
-} conn = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
+	/* Pipelining: requests waiting for their answers, and who reads them. */
+	struct waiter *waiters;
+	pthread_cond_t read_cond; /* a reply was handed out, or the reader is done */
+	bool reading; /* a thread is in recvmsg() on @read_fd, conn.lock released */
+	bool connecting; /* a thread connects, conn.lock released (ensure_connected_locked()) */
+	int read_fd;
+	/* A connection dropped while it was read: the reader closes it (-1: none). */
+	int orphan_fd;
+	struct fdid orphan_id;
+	int fill_result; /* how the last fill went (pool_fill_take_locked()); 1: on its way */
+	unsigned int fill_got; /* the fds the last fill brought */
+	uint32_t oneway_seq; /* the last one-way request that a reply after it settles */
+} conn = { .lock = PTHREAD_MUTEX_INITIALIZER,
+	   .fd = -1,
+	   .read_cond = PTHREAD_COND_INITIALIZER,
+	   .read_fd = -1,
+	   .orphan_fd = -1 };
 
 static void watch_free(struct watch *w)
 {
@@ -521,13 +570,21 @@ static void *watch_main(void *arg)
 		/*
 		 * conn.lock's holder may be joining us (it dropped the
 		 * connection meanwhile), so never block on the lock: try, and
-		 * give up once told to stop.
+		 * give up once told to stop. A request waiting for its answer
+		 * counts as holding it: its thread settles the kicks when the
+		 * answer comes (call()), and a watcher that took the lock for
+		 * each kick would make that thread wait for it, a wake-up and
+		 * a switch per request (3x slower in a loop of an owner's
+		 * signals and merges).
 		 */
 		locked = false;
 		while (!atomic_load(&w->stop)) {
 			if (pthread_mutex_trylock(&conn.lock) == 0) {
-				locked = true;
-				break;
+				if (!conn.waiters) {
+					locked = true;
+					break;
+				}
+				pthread_mutex_unlock(&conn.lock);
 			}
 			poll(NULL, 0, 1);
 		}
@@ -650,6 +707,11 @@ unsigned int fl__client_answered_generation(void)
 	return answered_generation;
 }
 
+bool fl__client_in_use(void)
+{
+	return atomic_load_explicit(&conn.in_use, memory_order_relaxed);
+}
+
 unsigned int fl__client_generation(void)
 {
 	return atomic_load_explicit(&conn.generation, memory_order_relaxed);
@@ -658,6 +720,9 @@ unsigned int fl__client_generation(void)
 static void atfork_prepare(void)
 {
 	pthread_mutex_lock(&conn.lock);
+	/* A connection being made would be half the child's. */
+	while (conn.connecting)
+		pthread_cond_wait(&conn.read_cond, &conn.lock);
 }
 
 static void atfork_parent(void)
@@ -667,6 +732,7 @@ static void atfork_parent(void)
 
 static void atfork_child(void)
 {
+	atomic_store(&conn.in_use, false);
 	atomic_store(&conn.unflushed, false);
 	atomic_fetch_add(&conn.generation, 1);
 	/* Closing our copy leaves the parent's connection untouched. */
@@ -678,6 +744,14 @@ static void atfork_child(void)
 		conn.watch = NULL;
 	}
 	pool_drop_locked();
+	/* The parent's waiting and reading threads are not here. */
+	conn.waiters = NULL;
+	conn.reading = false;
+	conn.connecting = false;
+	conn.read_fd = -1;
+	close_own(conn.orphan_fd, &conn.orphan_id);
+	conn.orphan_fd = -1;
+	conn.read_cond = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
 	fl__status_page_forked();
 	pthread_mutex_unlock(&conn.lock);
 }
@@ -766,19 +840,6 @@ static int recv_packet_fds(int fd, void *buf, size_t cap, int *fds, unsigned int
 				    ret_nfds, ret_short);
 }
 
-/* Read one reply; closes any fd it carries unless @ret_fd takes it. */
-static int recv_packet(int fd, void *buf, size_t cap, int *ret_fd)
-{
-	unsigned int nfds;
-	int got = -1;
-	int n = fl__proto_recv_reply(fd, buf, cap, &got, ret_fd ? 1 : 0, FL_PROTO_MAX_FDS, &nfds,
-				     NULL);
-
-	if (n >= 0 && ret_fd)
-		*ret_fd = nfds ? got : -1;
-	return n;
-}
-
 static int check_reply(const void *buf, int n, uint32_t op, uint32_t seq)
 {
 	struct fl_msg_hdr h;
@@ -801,10 +862,11 @@ int32_t fl__client_reply_status(const void *reply)
 
 /*
  * HELLO on a fresh connection, saying which services we speak; @served
- * gets what the daemon serves of them.
+ * gets what the daemon serves of them, *@ret_page the fd of its status
+ * page (the caller's; -1: none).
  * Return: the daemon's pid or a negative errno.
  */
-static int hello(int fd, uint32_t served[FL_PROTO_MAX_SERVICES])
+static int hello(int fd, uint32_t served[FL_PROTO_MAX_SERVICES], int *ret_page)
 {
 	struct {
 		struct fl_msg_hdr h;
@@ -850,16 +912,9 @@ static int hello(int fd, uint32_t served[FL_PROTO_MAX_SERVICES])
 			r = -EPROTO;
 	if (r > 0)
 		memcpy(served, rep.services, sizeof(rep.services));
-	/*
-	 * Mapped (over the last connection's, see drop_locked()) and its fd
-	 * closed at once: the program cannot close or replace what we use.
-	 * A page that does not check out is only a page less.
-	 */
 	if (r > 0 && nfds && (rep.flags & FL_HELLO_F_STATUS_PAGE)) {
-		int m = fl__status_page_map(page);
-
-		if (m < 0)
-			FL_LOG("daemon", "status page not used: %s", strerror(-m));
+		*ret_page = page;
+		nfds = 0;
 	}
 	if (nfds)
 		close(page);
@@ -998,8 +1053,24 @@ static bool conn_live_locked(void)
 	return false;
 }
 
-/* Under conn.lock: make sure conn.fd is this process's live connection. */
-static int ensure_connected_locked(bool may_spawn)
+/* What connect_daemon() found: a connection that said HELLO. */
+struct fresh {
+	int fd;
+	struct fdid id;
+	int page; /* its status page's fd, or -1 */
+	pid_t daemon_pid;
+	unsigned int timeout_ms;
+	uint32_t served[FL_PROTO_MAX_SERVICES];
+};
+
+/*
+ * Connect to the daemon at this process's socket, starting one if none
+ * answers and @may_spawn, and say HELLO. Touches nothing of conn: it runs
+ * without conn.lock (ensure_connected_locked()).
+ * Return: 0 and *@ret, or a negative errno (said on stderr when it is the
+ * user's to mend).
+ */
+static int connect_daemon(bool may_spawn, struct fresh *ret)
 {
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	uint64_t deadline = 0;
@@ -1007,13 +1078,6 @@ static int ensure_connected_locked(bool may_spawn)
 	bool spawned = false;
 	int fd, r;
 
-	if (!conn.atfork_done) {
-		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
-		conn.atfork_done = true;
-	}
-	/* A fork() drops the child's copy (atfork_child), so a live fd is ours. */
-	if (conn_live_locked())
-		return 0;
 	r = fl__socket_path(path, sizeof(path));
 	if (r < 0)
 		return r;
@@ -1026,21 +1090,15 @@ static int ensure_connected_locked(bool may_spawn)
 				close(fd);
 				return r;
 			}
-			r = hello(fd, conn.served);
-			if (r > 0 && fd_id(fd, &conn.id) == 0) {
-				conn.told = 0;
-				conn.fd = fd;
-				conn.timeout_ms = timeout_ms;
-				conn.idle_ms = env_ms("FENCELINE_POOL_IDLE_MS", POOL_IDLE_MS);
-				conn.pool_max =
-					FL_MIN(env_ms("FENCELINE_POOL_MAX", FL_PROTO_POOL_FILL_MAX),
-					       (unsigned int)FL_PROTO_POOL_FILL_MAX);
-				conn.pid = getpid();
-				conn.seq = 0;
-				conn.daemon_pid = r;
-				atomic_fetch_add(&conn.generation, 1);
+			ret->page = -1;
+			r = hello(fd, ret->served, &ret->page);
+			if (r > 0 && fd_id(fd, &ret->id) == 0) {
+				ret->fd = fd;
+				ret->daemon_pid = r;
+				ret->timeout_ms = timeout_ms;
 				return 0;
 			}
+			fl__close(ret->page);
 			close(fd);
 			if (r == -EACCES)
 				fprintf(stderr,
@@ -1096,6 +1154,66 @@ static int ensure_connected_locked(bool may_spawn)
 }
 
 /*
+ * Under conn.lock: make sure conn.fd is this process's live connection.
+ * The connect, the HELLO and starting a daemon (up to START_TIMEOUT_MS)
+ * run with conn.lock released, so that the threads that need no
+ * connection (a close's sync, the watcher) are not held up; those that
+ * need one wait here for the one thread connecting, as does fork()
+ * (atfork_prepare()), so that no child inherits a half-made connection.
+ */
+static int ensure_connected_locked(bool may_spawn)
+{
+	struct fresh f = { .fd = -1, .page = -1 };
+	int r;
+
+	if (!conn.atfork_done) {
+		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+		conn.atfork_done = true;
+	}
+	while (conn.connecting)
+		pthread_cond_wait(&conn.read_cond, &conn.lock);
+	/* A fork() drops the child's copy (atfork_child), so a live fd is ours. */
+	if (conn_live_locked())
+		return 0;
+	conn.connecting = true;
+	pthread_mutex_unlock(&conn.lock);
+	r = connect_daemon(may_spawn, &f);
+	pthread_mutex_lock(&conn.lock);
+	conn.connecting = false;
+	pthread_cond_broadcast(&conn.read_cond);
+	if (r < 0)
+		return r;
+	/*
+	 * The page is mapped (over the last connection's, see drop_locked())
+	 * under the lock that its unmapping takes, and its fd closed at once:
+	 * the program cannot close or replace what we use. A page that does
+	 * not check out is only a page less.
+	 */
+	if (f.page >= 0) {
+		int m = fl__status_page_map(f.page);
+
+		if (m < 0)
+			FL_LOG("daemon", "status page not used: %s", strerror(-m));
+		close(f.page);
+	}
+	memcpy(conn.served, f.served, sizeof(conn.served));
+	conn.told = 0;
+	conn.fd = f.fd;
+	conn.id = f.id;
+	conn.timeout_ms = f.timeout_ms;
+	conn.idle_ms = env_ms("FENCELINE_POOL_IDLE_MS", POOL_IDLE_MS);
+	conn.pool_max = FL_MIN(env_ms("FENCELINE_POOL_MAX", FL_PROTO_POOL_FILL_MAX),
+			       (unsigned int)FL_PROTO_POOL_FILL_MAX);
+	conn.pid = getpid();
+	conn.seq = 0;
+	conn.oneway_seq = 0;
+	conn.daemon_pid = f.daemon_pid;
+	atomic_store(&conn.in_use, true);
+	atomic_fetch_add(&conn.generation, 1);
+	return 0;
+}
+
+/*
  * Under conn.lock, before we let go of a connection the daemon may still
  * read: give back the pipe signal ends we keep (FENCE_RETURN), so that the
  * daemon completes their fences instead of failing them when our copies
@@ -1121,15 +1239,186 @@ static void kept_return_locked(void)
 	}
 }
 
+/* Under conn.lock: answer every waiting request with @err (their connection is gone). */
+static void fail_waiters_locked(int err)
+{
+	for (struct waiter *w = conn.waiters; w; w = w->next) {
+		w->n = err;
+		w->nfds = 0;
+		w->done = true;
+	}
+	conn.waiters = NULL;
+	pthread_cond_broadcast(&conn.read_cond);
+}
+
 static void drop_locked(void)
 {
 	if (conn.nkept)
 		kept_return_locked();
-	close_own(conn.fd, &conn.id);
+	if (conn.reading && conn.fd >= 0 && conn.read_fd == conn.fd && fd_is(conn.fd, &conn.id)) {
+		/*
+		 * A thread is in recvmsg() on it: wake it (end of file) and
+		 * leave the close to it, so that the number is not reused
+		 * under it.
+		 */
+		shutdown(conn.fd, SHUT_RDWR);
+		conn.orphan_fd = conn.fd;
+		conn.orphan_id = conn.id;
+	} else {
+		close_own(conn.fd, &conn.id);
+	}
 	conn.fd = -1;
+	fail_waiters_locked(-ECONNRESET);
+	/* What was sent on it is done or never will be. */
+	atomic_store(&conn.unflushed, false);
 	pool_drop_locked();
 	/* The next daemon may not be this one: its page would tell nothing true. */
 	fl__status_page_unmap();
+}
+
+/*
+ * Under conn.lock, after a wait for an answer: drop the connection of
+ * @generation if it is still ours (another thread may have dropped it
+ * meanwhile, and connected again).
+ */
+static void lost_locked(unsigned int generation)
+{
+	if (conn.fd >= 0 && atomic_load(&conn.generation) == generation)
+		drop_locked();
+}
+
+static void close_fds(const int *fds, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		close(fds[i]);
+}
+
+static int pool_fill_take_locked(const unsigned char *buf, int n, int *fds, unsigned int nfds,
+				 bool cut);
+
+/* Under conn.lock: hand @w the reply of @n bytes at @buf and its @nfds @fds (taken). */
+static void deliver_locked(struct waiter *w, const unsigned char *buf, int n, int *fds,
+			   unsigned int nfds, bool cut)
+{
+	if ((size_t)n > w->cap || nfds > w->max_fds) {
+		close_fds(fds, nfds);
+		w->n = -EPROTO;
+	} else if (cut && !w->want_short) {
+		close_fds(fds, nfds); /* read whole: the connection is fine */
+		w->n = -EMFILE;
+	} else {
+		memcpy(w->buf, buf, (size_t)n);
+		if (nfds)
+			memcpy(w->fds, fds, nfds * sizeof(*fds));
+		w->nfds = nfds;
+		w->cut = cut;
+		w->n = n;
+	}
+	w->done = true;
+}
+
+/* Under conn.lock: give the reply read to whoever asked for it. */
+static void route_locked(const unsigned char *buf, int n, int *fds, unsigned int nfds, bool cut)
+{
+	struct fl_msg_hdr h;
+
+	if (n >= (int)sizeof(h)) {
+		memcpy(&h, buf, sizeof(h));
+		/*
+		 * The daemon has read every request before this one: the
+		 * one-way requests sent before it are done.
+		 */
+		if ((int32_t)(h.seq - conn.oneway_seq) > 0)
+			atomic_store(&conn.unflushed, false);
+		for (struct waiter **pw = &conn.waiters; *pw; pw = &(*pw)->next) {
+			struct waiter *w = *pw;
+
+			if (w->seq != h.seq)
+				continue;
+			*pw = w->next;
+			deliver_locked(w, buf, n, fds, nfds, cut);
+			return;
+		}
+		/* A fill sent ahead that nobody waits for: into the pool. */
+		if (conn.fill_per && h.seq == conn.fill_seq) {
+			(void)pool_fill_take_locked(buf, n, fds, nfds, cut);
+			return;
+		}
+	}
+	FL_LOG("daemon", "an answer nobody asked for: connection dropped");
+	close_fds(fds, nfds);
+	fail_waiters_locked(-EPROTO);
+	drop_locked();
+}
+
+/*
+ * Under conn.lock, connected, nobody reading: read one reply with
+ * conn.lock released, then route it. A connection dropped meanwhile was
+ * shut down to wake us, and is ours to close.
+ */
+static void read_one_locked(void)
+{
+	unsigned char buf[FL_PROTO_MAX_REPLY];
+	int fds[READ_ROOM], fd = conn.fd, n;
+	unsigned int generation = atomic_load(&conn.generation), nfds = 0;
+	bool cut = false;
+
+	conn.reading = true;
+	conn.read_fd = fd;
+	pthread_mutex_unlock(&conn.lock);
+	n = recv_packet_fds(fd, buf, sizeof(buf), fds, READ_ROOM, &nfds, &cut);
+	pthread_mutex_lock(&conn.lock);
+	conn.reading = false;
+	conn.read_fd = -1;
+	if (conn.orphan_fd >= 0 && conn.orphan_fd == fd) {
+		close_own(conn.orphan_fd, &conn.orphan_id);
+		conn.orphan_fd = -1;
+	}
+	if (fd != conn.fd || generation != atomic_load(&conn.generation)) {
+		/* Dropped while we read, and its waiters failed then: a stale answer. */
+		if (n >= 0)
+			close_fds(fds, nfds);
+	} else if (n < 0) {
+		FL_LOG("daemon", "connection lost waiting for answers: %d", n);
+		fail_waiters_locked(n);
+		drop_locked();
+	} else {
+		route_locked(buf, n, fds, nfds, cut);
+	}
+	pthread_cond_broadcast(&conn.read_cond);
+}
+
+/* Under conn.lock, connected: read one answer, or sleep while another thread reads. */
+static void pump_locked(void)
+{
+	if (conn.reading)
+		pthread_cond_wait(&conn.read_cond, &conn.lock);
+	else
+		read_one_locked();
+}
+
+/*
+ * await_locked() - wait for the answer to the request @w names
+ * @w: seq, buf, cap, fds, max_fds and want_short set; the rest is set here
+ *
+ * Under conn.lock, connected, with the request just sent; conn.lock is
+ * released while waiting. The answer's fds are in @w->fds (@w->nfds of
+ * them, the caller's) when this returns a length.
+ * Return: the reply's length (not checked: check_reply()), -EMFILE (our
+ * fd table could not take its fds; the connection stays), -EPROTO (too
+ * long for @w->cap, or more fds than @w->max_fds), or the connection's
+ * error (it is dropped already, or lost_locked() drops it).
+ */
+static int await_locked(struct waiter *w)
+{
+	w->generation = atomic_load(&conn.generation);
+	w->done = false;
+	w->nfds = 0;
+	w->next = conn.waiters;
+	conn.waiters = w;
+	while (!w->done)
+		pump_locked();
+	return w->n;
 }
 
 static int pool_settle_locked(void);
@@ -1168,7 +1457,8 @@ static int call(unsigned int generation, uint32_t op, uint32_t flags, const void
 {
 	unsigned char req[FL_PROTO_MAX_REQUEST];
 	struct fl_msg_hdr h = { op, flags, 0, (uint32_t)body_len };
-	int r, n, attempt = 0;
+	struct waiter w = { .buf = reply, .cap = reply_cap };
+	int r, n, attempt = 0, got = -1;
 
 	if (ret_fd)
 		*ret_fd = -1;
@@ -1215,10 +1505,16 @@ retry:
 	if (r < 0)
 		goto out;
 	if (oneway) {
+		conn.oneway_seq = h.seq;
 		atomic_store(&conn.unflushed, true);
 		goto out;
 	}
-	n = recv_packet(conn.fd, reply, reply_cap, ret_fd);
+	w.seq = h.seq;
+	w.fds = &got;
+	w.max_fds = ret_fd ? 1 : 0;
+	n = await_locked(&w);
+	if (n >= 0 && ret_fd)
+		*ret_fd = w.nfds ? got : -1;
 	if (n >= 0 && check_reply(reply, n, op, h.seq) < 0) {
 		if (ret_fd) {
 			fl__close(*ret_fd);
@@ -1227,7 +1523,7 @@ retry:
 		n = -EPROTO;
 	}
 	if (n < 0 && n != -EMFILE) {
-		drop_locked();
+		lost_locked(w.generation);
 		FL_LOG("daemon", "connection lost waiting for %s: %d", fl__proto_op_name(op), n);
 		if (n == -ECONNRESET && nfds == 0 && attempt++ == 0 && op != FL_OP_TIMELINE_CREATE)
 			goto retry;
@@ -1236,13 +1532,10 @@ retry:
 	}
 	if (n < 0) {
 		r = n; /* the fd it carried did not fit in our fd table */
-		atomic_store(&conn.unflushed, false);
 		goto out;
 	}
 	r = n;
-	answered_generation = atomic_load(&conn.generation);
-	/* Replies come in order: every earlier one-way request is done. */
-	atomic_store(&conn.unflushed, false);
+	answered_generation = w.generation;
 	/* It may have completed fences whose ends we keep (a step, a timeline's death). */
 	if (conn.nkept)
 		kept_settle_locked();
@@ -1251,22 +1544,18 @@ out:
 	return r;
 }
 
-static void close_fds(const int *fds, unsigned int n)
-{
-	for (unsigned int i = 0; i < n; i++)
-		close(fds[i]);
-}
-
 /*
  * Under conn.lock, connected: send @req (@len bytes with its header, no
  * fds; the seq is set here) and read its reply, which must be @reply_len
  * bytes on success, with up to @max fds (*@nfds of them in @fds, the
- * caller's when this returns 0; closed otherwise).
+ * caller's when this returns 0; closed otherwise), and in *@ret_generation
+ * the generation of the connection that answered. conn.lock is released
+ * while waiting for the reply.
  * Return: the reply's status, -EPROTO for a reply of the wrong size, or a
  * connection error (the connection is then dropped).
  */
 static int roundtrip_fds_locked(void *req, size_t len, void *reply, size_t reply_len, int *fds,
-				unsigned int max, unsigned int *nfds)
+				unsigned int max, unsigned int *nfds, unsigned int *ret_generation)
 {
 	struct fl_msg_hdr h;
 	int r, n = 0, attempt = 0;
@@ -1284,7 +1573,13 @@ retry:
 		drop_locked();
 		r = r == -EPIPE || r == -ENOTCONN ? -ECONNRESET : r;
 	} else {
-		n = recv_packet_fds(conn.fd, reply, reply_len, fds, max, nfds, NULL);
+		struct waiter w = {
+			.seq = h.seq, .buf = reply, .cap = reply_len, .fds = fds, .max_fds = max
+		};
+
+		n = await_locked(&w);
+		*nfds = n >= 0 ? w.nfds : 0;
+		*ret_generation = w.generation;
 		if (n >= 0 && check_reply(reply, n, h.op, h.seq) < 0) {
 			close_fds(fds, *nfds);
 			n = -EPROTO;
@@ -1293,7 +1588,7 @@ retry:
 			return n; /* read whole: the connection is fine */
 		if (n < 0) {
 			*nfds = 0;
-			drop_locked();
+			lost_locked(w.generation);
 			r = n;
 		}
 	}
@@ -1312,7 +1607,6 @@ retry:
 	}
 	if (r < 0)
 		return r;
-	atomic_store(&conn.unflushed, false);
 	r = fl__client_reply_status(reply);
 	if (r == 0 && n != (int)reply_len)
 		r = -EPROTO;
@@ -1325,8 +1619,8 @@ retry:
 
 /*
  * Under conn.lock, connected: ask for @count more pooled fds. The reply is
- * read by pool_fill_recv_locked(), now or, for a fill sent ahead of need,
- * before the next request that waits for a reply (replies come in order).
+ * taken into the pool by whichever thread reads it (route_locked()); one
+ * that needs it now waits for it with pool_fill_recv_locked().
  */
 static int pool_fill_send_locked(uint32_t count)
 {
@@ -1347,30 +1641,37 @@ static int pool_fill_send_locked(uint32_t count)
 	conn.fill_seq = req.h.seq;
 	conn.fill_count = count;
 	conn.fill_per = req.b.flags ? 2 : 1;
+	conn.fill_result = 1;
 	return 0;
 }
 
 static int watch_start_locked(void);
 
 /*
- * Under conn.lock, with a fill sent: read its reply into the pool. Near our
- * fd limit the kernel installs only the fds that fit: the fence fds come
- * first, so we keep what arrived and the slots whose fds did not become
- * slots without an fd (see conn.pool); the signal ends, which come last, are
- * the first to go. Fills then start small again and ask for no ends, which
- * cost an fd each.
+ * Under conn.lock, with a fill sent: take its reply (@n bytes at @buf, or
+ * the connection's error, with @nfds @fds, taken; @cut: our full fd table
+ * dropped some) into the pool. Near our fd limit the kernel installs only
+ * the fds that fit: the fence fds come first, so we keep what arrived and
+ * the slots whose fds did not become slots without an fd (see conn.pool);
+ * the signal ends, which come last, are the first to go. Fills then start
+ * small again and ask for no ends, which cost an fd each.
  */
-static int pool_fill_recv_locked(void)
+static int pool_fill_take_locked(const unsigned char *buf, int n, int *fds, unsigned int nfds,
+				 bool cut)
 {
-	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_pool_reply)];
+	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_pool_reply)] = { 0 };
 	struct fl_msg_pool_reply rep = { { 0, 0 }, 0, 0 };
-	int fds[2 * FL_PROTO_POOL_FILL_MAX + 1], r, n, kick = -1;
-	unsigned int nfds = 0, per = conn.fill_per;
-	bool cut = false;
+	unsigned int per = conn.fill_per;
+	int r, kick = -1;
 
 	conn.fill_per = 0;
-	n = recv_packet_fds(conn.fd, reply, sizeof(reply), fds, 2 * FL_PROTO_POOL_FILL_MAX + 1,
-			    &nfds, &cut);
+	if (n > (int)sizeof(reply)) {
+		close_fds(fds, nfds);
+		nfds = 0;
+		n = -EPROTO;
+	} else if (n > 0) {
+		memcpy(reply, buf, (size_t)n);
+	}
 	if (n >= 0 && check_reply(reply, n, FL_OP_POOL_FILL, conn.fill_seq) < 0)
 		n = -EPROTO;
 	r = n < 0 ? n : fl__client_reply_status(reply);
@@ -1386,6 +1687,8 @@ static int pool_fill_recv_locked(void)
 		    conn.pool_count + rep.count > FL_PROTO_POOL_FILL_MAX)
 			r = -EPROTO;
 	}
+	conn.fill_result = r;
+	conn.fill_got = r < 0 ? 0 : nfds;
 	if (r < 0) {
 		close_fds(fds, nfds);
 		/* A refusal (-EMFILE, -ENOSPC) keeps the connection. */
@@ -1422,14 +1725,28 @@ static int pool_fill_recv_locked(void)
 }
 
 /*
- * Under conn.lock, before a request that waits for its reply: read the
- * reply of a fill sent ahead, which comes first. Its failure is not the
- * request's: the pool just did not grow.
+ * Under conn.lock, with a fill sent: wait until its reply is in the pool
+ * (whichever thread reads it takes it there, route_locked()).
+ * Return: 0, the daemon's refusal, or a connection error.
+ */
+static int pool_fill_recv_locked(void)
+{
+	unsigned int generation = atomic_load(&conn.generation);
+
+	while (conn.fill_per && conn.fd >= 0 && atomic_load(&conn.generation) == generation)
+		pump_locked();
+	if (conn.fd < 0 || atomic_load(&conn.generation) != generation)
+		return conn.fill_result < 0 ? conn.fill_result : -ECONNRESET;
+	return conn.fill_result > 0 ? -ECONNRESET : conn.fill_result;
+}
+
+/*
+ * Under conn.lock, before a request that waits for its reply: is there a
+ * connection to send it on? A fill sent ahead no longer has to be read
+ * first: replies go to their askers by number (route_locked()).
  */
 static int pool_settle_locked(void)
 {
-	if (conn.fd >= 0 && conn.fill_per)
-		(void)pool_fill_recv_locked();
 	return conn.fd >= 0 ? 0 : -ECONNRESET;
 }
 
@@ -1494,7 +1811,11 @@ static int pool_take_ready_locked(uint32_t handle)
 			if (r < 0)
 				return r;
 		}
-		if (filled)
+		/*
+		 * A fill that brought fds which other threads took while we
+		 * waited is no sign of a full fd table: fill again.
+		 */
+		if (filled && !conn.fill_got)
 			return -EMFILE;
 		if (!conn.fill_per) {
 			conn.pool_batch = conn.pool_batch ? FL_MIN(conn.pool_batch * 2,
@@ -1681,6 +2002,7 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
 	} req = { { FL_OP_FENCE_NEW, reply_wanted ? FL_MSG_F_REPLY : 0, 0,
 		    sizeof(struct fl_msg_fence_new) },
 		  { .value = value, .handle = handle } };
+	struct waiter w = { .buf = reply, .cap = sizeof(reply) };
 	struct fdid fid, sig_id;
 	unsigned int at;
 	int r, n, fd, sig;
@@ -1708,13 +2030,6 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
 	}
 	conn.uses++;
 	r = pool_take_ready_locked(handle);
-	/* Our reply must not find a fill's ahead of it. */
-	if (r == 0 && reply_wanted) {
-		r = pool_settle_locked();
-		/* Settling may have found the head's number taken: look again. */
-		if (r == 0)
-			r = pool_take_ready_locked(handle);
-	}
 	if (r < 0)
 		goto out;
 	at = conn.pool_head % FL_PROTO_POOL_FILL_MAX;
@@ -1743,23 +2058,27 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
 		conn.kept[conn.nkept++] = (struct kept){ handle, value, sig, sig_id, req.b.slot };
 	pool_fill_ahead_locked();
 	if (!reply_wanted) {
+		conn.oneway_seq = req.h.seq;
 		atomic_store(&conn.unflushed, true);
 		*ret_fd = fd;
 		goto out;
 	}
-	n = recv_packet(conn.fd, reply, sizeof(reply), NULL);
+	w.seq = req.h.seq;
+	n = await_locked(&w);
 	if (n >= 0 && check_reply(reply, n, FL_OP_FENCE_NEW, req.h.seq) < 0)
 		n = -EPROTO;
 	if (n < 0) {
 		close_own(fd, &fid);
-		drop_locked();
+		lost_locked(w.generation);
 		r = n;
 		goto out;
 	}
-	atomic_store(&conn.unflushed, false);
 	r = fl__client_reply_status(reply);
 	if (r < 0) {
 		close_own(fd, &fid);
+		/* Unless its connection went meanwhile, and its kept ends with it. */
+		if (atomic_load(&conn.generation) != w.generation || conn.fd < 0)
+			keep = false;
 		for (unsigned int i = 0; keep && i < conn.nkept; i++)
 			if (conn.kept[i].fd == sig) {
 				close_own(sig, &sig_id);
@@ -1786,7 +2105,7 @@ int fl__client_timeline_create(const char *name, unsigned int flags, int *ret_fd
 	struct fl_msg_bind_reply rep;
 	struct fl__counter counter;
 	int fds[2], r;
-	unsigned int nfds = 0;
+	unsigned int nfds = 0, generation = 0;
 
 	fl__name_copy(req.b.name, sizeof(req.b.name), name);
 	pthread_mutex_lock(&conn.lock);
@@ -1795,7 +2114,8 @@ int fl__client_timeline_create(const char *name, unsigned int flags, int *ret_fd
 		r = served_locked(FL_OP_TIMELINE_CREATE);
 	if (r < 0)
 		goto out;
-	r = roundtrip_fds_locked(&req, sizeof(req), reply, sizeof(reply), fds, 2, &nfds);
+	r = roundtrip_fds_locked(&req, sizeof(req), reply, sizeof(reply), fds, 2, &nfds,
+				 &generation);
 	if (r < 0)
 		goto out;
 	memcpy(&rep, reply + sizeof(struct fl_msg_hdr), sizeof(rep));
@@ -1804,10 +2124,13 @@ int fl__client_timeline_create(const char *name, unsigned int flags, int *ret_fd
 		r = -EPROTO;
 		goto out;
 	}
-	owned_forget_locked(rep.handle);
+	/* Another thread may have dropped that connection since it answered. */
+	if (atomic_load(&conn.generation) == generation && conn.fd >= 0)
+		owned_forget_locked(rep.handle);
 	if (nfds == 2) {
 		/* Without room to track it, the timeline just goes through the daemon. */
-		if (conn.nowned < OWNED_MAX && rep.handle < FL_PROTO_MAX_HANDLES) {
+		if (conn.nowned < OWNED_MAX && rep.handle < FL_PROTO_MAX_HANDLES &&
+		    atomic_load(&conn.generation) == generation && conn.fd >= 0) {
 			struct fdid tl_id;
 
 			if (fl__counter_map(&counter, fds[1], flags != 0) == 0) {
@@ -1822,7 +2145,7 @@ int fl__client_timeline_create(const char *name, unsigned int flags, int *ret_fd
 	}
 	*ret_fd = fds[0];
 	*ret_handle = rep.handle;
-	*ret_generation = atomic_load(&conn.generation);
+	*ret_generation = generation;
 out:
 	pthread_mutex_unlock(&conn.lock);
 	return r;
@@ -1898,16 +2221,16 @@ int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t c
 	req.h.seq = ++conn.seq;
 	r = send_packet(conn.fd, &req, sizeof(req), NULL, 0);
 	if (r == 0) {
-		n = recv_packet(conn.fd, reply, sizeof(reply), NULL);
+		struct waiter w = { .seq = req.h.seq, .buf = reply, .cap = sizeof(reply) };
+
+		n = await_locked(&w);
 		if (n >= 0 && check_reply(reply, n, FL_OP_TIMELINE_SYNC, req.h.seq) < 0)
 			n = -EPROTO;
 		r = n < 0 ? n : fl__client_reply_status(reply);
-		if (n >= 0)
-			atomic_store(&conn.unflushed, false);
 	}
 	if (r == -EPIPE || r == -ENOTCONN || r == -ECONNRESET || r == -EPROTO ||
 	    (r < 0 && r != -ENOENT && r != -EINVAL)) {
-		drop_locked();
+		lost_locked(generation);
 		if (r == -EPIPE || r == -ENOTCONN)
 			r = -ECONNRESET;
 	}
@@ -1921,12 +2244,16 @@ static void ping_locked(uint32_t flags)
 {
 	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_reply)];
 	struct fl_msg_hdr h = { FL_OP_PING, flags, ++conn.seq, 0 };
+	struct waiter w = { .seq = h.seq, .buf = reply, .cap = sizeof(reply) };
 	int n = send_packet(conn.fd, &h, sizeof(h), NULL, 0);
 
-	if (n == 0)
-		n = recv_packet(conn.fd, reply, sizeof(reply), NULL);
-	if (n < 0 || check_reply(reply, n, FL_OP_PING, h.seq) < 0)
+	if (n < 0) {
 		drop_locked();
+		return;
+	}
+	n = await_locked(&w);
+	if (n < 0 || check_reply(reply, n, FL_OP_PING, h.seq) < 0)
+		lost_locked(w.generation);
 }
 
 void fl__client_flush(void)
@@ -1939,8 +2266,7 @@ void fl__client_flush(void)
 	 * connect (or start a daemon) just for this.
 	 */
 	if (conn_live_locked() && atomic_load(&conn.unflushed) && pool_settle_locked() == 0)
-		ping_locked(0);
-	atomic_store(&conn.unflushed, false);
+		ping_locked(0); /* its answer settles what was sent before it (route_locked()) */
 	pthread_mutex_unlock(&conn.lock);
 }
 
@@ -1949,7 +2275,6 @@ void fl__client_sync_closes(void)
 	pthread_mutex_lock(&conn.lock);
 	if (conn_live_locked() && pool_settle_locked() == 0) {
 		ping_locked(FL_MSG_F_AFTER_CLOSES);
-		atomic_store(&conn.unflushed, false);
 		/* A timeline that died failed its fences: those whose ends we keep too. */
 		if (conn.nkept)
 			kept_settle_locked();

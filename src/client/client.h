@@ -24,7 +24,9 @@
  *
  * Connects (starting a daemon) first if this process has no connection,
  * including in a child after fork(). A connection that fails mid-call is
- * dropped, so the next call reconnects.
+ * dropped, so the next call reconnects. Other threads' requests go out
+ * while this one waits for its reply (client.c: pipelined); a disconnect
+ * meanwhile (fl__client_disconnect()) fails it with -ECONNRESET.
  * Return: the reply's length (>= sizeof(struct fl_msg_hdr) +
  * sizeof(struct fl_msg_reply)), 0 for a one-way request, or a negative
  * errno: -ECONNRESET if the daemon went away, -ETIMEDOUT if it did not
@@ -120,6 +122,13 @@ int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t c
  * forgot it), it stays owned.
  */
 void fl__client_bound(unsigned int generation, uint32_t handle, int timeline_fd);
+
+/*
+ * Has this process (since it started, or since its fork()) connected to a
+ * daemon? In in-process mode only a daemon context (<fenceline/context.h>)
+ * connects: then daemon fds of ours exist, and their waits are reported.
+ */
+bool fl__client_in_use(void);
 
 /* Changes whenever this process's connection (so maybe its daemon) changes. */
 unsigned int fl__client_generation(void);

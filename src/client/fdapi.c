@@ -5,12 +5,13 @@
  * (fdbackend.h): this process's core first, which answers for the fds it
  * made, then the daemon, which answers for its own and says -ENOTTY for
  * the rest. Calls that make an object from nothing go to the backend of
- * the process's mode.
+ * a context's mode (context.c; the default context's is the process's).
  */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <fenceline/context.h>
 #include <fenceline/fence.h>
 #include <fenceline/shared.h>
 #include <fenceline/sw_sync.h>
@@ -19,6 +20,7 @@
 
 #include "client.h"
 #include "fdbackend.h"
+#include "host.h"
 #include "util.h"
 
 static atomic_int mode = -1;
@@ -54,12 +56,6 @@ int fl__fdref_get(int fd, struct fl__fdref *ref)
 	return r;
 }
 
-/* The backend that makes new objects: the process's mode. */
-static const struct fl__fd_backend_ops *maker(void)
-{
-	return fl_mode_get() == FL_MODE_IN_PROCESS ? &fl__fd_local_ops : &fl__fd_daemon_ops;
-}
-
 /* Ask this process's core about the fd, then the daemon. */
 #define ON_FD(ref, op, ...)                                                            \
 	({                                                                             \
@@ -69,8 +65,7 @@ static const struct fl__fd_backend_ops *maker(void)
 
 FL_EXPORT int fl_timeline_fd_create(const char *name, unsigned int flags, int *ret_fd)
 {
-	fl_return_if(!ret_fd || (flags & ~(unsigned int)FL_SW_SYNC_32BIT), -EINVAL);
-	return maker()->timeline_create(name, flags, ret_fd);
+	return fl_timeline_fd_create_ctx(NULL, name, flags, ret_fd);
 }
 
 FL_EXPORT int fl_timeline_fd_inc(int timeline_fd, uint64_t count)
@@ -97,9 +92,18 @@ FL_EXPORT int fl_timeline_fd_get_value(int timeline_fd, uint64_t *ret_value)
 FL_EXPORT int fl_timeline_fd_close(int fd)
 {
 	struct fl__fdref ref;
-	bool maybe_ours = fl__fdref_get(fd, &ref) == 0;
+	struct fl_timeline *local = NULL;
+	bool maybe_daemons = fl__fdref_get(fd, &ref) == 0;
 
 	fl_return_if(fd < 0, -EBADF);
+	/*
+	 * Whatever the process's mode, a context may have made this fd in
+	 * either place: only this process's core knows its own, for free.
+	 */
+	if (maybe_daemons && fl__timeline_from_key(ref.dev, ref.ino, &local) == 0) {
+		fl_timeline_unref(local);
+		maybe_daemons = false;
+	}
 	if (close(fd) < 0)
 		return -errno;
 	/*
@@ -108,7 +112,7 @@ FL_EXPORT int fl_timeline_fd_close(int fd)
 	 * once the timeline has died. A daemon that is gone failed them all;
 	 * without a connection we have made no timeline to wait for.
 	 */
-	if (maybe_ours && fl_mode_get() == FL_MODE_DAEMON)
+	if (maybe_daemons)
 		fl__client_sync_closes();
 	return 0;
 }
@@ -150,9 +154,7 @@ FL_EXPORT int fl_fence_fd_get_info(int fd, struct fl_fence_info *ret_info,
 
 FL_EXPORT int fl_fence_fd_import(int sync_file_fd, const char *name, int *ret_fd)
 {
-	fl_return_if(!ret_fd, -EINVAL);
-	fl_return_if(sync_file_fd < 0, -EBADF);
-	return maker()->fence_import(sync_file_fd, name, ret_fd);
+	return fl_fence_fd_import_ctx(NULL, sync_file_fd, name, ret_fd);
 }
 
 FL_EXPORT int fl_fence_fd_set_deadline(int fd, uint64_t deadline_ns)

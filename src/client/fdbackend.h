@@ -5,8 +5,8 @@
  * the in-process backend (this process's core made it) and, if that one
  * says it is not its own, to the daemon backend (fencelined answers for
  * everything else, and says -ENOTTY for what it does not know). Calls that
- * make a new object without an fd go to the backend of the process's mode
- * (fl_mode_get()).
+ * make a new object without an fd go to the backend of a context's mode
+ * (fl__context_maker(); the default context's is fl_mode_get()).
  */
 #ifndef FL_CLIENT_FDBACKEND_H
 #define FL_CLIENT_FDBACKEND_H
@@ -64,5 +64,10 @@ extern const struct fl__fd_backend_ops fl__fd_local_ops;
 
 /* fencelined (fd-daemon.c). */
 extern const struct fl__fd_backend_ops fl__fd_daemon_ops;
+
+struct fl_context;
+
+/* The backend that makes @ctx's new objects (NULL: the default context's). */
+const struct fl__fd_backend_ops *fl__context_maker(const struct fl_context *ctx);
 
 #endif /* FL_CLIENT_FDBACKEND_H */

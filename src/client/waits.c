@@ -31,7 +31,8 @@ static uint64_t hook_begin(int fd, int timeout_ms, unsigned int flags, int *noti
 	int r;
 
 	*notify_fd = -1;
-	if (fl_mode_get() == FL_MODE_IN_PROCESS)
+	/* No daemon fd of ours, unless a daemon context made one. */
+	if (fl_mode_get() == FL_MODE_IN_PROCESS && !fl__client_in_use())
 		return 0;
 	/* An in-process fence fd: the daemon has never heard of it. */
 	if (fl_fence_from_fd(fd, &f) == 0) {
@@ -95,7 +96,7 @@ static int hook_status(int fd)
 	struct fl_msg_info_reply rep;
 	int r;
 
-	if (fl_mode_get() == FL_MODE_IN_PROCESS)
+	if (fl_mode_get() == FL_MODE_IN_PROCESS && !fl__client_in_use())
 		return -ECONNRESET;
 	/* A new daemon would not know the fd: none is started for this. */
 	r = fl__client_call_no_spawn(FL_OP_FENCE_INFO, &body, sizeof(body), &fd, 1, reply,

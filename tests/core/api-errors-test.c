@@ -54,6 +54,7 @@ struct fixture {
 	struct fl_timeline *out_tl;
 	struct fl_fence *out_fence;
 	struct fl_heap *out_heap;
+	struct fl_context *out_ctx;
 	struct fl_heap_table *out_table;
 	int out_fd;
 	uint64_t out_value;
@@ -237,6 +238,36 @@ static const struct fl_timeline_ops good_ops = { .driver_name = "good", .has_sig
 	X(fence_fd_import_file, -EINVAL, fl_fence_fd_import(fx->file_fd, "x", &fx->out_fd))        \
 	X(fence_fd_import_fence_fd, -EINVAL, fl_fence_fd_import(fx->fence_fd, "x", &fx->out_fd))   \
 	X(fence_fd_import_null_ret, -EINVAL, fl_fence_fd_import(fx->pipe_fd, "x", NULL))           \
+	/* context.h */                                                                            \
+	X(context_new_null_options, -EINVAL, fl_context_new(NULL, &fx->out_ctx))                   \
+	X(context_new_null_ret, -EINVAL,                                                           \
+	  fl_context_new(&(struct fl_context_options){ sizeof(struct fl_context_options),          \
+						       FL_MODE_IN_PROCESS, 0 },                    \
+			 NULL))                                                                    \
+	X(context_new_short_size, -EINVAL,                                                         \
+	  fl_context_new(&(struct fl_context_options){ 4, FL_MODE_IN_PROCESS, 0 }, &fx->out_ctx))  \
+	X(context_new_unknown_mode, -EINVAL,                                                       \
+	  fl_context_new(&(struct fl_context_options){ sizeof(struct fl_context_options),          \
+						       (enum fl_mode)7, 0 },                       \
+			 &fx->out_ctx))                                                            \
+	X(context_new_unknown_flag, -EINVAL,                                                       \
+	  fl_context_new(&(struct fl_context_options){ sizeof(struct fl_context_options),          \
+						       FL_MODE_DAEMON, 1 },                        \
+			 &fx->out_ctx))                                                            \
+	X(context_destroy_null, 0, (fl_context_destroy(NULL), 0))                                  \
+	X(context_destroy_default, 1,                                                              \
+	  (fl_context_destroy(fl_context_default()), fl_context_default() != NULL))                \
+	X(context_default_is_the_default, 1,                                                       \
+	  fl_context_get_mode(fl_context_default()) == fl_mode_get())                              \
+	X(context_get_mode_null_is_default, 1, fl_context_get_mode(NULL) == fl_mode_get())         \
+	X(timeline_fd_create_ctx_null_ret, -EINVAL, fl_timeline_fd_create_ctx(NULL, "x", 0, NULL)) \
+	X(timeline_fd_create_ctx_unknown_flag, -EINVAL,                                            \
+	  fl_timeline_fd_create_ctx(NULL, "x", 1u << 1, &fx->out_fd))                              \
+	X(fence_fd_import_ctx_minus_1, -EBADF, fl_fence_fd_import_ctx(NULL, -1, "x", &fx->out_fd)) \
+	X(fence_fd_import_ctx_file, -EINVAL,                                                       \
+	  fl_fence_fd_import_ctx(NULL, fx->file_fd, "x", &fx->out_fd))                             \
+	X(fence_fd_import_ctx_null_ret, -EINVAL,                                                   \
+	  fl_fence_fd_import_ctx(NULL, fx->pipe_fd, "x", NULL))                                    \
 	X(fence_fd_set_deadline_minus_1, -EBADF, fl_fence_fd_set_deadline(-1, 1))                  \
 	X(fence_fd_set_deadline_file, -ENOTTY, fl_fence_fd_set_deadline(fx->file_fd, 1))           \
 	X(fence_fd_set_deadline_timeline_fd, -ENOTTY,                                              \
@@ -520,6 +551,13 @@ static const struct contract contracts[] = {
 	{ "fl_fence_fd_wait_begin", { EINVAL, NEW_FD_ERRORS } },
 	{ "fl_fence_fd_wait_notified", { EINVAL, EDEADLK } },
 	{ "fl_fence_fd_wait_end", { 0 } },
+	/* context.h */
+	{ "fl_context_new", { EINVAL, ENOMEM } },
+	{ "fl_context_destroy", { 0 } },
+	{ "fl_context_default", { 0 } },
+	{ "fl_context_get_mode", { 0 } },
+	{ "fl_timeline_fd_create_ctx", { EINVAL, NEW_FD_ERRORS, DAEMON_ERRORS } },
+	{ "fl_fence_fd_import_ctx", { EINVAL, EBADF, ENOSPC, NEW_FD_ERRORS, DAEMON_ERRORS } },
 	/* sync_file.h */
 	{ "fl_sync_file_import", { EINVAL, EBADF, ENOSPC, NEW_FD_ERRORS } },
 	/* sw_sync.h */
@@ -676,6 +714,7 @@ static void reset_outputs(struct fixture *fx)
 	fx->out_tl = SENTINEL_PTR;
 	fx->out_fence = SENTINEL_PTR;
 	fx->out_heap = SENTINEL_PTR;
+	fx->out_ctx = SENTINEL_PTR;
 	fx->out_table = SENTINEL_PTR;
 	fx->out_fd = SENTINEL_INT;
 	fx->out_value = SENTINEL_INT;
@@ -687,8 +726,9 @@ static int outputs_untouched(const struct fixture *fx)
 {
 	return fx->out_tl == SENTINEL_PTR && fx->out_fence == SENTINEL_PTR &&
 	       fx->out_heap == SENTINEL_PTR && fx->out_table == SENTINEL_PTR &&
-	       fx->out_fd == SENTINEL_INT && fx->out_value == SENTINEL_INT &&
-	       fx->out_text == SENTINEL_PTR && fx->out_len == SENTINEL_INT;
+	       fx->out_ctx == SENTINEL_PTR && fx->out_fd == SENTINEL_INT &&
+	       fx->out_value == SENTINEL_INT && fx->out_text == SENTINEL_PTR &&
+	       fx->out_len == SENTINEL_INT;
 }
 
 static void setup(struct fixture *fx)
@@ -816,7 +856,7 @@ static const char *const public_headers[] = {
 	"fenceline/heap.h",	  "fenceline/heap-daemon.h", "fenceline/heap-table.h",
 	"fenceline/shared.h",	  "fenceline/sw_sync.h",     "fenceline/sync_file.h",
 	"fenceline/timeline.h",	  "fenceline/transfer.h",    "fenceline/driver/timeline.h",
-	"fenceline/introspect.h", "fenceline/display.h",
+	"fenceline/introspect.h", "fenceline/context.h",     "fenceline/display.h",
 };
 
 /* The errno whose name is the @len bytes at @name ("EINVAL"), or 0. */

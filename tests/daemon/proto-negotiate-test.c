@@ -19,6 +19,7 @@
 #include <fenceline/introspect.h>
 #include <fenceline/shared.h>
 
+#include "daemon-helpers.h"
 #include "protocol.h"
 #include "raw-helpers.h"
 #include "runner.h"
@@ -251,16 +252,7 @@ static void *stand_in_main(void *arg)
 
 static void stand_in_start(struct stand_in *s)
 {
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	char dir[] = "/tmp/fl-negotiate-XXXXXX";
-
-	fl_assert(mkdtemp(dir) != NULL);
-	snprintf(s->path, sizeof(s->path), "%s/sock", dir);
-	snprintf(a.sun_path, sizeof(a.sun_path), "%s", s->path);
-	s->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	fl_assert(s->listen_fd >= 0);
-	fl_assert_int_eq(bind(s->listen_fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	fl_assert_int_eq(listen(s->listen_fd, 1), 0);
+	s->listen_fd = dl_stand_in_listen(s->path, sizeof(s->path));
 	s->after = -1;
 	fl_assert_int_eq(pthread_create(&s->thread, NULL, stand_in_main, s), 0);
 	/* This process's connection goes to the stand-in from now on. */
@@ -278,10 +270,7 @@ static void stand_in_stop(struct stand_in *s)
 		unsetenv("FENCELINE_SOCKET");
 	free(s->old_socket);
 	pthread_join(s->thread, NULL);
-	close(s->listen_fd);
-	unlink(s->path);
-	*strrchr(s->path, '/') = '\0';
-	rmdir(s->path);
+	dl_stand_in_remove(s->listen_fd, s->path);
 }
 
 /*

@@ -88,6 +88,31 @@ static bool socket_answers(const char *path)
 	return ok;
 }
 
+int dl_stand_in_listen(char *path, size_t cap)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	char dir[] = "/tmp/fl-stand-in-XXXXXX";
+	int fd, n;
+
+	fl_assert(mkdtemp(dir) != NULL);
+	n = snprintf(path, cap, "%s/sock", dir);
+	fl_assert(n > 0 && (size_t)n < cap && (size_t)n < sizeof(a.sun_path));
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	fl_assert(fd >= 0);
+	fl_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	fl_assert_int_eq(listen(fd, 1), 0);
+	return fd;
+}
+
+void dl_stand_in_remove(int listen_fd, char *path)
+{
+	close(listen_fd);
+	unlink(path);
+	*strrchr(path, '/') = '\0';
+	rmdir(path);
+}
+
 pid_t dl_daemon_start(const char *path, const char *const *args)
 {
 	const char *argv[16] = { FL_FENCELINED, "--foreground", "--socket", path };

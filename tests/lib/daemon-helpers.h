@@ -39,6 +39,14 @@ pid_t dl_daemon_start(const char *path, const char *const *args);
 /* SIGTERMs a daemon started by dl_daemon_start() and reaps it. */
 void dl_daemon_stop(pid_t pid);
 
+/*
+ * A stand-in daemon's listening SOCK_SEQPACKET socket, at "<dir>/sock" in
+ * a new private directory; its path goes to @path (@cap bytes).
+ * dl_stand_in_remove() closes it and removes the socket and the directory.
+ */
+int dl_stand_in_listen(char *path, size_t cap);
+void dl_stand_in_remove(int listen_fd, char *path);
+
 /* Open fds of process @pid (from /proc/PID/fd); fails the test if unreadable. */
 int dl_proc_fd_count(pid_t pid);
 

@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Section "display", its second half: the display service (docs/display.md) next to
+ * same-run baselines.
+ *
+ * 1. The post call's round trip: a TEST_ONLY post (the whole synchronous
+ *    path: decode, the planes' sizes, the model's check, the driver's
+ *    validate) and a real post to a blanked panel (which flips at once: no
+ *    vsync to wait for), against a bare fencelined request round trip (a
+ *    timeline's value, fl_timeline_fd_get_value()).
+ * 2. Vsync delivery jitter: how late a client reads each VSYNC event past
+ *    its timestamp, p50 and p99, against a bare timerfd in this process
+ *    read past its absolute deadlines of the same period. The timestamps
+ *    themselves are the virtual panel's deadlines (their jitter is 0 by
+ *    construction), so the figure is the service's delivery: its loop's
+ *    timer slack, the event pipe and the client's wake-up.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include <fenceline/display.h>
+#include <fenceline/fenceline.h>
+#include <fenceline/shared.h>
+
+#include "bench.h"
+
+#define XR24 FL_FOURCC('X', 'R', '2', '4')
+
+struct post_ctx {
+	struct fl_display_handle *dev, *intf;
+	struct fl_display_post post;
+	int tl;
+};
+
+static double b_request(void *arg, long ops)
+{
+	struct post_ctx *c = arg;
+	uint64_t t0 = fl__bench_now_ns(), v;
+
+	for (long i = 0; i < ops; i++)
+		if (fl_timeline_fd_get_value(c->tl, &v) < 0)
+			fl__bench_die("fl_timeline_fd_get_value", EIO);
+	return (double)(fl__bench_now_ns() - t0) / (double)ops;
+}
+
+static double b_post(void *arg, long ops)
+{
+	struct post_ctx *c = arg;
+	uint64_t t0 = fl__bench_now_ns();
+	struct fl_display_error e;
+	int r;
+
+	for (long i = 0; i < ops; i++) {
+		r = fl_display_post(c->dev, &c->post, NULL, &e);
+		if (r < 0) {
+			fprintf(stderr, "fl-bench: post: %s\n", e.msg);
+			fl__bench_die("fl_display_post", -r);
+		}
+	}
+	return (double)(fl__bench_now_ns() - t0) / (double)ops;
+}
+
+/* The p50 and p99 of @n lateness samples, in ns, under @name. */
+static void late_out(const char *name, uint64_t *late, size_t n)
+{
+	struct fl_bench_lat st;
+	char buf[96];
+
+	fl__bench_lat_stats(late, n, &st);
+	snprintf(buf, sizeof(buf), "%s_p50", name);
+	fl__bench_out(buf, st.p50, "ns");
+	snprintf(buf, sizeof(buf), "%s_p99", name);
+	fl__bench_out(buf, st.p99, "ns");
+}
+
+static void part_jitter(struct fl_display_handle *intf, uint64_t period)
+{
+	long n = fl__bench_iters(600, 60);
+	uint64_t *late = calloc((size_t)n, sizeof(*late));
+	struct itimerspec its = { { 0, 0 }, { 0, 0 } };
+	uint64_t start, ticks;
+	int tfd;
+
+	if (!late)
+		fl__bench_die("calloc", ENOMEM);
+	fl__bench_comment("display 2: how late %ld VSYNC events reach a client past their "
+			  "timestamps, against a bare timerfd read past its absolute deadlines, "
+			  "same period (%llu ns)",
+			  n, (unsigned long long)period);
+	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	if (tfd < 0)
+		fl__bench_die("timerfd_create", errno);
+	start = fl__bench_now_ns() + period;
+	for (long i = 0; i < n; i++) {
+		uint64_t at = start + (uint64_t)i * period;
+
+		its.it_value.tv_sec = (time_t)(at / 1000000000u);
+		its.it_value.tv_nsec = (long)(at % 1000000000u);
+		if (timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL) < 0 ||
+		    read(tfd, &ticks, sizeof(ticks)) != (ssize_t)sizeof(ticks))
+			fl__bench_die("timerfd", errno);
+		late[i] = fl__bench_now_ns() - at;
+	}
+	close(tfd);
+	late_out("baseline_timerfd_late", late, (size_t)n);
+	if (fl_display_set_event(intf, FL_DISPLAY_EVENT_VSYNC, 1, NULL) < 0)
+		fl__bench_die("fl_display_set_event", EIO);
+	for (long i = 0; i < n; i++) {
+		struct fl_display_event *ev;
+
+		if (fl_display_read_event(intf, &ev) < 0)
+			fl__bench_die("fl_display_read_event", EIO);
+		late[i] = fl__bench_now_ns() - ((struct fl_display_vsync_event *)ev)->timestamp;
+		free(ev);
+	}
+	fl_display_set_event(intf, FL_DISPLAY_EVENT_VSYNC, 0, NULL);
+	late_out("display_vsync_late", late, (size_t)n);
+	fl__bench_ratio("ratio_display_vsync_late_p99_over_timerfd", "display_vsync_late_p99",
+			"baseline_timerfd_late_p99");
+	free(late);
+}
+
+void fl__bench_display_service(void)
+{
+	struct post_ctx c = { 0 };
+	struct fl_display_interface_data id = { 0 };
+	struct fl_display_buffer b = { 0 };
+	struct fl_display_mode m;
+	uint32_t intf_id = 0, off, pitch;
+	long n = fl__bench_iters(2000, 200);
+	int r, fd;
+
+	fl__bench_comment("section display: fl-displayd's default phone device, its panel "
+			  "(interface 0) and engine 0");
+	r = fl_display_device_open(0, &c.dev);
+	if (r == 0)
+		r = fl_display_interface_open(c.dev, intf_id, &c.intf);
+	if (r == 0)
+		r = fl_display_interface_get_data(c.intf, &id, NULL);
+	if (r < 0) {
+		fl__bench_comment("display: no display service (%s): section skipped",
+				  strerror(-r));
+		return;
+	}
+	m = id.current_mode;
+	r = fl_display_simple_buffer_alloc(c.intf, m.hdisplay, m.vdisplay, XR24, &fd, &off, &pitch,
+					   NULL);
+	if (r < 0 || fl_timeline_fd_create("bench", 0, &c.tl) < 0)
+		fl__bench_die("display set-up", r < 0 ? -r : EIO);
+	r = fl_display_attach(c.dev, 0, intf_id, NULL);
+	if (r < 0 && r != -EALREADY)
+		fl__bench_die("fl_display_attach", -r);
+	b = (struct fl_display_buffer){ .engine = 0,
+					.w = m.hdisplay,
+					.h = m.vdisplay,
+					.format = XR24,
+					.n_planes = 1,
+					.fd = { fd },
+					.offset = { off },
+					.pitch = { pitch },
+					.acquire_fence = -1 };
+	c.post = (struct fl_display_post){ .intfs = &intf_id,
+					   .n_intfs = 1,
+					   .bufs = &b,
+					   .n_bufs = 1,
+					   .flags = FL_DISPLAY_POST_TEST_ONLY,
+					   .fence_type = FL_DISPLAY_FENCE_NONE };
+	fl__bench_comment("display 1: a post call's round trip (one %ux%u XRGB8888 buffer), "
+			  "median of %d batches of %ld, against a fencelined request",
+			  m.hdisplay, m.vdisplay, FL_BENCH_REPS, n);
+	fl__bench_out("baseline_fencelined_request", fl__bench_batch_median(b_request, &c, n),
+		      "ns");
+	fl__bench_out("display_post_test_only", fl__bench_batch_median(b_post, &c, n), "ns");
+	/* Blanked: no vsync, so each post flips as soon as it is queued and the queue stays short. */
+	c.post.flags = 0;
+	fl__bench_out("display_post_flip_blanked", fl__bench_batch_median(b_post, &c, n), "ns");
+	fl__bench_ratio("ratio_display_post_test_only_over_request", "display_post_test_only",
+			"baseline_fencelined_request");
+	fl__bench_ratio("ratio_display_post_flip_over_request", "display_post_flip_blanked",
+			"baseline_fencelined_request");
+	if (fl_display_blank(c.intf, FL_DISPLAY_DPMS_ON, NULL) < 0)
+		fl__bench_die("fl_display_blank", EIO);
+	part_jitter(c.intf, (uint64_t)m.htotal * m.vtotal * 1000000u / m.clock);
+	fl_display_blank(c.intf, FL_DISPLAY_DPMS_OFF, NULL);
+	close(fd);
+	fl_timeline_fd_close(c.tl);
+	fl_display_close(c.intf);
+	fl_display_close(c.dev);
+	fl_display_disconnect();
+}
