@@ -706,3 +706,63 @@ FL_TEST(the_service_s_death_fails_its_pending_fences)
 	close(fd);
 	disp_close(&d);
 }
+
+/* YUV420 buffers of 64 × 64, three planes in one memfd of @fd. */
+static void yuv_buffer(struct fl_display_buffer *b, int fd, int acquire)
+{
+	*b = (struct fl_display_buffer){ .engine = 3, /* the default config's yuv420 engine */
+					 .w = 64,
+					 .h = 64,
+					 .format = FL_FOURCC('Y', 'U', '1', '2'),
+					 .n_planes = 3,
+					 .fd = { fd, fd, fd },
+					 .offset = { 0, 4096, 5120 },
+					 .pitch = { 64, 32, 32 },
+					 .acquire_fence = acquire };
+}
+
+FL_TEST(a_post_of_56_buffers_passes_its_280_fds_in_order)
+{
+	struct disp d;
+	struct fl_display_buffer b[FL_DISPLAY_MAX_BUFFERS];
+	struct fl_display_post p = { 0 };
+	struct fl_display_error e = { 0 };
+	struct fl_display_stats st0, st;
+	int mem = memfd_create("yuv", MFD_CLOEXEC), tl = -1, acq = -1, fence = 7;
+
+	disp_open(&d);
+	fl_assert(mem >= 0);
+	fl_assert_int_eq(ftruncate(mem, 6144), 0);
+	fl_assert_int_eq(fl_timeline_fd_create("acq", 0, &tl), 0);
+	fl_assert_int_eq(fl_fence_fd_create(tl, 1, "acq", &acq), 0);
+	/* 56 × (3 planes + an acquire fence): more than one message carries. */
+	for (int i = 0; i < FL_DISPLAY_MAX_BUFFERS; i++)
+		yuv_buffer(&b[i], mem, acq);
+	fl_assert_int_eq(fl_display_device_get_stats(d.dev, &st0, NULL), 0);
+	p.intfs = &d.intf_id;
+	p.n_intfs = 1;
+	p.bufs = b;
+	p.n_bufs = FL_DISPLAY_MAX_BUFFERS;
+	p.flags = FL_DISPLAY_POST_TEST_ONLY;
+	fl_assert_int_eq(fl_display_post(d.dev, &p, &fence, &e), 0);
+	fl_assert_int_eq(fence, -1); /* TEST_ONLY: no fence */
+	/* The last buffer's last plane one byte short: the fds arrived in order. */
+	b[55].offset[2] = 5121;
+	fl_assert_int_eq(fl_display_post(d.dev, &p, &fence, &e), -EINVAL);
+	fl_assert(strstr(e.msg, "buffer 55 plane 2"));
+	/* One buffer's acquire fence replaced by a plain memfd: refused, naming it. */
+	b[55].offset[2] = 5120;
+	b[40].acquire_fence = mem;
+	fl_assert_int_eq(fl_display_post(d.dev, &p, &fence, &e), -EINVAL);
+	fl_assert(strstr(e.msg, "buffer 40"));
+	fl_assert(strstr(e.msg, "not a fence"));
+	fl_assert_int_eq(fl_display_device_get_stats(d.dev, &st, NULL), 0);
+	fl_assert_int_eq(st.posted, st0.posted);
+	fl_assert_int_eq(st.queued, 0);
+	/* The connection is still in step: the next call works. */
+	fl_assert_int_eq(fl_display_blank(d.intf, FL_DISPLAY_DPMS_ON, NULL), 0);
+	close(acq);
+	fl_timeline_fd_close(tl);
+	close(mem);
+	disp_close(&d);
+}
