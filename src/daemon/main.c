@@ -290,34 +290,17 @@ int main(int argc, char **argv)
 		}
 		stat(path, &st_bound);
 	}
-	if (!cfg.foreground) {
-		/* The starter waits for us: return to it now that the socket listens. */
-		pid_t pid = fork();
-
-		if (pid < 0) {
-			fprintf(stderr, "fencelined: fork: %s\n", strerror(errno));
-			return 1;
-		}
-		if (pid > 0)
-			_exit(0);
-		setsid();
-		if (chdir("/") < 0)
-			return 1;
+	/* The starter waits for us: return to it now that the socket listens. */
+	if (!cfg.foreground && (r = fl__server_detach()) < 0) {
+		fprintf(stderr, "fencelined: %s\n", strerror(-r));
+		return 1;
 	}
 	r = fld_serve(lfd, &cfg);
 	if (r < 0)
 		fld_log("event loop failed: %s", strerror(-r));
-	if (activated < 0) {
-		struct stat st;
-
-		/* Remove the socket only if it is still ours, then free the lock. */
-		if (stat(path, &st) == 0 && st.st_ino == st_bound.st_ino &&
-		    st.st_dev == st_bound.st_dev)
-			unlink(path);
-		close(lfd);
-		close(lock);
-	} else {
-		close(lfd);
-	}
+	close(lfd);
+	/* Remove the socket only if it is still ours, then free the lock. */
+	if (activated < 0)
+		fl__server_unlisten(path, &st_bound, lock);
 	return r < 0 ? 1 : 0;
 }

@@ -196,32 +196,17 @@ int main(int argc, char **argv)
 		if (cfg.foreground)
 			displayd_log("listening on %s", path);
 	}
-	if (!cfg.foreground) {
-		/* The starter waits for us: return to it now that the socket listens. */
-		pid_t pid = fork();
-
-		if (pid < 0) {
-			fprintf(stderr, "fl-displayd: fork: %s\n", strerror(errno));
-			return 1;
-		}
-		if (pid > 0)
-			_exit(0);
-		setsid();
-		if (chdir("/") < 0)
-			return 1;
+	/* The starter waits for us: return to it now that the socket listens. */
+	if (!cfg.foreground && (r = fl__server_detach()) < 0) {
+		fprintf(stderr, "fl-displayd: %s\n", strerror(-r));
+		return 1;
 	}
 	r = displayd_serve(lfd, &cfg);
 	if (r < 0)
 		displayd_log("cannot serve: %s", strerror(-r));
-	if (activated < 0) {
-		struct stat st;
-
-		if (stat(path, &st) == 0 && st.st_ino == st_bound.st_ino &&
-		    st.st_dev == st_bound.st_dev)
-			unlink(path);
-		close(lock);
-	}
 	close(lfd);
+	if (activated < 0)
+		fl__server_unlisten(path, &st_bound, lock);
 	free(text);
 	return r < 0 ? 1 : 0;
 }

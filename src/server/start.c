@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -93,4 +94,27 @@ int fl__server_activation_fd(void)
 	fcntl(3, F_SETFD, FD_CLOEXEC);
 	fcntl(3, F_SETFL, fcntl(3, F_GETFL) | O_NONBLOCK);
 	return 3;
+}
+
+int fl__server_detach(void)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (pid > 0)
+		_exit(0);
+	setsid();
+	if (chdir("/") < 0)
+		return -errno;
+	return 0;
+}
+
+void fl__server_unlisten(const char *path, const struct stat *bound, int lock)
+{
+	struct stat st;
+
+	if (stat(path, &st) == 0 && st.st_ino == bound->st_ino && st.st_dev == bound->st_dev)
+		unlink(path);
+	close(lock);
 }

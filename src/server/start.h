@@ -11,6 +11,7 @@
 #ifndef FL_SERVER_START_H
 #define FL_SERVER_START_H
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 /* How long a starter waits for the lock, or for the holder to answer. */
@@ -39,5 +40,22 @@ int fl__server_listen_locked(const char *path, mode_t mode, int *ret_lock);
  * Return: 3, or -1 when this process was not socket-activated.
  */
 int fl__server_activation_fd(void);
+
+/**
+ * fl__server_detach() - leave the starter: fork, the parent exits 0 (the
+ * library that spawned us waits for that, once the socket listens), the
+ * child gets a session of its own and "/" as its directory
+ *
+ * Return: 0 in the child; fork()'s or chdir()'s -errno (nothing forked, or
+ * the child cannot go on).
+ */
+int fl__server_detach(void);
+
+/**
+ * fl__server_unlisten() - stop serving @path: remove the socket file if it
+ * is still the one bound (@bound, stat()ed after listening: another server
+ * may have replaced a file removed under it), then free the lock (closed)
+ */
+void fl__server_unlisten(const char *path, const struct stat *bound, int lock);
 
 #endif /* FL_SERVER_START_H */
