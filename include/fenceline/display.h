@@ -471,6 +471,25 @@ FL_EXPORT int fl_display_set_connected(struct fl_display_handle *intf, int conne
 				       struct fl_display_error *e);
 
 /**
+ * fl_display_capture() - what interface @intf shows now, as an image
+ * @format: FL_FOURCC('X', 'R', '2', '4') (XRGB8888) or
+ *	FL_FOURCC('A', 'R', '2', '4') (ARGB8888)
+ * @ret_fd: a new memfd, the caller's: *@ret_h lines of *@ret_pitch bytes
+ *	from offset 0, the interface's current mode's size
+ *
+ * The frame of the post on screen on @intf (its buffers composed in
+ * software, over black, each at the top-left corner at its own size), or
+ * black when none is. A driver that composes in software does it only for
+ * a capture: a post nobody looks at costs no pixel.
+ * Return: 0; -EINVAL (another format, not an interface handle); -ENODEV
+ * (the interface has no mode); -EOPNOTSUPP (the driver cannot show its
+ * frames); -ENOMEM.
+ */
+FL_EXPORT int fl_display_capture(struct fl_display_handle *intf, uint32_t format, int *ret_fd,
+				 uint32_t *ret_w, uint32_t *ret_h, uint32_t *ret_pitch,
+				 struct fl_display_error *e);
+
+/**
  * fl_display_device_get_stats() - the device's queue and its counters
  * Return: 0, -EINVAL (not a device handle).
  */

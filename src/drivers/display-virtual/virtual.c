@@ -19,6 +19,8 @@
 #define SIMPLE_MAX_BYTES (1ull << 30)
 
 struct vstate {
+	uint32_t intfs[FL_DISPLAY_MAX_INTERFACES]; /* the post's, for a capture of one of them */
+	size_t n_intfs;
 	size_t n_bufs;
 	struct fl_display_driver_buffer bufs[];
 };
@@ -39,14 +41,12 @@ struct vintf {
 struct vdev {
 	const struct fl_display_host *host;
 	struct vintf *intfs[FL_DISPLAY_MAX_INTERFACES];
-	struct vstate *on_screen; /* the last post: what every lit interface shows */
 	/*
-	 * The composition hook: how many observers (a capture, a writeback
-	 * post) want the composed pixels. While it is 0 the driver never
-	 * touches a pixel: a post is only the list of buffers on screen.
-	 * Software composition (src/display/compose.h) plugs in at compose().
+	 * The last post: what its interfaces show. A post is only this list
+	 * of buffers; no pixel is touched until an observer (a capture) asks
+	 * for the frame, and compose() makes it then.
 	 */
-	unsigned int observers;
+	struct vstate *on_screen;
 };
 
 uint64_t fl__display_virtual_frame(const struct fl_display_mode *mode, uint64_t base_ns, uint64_t n)
@@ -228,6 +228,9 @@ static int v_validate(void *data, const struct fl_display_driver_post *post, voi
 	s = malloc(sizeof(*s) + post->n_bufs * sizeof(s->bufs[0]));
 	if (!s)
 		return -ENOMEM;
+	s->n_intfs = post->n_intfs < FL_DISPLAY_MAX_INTERFACES ? post->n_intfs
+							       : FL_DISPLAY_MAX_INTERFACES;
+	memcpy(s->intfs, post->intfs, s->n_intfs * sizeof(s->intfs[0]));
 	s->n_bufs = post->n_bufs;
 	if (post->n_bufs)
 		memcpy(s->bufs, post->bufs, post->n_bufs * sizeof(s->bufs[0]));
@@ -235,11 +238,18 @@ static int v_validate(void *data, const struct fl_display_driver_post *post, voi
 	return 0;
 }
 
-/* Where software composition plugs in: only called while something observes the output. */
-static void compose(struct vdev *v, const struct vstate *s)
+/*
+ * Software composition of what interface @intf shows (@s, NULL: nothing)
+ * into @dst, by the service's compositor: only called for an observer.
+ */
+static int compose(struct vdev *v, const struct vstate *s, uint32_t intf,
+		   const struct fl_display_driver_buffer *dst)
 {
-	(void)v;
-	(void)s;
+	bool shown = false;
+
+	for (size_t i = 0; s && i < s->n_intfs; i++)
+		shown |= s->intfs[i] == intf;
+	return v->host->compose(v->host, shown ? s->bufs : NULL, shown ? s->n_bufs : 0, dst);
 }
 
 static void v_post(void *data, void *state)
@@ -247,8 +257,6 @@ static void v_post(void *data, void *state)
 	struct vdev *v = data;
 
 	v->on_screen = state;
-	if (v->observers)
-		compose(v, v->on_screen);
 }
 
 static void v_state_free(void *data, void *state)
@@ -304,6 +312,13 @@ static int v_describe_simple_post(void *data, uint32_t intf,
 	return 0;
 }
 
+static int v_capture(void *data, uint32_t intf, const struct fl_display_driver_buffer *dst)
+{
+	struct vdev *v = data;
+
+	return compose(v, v->on_screen, intf, dst);
+}
+
 const struct fl_display_driver_ops fl__display_virtual_ops = {
 	.name = "virtual",
 	.caps = FL_DISPLAY_CAP_VSYNC | FL_DISPLAY_CAP_HOTPLUG | FL_DISPLAY_CAP_SIMPLE_BUFFERS |
@@ -318,4 +333,5 @@ const struct fl_display_driver_ops fl__display_virtual_ops = {
 	.alloc_simple_buffer = v_alloc_simple_buffer,
 	.describe_simple_post = v_describe_simple_post,
 	.set_connected = v_set_connected,
+	.capture = v_capture,
 };
