@@ -730,7 +730,7 @@ static void handle_close(struct handle *h)
 
 	for (uint32_t t = FL_DISPLAY_EVENT_DEVICE_CUSTOM; t < FL_DISPLAY_EVENT_TYPE_MAX; t++)
 		if (bit(h->subscribed, t) && d && d->drv->set_event && !others_subscribed(h, t))
-			d->drv->set_event(d->drv_data, h->id, t, false);
+			d->drv->set_event(d->drv_data, h->kind, h->id, t, false);
 	close(h->events);
 	memset(h, 0, sizeof(*h));
 }
@@ -983,7 +983,7 @@ static bool do_set_event(struct dconn *c, const struct fl_dproto_request *q)
 		return fail(c, &q->hdr, -EALREADY, "event type %" PRIu32 " is %s already", s->type,
 			    s->enabled ? "on" : "off");
 	if (custom && !others_subscribed(h, s->type)) {
-		r = d->drv->set_event(d->drv_data, h->id, s->type, s->enabled);
+		r = d->drv->set_event(d->drv_data, h->kind, h->id, s->type, s->enabled);
 		if (r < 0)
 			return fail(c, &q->hdr, r, "the driver refused event type %" PRIu32,
 				    s->type);

@@ -221,7 +221,8 @@ struct fl_display_host {
  *	software does it here and never for a post nobody looks at. NULL:
  *	-EOPNOTSUPP.
  *
- * @set_event: turn delivery of events of @type on interface @intf on or off
+ * @set_event: turn delivery of driver events of @type (128 to 254) on object
+ *	@id of @kind on or off
  *	(the service counts the subscribers; this is called at the first one
  *	and after the last). NULL: only VSYNC and HOTPLUG, which the service
  *	delivers by itself from vsync() and hotplug(); others are refused with
@@ -257,7 +258,8 @@ struct fl_display_driver_ops {
 	int (*set_connected)(void *data, uint32_t intf, bool connected);
 	int (*capture)(void *data, uint32_t intf, const struct fl_display_driver_buffer *dst);
 
-	int (*set_event)(void *data, uint32_t intf, uint32_t type, bool enabled);
+	int (*set_event)(void *data, enum fl_display_object_kind kind, uint32_t id, uint32_t type,
+			 bool enabled);
 };
 
 FL_END_DECLS
