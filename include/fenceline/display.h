@@ -408,8 +408,11 @@ FL_EXPORT int fl_display_read_event(struct fl_display_handle *h,
  * that interface @intf can scan out (ADF_SIMPLE_BUFFER_ALLOC)
  * @ret_fd: its memory (mmap() it: @ret_pitch × @h bytes at @ret_offset),
  *	the caller's
+ * The virtual driver's come from the heap table's ``display-scanout`` usage
+ * (<fenceline/heap-table.h>), as any buffer a display engine scans out.
  * Return: 0; -EINVAL (a format not in ADF's RGB list, a size of 0 or
- * above 65535, not an interface handle); -EOPNOTSUPP.
+ * above 65535, not an interface handle); -EOPNOTSUPP; the heap table's
+ * -E2BIG (larger than the scan-out allows), -ENODEV, -ENOMEM.
  */
 FL_EXPORT int fl_display_simple_buffer_alloc(struct fl_display_handle *intf, uint32_t w, uint32_t h,
 					     uint32_t format, int *ret_fd, uint32_t *ret_offset,

@@ -5,11 +5,10 @@
  * next absolute vsync deadline; nothing of its own blocks or spins.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
+
+#include <fenceline/heap-table.h>
 
 #include "display-virtual.h"
 
@@ -17,6 +16,8 @@
 #define PITCH_ALIGN 64
 /* A simple buffer may not be bigger than this (a 16k × 16k ARGB8888 is exactly 1 GiB). */
 #define SIMPLE_MAX_BYTES (1ull << 30)
+/* The heap table's usage of memory a display engine scans out (data/heaps.ini). */
+#define SCANOUT_USAGE "display-scanout"
 
 struct vstate {
 	uint32_t intfs[FL_DISPLAY_MAX_INTERFACES]; /* the post's, for a capture of one of them */
@@ -47,6 +48,8 @@ struct vdev {
 	 * for the frame, and compose() makes it then.
 	 */
 	struct vstate *on_screen;
+	/* The heap table, for simple buffers: the system's (FENCELINE_HEAP_TABLE or the default). */
+	struct fl_heap_table *heaps;
 };
 
 uint64_t fl__display_virtual_frame(const struct fl_display_mode *mode, uint64_t base_ns, uint64_t n)
@@ -150,9 +153,15 @@ fail:
 static int v_create(const struct fl_display_host *host, void **ret_data)
 {
 	struct vdev *v = calloc(1, sizeof(*v));
+	int r;
 
 	if (!v)
 		return -ENOMEM;
+	r = fl_heap_table_load_system(&v->heaps, NULL, 0);
+	if (r < 0) {
+		free(v);
+		return r;
+	}
 	v->host = host;
 	*ret_data = v;
 	return 0;
@@ -169,6 +178,7 @@ static void v_destroy(void *data)
 		v->host->source_remove(v->intfs[i]->plug);
 		free(v->intfs[i]);
 	}
+	fl_heap_table_close(v->heaps);
 	free(v);
 }
 
@@ -274,7 +284,7 @@ static int v_alloc_simple_buffer(void *data, uint32_t intf, uint32_t w, uint32_t
 	struct vdev *v = data;
 	unsigned int planes, cpp[FL_DISPLAY_MAX_PLANES];
 	uint64_t pitch, size;
-	int fd;
+	int fd, r;
 
 	(void)intf;
 	if (v->host->layout(v->host, format, &planes, cpp) < 0 || planes != 1 || !w || !h)
@@ -283,17 +293,16 @@ static int v_alloc_simple_buffer(void *data, uint32_t intf, uint32_t w, uint32_t
 	size = pitch * h;
 	if (pitch > UINT32_MAX || size > SIMPLE_MAX_BYTES)
 		return -EINVAL;
-	fd = memfd_create("fl-display-simple", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (fd < 0)
-		return -errno;
-	if (ftruncate(fd, (off_t)size) < 0) {
-		int r = -errno;
-
-		close(fd);
+	/*
+	 * From the heap that the table says a display engine scans out of
+	 * (contiguous, at most 32 MiB by default): a buffer any holder may
+	 * draw in, and none can shrink under the scan-out (the heaps seal
+	 * their memfds). The heap takes it back once every holder closed it.
+	 */
+	r = fl_heap_table_alloc(v->heaps, (const char *const[]){ SCANOUT_USAGE }, 1, (size_t)size,
+				0, &fd, NULL, NULL, 0);
+	if (r < 0)
 		return r;
-	}
-	/* Whoever holds it may draw in it, never shrink it under the scan-out. */
-	fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL);
 	*ret_fd = fd;
 	*ret_offset = 0;
 	*ret_pitch = (uint32_t)pitch;
