@@ -40,7 +40,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +55,7 @@
 
 #include "client.h"
 #include "counter.h"
+#include "service.h"
 #include "statuspage.h"
 #include "transport.h"
 #include "util.h"
@@ -81,43 +81,6 @@ extern char **environ;
 #define UNUSED_SLOT_NAME "fl-unused-slot"
 
 /* What makes an fd ours: its file's inode. */
-struct fdid {
-	dev_t dev;
-	ino_t ino;
-	bool fifo; /* a pipe (a signal end: its write end), else a socket */
-};
-
-/* Record @fd's identity; an fd we cannot fstat() is not usable. */
-static int fd_id(int fd, struct fdid *ret)
-{
-	struct stat st;
-
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		*ret = (struct fdid){ 0, 0, false };
-		return -EBADF;
-	}
-	*ret = (struct fdid){ st.st_dev, st.st_ino, S_ISFIFO(st.st_mode) };
-	return 0;
-}
-
-/* Does @fd still hold the file we got as @id? */
-static bool fd_is(int fd, const struct fdid *id)
-{
-	struct stat st;
-
-	return fd >= 0 && id->ino && fstat(fd, &st) == 0 && st.st_ino == id->ino &&
-	       st.st_dev == id->dev;
-}
-
-/* Close @fd only if it is still ours: otherwise the number is the program's now. */
-static void close_own(int fd, const struct fdid *id)
-{
-	if (fd_is(fd, id))
-		close(fd);
-	else if (fd >= 0)
-		FL_LOG("daemon", "fd %d is no longer the library's: left alone", fd);
-}
-
 static unsigned int env_ms(const char *name, unsigned int def)
 {
 	const char *env = getenv(name);
@@ -270,9 +233,9 @@ static struct {
 
 static void watch_free(struct watch *w)
 {
-	close_own(atomic_load(&w->conn_fd), &w->conn_id);
-	close_own(w->stop_fd, &w->stop_id);
-	close_own(atomic_load(&w->kick_fd), &w->kick_id);
+	fl__fdid_close(atomic_load(&w->conn_fd), &w->conn_id);
+	fl__fdid_close(w->stop_fd, &w->stop_id);
+	fl__fdid_close(atomic_load(&w->kick_fd), &w->kick_id);
 	free(w);
 }
 
@@ -287,7 +250,7 @@ static void watch_free(struct watch *w)
 static void kept_drop_locked(void)
 {
 	for (unsigned int i = 0; i < conn.nkept; i++)
-		close_own(conn.kept[i].fd, &conn.kept[i].id);
+		fl__fdid_close(conn.kept[i].fd, &conn.kept[i].id);
 	conn.nkept = 0;
 }
 
@@ -297,8 +260,8 @@ static void pool_drop_locked(void)
 	for (; conn.pool_count; conn.pool_count--, conn.pool_head++) {
 		unsigned int at = conn.pool_head % FL_PROTO_POOL_FILL_MAX;
 
-		close_own(conn.pool[at], &conn.pool_id[at]);
-		close_own(conn.pool_sig[at], &conn.pool_sig_id[at]);
+		fl__fdid_close(conn.pool[at], &conn.pool_id[at]);
+		fl__fdid_close(conn.pool_sig[at], &conn.pool_sig_id[at]);
 	}
 	conn.pool_head = 0;
 	conn.pool_slot = 0;
@@ -318,7 +281,7 @@ static void pool_drop_locked(void)
 		 * @stop at its next tick instead.
 		 */
 		atomic_store(&conn.watch->stop, true);
-		if (fd_is(conn.watch->stop_fd, &conn.watch->stop_id))
+		if (fl__fdid_is(conn.watch->stop_fd, &conn.watch->stop_id))
 			(void)!write(conn.watch->stop_fd, &one, sizeof(one));
 		pthread_join(conn.watch->thread, NULL);
 		watch_free(conn.watch);
@@ -347,8 +310,8 @@ static void pool_give_back_locked(void)
 	for (unsigned int i = 0; i < conn.pool_count; i++) {
 		unsigned int at = (conn.pool_head + i) % FL_PROTO_POOL_FILL_MAX;
 
-		close_own(conn.pool[at], &conn.pool_id[at]);
-		close_own(conn.pool_sig[at], &conn.pool_sig_id[at]);
+		fl__fdid_close(conn.pool[at], &conn.pool_id[at]);
+		fl__fdid_close(conn.pool_sig[at], &conn.pool_sig_id[at]);
 		conn.pool[at] = -1;
 		conn.pool_sig[at] = -1;
 	}
@@ -374,7 +337,7 @@ static void kept_sweep_locked(void)
 	/* Every holder gone: POLLHUP on a socket, POLLERR on a pipe's write end. */
 	for (unsigned int i = 0; i < conn.nkept; i++) {
 		if (p[i].revents & (POLLHUP | POLLERR | POLLNVAL))
-			close_own(conn.kept[i].fd, &conn.kept[i].id);
+			fl__fdid_close(conn.kept[i].fd, &conn.kept[i].id);
 		else
 			conn.kept[j++] = conn.kept[i];
 	}
@@ -484,7 +447,7 @@ static void kept_kicked_locked(int fd)
 
 				if (!e->id.fifo || e->slot != (uint32_t)k[i].slot)
 					continue;
-				if (fd_is(e->fd, &e->id))
+				if (fl__fdid_is(e->fd, &e->id))
 					kept_complete(e, &rec, &g);
 				*e = conn.kept[--conn.nkept];
 				break;
@@ -500,7 +463,7 @@ static void kept_kicked_locked(int fd)
 static void kept_settle_locked(void)
 {
 	if (conn.watch && atomic_load(&conn.watch->kick_fd) >= 0 &&
-	    fd_is(atomic_load(&conn.watch->kick_fd), &conn.watch->kick_id))
+	    fl__fdid_is(atomic_load(&conn.watch->kick_fd), &conn.watch->kick_id))
 		kept_kicked_locked(atomic_load(&conn.watch->kick_fd));
 }
 
@@ -547,11 +510,11 @@ static void *watch_main(void *arg)
 			continue;
 		kicked = false;
 		/* A number the program took is polled no more. */
-		if (p[0].fd >= 0 && !fd_is(p[0].fd, &w->conn_id))
+		if (p[0].fd >= 0 && !fl__fdid_is(p[0].fd, &w->conn_id))
 			p[0].fd = -1;
 		else if (n > 0 && p[0].revents)
 			hung_up = true;
-		if (!fd_is(w->stop_fd, &w->stop_id)) {
+		if (!fl__fdid_is(w->stop_fd, &w->stop_id)) {
 			p[1].fd = -1;
 		} else if (n > 0 && p[1].revents) {
 			uint64_t v;
@@ -559,7 +522,7 @@ static void *watch_main(void *arg)
 			/* Not a stop: woken to poll the kick pipe too. */
 			(void)!read(w->stop_fd, &v, sizeof(v));
 		}
-		if (p[2].fd >= 0 && !fd_is(p[2].fd, &w->kick_id)) {
+		if (p[2].fd >= 0 && !fl__fdid_is(p[2].fd, &w->kick_id)) {
 			p[2].fd = -1;
 		} else if (p[2].fd >= 0 && n > 0 && (p[2].revents & POLLIN)) {
 			kicked = true;
@@ -596,7 +559,7 @@ static void *watch_main(void *arg)
 		}
 		/* Polled no more: the kick pipe took its place. Under the lock, as fork reads it. */
 		if (p[0].fd < 0 && atomic_load(&w->conn_fd) >= 0)
-			close_own(atomic_exchange(&w->conn_fd, -1), &w->conn_id);
+			fl__fdid_close(atomic_exchange(&w->conn_fd, -1), &w->conn_id);
 		if (hung_up) {
 			kept_drop_locked();
 			pthread_mutex_unlock(&conn.lock);
@@ -625,9 +588,9 @@ static void *watch_main(void *arg)
 			 * program's run. The fds go under the lock, so that no
 			 * fork() copies them.
 			 */
-			close_own(atomic_load(&w->conn_fd), &w->conn_id);
-			close_own(w->stop_fd, &w->stop_id);
-			close_own(atomic_load(&w->kick_fd), &w->kick_id);
+			fl__fdid_close(atomic_load(&w->conn_fd), &w->conn_id);
+			fl__fdid_close(w->stop_fd, &w->stop_id);
+			fl__fdid_close(atomic_load(&w->kick_fd), &w->kick_id);
 			conn.watch = NULL;
 			pthread_detach(pthread_self());
 			pthread_mutex_unlock(&conn.lock);
@@ -675,9 +638,9 @@ static int watch_start_kick_locked(int kick)
 	atomic_init(&w->conn_fd, fd);
 	atomic_init(&w->kick_fd, kick);
 	w->stop_fd = eventfd(0, EFD_CLOEXEC);
-	if ((kick < 0 && (fd < 0 || fd_id(fd, &w->conn_id) < 0)) ||
-	    (kick >= 0 && fd_id(kick, &w->kick_id) < 0) || w->stop_fd < 0 ||
-	    fd_id(w->stop_fd, &w->stop_id) < 0) {
+	if ((kick < 0 && (fd < 0 || fl__fdid_get(fd, &w->conn_id) < 0)) ||
+	    (kick >= 0 && fl__fdid_get(kick, &w->kick_id) < 0) || w->stop_fd < 0 ||
+	    fl__fdid_get(w->stop_fd, &w->stop_id) < 0) {
 		r = -errno;
 		fl__close(fd);
 		fl__close(kick);
@@ -736,7 +699,7 @@ static void atfork_child(void)
 	atomic_store(&conn.unflushed, false);
 	atomic_fetch_add(&conn.generation, 1);
 	/* Closing our copy leaves the parent's connection untouched. */
-	close_own(conn.fd, &conn.id);
+	fl__fdid_close(conn.fd, &conn.id);
 	conn.fd = -1;
 	/* No watcher thread in the child: only its copies of the watcher's fds. */
 	if (conn.watch) {
@@ -749,72 +712,11 @@ static void atfork_child(void)
 	conn.reading = false;
 	conn.connecting = false;
 	conn.read_fd = -1;
-	close_own(conn.orphan_fd, &conn.orphan_id);
+	fl__fdid_close(conn.orphan_fd, &conn.orphan_id);
 	conn.orphan_fd = -1;
 	conn.read_cond = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
 	fl__status_page_forked();
 	pthread_mutex_unlock(&conn.lock);
-}
-
-/*
- * A connected socket, or a negative errno. With @timeout_ms, every send,
- * receive and the connect itself (a listener whose backlog is full) wait
- * at most that long, so a daemon that stopped answering, or a listener
- * that never does, gives -ETIMEDOUT instead of a hang. The kernel's
- * socket timeouts cost nothing per request.
- */
-static int connect_once(const char *path, unsigned int timeout_ms)
-{
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	struct timeval tv = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000 };
-	int fd;
-
-	strcpy(addr.sun_path, path); /* length checked by fl__socket_path() */
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (timeout_ms && (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0 ||
-			   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)) {
-		int r = -errno;
-
-		close(fd);
-		return r;
-	}
-	while (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
-		int r = -errno;
-
-		if (r == -EINTR)
-			continue;
-		close(fd);
-		return r == -EAGAIN ? -ETIMEDOUT : r;
-	}
-	return fd;
-}
-
-/*
- * Whoever listens on the socket must be our own daemon (our uid), a system
- * daemon (root), or the uid $FENCELINE_DAEMON_UID names, before we send it
- * a thing or believe a thing it answers: a socket path can be pointed at,
- * or planted in, a place another user controls.
- */
-static int peer_trusted(int fd, const char *path)
-{
-	struct ucred uc;
-	socklen_t len = sizeof(uc);
-	const char *env = getenv("FENCELINE_DAEMON_UID");
-	char *end;
-
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &len) < 0)
-		return -errno;
-	if (uc.uid == geteuid() || uc.uid == 0)
-		return 0;
-	if (env && env[0] && strtoul(env, &end, 10) == uc.uid && !*end)
-		return 0;
-	fprintf(stderr,
-		"fenceline: refusing the daemon at %s: it runs as uid %u, not as uid %u or root "
-		"(FENCELINE_DAEMON_UID=%u would trust it)\n",
-		path, (unsigned int)uc.uid, (unsigned int)geteuid(), (unsigned int)uc.uid);
-	return -EPERM;
 }
 
 /* One request: a send that timed out (SO_SNDTIMEO) is -ETIMEDOUT. */
@@ -986,42 +888,14 @@ static char **daemon_environ(char **ret_preload)
  */
 static int spawn_daemon(const char *path)
 {
-	char *argv[] = { (char *)daemon_binary(), (char *)"--socket", (char *)path, NULL };
 	char **envp, *preload;
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	sigset_t none, all;
-	pid_t pid;
-	int r, status;
+	int r;
 
-	sigemptyset(&none);
-	sigfillset(&all);
-	posix_spawnattr_init(&attr);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setsigdefault(&attr, &all);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
-						POSIX_SPAWN_SETSID);
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-	if (!getenv("FENCELINE_DAEMON_STDERR"))
-		posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
 	envp = daemon_environ(&preload);
-	r = posix_spawn(&pid, argv[0], &fa, &attr, argv, envp ? envp : environ);
+	r = fl__service_spawn("daemon", daemon_binary(), path, envp);
 	free(envp);
 	free(preload);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&attr);
-	if (r != 0) {
-		fprintf(stderr, "fenceline: cannot start the daemon %s: %s\n", argv[0],
-			strerror(r));
-		return -ECONNREFUSED;
-	}
-	FL_LOG("daemon", "started %s --socket %s (pid %d)", argv[0], path, (int)pid);
-	/* ECHILD is fine: the application may reap children itself. */
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	return 0;
+	return r;
 }
 
 static void sleep_ms(unsigned int ms)
@@ -1044,7 +918,7 @@ static bool conn_live_locked(void)
 {
 	if (conn.fd < 0)
 		return false;
-	if (fd_is(conn.fd, &conn.id))
+	if (fl__fdid_is(conn.fd, &conn.id))
 		return true;
 	FL_LOG("daemon", "fd %d is no longer our connection: connecting again", conn.fd);
 	conn.fd = -1;
@@ -1083,16 +957,16 @@ static int connect_daemon(bool may_spawn, struct fresh *ret)
 		return r;
 	timeout_ms = env_ms("FENCELINE_REQUEST_TIMEOUT_MS", REQUEST_TIMEOUT_MS);
 	for (;;) {
-		fd = connect_once(path, timeout_ms);
+		fd = fl__service_connect(path, timeout_ms);
 		if (fd >= 0) {
-			r = peer_trusted(fd, path);
+			r = fl__service_peer_trusted(fd, "daemon", path);
 			if (r < 0) {
 				close(fd);
 				return r;
 			}
 			ret->page = -1;
 			r = hello(fd, ret->served, &ret->page);
-			if (r > 0 && fd_id(fd, &ret->id) == 0) {
+			if (r > 0 && fl__fdid_get(fd, &ret->id) == 0) {
 				ret->fd = fd;
 				ret->daemon_pid = r;
 				ret->timeout_ms = timeout_ms;
@@ -1224,12 +1098,12 @@ static void kept_return_locked(void)
 {
 	struct fl_msg_hdr h = { FL_OP_FENCE_RETURN, 0, 0, 0 };
 
-	if (conn.fd < 0 || !fd_is(conn.fd, &conn.id))
+	if (conn.fd < 0 || !fl__fdid_is(conn.fd, &conn.id))
 		return;
 	for (unsigned int i = 0; i < conn.nkept; i++) {
 		const struct kept *k = &conn.kept[i];
 
-		if (!k->id.fifo || !fd_is(k->fd, &k->id))
+		if (!k->id.fifo || !fl__fdid_is(k->fd, &k->id))
 			continue;
 		h.seq = ++conn.seq;
 		/* Never waits: a daemon that reads nothing gets nothing back. */
@@ -1255,7 +1129,8 @@ static void drop_locked(void)
 {
 	if (conn.nkept)
 		kept_return_locked();
-	if (conn.reading && conn.fd >= 0 && conn.read_fd == conn.fd && fd_is(conn.fd, &conn.id)) {
+	if (conn.reading && conn.fd >= 0 && conn.read_fd == conn.fd &&
+	    fl__fdid_is(conn.fd, &conn.id)) {
 		/*
 		 * A thread is in recvmsg() on it: wake it (end of file) and
 		 * leave the close to it, so that the number is not reused
@@ -1265,7 +1140,7 @@ static void drop_locked(void)
 		conn.orphan_fd = conn.fd;
 		conn.orphan_id = conn.id;
 	} else {
-		close_own(conn.fd, &conn.id);
+		fl__fdid_close(conn.fd, &conn.id);
 	}
 	conn.fd = -1;
 	fail_waiters_locked(-ECONNRESET);
@@ -1371,7 +1246,7 @@ static void read_one_locked(void)
 	conn.reading = false;
 	conn.read_fd = -1;
 	if (conn.orphan_fd >= 0 && conn.orphan_fd == fd) {
-		close_own(conn.orphan_fd, &conn.orphan_id);
+		fl__fdid_close(conn.orphan_fd, &conn.orphan_id);
 		conn.orphan_fd = -1;
 	}
 	if (fd != conn.fd || generation != atomic_load(&conn.generation)) {
@@ -1704,9 +1579,10 @@ static int pool_fill_take_locked(const unsigned char *buf, int n, int *fds, unsi
 
 		conn.pool[at] = i < nfds ? fds[i] : -1;
 		conn.pool_sig[at] = per == 2 && sig < nfds ? fds[sig] : -1;
-		if (conn.pool[at] >= 0 && fd_id(conn.pool[at], &conn.pool_id[at]) < 0)
+		if (conn.pool[at] >= 0 && fl__fdid_get(conn.pool[at], &conn.pool_id[at]) < 0)
 			conn.pool[at] = -1;
-		if (conn.pool_sig[at] >= 0 && fd_id(conn.pool_sig[at], &conn.pool_sig_id[at]) < 0)
+		if (conn.pool_sig[at] >= 0 &&
+		    fl__fdid_get(conn.pool_sig[at], &conn.pool_sig_id[at]) < 0)
 			conn.pool_sig[at] = -1;
 	}
 	conn.pool_count += rep.count;
@@ -1774,7 +1650,7 @@ static int slot_skip_locked(uint32_t handle)
 		drop_locked();
 		return r == -EPIPE || r == -ENOTCONN ? -ECONNRESET : r;
 	}
-	close_own(conn.pool_sig[at], &conn.pool_sig_id[at]);
+	fl__fdid_close(conn.pool_sig[at], &conn.pool_sig_id[at]);
 	conn.pool_sig[at] = -1;
 	conn.pool_head++;
 	conn.pool_count--;
@@ -1801,7 +1677,7 @@ static int pool_take_ready_locked(uint32_t handle)
 		while (conn.pool_count) {
 			unsigned int at = conn.pool_head % FL_PROTO_POOL_FILL_MAX;
 
-			if (fd_is(conn.pool[at], &conn.pool_id[at]))
+			if (fl__fdid_is(conn.pool[at], &conn.pool_id[at]))
 				return 0;
 			if (conn.pool[at] >= 0)
 				FL_LOG("daemon",
@@ -1869,7 +1745,7 @@ static void owned_forget_locked(uint32_t handle)
 {
 	for (unsigned int i = 0; i < conn.nkept;) {
 		if (conn.kept[i].handle == handle) {
-			close_own(conn.kept[i].fd, &conn.kept[i].id);
+			fl__fdid_close(conn.kept[i].fd, &conn.kept[i].id);
 			conn.kept[i] = conn.kept[--conn.nkept];
 		} else {
 			i++;
@@ -1895,7 +1771,7 @@ void fl__client_bound(unsigned int generation, uint32_t handle, int timeline_fd)
 	 * is gone.
 	 */
 	if (conn_live_locked() && atomic_load(&conn.generation) == generation &&
-	    (!(o = owned_find_locked(handle)) || !fd_is(timeline_fd, &o->tl_id)))
+	    (!(o = owned_find_locked(handle)) || !fl__fdid_is(timeline_fd, &o->tl_id)))
 		owned_forget_locked(handle);
 	pthread_mutex_unlock(&conn.lock);
 }
@@ -1919,7 +1795,7 @@ static void watch_give_kick_locked(int fd)
 	uint64_t one = 1;
 
 	if (!conn.watch || atomic_load(&conn.watch->kick_fd) >= 0 ||
-	    fd_id(fd, &conn.watch->kick_id) < 0) {
+	    fl__fdid_get(fd, &conn.watch->kick_id) < 0) {
 		close(fd);
 		return;
 	}
@@ -1930,7 +1806,7 @@ static void watch_give_kick_locked(int fd)
 	 * copy of the connection, which it closes (only it, so that no other
 	 * thread closes a number it polls).
 	 */
-	if (fd_is(conn.watch->stop_fd, &conn.watch->stop_id))
+	if (fl__fdid_is(conn.watch->stop_fd, &conn.watch->stop_id))
 		(void)!write(conn.watch->stop_fd, &one, sizeof(one));
 }
 
@@ -1958,7 +1834,7 @@ static bool kept_prepare_locked(uint32_t handle, uint64_t value, int sig, const 
 		return false;
 	}
 	if (!o || fl__counter_reached(&o->counter, fl__counter_read(&o->counter), value)) {
-		close_own(sig, sig_id);
+		fl__fdid_close(sig, sig_id);
 		return false;
 	}
 	if (conn.nkept == KEPT_MAX) {
@@ -1971,7 +1847,7 @@ static bool kept_prepare_locked(uint32_t handle, uint64_t value, int sig, const 
 
 			if (!ko || fl__counter_reached(&ko->counter, fl__counter_read(&ko->counter),
 						       k->value))
-				close_own(k->fd, &k->id);
+				fl__fdid_close(k->fd, &k->id);
 			else
 				conn.kept[j++] = *k;
 		}
@@ -1986,7 +1862,7 @@ static bool kept_prepare_locked(uint32_t handle, uint64_t value, int sig, const 
 	if (conn.nkept == KEPT_MAX || watch_start_locked() < 0 ||
 	    (sig_id->fifo && !watch_has_kick_locked())) {
 		conn.ends_score = FL_MAX(conn.ends_score - 1, -ENDS_SCORE_MAX);
-		close_own(sig, sig_id);
+		fl__fdid_close(sig, sig_id);
 		return false;
 	}
 	return true;
@@ -2046,7 +1922,7 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
 	r = send_packet(conn.fd, &req, sizeof(req), NULL, 0);
 	if (r < 0) {
 		if (keep)
-			close_own(sig, &sig_id);
+			fl__fdid_close(sig, &sig_id);
 		drop_locked();
 		r = r == -EPIPE || r == -ENOTCONN ? -ECONNRESET : r;
 		goto out;
@@ -2068,20 +1944,20 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
 	if (n >= 0 && check_reply(reply, n, FL_OP_FENCE_NEW, req.h.seq) < 0)
 		n = -EPROTO;
 	if (n < 0) {
-		close_own(fd, &fid);
+		fl__fdid_close(fd, &fid);
 		lost_locked(w.generation);
 		r = n;
 		goto out;
 	}
 	r = fl__client_reply_status(reply);
 	if (r < 0) {
-		close_own(fd, &fid);
+		fl__fdid_close(fd, &fid);
 		/* Unless its connection went meanwhile, and its kept ends with it. */
 		if (atomic_load(&conn.generation) != w.generation || conn.fd < 0)
 			keep = false;
 		for (unsigned int i = 0; keep && i < conn.nkept; i++)
 			if (conn.kept[i].fd == sig) {
-				close_own(sig, &sig_id);
+				fl__fdid_close(sig, &sig_id);
 				conn.kept[i] = conn.kept[--conn.nkept];
 				break;
 			}
@@ -2134,7 +2010,7 @@ int fl__client_timeline_create(const char *name, unsigned int flags, int *ret_fd
 			struct fdid tl_id;
 
 			if (fl__counter_map(&counter, fds[1], flags != 0) == 0) {
-				if (fd_id(fds[0], &tl_id) < 0)
+				if (fl__fdid_get(fds[0], &tl_id) < 0)
 					fl__counter_unmap(&counter);
 				else
 					conn.owned[conn.nowned++] =
@@ -2190,7 +2066,7 @@ int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t c
 			i++;
 			continue;
 		}
-		if (fd_is(k->fd, &k->id)) {
+		if (fl__fdid_is(k->fd, &k->id)) {
 			kept_complete(k, &rec, &sigpipe);
 		} else {
 			/* The program took its number: the daemon must complete this one. */

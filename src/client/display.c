@@ -10,20 +10,19 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <fenceline/display.h>
 
 #include "display.h"
+#include "service.h"
 #include "transport.h"
 #include "util.h"
 
@@ -37,15 +36,17 @@ struct fl_display_handle {
 	uint32_t kind, device, id, handle;
 	uint64_t gen; /* the connection it was opened on */
 	int fd;
+	struct fdid fd_id; /* the event pipe we gave the program: checked before each use */
 };
 
 static struct {
 	pthread_mutex_t lock;
 	int fd;
+	struct fdid id; /* checked once per call (client.c's top comment) */
 	pid_t pid; /* who connected: a forked child connects anew */
 	uint64_t gen;
 	uint32_t seq;
-} dc = { PTHREAD_MUTEX_INITIALIZER, -1, 0, 0, 0 };
+} dc = { PTHREAD_MUTEX_INITIALIZER, -1, { 0, 0, false }, 0, 0, 0 };
 
 static void set_error(struct fl_display_error *e, int err, const char *msg)
 {
@@ -66,64 +67,9 @@ static const char *displayd_binary(void)
 	return FL_DISPLAYD_BUILD_PATH;
 }
 
-/* As the library starts fencelined: the service detaches once it listens. */
-static int spawn_service(const char *path)
-{
-	char *argv[] = { (char *)displayd_binary(), (char *)"--socket", (char *)path, NULL };
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	sigset_t none, all;
-	pid_t pid;
-	int r, status;
-
-	sigemptyset(&none);
-	sigfillset(&all);
-	posix_spawnattr_init(&attr);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setsigdefault(&attr, &all);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
-						POSIX_SPAWN_SETSID);
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-	if (!getenv("FENCELINE_DAEMON_STDERR"))
-		posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-	r = posix_spawn(&pid, argv[0], &fa, &attr, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&attr);
-	if (r != 0) {
-		fprintf(stderr, "fenceline: cannot start the display service %s: %s\n", argv[0],
-			strerror(r));
-		return -ECONNREFUSED;
-	}
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	return 0;
-}
-
-static int try_connect(const char *path)
-{
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	struct timeval tv = { REPLY_TIMEOUT_S, 0 };
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-
-	if (fd < 0)
-		return -errno;
-	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
-	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
-		int r = -errno;
-
-		close(fd);
-		return r;
-	}
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	return fd;
-}
-
 static void drop_locked(void)
 {
-	if (dc.fd >= 0)
-		close(dc.fd);
+	fl__fdid_close(dc.fd, &dc.id);
 	dc.fd = -1;
 	dc.gen++;
 }
@@ -144,10 +90,15 @@ static int connect_locked(void)
 	bool spawned = false;
 	int fd, r;
 
-	if (dc.fd >= 0 && dc.pid == getpid())
+	if (dc.fd >= 0 && dc.pid == getpid() && fl__fdid_is(dc.fd, &dc.id))
 		return 0;
-	if (dc.fd >= 0) {
-		/* The parent's connection: not ours to use, not ours to close either. */
+	if (dc.fd >= 0 && dc.pid != getpid()) {
+		/* A forked child's copy of the parent's connection: closing it leaves the parent's. */
+		drop_locked();
+	} else if (dc.fd >= 0) {
+		/* The program closed or took the number: it is theirs now, never ours to close. */
+		FL_LOG("daemon", "fd %d is no longer our display connection: connecting again",
+		       dc.fd);
 		dc.fd = -1;
 		dc.gen++;
 	}
@@ -158,13 +109,19 @@ static int connect_locked(void)
 	for (;;) {
 		struct timespec ts = { 0, 5000000L };
 
-		fd = try_connect(path);
-		if (fd >= 0)
+		fd = fl__service_connect(path, REPLY_TIMEOUT_S * 1000);
+		if (fd >= 0) {
+			r = fl__service_peer_trusted(fd, "display service", path);
+			if (r < 0) {
+				close(fd);
+				return r;
+			}
 			break;
+		}
 		if (fd != -ENOENT && fd != -ECONNREFUSED)
 			return fd;
 		if (!spawned) {
-			r = spawn_service(path);
+			r = fl__service_spawn("display service", displayd_binary(), path, NULL);
 			if (r < 0)
 				return r;
 			spawned = true;
@@ -172,6 +129,10 @@ static int connect_locked(void)
 		if (fl__now_ns() > deadline)
 			return -ECONNREFUSED;
 		nanosleep(&ts, NULL);
+	}
+	if (fl__fdid_get(fd, &dc.id) < 0) {
+		close(fd);
+		return -EBADF;
 	}
 	dc.fd = fd;
 	dc.pid = getpid();
@@ -290,8 +251,7 @@ static int simple(const struct fl_display_handle *h, uint32_t op, const void *bo
 FL_EXPORT void fl_display_disconnect(void)
 {
 	pthread_mutex_lock(&dc.lock);
-	if (dc.pid == getpid())
-		drop_locked();
+	drop_locked(); /* a forked child's copy too: it closes only if the number is still ours */
 	pthread_mutex_unlock(&dc.lock);
 }
 
@@ -356,7 +316,13 @@ static int open_handle(uint32_t kind, uint32_t device, uint32_t id, struct fl_di
 		free(h);
 		return r;
 	}
-	*h = (struct fl_display_handle){ kind, device, id, rep.r.handle, h->gen, fd };
+	*h =
+		(struct fl_display_handle){ kind, device,	  id, rep.r.handle, h->gen,
+					    fd,	  { 0, 0, false } };
+	if (fl__fdid_get(fd, &h->fd_id) < 0) {
+		free(h);
+		return -EBADF;
+	}
 	*ret = h;
 	return 0;
 }
@@ -391,7 +357,7 @@ FL_EXPORT void fl_display_close(struct fl_display_handle *h)
 		return;
 	b = (struct fl_dmsg_handle){ h->handle, 0 };
 	pthread_mutex_lock(&dc.lock);
-	live = dc.fd >= 0 && dc.pid == getpid() && dc.gen == h->gen;
+	live = dc.fd >= 0 && dc.pid == getpid() && dc.gen == h->gen && fl__fdid_is(dc.fd, &dc.id);
 	pthread_mutex_unlock(&dc.lock);
 	/*
 	 * On a connection that is gone the service forgot the handle with it:
@@ -399,7 +365,7 @@ FL_EXPORT void fl_display_close(struct fl_display_handle *h)
 	 */
 	if (live)
 		(void)simple(h, FL_DOP_CLOSE, &b, sizeof(b), NULL);
-	close(h->fd);
+	fl__fdid_close(h->fd, &h->fd_id);
 	free(h);
 }
 
@@ -658,6 +624,8 @@ FL_EXPORT int fl_display_read_event(struct fl_display_handle *h,
 
 	if (!h || !ret_event)
 		return -EINVAL;
+	if (!fl__fdid_is(h->fd, &h->fd_id))
+		return -EBADF; /* the program closed or replaced the handle's fd */
 	r = read_all(h->fd, &hdr, sizeof(hdr));
 	if (r < 0)
 		return r;
