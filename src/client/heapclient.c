@@ -123,7 +123,7 @@ FL_EXPORT int fl_heap_daemon_free_group(uint32_t group)
 FL_EXPORT int fl_heap_daemon_get_usage(const char *heap, struct fl_heap_daemon_usage *ret_usage)
 {
 	struct fl_msg_heap_info q;
-	struct fl_msg_heap_info_reply rep;
+	struct fl_msg_heap_info_reply rep = { 0 }; /* gcc -O3 cannot see request() fill it */
 	int r;
 
 	fl_return_if(!ret_usage, -EINVAL);

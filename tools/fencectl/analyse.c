@@ -87,7 +87,7 @@ static bool critical_point(const struct trace *t, const struct tr_fence *f, unsi
 	}
 	if (!f->n_points && depth < MAX_INPUT_DEPTH) {
 		for (size_t i = 0; i < f->n_inputs; i++) {
-			struct tr_point p;
+			struct tr_point p = { 0 };
 			const struct tr_signal *s;
 
 			if (!critical_point(t, trace_fence(t, f->inputs[i]), depth + 1, &p, &s))

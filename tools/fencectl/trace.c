@@ -489,7 +489,7 @@ static int load_deadlock(struct loader *ld, const struct json *ev, double ts)
 
 static int load_event(struct loader *ld, const struct json *ev, double *min_ts, double *max_ts)
 {
-	const char *ph, *cat = "", *name = "";
+	const char *ph = "", *cat = "", *name = "";
 	double ts = 0, dur = 0;
 	bool known;
 	int r;
@@ -805,7 +805,7 @@ int trace_load(const struct json *root, struct trace *t, char *msg, size_t msg_s
 {
 	struct loader ld = { .t = t, .msg = msg, .msg_size = msg_size };
 	const struct json *events, *other, *producer, *format;
-	double min_ts = INFINITY, max_ts = -INFINITY, v;
+	double min_ts = INFINITY, max_ts = -INFINITY, v = 0;
 	int r;
 
 	memset(t, 0, sizeof(*t));
