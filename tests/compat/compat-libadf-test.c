@@ -339,6 +339,8 @@ FL_TEST(libadf_recovery_ui)
 	__u32 format = DRM_FORMAT_RGB565, w, h, offset[2], pitch[2];
 	int intf, buf[2], release[2] = { -1, -1 }, err;
 	uint16_t *px[2];
+	struct fl_display_handle *native;
+	struct fl_display_stats stats;
 	ssize_t n = adf_devices(&ids);
 
 	fl_assert_int_ge(n, 1);
@@ -381,9 +383,21 @@ FL_TEST(libadf_recovery_ui)
 			fl_assert_int_eq(adf_interface_blank(intf, DRM_MODE_DPMS_ON), 0);
 		}
 	}
-	/* The post before last has left the screen; the last one is on it. */
+	/* The post before last has left the screen. */
 	fl_assert_int_eq(sync_wait(release[0], -1), 0);
+	/* Once the last one is on screen (vsync by vsync), its V1 fence stays unsignalled. */
+	fl_assert_int_eq(fl_display_device_open(0, &native), 0);
+	fl_assert_int_eq(adf_set_event(intf, ADF_EVENT_VSYNC, true), 0);
+	do {
+		struct adf_event *ev;
+
+		fl_assert_int_eq(adf_read_event(intf, &ev), 0);
+		free(ev);
+		fl_assert_int_eq(fl_display_device_get_stats(native, &stats, NULL), 0);
+	} while (stats.flipped < 6);
+	fl_display_close(native);
 	fl_assert_int_eq(sync_wait(release[1], 0), -1);
+	fl_assert_int_eq(errno, ETIME);
 	for (int i = 0; i < 2; i++) {
 		close(release[i]);
 		munmap(px[i], (size_t)pitch[i] * h);
