@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <adf/adf.h>
@@ -236,6 +237,7 @@ FL_TEST(libadf_event)
 FL_TEST(libadf_attach)
 {
 	struct fixture f;
+	struct adf_device_data data;
 
 	set_up(&f);
 	attach(&f);
@@ -244,6 +246,12 @@ FL_TEST(libadf_attach)
 	fl_assert_int_eq(adf_device_detach(&f.dev, f.eng_id, f.intf_id), -EINVAL);
 	fl_assert_int_eq(adf_device_attach(&f.dev, f.eng_id, 1024), -EINVAL);
 	fl_assert_int_eq(adf_device_detach(&f.dev, f.eng_id, 1024), -EINVAL);
+	/* Beyond adf_test: which is the engine and which the interface (rgb565 on the writeback). */
+	fl_assert_int_eq(adf_device_attach(&f.dev, 1, 2), 0);
+	fl_assert_int_eq(adf_get_device_data(&f.dev, &data), 0);
+	fl_assert_int_eq(data.n_attachments, 1);
+	fl_assert(data.attachments[0].overlay_engine == 1 && data.attachments[0].interface == 2);
+	adf_free_device_data(&data);
 	tear_down(&f);
 }
 
@@ -251,6 +259,7 @@ FL_TEST(libadf_simple_buffer_alloc)
 {
 	struct fixture f;
 	__u32 w, h, offset, pitch;
+	struct stat st;
 	int buf;
 
 	set_up(&f);
@@ -258,6 +267,9 @@ FL_TEST(libadf_simple_buffer_alloc)
 	buf = adf_interface_simple_buffer_alloc(f.intf, w, h, format8888(&f), &offset, &pitch);
 	fl_assert_int_ge(buf, 0);
 	fl_assert(pitch >= w * 4);
+	/* Its memory holds the buffer at the offset given. */
+	fl_assert_int_eq(fstat(buf, &st), 0);
+	fl_assert((uint64_t)st.st_size >= (uint64_t)offset + (uint64_t)pitch * h);
 	close(buf);
 	fl_assert_int_eq(adf_interface_simple_buffer_alloc(f.intf, w, h, 0xDEADBEEF, &offset,
 							   &pitch),
