@@ -215,6 +215,19 @@ static void put_device(struct fl_display_handle *tmp)
 	fl_display_close(tmp);
 }
 
+/* An array of @n elements for the second query, NULL for none; false when out of memory. */
+static bool room(void **array, size_t n, size_t elem)
+{
+	*array = n ? calloc(n, elem) : NULL;
+	return !n || *array;
+}
+
+/* What the second query copied: counts that grew since the first are cut to the arrays libadf made. */
+static size_t cut(size_t got, size_t made)
+{
+	return got < made ? got : made;
+}
+
 static ssize_t id_array(const adf_id_t *ids, size_t n, adf_id_t **out)
 {
 	/* Never NULL, also for none: callers free() it and test it. */
@@ -281,25 +294,19 @@ FL_EXPORT int adf_get_device_data(struct adf_device *dev, struct adf_device_data
 		put_device(tmp);
 		return -ENOMEM;
 	}
-	d.attachments = d.n_attachments ? calloc(d.n_attachments, sizeof(*d.attachments)) : NULL;
-	d.allowed = d.n_allowed ? calloc(d.n_allowed, sizeof(*d.allowed)) : NULL;
-	d.custom_data = d.custom_data_size ? calloc(1, d.custom_data_size) : NULL;
+	bool ok = room((void **)&d.attachments, d.n_attachments, sizeof(*d.attachments)) &
+		  room((void **)&d.allowed, d.n_allowed, sizeof(*d.allowed)) &
+		  room(&d.custom_data, d.custom_data_size, 1);
+	size_t na = d.n_attachments, nl = d.n_allowed, nc = d.custom_data_size;
+
 	data->attachments = (struct adf_attachment_config *)d.attachments;
 	data->allowed_attachments = (struct adf_attachment_config *)d.allowed;
 	data->custom_data = d.custom_data;
-	if ((d.n_attachments && !d.attachments) || (d.n_allowed && !d.allowed) ||
-	    (d.custom_data_size && !d.custom_data)) {
-		r = -ENOMEM;
-	} else {
-		size_t na = d.n_attachments, nl = d.n_allowed, nc = d.custom_data_size;
-
-		r = fl_display_device_get_data(h, &d, NULL);
-		/* Counts that grew since the first query are cut to the arrays libadf made. */
-		data->n_attachments = d.n_attachments < na ? d.n_attachments : na;
-		data->n_allowed_attachments = d.n_allowed < nl ? d.n_allowed : nl;
-		data->custom_data_size = d.custom_data_size < nc ? d.custom_data_size : nc;
-		memcpy(data->name, d.name, ADF_NAME_LEN);
-	}
+	r = ok ? fl_display_device_get_data(h, &d, NULL) : -ENOMEM;
+	data->n_attachments = cut(d.n_attachments, na);
+	data->n_allowed_attachments = cut(d.n_allowed, nl);
+	data->custom_data_size = cut(d.custom_data_size, nc);
+	memcpy(data->name, d.name, ADF_NAME_LEN);
 	put_device(tmp);
 	if (r < 0) {
 		adf_free_device_data(data);
@@ -647,6 +654,7 @@ FL_EXPORT int adf_get_interface_data(int fd, struct adf_interface_data *data)
 	struct fl_display_interface_data d = { 0 };
 	struct fl_display_handle *h;
 	size_t nm, nc;
+	bool ok;
 	int r;
 
 	memset(data, 0, sizeof(*data));
@@ -657,14 +665,10 @@ FL_EXPORT int adf_get_interface_data(int fd, struct adf_interface_data *data)
 		return r;
 	nm = d.n_modes;
 	nc = d.custom_data_size;
-	d.modes = nm ? calloc(nm, sizeof(*d.modes)) : NULL;
-	d.custom_data = nc ? calloc(1, nc) : NULL;
+	ok = room((void **)&d.modes, nm, sizeof(*d.modes)) & room(&d.custom_data, nc, 1);
 	data->available_modes = (struct drm_mode_modeinfo *)d.modes;
 	data->custom_data = d.custom_data;
-	if ((nm && !d.modes) || (nc && !d.custom_data))
-		r = -ENOMEM;
-	else
-		r = fl_display_interface_get_data(h, &d, NULL);
+	r = ok ? fl_display_interface_get_data(h, &d, NULL) : -ENOMEM;
 	if (r < 0) {
 		adf_free_interface_data(data);
 		memset(data, 0, sizeof(*data));
@@ -679,8 +683,8 @@ FL_EXPORT int adf_get_interface_data(int fd, struct adf_interface_data *data)
 	data->width_mm = d.width_mm;
 	data->height_mm = d.height_mm;
 	memcpy(&data->current_mode, &d.current_mode, sizeof(data->current_mode));
-	data->n_available_modes = d.n_modes < nm ? d.n_modes : nm;
-	data->custom_data_size = d.custom_data_size < nc ? d.custom_data_size : nc;
+	data->n_available_modes = cut(d.n_modes, nm);
+	data->custom_data_size = cut(d.custom_data_size, nc);
 	return 0;
 }
 
@@ -770,6 +774,7 @@ FL_EXPORT int adf_get_overlay_engine_data(int fd, struct adf_overlay_engine_data
 	struct fl_display_engine_data d = { 0 };
 	struct fl_display_handle *h;
 	size_t nf, nc;
+	bool ok;
 	int r;
 
 	memset(data, 0, sizeof(*data));
@@ -780,22 +785,18 @@ FL_EXPORT int adf_get_overlay_engine_data(int fd, struct adf_overlay_engine_data
 		return r;
 	nf = d.n_formats;
 	nc = d.custom_data_size;
-	d.formats = nf ? calloc(nf, sizeof(*d.formats)) : NULL;
-	d.custom_data = nc ? calloc(1, nc) : NULL;
+	ok = room((void **)&d.formats, nf, sizeof(*d.formats)) & room(&d.custom_data, nc, 1);
 	data->supported_formats = d.formats;
 	data->custom_data = d.custom_data;
-	if ((nf && !d.formats) || (nc && !d.custom_data))
-		r = -ENOMEM;
-	else
-		r = fl_display_engine_get_data(h, &d, NULL);
+	r = ok ? fl_display_engine_get_data(h, &d, NULL) : -ENOMEM;
 	if (r < 0) {
 		adf_free_overlay_engine_data(data);
 		memset(data, 0, sizeof(*data));
 		return r;
 	}
 	memcpy(data->name, d.name, ADF_NAME_LEN);
-	data->n_supported_formats = d.n_formats < nf ? d.n_formats : nf;
-	data->custom_data_size = d.custom_data_size < nc ? d.custom_data_size : nc;
+	data->n_supported_formats = cut(d.n_formats, nf);
+	data->custom_data_size = cut(d.custom_data_size, nc);
 	return 0;
 }
 

@@ -274,6 +274,20 @@ FL_EXPORT int adf_getDisplayConfigs(struct adf_hwc_helper *dev, int disp, uint32
 	return 0;
 }
 
+/* The mode of config @config of display @disp, as its last adf_getDisplayConfigs() listed it. */
+static bool config_mode(struct adf_hwc_helper *dev, int disp, uint32_t config,
+			struct drm_mode_modeinfo *ret)
+{
+	bool have;
+
+	pthread_mutex_lock(&dev->lock);
+	have = config < dev->configs[disp].n;
+	if (have)
+		*ret = dev->configs[disp].modes[config];
+	pthread_mutex_unlock(&dev->lock);
+	return have;
+}
+
 /* 1000 × dots per inch, as libadfhwc computed it (in float). */
 static int32_t dpi(uint16_t res, uint16_t size_mm)
 {
@@ -282,28 +296,45 @@ static int32_t dpi(uint16_t res, uint16_t size_mm)
 
 enum attr { A_END, A_PERIOD, A_WIDTH, A_HEIGHT, A_DPI_X, A_DPI_Y, A_UNKNOWN };
 
+/* HWC1's and HWC2's attribute codes, each table ending with its list's terminator. */
+struct attr_code {
+	uint32_t code;
+	enum attr attr;
+};
+
+static const struct attr_code hwc1_codes[] = {
+	{ HWC_DISPLAY_VSYNC_PERIOD, A_PERIOD }, { HWC_DISPLAY_WIDTH, A_WIDTH },
+	{ HWC_DISPLAY_HEIGHT, A_HEIGHT },	{ HWC_DISPLAY_DPI_X, A_DPI_X },
+	{ HWC_DISPLAY_DPI_Y, A_DPI_Y },		{ HWC_DISPLAY_NO_ATTRIBUTE, A_END },
+};
+
+static const struct attr_code hwc2_codes[] = {
+	{ HWC2_ATTRIBUTE_VSYNC_PERIOD, A_PERIOD }, { HWC2_ATTRIBUTE_WIDTH, A_WIDTH },
+	{ HWC2_ATTRIBUTE_HEIGHT, A_HEIGHT },	   { HWC2_ATTRIBUTE_DPI_X, A_DPI_X },
+	{ HWC2_ATTRIBUTE_DPI_Y, A_DPI_Y },	   { HWC2_ATTRIBUTE_INVALID, A_END },
+};
+
+static enum attr which(const struct attr_code *codes, uint32_t code)
+{
+	for (size_t i = 0;; i++)
+		if (codes[i].code == code || codes[i].attr == A_END)
+			return codes[i].code == code ? codes[i].attr : A_UNKNOWN;
+}
+
 static int attributes(struct adf_hwc_helper *dev, int disp, uint32_t config, const uint32_t *attrs,
-		      int32_t *values, enum attr (*which)(uint32_t))
+		      int32_t *values, const struct attr_code *codes)
 {
 	struct adf_interface_data data;
 	struct drm_mode_modeinfo mode;
-	bool have;
 	int r;
 
-	if (!disp_ok(dev, disp) || !attrs || !values)
-		return -EINVAL;
-	pthread_mutex_lock(&dev->lock);
-	have = config < dev->configs[disp].n;
-	if (have)
-		mode = dev->configs[disp].modes[config];
-	pthread_mutex_unlock(&dev->lock);
-	if (!have)
+	if (!disp_ok(dev, disp) || !attrs || !values || !config_mode(dev, disp, config, &mode))
 		return -EINVAL;
 	r = adf_get_interface_data(dev->fds[disp], &data);
 	if (r < 0)
 		return r;
-	for (size_t i = 0; which(attrs[i]) != A_END; i++) {
-		switch (which(attrs[i])) {
+	for (size_t i = 0; which(codes, attrs[i]) != A_END; i++) {
+		switch (which(codes, attrs[i])) {
 		case A_PERIOD:
 			values[i] = mode.vrefresh ? (int32_t)(1000000000 / mode.vrefresh) : 0;
 			break;
@@ -328,69 +359,23 @@ static int attributes(struct adf_hwc_helper *dev, int disp, uint32_t config, con
 	return 0;
 }
 
-static enum attr hwc1_attr(uint32_t a)
-{
-	switch (a) {
-	case HWC_DISPLAY_NO_ATTRIBUTE:
-		return A_END;
-	case HWC_DISPLAY_VSYNC_PERIOD:
-		return A_PERIOD;
-	case HWC_DISPLAY_WIDTH:
-		return A_WIDTH;
-	case HWC_DISPLAY_HEIGHT:
-		return A_HEIGHT;
-	case HWC_DISPLAY_DPI_X:
-		return A_DPI_X;
-	case HWC_DISPLAY_DPI_Y:
-		return A_DPI_Y;
-	default:
-		return A_UNKNOWN;
-	}
-}
-
-static enum attr hwc2_attr(uint32_t a)
-{
-	switch (a) {
-	case HWC2_ATTRIBUTE_INVALID:
-		return A_END;
-	case HWC2_ATTRIBUTE_VSYNC_PERIOD:
-		return A_PERIOD;
-	case HWC2_ATTRIBUTE_WIDTH:
-		return A_WIDTH;
-	case HWC2_ATTRIBUTE_HEIGHT:
-		return A_HEIGHT;
-	case HWC2_ATTRIBUTE_DPI_X:
-		return A_DPI_X;
-	case HWC2_ATTRIBUTE_DPI_Y:
-		return A_DPI_Y;
-	default:
-		return A_UNKNOWN;
-	}
-}
-
 FL_EXPORT int adf_getDisplayAttributes(struct adf_hwc_helper *dev, int disp, uint32_t config,
 				       const uint32_t *attributes_, int32_t *values)
 {
-	return attributes(dev, disp, config, attributes_, values, hwc1_attr);
+	return attributes(dev, disp, config, attributes_, values, hwc1_codes);
 }
 
 FL_EXPORT int adf_getDisplayAttributes_hwc2(struct adf_hwc_helper *dev, int disp, uint32_t config,
 					    const uint32_t *attributes_, int32_t *values)
 {
-	return attributes(dev, disp, config, attributes_, values, hwc2_attr);
+	return attributes(dev, disp, config, attributes_, values, hwc2_codes);
 }
 
 FL_EXPORT int adf_set_active_config_hwc2(struct adf_hwc_helper *dev, int disp, uint32_t config)
 {
 	struct drm_mode_modeinfo mode;
-	bool have;
 
-	if (!disp_ok(dev, disp))
+	if (!disp_ok(dev, disp) || !config_mode(dev, disp, config, &mode))
 		return -EINVAL;
-	pthread_mutex_lock(&dev->lock);
-	have = config < dev->configs[disp].n;
-	if (have)
-		mode = dev->configs[disp].modes[config];
-	pthread_mutex_unlock(&dev->lock);
-	return have ? adf_interface_set_mode(dev->fds[disp], &mode) : -EINVAL;
+	return adf_interface_set_mode(dev->fds[disp], &mode);
 }
