@@ -215,7 +215,11 @@ static void put_device(struct fl_display_handle *tmp)
 	fl_display_close(tmp);
 }
 
-/* An array of @n elements for the second query, NULL for none; false when out of memory. */
+/*
+ * An array of @n elements for the second query, NULL for none; false when out
+ * of memory. The arrays not made after a failure stay NULL (the first query
+ * left them so), for adf_free_*_data().
+ */
 static bool room(void **array, size_t n, size_t elem)
 {
 	*array = n ? calloc(n, elem) : NULL;
@@ -294,8 +298,8 @@ FL_EXPORT int adf_get_device_data(struct adf_device *dev, struct adf_device_data
 		put_device(tmp);
 		return -ENOMEM;
 	}
-	bool ok = room((void **)&d.attachments, d.n_attachments, sizeof(*d.attachments)) &
-		  room((void **)&d.allowed, d.n_allowed, sizeof(*d.allowed)) &
+	bool ok = room((void **)&d.attachments, d.n_attachments, sizeof(*d.attachments)) &&
+		  room((void **)&d.allowed, d.n_allowed, sizeof(*d.allowed)) &&
 		  room(&d.custom_data, d.custom_data_size, 1);
 	size_t na = d.n_attachments, nl = d.n_allowed, nc = d.custom_data_size;
 
@@ -665,7 +669,7 @@ FL_EXPORT int adf_get_interface_data(int fd, struct adf_interface_data *data)
 		return r;
 	nm = d.n_modes;
 	nc = d.custom_data_size;
-	ok = room((void **)&d.modes, nm, sizeof(*d.modes)) & room(&d.custom_data, nc, 1);
+	ok = room((void **)&d.modes, nm, sizeof(*d.modes)) && room(&d.custom_data, nc, 1);
 	data->available_modes = (struct drm_mode_modeinfo *)d.modes;
 	data->custom_data = d.custom_data;
 	r = ok ? fl_display_interface_get_data(h, &d, NULL) : -ENOMEM;
@@ -785,7 +789,7 @@ FL_EXPORT int adf_get_overlay_engine_data(int fd, struct adf_overlay_engine_data
 		return r;
 	nf = d.n_formats;
 	nc = d.custom_data_size;
-	ok = room((void **)&d.formats, nf, sizeof(*d.formats)) & room(&d.custom_data, nc, 1);
+	ok = room((void **)&d.formats, nf, sizeof(*d.formats)) && room(&d.custom_data, nc, 1);
 	data->supported_formats = d.formats;
 	data->custom_data = d.custom_data;
 	r = ok ? fl_display_engine_get_data(h, &d, NULL) : -ENOMEM;
