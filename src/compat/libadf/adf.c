@@ -215,15 +215,14 @@ static void put_device(struct fl_display_handle *tmp)
 	fl_display_close(tmp);
 }
 
-/*
- * An array of @n elements for the second query, NULL for none; false when out
- * of memory. The arrays not made after a failure stay NULL (the first query
- * left them so), for adf_free_*_data().
- */
-static bool room(void **array, size_t n, size_t elem)
+/* An array of @n elements for the second query, NULL for none; clears *@ok when out of memory. */
+static void *room(size_t n, size_t elem, bool *ok)
 {
-	*array = n ? calloc(n, elem) : NULL;
-	return !n || *array;
+	void *a = n ? calloc(n, elem) : NULL;
+
+	if (n && !a)
+		*ok = false;
+	return a;
 }
 
 /* What the second query copied: counts that grew since the first are cut to the arrays libadf made. */
@@ -289,6 +288,8 @@ FL_EXPORT int adf_get_device_data(struct adf_device *dev, struct adf_device_data
 {
 	struct fl_display_device_data d = { 0 };
 	struct fl_display_handle *h, *tmp;
+	size_t na, nl, nc;
+	bool ok = true;
 	int r;
 
 	memset(data, 0, sizeof(*data));
@@ -298,11 +299,12 @@ FL_EXPORT int adf_get_device_data(struct adf_device *dev, struct adf_device_data
 		put_device(tmp);
 		return -ENOMEM;
 	}
-	bool ok = room((void **)&d.attachments, d.n_attachments, sizeof(*d.attachments)) &&
-		  room((void **)&d.allowed, d.n_allowed, sizeof(*d.allowed)) &&
-		  room(&d.custom_data, d.custom_data_size, 1);
-	size_t na = d.n_attachments, nl = d.n_allowed, nc = d.custom_data_size;
-
+	na = d.n_attachments;
+	nl = d.n_allowed;
+	nc = d.custom_data_size;
+	d.attachments = room(na, sizeof(*d.attachments), &ok);
+	d.allowed = room(nl, sizeof(*d.allowed), &ok);
+	d.custom_data = room(nc, 1, &ok);
 	data->attachments = (struct adf_attachment_config *)d.attachments;
 	data->allowed_attachments = (struct adf_attachment_config *)d.allowed;
 	data->custom_data = d.custom_data;
@@ -658,7 +660,7 @@ FL_EXPORT int adf_get_interface_data(int fd, struct adf_interface_data *data)
 	struct fl_display_interface_data d = { 0 };
 	struct fl_display_handle *h;
 	size_t nm, nc;
-	bool ok;
+	bool ok = true;
 	int r;
 
 	memset(data, 0, sizeof(*data));
@@ -669,7 +671,8 @@ FL_EXPORT int adf_get_interface_data(int fd, struct adf_interface_data *data)
 		return r;
 	nm = d.n_modes;
 	nc = d.custom_data_size;
-	ok = room((void **)&d.modes, nm, sizeof(*d.modes)) && room(&d.custom_data, nc, 1);
+	d.modes = room(nm, sizeof(*d.modes), &ok);
+	d.custom_data = room(nc, 1, &ok);
 	data->available_modes = (struct drm_mode_modeinfo *)d.modes;
 	data->custom_data = d.custom_data;
 	r = ok ? fl_display_interface_get_data(h, &d, NULL) : -ENOMEM;
@@ -778,7 +781,7 @@ FL_EXPORT int adf_get_overlay_engine_data(int fd, struct adf_overlay_engine_data
 	struct fl_display_engine_data d = { 0 };
 	struct fl_display_handle *h;
 	size_t nf, nc;
-	bool ok;
+	bool ok = true;
 	int r;
 
 	memset(data, 0, sizeof(*data));
@@ -789,7 +792,8 @@ FL_EXPORT int adf_get_overlay_engine_data(int fd, struct adf_overlay_engine_data
 		return r;
 	nf = d.n_formats;
 	nc = d.custom_data_size;
-	ok = room((void **)&d.formats, nf, sizeof(*d.formats)) && room(&d.custom_data, nc, 1);
+	d.formats = room(nf, sizeof(*d.formats), &ok);
+	d.custom_data = room(nc, 1, &ok);
 	data->supported_formats = d.formats;
 	data->custom_data = d.custom_data;
 	r = ok ? fl_display_engine_get_data(h, &d, NULL) : -ENOMEM;
