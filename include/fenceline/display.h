@@ -408,8 +408,11 @@ FL_EXPORT int fl_display_read_event(struct fl_display_handle *h,
  * that interface @intf can scan out (ADF_SIMPLE_BUFFER_ALLOC)
  * @ret_fd: its memory (mmap() it: @ret_pitch × @h bytes at @ret_offset),
  *	the caller's
+ * The virtual driver's come from the heap table's ``display-scanout`` usage
+ * (<fenceline/heap-table.h>), as any buffer a display engine scans out.
  * Return: 0; -EINVAL (a format not in ADF's RGB list, a size of 0 or
- * above 65535, not an interface handle); -EOPNOTSUPP.
+ * above 65535, not an interface handle); -EOPNOTSUPP; the heap table's
+ * -E2BIG (larger than the scan-out allows), -ENODEV, -ENOMEM.
  */
 FL_EXPORT int fl_display_simple_buffer_alloc(struct fl_display_handle *intf, uint32_t w, uint32_t h,
 					     uint32_t format, int *ret_fd, uint32_t *ret_offset,
@@ -469,6 +472,25 @@ FL_EXPORT int fl_display_simple_post(struct fl_display_handle *intf,
  */
 FL_EXPORT int fl_display_set_connected(struct fl_display_handle *intf, int connected,
 				       struct fl_display_error *e);
+
+/**
+ * fl_display_capture() - what interface @intf shows now, as an image
+ * @format: FL_FOURCC('X', 'R', '2', '4') (XRGB8888) or
+ *	FL_FOURCC('A', 'R', '2', '4') (ARGB8888)
+ * @ret_fd: a new memfd, the caller's: *@ret_h lines of *@ret_pitch bytes
+ *	from offset 0, the interface's current mode's size
+ *
+ * The frame of the post on screen on @intf (its buffers composed in
+ * software, over black, each at the top-left corner at its own size), or
+ * black when none is. A driver that composes in software does it only for
+ * a capture: a post nobody looks at costs no pixel.
+ * Return: 0; -EINVAL (another format, not an interface handle); -ENODEV
+ * (the interface has no mode); -EOPNOTSUPP (the driver cannot show its
+ * frames); -ENOMEM.
+ */
+FL_EXPORT int fl_display_capture(struct fl_display_handle *intf, uint32_t format, int *ret_fd,
+				 uint32_t *ret_w, uint32_t *ret_h, uint32_t *ret_pitch,
+				 struct fl_display_error *e);
 
 /**
  * fl_display_device_get_stats() - the device's queue and its counters

@@ -896,6 +896,37 @@ FL_EXPORT int fl_display_set_connected(struct fl_display_handle *intf, int conne
 	return simple(intf, FL_DOP_SET_CONNECTED, &b, sizeof(b), e);
 }
 
+FL_EXPORT int fl_display_capture(struct fl_display_handle *intf, uint32_t format, int *ret_fd,
+				 uint32_t *ret_w, uint32_t *ret_h, uint32_t *ret_pitch,
+				 struct fl_display_error *e)
+{
+	struct fl_dmsg_capture b;
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_dmsg_capture_reply r;
+		char msg[FL_DISPLAY_ERROR_MAX];
+	} rep;
+	unsigned int n;
+	int fd, r;
+
+	if (!intf || !ret_fd || !ret_w || !ret_h || !ret_pitch)
+		return -EINVAL;
+	b = (struct fl_dmsg_capture){ intf->handle, format };
+	r = request(intf, FL_DOP_CAPTURE, &b, sizeof(b), NULL, 0, &rep, sizeof(rep), &fd, 1, &n, e);
+	if (r < 0)
+		return r;
+	if (n != 1 || (size_t)r != sizeof(rep.h) + sizeof(rep.r)) {
+		if (n)
+			close(fd);
+		return -EPROTO;
+	}
+	*ret_fd = fd;
+	*ret_w = rep.r.w;
+	*ret_h = rep.r.h;
+	*ret_pitch = rep.r.pitch;
+	return 0;
+}
+
 FL_EXPORT int fl_display_device_get_stats(struct fl_display_handle *dev,
 					  struct fl_display_stats *ret, struct fl_display_error *e)
 {

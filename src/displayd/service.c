@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -35,6 +36,7 @@
 #include <fenceline/shared.h>
 
 #include "acceptor.h"
+#include "compose.h"
 #include "conn.h"
 #include "display-config.h"
 #include "display-model.h"
@@ -127,6 +129,8 @@ static struct fl__display_config *config;
 static struct ddev devs[FL_DISPLAY_CONFIG_MAX_DEVICES];
 static size_t n_devs;
 static bool stopping;
+/* The software compositor the drivers' compose() uses, made on first use. */
+static struct fl_display_compositor *compositor;
 
 void displayd_log(const char *fmt, ...)
 {
@@ -542,6 +546,89 @@ static int h_hotplug(const struct fl_display_host *host, uint32_t intf, bool con
 	return 0;
 }
 
+/* A mapping of @len bytes of @fd, read-only or writable; NULL with errno set. */
+static void *map_fd(int fd, uint64_t len, bool write)
+{
+	void *p;
+
+	if (!len || len > SIZE_MAX) {
+		errno = EINVAL;
+		return NULL;
+	}
+	p = mmap(NULL, (size_t)len, write ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static int h_compose(const struct fl_display_host *host,
+		     const struct fl_display_driver_buffer *bufs, size_t n,
+		     const struct fl_display_driver_buffer *dst)
+{
+	struct fl_display_compose_layer layers[FL_DISPLAY_MAX_BUFFERS];
+	struct fl_display_frame frame;
+	struct fl_display_error e;
+	size_t mapped = 0;
+	int r = 0;
+
+	(void)host;
+	if (n > FL_DISPLAY_MAX_BUFFERS)
+		return -EINVAL;
+	if (!compositor && !(compositor = fl__display_compose_new()))
+		return -ENOMEM;
+	memset(&frame, 0, sizeof(frame));
+	memset(layers, 0, n * sizeof(layers[0]));
+	frame.background = (struct fl_display_color){ 0, 0, 0, 0xffff };
+	frame.target = (struct fl_display_compose_target){
+		NULL, dst->size[0], dst->offset[0], dst->pitch[0], dst->format, dst->w, dst->h
+	};
+	frame.target.map = map_fd(dst->fd[0], dst->size[0], true);
+	if (!frame.target.map)
+		return -errno;
+	for (; mapped < n; mapped++) {
+		const struct fl_display_driver_buffer *b = &bufs[mapped];
+		const struct fl__display_format *f = fl__display_format_find(b->format);
+		struct fl_display_compose_layer *l = &layers[mapped];
+
+		*l = (struct fl_display_compose_layer){
+			.fourcc = b->format,
+			.w = b->w,
+			.h = b->h,
+			.n_planes = b->n_planes,
+			.src_w = b->w << 16,
+			.src_h = b->h << 16,
+			.dst_w = b->w,
+			.dst_h = b->h,
+			.zpos = (uint32_t)mapped,
+			.blend = f && f->alpha ? FL_DISPLAY_BLEND_PREMULTIPLIED
+					       : FL_DISPLAY_BLEND_NONE,
+			.alpha = 0xffff,
+		};
+		for (uint32_t p = 0; p < b->n_planes && p < FL_DISPLAY_MAX_PLANES; p++) {
+			l->plane[p] = (struct fl_display_compose_plane){
+				map_fd(b->fd[p], b->size[p], false), b->size[p], b->offset[p],
+				b->pitch[p]
+			};
+			if (!l->plane[p].map) {
+				r = -errno;
+				mapped++;
+				goto out;
+			}
+		}
+	}
+	frame.layers = layers;
+	frame.n_layers = n;
+	r = fl__display_compose(compositor, &frame, &e);
+	if (r < 0)
+		displayd_log("composition refused: %s", e.msg);
+out:
+	for (size_t i = 0; i < mapped; i++)
+		for (uint32_t p = 0; p < layers[i].n_planes && p < FL_DISPLAY_MAX_PLANES; p++)
+			if (layers[i].plane[p].map)
+				munmap((void *)layers[i].plane[p].map,
+				       (size_t)layers[i].plane[p].size);
+	munmap(frame.target.map, (size_t)dst->size[0]);
+	return r;
+}
+
 static int h_layout(const struct fl_display_host *host, uint32_t fourcc, unsigned int *planes,
 		    unsigned int cpp[FL_DISPLAY_MAX_PLANES])
 {
@@ -643,7 +730,7 @@ static void handle_close(struct handle *h)
 
 	for (uint32_t t = FL_DISPLAY_EVENT_DEVICE_CUSTOM; t < FL_DISPLAY_EVENT_TYPE_MAX; t++)
 		if (bit(h->subscribed, t) && d && d->drv->set_event && !others_subscribed(h, t))
-			d->drv->set_event(d->drv_data, h->id, t, false);
+			d->drv->set_event(d->drv_data, h->kind, h->id, t, false);
 	close(h->events);
 	memset(h, 0, sizeof(*h));
 }
@@ -896,7 +983,7 @@ static bool do_set_event(struct dconn *c, const struct fl_dproto_request *q)
 		return fail(c, &q->hdr, -EALREADY, "event type %" PRIu32 " is %s already", s->type,
 			    s->enabled ? "on" : "off");
 	if (custom && !others_subscribed(h, s->type)) {
-		r = d->drv->set_event(d->drv_data, h->id, s->type, s->enabled);
+		r = d->drv->set_event(d->drv_data, h->kind, h->id, s->type, s->enabled);
 		if (r < 0)
 			return fail(c, &q->hdr, r, "the driver refused event type %" PRIu32,
 				    s->type);
@@ -950,6 +1037,53 @@ static bool do_set_connected(struct dconn *c, const struct fl_dproto_request *q)
 		return fail(c, &q->hdr, -EOPNOTSUPP, "the driver cannot simulate hotplug");
 	r = d->drv->set_connected(d->drv_data, h->id, q->u.set_connected.connected);
 	return reply_status(c, &q->hdr, r, NULL);
+}
+
+static bool do_capture(struct dconn *c, const struct fl_dproto_request *q)
+{
+	struct handle *h = handle_get(c, q->u.capture.handle, FL_DISPLAY_OBJ_INTERFACE);
+	struct fl_dmsg_capture_reply r = { { 0, 0 }, 0, 0, 0, q->u.capture.format };
+	struct fl_display_driver_buffer dst = { 0 };
+	const struct fl_display_mode *m;
+	struct ddev *d;
+	char fcc[5];
+	int fd, err;
+	bool ok;
+
+	if (!h)
+		return wrong_kind(c, &q->hdr, q->u.capture.handle, "an interface");
+	d = ddev_by_id(h->device);
+	if (!d->drv->capture)
+		return fail(c, &q->hdr, -EOPNOTSUPP, "the driver cannot show its frames");
+	if (r.format != FL_FOURCC('X', 'R', '2', '4') && r.format != FL_FOURCC('A', 'R', '2', '4'))
+		return fail(c, &q->hdr, -EINVAL, "a capture is XRGB8888 or ARGB8888, not %s",
+			    fl__display_format_str(r.format, fcc));
+	m = fl__display_interface_current_mode(fl__display_interface_get(d->dev, h->id));
+	if (!m->hdisplay || !m->vdisplay)
+		return fail(c, &q->hdr, -ENODEV, "the interface has no mode: nothing to show");
+	r.w = m->hdisplay;
+	r.h = m->vdisplay;
+	r.pitch = r.w * 4;
+	fd = memfd_create("fl-display-capture", MFD_CLOEXEC);
+	if (fd < 0)
+		return fail(c, &q->hdr, -errno, "cannot make the capture's memory");
+	dst = (struct fl_display_driver_buffer){ .w = r.w,
+						 .h = r.h,
+						 .format = r.format,
+						 .n_planes = 1,
+						 .pitch = { r.pitch },
+						 .size = { (uint64_t)r.pitch * r.h },
+						 .fd = { fd, -1, -1, -1 } };
+	err = ftruncate(fd, (off_t)dst.size[0]) < 0 ? -errno : 0;
+	if (!err)
+		err = d->drv->capture(d->drv_data, h->id, &dst);
+	if (err) {
+		close(fd);
+		return fail(c, &q->hdr, err, "the frame could not be composed: %s", strerror(-err));
+	}
+	ok = reply(c, &q->hdr, &r, sizeof(r), &fd, 1);
+	close(fd);
+	return ok;
 }
 
 static bool do_stats(struct dconn *c, const struct fl_dproto_request *q)
@@ -1251,6 +1385,8 @@ static bool handle_request(struct dconn *c, const struct fl_dproto_request *q, i
 		return do_simple_post(c, q, fds);
 	case FL_DOP_SET_CONNECTED:
 		return do_set_connected(c, q);
+	case FL_DOP_CAPTURE:
+		return do_capture(c, q);
 	default: /* FL_DOP_STATS */
 		return do_stats(c, q);
 	}
@@ -1435,6 +1571,7 @@ static int devices_make(void)
 			.config_modes = h_config_modes,
 			.vsync = h_vsync,
 			.hotplug = h_hotplug,
+			.compose = h_compose,
 			.layout = h_layout,
 		};
 		r = d->drv->create(&d->host, &d->drv_data);
@@ -1477,6 +1614,8 @@ static void devices_free(void)
 	n_devs = 0;
 	fl__display_destroy(set);
 	fl__display_config_free(config);
+	fl__display_compose_free(compositor);
+	compositor = NULL;
 }
 
 static void on_signal(int sfd, uint32_t events, void *data)

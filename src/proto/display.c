@@ -51,6 +51,7 @@ static const struct {
 	[FL_DOP_SET_CONNECTED -
 		FL_DPROTO_FIRST] = { "SET_CONNECTED", sizeof(struct fl_dmsg_set_connected) },
 	[FL_DOP_STATS - FL_DPROTO_FIRST] = { "STATS", sizeof(struct fl_dmsg_handle) },
+	[FL_DOP_CAPTURE - FL_DPROTO_FIRST] = { "CAPTURE", sizeof(struct fl_dmsg_capture) },
 };
 
 const char *fl__dproto_op_name(uint32_t op)
@@ -182,7 +183,7 @@ int fl__dproto_decode(const void *buf, size_t len, unsigned int nfds, int trunca
 		return ret->u.set_event.pad || ret->u.set_event.enabled > 1 ? -EINVAL : 0;
 	case FL_DOP_SET_CONNECTED:
 		return ret->u.set_connected.connected > 1 ? -EINVAL : 0;
-	default: /* DEVICES, BLANK, SIMPLE_ALLOC: any values, the model's to judge */
+	default: /* DEVICES, BLANK, SIMPLE_ALLOC, CAPTURE: any values, the model's to judge */
 		return 0;
 	}
 }

@@ -55,9 +55,10 @@ enum fl_dproto_op {
 	FL_DOP_SIMPLE_POST = 143, /* body simple_post, fds; reply post_reply (+ 1 fd) */
 	FL_DOP_SET_CONNECTED = 144, /* body set_connected; reply: status */
 	FL_DOP_STATS = 145, /* body handle; reply stats_reply */
+	FL_DOP_CAPTURE = 146, /* body capture; reply capture_reply + 1 fd (the frame) */
 };
 #define FL_DPROTO_FIRST FL_DOP_HELLO
-#define FL_DPROTO_LAST	FL_DOP_STATS
+#define FL_DPROTO_LAST	FL_DOP_CAPTURE
 
 struct fl_dmsg_hello {
 	uint32_t version; /* FL_DPROTO_VERSION */
@@ -205,6 +206,17 @@ struct fl_dmsg_stats_reply {
 	struct fl_display_stats stats;
 };
 
+/* What an interface shows now, composed into a new memfd of its current mode's size. */
+struct fl_dmsg_capture {
+	uint32_t handle; /* an interface */
+	uint32_t format; /* XRGB8888 or ARGB8888: the service refuses others */
+};
+
+struct fl_dmsg_capture_reply {
+	struct fl_msg_reply r;
+	uint32_t w, h, pitch, format;
+};
+
 /* A decoded request: the fixed body copied, the arrays pointing into the packet. */
 struct fl_dproto_request {
 	struct fl_msg_hdr hdr;
@@ -221,6 +233,7 @@ struct fl_dproto_request {
 		struct fl_dmsg_post post;
 		struct fl_dmsg_simple_post simple_post;
 		struct fl_dmsg_set_connected set_connected;
+		struct fl_dmsg_capture capture;
 	} u;
 	/* POST: into the caller's packet, unaligned (read with memcpy) */
 	const unsigned char *intfs, *bufs, *custom;

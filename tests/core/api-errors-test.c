@@ -306,6 +306,8 @@ static const struct fl_timeline_ops good_ops = { .driver_name = "good", .has_sig
 	  fl_display_simple_post(NULL, NULL, 0, &fx->out_fd, NULL))                                \
 	X(display_set_connected_null, -EINVAL, fl_display_set_connected(NULL, 1, NULL))            \
 	X(display_device_get_stats_null, -EINVAL, fl_display_device_get_stats(NULL, NULL, NULL))   \
+	X(display_capture_null, -EINVAL,                                                           \
+	  fl_display_capture(NULL, 0, &fx->out_fd, NULL, NULL, NULL, NULL))                        \
 	/* sync_file.h */                                                                          \
 	X(sync_file_import_minus_1, -EBADF, fl_sync_file_import(-1, "x", &fx->out_fence))          \
 	X(sync_file_import_closed, -EBADF,                                                         \
@@ -653,13 +655,15 @@ static const struct contract contracts[] = {
 	{ "fl_display_set_mode", { EINVAL, EOPNOTSUPP, EBADF, EIO, DAEMON_ERRORS } },
 	{ "fl_display_set_event", { EINVAL, EOPNOTSUPP, EALREADY, EBADF, DAEMON_ERRORS } },
 	{ "fl_display_read_event", { EINVAL, EIO, EAGAIN, EBADF, ENOMEM } },
-	{ "fl_display_simple_buffer_alloc", { EINVAL, EOPNOTSUPP, EBADF, DAEMON_ERRORS } },
+	{ "fl_display_simple_buffer_alloc",
+	  { EINVAL, EOPNOTSUPP, E2BIG, ENODEV, EBADF, DAEMON_ERRORS } },
 	{ "fl_display_post", { EINVAL, ENOENT, EBUSY, EBADF, EIO, DAEMON_ERRORS } },
 	{ "fl_display_simple_post",
 	  { EINVAL, ENOENT, EBUSY, EOPNOTSUPP, EBADF, EIO, DAEMON_ERRORS } },
 	{ "fl_display_set_connected",
 	  { EINVAL, EALREADY, EOPNOTSUPP, ENOENT, EBADF, DAEMON_ERRORS } },
 	{ "fl_display_device_get_stats", { EINVAL, EBADF, DAEMON_ERRORS } },
+	{ "fl_display_capture", { EINVAL, ENODEV, EOPNOTSUPP, EBADF, DAEMON_ERRORS } },
 };
 
 static const struct contract *contract_of(const char *function)

@@ -766,3 +766,58 @@ FL_TEST(a_post_of_56_buffers_passes_its_280_fds_in_order)
 	close(mem);
 	disp_close(&d);
 }
+
+/* The pixel of adf_test's checkerboard at (@x, @y) of a @w × @h buffer drawn with @px. */
+static uint32_t checker(uint32_t px, uint32_t w, uint32_t h, uint32_t x, uint32_t y)
+{
+	return ((x < w / 2) ^ (y < h / 2)) ? px : ~px;
+}
+
+FL_TEST(a_capture_shows_the_post_on_screen)
+{
+	struct disp d;
+	struct fl_display_buffer b;
+	struct fl_display_error e = { 0 };
+	uint32_t w, h, pitch, *p;
+	int fd, cap = -1, pres = -1;
+	size_t wrong = 0;
+
+	disp_open(&d);
+	/* Nothing posted: black. */
+	fl_assert_int_eq(fl_display_capture(d.intf, XR24, &cap, &w, &h, &pitch, NULL), 0);
+	fl_assert_int_eq(w, d.mode.hdisplay);
+	fl_assert_int_eq(h, d.mode.vdisplay);
+	p = mmap(NULL, (size_t)pitch * h, PROT_READ, MAP_SHARED, cap, 0);
+	fl_assert(p != MAP_FAILED);
+	for (uint32_t y = 0; y < h; y++)
+		for (uint32_t x = 0; x < w; x++)
+			wrong += (p[(size_t)y * pitch / 4 + x] & 0xffffff) != 0;
+	fl_assert_int_eq(wrong, 0);
+	munmap(p, (size_t)pitch * h);
+	close(cap);
+	fd = simple_buffer(&d, 0x00c08040u, &b);
+	attach_and_light(&d);
+	fl_assert_int_eq(fl_display_simple_post(d.intf, &b, FL_DISPLAY_FENCE_PRESENT, &pres, NULL),
+			 0);
+	fl_assert_int_eq(fl_fence_fd_wait(pres, 10000), 0);
+	fl_assert_int_eq(fl_display_capture(d.intf, XR24, &cap, &w, &h, &pitch, NULL), 0);
+	p = mmap(NULL, (size_t)pitch * h, PROT_READ, MAP_SHARED, cap, 0);
+	fl_assert(p != MAP_FAILED);
+	/* XRGB8888 over black: every pixel is the buffer's, its X byte aside. */
+	for (uint32_t y = 0; y < h; y++)
+		for (uint32_t x = 0; x < w; x++)
+			wrong +=
+				((p[(size_t)y * pitch / 4 + x] ^ checker(0x00c08040u, w, h, x, y)) &
+				 0xffffff) != 0;
+	fl_assert_int_eq(wrong, 0);
+	munmap(p, (size_t)pitch * h);
+	close(cap);
+	fl_assert_int_eq(fl_display_capture(d.intf, FL_FOURCC('N', 'V', '1', '2'), &cap, &w, &h,
+					    &pitch, &e),
+			 -EINVAL);
+	fl_assert(strstr(e.msg, "XRGB8888"));
+	fl_assert_int_eq(fl_display_capture(d.eng, XR24, &cap, &w, &h, &pitch, NULL), -EINVAL);
+	close(pres);
+	close(fd);
+	disp_close(&d);
+}

@@ -60,6 +60,7 @@ SEEDS = {
     "simple-post": (2, 0, pkt(143, struct.pack("<2I", 1, 1) + buf(acquire=True))),
     "set-connected": (0, 0, pkt(144, struct.pack("<2I", 1, 1))),
     "stats": (0, 0, pkt(145, struct.pack("<2I", 0, 0))),
+    "capture": (0, 0, pkt(146, struct.pack("<2I", 1, 0x34325258))),
     "flags": (0, 0, pkt(129, b"", flags=1)),
     "short": (0, 0, struct.pack("<3I", 129, 0, 1)),
 }

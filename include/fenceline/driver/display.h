@@ -121,6 +121,15 @@ struct fl_display_source;
  * @config_modes: the modes the config gives interface @intf, which it
  *	offers when plugged in: up to @cap into @modes (from ops too).
  *	Return: how many there are, or -ENOENT for an unknown interface.
+ * @compose: composes @n_bufs buffers (their planes' fds the driver's,
+ *	mapped read-only here) into the RGB destination @dst (its fd, offset,
+ *	pitch, format, w and h in a struct fl_display_driver_buffer of one
+ *	plane, mapped writable here), over opaque black: each buffer at the
+ *	top-left corner at its own size, in the order given (the first at the
+ *	bottom), blended as premultiplied when its format has alpha. Software
+ *	composition for drivers that have no hardware to do it (from ops
+ *	too). Return: 0, -EINVAL (a buffer or format the compositor refuses),
+ *	-ENOMEM, or mmap()'s -errno.
  * @layout: the plane count and bytes per pixel of each plane of the
  *	standard format @fourcc (from ops too). Return: 0, -EINVAL for a
  *	format that is not standard.
@@ -144,6 +153,9 @@ struct fl_display_host {
 		       const struct fl_display_mode *modes, size_t n_modes);
 	int (*config_modes)(const struct fl_display_host *host, uint32_t intf,
 			    struct fl_display_mode *modes, size_t cap);
+	int (*compose)(const struct fl_display_host *host,
+		       const struct fl_display_driver_buffer *bufs, size_t n_bufs,
+		       const struct fl_display_driver_buffer *dst);
 	int (*layout)(const struct fl_display_host *host, uint32_t fourcc, unsigned int *ret_planes,
 		      unsigned int ret_cpp[FL_DISPLAY_MAX_PLANES]);
 };
@@ -203,7 +215,14 @@ struct fl_display_host {
  *	reports the change later with hotplug(), as hardware would. Return:
  *	0, or -EALREADY when it is in that state. NULL: -EOPNOTSUPP.
  *
- * @set_event: turn delivery of events of @type on interface @intf on or off
+ * @capture: write what interface @intf shows now into @dst (one RGB
+ *	plane of the interface's current mode's size, its fd borrowed): the
+ *	one observer of a driver's output, so a driver that composes in
+ *	software does it here and never for a post nobody looks at. NULL:
+ *	-EOPNOTSUPP.
+ *
+ * @set_event: turn delivery of driver events of @type (128 to 254) on object
+ *	@id of @kind on or off
  *	(the service counts the subscribers; this is called at the first one
  *	and after the last). NULL: only VSYNC and HOTPLUG, which the service
  *	delivers by itself from vsync() and hotplug(); others are refused with
@@ -237,8 +256,10 @@ struct fl_display_driver_ops {
 				    size_t *size);
 
 	int (*set_connected)(void *data, uint32_t intf, bool connected);
+	int (*capture)(void *data, uint32_t intf, const struct fl_display_driver_buffer *dst);
 
-	int (*set_event)(void *data, uint32_t intf, uint32_t type, bool enabled);
+	int (*set_event)(void *data, enum fl_display_object_kind kind, uint32_t id, uint32_t type,
+			 bool enabled);
 };
 
 FL_END_DECLS

@@ -5,11 +5,10 @@
  * next absolute vsync deadline; nothing of its own blocks or spins.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
+
+#include <fenceline/heap-table.h>
 
 #include "display-virtual.h"
 
@@ -17,8 +16,12 @@
 #define PITCH_ALIGN 64
 /* A simple buffer may not be bigger than this (a 16k × 16k ARGB8888 is exactly 1 GiB). */
 #define SIMPLE_MAX_BYTES (1ull << 30)
+/* The heap table's usage of memory a display engine scans out (data/heaps.ini). */
+#define SCANOUT_USAGE "display-scanout"
 
 struct vstate {
+	uint32_t intfs[FL_DISPLAY_MAX_INTERFACES]; /* the post's, for a capture of one of them */
+	size_t n_intfs;
 	size_t n_bufs;
 	struct fl_display_driver_buffer bufs[];
 };
@@ -39,14 +42,14 @@ struct vintf {
 struct vdev {
 	const struct fl_display_host *host;
 	struct vintf *intfs[FL_DISPLAY_MAX_INTERFACES];
-	struct vstate *on_screen; /* the last post: what every lit interface shows */
 	/*
-	 * The composition hook: how many observers (a capture, a writeback
-	 * post) want the composed pixels. While it is 0 the driver never
-	 * touches a pixel: a post is only the list of buffers on screen.
-	 * Software composition (src/display/compose.h) plugs in at compose().
+	 * The last post: what its interfaces show. A post is only this list
+	 * of buffers; no pixel is touched until an observer (a capture) asks
+	 * for the frame, and compose() makes it then.
 	 */
-	unsigned int observers;
+	struct vstate *on_screen;
+	/* The heap table, for simple buffers: the system's (FENCELINE_HEAP_TABLE or the default). */
+	struct fl_heap_table *heaps;
 };
 
 uint64_t fl__display_virtual_frame(const struct fl_display_mode *mode, uint64_t base_ns, uint64_t n)
@@ -150,9 +153,15 @@ fail:
 static int v_create(const struct fl_display_host *host, void **ret_data)
 {
 	struct vdev *v = calloc(1, sizeof(*v));
+	int r;
 
 	if (!v)
 		return -ENOMEM;
+	r = fl_heap_table_load_system(&v->heaps, NULL, 0);
+	if (r < 0) {
+		free(v);
+		return r;
+	}
 	v->host = host;
 	*ret_data = v;
 	return 0;
@@ -169,6 +178,7 @@ static void v_destroy(void *data)
 		v->host->source_remove(v->intfs[i]->plug);
 		free(v->intfs[i]);
 	}
+	fl_heap_table_close(v->heaps);
 	free(v);
 }
 
@@ -228,6 +238,9 @@ static int v_validate(void *data, const struct fl_display_driver_post *post, voi
 	s = malloc(sizeof(*s) + post->n_bufs * sizeof(s->bufs[0]));
 	if (!s)
 		return -ENOMEM;
+	s->n_intfs = post->n_intfs < FL_DISPLAY_MAX_INTERFACES ? post->n_intfs
+							       : FL_DISPLAY_MAX_INTERFACES;
+	memcpy(s->intfs, post->intfs, s->n_intfs * sizeof(s->intfs[0]));
 	s->n_bufs = post->n_bufs;
 	if (post->n_bufs)
 		memcpy(s->bufs, post->bufs, post->n_bufs * sizeof(s->bufs[0]));
@@ -235,11 +248,18 @@ static int v_validate(void *data, const struct fl_display_driver_post *post, voi
 	return 0;
 }
 
-/* Where software composition plugs in: only called while something observes the output. */
-static void compose(struct vdev *v, const struct vstate *s)
+/*
+ * Software composition of what interface @intf shows (@s, NULL: nothing)
+ * into @dst, by the service's compositor: only called for an observer.
+ */
+static int compose(struct vdev *v, const struct vstate *s, uint32_t intf,
+		   const struct fl_display_driver_buffer *dst)
 {
-	(void)v;
-	(void)s;
+	bool shown = false;
+
+	for (size_t i = 0; s && i < s->n_intfs; i++)
+		shown |= s->intfs[i] == intf;
+	return v->host->compose(v->host, shown ? s->bufs : NULL, shown ? s->n_bufs : 0, dst);
 }
 
 static void v_post(void *data, void *state)
@@ -247,8 +267,6 @@ static void v_post(void *data, void *state)
 	struct vdev *v = data;
 
 	v->on_screen = state;
-	if (v->observers)
-		compose(v, v->on_screen);
 }
 
 static void v_state_free(void *data, void *state)
@@ -266,7 +284,7 @@ static int v_alloc_simple_buffer(void *data, uint32_t intf, uint32_t w, uint32_t
 	struct vdev *v = data;
 	unsigned int planes, cpp[FL_DISPLAY_MAX_PLANES];
 	uint64_t pitch, size;
-	int fd;
+	int fd, r;
 
 	(void)intf;
 	if (v->host->layout(v->host, format, &planes, cpp) < 0 || planes != 1 || !w || !h)
@@ -275,17 +293,16 @@ static int v_alloc_simple_buffer(void *data, uint32_t intf, uint32_t w, uint32_t
 	size = pitch * h;
 	if (pitch > UINT32_MAX || size > SIMPLE_MAX_BYTES)
 		return -EINVAL;
-	fd = memfd_create("fl-display-simple", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (fd < 0)
-		return -errno;
-	if (ftruncate(fd, (off_t)size) < 0) {
-		int r = -errno;
-
-		close(fd);
+	/*
+	 * From the heap that the table says a display engine scans out of
+	 * (contiguous, at most 32 MiB by default): a buffer any holder may
+	 * draw in, and none can shrink under the scan-out (the heaps seal
+	 * their memfds). The heap takes it back once every holder closed it.
+	 */
+	r = fl_heap_table_alloc(v->heaps, (const char *const[]){ SCANOUT_USAGE }, 1, (size_t)size,
+				0, &fd, NULL, NULL, 0);
+	if (r < 0)
 		return r;
-	}
-	/* Whoever holds it may draw in it, never shrink it under the scan-out. */
-	fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL);
 	*ret_fd = fd;
 	*ret_offset = 0;
 	*ret_pitch = (uint32_t)pitch;
@@ -304,6 +321,13 @@ static int v_describe_simple_post(void *data, uint32_t intf,
 	return 0;
 }
 
+static int v_capture(void *data, uint32_t intf, const struct fl_display_driver_buffer *dst)
+{
+	struct vdev *v = data;
+
+	return compose(v, v->on_screen, intf, dst);
+}
+
 const struct fl_display_driver_ops fl__display_virtual_ops = {
 	.name = "virtual",
 	.caps = FL_DISPLAY_CAP_VSYNC | FL_DISPLAY_CAP_HOTPLUG | FL_DISPLAY_CAP_SIMPLE_BUFFERS |
@@ -318,4 +342,5 @@ const struct fl_display_driver_ops fl__display_virtual_ops = {
 	.alloc_simple_buffer = v_alloc_simple_buffer,
 	.describe_simple_post = v_describe_simple_post,
 	.set_connected = v_set_connected,
+	.capture = v_capture,
 };
