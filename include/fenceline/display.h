@@ -233,6 +233,90 @@ struct fl_display_buffer {
 };
 
 /**
+ * enum fl_display_blend - how a layer's pixels combine with what is below
+ * @FL_DISPLAY_BLEND_NONE: opaque: the layer's alpha channel is ignored;
+ *	result = src × pa + dst × (1 − pa)
+ * @FL_DISPLAY_BLEND_PREMULTIPLIED: colour already multiplied by alpha;
+ *	result = src × pa + dst × (1 − src.a × pa)
+ * @FL_DISPLAY_BLEND_COVERAGE: straight alpha;
+ *	result = src × src.a × pa + dst × (1 − src.a × pa)
+ *
+ * pa is the plane alpha. The names and maths are KMS's "pixel blend mode".
+ */
+enum fl_display_blend {
+	FL_DISPLAY_BLEND_NONE = 0,
+	FL_DISPLAY_BLEND_PREMULTIPLIED = 1,
+	FL_DISPLAY_BLEND_COVERAGE = 2,
+};
+
+/*
+ * A layer's transform: a number of clockwise quarter turns (0 to 3, as
+ * Android's HAL_TRANSFORM_ROT_*), plus FLIP_X, a left-right mirror of the
+ * source rect applied before the turn. The 8 values 0 to 7 are all valid.
+ * With a quarter or three-quarter turn, the source rect's width maps to
+ * the destination rect's height.
+ */
+#define FL_DISPLAY_TRANSFORM_ROT_0   0u
+#define FL_DISPLAY_TRANSFORM_ROT_90  1u
+#define FL_DISPLAY_TRANSFORM_ROT_180 2u
+#define FL_DISPLAY_TRANSFORM_ROT_270 3u
+#define FL_DISPLAY_TRANSFORM_FLIP_X  4u
+#define FL_DISPLAY_TRANSFORM_MAX     7u
+
+/**
+ * enum fl_display_filter - how a scaled or sub-pixel layer is sampled
+ * @FL_DISPLAY_FILTER_DEFAULT: bilinear (pixman's BILINEAR), except where
+ *	source pixels map 1:1 onto destination pixels, where nearest gives
+ *	the same pixels faster
+ * @FL_DISPLAY_FILTER_NEAREST: nearest neighbour (pixman's NEAREST), for
+ *	integer scaling of pixel art and for tests
+ *
+ * KMS's plane property SCALING_FILTER ("Default", "Nearest Neighbor").
+ */
+enum fl_display_filter {
+	FL_DISPLAY_FILTER_DEFAULT = 0,
+	FL_DISPLAY_FILTER_NEAREST = 1,
+};
+
+/**
+ * struct fl_display_layer - where and how a buffer of a post is shown,
+ * hardware-independently (issue 17 item 3; atomic KMS's plane properties)
+ * @flags: FL_DISPLAY_LAYER_ENABLED: this buffer has a layer; 0: it has
+ *	none and keeps the meaning of a post without layers (the driver's
+ *	own: the virtual driver shows it at the top-left corner at its own
+ *	size, under every buffer that has a layer)
+ * @src_x, @src_y, @src_w, @src_h: the source rect in the buffer, 16.16
+ *	fixed point (sub-pixel allowed), of non-zero size, inside the buffer
+ * @dst_x, @dst_y, @dst_w, @dst_h: the destination rect on the interface,
+ *	pixels, inside the current mode of every interface of the post that
+ *	has one; the source rect is scaled to it
+ * @zpos: z order, higher nearer the viewer; no two layers of a post share one
+ * @blend: an enum fl_display_blend
+ * @alpha: plane alpha, 0 (invisible) to 0xffff (as the pixels say)
+ * @transform: FL_DISPLAY_TRANSFORM_*, 0 to 7
+ * @filter: an enum fl_display_filter
+ * @reserved: 0 (room for later fields without changing the size)
+ *
+ * All fields are 32-bit, 64 bytes in all, the same on every ABI: the wire
+ * carries the struct as it is.
+ */
+struct fl_display_layer {
+	uint32_t flags;
+	uint32_t src_x, src_y, src_w, src_h;
+	int32_t dst_x, dst_y;
+	uint32_t dst_w, dst_h;
+	uint32_t zpos;
+	uint32_t blend;
+	uint32_t alpha;
+	uint32_t transform;
+	uint32_t filter;
+	uint32_t reserved[2];
+};
+
+/* struct fl_display_layer's @flags. */
+#define FL_DISPLAY_LAYER_ENABLED 1u
+
+/**
  * struct fl_display_stats - a device's post queue, as the service counts it
  * @queued: posts waiting for their fences or their vsync now
  * @posted: posts accepted since the service started (TEST_ONLY ones excluded)
@@ -425,6 +509,11 @@ FL_EXPORT int fl_display_simple_buffer_alloc(struct fl_display_handle *intf, uin
  * @custom, @custom_size: driver data (up to FL_DISPLAY_MAX_CUSTOM_DATA bytes)
  * @flags: FL_DISPLAY_POST_*
  * @fence_type: FL_DISPLAY_FENCE_*
+ * @layers: NULL, or @n_bufs layers, @layers[i] describing @bufs[i] (a
+ *	parallel array, so that struct fl_display_buffer, which libadf's
+ *	drop-in and simple posts share, keeps its layout). A field added at
+ *	the end: callers that initialise the struct with designated
+ *	initialisers or zero it get NULL, today's meaning.
  */
 struct fl_display_post {
 	const uint32_t *intfs;
@@ -435,6 +524,7 @@ struct fl_display_post {
 	size_t custom_size;
 	uint32_t flags;
 	uint32_t fence_type;
+	const struct fl_display_layer *layers;
 };
 
 /**

@@ -743,8 +743,14 @@ FL_EXPORT int fl_display_post(struct fl_display_handle *dev, const struct fl_dis
 		set_error(e, -EINVAL, "more interfaces, buffers or custom data than ADF allows");
 		return -EINVAL;
 	}
+	/* The wire's own flag says whether layers follow; a caller cannot set it. */
+	if (post->flags & FL_DPOST_LAYERS) {
+		set_error(e, -EINVAL, "unknown post flags");
+		return -EINVAL;
+	}
 	pm = (struct fl_dmsg_post){ dev->handle,
-				    post->flags,
+				    post->flags |
+					    (post->layers && post->n_bufs ? FL_DPOST_LAYERS : 0),
 				    post->fence_type,
 				    (uint32_t)post->n_intfs,
 				    (uint32_t)post->n_bufs,
@@ -769,6 +775,10 @@ FL_EXPORT int fl_display_post(struct fl_display_handle *dev, const struct fl_dis
 	if (post->custom_size)
 		memcpy(body + at, post->custom, post->custom_size);
 	at += post->custom_size;
+	if (pm.flags & FL_DPOST_LAYERS) {
+		memcpy(body + at, post->layers, post->n_bufs * sizeof(post->layers[0]));
+		at += post->n_bufs * sizeof(post->layers[0]);
+	}
 	r = connect_locked();
 	if (r == 0 && dev->gen != dc.gen)
 		r = -ECONNRESET;

@@ -26,51 +26,11 @@
 /* Most damage rectangles in one frame. */
 #define FL_DISPLAY_COMPOSE_MAX_DAMAGE 64
 
-/**
- * enum fl_display_blend - how a layer's pixels combine with what is below
- * @FL_DISPLAY_BLEND_NONE: opaque: the layer's alpha channel is ignored;
- *	result = src × pa + dst × (1 − pa)
- * @FL_DISPLAY_BLEND_PREMULTIPLIED: colour already multiplied by alpha;
- *	result = src × pa + dst × (1 − src.a × pa)
- * @FL_DISPLAY_BLEND_COVERAGE: straight alpha;
- *	result = src × src.a × pa + dst × (1 − src.a × pa)
- *
- * pa is the plane alpha. The names and maths are KMS's "pixel blend mode".
- */
-enum fl_display_blend {
-	FL_DISPLAY_BLEND_NONE = 0,
-	FL_DISPLAY_BLEND_PREMULTIPLIED = 1,
-	FL_DISPLAY_BLEND_COVERAGE = 2,
-};
-
 /*
- * A layer's transform: a number of clockwise quarter turns (0 to 3, as
- * Android's HAL_TRANSFORM_ROT_*), plus FLIP_X, a left-right mirror of the
- * source rect applied before the turn. The 8 values 0 to 7 are all valid.
- * With a quarter or three-quarter turn, the source rect's width maps to
- * the destination rect's height.
+ * The blend modes, transforms and filters (enum fl_display_blend,
+ * FL_DISPLAY_TRANSFORM_*, enum fl_display_filter) are the public layer
+ * description's, in <fenceline/display.h>.
  */
-#define FL_DISPLAY_TRANSFORM_ROT_0   0u
-#define FL_DISPLAY_TRANSFORM_ROT_90  1u
-#define FL_DISPLAY_TRANSFORM_ROT_180 2u
-#define FL_DISPLAY_TRANSFORM_ROT_270 3u
-#define FL_DISPLAY_TRANSFORM_FLIP_X  4u
-#define FL_DISPLAY_TRANSFORM_MAX     7u
-
-/**
- * enum fl_display_filter - how a scaled or sub-pixel layer is sampled
- * @FL_DISPLAY_FILTER_DEFAULT: bilinear (pixman's BILINEAR), except where
- *	source pixels map 1:1 onto destination pixels, where nearest gives
- *	the same pixels faster
- * @FL_DISPLAY_FILTER_NEAREST: nearest neighbour (pixman's NEAREST), for
- *	integer scaling of pixel art and for tests
- *
- * KMS's plane property SCALING_FILTER ("Default", "Nearest Neighbor").
- */
-enum fl_display_filter {
-	FL_DISPLAY_FILTER_DEFAULT = 0,
-	FL_DISPLAY_FILTER_NEAREST = 1,
-};
 
 /**
  * struct fl_display_compose_plane - one plane of mapped memory

@@ -559,9 +559,28 @@ static void *map_fd(int fd, uint64_t len, bool write)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/*
+ * The compositor's z order of buffer @i: those without a layer at the
+ * bottom in the order given, then those with one by their z order (ranked,
+ * so that any u32 fits).
+ */
+static uint32_t compose_z(const struct fl_display_layer *layers, size_t n, size_t i)
+{
+	bool has = layers && (layers[i].flags & FL_DISPLAY_LAYER_ENABLED);
+	uint32_t z = 0;
+
+	for (size_t j = 0; j < n; j++) {
+		bool other = layers && (layers[j].flags & FL_DISPLAY_LAYER_ENABLED);
+
+		if (has ? !other || layers[j].zpos < layers[i].zpos : !other && j < i)
+			z++;
+	}
+	return z;
+}
+
 static int h_compose(const struct fl_display_host *host,
-		     const struct fl_display_driver_buffer *bufs, size_t n,
-		     const struct fl_display_driver_buffer *dst)
+		     const struct fl_display_driver_buffer *bufs, const struct fl_display_layer *dl,
+		     size_t n, const struct fl_display_driver_buffer *dst)
 {
 	struct fl_display_compose_layer layers[FL_DISPLAY_MAX_BUFFERS];
 	struct fl_display_frame frame;
@@ -597,11 +616,27 @@ static int h_compose(const struct fl_display_host *host,
 			.src_h = b->h << 16,
 			.dst_w = b->w,
 			.dst_h = b->h,
-			.zpos = (uint32_t)mapped,
+			.zpos = compose_z(dl, n, mapped),
 			.blend = f && f->alpha ? FL_DISPLAY_BLEND_PREMULTIPLIED
 					       : FL_DISPLAY_BLEND_NONE,
 			.alpha = 0xffff,
 		};
+		if (dl && (dl[mapped].flags & FL_DISPLAY_LAYER_ENABLED)) {
+			const struct fl_display_layer *y = &dl[mapped];
+
+			l->src_x = y->src_x;
+			l->src_y = y->src_y;
+			l->src_w = y->src_w;
+			l->src_h = y->src_h;
+			l->dst_x = y->dst_x;
+			l->dst_y = y->dst_y;
+			l->dst_w = y->dst_w;
+			l->dst_h = y->dst_h;
+			l->blend = y->blend;
+			l->alpha = (uint16_t)y->alpha;
+			l->transform = y->transform;
+			l->filter = y->filter;
+		}
 		for (uint32_t p = 0; p < b->n_planes && p < FL_DISPLAY_MAX_PLANES; p++) {
 			l->plane[p] = (struct fl_display_compose_plane){
 				map_fd(b->fd[p], b->size[p], false), b->size[p], b->offset[p],
@@ -1110,13 +1145,94 @@ static uint64_t fd_size(int fd)
 }
 
 /*
+ * The layers of a post (NULL: none), checked before the driver sees them:
+ * what every software-composing driver would refuse, with the buffer named.
+ */
+static int check_layers(struct ddev *d, const uint32_t *intfs, size_t n_intfs,
+			const struct fl_display_driver_buffer *bufs,
+			const struct fl_display_layer *layers, size_t n_bufs,
+			struct fl_display_error *e)
+{
+	for (size_t i = 0; layers && i < n_bufs; i++) {
+		const struct fl_display_layer *l = &layers[i];
+		const struct fl_display_driver_buffer *b = &bufs[i];
+
+		if (!(l->flags & FL_DISPLAY_LAYER_ENABLED)) {
+			if (l->flags)
+				return fl__display_fail(e, -EINVAL,
+							"buffer %zu: unknown layer flags 0x%x", i,
+							l->flags);
+			continue;
+		}
+		if (l->flags & ~FL_DISPLAY_LAYER_ENABLED || l->reserved[0] || l->reserved[1])
+			return fl__display_fail(e, -EINVAL,
+						"buffer %zu: unknown layer flags 0x%x or reserved "
+						"fields not 0",
+						i, l->flags);
+		if (!l->src_w || !l->src_h)
+			return fl__display_fail(e, -EINVAL,
+						"buffer %zu: layer source rect has zero size", i);
+		if ((uint64_t)l->src_x + l->src_w > (uint64_t)b->w << 16 ||
+		    (uint64_t)l->src_y + l->src_h > (uint64_t)b->h << 16)
+			return fl__display_fail(
+				e, -EINVAL,
+				"buffer %zu: layer source rect %.4f,%.4f %.4fx%.4f is outside the "
+				"buffer's %ux%u",
+				i, l->src_x / 65536.0, l->src_y / 65536.0, l->src_w / 65536.0,
+				l->src_h / 65536.0, b->w, b->h);
+		if (l->blend > FL_DISPLAY_BLEND_COVERAGE)
+			return fl__display_fail(e, -EINVAL, "buffer %zu: unknown blend mode %u", i,
+						l->blend);
+		if (l->transform > FL_DISPLAY_TRANSFORM_MAX)
+			return fl__display_fail(e, -EINVAL, "buffer %zu: unknown transform %u", i,
+						l->transform);
+		if (l->filter > FL_DISPLAY_FILTER_NEAREST)
+			return fl__display_fail(e, -EINVAL, "buffer %zu: unknown filter %u", i,
+						l->filter);
+		if (l->alpha > 0xffff)
+			return fl__display_fail(e, -EINVAL,
+						"buffer %zu: plane alpha 0x%x is above 0xffff", i,
+						l->alpha);
+		if (!l->dst_w || !l->dst_h || l->dst_x < 0 || l->dst_y < 0)
+			return fl__display_fail(e, -EINVAL,
+						"buffer %zu: layer destination rect %d,%d %ux%u is "
+						"empty or starts off the screen",
+						i, l->dst_x, l->dst_y, l->dst_w, l->dst_h);
+		for (size_t k = 0; k < n_intfs; k++) {
+			struct fl__display_interface *intf =
+				fl__display_interface_get(d->dev, intfs[k]);
+			const struct fl_display_mode *m =
+				intf ? fl__display_interface_current_mode(intf) : NULL;
+
+			if (!m || !m->hdisplay || !m->vdisplay)
+				continue;
+			if ((uint64_t)(uint32_t)l->dst_x + l->dst_w > m->hdisplay ||
+			    (uint64_t)(uint32_t)l->dst_y + l->dst_h > m->vdisplay)
+				return fl__display_fail(
+					e, -EINVAL,
+					"buffer %zu: layer destination rect %d,%d %ux%u is outside "
+					"interface %u's mode %ux%u",
+					i, l->dst_x, l->dst_y, l->dst_w, l->dst_h, intfs[k],
+					m->hdisplay, m->vdisplay);
+		}
+		for (size_t j = 0; j < i; j++)
+			if ((layers[j].flags & FL_DISPLAY_LAYER_ENABLED) &&
+			    layers[j].zpos == l->zpos)
+				return fl__display_fail(
+					e, -EINVAL, "buffers %zu and %zu have the same z order %u",
+					j, i, l->zpos);
+	}
+	return 0;
+}
+
+/*
  * A post's checks and its queueing (POST and SIMPLE_POST). @fds: the
  * post's, in wire order (taken: each is closed or kept).
  */
 static bool post(struct dconn *c, const struct fl_msg_hdr *req, struct ddev *d, uint32_t flags,
 		 uint32_t fence_type, const uint32_t *intfs, size_t n_intfs,
-		 const struct fl_dmsg_buffer *wb, size_t n_bufs, const void *custom,
-		 size_t custom_size, int *fds, unsigned int nfds)
+		 const struct fl_dmsg_buffer *wb, const struct fl_display_layer *layers,
+		 size_t n_bufs, const void *custom, size_t custom_size, int *fds, unsigned int nfds)
 {
 	struct fl_dmsg_post_reply r = { { 0, 0 }, 0, 0 };
 	struct fl_display_driver_post dp;
@@ -1151,6 +1267,8 @@ static bool post(struct dconn *c, const struct fl_msg_hdr *req, struct ddev *d, 
 		acquire[i] = wb[i].flags & FL_DBUF_ACQUIRE ? fds[k++] : -1;
 	}
 	err = fl__display_post_check(d->dev, intfs, n_intfs, p->bufs, n_bufs, custom_size, &e);
+	if (!err)
+		err = check_layers(d, intfs, n_intfs, p->bufs, layers, n_bufs, &e);
 	for (size_t i = 0; !err && i < n_bufs; i++) {
 		int st;
 
@@ -1163,9 +1281,8 @@ static bool post(struct dconn *c, const struct fl_msg_hdr *req, struct ddev *d, 
 	}
 	if (err)
 		goto refuse;
-	dp =
-		(struct fl_display_driver_post){ intfs,	 n_intfs, p->bufs,
-						 n_bufs, custom,  custom_size };
+	dp = (struct fl_display_driver_post){ intfs,  n_intfs,	   p->bufs, n_bufs,
+					      custom, custom_size, layers };
 	err = d->drv->validate(d->drv_data, &dp, &state, &e);
 	if (err) {
 		if (!e.msg[0])
@@ -1289,6 +1406,7 @@ static bool do_post(struct dconn *c, const struct fl_dproto_request *q, int *fds
 	struct handle *h = handle_get(c, pm->handle, FL_DISPLAY_OBJ_DEVICE);
 	static uint32_t intfs[FL_DISPLAY_MAX_INTERFACES];
 	static struct fl_dmsg_buffer bufs[FL_DISPLAY_MAX_BUFFERS];
+	static struct fl_display_layer layers[FL_DISPLAY_MAX_BUFFERS];
 	int all[FL_DPROTO_POST_MAX_FDS];
 	unsigned int n = 0;
 
@@ -1307,8 +1425,11 @@ static bool do_post(struct dconn *c, const struct fl_dproto_request *q, int *fds
 	}
 	memcpy(intfs, q->intfs, pm->n_intfs * sizeof(uint32_t));
 	memcpy(bufs, q->bufs, pm->n_bufs * sizeof(bufs[0]));
-	return post(c, &q->hdr, ddev_by_id(h->device), pm->flags, pm->fence_type, intfs,
-		    pm->n_intfs, bufs, pm->n_bufs, q->custom, pm->custom_size, all, n);
+	if (q->layers)
+		memcpy(layers, q->layers, pm->n_bufs * sizeof(layers[0]));
+	return post(c, &q->hdr, ddev_by_id(h->device), pm->flags & ~FL_DPOST_LAYERS, pm->fence_type,
+		    intfs, pm->n_intfs, bufs, q->layers ? layers : NULL, pm->n_bufs, q->custom,
+		    pm->custom_size, all, n);
 }
 
 static bool do_simple_post(struct dconn *c, const struct fl_dproto_request *q, int *fds)
@@ -1341,8 +1462,8 @@ static bool do_simple_post(struct dconn *c, const struct fl_dproto_request *q, i
 				    "the driver could not describe the simple post");
 		}
 	}
-	return post(c, &q->hdr, d, 0, s->fence_type, &h->id, 1, &s->buf, 1, custom, custom_size,
-		    mine, q->nfds);
+	return post(c, &q->hdr, d, 0, s->fence_type, &h->id, 1, &s->buf, NULL, 1, custom,
+		    custom_size, mine, q->nfds);
 }
 
 static bool handle_request(struct dconn *c, const struct fl_dproto_request *q, int *fds)

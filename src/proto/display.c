@@ -18,10 +18,12 @@ _Static_assert(sizeof(struct fl_dmsg_buffer) == 56, "wire layout");
 _Static_assert(sizeof(struct fl_dmsg_post) == 24, "wire layout");
 _Static_assert(sizeof(struct fl_dmsg_simple_post) == 64, "wire layout");
 _Static_assert(sizeof(struct fl_dmsg_set_mode) == 76, "wire layout");
+_Static_assert(sizeof(struct fl_display_layer) == 64, "wire layout");
 _Static_assert(sizeof(struct fl_msg_hdr) + sizeof(struct fl_dmsg_post) +
 			       FL_DISPLAY_MAX_INTERFACES * 4 +
 			       FL_DISPLAY_MAX_BUFFERS * sizeof(struct fl_dmsg_buffer) +
-			       FL_DISPLAY_MAX_CUSTOM_DATA <=
+			       FL_DISPLAY_MAX_CUSTOM_DATA +
+			       FL_DISPLAY_MAX_BUFFERS * sizeof(struct fl_display_layer) <=
 		       FL_DPROTO_MAX_REQUEST,
 	       "the largest POST fits");
 
@@ -92,11 +94,15 @@ static int decode_post(struct fl_dproto_request *r, const unsigned char *body, s
 		return -EINVAL;
 	need += (size_t)p->n_intfs * 4 + (size_t)p->n_bufs * sizeof(struct fl_dmsg_buffer) +
 		p->custom_size;
+	if (p->flags & FL_DPOST_LAYERS)
+		need += (size_t)p->n_bufs * sizeof(struct fl_display_layer);
 	if (len != need)
 		return -EPROTO;
 	r->intfs = body + sizeof(*p);
 	r->bufs = r->intfs + (size_t)p->n_intfs * 4;
 	r->custom = r->bufs + (size_t)p->n_bufs * sizeof(struct fl_dmsg_buffer);
+	/* The layers' fields are the service's to judge, with a message naming the buffer. */
+	r->layers = p->flags & FL_DPOST_LAYERS ? r->custom + p->custom_size : NULL;
 	for (uint32_t i = 0; i < p->n_bufs; i++) {
 		struct fl_dmsg_buffer b;
 
@@ -105,7 +111,8 @@ static int decode_post(struct fl_dproto_request *r, const unsigned char *body, s
 			return -EINVAL;
 		fds += fl__dproto_buffer_fds(&b);
 	}
-	if (p->flags & ~FL_DISPLAY_POST_TEST_ONLY || !fence_type_ok(p->fence_type))
+	if (p->flags & ~(FL_DISPLAY_POST_TEST_ONLY | FL_DPOST_LAYERS) ||
+	    !fence_type_ok(p->fence_type))
 		return -EINVAL;
 	if (fds != r->nfds + stashed)
 		return -EINVAL;

@@ -170,18 +170,23 @@ struct fl_dmsg_buffer {
 #define FL_DBUF_ACQUIRE 1u
 
 /*
- * Followed by n_intfs u32 interface ids, n_bufs struct fl_dmsg_buffer and
- * custom_size bytes. The fds: those sent ahead by POST_FDS since the last
- * POST, then the message's own, in the buffers' order.
+ * Followed by n_intfs u32 interface ids, n_bufs struct fl_dmsg_buffer,
+ * custom_size bytes and, with FL_DPOST_LAYERS in flags, n_bufs struct
+ * fl_display_layer (64 bytes each, all u32). The fds: those sent ahead by
+ * POST_FDS since the last POST, then the message's own, in the buffers'
+ * order.
  */
 struct fl_dmsg_post {
 	uint32_t handle; /* a device */
-	uint32_t flags; /* FL_DISPLAY_POST_* */
+	uint32_t flags; /* FL_DISPLAY_POST_*, and FL_DPOST_LAYERS */
 	uint32_t fence_type; /* FL_DISPLAY_FENCE_* */
 	uint32_t n_intfs; /* up to FL_DISPLAY_MAX_INTERFACES */
 	uint32_t n_bufs; /* up to FL_DISPLAY_MAX_BUFFERS */
 	uint32_t custom_size; /* up to FL_DISPLAY_MAX_CUSTOM_DATA */
 };
+
+/* The wire's own post flag: the layers follow the custom data. Not a public flag. */
+#define FL_DPOST_LAYERS (1u << 31)
 
 struct fl_dmsg_simple_post {
 	uint32_t handle; /* an interface */
@@ -236,7 +241,8 @@ struct fl_dproto_request {
 		struct fl_dmsg_capture capture;
 	} u;
 	/* POST: into the caller's packet, unaligned (read with memcpy) */
-	const unsigned char *intfs, *bufs, *custom;
+	const unsigned char *intfs, *bufs, *custom,
+		*layers; /* layers: NULL without FL_DPOST_LAYERS */
 	/* POST, SIMPLE_POST: the fds its buffers name (planes and acquire fences) */
 	unsigned int post_fds;
 };

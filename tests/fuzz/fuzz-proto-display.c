@@ -86,7 +86,9 @@ static int model(const uint8_t *p, size_t len, unsigned int nfds, bool trunc, un
 
 		if (n_intfs > 1024 || n_bufs > 56 || custom > 4096)
 			return -EINVAL;
-		if (blen != 24 + 4 * n_intfs + 56 * n_bufs + custom)
+		/* flag bit 31: 64 bytes of layer per buffer after the custom data */
+		if (blen !=
+		    24 + 4 * n_intfs + 56 * n_bufs + custom + (u32(b, 4) >> 31 ? 64 * n_bufs : 0))
 			return -EPROTO;
 		for (uint32_t i = 0; i < n_bufs; i++) {
 			int k = buffer_fds(b + 24 + 4 * n_intfs + 56 * i);
@@ -95,7 +97,7 @@ static int model(const uint8_t *p, size_t len, unsigned int nfds, bool trunc, un
 				return -EINVAL;
 			fds += (unsigned int)k;
 		}
-		if ((u32(b, 4) & ~1u) || u32(b, 8) > 2)
+		if ((u32(b, 4) & ~(1u | 1u << 31)) || u32(b, 8) > 2)
 			return -EINVAL;
 		return fds == nfds + stashed ? 0 : -EINVAL;
 	}
@@ -168,7 +170,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			CHECK(q.intfs == pkt + HDR + 24);
 			CHECK(q.bufs == q.intfs + 4 * (size_t)u32(pkt, HDR + 12));
 			CHECK(q.custom == q.bufs + 56 * (size_t)u32(pkt, HDR + 16));
-			CHECK(q.custom + u32(pkt, HDR + 20) == pkt + len);
+			CHECK(q.custom + u32(pkt, HDR + 20) +
+				      (q.layers ? 64 * (size_t)u32(pkt, HDR + 16) : 0) ==
+			      pkt + len);
+			CHECK(!q.layers == !(u32(pkt, HDR + 4) >> 31));
 			CHECK(q.post_fds == nfds + stashed);
 		}
 		if (q.hdr.op == FL_DOP_SIMPLE_POST)

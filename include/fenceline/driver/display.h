@@ -65,6 +65,11 @@ struct fl_display_driver_buffer {
  * @intfs, @n_intfs: the interface ids it names
  * @bufs, @n_bufs: its buffers
  * @custom, @custom_size: its custom data (the driver's to judge)
+ * @layers: NULL, or @n_bufs layers, @layers[i] describing @bufs[i] (those
+ *	without FL_DISPLAY_LAYER_ENABLED have none); the service has checked
+ *	them (rects inside the buffer and the modes, distinct z orders,
+ *	blend, transform, filter); only valid during validate: a driver keeps
+ *	a copy in its state
  */
 struct fl_display_driver_post {
 	const uint32_t *intfs;
@@ -73,6 +78,7 @@ struct fl_display_driver_post {
 	size_t n_bufs;
 	const void *custom;
 	size_t custom_size;
+	const struct fl_display_layer *layers;
 };
 
 /* What a driver can do (struct fl_display_driver_ops' @caps). */
@@ -124,9 +130,12 @@ struct fl_display_source;
  * @compose: composes @n_bufs buffers (their planes' fds the driver's,
  *	mapped read-only here) into the RGB destination @dst (its fd, offset,
  *	pitch, format, w and h in a struct fl_display_driver_buffer of one
- *	plane, mapped writable here), over opaque black: each buffer at the
- *	top-left corner at its own size, in the order given (the first at the
- *	bottom), blended as premultiplied when its format has alpha. Software
+ *	plane, mapped writable here), over opaque black where nothing covers
+ *	it. A buffer with a layer (@layers non-NULL and its entry
+ *	FL_DISPLAY_LAYER_ENABLED) is drawn as the layer says; one without
+ *	is drawn at the top-left corner at its own size, blended as
+ *	premultiplied when its format has alpha, below every buffer with a
+ *	layer, in the order given (the first at the bottom). Software
  *	composition for drivers that have no hardware to do it (from ops
  *	too). Return: 0, -EINVAL (a buffer or format the compositor refuses),
  *	-ENOMEM, or mmap()'s -errno.
@@ -154,7 +163,8 @@ struct fl_display_host {
 	int (*config_modes)(const struct fl_display_host *host, uint32_t intf,
 			    struct fl_display_mode *modes, size_t cap);
 	int (*compose)(const struct fl_display_host *host,
-		       const struct fl_display_driver_buffer *bufs, size_t n_bufs,
+		       const struct fl_display_driver_buffer *bufs,
+		       const struct fl_display_layer *layers, size_t n_bufs,
 		       const struct fl_display_driver_buffer *dst);
 	int (*layout)(const struct fl_display_host *host, uint32_t fourcc, unsigned int *ret_planes,
 		      unsigned int ret_cpp[FL_DISPLAY_MAX_PLANES]);

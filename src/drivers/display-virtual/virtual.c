@@ -23,6 +23,7 @@ struct vstate {
 	uint32_t intfs[FL_DISPLAY_MAX_INTERFACES]; /* the post's, for a capture of one of them */
 	size_t n_intfs;
 	size_t n_bufs;
+	struct fl_display_layer *layers; /* n_bufs of them, in the same allocation; NULL: none */
 	struct fl_display_driver_buffer bufs[];
 };
 
@@ -235,9 +236,13 @@ static int v_validate(void *data, const struct fl_display_driver_post *post, voi
 		}
 		return -EINVAL;
 	}
-	s = malloc(sizeof(*s) + post->n_bufs * sizeof(s->bufs[0]));
+	s = malloc(sizeof(*s) + post->n_bufs * (sizeof(s->bufs[0]) + sizeof(s->layers[0])));
 	if (!s)
 		return -ENOMEM;
+	/* The layers are the post's; the service's copy lives only through validate. */
+	s->layers = post->layers ? (struct fl_display_layer *)&s->bufs[post->n_bufs] : NULL;
+	if (s->layers)
+		memcpy(s->layers, post->layers, post->n_bufs * sizeof(s->layers[0]));
 	s->n_intfs = post->n_intfs < FL_DISPLAY_MAX_INTERFACES ? post->n_intfs
 							       : FL_DISPLAY_MAX_INTERFACES;
 	memcpy(s->intfs, post->intfs, s->n_intfs * sizeof(s->intfs[0]));
@@ -259,7 +264,8 @@ static int compose(struct vdev *v, const struct vstate *s, uint32_t intf,
 
 	for (size_t i = 0; s && i < s->n_intfs; i++)
 		shown |= s->intfs[i] == intf;
-	return v->host->compose(v->host, shown ? s->bufs : NULL, shown ? s->n_bufs : 0, dst);
+	return v->host->compose(v->host, shown ? s->bufs : NULL, shown ? s->layers : NULL,
+				shown ? s->n_bufs : 0, dst);
 }
 
 static void v_post(void *data, void *state)
