@@ -455,6 +455,31 @@ FL_TEST(hotplug_event_and_the_mode_list)
 	disp_close(&d);
 }
 
+/* fl_display_set_connected() returns once the plug shows: a query right after it sees it. */
+FL_TEST(hotplug_is_visible_when_set_connected_returns)
+{
+	struct disp d;
+	struct fl_display_handle *hdmi;
+	int stale = 0;
+
+	disp_open(&d);
+	fl_assert_int_eq(fl_display_interface_open(d.dev, 1, &hdmi), 0);
+	for (int i = 0; i < 50; i++) {
+		struct fl_display_interface_data id = { 0 };
+
+		fl_assert_int_eq(fl_display_set_connected(hdmi, 1, NULL), 0);
+		fl_assert_int_eq(fl_display_interface_get_data(hdmi, &id, NULL), 0);
+		stale += id.hotplug_detect != 1 || id.n_modes != 3;
+		memset(&id, 0, sizeof(id));
+		fl_assert_int_eq(fl_display_set_connected(hdmi, 0, NULL), 0);
+		fl_assert_int_eq(fl_display_interface_get_data(hdmi, &id, NULL), 0);
+		stale += id.hotplug_detect != 0 || id.n_modes != 0;
+	}
+	fl_assert_int_eq(stale, 0);
+	fl_display_close(hdmi);
+	disp_close(&d);
+}
+
 FL_TEST(test_only_checks_and_changes_nothing)
 {
 	struct disp d;

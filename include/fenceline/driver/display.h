@@ -123,7 +123,9 @@ struct fl_display_source;
  *	service flips what is ready and sends VSYNC events. Not from ops.
  * @hotplug: interface @intf was plugged (@connected, with its @n_modes
  *	@modes, copied) or unplugged: the service replaces the model's state
- *	and sends HOTPLUG events. Not from ops. Return: 0 or the model's error.
+ *	and sends HOTPLUG events. Not from ops, except set_connected (a
+ *	simulated plug is its caller's request, visible when the call
+ *	returns). Return: 0 or the model's error.
  * @config_modes: the modes the config gives interface @intf, which it
  *	offers when plugged in: up to @cap into @modes (from ops too).
  *	Return: how many there are, or -ENOENT for an unknown interface.
@@ -222,8 +224,10 @@ struct fl_display_host {
  *
  * @set_connected: plug (@connected) or unplug interface @intf, for a
  *	driver whose connectors can be simulated (fl-displayctl, tests); it
- *	reports the change later with hotplug(), as hardware would. Return:
- *	0, or -EALREADY when it is in that state. NULL: -EOPNOTSUPP.
+ *	reports the change with hotplug() before it returns, so that the
+ *	model shows the plug when fl_display_set_connected() returns. Return:
+ *	0, -EALREADY when it is in that state, or hotplug()'s error (nothing
+ *	changed). NULL: -EOPNOTSUPP.
  *
  * @capture: write what interface @intf shows now into @dst (one RGB
  *	plane of the interface's current mode's size, its fd borrowed): the

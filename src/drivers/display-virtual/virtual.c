@@ -34,10 +34,9 @@ struct vintf {
 	uint32_t id;
 	bool on; /* DPMS ON */
 	bool connected;
-	bool plug_pending; /* set_connected() asked; hotplug() reports it at the next dispatch */
 	struct fl_display_mode mode;
 	uint64_t base_ns, frame; /* the next vsync is frame @frame after @base_ns */
-	struct fl_display_source *timer, *plug;
+	struct fl_display_source *timer;
 };
 
 struct vdev {
@@ -103,23 +102,23 @@ static void vsync_update(struct vintf *vi)
 	}
 }
 
-static void plug_fire(void *data)
+/* Reports the simulated connector's state with the config's modes. Return: hotplug()'s. */
+static int plug_report(struct vintf *vi)
 {
-	struct vintf *vi = data;
 	const struct fl_display_host *host = vi->v->host;
 	struct fl_display_mode modes[FL_DISPLAY_MAX_MODES];
-	int n = 0;
+	int n = 0, r;
 
-	vi->plug_pending = false;
 	if (vi->connected) {
 		n = host->config_modes(host, vi->id, modes, FL_DISPLAY_MAX_MODES);
 		if (n < 0)
-			return;
+			return n;
 		if (n > FL_DISPLAY_MAX_MODES)
 			n = FL_DISPLAY_MAX_MODES;
 	}
-	host->hotplug(host, vi->id, vi->connected, modes, (size_t)n);
+	r = host->hotplug(host, vi->id, vi->connected, modes, (size_t)n);
 	vsync_update(vi);
+	return r;
 }
 
 /* Our record of interface @id, made on first sight. Return: NULL for an unknown id or ENOMEM. */
@@ -139,14 +138,12 @@ static struct vintf *intf_of(struct vdev *v, uint32_t id)
 	if (v->host->intf_state(v->host, id, &vi->mode, &vi->connected) < 0)
 		goto fail;
 	vi->timer = v->host->timer_add(v->host, vsync_fire, vi);
-	vi->plug = v->host->timer_add(v->host, plug_fire, vi);
-	if (!vi->timer || !vi->plug)
+	if (!vi->timer)
 		goto fail;
 	v->intfs[id] = vi;
 	return vi;
 fail:
 	v->host->source_remove(vi->timer);
-	v->host->source_remove(vi->plug);
 	free(vi);
 	return NULL;
 }
@@ -176,7 +173,6 @@ static void v_destroy(void *data)
 		if (!v->intfs[i])
 			continue;
 		v->host->source_remove(v->intfs[i]->timer);
-		v->host->source_remove(v->intfs[i]->plug);
 		free(v->intfs[i]);
 	}
 	fl_heap_table_close(v->heaps);
@@ -211,16 +207,25 @@ static int v_modeset(void *data, uint32_t intf, const struct fl_display_mode *mo
 static int v_set_connected(void *data, uint32_t intf, bool connected)
 {
 	struct vintf *vi = intf_of(data, intf);
+	int r;
 
 	if (!vi)
 		return -ENOENT;
-	if (vi->connected == connected && !vi->plug_pending)
+	if (vi->connected == connected)
 		return -EALREADY;
 	vi->connected = connected;
-	vi->plug_pending = true;
-	/* Reported from the loop, as a connector's interrupt would be: ops may not call hotplug(). */
-	vi->v->host->timer_arm(vi->plug, vi->v->host->now(vi->v->host));
-	return 0;
+	/*
+	 * Reported before returning (hotplug() is allowed from this op): the
+	 * caller asked for the plug, so a query right after the call must see
+	 * it. A plug reported later from the loop raced the caller's next
+	 * request.
+	 */
+	r = plug_report(vi);
+	if (r < 0) {
+		vi->connected = !connected;
+		vsync_update(vi);
+	}
+	return r;
 }
 
 static int v_validate(void *data, const struct fl_display_driver_post *post, void **ret_state,
