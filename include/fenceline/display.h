@@ -317,6 +317,26 @@ struct fl_display_layer {
 #define FL_DISPLAY_LAYER_ENABLED 1u
 
 /**
+ * struct fl_display_writeback - where a post to a memory-writeback
+ * interface (FL_DISPLAY_INTF_MEMORY, ADF_INTF_MEMORY) writes its frame
+ * @fd: the destination's memory (a memfd, dma-buf or any file with a size;
+ *	borrowed: the service keeps a copy until the post has left the screen)
+ * @format: an RGB fourcc the compositor writes (the 8888, 888 and 565
+ *	formats)
+ * @w, @h: the frame's size: the writeback interface's current mode's
+ * @offset: byte offset of the first pixel, a multiple of 4
+ * @pitch: bytes from one line to the next, a multiple of 4, at least
+ *	@w × bytes per pixel; @offset + @h × @pitch must fit in the memory
+ */
+struct fl_display_writeback {
+	int fd;
+	uint32_t format;
+	uint32_t w, h;
+	uint32_t offset;
+	uint32_t pitch;
+};
+
+/**
  * struct fl_display_stats - a device's post queue, as the service counts it
  * @queued: posts waiting for their fences or their vsync now
  * @posted: posts accepted since the service started (TEST_ONLY ones excluded)
@@ -514,6 +534,10 @@ FL_EXPORT int fl_display_simple_buffer_alloc(struct fl_display_handle *intf, uin
  *	drop-in and simple posts share, keeps its layout). A field added at
  *	the end: callers that initialise the struct with designated
  *	initialisers or zero it get NULL, today's meaning.
+ * @writeback: NULL, or the destination of the composed frame when the
+ *	post names a memory-writeback interface (added at the end likewise).
+ *	The frame is written when the post flips, before its PRESENT fence
+ *	signals: that fence says the destination holds the frame.
  */
 struct fl_display_post {
 	const uint32_t *intfs;
@@ -525,6 +549,7 @@ struct fl_display_post {
 	uint32_t flags;
 	uint32_t fence_type;
 	const struct fl_display_layer *layers;
+	const struct fl_display_writeback *writeback;
 };
 
 /**
@@ -539,9 +564,16 @@ struct fl_display_post {
  * flips at the first vsync after its acquire fences signalled; a fence
  * that fails, or has not signalled after the service's fence timeout, keeps
  * it off the screen. With FL_DISPLAY_POST_TEST_ONLY it is only checked.
+ * The layers (@post->layers) are checked too: each source rect inside its
+ * buffer, each destination rect inside the current mode of every interface
+ * of the post, distinct z orders, blend, transform, filter, plane alpha;
+ * and the writeback destination (@post->writeback): only with a memory
+ * interface among @post->intfs, of that interface's mode's size, a format
+ * the compositor writes, pitch and memory big enough.
  * Return: 0; -EINVAL (a count, a format, a buffer that does not fit its
- * memory, an acquire fence that is no fence...), -ENOENT (an unknown
- * overlay engine), the driver's errors; @e names the buffer, plane and rule.
+ * memory, an acquire fence that is no fence, a layer or writeback
+ * destination the rules above refuse...), -ENOENT (an unknown overlay
+ * engine), the driver's errors; @e names the buffer, plane and rule.
  */
 FL_EXPORT int fl_display_post(struct fl_display_handle *dev, const struct fl_display_post *post,
 			      int *ret_fence, struct fl_display_error *e);

@@ -743,14 +743,19 @@ FL_EXPORT int fl_display_post(struct fl_display_handle *dev, const struct fl_dis
 		set_error(e, -EINVAL, "more interfaces, buffers or custom data than ADF allows");
 		return -EINVAL;
 	}
-	/* The wire's own flag says whether layers follow; a caller cannot set it. */
-	if (post->flags & FL_DPOST_LAYERS) {
+	if (post->writeback && post->writeback->fd < 0) {
+		set_error(e, -EINVAL, "writeback: no destination fd");
+		return -EINVAL;
+	}
+	/* The wire's own flags say what follows; a caller cannot set them. */
+	if (post->flags & (FL_DPOST_LAYERS | FL_DPOST_WRITEBACK)) {
 		set_error(e, -EINVAL, "unknown post flags");
 		return -EINVAL;
 	}
 	pm = (struct fl_dmsg_post){ dev->handle,
 				    post->flags |
-					    (post->layers && post->n_bufs ? FL_DPOST_LAYERS : 0),
+					    (post->layers && post->n_bufs ? FL_DPOST_LAYERS : 0) |
+					    (post->writeback ? FL_DPOST_WRITEBACK : 0),
 				    post->fence_type,
 				    (uint32_t)post->n_intfs,
 				    (uint32_t)post->n_bufs,
@@ -778,6 +783,15 @@ FL_EXPORT int fl_display_post(struct fl_display_handle *dev, const struct fl_dis
 	if (pm.flags & FL_DPOST_LAYERS) {
 		memcpy(body + at, post->layers, post->n_bufs * sizeof(post->layers[0]));
 		at += post->n_bufs * sizeof(post->layers[0]);
+	}
+	if (post->writeback) {
+		const struct fl_display_writeback *wb = post->writeback;
+		struct fl_dmsg_writeback w = { wb->format, wb->w, wb->h, wb->offset, wb->pitch, 0 };
+
+		memcpy(body + at, &w, sizeof(w));
+		at += sizeof(w);
+		/* Last of the fds, after every buffer's. */
+		fds[n++] = wb->fd;
 	}
 	r = connect_locked();
 	if (r == 0 && dev->gen != dc.gen)

@@ -93,6 +93,8 @@ struct dpost {
 	size_t n_intfs;
 	size_t n_acquire;
 	int acquire[FL_DISPLAY_MAX_BUFFERS];
+	/* The writeback destination (its fd ours; -1 without), lent to the driver's state. */
+	struct fl_display_driver_buffer wb;
 	struct fl_loop_source *acq_src[FL_DISPLAY_MAX_BUFFERS];
 	size_t n_bufs;
 	struct fl_display_driver_buffer bufs[]; /* their fds are ours */
@@ -233,6 +235,8 @@ static void post_free(struct dpost *p)
 			close(p->acquire[i]);
 	}
 	fl__loop_source_remove(p->timeout);
+	if (p->wb.fd[0] >= 0)
+		close(p->wb.fd[0]);
 	free(p->intfs);
 	free(p);
 }
@@ -1226,13 +1230,65 @@ static int check_layers(struct ddev *d, const uint32_t *intfs, size_t n_intfs,
 }
 
 /*
+ * A writeback destination (@wb, NULL: none): only with a memory interface
+ * among the post's, of its mode's size, a format the compositor writes,
+ * its pitch and memory big enough and aligned as pixman wants them.
+ */
+static int check_writeback(struct ddev *d, const uint32_t *intfs, size_t n_intfs,
+			   const struct fl_display_driver_buffer *wb, struct fl_display_error *e)
+{
+	const struct fl_display_mode *m = NULL;
+	const struct fl__display_format *f;
+	uint32_t mem = 0;
+
+	if (!wb)
+		return 0;
+	for (size_t k = 0; k < n_intfs && !m; k++) {
+		struct fl__display_interface *intf = fl__display_interface_get(d->dev, intfs[k]);
+
+		if (intf && fl__display_interface_type(intf) == FL_DISPLAY_INTF_MEMORY) {
+			m = fl__display_interface_current_mode(intf);
+			mem = intfs[k];
+		}
+	}
+	if (!m)
+		return fl__display_fail(e, -EINVAL,
+					"writeback: the post names no memory-writeback interface");
+	if (wb->w != m->hdisplay || wb->h != m->vdisplay)
+		return fl__display_fail(e, -EINVAL,
+					"writeback: %ux%u is not interface %u's mode %ux%u", wb->w,
+					wb->h, mem, m->hdisplay, m->vdisplay);
+	f = fl__display_format_find(wb->format);
+	if (!f || !fl__display_compose_format_ok(wb->format, FL_DISPLAY_COMPOSE_TARGET))
+		return fl__display_fail(e, -EINVAL,
+					"writeback: format 0x%08x is not an RGB format the "
+					"compositor writes",
+					wb->format);
+	if ((uint64_t)wb->pitch[0] < (uint64_t)wb->w * f->cpp[0] || wb->pitch[0] % 4 ||
+	    wb->offset[0] % 4)
+		return fl__display_fail(
+			e, -EINVAL,
+			"writeback: pitch %u (at least %u x %u bytes) and offset %u "
+			"must be multiples of 4",
+			wb->pitch[0], wb->w, f->cpp[0], wb->offset[0]);
+	if ((uint64_t)wb->offset[0] + (uint64_t)wb->pitch[0] * wb->h > wb->size[0])
+		return fl__display_fail(e, -EINVAL,
+					"writeback: offset %u + %u lines of pitch %u end past its "
+					"%llu-byte memory",
+					wb->offset[0], wb->h, wb->pitch[0],
+					(unsigned long long)wb->size[0]);
+	return 0;
+}
+
+/*
  * A post's checks and its queueing (POST and SIMPLE_POST). @fds: the
  * post's, in wire order (taken: each is closed or kept).
  */
 static bool post(struct dconn *c, const struct fl_msg_hdr *req, struct ddev *d, uint32_t flags,
 		 uint32_t fence_type, const uint32_t *intfs, size_t n_intfs,
 		 const struct fl_dmsg_buffer *wb, const struct fl_display_layer *layers,
-		 size_t n_bufs, const void *custom, size_t custom_size, int *fds, unsigned int nfds)
+		 size_t n_bufs, const void *custom, size_t custom_size,
+		 const struct fl_dmsg_writeback *dest, int *fds, unsigned int nfds)
 {
 	struct fl_dmsg_post_reply r = { { 0, 0 }, 0, 0 };
 	struct fl_display_driver_post dp;
@@ -1250,6 +1306,7 @@ static bool post(struct dconn *c, const struct fl_msg_hdr *req, struct ddev *d, 
 	}
 	p->d = d;
 	p->n_bufs = n_bufs;
+	p->wb.fd[0] = -1;
 	for (size_t i = 0; i < n_bufs; i++) {
 		struct fl_display_driver_buffer *b = &p->bufs[i];
 
@@ -1266,9 +1323,22 @@ static bool post(struct dconn *c, const struct fl_msg_hdr *req, struct ddev *d, 
 		}
 		acquire[i] = wb[i].flags & FL_DBUF_ACQUIRE ? fds[k++] : -1;
 	}
+	if (dest) {
+		p->wb = (struct fl_display_driver_buffer){ .w = dest->w,
+							   .h = dest->h,
+							   .format = dest->format,
+							   .n_planes = 1,
+							   .offset = { dest->offset },
+							   .pitch = { dest->pitch },
+							   .fd = { fds[k], -1, -1, -1 } };
+		p->wb.size[0] = fd_size(fds[k]);
+		k++;
+	}
 	err = fl__display_post_check(d->dev, intfs, n_intfs, p->bufs, n_bufs, custom_size, &e);
 	if (!err)
 		err = check_layers(d, intfs, n_intfs, p->bufs, layers, n_bufs, &e);
+	if (!err)
+		err = check_writeback(d, intfs, n_intfs, dest ? &p->wb : NULL, &e);
 	for (size_t i = 0; !err && i < n_bufs; i++) {
 		int st;
 
@@ -1282,7 +1352,7 @@ static bool post(struct dconn *c, const struct fl_msg_hdr *req, struct ddev *d, 
 	if (err)
 		goto refuse;
 	dp = (struct fl_display_driver_post){ intfs,  n_intfs,	   p->bufs, n_bufs,
-					      custom, custom_size, layers };
+					      custom, custom_size, layers,  dest ? &p->wb : NULL };
 	err = d->drv->validate(d->drv_data, &dp, &state, &e);
 	if (err) {
 		if (!e.msg[0])
@@ -1377,6 +1447,8 @@ done_closing:
 		if (acquire[i] >= 0)
 			close(acquire[i]);
 	}
+	if (p->wb.fd[0] >= 0)
+		close(p->wb.fd[0]);
 	free(p);
 	return reply(c, req, &r, sizeof(r), NULL, 0);
 
@@ -1391,6 +1463,8 @@ refuse:
 			if (acquire[i] >= 0)
 				close(acquire[i]);
 		}
+		if (p->wb.fd[0] >= 0)
+			close(p->wb.fd[0]);
 		free(p->intfs);
 		free(p);
 	} else {
@@ -1407,6 +1481,7 @@ static bool do_post(struct dconn *c, const struct fl_dproto_request *q, int *fds
 	static uint32_t intfs[FL_DISPLAY_MAX_INTERFACES];
 	static struct fl_dmsg_buffer bufs[FL_DISPLAY_MAX_BUFFERS];
 	static struct fl_display_layer layers[FL_DISPLAY_MAX_BUFFERS];
+	struct fl_dmsg_writeback dest;
 	int all[FL_DPROTO_POST_MAX_FDS];
 	unsigned int n = 0;
 
@@ -1427,9 +1502,12 @@ static bool do_post(struct dconn *c, const struct fl_dproto_request *q, int *fds
 	memcpy(bufs, q->bufs, pm->n_bufs * sizeof(bufs[0]));
 	if (q->layers)
 		memcpy(layers, q->layers, pm->n_bufs * sizeof(layers[0]));
-	return post(c, &q->hdr, ddev_by_id(h->device), pm->flags & ~FL_DPOST_LAYERS, pm->fence_type,
-		    intfs, pm->n_intfs, bufs, q->layers ? layers : NULL, pm->n_bufs, q->custom,
-		    pm->custom_size, all, n);
+	if (q->writeback)
+		memcpy(&dest, q->writeback, sizeof(dest));
+	return post(c, &q->hdr, ddev_by_id(h->device),
+		    pm->flags & ~(FL_DPOST_LAYERS | FL_DPOST_WRITEBACK), pm->fence_type, intfs,
+		    pm->n_intfs, bufs, q->layers ? layers : NULL, pm->n_bufs, q->custom,
+		    pm->custom_size, q->writeback ? &dest : NULL, all, n);
 }
 
 static bool do_simple_post(struct dconn *c, const struct fl_dproto_request *q, int *fds)
@@ -1463,7 +1541,7 @@ static bool do_simple_post(struct dconn *c, const struct fl_dproto_request *q, i
 		}
 	}
 	return post(c, &q->hdr, d, 0, s->fence_type, &h->id, 1, &s->buf, NULL, 1, custom,
-		    custom_size, mine, q->nfds);
+		    custom_size, NULL, mine, q->nfds);
 }
 
 static bool handle_request(struct dconn *c, const struct fl_dproto_request *q, int *fds)

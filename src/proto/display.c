@@ -19,11 +19,13 @@ _Static_assert(sizeof(struct fl_dmsg_post) == 24, "wire layout");
 _Static_assert(sizeof(struct fl_dmsg_simple_post) == 64, "wire layout");
 _Static_assert(sizeof(struct fl_dmsg_set_mode) == 76, "wire layout");
 _Static_assert(sizeof(struct fl_display_layer) == 64, "wire layout");
+_Static_assert(sizeof(struct fl_dmsg_writeback) == 24, "wire layout");
 _Static_assert(sizeof(struct fl_msg_hdr) + sizeof(struct fl_dmsg_post) +
 			       FL_DISPLAY_MAX_INTERFACES * 4 +
 			       FL_DISPLAY_MAX_BUFFERS * sizeof(struct fl_dmsg_buffer) +
 			       FL_DISPLAY_MAX_CUSTOM_DATA +
-			       FL_DISPLAY_MAX_BUFFERS * sizeof(struct fl_display_layer) <=
+			       FL_DISPLAY_MAX_BUFFERS * sizeof(struct fl_display_layer) +
+			       sizeof(struct fl_dmsg_writeback) <=
 		       FL_DPROTO_MAX_REQUEST,
 	       "the largest POST fits");
 
@@ -96,6 +98,8 @@ static int decode_post(struct fl_dproto_request *r, const unsigned char *body, s
 		p->custom_size;
 	if (p->flags & FL_DPOST_LAYERS)
 		need += (size_t)p->n_bufs * sizeof(struct fl_display_layer);
+	if (p->flags & FL_DPOST_WRITEBACK)
+		need += sizeof(struct fl_dmsg_writeback);
 	if (len != need)
 		return -EPROTO;
 	r->intfs = body + sizeof(*p);
@@ -103,6 +107,20 @@ static int decode_post(struct fl_dproto_request *r, const unsigned char *body, s
 	r->custom = r->bufs + (size_t)p->n_bufs * sizeof(struct fl_dmsg_buffer);
 	/* The layers' fields are the service's to judge, with a message naming the buffer. */
 	r->layers = p->flags & FL_DPOST_LAYERS ? r->custom + p->custom_size : NULL;
+	r->writeback =
+		p->flags & FL_DPOST_WRITEBACK
+			? r->custom + p->custom_size +
+				  (r->layers ? (size_t)p->n_bufs * sizeof(struct fl_display_layer)
+					     : 0)
+			: NULL;
+	if (r->writeback) {
+		struct fl_dmsg_writeback w;
+
+		memcpy(&w, r->writeback, sizeof(w));
+		if (w.pad)
+			return -EINVAL;
+		fds++; /* the destination's */
+	}
 	for (uint32_t i = 0; i < p->n_bufs; i++) {
 		struct fl_dmsg_buffer b;
 
@@ -111,7 +129,7 @@ static int decode_post(struct fl_dproto_request *r, const unsigned char *body, s
 			return -EINVAL;
 		fds += fl__dproto_buffer_fds(&b);
 	}
-	if (p->flags & ~(FL_DISPLAY_POST_TEST_ONLY | FL_DPOST_LAYERS) ||
+	if (p->flags & ~(FL_DISPLAY_POST_TEST_ONLY | FL_DPOST_LAYERS | FL_DPOST_WRITEBACK) ||
 	    !fence_type_ok(p->fence_type))
 		return -EINVAL;
 	if (fds != r->nfds + stashed)

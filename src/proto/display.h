@@ -33,8 +33,8 @@
 #define FL_DPROTO_MAX_REPLY 16384
 /* fds in one message: a POST with more sends them ahead in POST_FDS messages. */
 #define FL_DPROTO_MAX_FDS 128
-/* fds one POST may bring at most: 56 buffers of 4 planes and an acquire fence. */
-#define FL_DPROTO_POST_MAX_FDS (FL_DISPLAY_MAX_BUFFERS * (FL_DISPLAY_MAX_PLANES + 1))
+/* fds one POST may bring at most: 56 buffers of 4 planes and an acquire fence, and a writeback destination. */
+#define FL_DPROTO_POST_MAX_FDS (FL_DISPLAY_MAX_BUFFERS * (FL_DISPLAY_MAX_PLANES + 1) + 1)
 
 enum fl_dproto_op {
 	FL_DOP_HELLO = 128, /* body dhello; reply dhello_reply */
@@ -171,10 +171,11 @@ struct fl_dmsg_buffer {
 
 /*
  * Followed by n_intfs u32 interface ids, n_bufs struct fl_dmsg_buffer,
- * custom_size bytes and, with FL_DPOST_LAYERS in flags, n_bufs struct
- * fl_display_layer (64 bytes each, all u32). The fds: those sent ahead by
- * POST_FDS since the last POST, then the message's own, in the buffers'
- * order.
+ * custom_size bytes, with FL_DPOST_LAYERS in flags n_bufs struct
+ * fl_display_layer (64 bytes each, all u32), and with FL_DPOST_WRITEBACK a
+ * struct fl_dmsg_writeback. The fds: those sent ahead by POST_FDS since
+ * the last POST, then the message's own, in the buffers' order, the
+ * writeback destination's last.
  */
 struct fl_dmsg_post {
 	uint32_t handle; /* a device */
@@ -185,8 +186,15 @@ struct fl_dmsg_post {
 	uint32_t custom_size; /* up to FL_DISPLAY_MAX_CUSTOM_DATA */
 };
 
-/* The wire's own post flag: the layers follow the custom data. Not a public flag. */
-#define FL_DPOST_LAYERS (1u << 31)
+/* The wire's own post flags, not public ones: the layers follow the custom data; a writeback follows them. */
+#define FL_DPOST_LAYERS	   (1u << 31)
+#define FL_DPOST_WRITEBACK (1u << 30)
+
+/* A writeback destination (struct fl_display_writeback without its fd, which comes last). */
+struct fl_dmsg_writeback {
+	uint32_t format, w, h, offset, pitch;
+	uint32_t pad; /* 0 */
+};
 
 struct fl_dmsg_simple_post {
 	uint32_t handle; /* an interface */
@@ -243,6 +251,7 @@ struct fl_dproto_request {
 	/* POST: into the caller's packet, unaligned (read with memcpy) */
 	const unsigned char *intfs, *bufs, *custom,
 		*layers; /* layers: NULL without FL_DPOST_LAYERS */
+	const unsigned char *writeback; /* NULL without FL_DPOST_WRITEBACK */
 	/* POST, SIMPLE_POST: the fds its buffers name (planes and acquire fences) */
 	unsigned int post_fds;
 };

@@ -284,8 +284,7 @@ static void ref_blend(const struct ref_layer *l, int x, int y, double dst[3])
 	}
 }
 
-static void save_frame(const uint32_t *p, uint32_t w, uint32_t h, uint32_t pitch, int fd,
-		       const char *name)
+static void save_frame(const uint32_t *p, uint32_t w, uint32_t h, uint32_t pitch, const char *name)
 {
 	const char *dir = getenv("FL_TEST_FRAME_DIR");
 	struct fl_display_compose_target t = {
@@ -294,7 +293,6 @@ static void save_frame(const uint32_t *p, uint32_t w, uint32_t h, uint32_t pitch
 	struct fl_display_error e;
 	char path[512];
 
-	(void)fd;
 	if (!dir || !*dir)
 		dir = FL_TEST_FRAME_DEFAULT_DIR;
 	mkdir(dir, 0755);
@@ -304,18 +302,10 @@ static void save_frame(const uint32_t *p, uint32_t w, uint32_t h, uint32_t pitch
 	printf("frame: %s\n", path);
 }
 
-FL_TEST(a_capture_composes_three_overlapping_layers)
+/* The three layers: buffers in the post's order, the top layer first, the bottom one second. */
+static void three_layers(struct fl_display_buffer b[3], struct fl_display_layer l[3],
+			 uint32_t *map[3])
 {
-	struct ldisp d;
-	struct fl_display_buffer b[3];
-	struct fl_display_layer l[3];
-	uint32_t *map[3], *p, w, h, pitch;
-	int fence = -1, cap = -1;
-	size_t wrong = 0;
-	int worst = 0;
-
-	ldisp_open(&d);
-	/* In the post's order: the top layer first, the bottom one second. */
 	b[0] = mem_buffer(AR24, 100, 80, px_l1, &map[0]);
 	b[1] = mem_buffer(XR24, 64, 48, px_l0, &map[1]);
 	b[2] = mem_buffer(AR24, 60, 60, px_l2, &map[2]);
@@ -357,6 +347,64 @@ FL_TEST(a_capture_composes_three_overlapping_layers)
 					  .blend = FL_DISPLAY_BLEND_COVERAGE,
 					  .alpha = 0xc000,
 					  .transform = FL_DISPLAY_TRANSFORM_FLIP_X };
+}
+
+static void three_layers_free(struct fl_display_buffer b[3], uint32_t *map[3])
+{
+	for (int i = 0; i < 3; i++) {
+		munmap(map[i], (size_t)b[i].w * b[i].h * 4);
+		close(b[i].fd[0]);
+	}
+}
+
+/* Pixels of the 1920 × 1080 XRGB8888 frame @p that differ from the reference by more than 1. */
+static size_t frame_wrong(const uint32_t *p, uint32_t pitch, uint32_t *map[3])
+{
+	/* Bottom to top. */
+	const struct ref_layer ref[3] = {
+		{ map[1], 64, 0, 0, 64, 48, 100, 50, 640, 480, 0, FL_DISPLAY_BLEND_NONE, 1.0 },
+		{ map[2], 60, 5, 5, 50, 50, 320, 230, 50, 50, FL_DISPLAY_TRANSFORM_FLIP_X,
+		  FL_DISPLAY_BLEND_COVERAGE, PA8(0xc000) },
+		{ map[0], 100, 0, 0, 100, 80, 300, 200, 80, 100, FL_DISPLAY_TRANSFORM_ROT_90,
+		  FL_DISPLAY_BLEND_PREMULTIPLIED, PA8(0x8000) },
+	};
+	size_t wrong = 0;
+	int worst = 0;
+
+	for (uint32_t y = 0; y < 1080; y++)
+		for (uint32_t x = 0; x < 1920; x++) {
+			double dst[3] = { 0, 0, 0 }; /* the background: opaque black */
+			uint32_t got = p[(size_t)y * pitch / 4 + x];
+			int bad = 0;
+
+			for (int k = 0; k < 3; k++)
+				if ((int)x >= ref[k].dx && (int)x < ref[k].dx + ref[k].dw &&
+				    (int)y >= ref[k].dy && (int)y < ref[k].dy + ref[k].dh)
+					ref_blend(&ref[k], (int)x, (int)y, dst);
+			for (int c = 0; c < 3; c++) {
+				int diff = abs((int)((got >> (16 - 8 * c)) & 0xff) - (int)dst[c]);
+
+				worst = diff > worst ? diff : worst;
+				bad |= diff > 1;
+			}
+			if (bad && !wrong++)
+				printf("first wrong pixel %u,%u: %06x, want %02x%02x%02x\n", x, y,
+				       got & 0xffffff, (int)dst[0], (int)dst[1], (int)dst[2]);
+		}
+	printf("worst difference %d\n", worst);
+	return wrong;
+}
+
+FL_TEST(a_capture_composes_three_overlapping_layers)
+{
+	struct ldisp d;
+	struct fl_display_buffer b[3];
+	struct fl_display_layer l[3];
+	uint32_t *map[3], *p, w, h, pitch;
+	int fence = -1, cap = -1;
+
+	ldisp_open(&d);
+	three_layers(b, l, map);
 	fl_assert_int_eq(post_layers(&d, b, l, 3, 0, &fence, NULL), 0);
 	fl_assert_int_eq(fl_fence_fd_wait(fence, 10000), 0);
 	fl_assert_int_eq(fl_display_capture(d.intf, XR24, &cap, &w, &h, &pitch, NULL), 0);
@@ -364,50 +412,109 @@ FL_TEST(a_capture_composes_three_overlapping_layers)
 	fl_assert_int_eq(h, 1080);
 	p = mmap(NULL, (size_t)pitch * h, PROT_READ, MAP_SHARED, cap, 0);
 	fl_assert(p != MAP_FAILED);
-	save_frame(p, w, h, pitch, cap, "display-layers-three");
-	{
-		/* Bottom to top. */
-		const struct ref_layer ref[3] = {
-			{ map[1], 64, 0, 0, 64, 48, 100, 50, 640, 480, 0, FL_DISPLAY_BLEND_NONE,
-			  1.0 },
-			{ map[2], 60, 5, 5, 50, 50, 320, 230, 50, 50, FL_DISPLAY_TRANSFORM_FLIP_X,
-			  FL_DISPLAY_BLEND_COVERAGE, PA8(0xc000) },
-			{ map[0], 100, 0, 0, 100, 80, 300, 200, 80, 100,
-			  FL_DISPLAY_TRANSFORM_ROT_90, FL_DISPLAY_BLEND_PREMULTIPLIED,
-			  PA8(0x8000) },
-		};
-
-		for (uint32_t y = 0; y < h; y++)
-			for (uint32_t x = 0; x < w; x++) {
-				double dst[3] = { 0, 0, 0 }; /* the background: opaque black */
-				uint32_t got = p[(size_t)y * pitch / 4 + x];
-				int bad = 0;
-
-				for (int k = 0; k < 3; k++)
-					if ((int)x >= ref[k].dx && (int)x < ref[k].dx + ref[k].dw &&
-					    (int)y >= ref[k].dy && (int)y < ref[k].dy + ref[k].dh)
-						ref_blend(&ref[k], (int)x, (int)y, dst);
-				for (int c = 0; c < 3; c++) {
-					int diff = abs((int)((got >> (16 - 8 * c)) & 0xff) -
-						       (int)dst[c]);
-
-					worst = diff > worst ? diff : worst;
-					bad |= diff > 1;
-				}
-				if (bad && !wrong++)
-					printf("first wrong pixel %u,%u: %06x, want %02x%02x%02x\n",
-					       x, y, got & 0xffffff, (int)dst[0], (int)dst[1],
-					       (int)dst[2]);
-			}
-	}
-	printf("worst difference %d\n", worst);
-	fl_assert_int_eq(wrong, 0);
+	save_frame(p, w, h, pitch, "display-layers-three");
+	fl_assert_int_eq(frame_wrong(p, pitch, map), 0);
 	munmap(p, (size_t)pitch * h);
 	close(cap);
 	close(fence);
-	for (int i = 0; i < 3; i++) {
-		munmap(map[i], (size_t)b[i].w * b[i].h * 4);
-		close(b[i].fd[0]);
-	}
+	three_layers_free(b, map);
+	ldisp_close(&d);
+}
+
+/* ---- memory writeback ---- */
+
+#define WB_INTF	  2u /* the default config's writeback interface, 1920x1080 */
+#define WB_OFFSET 256u
+#define WB_PITCH  (1920u * 4 + 64)
+#define WB_SIZE	  (WB_OFFSET + (size_t)WB_PITCH * 1080)
+
+static int wb_post(struct ldisp *d, const struct fl_display_buffer *b,
+		   const struct fl_display_layer *l, const uint32_t *intfs, size_t n_intfs,
+		   const struct fl_display_writeback *wb, uint32_t flags, int *fence,
+		   struct fl_display_error *e)
+{
+	struct fl_display_post p = { .intfs = intfs,
+				     .n_intfs = n_intfs,
+				     .bufs = b,
+				     .n_bufs = 3,
+				     .flags = flags,
+				     .fence_type = fence ? FL_DISPLAY_FENCE_PRESENT
+							 : FL_DISPLAY_FENCE_NONE,
+				     .layers = l,
+				     .writeback = wb };
+
+	return fl_display_post(d->dev, &p, fence, e);
+}
+
+FL_TEST(a_writeback_post_writes_its_frame_before_its_fence_signals)
+{
+	static const uint32_t wb_intf = WB_INTF, panel = 0;
+	struct ldisp d;
+	struct fl_display_buffer b[3];
+	struct fl_display_layer l[3];
+	struct fl_display_writeback wb, bad;
+	struct fl_display_error e = { 0, "" };
+	uint32_t *map[3];
+	unsigned char *dst;
+	size_t untouched = 0;
+	int fence = -1, fd, r;
+
+	ldisp_open(&d);
+	r = fl_display_attach(d.dev, 0, WB_INTF, NULL);
+	fl_assert(r == 0 || r == -EALREADY);
+	three_layers(b, l, map);
+	fd = memfd_create("writeback", MFD_CLOEXEC);
+	fl_assert(fd >= 0);
+	fl_assert_int_eq(ftruncate(fd, (off_t)WB_SIZE), 0);
+	dst = mmap(NULL, WB_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	fl_assert(dst != MAP_FAILED);
+	memset(dst, 0xa5, WB_SIZE);
+	wb = (struct fl_display_writeback){ fd, XR24, 1920, 1080, WB_OFFSET, WB_PITCH };
+
+	/* Refusals, each naming the rule; TEST_ONLY writes nothing. */
+	fl_assert_int_eq(wb_post(&d, b, l, &panel, 1, &wb, 0, NULL, &e), -EINVAL);
+	fl_assert(strstr(e.msg, "writeback: the post names no memory-writeback interface"));
+	bad = wb;
+	bad.w = 1280;
+	fl_assert_int_eq(wb_post(&d, b, l, &wb_intf, 1, &bad, 0, NULL, &e), -EINVAL);
+	fl_assert(strstr(e.msg, "writeback: 1280x1080 is not interface 2's mode 1920x1080"));
+	bad = wb;
+	bad.format = FL_FOURCC('N', 'V', '1', '2');
+	fl_assert_int_eq(wb_post(&d, b, l, &wb_intf, 1, &bad, 0, NULL, &e), -EINVAL);
+	fl_assert(strstr(e.msg, "is not an RGB format the compositor writes"));
+	bad = wb;
+	bad.pitch = 1920 * 4 - 4;
+	fl_assert_int_eq(wb_post(&d, b, l, &wb_intf, 1, &bad, 0, NULL, &e), -EINVAL);
+	fl_assert(strstr(e.msg, "writeback: pitch 7676"));
+	/* The memory: one 4-byte step of offset too many fails, the exact fit passes (TEST_ONLY). */
+	bad = wb;
+	bad.offset = WB_OFFSET + 4;
+	fl_assert_int_eq(wb_post(&d, b, l, &wb_intf, 1, &bad, FL_DISPLAY_POST_TEST_ONLY, NULL, &e),
+			 -EINVAL);
+	fl_assert(strstr(e.msg, "end past its"));
+	fl_assert_int_eq(wb_post(&d, b, l, &wb_intf, 1, &wb, FL_DISPLAY_POST_TEST_ONLY, NULL, &e),
+			 0);
+	for (size_t i = 0; i < WB_SIZE; i++)
+		untouched += dst[i] == 0xa5;
+	fl_assert_int_eq(untouched, WB_SIZE);
+
+	/* The real one: the frame is there once its present fence has signalled. */
+	fl_assert_int_eq(wb_post(&d, b, l, &wb_intf, 1, &wb, 0, &fence, &e), 0);
+	close(fd); /* the service keeps its copy */
+	fl_assert_int_eq(fl_fence_fd_wait(fence, 10000), 0);
+	save_frame((const uint32_t *)(dst + WB_OFFSET), 1920, 1080, WB_PITCH,
+		   "display-layers-writeback");
+	fl_assert_int_eq(frame_wrong((const uint32_t *)(dst + WB_OFFSET), WB_PITCH, map), 0);
+	/* Nothing outside the frame is written: the offset and each line's padding. */
+	untouched = 0;
+	for (size_t i = 0; i < WB_OFFSET; i++)
+		untouched += dst[i] == 0xa5;
+	for (size_t y = 0; y < 1080; y++)
+		for (size_t i = 1920 * 4; i < WB_PITCH; i++)
+			untouched += dst[WB_OFFSET + y * WB_PITCH + i] == 0xa5;
+	fl_assert_int_eq(untouched, WB_OFFSET + 1080 * 64);
+	close(fence);
+	munmap(dst, WB_SIZE);
+	three_layers_free(b, map);
 	ldisp_close(&d);
 }

@@ -86,10 +86,14 @@ static int model(const uint8_t *p, size_t len, unsigned int nfds, bool trunc, un
 
 		if (n_intfs > 1024 || n_bufs > 56 || custom > 4096)
 			return -EINVAL;
-		/* flag bit 31: 64 bytes of layer per buffer after the custom data */
-		if (blen !=
-		    24 + 4 * n_intfs + 56 * n_bufs + custom + (u32(b, 4) >> 31 ? 64 * n_bufs : 0))
+		/* flag bit 31: 64 bytes of layer per buffer after the custom data; bit 30: 24 of writeback */
+		uint32_t lay = u32(b, 4) >> 31 ? 64 * n_bufs : 0, wb = u32(b, 4) >> 30 & 1;
+
+		if (blen != 24 + 4 * n_intfs + 56 * n_bufs + custom + lay + 24 * wb)
 			return -EPROTO;
+		if (wb && u32(b, 24 + 4 * n_intfs + 56 * n_bufs + custom + lay + 20))
+			return -EINVAL;
+		fds += wb;
 		for (uint32_t i = 0; i < n_bufs; i++) {
 			int k = buffer_fds(b + 24 + 4 * n_intfs + 56 * i);
 
@@ -97,12 +101,12 @@ static int model(const uint8_t *p, size_t len, unsigned int nfds, bool trunc, un
 				return -EINVAL;
 			fds += (unsigned int)k;
 		}
-		if ((u32(b, 4) & ~(1u | 1u << 31)) || u32(b, 8) > 2)
+		if ((u32(b, 4) & ~(1u | 3u << 30)) || u32(b, 8) > 2)
 			return -EINVAL;
 		return fds == nfds + stashed ? 0 : -EINVAL;
 	}
 	case 142: /* POST_FDS */
-		return nfds >= 1 && nfds <= 128 && stashed + nfds <= 280 ? 0 : -EINVAL;
+		return nfds >= 1 && nfds <= 128 && stashed + nfds <= 281 ? 0 : -EINVAL;
 	case 143: { /* SIMPLE_POST */
 		int k = buffer_fds(b + 8);
 
@@ -171,8 +175,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			CHECK(q.bufs == q.intfs + 4 * (size_t)u32(pkt, HDR + 12));
 			CHECK(q.custom == q.bufs + 56 * (size_t)u32(pkt, HDR + 16));
 			CHECK(q.custom + u32(pkt, HDR + 20) +
-				      (q.layers ? 64 * (size_t)u32(pkt, HDR + 16) : 0) ==
+				      (q.layers ? 64 * (size_t)u32(pkt, HDR + 16) : 0) +
+				      (q.writeback ? 24 : 0) ==
 			      pkt + len);
+			CHECK(!q.writeback == !(u32(pkt, HDR + 4) >> 30 & 1));
 			CHECK(!q.layers == !(u32(pkt, HDR + 4) >> 31));
 			CHECK(q.post_fds == nfds + stashed);
 		}

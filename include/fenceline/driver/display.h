@@ -70,6 +70,12 @@ struct fl_display_driver_buffer {
  *	them (rects inside the buffer and the modes, distinct z orders,
  *	blend, transform, filter); only valid during validate: a driver keeps
  *	a copy in its state
+ * @writeback: NULL, or the destination of the post's frame on its memory
+ *	interface (one RGB plane: fd, offset, pitch, size, format, w, h; the
+ *	service checked it against the interface's mode and the memory's
+ *	size). Its fd is the service's, lent for the life of the post's
+ *	state; the driver writes the frame there in @post, before the
+ *	service signals the post's PRESENT fence.
  */
 struct fl_display_driver_post {
 	const uint32_t *intfs;
@@ -79,6 +85,7 @@ struct fl_display_driver_post {
 	const void *custom;
 	size_t custom_size;
 	const struct fl_display_layer *layers;
+	const struct fl_display_driver_buffer *writeback;
 };
 
 /* What a driver can do (struct fl_display_driver_ops' @caps). */
@@ -209,8 +216,9 @@ struct fl_display_host {
  *	and *@ret_state (the driver's, may be NULL), or a negative errno,
  *	explained in @e.
  * @post: mandatory. Put @state on screen now; called at the vsync the
- *	service flips at (or at once on an interface without vsync).
- *	Cannot fail: what could fail was validate's to find.
+ *	service flips at (or at once on an interface without vsync), and
+ *	write a writeback destination's frame before returning. Cannot fail:
+ *	what could fail was validate's to find.
  * @state_free: frees a state that validate made, once the post is off
  *	the screen or was never posted. NULL: states need no freeing.
  *

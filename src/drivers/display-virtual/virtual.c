@@ -24,6 +24,8 @@ struct vstate {
 	size_t n_intfs;
 	size_t n_bufs;
 	struct fl_display_layer *layers; /* n_bufs of them, in the same allocation; NULL: none */
+	bool has_wb; /* a writeback destination, written at the flip (its fd the service's) */
+	struct fl_display_driver_buffer wb;
 	struct fl_display_driver_buffer bufs[];
 };
 
@@ -248,6 +250,9 @@ static int v_validate(void *data, const struct fl_display_driver_post *post, voi
 	s->layers = post->layers ? (struct fl_display_layer *)&s->bufs[post->n_bufs] : NULL;
 	if (s->layers)
 		memcpy(s->layers, post->layers, post->n_bufs * sizeof(s->layers[0]));
+	s->has_wb = post->writeback != NULL;
+	if (s->has_wb)
+		s->wb = *post->writeback;
 	s->n_intfs = post->n_intfs < FL_DISPLAY_MAX_INTERFACES ? post->n_intfs
 							       : FL_DISPLAY_MAX_INTERFACES;
 	memcpy(s->intfs, post->intfs, s->n_intfs * sizeof(s->intfs[0]));
@@ -276,8 +281,16 @@ static int compose(struct vdev *v, const struct vstate *s, uint32_t intf,
 static void v_post(void *data, void *state)
 {
 	struct vdev *v = data;
+	struct vstate *s = state;
 
-	v->on_screen = state;
+	v->on_screen = s;
+	/*
+	 * Writeback is an observer asking for the frame: composed now, before
+	 * the service signals the post's present fence.
+	 */
+	if (s->has_wb)
+		/* post cannot fail; the service's compose() logs a frame it refuses. */
+		(void)v->host->compose(v->host, s->bufs, s->layers, s->n_bufs, &s->wb);
 }
 
 static void v_state_free(void *data, void *state)
