@@ -65,6 +65,33 @@ static double b_post(void *arg, long ops)
 	return (double)(fl__bench_now_ns() - t0) / (double)ops;
 }
 
+/*
+ * Posts that ask for their release fence, as a compositor does, holding
+ * the last one until the next post is made (a pending point on the
+ * service's timeline at every flip, which its signal must complete).
+ */
+static double b_post_fenced(void *arg, long ops)
+{
+	struct post_ctx *c = arg;
+	uint64_t t0 = fl__bench_now_ns();
+	struct fl_display_error e;
+	int r, fence, held = -1;
+
+	for (long i = 0; i < ops; i++) {
+		r = fl_display_post(c->dev, &c->post, &fence, &e);
+		if (r < 0) {
+			fprintf(stderr, "fl-bench: post: %s\n", e.msg);
+			fl__bench_die("fl_display_post", -r);
+		}
+		if (held >= 0)
+			close(held);
+		held = fence;
+	}
+	if (held >= 0)
+		close(held);
+	return (double)(fl__bench_now_ns() - t0) / (double)ops;
+}
+
 /* The p50 and p99 of @n lateness samples, in ns, under @name. */
 static void late_out(const char *name, uint64_t *late, size_t n)
 {
@@ -179,10 +206,16 @@ void fl__bench_display_service(void)
 	/* Blanked: no vsync, so each post flips as soon as it is queued and the queue stays short. */
 	c.post.flags = 0;
 	fl__bench_out("display_post_flip_blanked", fl__bench_batch_median(b_post, &c, n), "ns");
+	c.post.fence_type = FL_DISPLAY_FENCE_RELEASE;
+	fl__bench_out("display_post_flip_release_fence",
+		      fl__bench_batch_median(b_post_fenced, &c, n), "ns");
+	c.post.fence_type = FL_DISPLAY_FENCE_NONE;
 	fl__bench_ratio("ratio_display_post_test_only_over_request", "display_post_test_only",
 			"baseline_fencelined_request");
 	fl__bench_ratio("ratio_display_post_flip_over_request", "display_post_flip_blanked",
 			"baseline_fencelined_request");
+	fl__bench_ratio("ratio_display_post_flip_release_fence_over_request",
+			"display_post_flip_release_fence", "baseline_fencelined_request");
 	if (fl_display_blank(c.intf, FL_DISPLAY_DPMS_ON, NULL) < 0)
 		fl__bench_die("fl_display_blank", EIO);
 	part_jitter(c.intf, (uint64_t)m.htotal * m.vtotal * 1000000u / m.clock);
