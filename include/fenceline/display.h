@@ -589,7 +589,9 @@ FL_EXPORT int fl_display_simple_post(struct fl_display_handle *intf,
 
 /**
  * fl_display_set_connected() - plug or unplug an interface of a driver
- * that can simulate it (the virtual one); the HOTPLUG event follows
+ * that can simulate it (the virtual one); when it returns, the interface's
+ * data (fl_display_interface_get_data()) shows the new state and modes,
+ * and the HOTPLUG event is in the subscribed handles' rings
  * Return: 0; -EALREADY; -EOPNOTSUPP; -EINVAL (not an interface handle).
  */
 FL_EXPORT int fl_display_set_connected(struct fl_display_handle *intf, int connected,
@@ -603,8 +605,9 @@ FL_EXPORT int fl_display_set_connected(struct fl_display_handle *intf, int conne
  *	from offset 0, the interface's current mode's size
  *
  * The frame of the post on screen on @intf (its buffers composed in
- * software, over black, each at the top-left corner at its own size), or
- * black when none is. A driver that composes in software does it only for
+ * software over black: as their layers say, and those without a layer at
+ * the top-left corner at their own sizes, below the others), or black
+ * when none is. A driver that composes in software does it only for
  * a capture: a post nobody looks at costs no pixel.
  * Return: 0; -EINVAL (another format, not an interface handle); -ENODEV
  * (the interface has no mode); -EOPNOTSUPP (the driver cannot show its
