@@ -106,6 +106,7 @@ static int connect_locked(void)
 	if (r < 0)
 		return r;
 	deadline = fl__now_ns() + START_WAIT_MS * 1000000ull;
+again:
 	for (;;) {
 		struct timespec ts = { 0, 5000000L };
 
@@ -139,6 +140,18 @@ static int connect_locked(void)
 	dc.gen++;
 	r = roundtrip_locked(FL_DOP_HELLO, &h, sizeof(h), NULL, 0, &rep, sizeof(rep), NULL, 0,
 			     NULL);
+	if (r == -ECONNRESET && fl__now_ns() <= deadline) {
+		/*
+		 * A service that is dying (killed, or exiting idle) may still
+		 * have its listening socket while its other fds are closed:
+		 * the connection lands in its backlog and is reset with it.
+		 * Its socket is gone then, so the next try starts a new one.
+		 */
+		struct timespec ts = { 0, 1000000L };
+
+		nanosleep(&ts, NULL);
+		goto again;
+	}
 	if (r < 0) {
 		drop_locked();
 		return r;
