@@ -1197,11 +1197,15 @@ static int check_layers(struct ddev *d, const uint32_t *intfs, size_t n_intfs,
 			return fl__display_fail(e, -EINVAL,
 						"buffer %zu: plane alpha 0x%x is above 0xffff", i,
 						l->alpha);
-		if (!l->dst_w || !l->dst_h || l->dst_x < 0 || l->dst_y < 0)
+		/* The bound holds where no interface of the post has a mode to bound it. */
+		if (!l->dst_w || !l->dst_h || l->dst_x < 0 || l->dst_y < 0 ||
+		    l->dst_w > FL_DISPLAY_COMPOSE_MAX_SIZE ||
+		    l->dst_h > FL_DISPLAY_COMPOSE_MAX_SIZE)
 			return fl__display_fail(e, -EINVAL,
 						"buffer %zu: layer destination rect %d,%d %ux%u is "
-						"empty or starts off the screen",
-						i, l->dst_x, l->dst_y, l->dst_w, l->dst_h);
+						"empty, starts off the screen or is over %d pixels",
+						i, l->dst_x, l->dst_y, l->dst_w, l->dst_h,
+						FL_DISPLAY_COMPOSE_MAX_SIZE);
 		for (size_t k = 0; k < n_intfs; k++) {
 			struct fl__display_interface *intf =
 				fl__display_interface_get(d->dev, intfs[k]);

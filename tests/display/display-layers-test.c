@@ -177,6 +177,8 @@ FL_TEST(layers_are_checked_synchronously_naming_the_buffer)
 	BAD(bad[1].dst_y = 1080 - 32 + 1, "outside interface 0's mode 1920x1080");
 	BAD(bad[2].dst_x = -1, "buffer 2: layer destination rect -1,20");
 	BAD(bad[0].dst_h = 0, "buffer 0: layer destination rect");
+	/* The compositor's bound, for posts whose interfaces have no mode to bound the rect. */
+	BAD(bad[0].dst_w = 16385, "is over 16384 pixels");
 	BAD(bad[2].zpos = 0, "buffers 0 and 2 have the same z order 0");
 	BAD(bad[1].blend = 3, "buffer 1: unknown blend mode 3");
 	BAD(bad[1].transform = 8, "buffer 1: unknown transform 8");
