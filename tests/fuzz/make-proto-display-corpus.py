@@ -25,10 +25,25 @@ def buf(planes=1, acquire=False, engine=0, w=64, h=64, fourcc=0x34325258):
                        *([0] * 4), *([256] * planes + [0] * (4 - planes)))
 
 
-def post(intfs, bufs, custom=b"", flags=0, fence=2):
+def post(intfs, bufs, custom=b"", flags=0, fence=2, tail=b""):
     body = struct.pack("<6I", 0, flags, fence, len(intfs), len(bufs), len(custom))
-    body += b"".join(struct.pack("<I", i) for i in intfs) + b"".join(bufs) + custom
+    body += b"".join(struct.pack("<I", i) for i in intfs) + b"".join(bufs) + custom + tail
     return pkt(141, body)
+
+
+# POST's wire flags: bit 31, a layer per buffer follows; bit 30, a writeback.
+LAYERS = 1 << 31
+WRITEBACK = 1 << 30
+
+
+def layer(z=0):
+    # flags, src x y w h (16.16), dst x y w h, zpos, blend, alpha, transform, filter, reserved[2]
+    return struct.pack("<5I2i9I", 1, 0, 0, 64 << 16, 64 << 16, 10, 20, 128, 128, z, 1, 0x8000,
+                       1, 0, 0, 0)
+
+
+def writeback(pad=0):
+    return struct.pack("<6I", 0x34325258, 1920, 1080, 0, 7680, pad)
 
 
 MODE = struct.pack("<I5H5H3I32s", 148500, 1920, 2008, 2052, 2200, 0, 1080, 1084, 1089, 1125,
@@ -56,6 +71,11 @@ SEEDS = {
     "post-test-only": (1, 0, post([0], [buf()], flags=1, fence=0)),
     "post-stashed": (3, 1, post([0], [buf(planes=4, acquire=True)])),
     "post-too-few-fds": (0, 0, post([0], [buf()])),
+    "post-layers": (2, 0, post([0], [buf(), buf()], flags=LAYERS, tail=layer(1) + layer(2))),
+    "post-writeback": (2, 0, post([2], [buf()], flags=WRITEBACK, tail=writeback())),
+    "post-layers-writeback": (2, 0, post([2], [buf()], b"\x07", flags=LAYERS | WRITEBACK | 1,
+                                         tail=layer() + writeback())),
+    "post-writeback-pad": (2, 0, post([2], [buf()], flags=WRITEBACK, tail=writeback(pad=1))),
     "post-fds": (5, 0, pkt(142, b"")),
     "simple-post": (2, 0, pkt(143, struct.pack("<2I", 1, 1) + buf(acquire=True))),
     "set-connected": (0, 0, pkt(144, struct.pack("<2I", 1, 1))),
