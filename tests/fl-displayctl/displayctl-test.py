@@ -13,6 +13,7 @@ usage: displayctl-test.py FL-DISPLAYCTL POSTER CONFIG FRAME_DIR
 import json
 import os
 import re
+import shutil
 import struct
 import subprocess
 import sys
@@ -49,6 +50,9 @@ def fails(code, args, pattern):
     check(re.search(pattern, r.stderr) is not None,
           f"{' '.join(args)}: stderr matches {pattern!r} (got {r.stderr.strip()!r})")
     check(r.stdout == "", f"{' '.join(args)}: nothing on stdout")
+    if code == 1:
+        # One clear line, not a cascade of follow-on errors.
+        check(r.stderr.count("\n") == 1, f"{' '.join(args)}: one line on stderr (got {r.stderr!r})")
 
 
 def read_png(path):
@@ -313,6 +317,7 @@ def main():
     check(r.returncode == 1 and r.stdout == "" and
           "fl-displayctl: listing display devices: no display service could be started" in r.stderr, f"no service: exit 1 with a reason ({r.returncode}, {r.stderr!r})")
 
+    shutil.rmtree(tmp, ignore_errors=True)
     if failures:
         print(f"{failures} failures", file=sys.stderr)
         sys.exit(1)
