@@ -56,8 +56,9 @@ int main(int argc, char **argv)
 		return fail("mmap", -errno, NULL);
 	for (uint32_t y = 0; y < h; y++)
 		for (uint32_t x = 0; x < w; x++)
-			p[(off + (size_t)y * pitch) / 4 + x] =
-				(x * 4 & 0xffu) << 16 | (y * 5 & 0xffu) << 8 | ((x ^ y) * 3 & 0xffu);
+			p[(off + (size_t)y * pitch) / 4 + x] = (x * 4 & 0xffu) << 16 |
+							       (y * 5 & 0xffu) << 8 |
+							       ((x ^ y) * 3 & 0xffu);
 	munmap(p, (size_t)pitch * h + off);
 	b = (struct fl_display_buffer){ .engine = 0,
 					.w = w,
