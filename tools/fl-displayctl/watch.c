@@ -168,6 +168,11 @@ static int watch_all(struct watched *w, int *n)
 			fl_display_close(dev);
 	}
 	free(ids);
+	if (!r && *n == MAX_WATCHED)
+		fprintf(stderr,
+			"fl-displayctl: watching the first %d interfaces only; name one to watch "
+			"it\n",
+			MAX_WATCHED);
 	return r;
 }
 
