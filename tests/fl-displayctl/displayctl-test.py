@@ -243,6 +243,14 @@ def main():
         check_vsyncs(ok("watch", "--count", "5", "phone.panel"), 5, 60, "watch phone.panel")
         ok("blank", "lab.tv.out", "on")
         check_vsyncs(ok("watch", "--count", "3", "lab.tv.0"), 3, 50, "watch lab.tv.0")
+        # Every interface of every device when none is named.
+        out = ok("watch", "--count", "4")
+        heads = [l for l in out.splitlines() if l.startswith("#")]
+        check(heads == ["# watching phone.panel", "# watching phone.hdmi", "# watching phone.writeback",
+                        "# watching lab.tv.out"], f"watch: every interface ({heads})")
+        events = [l for l in out.splitlines() if not l.startswith("#")]
+        check(len(events) == 4 and all(re.fullmatch(r"\d+\.\d{9} (phone\.panel|lab\.tv\.out) vsync.*", l)
+                                       for l in events), f"watch: vsyncs of the lit interfaces ({events})")
 
         # hotplug while watching: the event, then the mode list.
         w = subprocess.Popen([TOOL, "watch", "--count", "1", "phone.hdmi"], stdout=subprocess.PIPE, text=True)
