@@ -141,7 +141,10 @@ static int watch_all(struct watched *w, int *n)
 			struct fl_display_interface_data d = { 0 };
 			struct fl_display_error e = { 0 };
 			struct watched *x = &w[*n];
-			int s = fl_display_interface_open(dev, id, &x->intf);
+			int s;
+
+			x->intf = NULL; /* a skipped interface's handle, closed, may be here */
+			s = fl_display_interface_open(dev, id, &x->intf);
 
 			if (s == -ENODEV)
 				break;
