@@ -14,6 +14,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import struct
 import subprocess
 import sys
@@ -113,6 +114,15 @@ def check_frame(path, w, h, pw, ph, what):
             if got != want and len(bad) < 5:
                 bad.append(f"({x},{y}) {got} != {want}")
     check(not bad, f"{what}: every pixel as posted: {bad}")
+
+
+def service_cmdline(pid, sock):
+    """Whether process @pid is an fl-displayd serving @sock."""
+    try:
+        args = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+    except OSError:
+        return False
+    return bool(args) and args[0].endswith(b"fl-displayd") and sock.encode() in args
 
 
 def device(listing, name):
@@ -309,6 +319,24 @@ def main():
         fails(1, ("watch", "9.panel"), r"no display device in '9\.panel'")
         fails(1, ("capture", "lab.panel", "-o", os.path.join(tmp, "x.png")), r"no display device in 'lab\.panel'")
         fails(2, ("blank", "panel", "on"), r"'panel' names no interface: write DEVICE\.INTERFACE")
+
+        # The service dies under a running watch: it says so and exits 1, it does not hang.
+        w = subprocess.Popen([TOOL, "watch", "phone.panel"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+        check(w.stdout.readline() == "# watching phone.panel\n", "watch until the service dies: subscribed")
+        # The service forks away from the process that listened (SO_PEERCRED's): find it by its command line.
+        pids = [int(p) for p in os.listdir("/proc") if p.isdigit() and
+                service_cmdline(p, dsock)]
+        check(len(pids) == 1, f"one service serves {dsock} ({pids})")
+        for pid in pids:
+            os.kill(pid, signal.SIGKILL)
+        try:
+            _, err = w.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            w.kill()
+            _, err = w.communicate()
+        check(w.returncode == 1 and "fl-displayctl: watching phone.panel: " in err,
+              f"watch: the service's death is a failure (exit {w.returncode}, {err!r})")
     finally:
         poster.stdin.close()
         check(poster.wait(timeout=30) == 0, "the poster exits cleanly")
