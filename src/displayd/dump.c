@@ -103,7 +103,8 @@ static void signallers(struct out *o, const struct fl_sync_pt_info *pt)
 {
 	const struct json *tl = timeline_of(o, pt->timeline_id);
 	const struct json *owner = json_get(tl, "owner"), *holders = json_get(tl, "holders");
-	size_t n = holders && holders->type == JSON_ARRAY ? holders->n_items : 0;
+	const struct json *daemon = json_get(json_get(o->daemon, "daemon"), "pid");
+	size_t n = holders && holders->type == JSON_ARRAY ? holders->n_items : 0, shown = 0;
 
 	if (o->json && owner && owner->type == JSON_NUMBER)
 		fprintf(o->f, ",\"owner\":%" PRId64, owner->i);
@@ -115,24 +116,28 @@ static void signallers(struct out *o, const struct fl_sync_pt_info *pt)
 				      : "fencelined has no such timeline");
 	else if (owner && owner->type == JSON_NUMBER)
 		fprintf(o->f, "; owner pid %" PRId64, owner->i);
-	if (!o->json && tl)
-		fputs(n ? "; held by: " : "; held by nobody: it can never signal", o->f);
 	for (size_t i = 0; i < n; i++) {
 		const struct json *pid = json_get(holders->items[i], "pid");
 		const struct json *comm = json_get(holders->items[i], "comm");
 		int64_t p = pid && pid->type == JSON_NUMBER ? pid->i : 0;
 		const char *c = comm && comm->type == JSON_STRING ? comm->str : "";
 
+		/* fencelined's own copy is no one's to signal with. */
+		if (daemon && daemon->type == JSON_NUMBER && p == daemon->i)
+			continue;
 		if (o->json) {
-			fprintf(o->f, "%s{\"pid\":%" PRId64 ",\"comm\":", i ? "," : "", p);
+			fprintf(o->f, "%s{\"pid\":%" PRId64 ",\"comm\":", shown ? "," : "", p);
 			json_str(o->f, c);
 			fputc('}', o->f);
 		} else {
-			fprintf(o->f, "%spid %" PRId64 " (%s)", i ? ", " : "", p, c);
+			fprintf(o->f, "%spid %" PRId64 " (%s)", shown ? ", " : "; held by: ", p, c);
 		}
+		shown++;
 	}
 	if (o->json)
 		fputc(']', o->f);
+	else if (tl && !shown)
+		fputs("; held by no process: nobody can signal it", o->f);
 }
 
 /* Acquire fence @fd, of buffer @buf, as fencelined knows it. */
