@@ -56,6 +56,16 @@ static void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/*
+ * A name in the text dump: fence and timeline names and comms come from
+ * other processes, so a newline in one must not forge a line of the dump.
+ */
+static void text_str(FILE *f, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		fputc(*p < 0x20 || *p > 0x7e ? '?' : *p, f);
+}
+
 static const char *dpms_name(unsigned int s)
 {
 	static const char *const n[] = { "on", "standby", "suspend", "off" };
@@ -130,7 +140,9 @@ static void signallers(struct out *o, const struct fl_sync_pt_info *pt)
 			json_str(o->f, c);
 			fputc('}', o->f);
 		} else {
-			fprintf(o->f, "%spid %" PRId64 " (%s)", shown ? ", " : "; held by: ", p, c);
+			fprintf(o->f, "%spid %" PRId64 " (", shown ? ", " : "; held by: ", p);
+			text_str(o->f, c);
+			fputc(')', o->f);
 		}
 		shown++;
 	}
@@ -164,7 +176,9 @@ static void fence(struct out *o, int fd, size_t buf, bool first)
 			strerror(-n));
 		return;
 	} else {
-		fprintf(o->f, "      buffer %zu waits for fence '%s' (%s)\n", buf, info.name,
+		fprintf(o->f, "      buffer %zu waits for fence '", buf);
+		text_str(o->f, info.name);
+		fprintf(o->f, "' (%s)\n",
 			info.status == 0  ? "active"
 			: info.status > 0 ? "signalled"
 					  : "failed");
@@ -183,8 +197,9 @@ static void fence(struct out *o, int fd, size_t buf, bool first)
 			signallers(o, pt);
 			fputc('}', o->f);
 		} else {
-			fprintf(o->f, "        point %" PRIu64 " of timeline '%s' (id %" PRIu64 ")",
-				pt->value, pt->timeline_name, pt->timeline_id);
+			fprintf(o->f, "        point %" PRIu64 " of timeline '", pt->value);
+			text_str(o->f, pt->timeline_name);
+			fprintf(o->f, "' (id %" PRIu64 ")", pt->timeline_id);
 			signallers(o, pt);
 			fputc('\n', o->f);
 		}
@@ -210,12 +225,15 @@ static void post(struct out *o, const struct displayd_dump_post *p, bool queued)
 		for (size_t i = 0; i < p->n_intfs; i++)
 			fprintf(o->f, "%s%" PRIu32, i ? "," : "", p->intfs[i]);
 		fputs("],\"buffers\":[", o->f);
-		for (size_t i = 0; i < p->n_bufs; i++)
+		for (size_t i = 0; i < p->n_bufs; i++) {
 			fprintf(o->f,
 				"%s{\"engine\":%" PRIu32 ",\"w\":%" PRIu32 ",\"h\":%" PRIu32
-				",\"format\":\"%s\"}",
-				i ? "," : "", p->bufs[i].engine, p->bufs[i].w, p->bufs[i].h,
-				fl__display_format_str(p->bufs[i].format, fcc));
+				",\"format\":",
+				i ? "," : "", p->bufs[i].engine, p->bufs[i].w, p->bufs[i].h);
+			/* A driver's own fourcc may be any four bytes. */
+			json_str(o->f, fl__display_format_str(p->bufs[i].format, fcc));
+			fputc('}', o->f);
+		}
 		fputs("],\"waits_for\":[", o->f);
 	} else {
 		fprintf(o->f, "    post %" PRIu64 ", queued %.1f ms ago by ", p->seq,
@@ -230,12 +248,13 @@ static void post(struct out *o, const struct displayd_dump_post *p, bool queued)
 				: p->pending ? "waits for its acquire fences"
 					     : "waits for the vsync");
 		fputc('\n', o->f);
-		for (size_t i = 0; i < p->n_bufs; i++)
+		for (size_t i = 0; i < p->n_bufs; i++) {
 			fprintf(o->f,
-				"      buffer %zu: engine %" PRIu32 ", %" PRIu32 "x%" PRIu32
-				" %s\n",
-				i, p->bufs[i].engine, p->bufs[i].w, p->bufs[i].h,
-				fl__display_format_str(p->bufs[i].format, fcc));
+				"      buffer %zu: engine %" PRIu32 ", %" PRIu32 "x%" PRIu32 " ", i,
+				p->bufs[i].engine, p->bufs[i].w, p->bufs[i].h);
+			text_str(o->f, fl__display_format_str(p->bufs[i].format, fcc));
+			fputc('\n', o->f);
+		}
 	}
 	for (size_t i = 0, n = 0; queued && i < p->n_acquire; i++)
 		if (p->acquire[i] >= 0)
