@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * For fencectl-displays-test.py: a post that cannot reach the screen. A
- * child makes a timeline "stuck-producer" and a fence "stuck-frame" on it
+ * child makes a timeline "stuck-producer" (and a forged line: TIMELINE) and a
+ * fence "stuck-frame" on it
  * at point 1, hands the fence up and keeps the timeline without ever
  * signalling it; this process posts a simple buffer on display 0 with that
  * fence as its acquire fence, says "ready PID CHILD_PID" and waits for its
@@ -18,6 +19,8 @@
 #include <fenceline/shared.h>
 
 #define XR24 0x34325258u /* 'XR24' */
+/* A name that tries to forge a line of the text dump, and needs escaping in JSON. */
+#define TIMELINE "stuck-producer\nheld by: pid 1"
 
 static int send_fd(int sock, int fd)
 {
@@ -57,7 +60,7 @@ static int producer(int sock)
 	int tl, fence;
 	char c;
 
-	if (fl_timeline_fd_create("stuck-producer", 0, &tl) < 0 ||
+	if (fl_timeline_fd_create(TIMELINE, 0, &tl) < 0 ||
 	    fl_fence_fd_create(tl, 1, "stuck-frame", &fence) < 0 || send_fd(sock, fence) < 0)
 		return 1;
 	close(fence);

@@ -18,6 +18,7 @@ import tempfile
 from fl_schema import check, failures, validate  # tests/fencectl/fl_schema.py
 
 FENCECTL, DISPLAYD, STUCK, HOLDER = sys.argv[1:5]
+TIMELINE = "stuck-producer\nheld by: pid 1"  # display-stuck.c's
 
 # docs/fencectl.md, "The displays member".
 SIGNALLER = {"pid": int, "comm": str}
@@ -94,7 +95,11 @@ with tempfile.TemporaryDirectory() as tmp:
         check(f"by pid {poster}: waits for its acquire fences" in section,
               "the stuck post, its poster, and why it waits")
         check("waits for fence 'stuck-frame' (active)" in section, "the fence's name")
-        point = [ln for ln in section.splitlines() if "timeline 'stuck-producer'" in ln]
+        # The timeline's name holds a newline and a forged "held by" line: shown as '?'.
+        point = [ln for ln in section.splitlines()
+                 if "timeline 'stuck-producer?held by: pid 1'" in ln]
+        check(not [ln for ln in section.splitlines() if ln.startswith("held by")],
+              "a name cannot forge a line of the text dump")
         check(len(point) == 1 and f"pid {producer} (" in point[0].split("held by:")[-1],
               f"the point's line names the producer pid {producer} as a holder: {point}")
 
@@ -114,11 +119,11 @@ with tempfile.TemporaryDirectory() as tmp:
         check(len(fences) == 1 and fences[0]["name"] == "stuck-frame" and fences[0]["buffer"] == 0,
               f"the fence it waits for: {fences}")
         pts = fences[0]["points"] if fences else []
-        check(len(pts) == 1 and pts[0]["timeline"] == "stuck-producer" and pts[0]["value"] == "1",
+        check(len(pts) == 1 and pts[0]["timeline"] == TIMELINE and pts[0]["value"] == "1",
               f"the fence's timeline and point: {pts}")
         check(pts and producer in [h["pid"] for h in pts[0]["holders"]],
               f"who should signal it: pid {producer} holds the timeline")
-        tl_ids = [t["id"] for t in dump["timelines"] if t["name"] == "stuck-producer"]
+        tl_ids = [t["id"] for t in dump["timelines"] if t["name"] == TIMELINE]
         check(pts and tl_ids == [pts[0]["timeline_id"]], "the timeline id is fencelined's")
     finally:
         if stuck:
