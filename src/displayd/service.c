@@ -169,19 +169,30 @@ size_t displayd_dump_devices(void)
 
 void displayd_dump_device(size_t i, struct displayd_dump_dev *ret)
 {
-	*ret = (struct displayd_dump_dev){ devs[i].dev, devs[i].drv->name, devs[i].st,
-					   devs[i].last_vsync };
+	*ret = (struct displayd_dump_dev){ .dev = devs[i].dev,
+					   .driver = devs[i].drv->name,
+					   .st = devs[i].st,
+					   .last_vsync = devs[i].last_vsync };
 }
 
 static const struct dpost *post_view(const struct dpost *p, struct displayd_dump_post *ret)
 {
-	if (p)
-		*ret = (struct displayd_dump_post){
-			p->seq,	    p->queued_ns, p->owner ? (int)p->owner->conn.pid : 0,
-			p->failed,  p->pending,	  p->intfs,
-			p->n_intfs, p->bufs,	  p->n_bufs,
-			p->acquire, p->acq_buf,	  p->n_acquire,
-		};
+	if (!p)
+		return NULL;
+	*ret = (struct displayd_dump_post){
+		.seq = p->seq,
+		.queued_ns = p->queued_ns,
+		.owner_pid = p->owner ? (int)p->owner->conn.pid : 0,
+		.failed = p->failed,
+		.pending = p->pending,
+		.intfs = p->intfs,
+		.n_intfs = p->n_intfs,
+		.bufs = p->bufs,
+		.n_bufs = p->n_bufs,
+		.acquire = p->acquire,
+		.acq_buf = p->acq_buf,
+		.n_acquire = p->n_acquire,
+	};
 	return p;
 }
 
