@@ -31,6 +31,14 @@
 
 /* Points shown per fence: a merge of more is cut short, with a count. */
 #define MAX_POINTS 16
+/*
+ * Fences described per dump: each is a round trip to fencelined made in
+ * the service's loop, so a client asking for dumps while hundreds of posts
+ * wait cannot stall the flips for long.
+ */
+#define MAX_DESCRIBED 256
+#define STR_(x)	      #x
+#define STR(x)	      STR_(x)
 
 struct out {
 	FILE *f;
@@ -39,6 +47,7 @@ struct out {
 	/* fencelined's dump, as JSON, fetched at the first pending fence */
 	bool asked;
 	int daemon_err;
+	unsigned int described;
 	struct json *daemon;
 };
 
@@ -157,13 +166,19 @@ static void fence(struct out *o, int fd, size_t buf, bool first)
 {
 	struct fl_sync_pt_info pts[MAX_POINTS];
 	struct fl_fence_info info;
-	int n = fl_fence_fd_get_info(fd, &info, pts, MAX_POINTS);
+	int n = o->described++ < MAX_DESCRIBED ? fl_fence_fd_get_info(fd, &info, pts, MAX_POINTS)
+					       : -E2BIG;
+	const char *why =
+		n == -E2BIG
+			? "not described: the dump describes " STR(MAX_DESCRIBED) " fences at most"
+		: n < 0 ? strerror(-n)
+			: "";
 
 	if (o->json) {
 		fprintf(o->f, "%s{\"buffer\":%zu,", first ? "" : ",", buf);
 		if (n < 0) {
 			fprintf(o->f, "\"error\":");
-			json_str(o->f, strerror(-n));
+			json_str(o->f, why);
 			fputs(",\"points\":[]}", o->f);
 			return;
 		}
@@ -171,9 +186,7 @@ static void fence(struct out *o, int fd, size_t buf, bool first)
 		json_str(o->f, info.name);
 		fprintf(o->f, ",\"status\":%" PRId32 ",\"points\":[", info.status);
 	} else if (n < 0) {
-		fprintf(o->f,
-			"      buffer %zu waits for a fence fencelined cannot describe (%s)\n", buf,
-			strerror(-n));
+		fprintf(o->f, "      buffer %zu waits for a fence (%s)\n", buf, why);
 		return;
 	} else {
 		fprintf(o->f, "      buffer %zu waits for fence '", buf);
@@ -384,7 +397,7 @@ static void device(struct out *o, size_t i)
 
 int displayd_dump(uint32_t flags, int *ret_fd)
 {
-	struct out o = { NULL, flags & FL_DDUMP_JSON, fl__now_ns(), false, 0, NULL };
+	struct out o = { .json = flags & FL_DDUMP_JSON, .now = fl__now_ns() };
 	char *text = NULL;
 	size_t len = 0;
 	int fd, r = 0;
