@@ -1,24 +1,29 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * For fencectl-displays-test.py: a post that cannot reach the screen. A
- * child makes a timeline "stuck-producer" (and a forged line: TIMELINE) and a
- * fence "stuck-frame" on it
- * at point 1, hands the fence up and keeps the timeline without ever
- * signalling it; this process posts a simple buffer on display 0 with that
- * fence as its acquire fence, says "ready PID CHILD_PID" and waits for its
- * stdin to close (then the child, seeing our end close, exits too).
+ * child makes a timeline (TIMELINE, a name that tries to forge a line of
+ * the text dump) and a fence "stuck-frame" on it at point 1, hands the
+ * fence up and keeps the timeline without ever signalling it; this process
+ * posts a simple buffer on display 0 with that fence as its acquire fence,
+ * says "ready PID CHILD_PID" and waits for its stdin to close (then the
+ * child, seeing our end close, exits too). With "many": also MANY_POSTS
+ * posts of 56 small buffers, each waiting for the same fence: more than
+ * one dump describes (256 fences).
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <fenceline/display.h>
 #include <fenceline/shared.h>
 
-#define XR24 0x34325258u /* 'XR24' */
+#define MANY_POSTS 5
+#define XR24	   0x34325258u /* 'XR24' */
 /* A name that tries to forge a line of the text dump, and needs escaping in JSON. */
 #define TIMELINE "stuck-producer\nheld by: pid 1"
 
@@ -71,7 +76,34 @@ static int producer(int sock)
 	return 0;
 }
 
-int main(void)
+/* MANY_POSTS posts of FL_DISPLAY_MAX_BUFFERS 64x64 buffers on engine 0, all waiting for @fence. */
+static int post_many(struct fl_display_handle *dev, int fence, struct fl_display_error *e)
+{
+	static struct fl_display_buffer bufs[FL_DISPLAY_MAX_BUFFERS];
+	const uint32_t intf = 0;
+	struct fl_display_post p = { &intf, 1, bufs, FL_DISPLAY_MAX_BUFFERS,
+				     NULL,  0, 0,    FL_DISPLAY_FENCE_NONE };
+	int mem = memfd_create("display-stuck", MFD_CLOEXEC);
+
+	if (mem < 0 || ftruncate(mem, 64 * 256) < 0)
+		return -1;
+	for (size_t i = 0; i < FL_DISPLAY_MAX_BUFFERS; i++)
+		bufs[i] = (struct fl_display_buffer){ .engine = 0,
+						      .w = 64,
+						      .h = 64,
+						      .format = XR24,
+						      .n_planes = 1,
+						      .fd = { mem },
+						      .pitch = { 256 },
+						      .acquire_fence = fence };
+	for (int i = 0; i < MANY_POSTS; i++)
+		if (fl_display_post(dev, &p, NULL, e) < 0)
+			return -1;
+	close(mem);
+	return 0;
+}
+
+int main(int argc, char **argv)
 {
 	struct fl_display_handle *dev, *intf;
 	struct fl_display_interface_data id = { 0 };
@@ -116,6 +148,10 @@ int main(void)
 	r = fl_display_simple_post(intf, &b, FL_DISPLAY_FENCE_NONE, NULL, &e);
 	if (r < 0) {
 		fprintf(stderr, "display-stuck: post: %s\n", e.msg);
+		return 1;
+	}
+	if (argc > 1 && !strcmp(argv[1], "many") && post_many(dev, fence, &e) < 0) {
+		fprintf(stderr, "display-stuck: many posts: %s\n", e.msg);
 		return 1;
 	}
 	close(fence);

@@ -23,7 +23,16 @@ TIMELINE = "stuck-producer\nheld by: pid 1"  # display-stuck.c's
 # docs/fencectl.md, "The displays member".
 SIGNALLER = {"pid": int, "comm": str}
 POINT = {"timeline": str, "timeline_id": int, "value": str, "holders": [SIGNALLER]}
-FENCE = {"buffer": int, "name": str, "status": int, "points": [POINT]}
+FENCE_DESCRIBED = {"buffer": int, "name": str, "status": int, "points": [POINT]}
+FENCE_NOT = {"buffer": int, "error": str, "points": [POINT]}
+
+
+def FENCE(value, path):
+    """Two shapes: described, or an "error" saying why not."""
+    is_not = isinstance(value, dict) and "error" in value
+    validate(value, FENCE_NOT if is_not else FENCE_DESCRIBED, path, OPTIONAL)
+
+
 BUFFER = {"engine": int, "w": int, "h": int, "format": str}
 POST = {"post": int, "age_ns": int, "pid": int, "failed": bool, "pending_fences": int,
         "interfaces": [int], "buffers": [BUFFER], "waits_for": [FENCE]}
@@ -46,7 +55,7 @@ COUNTERS = {k: int for k in ("queued", "posted", "flipped", "dropped", "fence_fa
 DEVICE = {"id": int, "name": str, "driver": str, "interfaces": [INTERFACE],
           "on_screen": on_screen, "queue": [POST], "counters": COUNTERS}
 DISPLAYS = {"version": int, "service": {"pid": int}, "devices": [DEVICE]}
-OPTIONAL = {"owner": int, "error": str}
+OPTIONAL = {"owner": int}
 
 
 def fencectl(*args):
@@ -125,6 +134,27 @@ with tempfile.TemporaryDirectory() as tmp:
               f"who should signal it: pid {producer} holds the timeline")
         tl_ids = [t["id"] for t in dump["timelines"] if t["name"] == TIMELINE]
         check(pts and tl_ids == [pts[0]["timeline_id"]], "the timeline id is fencelined's")
+
+        # Another simple post and 5 of 56 buffers, on one fence: 282 pending, a dump describes 256.
+        many = subprocess.Popen([STUCK, "many"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                text=True)
+        try:
+            check(many.stdout.readline().startswith("ready"), "display-stuck many posted")
+            r = fencectl("dump", "--json")
+            check(r.returncode == 0, "dump --json of 282 fences: exit 0")
+            disp = json.loads(r.stdout).get("displays", {})
+            validate(disp, DISPLAYS, "$.displays", OPTIONAL)
+            fences = [f for p in disp["devices"][0]["queue"] for f in p["waits_for"]]
+            named = [f for f in fences if f.get("name") == "stuck-frame"]
+            cut = [f for f in fences if f.get("error", "").startswith("not described")]
+            check(len(fences) == 282 and len(named) == 256 and len(cut) == 26,
+                  f"256 of 282 fences described: {len(fences)}, {len(named)}, {len(cut)}")
+            r = fencectl("dump")
+            check(r.stdout.count("waits for a fence (not described") == 26,
+                  "the text dump lists the 26 fences it does not describe")
+        finally:
+            many.stdin.close()
+            many.wait(timeout=30)
     finally:
         if stuck:
             stuck.stdin.close()
