@@ -177,6 +177,28 @@ FL_EXPORT int fl_introspect_trace_stop(int *ret_fd);
 FL_EXPORT int fl_introspect_read(int fd, char *buf, size_t cap, size_t *ret_len);
 
 /**
+ * fl_introspect_display_dump() - the display service's devices, screens and post queues
+ * @flags: 0 or %FL_INTROSPECT_JSON
+ * @ret_fd: as fl_introspect_dump()'s
+ *
+ * What `fencectl dump` shows under "displays": for each device of
+ * fl-displayd (docs/display.md) its interfaces (DPMS, connection, mode,
+ * last vsync), the post on screen, each queued post with its age and
+ * buffers and, for each acquire fence it still waits for, the fence's
+ * points and who should signal them (the timeline's owner and the
+ * processes holding its fd, as fencelined finds them), and its counters.
+ * Asks fl-displayd, not fencelined, over a connection of its own made for
+ * this call only, and never starts it: with no display service running
+ * (nothing listens on its socket, $FENCELINE_DISPLAY_SOCKET or the
+ * default) it fails with -ENOENT. $FENCELINE_REQUEST_TIMEOUT_MS bounds
+ * the request.
+ * Return: 0; -EINVAL (@ret_fd NULL or an unknown flag); -ENOENT (no
+ * display service runs); -EOPNOTSUPP (a service too old to dump); a
+ * connection error as the top of this header lists them.
+ */
+FL_EXPORT int fl_introspect_display_dump(unsigned int flags, int *ret_fd);
+
+/**
  * fl_introspect_get_daemon_pid() - the pid of the daemon that answers
  * @ret_pid: on success, the daemon's pid; written on success only
  *

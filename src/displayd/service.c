@@ -43,6 +43,7 @@
 #include "display-virtual.h"
 #include "display.h"
 #include "displayd.h"
+#include "dump.h"
 #include "loop.h"
 #include "service.h"
 #include "util.h"
@@ -76,6 +77,7 @@ struct ddev {
 	struct dpost *on_screen;
 	struct fl_loop_source *kick; /* an idle source: flip what needs no vsync */
 	struct fl_display_stats st;
+	uint64_t last_vsync[FL_DISPLAY_CONFIG_MAX_OBJECTS]; /* per interface, for the dump */
 };
 
 struct dconn;
@@ -95,6 +97,8 @@ struct dpost {
 	int acquire[FL_DISPLAY_MAX_BUFFERS];
 	/* The writeback destination (its fd ours; -1 without), lent to the driver's state. */
 	struct fl_display_driver_buffer wb;
+	size_t acq_buf[FL_DISPLAY_MAX_BUFFERS]; /* the buffer each acquire fence is for */
+	uint64_t queued_ns; /* for the dump's age */
 	struct fl_loop_source *acq_src[FL_DISPLAY_MAX_BUFFERS];
 	size_t n_bufs;
 	struct fl_display_driver_buffer bufs[]; /* their fds are ours */
@@ -156,6 +160,53 @@ static struct ddev *ddev_by_id(uint32_t id)
 		if (fl__display_device_id(devs[i].dev) == id)
 			return &devs[i];
 	return NULL;
+}
+
+/* ---- dump.h: what the dump reads ---- */
+
+size_t displayd_dump_devices(void)
+{
+	return n_devs;
+}
+
+void displayd_dump_device(size_t i, struct displayd_dump_dev *ret)
+{
+	*ret = (struct displayd_dump_dev){ .dev = devs[i].dev,
+					   .driver = devs[i].drv->name,
+					   .st = devs[i].st,
+					   .last_vsync = devs[i].last_vsync };
+}
+
+static const struct dpost *post_view(const struct dpost *p, struct displayd_dump_post *ret)
+{
+	if (!p)
+		return NULL;
+	*ret = (struct displayd_dump_post){
+		.seq = p->seq,
+		.queued_ns = p->queued_ns,
+		.owner_pid = p->owner ? (int)p->owner->conn.pid : 0,
+		.failed = p->failed,
+		.pending = p->pending,
+		.intfs = p->intfs,
+		.n_intfs = p->n_intfs,
+		.bufs = p->bufs,
+		.n_bufs = p->n_bufs,
+		.acquire = p->acquire,
+		.acq_buf = p->acq_buf,
+		.n_acquire = p->n_acquire,
+	};
+	return p;
+}
+
+const struct dpost *displayd_dump_on_screen(size_t i, struct displayd_dump_post *ret)
+{
+	return post_view(devs[i].on_screen, ret);
+}
+
+const struct dpost *displayd_dump_queued(size_t i, const struct dpost *prev,
+					 struct displayd_dump_post *ret)
+{
+	return post_view(prev ? prev->next : devs[i].head, ret);
 }
 
 /* ---- events ---- */
@@ -523,6 +574,8 @@ static void h_vsync(const struct fl_display_host *host, uint32_t intf, uint64_t 
 	struct fl_display_vsync_event ev = { { FL_DISPLAY_EVENT_VSYNC, sizeof(ev) }, ts };
 
 	d->st.vsyncs++;
+	if (intf < FL_DISPLAY_CONFIG_MAX_OBJECTS)
+		d->last_vsync[intf] = ts;
 	send_event(FL_DISPLAY_OBJ_INTERFACE, host->device, intf, FL_DISPLAY_EVENT_VSYNC, &ev,
 		   sizeof(ev));
 	try_flip(d, intf);
@@ -1125,6 +1178,19 @@ static bool do_capture(struct dconn *c, const struct fl_dproto_request *q)
 	return ok;
 }
 
+static bool do_dump(struct dconn *c, const struct fl_dproto_request *q)
+{
+	struct fl_msg_reply r = { 0, 0 };
+	int fd, err = displayd_dump(q->u.dump.flags, &fd);
+	bool ok;
+
+	if (err)
+		return fail(c, &q->hdr, err, "cannot write the dump: %s", strerror(-err));
+	ok = reply(c, &q->hdr, &r, sizeof(r), &fd, 1);
+	close(fd);
+	return ok;
+}
+
 static bool do_stats(struct dconn *c, const struct fl_dproto_request *q)
 {
 	struct handle *h = handle_get(c, q->u.handle.handle, FL_DISPLAY_OBJ_DEVICE);
@@ -1402,6 +1468,7 @@ static bool post(struct dconn *c, const struct fl_msg_hdr *req, struct ddev *d, 
 	p->n_intfs = n_intfs;
 	p->state = state;
 	p->owner = c;
+	p->queued_ns = fl__now_ns();
 	c->queued++;
 	d->seq = p->seq;
 	d->st.posted++;
@@ -1418,6 +1485,7 @@ static bool post(struct dconn *c, const struct fl_msg_hdr *req, struct ddev *d, 
 			continue;
 		st = fl_fence_fd_get_status(acquire[i]);
 		p->acquire[p->n_acquire] = acquire[i];
+		p->acq_buf[p->n_acquire] = i;
 		p->pending++;
 		p->n_acquire++;
 		if (st != 0) {
@@ -1590,6 +1658,8 @@ static bool handle_request(struct dconn *c, const struct fl_dproto_request *q, i
 		return do_set_connected(c, q);
 	case FL_DOP_CAPTURE:
 		return do_capture(c, q);
+	case FL_DOP_DUMP:
+		return do_dump(c, q);
 	default: /* FL_DOP_STATS */
 		return do_stats(c, q);
 	}

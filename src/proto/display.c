@@ -56,6 +56,7 @@ static const struct {
 		FL_DPROTO_FIRST] = { "SET_CONNECTED", sizeof(struct fl_dmsg_set_connected) },
 	[FL_DOP_STATS - FL_DPROTO_FIRST] = { "STATS", sizeof(struct fl_dmsg_handle) },
 	[FL_DOP_CAPTURE - FL_DPROTO_FIRST] = { "CAPTURE", sizeof(struct fl_dmsg_capture) },
+	[FL_DOP_DUMP - FL_DPROTO_FIRST] = { "DUMP", sizeof(struct fl_dmsg_dump) },
 };
 
 const char *fl__dproto_op_name(uint32_t op)
@@ -208,6 +209,8 @@ int fl__dproto_decode(const void *buf, size_t len, unsigned int nfds, int trunca
 		return ret->u.set_event.pad || ret->u.set_event.enabled > 1 ? -EINVAL : 0;
 	case FL_DOP_SET_CONNECTED:
 		return ret->u.set_connected.connected > 1 ? -EINVAL : 0;
+	case FL_DOP_DUMP:
+		return ret->u.dump.pad || (ret->u.dump.flags & ~FL_DDUMP_JSON) ? -EINVAL : 0;
 	default: /* DEVICES, BLANK, SIMPLE_ALLOC, CAPTURE: any values, the model's to judge */
 		return 0;
 	}

@@ -56,9 +56,10 @@ enum fl_dproto_op {
 	FL_DOP_SET_CONNECTED = 144, /* body set_connected; reply: status */
 	FL_DOP_STATS = 145, /* body handle; reply stats_reply */
 	FL_DOP_CAPTURE = 146, /* body capture; reply capture_reply + 1 fd (the frame) */
+	FL_DOP_DUMP = 147, /* body dump; reply: status + 1 fd (a sealed memfd, the dump) */
 };
 #define FL_DPROTO_FIRST FL_DOP_HELLO
-#define FL_DPROTO_LAST	FL_DOP_CAPTURE
+#define FL_DPROTO_LAST	FL_DOP_DUMP
 
 struct fl_dmsg_hello {
 	uint32_t version; /* FL_DPROTO_VERSION */
@@ -230,6 +231,13 @@ struct fl_dmsg_capture_reply {
 	uint32_t w, h, pitch, format;
 };
 
+/* Every device's state and queue, for fencectl (docs/fencectl.md, "displays"). */
+struct fl_dmsg_dump {
+	uint32_t flags; /* FL_DDUMP_JSON or 0 */
+	uint32_t pad; /* 0 */
+};
+#define FL_DDUMP_JSON 1u
+
 /* A decoded request: the fixed body copied, the arrays pointing into the packet. */
 struct fl_dproto_request {
 	struct fl_msg_hdr hdr;
@@ -247,6 +255,7 @@ struct fl_dproto_request {
 		struct fl_dmsg_simple_post simple_post;
 		struct fl_dmsg_set_connected set_connected;
 		struct fl_dmsg_capture capture;
+		struct fl_dmsg_dump dump;
 	} u;
 	/* POST: into the caller's packet, unaligned (read with memcpy) */
 	const unsigned char *intfs, *bufs, *custom,

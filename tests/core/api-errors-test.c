@@ -441,6 +441,9 @@ static const struct fl_timeline_ops good_ops = { .driver_name = "good", .has_sig
 	X(introspect_dump_waits_null_ret, -EINVAL, fl_introspect_dump_waits(0, NULL))              \
 	X(introspect_dump_stats_null_ret, -EINVAL, fl_introspect_dump_stats(0, NULL))              \
 	X(introspect_dump_heaps_null_ret, -EINVAL, fl_introspect_dump_heaps(0, NULL))              \
+	X(introspect_display_dump_null_ret, -EINVAL, fl_introspect_display_dump(0, NULL))          \
+	X(introspect_display_dump_unknown_flag, -EINVAL,                                           \
+	  fl_introspect_display_dump(1u << 7, &fx->out_fd))                                        \
 	X(introspect_trace_stop_null_ret, -EINVAL, fl_introspect_trace_stop(NULL))                 \
 	X(introspect_read_null_len, -EINVAL, fl_introspect_read(fx->file_fd, fx->buf, 4, NULL))    \
 	X(introspect_read_null_buf, -EINVAL,                                                       \
@@ -634,6 +637,7 @@ static const struct contract contracts[] = {
 	{ "fl_introspect_dump_waits", { EINVAL, ENOENT, DAEMON_ERRORS } },
 	{ "fl_introspect_dump_stats", { EINVAL, ENOENT, DAEMON_ERRORS } },
 	{ "fl_introspect_dump_heaps", { EINVAL, ENOENT, DAEMON_ERRORS } },
+	{ "fl_introspect_display_dump", { EINVAL, ENOENT, EOPNOTSUPP, DAEMON_ERRORS } },
 	{ "fl_introspect_trace_start", { EBUSY, ENOENT, DAEMON_ERRORS } },
 	{ "fl_introspect_trace_stop", { EINVAL, ENOENT, DAEMON_ERRORS } },
 	{ "fl_introspect_read", { EINVAL, EBADF, ENOBUFS, EFBIG, EIO, EINTR, EISDIR } },

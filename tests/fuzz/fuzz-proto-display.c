@@ -38,11 +38,10 @@ static uint32_t u32(const uint8_t *p, size_t off)
 /* docs/protocol.md: each op's body size (POST: its fixed part); -1: no op. */
 static int body_size(uint32_t op)
 {
-	static const int size[] = {
-		8, 0, 16, 8, 8, 8, 8, 16, 16, 8, 76, 16, 16, 24, 0, 64, 8, 8, 8
-	};
+	static const int size[] = { 8,	0,  16, 8,  8, 8,  8, 16, 16, 8,
+				    76, 16, 16, 24, 0, 64, 8, 8,  8,  8 };
 
-	return op >= 128 && op <= 146 ? size[op - 128] : -1;
+	return op >= 128 && op <= 147 ? size[op - 128] : -1;
 }
 
 /* A wire buffer at @b: its fd count, or -1 if its fields break the rules. */
@@ -135,6 +134,8 @@ static int model(const uint8_t *p, size_t len, unsigned int nfds, bool trunc, un
 		return u32(b, 12) || u32(b, 8) > 1 ? -EINVAL : 0;
 	case 144: /* SET_CONNECTED */
 		return u32(b, 4) > 1 ? -EINVAL : 0;
+	case 147: /* DUMP: flags JSON or 0, pad 0 */
+		return (u32(b, 0) & ~1u) || u32(b, 4) ? -EINVAL : 0;
 	default: /* DEVICES, BLANK, SIMPLE_ALLOC, CAPTURE */
 		return 0;
 	}

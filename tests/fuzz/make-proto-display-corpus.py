@@ -81,6 +81,11 @@ SEEDS = {
     "set-connected": (0, 0, pkt(144, struct.pack("<2I", 1, 1))),
     "stats": (0, 0, pkt(145, struct.pack("<2I", 0, 0))),
     "capture": (0, 0, pkt(146, struct.pack("<2I", 1, 0x34325258))),
+    "dump": (0, 0, pkt(147, struct.pack("<2I", 0, 0))),
+    "dump-json": (0, 0, pkt(147, struct.pack("<2I", 1, 0))),
+    "dump-bad-flags": (0, 0, pkt(147, struct.pack("<2I", 2, 0))),
+    "dump-pad": (0, 0, pkt(147, struct.pack("<2I", 1, 1))),
+    "dump-fd": (1, 0, pkt(147, struct.pack("<2I", 1, 0))),
     "flags": (0, 0, pkt(129, b"", flags=1)),
     "short": (0, 0, struct.pack("<3I", 129, 0, 1)),
 }

@@ -64,7 +64,10 @@ static const char dump_usage[] =
 	"\n"
 	"Every live timeline (name, driver, value, pending points, the process owning\n"
 	"its counter, the processes holding its fd) and fence (name, status, points,\n"
-	"holders), and every connected client (pid, comm, objects made).\n"
+	"holders), and every connected client (pid, comm, objects made). When a display\n"
+	"service runs for this user (it is never started), its devices follow: their\n"
+	"interfaces, what is on screen, each queued post and the acquire fences it\n"
+	"waits for with who should signal them.\n"
 	"\n"
 	"  --json   one JSON object instead of text; schema in docs/fencectl.md\n";
 
@@ -177,7 +180,7 @@ static int cmd_dump(int argc, char **argv)
 
 	if (r >= 0)
 		return r;
-	return fencectl_view("dump", VIEW_DUMP, json ? FL_INTROSPECT_JSON : 0);
+	return fencectl_dump(json);
 }
 
 /* A process's fence count in one look, from the text view's "pid N (comm): F fences" lines. */

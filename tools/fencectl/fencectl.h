@@ -35,6 +35,8 @@ extern const char deadlocks_usage[], stats_usage[], trace_usage[], watch_usage[]
 int cmd_deadlocks(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
+/* displays.c: dump, with the display service's devices when it runs; the exit status. */
+int fencectl_dump(bool json);
 /* watch.c */
 int cmd_watch(int argc, char **argv);
 
