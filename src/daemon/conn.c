@@ -29,6 +29,7 @@
 #include "heapsvc.h"
 #include "host.h"
 #include "loop.h"
+#include "start.h"
 #include "statuspage.h"
 #include "transport.h"
 #include "util.h"
@@ -551,7 +552,6 @@ static int loop_setup(int lfd, int sfd, int wfd, int rfd)
 int fld_serve(int lfd, const struct server_config *config)
 {
 	uint64_t idle_since = fl__now_ns();
-	sigset_t sigs;
 	int sfd, wfd, rfd, r;
 
 	fld_cfg = *config;
@@ -573,14 +573,9 @@ int fld_serve(int lfd, const struct server_config *config)
 	fld_trace_init();
 	if (fld_heapsvc_init(fld_cfg.carveout_bytes, fld_cfg.heap_limit) < 0)
 		return -ENOMEM;
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGHUP);
-	sigprocmask(SIG_BLOCK, &sigs, NULL);
-	sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+	sfd = fl__server_stop_signals();
 	if (sfd < 0)
-		return -errno;
+		return sfd;
 	/*
 	 * The core's fd watcher runs here, between requests: one thread, so
 	 * no lock ping-pong or wake-ups of a second one under load.

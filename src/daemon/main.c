@@ -68,19 +68,6 @@ static void usage(FILE *out)
 		FLD_TRACE_MAX_EVENTS);
 }
 
-static int parse_uint(const char *s, unsigned int *ret)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || v > 0x7fffffffUL || s[0] == '-')
-		return -1;
-	*ret = (unsigned int)v;
-	return 0;
-}
-
 static int add_allow(struct server_config *cfg, const char *list)
 {
 	char buf[512], *save, *tok;
@@ -93,7 +80,7 @@ static int add_allow(struct server_config *cfg, const char *list)
 			cfg->allow_all = true;
 			continue;
 		}
-		if (parse_uint(tok, &uid) < 0 || cfg->n_allow == FLD_MAX_ALLOW) {
+		if (fl__server_parse_uint(tok, &uid) < 0 || cfg->n_allow == FLD_MAX_ALLOW) {
 			fprintf(stderr, "fencelined: bad uid '%s'\n", tok);
 			return -1;
 		}
@@ -168,17 +155,17 @@ int main(int argc, char **argv)
 	struct stat st_bound;
 
 	env = getenv("FENCELINE_IDLE_MS");
-	if (env && parse_uint(env, &cfg.idle_ms) < 0) {
+	if (env && fl__server_parse_uint(env, &cfg.idle_ms) < 0) {
 		fprintf(stderr, "fencelined: bad FENCELINE_IDLE_MS '%s'\n", env);
 		return 2;
 	}
 	env = getenv("FENCELINE_CARVEOUT_MB");
-	if (env && env[0] && parse_uint(env, &carveout_mb) < 0) {
+	if (env && env[0] && fl__server_parse_uint(env, &carveout_mb) < 0) {
 		fprintf(stderr, "fencelined: bad FENCELINE_CARVEOUT_MB '%s'\n", env);
 		return 2;
 	}
 	env = getenv("FENCELINE_HEAP_CLIENT_LIMIT_MB");
-	if (env && env[0] && parse_uint(env, &limit_mb) < 0) {
+	if (env && env[0] && fl__server_parse_uint(env, &limit_mb) < 0) {
 		fprintf(stderr, "fencelined: bad FENCELINE_HEAP_CLIENT_LIMIT_MB '%s'\n", env);
 		return 2;
 	}
@@ -198,7 +185,7 @@ int main(int argc, char **argv)
 			strcpy(path, optarg);
 			break;
 		case 'i':
-			if (parse_uint(optarg, &cfg.idle_ms) < 0) {
+			if (fl__server_parse_uint(optarg, &cfg.idle_ms) < 0) {
 				fprintf(stderr, "fencelined: bad --idle-timeout '%s'\n", optarg);
 				return 2;
 			}
@@ -209,16 +196,16 @@ int main(int argc, char **argv)
 			break;
 		case 'T':
 		case 'F':
-			if (parse_uint(optarg, o == 'T' ? &cfg.max_timelines : &cfg.max_fences) <
-			    0) {
+			if (fl__server_parse_uint(optarg, o == 'T' ? &cfg.max_timelines
+								   : &cfg.max_fences) < 0) {
 				fprintf(stderr, "fencelined: bad limit '%s'\n", optarg);
 				return 2;
 			}
 			break;
 		case 'P':
 		case 'U':
-			if (parse_uint(optarg, o == 'P' ? &cfg.max_fds_process : &cfg.max_fds_uid) <
-				    0 ||
+			if (fl__server_parse_uint(optarg, o == 'P' ? &cfg.max_fds_process
+								   : &cfg.max_fds_uid) < 0 ||
 			    !(o == 'P' ? cfg.max_fds_process : cfg.max_fds_uid)) {
 				fprintf(stderr, "fencelined: bad %s '%s'\n",
 					o == 'P' ? "--max-fds-per-process" : "--max-fds-per-uid",
@@ -227,7 +214,7 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'E':
-			if (parse_uint(optarg, &cfg.trace_max_events) < 0 ||
+			if (fl__server_parse_uint(optarg, &cfg.trace_max_events) < 0 ||
 			    cfg.trace_max_events == 0 ||
 			    cfg.trace_max_events > FLD_TRACE_MAX_EVENTS) {
 				fprintf(stderr,
@@ -238,7 +225,8 @@ int main(int argc, char **argv)
 			break;
 		case 'C':
 		case 'L':
-			if (parse_uint(optarg, o == 'C' ? &carveout_mb : &limit_mb) < 0) {
+			if (fl__server_parse_uint(optarg, o == 'C' ? &carveout_mb : &limit_mb) <
+			    0) {
 				fprintf(stderr, "fencelined: bad %s '%s'\n",
 					o == 'C' ? "--carveout-mb" : "--heap-limit-mb", optarg);
 				return 2;

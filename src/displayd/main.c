@@ -51,19 +51,6 @@ static void usage(FILE *out)
 		DEFAULT_IDLE_MS, DEFAULT_FENCE_TIMEOUT_MS);
 }
 
-static int parse_uint(const char *s, unsigned int *ret)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || v > 0x7fffffffUL || s[0] == '-')
-		return -1;
-	*ret = (unsigned int)v;
-	return 0;
-}
-
 static char *read_config(const char *file, size_t *ret_len)
 {
 	FILE *f = fopen(file, "re");
@@ -112,7 +99,7 @@ int main(int argc, char **argv)
 	struct stat st_bound;
 
 	env = getenv("FENCELINE_IDLE_MS");
-	if (env && parse_uint(env, &cfg.idle_ms) < 0) {
+	if (env && fl__server_parse_uint(env, &cfg.idle_ms) < 0) {
 		fprintf(stderr, "fl-displayd: bad FENCELINE_IDLE_MS '%s'\n", env);
 		return 2;
 	}
@@ -133,8 +120,8 @@ int main(int argc, char **argv)
 			break;
 		case 'i':
 		case 'T':
-			if (parse_uint(optarg, o == 'i' ? &cfg.idle_ms : &cfg.fence_timeout_ms) <
-			    0) {
+			if (fl__server_parse_uint(optarg, o == 'i' ? &cfg.idle_ms
+								   : &cfg.fence_timeout_ms) < 0) {
 				fprintf(stderr, "fl-displayd: bad %s '%s'\n",
 					o == 'i' ? "--idle-timeout" : "--fence-timeout", optarg);
 				return 2;

@@ -46,6 +46,7 @@
 #include "dump.h"
 #include "loop.h"
 #include "service.h"
+#include "start.h"
 #include "util.h"
 
 /* Handles one connection may hold open. */
@@ -1917,7 +1918,6 @@ static bool busy(void)
 int displayd_serve(int lfd, const struct displayd_config *c)
 {
 	uint64_t idle_since = fl__now_ns();
-	sigset_t sigs;
 	int sfd, r;
 
 	cfg = *c;
@@ -1927,14 +1927,9 @@ int displayd_serve(int lfd, const struct displayd_config *c)
 	r = devices_make();
 	if (r < 0)
 		goto out;
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGHUP);
-	sigprocmask(SIG_BLOCK, &sigs, NULL);
-	sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+	sfd = fl__server_stop_signals();
 	if (sfd < 0) {
-		r = -errno;
+		r = sfd;
 		goto out;
 	}
 	server = fl__server_create(loop, &host_ops);

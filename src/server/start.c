@@ -2,12 +2,14 @@
 /* A per-user server's start-up (start.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -117,4 +119,31 @@ void fl__server_unlisten(const char *path, const struct stat *bound, int lock)
 	if (stat(path, &st) == 0 && st.st_ino == bound->st_ino && st.st_dev == bound->st_dev)
 		unlink(path);
 	close(lock);
+}
+
+int fl__server_parse_uint(const char *s, unsigned int *ret)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || v > 0x7fffffffUL || s[0] == '-')
+		return -1;
+	*ret = (unsigned int)v;
+	return 0;
+}
+
+int fl__server_stop_signals(void)
+{
+	sigset_t sigs;
+	int sfd;
+
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGHUP);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+	return sfd < 0 ? -errno : sfd;
 }

@@ -58,4 +58,19 @@ int fl__server_detach(void);
  */
 void fl__server_unlisten(const char *path, const struct stat *bound, int lock);
 
+/**
+ * fl__server_stop_signals() - SIGTERM, SIGINT and SIGHUP, the signals that
+ * stop a service, blocked in the calling thread (call it before any other
+ * thread starts) and readable from the returned signalfd instead
+ * Return: the signalfd (CLOEXEC, non-blocking), or a negative errno.
+ */
+int fl__server_stop_signals(void);
+
+/**
+ * fl__server_parse_uint() - a command-line or environment number: decimal
+ * digits only, 0 to INT_MAX
+ * Return: 0 and *@ret, or -1 (anything else: a sign, junk, overflow).
+ */
+int fl__server_parse_uint(const char *s, unsigned int *ret);
+
 #endif /* FL_SERVER_START_H */
