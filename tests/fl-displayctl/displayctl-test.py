@@ -19,6 +19,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import time
 import zlib
 
 TOOL, POSTER, CONFIG = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -125,6 +126,34 @@ def service_cmdline(pid, sock):
     return bool(args) and args[0].endswith(b"fl-displayd") and sock.encode() in args
 
 
+def stop_services(tmp):
+    """SIGTERM every fencelined and fl-displayd serving a socket in @tmp, and wait until they are gone."""
+    pids = []
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            args = open(f"/proc/{p}/cmdline", "rb").read().split(b"\0")
+        except OSError:
+            continue
+        if args and (args[0].endswith(b"fl-displayd") or args[0].endswith(b"fencelined")) and \
+                any(a.startswith(tmp.encode()) for a in args):
+            pids.append(int(p))
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    for pid in pids:
+        for _ in range(3000):
+            try:
+                if open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] == "Z":
+                    break
+            except OSError:
+                break
+            time.sleep(0.01)
+
+
 def device(listing, name):
     return next((d for d in listing["devices"] if d["name"] == name), None)
 
@@ -154,6 +183,10 @@ def main():
     os.environ["FENCELINE_SOCKET"] = os.path.join(tmp, "fl.sock")
     os.environ["FENCELINE_DISPLAY_CONFIG"] = CONFIG
     os.environ.pop("FENCELINE_DISPLAY_SOCKET", None)
+    # The services this test starts stay until it stops them (stop_services()): with the
+    # runner's short idle exit, a service could be gone, its socket removed, before a check
+    # looks for it (seen under ASan, where the tool's exit takes longer than the idle time).
+    os.environ["FENCELINE_IDLE_MS"] = "0"
     dsock = os.path.join(tmp, "displayd.sock")
 
     # --help, --version, help COMMAND and each command's --help: stdout, exit 0, no service.
@@ -353,6 +386,7 @@ def main():
     check(r.returncode == 1 and r.stdout == "" and
           "fl-displayctl: listing display devices: no display service could be started" in r.stderr, f"no service: exit 1 with a reason ({r.returncode}, {r.stderr!r})")
 
+    stop_services(tmp)
     shutil.rmtree(tmp, ignore_errors=True)
     if failures:
         print(f"{failures} failures", file=sys.stderr)
