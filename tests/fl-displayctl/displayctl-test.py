@@ -180,6 +180,19 @@ def check_vsyncs(out, n, hz, what):
 
 def main():
     tmp = tempfile.mkdtemp(prefix="displayctl-test.")
+    try:
+        run(tmp)
+    finally:
+        # Whatever happened, no service of this test outlives it.
+        stop_services(tmp)
+        shutil.rmtree(tmp, ignore_errors=True)
+    if failures:
+        print(f"{failures} failures", file=sys.stderr)
+        sys.exit(1)
+    print("ok")
+
+
+def run(tmp):
     os.environ["FENCELINE_SOCKET"] = os.path.join(tmp, "fl.sock")
     os.environ["FENCELINE_DISPLAY_CONFIG"] = CONFIG
     os.environ.pop("FENCELINE_DISPLAY_SOCKET", None)
@@ -187,6 +200,10 @@ def main():
     # runner's short idle exit, a service could be gone, its socket removed, before a check
     # looks for it (seen under ASan, where the tool's exit takes longer than the idle time).
     os.environ["FENCELINE_IDLE_MS"] = "0"
+    # A service that outlives the tool must not hold the tool's stderr, which the test reads
+    # to its end (FENCELINE_DAEMON_STDERR hands the services the starter's stderr: .ci/run sets
+    # it for the sanitizer builds; display-service keeps the services' stderr).
+    os.environ.pop("FENCELINE_DAEMON_STDERR", None)
     dsock = os.path.join(tmp, "displayd.sock")
 
     # --help, --version, help COMMAND and each command's --help: stdout, exit 0, no service.
@@ -385,13 +402,6 @@ def main():
     r = ctl("list", env=env)
     check(r.returncode == 1 and r.stdout == "" and
           "fl-displayctl: listing display devices: no display service could be started" in r.stderr, f"no service: exit 1 with a reason ({r.returncode}, {r.stderr!r})")
-
-    stop_services(tmp)
-    shutil.rmtree(tmp, ignore_errors=True)
-    if failures:
-        print(f"{failures} failures", file=sys.stderr)
-        sys.exit(1)
-    print("ok")
 
 
 main()
