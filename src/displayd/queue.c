@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The queue of each device (docs/display.md, "The flip"): posts wait FIFO
+ * for their acquire fences (loop fd sources, never a thread or a blocking
+ * wait) and flip at the first vsync after the last one signalled. A post's
+ * fences are points on two timelines of the device's, made through
+ * fencelined like any client's: "present" reaches post N when N is flipped,
+ * "release" when N + 1 is, which is also when N's buffers are let go.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <fenceline/shared.h>
+
+#include "display-virtual.h"
+#include "display.h"
+#include "displayd-private.h"
+#include "util.h"
+
+/* ---- events ---- */
+
+bool displayd_bit(const uint8_t *bits, uint32_t n)
+{
+	return bits[n / 8] & (1u << (n % 8));
+}
+
+/* ADF's ring: a whole event or none, dropped when the handle's 4096 bytes are full. */
+void displayd_send_event(uint32_t kind, uint32_t device, uint32_t id, uint32_t type, const void *ev,
+			 size_t len)
+{
+	for (struct fl_server_conn *c = fl__server_conn_next(dd.server, NULL); c;
+	     c = fl__server_conn_next(dd.server, c)) {
+		struct dconn *dc = displayd_conn_of(c);
+
+		for (size_t h = 0; h < MAX_HANDLES; h++) {
+			struct handle *hd = &dc->handles[h];
+
+			if (hd->used && hd->kind == kind && hd->device == device && hd->id == id &&
+			    displayd_bit(hd->subscribed, type))
+				(void)!write(hd->events, ev, len);
+		}
+	}
+}
+
+/* ---- fences ---- */
+
+int displayd_timelines(struct ddev *d)
+{
+	char name[FL_DISPLAY_NAME_LEN + 16];
+	int r;
+
+	if (d->tl_release >= 0)
+		return 0;
+	snprintf(name, sizeof(name), "%s-present", fl__display_device_name(d->dev));
+	r = fl_timeline_fd_create(name, 0, &d->tl_present);
+	if (r < 0)
+		return r;
+	snprintf(name, sizeof(name), "%s-release", fl__display_device_name(d->dev));
+	r = fl_timeline_fd_create(name, 0, &d->tl_release);
+	if (r < 0) {
+		close(d->tl_present);
+		d->tl_present = -1;
+		return r;
+	}
+	return 0;
+}
+
+static void advance(int tl, uint64_t *at, uint64_t to)
+{
+	int r;
+
+	if (tl < 0 || to <= *at)
+		return;
+	r = fl_timeline_fd_inc(tl, to - *at);
+	if (r < 0)
+		displayd_log("cannot signal a fence timeline: %s", strerror(-r));
+	*at = to;
+}
+
+/* ---- posts ---- */
+
+void displayd_post_free(struct dpost *p)
+{
+	struct ddev *d = p->d;
+
+	if (d->drv->state_free)
+		d->drv->state_free(d->drv_data, p->state);
+	for (size_t i = 0; i < p->n_bufs; i++)
+		for (uint32_t k = 0; k < p->bufs[i].n_planes; k++)
+			close(p->bufs[i].fd[k]);
+	for (size_t i = 0; i < p->n_acquire; i++) {
+		fl__loop_source_remove(p->acq_src[i]);
+		if (p->acquire[i] >= 0)
+			close(p->acquire[i]);
+	}
+	fl__loop_source_remove(p->timeout);
+	if (p->wb.fd[0] >= 0)
+		close(p->wb.fd[0]);
+	free(p->intfs);
+	free(p);
+}
+
+static void unlink_head(struct ddev *d)
+{
+	struct dpost *p = d->head;
+
+	d->head = p->next;
+	if (!d->head)
+		d->tail = NULL;
+	d->st.queued--;
+	if (p->owner)
+		p->owner->queued--;
+}
+
+static void flip(struct ddev *d)
+{
+	struct dpost *p = d->head, *prev = d->on_screen;
+
+	unlink_head(d);
+	d->drv->post(d->drv_data, p->state);
+	d->on_screen = p;
+	d->st.flipped++;
+	d->st.on_screen_buffers = p->n_bufs;
+	/* Posts dropped before this one reach both their points now: they will never show. */
+	/*
+	 * Release first: whoever sees N + 1 present finds N released (libadf's
+	 * simple_buffer_v2 test waits on the one and checks the other).
+	 */
+	advance(d->tl_release, &d->release_at, p->seq - 1);
+	advance(d->tl_present, &d->present_at, p->seq);
+	if (prev)
+		displayd_post_free(prev);
+}
+
+void displayd_drop_head(struct ddev *d)
+{
+	struct dpost *p = d->head;
+
+	unlink_head(d);
+	d->st.dropped++;
+	displayd_post_free(p);
+}
+
+/* Whether interface @id of @d has a vsync now: lit, connected, with timings. */
+static bool ticking(struct ddev *d, uint32_t id)
+{
+	struct fl__display_interface *intf = fl__display_interface_get(d->dev, id);
+	const struct fl_display_mode *m;
+
+	if (!intf || fl__display_interface_dpms(intf) != FL_DISPLAY_DPMS_ON ||
+	    !fl__display_interface_connected(intf) || !(d->drv->caps & FL_DISPLAY_CAP_VSYNC))
+		return false;
+	m = fl__display_interface_current_mode(intf);
+	return m->clock && m->htotal && m->vtotal;
+}
+
+static bool paced_by_vsync(struct ddev *d, const struct dpost *p)
+{
+	for (size_t i = 0; i < p->n_intfs; i++)
+		if (ticking(d, p->intfs[i]))
+			return true;
+	return false;
+}
+
+/*
+ * At a vsync of interface @vsync_intf (UINT32_MAX: none, the kick), flip
+ * the head of the queue if its fences are done and this is its moment:
+ * a vsync of one of its interfaces, or any time when none of them has one
+ * (a blanked panel, memory writeback). Posts that failed go first.
+ */
+void displayd_try_flip(struct ddev *d, uint32_t vsync_intf)
+{
+	while (d->head && !d->head->pending && d->head->failed)
+		displayd_drop_head(d);
+	if (!d->head || d->head->pending)
+		return;
+	if (paced_by_vsync(d, d->head)) {
+		bool mine = false;
+
+		for (size_t i = 0; i < d->head->n_intfs; i++)
+			mine |= d->head->intfs[i] == vsync_intf;
+		if (!mine)
+			return;
+		flip(d);
+		return;
+	}
+	flip(d);
+	/* Unpaced posts may follow at once. */
+	displayd_try_flip(d, UINT32_MAX);
+}
+
+static void kick_fn(void *data)
+{
+	struct ddev *d = data;
+
+	d->kick = NULL;
+	displayd_try_flip(d, UINT32_MAX);
+}
+
+void displayd_kick(struct ddev *d)
+{
+	if (!d->kick)
+		d->kick = fl__loop_add_idle(dd.loop, kick_fn, d);
+}
+
+void displayd_acquire_done(struct dpost *p, size_t i, int status)
+{
+	fl__loop_source_remove(p->acq_src[i]);
+	p->acq_src[i] = NULL;
+	close(p->acquire[i]);
+	p->acquire[i] = -1;
+	if (status < 0) {
+		p->failed = true;
+		p->d->st.fence_failures++;
+		displayd_log("post %" PRIu64
+			     " of device %s: acquire fence %zu failed (%s): not shown",
+			     p->seq, fl__display_device_name(p->d->dev), i, strerror(-status));
+	}
+	if (--p->pending == 0) {
+		fl__loop_source_remove(p->timeout);
+		p->timeout = NULL;
+		displayd_kick(p->d);
+	}
+}
+
+void displayd_acquire_ready(int fd, uint32_t events, void *data)
+{
+	struct dpost *p = data;
+	int st;
+
+	(void)events;
+	for (size_t i = 0; i < p->n_acquire; i++) {
+		if (p->acquire[i] != fd)
+			continue;
+		st = fl_fence_fd_get_status(fd);
+		if (st != 0)
+			displayd_acquire_done(p, i, st > 0 ? 0 : st);
+		return;
+	}
+}
+
+void displayd_acquire_timeout(void *data)
+{
+	struct dpost *p = data;
+
+	p->timeout = NULL;
+	for (size_t i = 0; i < p->n_acquire; i++)
+		if (p->acquire[i] >= 0)
+			displayd_acquire_done(p, i, -ETIME);
+}
+
+/* The model's flush hook: blank(non-ON) and modeset drain the queue first, as ADF's. */
+void displayd_flush(struct fl__display_device *dev, void *data)
+{
+	struct ddev *d = data;
+
+	(void)dev;
+	while (d->head) {
+		struct dpost *p = d->head;
+
+		/* Never block the loop: what is not ready now is dropped, as its buffers never showed. */
+		for (size_t i = 0; i < p->n_acquire; i++)
+			if (p->acquire[i] >= 0) {
+				int st = fl_fence_fd_get_status(p->acquire[i]);
+
+				displayd_acquire_done(p, i, st > 0 ? 0 : st == 0 ? -ECANCELED : st);
+			}
+		if (p->failed)
+			displayd_drop_head(d);
+		else
+			flip(d);
+	}
+}
