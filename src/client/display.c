@@ -753,7 +753,21 @@ FL_EXPORT int fl_display_post(struct fl_display_handle *dev, const struct fl_dis
 	/* ADF's bounds, checked here too: the body must fit one message. */
 	if (post->n_intfs > FL_DISPLAY_MAX_INTERFACES || post->n_bufs > FL_DISPLAY_MAX_BUFFERS ||
 	    post->custom_size > FL_DISPLAY_MAX_CUSTOM_DATA) {
-		set_error(e, -EINVAL, "more interfaces, buffers or custom data than ADF allows");
+		char msg[FL_DISPLAY_ERROR_MAX];
+		bool many_intfs = post->n_intfs > FL_DISPLAY_MAX_INTERFACES;
+		bool many_bufs = !many_intfs && post->n_bufs > FL_DISPLAY_MAX_BUFFERS;
+
+		snprintf(msg, sizeof(msg), "%zu %s: ADF allows at most %u",
+			 many_intfs  ? post->n_intfs
+			 : many_bufs ? post->n_bufs
+				     : post->custom_size,
+			 many_intfs  ? "interfaces"
+			 : many_bufs ? "buffers"
+				     : "bytes of custom data",
+			 many_intfs  ? FL_DISPLAY_MAX_INTERFACES
+			 : many_bufs ? FL_DISPLAY_MAX_BUFFERS
+				     : FL_DISPLAY_MAX_CUSTOM_DATA);
+		set_error(e, -EINVAL, msg);
 		return -EINVAL;
 	}
 	if (post->writeback && post->writeback->fd < 0) {
