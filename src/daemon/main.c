@@ -125,6 +125,11 @@ done:
 			(unsigned long)rl.rlim_cur);
 }
 
+static int serve(int lfd, void *cfg)
+{
+	return fld_serve(lfd, cfg);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -148,11 +153,13 @@ int main(int argc, char **argv)
 		.max_timelines = DEFAULT_MAX_TIMELINES,
 		.max_fences = DEFAULT_MAX_FENCES,
 	};
-	char path[108] = "";
-	const char *env;
+	struct fl_server_run run = { .name = "fencelined",
+				     .default_path = fl__socket_path,
+				     .log = fld_log,
+				     .serve = serve };
+	const char *path = "", *env;
 	unsigned int carveout_mb = DEFAULT_CARVEOUT_MB, limit_mb = 0;
-	int o, lfd, lock = -1, r, activated;
-	struct stat st_bound;
+	int o;
 
 	env = getenv("FENCELINE_IDLE_MS");
 	if (env && fl__server_parse_uint(env, &cfg.idle_ms) < 0) {
@@ -178,11 +185,7 @@ int main(int argc, char **argv)
 			cfg.foreground = true;
 			break;
 		case 's':
-			if (strlen(optarg) >= sizeof(path)) {
-				fprintf(stderr, "fencelined: socket path too long\n");
-				return 2;
-			}
-			strcpy(path, optarg);
+			path = optarg;
 			break;
 		case 'i':
 			if (fl__server_parse_uint(optarg, &cfg.idle_ms) < 0) {
@@ -249,46 +252,10 @@ int main(int argc, char **argv)
 	}
 	cfg.carveout_bytes = (uint64_t)carveout_mb << 20;
 	cfg.heap_limit = (uint64_t)limit_mb << 20;
-	signal(SIGPIPE, SIG_IGN);
-	activated = fl__server_activation_fd();
-	/* Whatever fds a starter leaked to us would keep its fence fds from hanging up. */
-	close_range(activated >= 0 ? 4 : 3, ~0U, 0);
 	raise_nofile(cfg.foreground);
-
-	if (activated >= 0) {
-		lfd = activated;
-	} else {
-		if (!path[0] && fl__socket_path(path, sizeof(path)) < 0) {
-			fprintf(stderr, "fencelined: no usable socket path\n");
-			return 1;
-		}
-		lfd = fl__server_listen_locked(path, cfg.allow_all || cfg.n_allow ? 0666 : 0600,
-					       &lock);
-		if (lfd >= 0 && cfg.foreground)
-			fld_log("listening on %s", path);
-		if (lfd == -EEXIST) {
-			if (cfg.foreground)
-				fld_log("another daemon serves %s", path);
-			return 0;
-		}
-		if (lfd < 0) {
-			fprintf(stderr, "fencelined: cannot listen on %s: %s\n", path,
-				strerror(-lfd));
-			return 1;
-		}
-		stat(path, &st_bound);
-	}
-	/* The starter waits for us: return to it now that the socket listens. */
-	if (!cfg.foreground && (r = fl__server_detach()) < 0) {
-		fprintf(stderr, "fencelined: %s\n", strerror(-r));
-		return 1;
-	}
-	r = fld_serve(lfd, &cfg);
-	if (r < 0)
-		fld_log("event loop failed: %s", strerror(-r));
-	close(lfd);
-	/* Remove the socket only if it is still ours, then free the lock. */
-	if (activated < 0)
-		fl__server_unlisten(path, &st_bound, lock);
-	return r < 0 ? 1 : 0;
+	run.path = path;
+	run.foreground = cfg.foreground;
+	run.mode = cfg.allow_all || cfg.n_allow ? 0666 : 0600;
+	run.arg = &cfg;
+	return fl__server_run(&run);
 }

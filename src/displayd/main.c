@@ -76,6 +76,11 @@ static char *read_config(const char *file, size_t *ret_len)
 	return text;
 }
 
+static int serve(int lfd, void *cfg)
+{
+	return displayd_serve(lfd, cfg);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -92,11 +97,14 @@ int main(int argc, char **argv)
 		.idle_ms = DEFAULT_IDLE_MS,
 		.fence_timeout_ms = DEFAULT_FENCE_TIMEOUT_MS,
 	};
-	char path[108] = "";
-	const char *env, *config_file = getenv("FENCELINE_DISPLAY_CONFIG");
+	struct fl_server_run run = { .name = "fl-displayd",
+				     .default_path = fl__display_socket_path,
+				     .mode = 0600,
+				     .log = displayd_log,
+				     .serve = serve };
+	const char *path = "", *env, *config_file = getenv("FENCELINE_DISPLAY_CONFIG");
 	char *text = NULL;
-	int o, lfd, lock = -1, r, activated;
-	struct stat st_bound;
+	int o, r;
 
 	env = getenv("FENCELINE_IDLE_MS");
 	if (env && fl__server_parse_uint(env, &cfg.idle_ms) < 0) {
@@ -109,11 +117,7 @@ int main(int argc, char **argv)
 			cfg.foreground = true;
 			break;
 		case 's':
-			if (strlen(optarg) >= sizeof(path)) {
-				fprintf(stderr, "fl-displayd: socket path too long\n");
-				return 2;
-			}
-			strcpy(path, optarg);
+			path = optarg;
 			break;
 		case 'c':
 			config_file = optarg;
@@ -155,45 +159,10 @@ int main(int argc, char **argv)
 		cfg.config_text = fl__display_config_default(&cfg.config_len);
 		cfg.config_origin = "displays.ini (built in)";
 	}
-	signal(SIGPIPE, SIG_IGN);
-	activated = fl__server_activation_fd();
-	/* Whatever fds a starter leaked to us would keep its fds from hanging up. */
-	close_range(activated >= 0 ? 4 : 3, ~0U, 0);
-	if (activated >= 0) {
-		lfd = activated;
-	} else {
-		if (!path[0] && fl__display_socket_path(path, sizeof(path)) < 0) {
-			fprintf(stderr, "fl-displayd: no usable socket path\n");
-			return 1;
-		}
-		lfd = fl__server_listen_locked(path, 0600, &lock);
-		if (lfd == -EEXIST) {
-			if (cfg.foreground)
-				displayd_log("another fl-displayd serves %s", path);
-			free(text);
-			return 0;
-		}
-		if (lfd < 0) {
-			fprintf(stderr, "fl-displayd: cannot listen on %s: %s\n", path,
-				strerror(-lfd));
-			free(text);
-			return 1;
-		}
-		stat(path, &st_bound);
-		if (cfg.foreground)
-			displayd_log("listening on %s", path);
-	}
-	/* The starter waits for us: return to it now that the socket listens. */
-	if (!cfg.foreground && (r = fl__server_detach()) < 0) {
-		fprintf(stderr, "fl-displayd: %s\n", strerror(-r));
-		return 1;
-	}
-	r = displayd_serve(lfd, &cfg);
-	if (r < 0)
-		displayd_log("cannot serve: %s", strerror(-r));
-	close(lfd);
-	if (activated < 0)
-		fl__server_unlisten(path, &st_bound, lock);
+	run.path = path;
+	run.foreground = cfg.foreground;
+	run.arg = &cfg;
+	r = fl__server_run(&run);
 	free(text);
-	return r < 0 ? 1 : 0;
+	return r;
 }

@@ -147,3 +147,55 @@ int fl__server_stop_signals(void)
 	sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
 	return sfd < 0 ? -errno : sfd;
 }
+
+int fl__server_run(const struct fl_server_run *run)
+{
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	struct stat bound;
+	int lfd, lock = -1, r, activated;
+
+	signal(SIGPIPE, SIG_IGN);
+	activated = fl__server_activation_fd();
+	/* Whatever fds a starter leaked to us would keep its fds from hanging up. */
+	close_range(activated >= 0 ? 4 : 3, ~0U, 0);
+	if (activated >= 0) {
+		lfd = activated;
+	} else {
+		if (strlen(run->path) >= sizeof(path)) {
+			fprintf(stderr, "%s: socket path too long\n", run->name);
+			return 1;
+		}
+		strcpy(path, run->path);
+		if (!path[0] && run->default_path(path, sizeof(path)) < 0) {
+			fprintf(stderr, "%s: no usable socket path\n", run->name);
+			return 1;
+		}
+		lfd = fl__server_listen_locked(path, run->mode, &lock);
+		if (lfd == -EEXIST) {
+			if (run->foreground)
+				run->log("another %s serves %s", run->name, path);
+			return 0;
+		}
+		if (lfd < 0) {
+			fprintf(stderr, "%s: cannot listen on %s: %s\n", run->name, path,
+				strerror(-lfd));
+			return 1;
+		}
+		stat(path, &bound);
+		if (run->foreground)
+			run->log("listening on %s", path);
+	}
+	/* The starter waits for us: return to it now that the socket listens. */
+	if (!run->foreground && (r = fl__server_detach()) < 0) {
+		fprintf(stderr, "%s: %s\n", run->name, strerror(-r));
+		return 1;
+	}
+	r = run->serve(lfd, run->arg);
+	if (r < 0)
+		run->log("cannot serve: %s", strerror(-r));
+	close(lfd);
+	/* Remove the socket only if it is still ours, then free the lock. */
+	if (activated < 0)
+		fl__server_unlisten(path, &bound, lock);
+	return r < 0 ? 1 : 0;
+}

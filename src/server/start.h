@@ -11,6 +11,8 @@
 #ifndef FL_SERVER_START_H
 #define FL_SERVER_START_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -72,5 +74,42 @@ int fl__server_stop_signals(void);
  * Return: 0 and *@ret, or -1 (anything else: a sign, junk, overflow).
  */
 int fl__server_parse_uint(const char *s, unsigned int *ret);
+
+/**
+ * struct fl_server_run - how a per-user server comes to serve
+ * @name: the program's name, for messages ("fencelined")
+ * @path: the socket's path (--socket), or "" for @default_path's
+ * @default_path: writes the default socket path into @buf; a negative
+ *	errno when there is no usable one
+ * @mode: the socket file's mode
+ * @foreground: stay in the foreground and log; otherwise detach once the
+ *	socket listens (the starter waits for that)
+ * @log: the server's log line ("name[pid]: ..." on stderr)
+ * @serve: serve the listening socket @lfd until done (idle, a stop
+ *	signal); 0 or a negative errno
+ * @arg: @serve's argument
+ */
+struct fl_server_run {
+	const char *name;
+	const char *path;
+	int (*default_path)(char *buf, size_t len);
+	mode_t mode;
+	bool foreground;
+	void (*log)(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+	int (*serve)(int lfd, void *arg);
+	void *arg;
+};
+
+/**
+ * fl__server_run() - everything a server's main() does once its options
+ * are read: SIGPIPE ignored, the fds a starter leaked closed, the socket
+ * systemd passed or one listened on under the lock (another server
+ * answering there: leave, it serves), detaching, serving, and the socket
+ * file removed and the lock freed at the end
+ * Return: the exit status: 0 (served, or another server serves), 1 (no
+ * usable socket path, cannot listen or detach, @serve failed; the reason
+ * is on stderr).
+ */
+int fl__server_run(const struct fl_server_run *run);
 
 #endif /* FL_SERVER_START_H */
