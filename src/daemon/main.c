@@ -89,40 +89,18 @@ static int add_allow(struct server_config *cfg, const char *list)
 	return 0;
 }
 
-/* Every live fence costs us one fd: take all the fds we may. */
+/* Every live fence costs us one fd: take all the fds we may, and say when that is few. */
 static void raise_nofile(bool log)
 {
-	struct rlimit rl;
-	FILE *f;
-	unsigned long nr_open = 0;
+	unsigned long limit = fl__server_raise_nofile();
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
-		return;
-	f = fopen("/proc/sys/fs/nr_open", "re");
-	if (f) {
-		if (fscanf(f, "%lu", &nr_open) != 1)
-			nr_open = 0;
-		fclose(f);
-	}
-	if (nr_open > rl.rlim_max) {
-		struct rlimit more = { nr_open, nr_open };
-
-		/* Works with CAP_SYS_RESOURCE (root); otherwise the hard limit stands. */
-		if (setrlimit(RLIMIT_NOFILE, &more) == 0) {
-			rl = more;
-			goto done;
-		}
-	}
-	rl.rlim_cur = rl.rlim_max;
-	setrlimit(RLIMIT_NOFILE, &rl);
-done:
 	if (log)
-		fld_log("fd limit %lu", (unsigned long)rl.rlim_cur);
+		fld_log("fd limit %lu", limit);
 	/* Inherited from whoever started us first, and then everyone's: say so (daemon.md). */
-	if (rl.rlim_cur < 4096)
+	if (limit < 4096)
 		fld_log("warning: fd limit %lu is low: at most that many live fences and timelines "
 			"for all clients (see docs/daemon.md, \"File descriptor limits\")",
-			(unsigned long)rl.rlim_cur);
+			limit);
 }
 
 static int serve(int lfd, void *cfg)

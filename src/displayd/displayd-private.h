@@ -75,6 +75,7 @@ struct dpost {
 	struct fl_display_driver_buffer wb;
 	size_t acq_buf[FL_DISPLAY_MAX_BUFFERS]; /* the buffer each acquire fence is for */
 	uint64_t queued_ns; /* for the dump's age */
+	unsigned int nfds; /* the fds it brought, counted in its owner's fds_held */
 	struct fl_loop_source *acq_src[FL_DISPLAY_MAX_BUFFERS];
 	size_t n_bufs;
 	struct fl_display_driver_buffer bufs[]; /* their fds are ours */
@@ -93,6 +94,7 @@ struct dconn {
 	int stash[FL_DPROTO_POST_MAX_FDS]; /* POST_FDS's, for the next POST */
 	unsigned int n_stash;
 	unsigned int queued; /* its posts in the devices' queues */
+	unsigned int fds_held; /* the fds its posts brought, until each post is let go */
 };
 
 /* What the parts share: set by displayd_serve(), read by all. */

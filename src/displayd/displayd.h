@@ -13,6 +13,8 @@
 struct displayd_config {
 	unsigned int idle_ms; /* 0: never exit for idleness */
 	unsigned int fence_timeout_ms; /* an acquire fence not signalled by then fails */
+	/* fds one client's posts may make the service hold (0: a quarter of its fd limit) */
+	unsigned int max_fds_client;
 	bool foreground;
 	const char *config_text; /* the display config */
 	size_t config_len;

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 
 #include "acceptor.h"
 #include "display-config.h"
+#include "display.h"
 #include "displayd.h"
 #include "start.h"
 #include "util.h"
@@ -46,9 +48,12 @@ static void usage(FILE *out)
 		"                           (default %d, or $FENCELINE_IDLE_MS; 0 = never)\n"
 		"      --fence-timeout MS   an acquire fence not signalled after MS ms fails\n"
 		"                           and its post is not shown (default %d)\n"
+		"      --max-fds-per-client N  fds one client's posts may make the service\n"
+		"                           hold (default: $FENCELINE_DISPLAY_CLIENT_MAX_FDS,\n"
+		"                           else a quarter of its fd limit; at least %d)\n"
 		"  -h, --help               show this help\n"
 		"  -V, --version            show the version\n",
-		DEFAULT_IDLE_MS, DEFAULT_FENCE_TIMEOUT_MS);
+		DEFAULT_IDLE_MS, DEFAULT_FENCE_TIMEOUT_MS, FL_DPROTO_POST_MAX_FDS + 1);
 }
 
 static char *read_config(const char *file, size_t *ret_len)
@@ -89,6 +94,7 @@ int main(int argc, char **argv)
 		{ "config", required_argument, NULL, 'c' },
 		{ "idle-timeout", required_argument, NULL, 'i' },
 		{ "fence-timeout", required_argument, NULL, 'T' },
+		{ "max-fds-per-client", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -104,11 +110,17 @@ int main(int argc, char **argv)
 				     .serve = serve };
 	const char *path = "", *env, *config_file = getenv("FENCELINE_DISPLAY_CONFIG");
 	char *text = NULL;
+	unsigned long limit;
 	int o, r;
 
 	env = getenv("FENCELINE_IDLE_MS");
 	if (env && fl__server_parse_uint(env, &cfg.idle_ms) < 0) {
 		fprintf(stderr, "fl-displayd: bad FENCELINE_IDLE_MS '%s'\n", env);
+		return 2;
+	}
+	env = getenv("FENCELINE_DISPLAY_CLIENT_MAX_FDS");
+	if (env && env[0] && fl__server_parse_uint(env, &cfg.max_fds_client) < 0) {
+		fprintf(stderr, "fl-displayd: bad FENCELINE_DISPLAY_CLIENT_MAX_FDS '%s'\n", env);
 		return 2;
 	}
 	while ((o = getopt_long(argc, argv, "fs:c:i:hV", opts, NULL)) != -1) {
@@ -128,6 +140,13 @@ int main(int argc, char **argv)
 								   : &cfg.fence_timeout_ms) < 0) {
 				fprintf(stderr, "fl-displayd: bad %s '%s'\n",
 					o == 'i' ? "--idle-timeout" : "--fence-timeout", optarg);
+				return 2;
+			}
+			break;
+		case 'M':
+			if (fl__server_parse_uint(optarg, &cfg.max_fds_client) < 0) {
+				fprintf(stderr, "fl-displayd: bad --max-fds-per-client '%s'\n",
+					optarg);
 				return 2;
 			}
 			break;
@@ -159,6 +178,14 @@ int main(int argc, char **argv)
 		cfg.config_text = fl__display_config_default(&cfg.config_len);
 		cfg.config_origin = "displays.ini (built in)";
 	}
+	limit = fl__server_raise_nofile();
+	if (!cfg.max_fds_client)
+		cfg.max_fds_client = (unsigned int)(limit / 4 < UINT_MAX ? limit / 4 : UINT_MAX);
+	/* One post of the most fds must always fit. */
+	if (cfg.max_fds_client <= FL_DPROTO_POST_MAX_FDS)
+		cfg.max_fds_client = FL_DPROTO_POST_MAX_FDS + 1;
+	if (cfg.foreground)
+		displayd_log("fd limit %lu, %u per client", limit, cfg.max_fds_client);
 	run.path = path;
 	run.foreground = cfg.foreground;
 	run.arg = &cfg;

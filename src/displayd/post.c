@@ -258,6 +258,15 @@ static bool post(struct dconn *c, const struct fl_msg_hdr *req, struct ddev *d, 
 				       c->queued, MAX_QUEUED);
 		goto refuse_state;
 	}
+	/* Else one client's posts could take every fd the service has, and others' requests fail. */
+	if (c->fds_held + nfds > dd.cfg.max_fds_client) {
+		err = fl__display_fail(
+			&e, -EBUSY,
+			"this client's posts hold %u fds of the service; another %u "
+			"would pass its budget of %u (FENCELINE_DISPLAY_CLIENT_MAX_FDS)",
+			c->fds_held, nfds, dd.cfg.max_fds_client);
+		goto refuse_state;
+	}
 	p->intfs = malloc((n_intfs ? n_intfs : 1) * sizeof(*p->intfs));
 	if (!p->intfs) {
 		err = -ENOMEM;
@@ -286,6 +295,8 @@ static bool post(struct dconn *c, const struct fl_msg_hdr *req, struct ddev *d, 
 	p->state = state;
 	p->owner = c;
 	p->queued_ns = fl__now_ns();
+	p->nfds = nfds;
+	c->fds_held += nfds;
 	c->queued++;
 	d->seq = p->seq;
 	d->st.posted++;

@@ -87,6 +87,8 @@ void displayd_post_free(struct dpost *p)
 {
 	struct ddev *d = p->d;
 
+	if (p->owner)
+		p->owner->fds_held -= p->nfds;
 	if (d->drv->state_free)
 		d->drv->state_free(d->drv_data, p->state);
 	for (size_t i = 0; i < p->n_bufs; i++)

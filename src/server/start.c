@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -198,4 +199,31 @@ int fl__server_run(const struct fl_server_run *run)
 	if (activated < 0)
 		fl__server_unlisten(path, &bound, lock);
 	return r < 0 ? 1 : 0;
+}
+
+unsigned long fl__server_raise_nofile(void)
+{
+	struct rlimit rl;
+	FILE *f;
+	unsigned long nr_open = 0;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return 0;
+	f = fopen("/proc/sys/fs/nr_open", "re");
+	if (f) {
+		if (fscanf(f, "%lu", &nr_open) != 1)
+			nr_open = 0;
+		fclose(f);
+	}
+	if (nr_open > rl.rlim_max) {
+		struct rlimit more = { nr_open, nr_open };
+
+		/* Works with CAP_SYS_RESOURCE (root); otherwise the hard limit stands. */
+		if (setrlimit(RLIMIT_NOFILE, &more) == 0)
+			return (unsigned long)more.rlim_cur;
+	}
+	rl.rlim_cur = rl.rlim_max;
+	setrlimit(RLIMIT_NOFILE, &rl);
+	getrlimit(RLIMIT_NOFILE, &rl);
+	return (unsigned long)rl.rlim_cur;
 }

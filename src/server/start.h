@@ -76,6 +76,15 @@ int fl__server_stop_signals(void);
 int fl__server_parse_uint(const char *s, unsigned int *ret);
 
 /**
+ * fl__server_raise_nofile() - take all the fds the server may: the soft
+ * fd limit raised to the hard one, and both to fs.nr_open where the
+ * process may (CAP_SYS_RESOURCE). A server holds its clients' fds
+ * (fences, buffers), so its limit is every client's.
+ * Return: the fd limit now in force (0 if it cannot be read).
+ */
+unsigned long fl__server_raise_nofile(void);
+
+/**
  * struct fl_server_run - how a per-user server comes to serve
  * @name: the program's name, for messages ("fencelined")
  * @path: the socket's path (--socket), or "" for @default_path's

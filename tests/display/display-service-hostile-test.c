@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -24,6 +25,7 @@
 
 #include <fenceline/display.h>
 #include <fenceline/fenceline.h>
+#include <fenceline/shared.h>
 
 #include "disp-fixture.h"
 #include "runner.h"
@@ -410,4 +412,119 @@ FL_TEST(posts_as_fast_as_a_client_can_make_them_do_not_stall_another)
 		close(stop[i]);
 		close(counted[i]);
 	}
+}
+
+/* 56 YUV420 buffers of 64 × 64 in one memfd, each with @acquire: 224 fds a post. */
+static void yuv_post(struct fl_display_buffer *b, int mem, int acquire)
+{
+	for (int i = 0; i < FL_DISPLAY_MAX_BUFFERS; i++)
+		b[i] = (struct fl_display_buffer){
+			.engine = 3, /* the default config's yuv420 engine */
+			.w = 64,
+			.h = 64,
+			.format = FL_FOURCC('Y', 'U', '1', '2'),
+			.n_planes = 3,
+			.fd = { mem, mem, mem },
+			.offset = { 0, 4096, 5120 },
+			.pitch = { 64, 32, 32 },
+			.acquire_fence = acquire
+		};
+}
+
+/*
+ * A child queues posts of 224 fds each, held by a fence it never signals,
+ * until the service says no; reports how many it queued and the refusal.
+ */
+static void hoard(int report)
+{
+	struct fl_display_buffer b[FL_DISPLAY_MAX_BUFFERS];
+	struct fl_display_error e = { 0 };
+	struct disp c;
+	int mem = memfd_create("yuv", MFD_CLOEXEC), tl = -1, acq = -1, n = 0, r;
+
+	disp_open(&c);
+	if (mem < 0 || ftruncate(mem, 6144) < 0 || fl_timeline_fd_create("never", 0, &tl) < 0 ||
+	    fl_fence_fd_create(tl, 1, "never", &acq) < 0)
+		_exit(2);
+	yuv_post(b, mem, acq);
+	{
+		struct fl_display_post p = { .intfs = &c.intf_id,
+					     .n_intfs = 1,
+					     .bufs = b,
+					     .n_bufs = FL_DISPLAY_MAX_BUFFERS };
+
+		while ((r = fl_display_post(c.dev, &p, NULL, &e)) == 0 && n < 64)
+			n++;
+	}
+	(void)!write(report, &n, sizeof(n));
+	(void)!write(report, &r, sizeof(r));
+	(void)!write(report, e.msg, sizeof(e.msg));
+	/* Hold the posts until the parent is done. */
+	pause();
+	_exit(0);
+}
+
+static pid_t hoarder(int *ret_n, int *ret_r, char *msg)
+{
+	int rep[2];
+	pid_t child;
+
+	fl_assert_int_eq(pipe2(rep, O_CLOEXEC), 0);
+	child = fork();
+	fl_assert(child >= 0);
+	if (child == 0) {
+		close(rep[0]);
+		hoard(rep[1]);
+	}
+	close(rep[1]);
+	fl_assert_int_eq(read(rep[0], ret_n, sizeof(*ret_n)), sizeof(*ret_n));
+	fl_assert_int_eq(read(rep[0], ret_r, sizeof(*ret_r)), sizeof(*ret_r));
+	fl_assert_int_eq(read(rep[0], msg, FL_DISPLAY_ERROR_MAX), FL_DISPLAY_ERROR_MAX);
+	close(rep[0]);
+	return child;
+}
+
+/* The service started under a 1024-fd limit, as a user's session may give it. */
+FL_TEST(a_client_whose_queued_posts_hold_thousands_of_fds_does_not_starve_another)
+{
+	struct rlimit rl = { 1024, 1024 };
+	char msg[FL_DISPLAY_ERROR_MAX];
+	struct fl_display_buffer b;
+	struct disp d;
+	int n, r, buf, status;
+	pid_t child;
+
+	fl_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	child = hoarder(&n, &r, msg);
+	fprintf(stderr, "the hoarder queued %d posts, then: %d (%s)\n", n, r, msg);
+	/* It was told no with -EBUSY, not cut off or failed by a service out of fds. */
+	fl_assert_int_eq(r, -EBUSY);
+	fl_assert(n >= 1);
+	/* Another client connects, opens handles (each an event pipe) and posts. */
+	disp_open(&d);
+	buf = simple_buffer(&d, 0x204080ffu, &b);
+	attach_and_light(&d);
+	fl_assert_int_eq(fl_display_simple_post(d.intf, &b, FL_DISPLAY_FENCE_NONE, NULL, NULL), 0);
+	close(buf);
+	disp_close(&d);
+	kill(child, SIGKILL);
+	fl_assert_int_eq(waitpid(child, &status, 0), child);
+}
+
+FL_TEST(a_client_s_fd_budget_refuses_the_post_past_it_naming_it)
+{
+	char msg[FL_DISPLAY_ERROR_MAX];
+	int n, r, status;
+	pid_t child;
+
+	/* Two posts of 224 fds fit 600, a third does not. */
+	setenv("FENCELINE_DISPLAY_CLIENT_MAX_FDS", "600", 1);
+	child = hoarder(&n, &r, msg);
+	unsetenv("FENCELINE_DISPLAY_CLIENT_MAX_FDS");
+	fl_assert_int_eq(n, 2);
+	fl_assert_int_eq(r, -EBUSY);
+	fl_assert_str_eq(msg, "this client's posts hold 448 fds of the service; another 224 would "
+			      "pass its budget of 600 (FENCELINE_DISPLAY_CLIENT_MAX_FDS)");
+	kill(child, SIGKILL);
+	fl_assert_int_eq(waitpid(child, &status, 0), child);
 }
