@@ -165,7 +165,7 @@ static void part_flip(struct post_ctx *c, struct fl_display_buffer *b, uint64_t 
 {
 	long n = fl__bench_iters(150, 15);
 	uint64_t *late = calloc((size_t)n, sizeof(*late)), grid, seed = 0x9e3779b97f4a7c15u;
-	struct fl_display_event *ev;
+	struct fl_display_event *ev = NULL;
 	struct fl_bench_lat st;
 	long missed = 0;
 
@@ -188,7 +188,7 @@ static void part_flip(struct post_ctx *c, struct fl_display_buffer *b, uint64_t 
 	for (long i = 0; i < n; i++) {
 		struct fl_display_error e;
 		uint64_t value, t_sig, t_seen, v;
-		int acq, present, r;
+		int acq = -1, present = -1, r;
 
 		if (fl_timeline_fd_get_value(c->tl, &value) < 0 ||
 		    fl_fence_fd_create(c->tl, value + 1, "bench-acquire", &acq) < 0)
