@@ -15,12 +15,13 @@ import os
 import re
 import shutil
 import signal
-import struct
 import subprocess
 import sys
 import tempfile
 import time
-import zlib
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from displaytest import read_png, stop_services  # noqa: E402
 
 TOOL, POSTER, CONFIG = sys.argv[1], sys.argv[2], sys.argv[3]
 FRAME_DIR = os.environ.get("FL_TEST_FRAME_DIR") or sys.argv[4]
@@ -57,46 +58,6 @@ def fails(code, args, pattern):
         check(r.stderr.count("\n") == 1, f"{' '.join(args)}: one line on stderr (got {r.stderr!r})")
 
 
-def read_png(path):
-    """(width, height, channels, rows of bytes) of an 8-bit RGB or RGBA PNG: zlib and the filters."""
-    data = open(path, "rb").read()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n", "PNG signature"
-    pos, idat, hdr = 8, b"", None
-    while pos < len(data):
-        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + n]
-        assert zlib.crc32(kind + body) == struct.unpack(">I", data[pos + 8 + n:pos + 12 + n])[0], "CRC"
-        if kind == b"IHDR":
-            hdr = struct.unpack(">IIBBBBB", body)
-        elif kind == b"IDAT":
-            idat += body
-        elif kind == b"IEND":
-            break
-        pos += 12 + n
-    w, h, depth, ctype, _, _, interlace = hdr
-    assert depth == 8 and ctype in (2, 6) and interlace == 0, f"8-bit RGB(A), not interlaced: {hdr}"
-    ch = 3 if ctype == 2 else 4
-    raw, stride, rows, prev = zlib.decompress(idat), w * ch, [], bytearray(w * ch)
-    for y in range(h):
-        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-        for i in range(stride):
-            a = line[i - ch] if i >= ch else 0
-            b, c = prev[i], prev[i - ch] if i >= ch else 0
-            if f == 1:
-                line[i] = (line[i] + a) & 0xff
-            elif f == 2:
-                line[i] = (line[i] + b) & 0xff
-            elif f == 3:
-                line[i] = (line[i] + (a + b) // 2) & 0xff
-            elif f == 4:
-                p = a + b - c
-                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 0xff
-        rows.append(line)
-        prev = line
-    return w, h, ch, rows
-
-
 def expected(x, y):
     """displayctl-poster's pattern at (x, y), as (r, g, b)."""
     return (x * 4 & 0xff, y * 5 & 0xff, (x ^ y) * 3 & 0xff)
@@ -124,34 +85,6 @@ def service_cmdline(pid, sock):
     except OSError:
         return False
     return bool(args) and args[0].endswith(b"fl-displayd") and sock.encode() in args
-
-
-def stop_services(tmp):
-    """SIGTERM every fencelined and fl-displayd serving a socket in @tmp, and wait until they are gone."""
-    pids = []
-    for p in os.listdir("/proc"):
-        if not p.isdigit():
-            continue
-        try:
-            args = open(f"/proc/{p}/cmdline", "rb").read().split(b"\0")
-        except OSError:
-            continue
-        if args and (args[0].endswith(b"fl-displayd") or args[0].endswith(b"fencelined")) and \
-                any(a.startswith(tmp.encode()) for a in args):
-            pids.append(int(p))
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-    for pid in pids:
-        for _ in range(3000):
-            try:
-                if open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] == "Z":
-                    break
-            except OSError:
-                break
-            time.sleep(0.01)
 
 
 def device(listing, name):
