@@ -835,67 +835,13 @@ static const char *daemon_binary(void)
 }
 
 /*
- * environ for the daemon, without libfenceline-kabi.so in LD_PRELOAD (a
- * program run under fenceline-run starts the daemon too, and the preload
- * would load a second copy of the library into it). Returns a new array
- * (free it, and *@ret_preload, its new LD_PRELOAD entry), or NULL: use
- * environ as it is.
- */
-static char **daemon_environ(char **ret_preload)
-{
-	size_t n = 0, at = 0;
-	char **env, *val, *out, *item, *save;
-	int pre = -1;
-
-	*ret_preload = NULL;
-	for (; environ[n]; n++)
-		if (strncmp(environ[n], "LD_PRELOAD=", 11) == 0 &&
-		    strstr(environ[n], "fenceline-kabi"))
-			pre = (int)n;
-	if (pre < 0)
-		return NULL;
-	env = calloc(n + 1, sizeof(*env));
-	val = strdup(environ[pre] + 11);
-	out = malloc(strlen(environ[pre]) + 1);
-	if (!env || !val || !out) {
-		free(env);
-		free(val);
-		free(out);
-		return NULL;
-	}
-	strcpy(out, "LD_PRELOAD=");
-	for (item = strtok_r(val, ": ", &save); item; item = strtok_r(NULL, ": ", &save)) {
-		if (strstr(item, "fenceline-kabi"))
-			continue;
-		if (out[11])
-			strcat(out, ":");
-		strcat(out, item);
-	}
-	free(val);
-	for (size_t i = 0; i < n; i++)
-		if ((int)i != pre)
-			env[at++] = environ[i];
-		else if (out[11])
-			env[at++] = out;
-	*ret_preload = out;
-	return env;
-}
-
-/*
  * Start a daemon for @path. The daemon detaches by itself once it listens
  * (or finds another one starting), so the process we spawn exits soon and
  * is reaped here.
  */
 static int spawn_daemon(const char *path)
 {
-	char **envp, *preload;
-	int r;
-
-	envp = daemon_environ(&preload);
-	r = fl__service_spawn("daemon", daemon_binary(), path, envp);
-	free(envp);
-	free(preload);
-	return r;
+	return fl__service_spawn("daemon", daemon_binary(), path);
 }
 
 static void sleep_ms(unsigned int ms)

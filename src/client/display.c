@@ -122,7 +122,7 @@ again:
 		if (fd != -ENOENT && fd != -ECONNREFUSED)
 			return fd;
 		if (!spawned) {
-			r = fl__service_spawn("display service", displayd_binary(), path, NULL);
+			r = fl__service_spawn("display service", displayd_binary(), path);
 			if (r < 0)
 				return r;
 			spawned = true;

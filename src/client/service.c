@@ -44,13 +44,65 @@ void fl__fdid_close(int fd, const struct fdid *id)
 		FL_LOG("daemon", "fd %d is no longer the library's: left alone", fd);
 }
 
-int fl__service_spawn(const char *what, const char *binary, const char *socket_path,
-		      char *const envp[])
+/* Whether @lib, an LD_PRELOAD entry, is one of our preloads (fenceline-run's, fenceline-fbdev's). */
+static bool our_preload(const char *lib)
+{
+	return strstr(lib, "libfenceline-kabi") || strstr(lib, "libfenceline-fbdev");
+}
+
+/*
+ * environ for a service, without our preloads in LD_PRELOAD (a program run
+ * under fenceline-run or fenceline-fbdev starts the services too, and the
+ * preload would load a second copy of the library into them, and
+ * interpose on their opens and ioctls). Returns a new array (free it, and
+ * *@ret_preload, its new LD_PRELOAD entry), or NULL: use environ as it is.
+ */
+static char **service_environ(char **ret_preload)
+{
+	size_t n = 0, at = 0;
+	char **env, *val, *out, *item, *save;
+	int pre = -1;
+
+	*ret_preload = NULL;
+	for (; environ[n]; n++)
+		if (strncmp(environ[n], "LD_PRELOAD=", 11) == 0 && our_preload(environ[n]))
+			pre = (int)n;
+	if (pre < 0)
+		return NULL;
+	env = calloc(n + 1, sizeof(*env));
+	val = strdup(environ[pre] + 11);
+	out = malloc(strlen(environ[pre]) + 1);
+	if (!env || !val || !out) {
+		free(env);
+		free(val);
+		free(out);
+		return NULL;
+	}
+	strcpy(out, "LD_PRELOAD=");
+	for (item = strtok_r(val, ": ", &save); item; item = strtok_r(NULL, ": ", &save)) {
+		if (our_preload(item))
+			continue;
+		if (out[11])
+			strcat(out, ":");
+		strcat(out, item);
+	}
+	free(val);
+	for (size_t i = 0; i < n; i++)
+		if ((int)i != pre)
+			env[at++] = environ[i];
+		else if (out[11])
+			env[at++] = out;
+	*ret_preload = out;
+	return env;
+}
+
+int fl__service_spawn(const char *what, const char *binary, const char *socket_path)
 {
 	char *argv[] = { (char *)binary, (char *)"--socket", (char *)socket_path, NULL };
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	sigset_t none, all;
+	char **envp, *preload;
 	pid_t pid;
 	int r, status;
 
@@ -66,7 +118,10 @@ int fl__service_spawn(const char *what, const char *binary, const char *socket_p
 	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
 	if (!getenv("FENCELINE_DAEMON_STDERR"))
 		posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	envp = service_environ(&preload);
 	r = posix_spawn(&pid, argv[0], &fa, &attr, argv, envp ? envp : environ);
+	free(envp);
+	free(preload);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
 	if (r != 0) {

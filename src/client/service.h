@@ -33,15 +33,14 @@ void fl__fdid_close(int fd, const struct fdid *id);
  * process started (the service detaches by itself once it listens)
  * @what: the service, for messages ("daemon", "display service")
  * @binary: its executable
- * @envp: its environment, or NULL for ours
  *
  * Its standard fds are /dev/null (stderr stays ours with
  * FENCELINE_DAEMON_STDERR set), its signal mask and dispositions the
- * defaults, in a session of its own.
+ * defaults, in a session of its own; its environment ours without our
+ * preloads (libfenceline-kabi, libfenceline-fbdev) in LD_PRELOAD.
  * Return: 0, or -ECONNREFUSED (said on stderr) if it cannot be started.
  */
-int fl__service_spawn(const char *what, const char *binary, const char *socket_path,
-		      char *const envp[]);
+int fl__service_spawn(const char *what, const char *binary, const char *socket_path);
 
 /**
  * fl__service_connect() - a SEQPACKET connection to @path
