@@ -391,6 +391,21 @@ struct fl_display_handle;
 FL_EXPORT void fl_display_disconnect(void);
 
 /**
+ * fl_display_socket_path() - the path of the display service's socket that
+ * this process's calls use: $FENCELINE_DISPLAY_SOCKET, else displayd.sock
+ * in fencelined's socket directory (docs/display.md, "The service")
+ * @buf, @cap: where to write it, NUL-terminated
+ *
+ * The directory is private to this user (mode 0700): tools keep files
+ * that belong with the display there (fenceline-fbdev's framebuffer).
+ * Connects to nothing and starts nothing.
+ * Return: 0; -EINVAL (@buf NULL); -ENAMETOOLONG (it does not fit @cap or a
+ * socket address); the errors of finding fencelined's directory (-ENOENT
+ * when there is no usable one).
+ */
+FL_EXPORT int fl_display_socket_path(char *buf, size_t cap);
+
+/**
  * fl_display_devices() - the ids of the display devices
  * @ret_ids: set to a malloc()ed array of the ids (the caller's, to free());
  *	NULL when there are none

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fl_introspect_display_dump() (<fenceline/introspect.h>): the display
- * service's DUMP for fencectl. Never starts the service: a connection of
+ * service's DUMP for fencectl; and fl_display_socket_path(), where it is
+ * found. Never starts the service: a connection of
  * its own, made only when the socket answers, and closed after the one
  * request, so that neither the process's display connection (display.c,
  * which starts the service on first use) nor its state is touched.
@@ -99,4 +100,10 @@ FL_EXPORT int fl_introspect_display_dump(unsigned int flags, int *ret_fd)
 		r = call(sock, FL_DOP_DUMP, 2, &body, sizeof(body), reply, sizeof(reply), ret_fd);
 	close(sock);
 	return r;
+}
+
+FL_EXPORT int fl_display_socket_path(char *buf, size_t cap)
+{
+	fl_return_if(!buf, -EINVAL);
+	return fl__display_socket_path(buf, cap);
 }

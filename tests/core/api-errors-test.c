@@ -283,6 +283,8 @@ static const struct fl_timeline_ops good_ops = { .driver_name = "good", .has_sig
 	X(daemon_disconnect_returns, 0, (fl_daemon_disconnect(), 0))                               \
 	/* display.h: every bad argument is refused before the service is asked */                 \
 	X(display_disconnect_returns, 0, (fl_display_disconnect(), 0))                             \
+	X(display_socket_path_null, -EINVAL, fl_display_socket_path(NULL, 10))                     \
+	X(display_socket_path_short, -ENAMETOOLONG, fl_display_socket_path(fx->buf, 4))            \
 	X(display_devices_null, -EINVAL, fl_display_devices(NULL))                                 \
 	X(display_device_open_null_ret, -EINVAL, fl_display_device_open(0, NULL))                  \
 	X(display_interface_open_null, -EINVAL, fl_display_interface_open(NULL, 0, NULL))          \
@@ -644,6 +646,7 @@ static const struct contract contracts[] = {
 	{ "fl_introspect_get_daemon_pid", { EINVAL, ENOENT, DAEMON_ERRORS } },
 	/* display.h: every call may meet the service as the daemon errors say */
 	{ "fl_display_disconnect", { 0 } },
+	{ "fl_display_socket_path", { EINVAL, ENAMETOOLONG, ENOENT } },
 	{ "fl_display_devices", { EINVAL, DAEMON_ERRORS } },
 	{ "fl_display_device_open", { EINVAL, ENODEV, DAEMON_ERRORS } },
 	{ "fl_display_interface_open", { EINVAL, ENODEV, DAEMON_ERRORS } },

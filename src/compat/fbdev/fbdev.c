@@ -45,8 +45,7 @@
 
 #include <adf/adf.h>
 #include <android/sync.h>
-
-#include "util.h"
+#include <fenceline/display.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -342,7 +341,7 @@ static int fb_make(struct fb **ret)
 		return -ENOMEM;
 	f->intf = f->mem = f->statefd = -1;
 	/* The files live beside the display service's socket, in its private directory. */
-	r = fl__display_socket_path(path, sizeof(path) - 16);
+	r = fl_display_socket_path(path, sizeof(path) - 16);
 	if (r < 0) {
 		free(f);
 		return r;
