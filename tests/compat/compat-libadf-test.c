@@ -556,3 +556,57 @@ FL_TEST(libadf_closed_fd_reaped)
 	f.intf = again;
 	tear_down(&f);
 }
+
+/*
+ * ADF's errors for the fds of a post (spec §1.5 step 4, adf_buffer_import()):
+ * a plane fd that is not open is dma_buf_get()'s -EBADF, an acquire fence
+ * fd that is not open -EINVAL; and each is that post's error only: the
+ * calls after it work (a bad fd once cost the program its connection, and
+ * every handle -ECONNRESET).
+ */
+FL_TEST(libadf_post_bad_fds)
+{
+	struct fixture f;
+	struct adf_buffer_config b;
+	__u32 w, h, offset, pitch, fmt;
+	int buf, fence, closed;
+
+	set_up(&f);
+	fmt = format8888(&f);
+	buf = checkerboard(&f, fmt, &w, &h, &offset, &pitch, 0xFF00FF00);
+	attach(&f);
+	closed = dup(buf);
+	fl_assert_int_ge(closed, 0);
+	close(closed);
+	b = (struct adf_buffer_config){ .overlay_engine = f.eng_id,
+					.w = w,
+					.h = h,
+					.format = fmt,
+					.fd = { -1, -1, -1, -1 },
+					.offset = { offset },
+					.pitch = { pitch },
+					.n_planes = 1,
+					.acquire_fence = -1 };
+	fl_assert_int_eq(adf_device_post(&f.dev, &f.intf_id, 1, &b, 1, NULL, 0), -EBADF);
+	b.fd[0] = closed;
+	fl_assert_int_eq(adf_device_post(&f.dev, &f.intf_id, 1, &b, 1, NULL, 0), -EBADF);
+	b.fd[0] = buf;
+	b.acquire_fence = closed;
+	fl_assert_int_eq(adf_device_post(&f.dev, &f.intf_id, 1, &b, 1, NULL, 0), -EINVAL);
+	fl_assert_int_eq(adf_interface_simple_post(f.intf, f.eng_id, w, h, fmt, closed, offset,
+						   pitch, -1),
+			 -EBADF);
+	fl_assert_int_eq(adf_interface_simple_post(f.intf, f.eng_id, w, h, fmt, buf, offset, pitch,
+						   closed),
+			 -EINVAL);
+	/* The program goes on: the same handles post and answer. */
+	b.acquire_fence = -1;
+	fence = adf_device_post(&f.dev, &f.intf_id, 1, &b, 1, NULL, 0);
+	fl_assert_int_ge(fence, 0);
+	close(fence);
+	fence = adf_interface_simple_post(f.intf, f.eng_id, w, h, fmt, buf, offset, pitch, -1);
+	fl_assert_int_ge(fence, 0);
+	close(fence);
+	close(buf);
+	tear_down(&f);
+}
