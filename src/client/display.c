@@ -805,8 +805,12 @@ FL_EXPORT int fl_display_post(struct fl_display_handle *dev, const struct fl_dis
 		return -EBADF;
 	}
 	/* The wire's own flags say what follows; a caller cannot set them. */
-	if (post->flags & (FL_DPOST_LAYERS | FL_DPOST_WRITEBACK)) {
+	if (post->flags & ~(uint32_t)FL_DISPLAY_POST_TEST_ONLY) {
 		set_error(e, -EINVAL, "unknown post flags");
+		return -EINVAL;
+	}
+	if (post->fence_type > FL_DISPLAY_FENCE_RELEASE) {
+		set_error(e, -EINVAL, "unknown fence type");
 		return -EINVAL;
 	}
 	pm = (struct fl_dmsg_post){ dev->handle,
@@ -925,6 +929,11 @@ FL_EXPORT int fl_display_simple_post(struct fl_display_handle *intf,
 
 	if (!intf || !buf)
 		return -EINVAL;
+	/* The service cuts off a peer that sends another: the caller's error, not the connection's. */
+	if (fence_type > FL_DISPLAY_FENCE_RELEASE) {
+		set_error(e, -EINVAL, "unknown fence type");
+		return -EINVAL;
+	}
 	memset(&b, 0, sizeof(b));
 	b.handle = intf->handle;
 	b.fence_type = fence_type;

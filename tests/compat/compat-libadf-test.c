@@ -610,3 +610,50 @@ FL_TEST(libadf_post_bad_fds)
 	close(buf);
 	tear_down(&f);
 }
+
+/*
+ * A V2 post with a complete_fence_type that is none of ADF's three is
+ * refused with -EINVAL and *complete_fence left alone (libadf writes it only
+ * on success); the type is the uapi's __u8, so 0x102 is RELEASE. The
+ * program's next calls work: such a post once reached the service, which
+ * cut the connection off as malformed.
+ */
+FL_TEST(libadf_post_v2_fence_type)
+{
+	struct fixture f;
+	struct adf_buffer_config b;
+	__u32 w, h, offset, pitch, fmt;
+	int buf, fence = 77;
+
+	set_up(&f);
+	fmt = format8888(&f);
+	buf = checkerboard(&f, fmt, &w, &h, &offset, &pitch, 0xFF00FF00);
+	attach(&f);
+	b = (struct adf_buffer_config){ .overlay_engine = f.eng_id,
+					.w = w,
+					.h = h,
+					.format = fmt,
+					.fd = { buf, -1, -1, -1 },
+					.offset = { offset },
+					.pitch = { pitch },
+					.n_planes = 1,
+					.acquire_fence = -1 };
+	fl_assert_int_eq(adf_device_post_v2(&f.dev, &f.intf_id, 1, &b, 1, NULL, 0,
+					    (enum adf_complete_fence_type)3, &fence),
+			 -EINVAL);
+	fl_assert_int_eq(fence, 77);
+	fl_assert_int_eq(adf_interface_simple_post_v2(f.intf, f.eng_id, w, h, fmt, buf, offset,
+						      pitch, -1, (enum adf_complete_fence_type)3,
+						      &fence),
+			 -EINVAL);
+	fl_assert_int_eq(fence, 77);
+	fl_assert_int_eq(adf_device_post_v2(&f.dev, &f.intf_id, 1, &b, 1, NULL, 0,
+					    (enum adf_complete_fence_type)0x102, &fence),
+			 0);
+	fl_assert_int_ge(fence, 0);
+	/* A RELEASE fence: not signalled while its post is the last one. */
+	fl_assert_int_eq(sync_wait(fence, 0), -1);
+	close(fence);
+	close(buf);
+	tear_down(&f);
+}
