@@ -657,3 +657,52 @@ FL_TEST(libadf_post_v2_fence_type)
 	close(buf);
 	tear_down(&f);
 }
+
+/*
+ * libadf's conventions on bad arguments, as its ioctls had them: an array
+ * the kernel would read from a NULL pointer is -EFAULT (copy_from_user()),
+ * after the counts' -EINVAL; the free calls clear the pointers they free
+ * (libadf's last, C++ version did: a second free, or a free after a failed
+ * query, is harmless).
+ */
+FL_TEST(libadf_bad_arguments_and_ownership)
+{
+	struct fixture f;
+	struct adf_buffer_config b = { 0 };
+	struct adf_device_data dd;
+	struct adf_interface_data id;
+	struct adf_overlay_engine_data ed;
+	int fence = 77;
+
+	set_up(&f);
+	fl_assert_int_eq(adf_device_post(&f.dev, NULL, 1, &b, 0, NULL, 0), -EFAULT);
+	fl_assert_int_eq(adf_device_post(&f.dev, &f.intf_id, 1, &b, 0, NULL, 4), -EFAULT);
+	fl_assert_int_eq(adf_device_post_v2(&f.dev, NULL, 1, &b, 0, NULL, 0,
+					    ADF_COMPLETE_FENCE_PRESENT, &fence),
+			 -EFAULT);
+	fl_assert_int_eq(adf_device_post_v2(&f.dev, &f.intf_id, 1, &b, 0, NULL, 4,
+					    ADF_COMPLETE_FENCE_PRESENT, &fence),
+			 -EFAULT);
+	fl_assert_int_eq(fence, 77);
+	/* The counts come first, as the kernel's checks. */
+	fl_assert_int_eq(adf_device_post(&f.dev, NULL, ADF_MAX_INTERFACES + 1, NULL, 0, NULL, 0),
+			 -EINVAL);
+	fl_assert_int_eq(adf_device_post(&f.dev, NULL, 1, NULL, 0, NULL,
+					 ADF_MAX_CUSTOM_DATA_SIZE + 1),
+			 -EINVAL);
+	fl_assert_int_eq(adf_get_device_data(&f.dev, &dd), 0);
+	fl_assert(dd.allowed_attachments != NULL);
+	adf_free_device_data(&dd);
+	fl_assert(dd.attachments == NULL && dd.allowed_attachments == NULL &&
+		  dd.custom_data == NULL);
+	adf_free_device_data(&dd);
+	fl_assert_int_eq(adf_get_interface_data(f.intf, &id), 0);
+	adf_free_interface_data(&id);
+	fl_assert(id.available_modes == NULL && id.custom_data == NULL);
+	adf_free_interface_data(&id);
+	fl_assert_int_eq(adf_get_overlay_engine_data(f.eng, &ed), 0);
+	adf_free_overlay_engine_data(&ed);
+	fl_assert(ed.supported_formats == NULL && ed.custom_data == NULL);
+	adf_free_overlay_engine_data(&ed);
+	tear_down(&f);
+}

@@ -323,9 +323,13 @@ FL_EXPORT int adf_get_device_data(struct adf_device *dev, struct adf_device_data
 
 FL_EXPORT void adf_free_device_data(struct adf_device_data *data)
 {
+	/* NULL after, as libadf's last version: a second free is harmless. */
 	free(data->attachments);
+	data->attachments = NULL;
 	free(data->allowed_attachments);
+	data->allowed_attachments = NULL;
 	free(data->custom_data);
+	data->custom_data = NULL;
 }
 
 /* @bufs as the native API's; NULL and *@err set on failure. */
@@ -372,11 +376,19 @@ static int post(struct adf_device *dev, adf_id_t *interfaces, size_t n_interface
 	struct fl_display_post p;
 	int r;
 
-	if (n_interfaces > ADF_MAX_INTERFACES || custom_data_size > ADF_MAX_CUSTOM_DATA_SIZE)
+	if (n_interfaces > ADF_MAX_INTERFACES || n_bufs > ADF_MAX_BUFFERS ||
+	    custom_data_size > ADF_MAX_CUSTOM_DATA_SIZE)
 		return -EINVAL;
+	/* Arrays the kernel would have copied from NULL: copy_from_user()'s -EFAULT. */
+	if (n_interfaces && !interfaces)
+		return -EFAULT;
 	b = native_bufs(bufs, n_bufs, &r);
 	if (!b)
 		return r;
+	if (custom_data_size && !custom_data) {
+		free(b);
+		return -EFAULT;
+	}
 	r = get_device(dev, false, &h, &tmp);
 	if (r == 0) {
 		p = (struct fl_display_post){ .intfs = interfaces,
@@ -697,8 +709,11 @@ FL_EXPORT int adf_get_interface_data(int fd, struct adf_interface_data *data)
 
 FL_EXPORT void adf_free_interface_data(struct adf_interface_data *data)
 {
+	/* NULL after, as libadf's last version: a second free is harmless. */
 	free(data->available_modes);
+	data->available_modes = NULL;
 	free(data->custom_data);
+	data->custom_data = NULL;
 }
 
 FL_EXPORT int adf_interface_blank(int fd, __u8 mode)
@@ -810,8 +825,11 @@ FL_EXPORT int adf_get_overlay_engine_data(int fd, struct adf_overlay_engine_data
 
 FL_EXPORT void adf_free_overlay_engine_data(struct adf_overlay_engine_data *data)
 {
+	/* NULL after, as libadf's last version: a second free is harmless. */
 	free(data->supported_formats);
+	data->supported_formats = NULL;
 	free(data->custom_data);
+	data->custom_data = NULL;
 }
 
 FL_EXPORT bool adf_overlay_engine_supports_format(int fd, __u32 format)
