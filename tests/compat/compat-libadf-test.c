@@ -706,3 +706,48 @@ FL_TEST(libadf_bad_arguments_and_ownership)
 	adf_free_overlay_engine_data(&ed);
 	tear_down(&f);
 }
+
+/*
+ * ADF imports every buffer (spec §1.5 step 4: planes, engine, plane fds,
+ * acquire fence, buffer by buffer) before it validates any: a buffer whose
+ * acquire fence is no fence, or whose plane is no memory, is refused with
+ * -EINVAL before a later buffer's unknown engine (-ENOENT) is seen; an
+ * earlier buffer's unknown engine still comes first.
+ */
+FL_TEST(libadf_post_import_order)
+{
+	struct fixture f;
+	struct adf_buffer_config b[2];
+	__u32 w, h, offset, pitch, fmt;
+	int buf, p[2];
+
+	set_up(&f);
+	fmt = format8888(&f);
+	buf = checkerboard(&f, fmt, &w, &h, &offset, &pitch, 0xFF00FF00);
+	attach(&f);
+	fl_assert_int_eq(pipe(p), 0);
+	b[0] = (struct adf_buffer_config){ .overlay_engine = f.eng_id,
+					   .w = w,
+					   .h = h,
+					   .format = fmt,
+					   .fd = { buf, -1, -1, -1 },
+					   .offset = { offset },
+					   .pitch = { pitch },
+					   .n_planes = 1,
+					   .acquire_fence = p[0] };
+	b[1] = b[0];
+	b[1].overlay_engine = 99;
+	b[1].acquire_fence = -1;
+	fl_assert_int_eq(adf_device_post(&f.dev, &f.intf_id, 1, b, 2, NULL, 0), -EINVAL);
+	b[0].acquire_fence = -1;
+	b[0].fd[0] = p[0];
+	fl_assert_int_eq(adf_device_post(&f.dev, &f.intf_id, 1, b, 2, NULL, 0), -EINVAL);
+	/* The unknown engine first: its buffer is imported first. */
+	b[0].overlay_engine = 99;
+	b[1].overlay_engine = f.eng_id;
+	fl_assert_int_eq(adf_device_post(&f.dev, &f.intf_id, 1, b, 2, NULL, 0), -ENOENT);
+	close(p[0]);
+	close(p[1]);
+	close(buf);
+	tear_down(&f);
+}
