@@ -751,3 +751,26 @@ FL_TEST(libadf_post_import_order)
 	close(buf);
 	tear_down(&f);
 }
+
+/*
+ * libadf found a device's objects by their /dev names alone: for a device
+ * id with no device there are none (0 and an array), and
+ * adf_find_simple_post_configuration() says -ENODEV; only opening one is
+ * open()'s -ENOENT.
+ */
+FL_TEST(libadf_objects_of_a_missing_device)
+{
+	struct adf_device none = { 77, -1 };
+	adf_id_t *ids = NULL, intf, eng;
+
+	fl_assert_int_eq(adf_interfaces(&none, &ids), 0);
+	fl_assert(ids != NULL);
+	free(ids);
+	ids = NULL;
+	fl_assert_int_eq(adf_overlay_engines(&none, &ids), 0);
+	fl_assert(ids != NULL);
+	free(ids);
+	fl_assert_int_eq(adf_find_simple_post_configuration(&none, NULL, 0, &intf, &eng), -ENODEV);
+	fl_assert_int_eq(adf_interface_open(&none, 0, O_RDWR), -ENOENT);
+	fl_display_disconnect();
+}

@@ -122,7 +122,8 @@ int adf_device_detach(struct adf_device *dev, adf_id_t overlay_engine, adf_id_t 
 /**
  * adf_interfaces() - the ids of @dev's interfaces, in a malloc()ed array
  * (the caller's)
- * Return: how many, or -errno.
+ * Return: how many (0 when there is no device @dev->id, as libadf's scan of
+ * /dev found none), or -errno.
  */
 ssize_t adf_interfaces(struct adf_device *dev, adf_id_t **interfaces);
 

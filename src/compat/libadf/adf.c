@@ -461,6 +461,9 @@ static ssize_t objects(struct adf_device *dev, uint32_t kind, adf_id_t **out)
 	size_t n = 0;
 	ssize_t r = get_device(dev, true, &h, &tmp);
 
+	/* libadf's scan of /dev found no node of a device that does not exist: none, no error. */
+	if (r == -ENOENT)
+		return id_array(ids, 0, out);
 	if (r < 0)
 		return r;
 	for (; n < FL_DISPLAY_MAX_ENGINES; n++) {
