@@ -568,12 +568,13 @@ int fl__display_interface_blank(struct fl__display_interface *intf, uint32_t sta
 					"DPMS state %" PRIu32
 					" does not exist (0 on, 1 standby, 2 suspend, 3 off)",
 					state);
+	/* adf_interface_blank()'s order: the flush comes before the -EBUSY check. */
+	if (state != FL_DISPLAY_DPMS_ON)
+		flush(dev);
 	if (state == intf->dpms)
 		return fl__display_fail(e, -EBUSY,
 					"interface %s is in DPMS state %" PRIu32 " already",
 					intf->name, state);
-	if (state != FL_DISPLAY_DPMS_ON)
-		flush(dev);
 	r = dev->ops->blank(dev->data, intf->id, (enum fl_display_dpms)state);
 	if (r)
 		return fl__display_fail(
