@@ -438,6 +438,15 @@ FL_TEST(libadf_enumeration)
 		adf_interfaces_filter_by_flag(&f.dev, ADF_INTF_FLAG_EXTERNAL, ids, 3, &out), 1);
 	fl_assert_int_eq(out[0], 1);
 	free(out);
+	/* Any bit of the flag, as libadf's !!(flags & flag): the panel and the HDMI; 0 keeps none. */
+	fl_assert_int_eq(adf_interfaces_filter_by_flag(
+				 &f.dev, ADF_INTF_FLAG_PRIMARY | ADF_INTF_FLAG_EXTERNAL, ids, 3,
+				 &out),
+			 2);
+	fl_assert(out[0] == 0 && out[1] == 1);
+	free(out);
+	fl_assert_int_eq(adf_interfaces_filter_by_flag(&f.dev, 0, ids, 3, &out), 0);
+	free(out);
 	fl_assert_int_eq(adf_interfaces_filter_by_type(&f.dev, ADF_INTF_VGA, ids, 3, &out), 0);
 	fl_assert(out != NULL);
 	free(out);
@@ -458,6 +467,12 @@ FL_TEST(libadf_enumeration)
 	fl_assert_int_eq(adf_find_simple_post_configuration(&f.dev, NULL, 0, &f.intf_id, &f.eng_id),
 			 0);
 	fl_assert(f.intf_id == 0 && f.eng_id == 0);
+	/* The first engine (in id order) listing any of the formats, whatever their order: rgb565. */
+	fl_assert_int_eq(adf_find_simple_post_configuration(
+				 &f.dev, (const __u32[]){ DRM_FORMAT_NV12, DRM_FORMAT_RGB565 }, 2,
+				 &f.intf_id, &f.eng_id),
+			 0);
+	fl_assert(f.intf_id == 0 && f.eng_id == 1);
 	/* NV21 is on no engine. */
 	fl_assert_int_eq(adf_find_simple_post_configuration(&f.dev,
 							    (const __u32[]){ DRM_FORMAT_NV21 }, 1,
