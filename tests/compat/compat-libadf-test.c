@@ -789,3 +789,27 @@ FL_TEST(libadf_objects_of_a_missing_device)
 	fl_assert_int_eq(adf_interface_open(&none, 0, O_RDWR), -ENOENT);
 	fl_display_disconnect();
 }
+
+/*
+ * libadf's calls return -errno and leave errno to the system calls they
+ * make: a call that succeeds never sets errno to 0 (POSIX: no function
+ * does), so a program's errno survives a format check or a filter.
+ */
+FL_TEST(libadf_errno_left_alone)
+{
+	struct fixture f;
+	adf_id_t ids[2] = { 0, 1 }, *out;
+
+	set_up(&f);
+	errno = EINTR;
+	fl_assert(adf_overlay_engine_supports_format(f.eng, format8888(&f)));
+	fl_assert_int_eq(errno, EINTR);
+	fl_assert_int_eq(adf_interfaces_filter_by_type(&f.dev, ADF_INTF_DSI, ids, 2, &out), 1);
+	free(out);
+	fl_assert_int_eq(errno, EINTR);
+	fl_assert_int_eq(
+		adf_overlay_engines_filter_by_format(&f.dev, fmt8888, N_FMT8888, ids, 2, &out), 1);
+	free(out);
+	fl_assert_int_eq(errno, EINTR);
+	tear_down(&f);
+}
