@@ -166,7 +166,11 @@ enum fl_display_event_type {
 };
 #define FL_DISPLAY_EVENT_TYPE_MAX 255
 
-/* The bytes of events a handle keeps unread at most (ADF's ring); more are dropped. */
+/*
+ * The size of a handle's event ring (ADF's): it keeps at most
+ * FL_DISPLAY_EVENT_RING - 1 bytes unread, as ADF's circular buffer did;
+ * events that do not fit are dropped.
+ */
 #define FL_DISPLAY_EVENT_RING 4096
 
 /*

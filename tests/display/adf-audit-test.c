@@ -7,7 +7,9 @@
  * connection off, and every handle of the program with it).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <fenceline/display.h>
@@ -107,5 +109,36 @@ FL_TEST(post_fds_that_are_not_open_are_refused_before_sending)
 	still_connected(&d);
 	fl_assert_int_eq(fence, 7);
 	close(fd);
+	disp_close(&d);
+}
+
+/*
+ * ADF's per-file ring is a 4096-byte circular buffer, which holds at most
+ * 4095 bytes (CIRC_SPACE): 255 vsync events of 16 bytes, and the 256th is
+ * dropped. A handle that does not read keeps exactly that much, while
+ * another handle of the same interface reads on.
+ */
+FL_TEST_TIMEOUT(an_unread_handle_holds_what_adf_s_ring_holds, 60)
+{
+	struct disp d;
+	struct fl_display_handle *idle;
+	int queued = -1;
+
+	disp_open(&d);
+	attach_and_light(&d);
+	fl_assert_int_eq(fl_display_interface_open(d.dev, d.intf_id, &idle), 0);
+	fl_assert_int_eq(fl_display_set_event(idle, FL_DISPLAY_EVENT_VSYNC, 1, NULL), 0);
+	fl_assert_int_eq(fl_display_set_event(d.intf, FL_DISPLAY_EVENT_VSYNC, 1, NULL), 0);
+	/* 260 vsyncs seen by the reader: the idle handle had 5 more than its ring holds. */
+	for (int i = 0; i < 260; i++) {
+		struct fl_display_event *ev;
+
+		fl_assert_int_eq(fl_display_read_event(d.intf, &ev), 0);
+		fl_assert_int_eq(ev->type, FL_DISPLAY_EVENT_VSYNC);
+		free(ev);
+	}
+	fl_assert_int_eq(ioctl(fl_display_get_fd(idle), FIONREAD, &queued), 0);
+	fl_assert_int_eq(queued, 255 * (int)sizeof(struct fl_display_vsync_event));
+	fl_display_close(idle);
 	disp_close(&d);
 }
