@@ -439,15 +439,18 @@ int fl__display_attach(struct fl__display_device *dev, uint32_t eng_id, uint32_t
 
 	if (r)
 		return r;
-	/* adf_device_attach()'s order: attached first, then allowed, then the driver. */
-	if (find_pair(dev->attached, dev->n_attached, eng_id, intf_id) >= 0)
-		return fl__display_fail(e, -EALREADY,
-					"overlay engine %s is already attached to interface %s",
-					eng->name, intf->name);
+	/* adf_device_attach()'s order: the count, allowed, attached already, then the driver. */
+	if (dev->n_attached == FL_DISPLAY_MAX_ATTACHMENTS)
+		return fl__display_fail(e, -ENOMEM, "device %s has %d attachments already",
+					dev->name, FL_DISPLAY_MAX_ATTACHMENTS);
 	if (find_pair(dev->allowed, dev->n_allowed, eng_id, intf_id) < 0)
 		return fl__display_fail(e, -EINVAL,
 					"overlay engine %s cannot be attached to interface %s "
 					"(not an allowed attachment)",
+					eng->name, intf->name);
+	if (find_pair(dev->attached, dev->n_attached, eng_id, intf_id) >= 0)
+		return fl__display_fail(e, -EALREADY,
+					"overlay engine %s is already attached to interface %s",
 					eng->name, intf->name);
 	if (dev->ops->attach) {
 		r = dev->ops->attach(dev->data, eng->id, intf->id);

@@ -301,6 +301,45 @@ FL_TEST(model_allowed_attachments_are_declared_once_per_device)
 }
 
 /* libadf's `attach` test, and the pair and veto rules of ADF_ATTACH/DETACH. */
+/*
+ * adf_device_attach()'s first check after the ids: a device with
+ * ADF_MAX_ATTACHMENTS (512) pairs attached refuses every attach with
+ * -ENOMEM, before it looks whether the pair is allowed or attached already.
+ */
+FL_TEST(model_attach_when_512_are_attached_is_enomem)
+{
+	static const uint32_t rgb[] = { XR24 };
+	struct fl__display_set *d = fl__display_create();
+	struct fl__display_device *dev;
+	struct fl__display_interface *intf;
+	struct fl_display_error err;
+
+	fl_assert(d);
+	fl_assert_int_eq(fl__display_device_create(d, "many", &rec_ops, &(struct rec){ 0 },
+						   FL_DISPLAY_PADDED_TO_PITCH, &dev, NULL),
+			 0);
+	fl_assert_int_eq(fl__display_interface_add(dev, FL_DISPLAY_INTF_DSI, NULL,
+						   FL_DISPLAY_INTF_PRIMARY, "dsi", 0, 0, &intf,
+						   NULL),
+			 0);
+	for (int i = 0; i < FL_DISPLAY_MAX_ATTACHMENTS; i++) {
+		struct fl__display_engine *eng;
+		char name[16];
+
+		snprintf(name, sizeof(name), "e%d", i);
+		fl_assert_int_eq(fl__display_engine_add(dev, name, rgb, 1, &eng, NULL), 0);
+		fl_assert_int_eq(fl__display_attachment_allow(eng, intf, NULL), 0);
+		fl_assert_int_eq(fl__display_attach(dev, (uint32_t)i, 0, NULL), 0);
+	}
+	fl_assert_int_eq(fl__display_attach(dev, 0, 0, &err), -ENOMEM);
+	fl_assert(strstr(err.msg, "512"));
+	/* One detached: room again, and the pair's own error. */
+	fl_assert_int_eq(fl__display_detach(dev, 5, 0, NULL), 0);
+	fl_assert_int_eq(fl__display_attach(dev, 0, 0, NULL), -EALREADY);
+	fl_assert_int_eq(fl__display_attach(dev, 5, 0, NULL), 0);
+	fl__display_destroy(d);
+}
+
 FL_TEST(model_attach_and_detach_errors)
 {
 	struct fixture f;
