@@ -614,8 +614,9 @@ int fl__display_interface_hotplug(struct fl__display_interface *intf, bool conne
 {
 	struct fl_display_mode *copy = NULL;
 
+	/* adf_hotplug_notify_connected()'s errno. */
 	if (n_modes > FL_DISPLAY_MAX_MODES)
-		return fl__display_fail(e, -EINVAL, "%zu modes for interface %s: at most %d",
+		return fl__display_fail(e, -ENOMEM, "%zu modes for interface %s: at most %d",
 					n_modes, intf->name, FL_DISPLAY_MAX_MODES);
 	if (!connected && n_modes)
 		return fl__display_fail(e, -EINVAL, "a disconnected interface has no modes");
