@@ -813,3 +813,60 @@ FL_TEST(libadf_errno_left_alone)
 	fl_assert_int_eq(errno, EINTR);
 	tear_down(&f);
 }
+
+/*
+ * The rest of the audit's rules (docs/compat.md, "Verified against spec
+ * §1"): every call on the wrong kind of object is ADF's -EINVAL, the event
+ * type is the uapi's __u8 and reserved types are -EINVAL, simple buffers are
+ * RGB only (C8 included, 4444 not), fds come back O_CLOEXEC, and a post is
+ * not checked against the attachments.
+ */
+FL_TEST(libadf_wrong_kinds_types_and_fds)
+{
+	struct fixture f;
+	struct adf_device as_intf;
+	struct drm_mode_modeinfo m;
+	struct adf_interface_data id;
+	struct adf_overlay_engine_data ed;
+	__u32 w, h, offset, pitch, fmt;
+	int buf, fence, c8;
+
+	set_up(&f);
+	as_intf = (struct adf_device){ 0, f.intf };
+	memset(&m, 0, sizeof(m));
+	fl_assert_int_eq(adf_interface_set_mode(f.eng, &m), -EINVAL);
+	fl_assert_int_eq(adf_get_interface_data(f.eng, &id), -EINVAL);
+	fl_assert_int_eq(adf_get_overlay_engine_data(f.intf, &ed), -EINVAL);
+	fl_assert_int_eq(adf_device_attach(&as_intf, f.eng_id, f.intf_id), -EINVAL);
+	fl_assert_int_eq(adf_device_post(&as_intf, &f.intf_id, 1, NULL, 0, NULL, 0), -EINVAL);
+	/* Events: none on the engine, reserved types, the __u8. */
+	fl_assert_int_eq(adf_set_event(f.eng, ADF_EVENT_VSYNC, true), -EOPNOTSUPP);
+	fl_assert_int_eq(adf_set_event(f.intf, (enum adf_event_type)2, true), -EINVAL);
+	fl_assert_int_eq(adf_set_event(f.intf, (enum adf_event_type)200, true), -EINVAL);
+	fl_assert_int_eq(adf_set_event(f.intf, (enum adf_event_type)0x100, true), 0);
+	fl_assert_int_eq(adf_set_event(f.intf, ADF_EVENT_VSYNC, true), -EALREADY);
+	/* Simple buffers: ADF's RGB list. */
+	c8 = adf_interface_simple_buffer_alloc(f.intf, 64, 64, DRM_FORMAT_C8, &offset, &pitch);
+	fl_assert_int_ge(c8, 0);
+	fl_assert(pitch >= 64);
+	fl_assert(fcntl(c8, F_GETFD) & FD_CLOEXEC);
+	close(c8);
+	fl_assert_int_eq(adf_interface_simple_buffer_alloc(f.intf, 64, 64, DRM_FORMAT_ARGB4444,
+							   &offset, &pitch),
+			 -EINVAL);
+	fl_assert_int_eq(adf_interface_simple_buffer_alloc(f.intf, 64, 64, DRM_FORMAT_NV12, &offset,
+							   &pitch),
+			 -EINVAL);
+	/* Not attached: ADF posts anyway (routing is the driver's). */
+	fmt = format8888(&f);
+	buf = checkerboard(&f, fmt, &w, &h, &offset, &pitch, 0xFF0000FF);
+	fl_assert(fcntl(buf, F_GETFD) & FD_CLOEXEC);
+	(void)adf_device_detach(&f.dev, f.eng_id, f.intf_id); /* if attached: now it is not */
+	fl_assert_int_eq(adf_device_detach(&f.dev, f.eng_id, f.intf_id), -EINVAL);
+	fence = adf_interface_simple_post(f.intf, f.eng_id, w, h, fmt, buf, offset, pitch, -1);
+	fl_assert_int_ge(fence, 0);
+	fl_assert(fcntl(fence, F_GETFD) & FD_CLOEXEC);
+	close(fence);
+	close(buf);
+	tear_down(&f);
+}
