@@ -124,6 +124,24 @@ static int checkerboard(struct fixture *f, __u32 fmt, __u32 *w, __u32 *h, __u32 
 	return buf;
 }
 
+/* A checkerboard simple buffer of the mode as one post buffer (no acquire fence), attached. */
+static struct adf_buffer_config posted_buffer(struct fixture *f, int *buf)
+{
+	__u32 w, h, offset, pitch, fmt = format8888(f);
+
+	*buf = checkerboard(f, fmt, &w, &h, &offset, &pitch, 0xFF00FF00);
+	attach(f);
+	return (struct adf_buffer_config){ .overlay_engine = f->eng_id,
+					   .w = w,
+					   .h = h,
+					   .format = fmt,
+					   .fd = { *buf, -1, -1, -1 },
+					   .offset = { offset },
+					   .pitch = { pitch },
+					   .n_planes = 1,
+					   .acquire_fence = -1 };
+}
+
 FL_TEST(libadf_devices)
 {
 	adf_id_t *ids = NULL;
@@ -583,43 +601,33 @@ FL_TEST(libadf_post_bad_fds)
 {
 	struct fixture f;
 	struct adf_buffer_config b;
-	__u32 w, h, offset, pitch, fmt;
 	int buf, fence, closed;
 
 	set_up(&f);
-	fmt = format8888(&f);
-	buf = checkerboard(&f, fmt, &w, &h, &offset, &pitch, 0xFF00FF00);
-	attach(&f);
+	b = posted_buffer(&f, &buf);
 	closed = dup(buf);
 	fl_assert_int_ge(closed, 0);
 	close(closed);
-	b = (struct adf_buffer_config){ .overlay_engine = f.eng_id,
-					.w = w,
-					.h = h,
-					.format = fmt,
-					.fd = { -1, -1, -1, -1 },
-					.offset = { offset },
-					.pitch = { pitch },
-					.n_planes = 1,
-					.acquire_fence = -1 };
+	b.fd[0] = -1;
 	fl_assert_int_eq(adf_device_post(&f.dev, &f.intf_id, 1, &b, 1, NULL, 0), -EBADF);
 	b.fd[0] = closed;
 	fl_assert_int_eq(adf_device_post(&f.dev, &f.intf_id, 1, &b, 1, NULL, 0), -EBADF);
 	b.fd[0] = buf;
 	b.acquire_fence = closed;
 	fl_assert_int_eq(adf_device_post(&f.dev, &f.intf_id, 1, &b, 1, NULL, 0), -EINVAL);
-	fl_assert_int_eq(adf_interface_simple_post(f.intf, f.eng_id, w, h, fmt, closed, offset,
-						   pitch, -1),
+	fl_assert_int_eq(adf_interface_simple_post(f.intf, f.eng_id, b.w, b.h, b.format, closed,
+						   b.offset[0], b.pitch[0], -1),
 			 -EBADF);
-	fl_assert_int_eq(adf_interface_simple_post(f.intf, f.eng_id, w, h, fmt, buf, offset, pitch,
-						   closed),
+	fl_assert_int_eq(adf_interface_simple_post(f.intf, f.eng_id, b.w, b.h, b.format, buf,
+						   b.offset[0], b.pitch[0], closed),
 			 -EINVAL);
 	/* The program goes on: the same handles post and answer. */
 	b.acquire_fence = -1;
 	fence = adf_device_post(&f.dev, &f.intf_id, 1, &b, 1, NULL, 0);
 	fl_assert_int_ge(fence, 0);
 	close(fence);
-	fence = adf_interface_simple_post(f.intf, f.eng_id, w, h, fmt, buf, offset, pitch, -1);
+	fence = adf_interface_simple_post(f.intf, f.eng_id, b.w, b.h, b.format, buf, b.offset[0],
+					  b.pitch[0], -1);
 	fl_assert_int_ge(fence, 0);
 	close(fence);
 	close(buf);
@@ -637,29 +645,17 @@ FL_TEST(libadf_post_v2_fence_type)
 {
 	struct fixture f;
 	struct adf_buffer_config b;
-	__u32 w, h, offset, pitch, fmt;
 	int buf, fence = 77;
 
 	set_up(&f);
-	fmt = format8888(&f);
-	buf = checkerboard(&f, fmt, &w, &h, &offset, &pitch, 0xFF00FF00);
-	attach(&f);
-	b = (struct adf_buffer_config){ .overlay_engine = f.eng_id,
-					.w = w,
-					.h = h,
-					.format = fmt,
-					.fd = { buf, -1, -1, -1 },
-					.offset = { offset },
-					.pitch = { pitch },
-					.n_planes = 1,
-					.acquire_fence = -1 };
+	b = posted_buffer(&f, &buf);
 	fl_assert_int_eq(adf_device_post_v2(&f.dev, &f.intf_id, 1, &b, 1, NULL, 0,
 					    (enum adf_complete_fence_type)3, &fence),
 			 -EINVAL);
 	fl_assert_int_eq(fence, 77);
-	fl_assert_int_eq(adf_interface_simple_post_v2(f.intf, f.eng_id, w, h, fmt, buf, offset,
-						      pitch, -1, (enum adf_complete_fence_type)3,
-						      &fence),
+	fl_assert_int_eq(adf_interface_simple_post_v2(f.intf, f.eng_id, b.w, b.h, b.format, buf,
+						      b.offset[0], b.pitch[0], -1,
+						      (enum adf_complete_fence_type)3, &fence),
 			 -EINVAL);
 	fl_assert_int_eq(fence, 77);
 	fl_assert_int_eq(adf_device_post_v2(&f.dev, &f.intf_id, 1, &b, 1, NULL, 0,
@@ -733,26 +729,13 @@ FL_TEST(libadf_post_import_order)
 {
 	struct fixture f;
 	struct adf_buffer_config b[2];
-	__u32 w, h, offset, pitch, fmt;
 	int buf, p[2];
 
 	set_up(&f);
-	fmt = format8888(&f);
-	buf = checkerboard(&f, fmt, &w, &h, &offset, &pitch, 0xFF00FF00);
-	attach(&f);
+	b[1] = b[0] = posted_buffer(&f, &buf);
 	fl_assert_int_eq(pipe(p), 0);
-	b[0] = (struct adf_buffer_config){ .overlay_engine = f.eng_id,
-					   .w = w,
-					   .h = h,
-					   .format = fmt,
-					   .fd = { buf, -1, -1, -1 },
-					   .offset = { offset },
-					   .pitch = { pitch },
-					   .n_planes = 1,
-					   .acquire_fence = p[0] };
-	b[1] = b[0];
+	b[0].acquire_fence = p[0];
 	b[1].overlay_engine = 99;
-	b[1].acquire_fence = -1;
 	fl_assert_int_eq(adf_device_post(&f.dev, &f.intf_id, 1, b, 2, NULL, 0), -EINVAL);
 	b[0].acquire_fence = -1;
 	b[0].fd[0] = p[0];
