@@ -313,9 +313,10 @@ FL_TEST(model_attach_when_512_are_attached_is_enomem)
 	struct fl__display_device *dev;
 	struct fl__display_interface *intf;
 	struct fl_display_error err;
+	struct rec rec = { 0 };
 
 	fl_assert(d);
-	fl_assert_int_eq(fl__display_device_create(d, "many", &rec_ops, &(struct rec){ 0 },
+	fl_assert_int_eq(fl__display_device_create(d, "many", &rec_ops, &rec,
 						   FL_DISPLAY_PADDED_TO_PITCH, &dev, NULL),
 			 0);
 	fl_assert_int_eq(fl__display_interface_add(dev, FL_DISPLAY_INTF_DSI, NULL,
