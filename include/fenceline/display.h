@@ -166,7 +166,11 @@ enum fl_display_event_type {
 };
 #define FL_DISPLAY_EVENT_TYPE_MAX 255
 
-/* The bytes of events a handle keeps unread at most (ADF's ring); more are dropped. */
+/*
+ * The size of a handle's event ring (ADF's): it keeps at most
+ * FL_DISPLAY_EVENT_RING - 1 bytes unread, as ADF's circular buffer did;
+ * events that do not fit are dropped.
+ */
 #define FL_DISPLAY_EVENT_RING 4096
 
 /*
@@ -586,9 +590,11 @@ struct fl_display_post {
  * interface among @post->intfs, of that interface's mode's size, a format
  * the compositor writes, pitch and memory big enough.
  * Return: 0; -EINVAL (a count, a format, a buffer that does not fit its
- * memory, an acquire fence that is no fence, a layer or writeback
- * destination the rules above refuse...), -ENOENT (an unknown overlay
- * engine), the driver's errors; @e names the buffer, plane and rule.
+ * memory, an acquire fence that is no fence or no open fd, a layer or
+ * writeback destination the rules above refuse...), -EBADF (a plane's or
+ * the writeback destination's fd is not open: ADF's dma_buf_get() error),
+ * -ENOENT (an unknown overlay engine), the driver's errors; @e names the
+ * buffer, plane and rule.
  */
 FL_EXPORT int fl_display_post(struct fl_display_handle *dev, const struct fl_display_post *post,
 			      int *ret_fence, struct fl_display_error *e);

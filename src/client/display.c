@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -687,12 +688,37 @@ FL_EXPORT int fl_display_simple_buffer_alloc(struct fl_display_handle *intf, uin
 	return 0;
 }
 
-/* A wire buffer from @b; its fds appended to @fds at *@n. */
-static int wire_buffer(const struct fl_display_buffer *b, struct fl_dmsg_buffer *w, int *fds,
-		       unsigned int *n)
+/*
+ * A wire buffer from @b (buffer @i of its post); its fds appended to @fds
+ * at *@n. The fds are checked here, in ADF's order and with its errors: a
+ * plane fd that is not open is -EBADF, an acquire fence that is not -EINVAL.
+ * Sent, a closed fd would fail the whole message, and the connection with it.
+ */
+static int wire_buffer(const struct fl_display_buffer *b, size_t i, struct fl_dmsg_buffer *w,
+		       int *fds, unsigned int *n, struct fl_display_error *e)
 {
-	if (b->n_planes > FL_DISPLAY_MAX_PLANES)
+	char msg[FL_DISPLAY_ERROR_MAX];
+
+	if (b->n_planes > FL_DISPLAY_MAX_PLANES) {
+		snprintf(msg, sizeof(msg), "buffer %zu: %" PRIu32 " planes, at most %d", i,
+			 b->n_planes, FL_DISPLAY_MAX_PLANES);
+		set_error(e, -EINVAL, msg);
 		return -EINVAL;
+	}
+	for (uint32_t p = 0; p < b->n_planes; p++) {
+		if (fcntl(b->fd[p], F_GETFD) < 0) {
+			snprintf(msg, sizeof(msg),
+				 "buffer %zu plane %" PRIu32 ": fd %d is not open", i, p, b->fd[p]);
+			set_error(e, -EBADF, msg);
+			return -EBADF;
+		}
+	}
+	if (b->acquire_fence >= 0 && fcntl(b->acquire_fence, F_GETFD) < 0) {
+		snprintf(msg, sizeof(msg), "buffer %zu: acquire fence fd %d is not open", i,
+			 b->acquire_fence);
+		set_error(e, -EINVAL, msg);
+		return -EINVAL;
+	}
 	memset(w, 0, sizeof(*w));
 	w->engine = b->engine;
 	w->w = b->w;
@@ -774,9 +800,17 @@ FL_EXPORT int fl_display_post(struct fl_display_handle *dev, const struct fl_dis
 		set_error(e, -EINVAL, "writeback: no destination fd");
 		return -EINVAL;
 	}
+	if (post->writeback && fcntl(post->writeback->fd, F_GETFD) < 0) {
+		set_error(e, -EBADF, "writeback: the destination fd is not open");
+		return -EBADF;
+	}
 	/* The wire's own flags say what follows; a caller cannot set them. */
-	if (post->flags & (FL_DPOST_LAYERS | FL_DPOST_WRITEBACK)) {
+	if (post->flags & ~(uint32_t)FL_DISPLAY_POST_TEST_ONLY) {
 		set_error(e, -EINVAL, "unknown post flags");
+		return -EINVAL;
+	}
+	if (post->fence_type > FL_DISPLAY_FENCE_RELEASE) {
+		set_error(e, -EINVAL, "unknown fence type");
 		return -EINVAL;
 	}
 	pm = (struct fl_dmsg_post){ dev->handle,
@@ -796,10 +830,10 @@ FL_EXPORT int fl_display_post(struct fl_display_handle *dev, const struct fl_dis
 	for (size_t i = 0; i < post->n_bufs; i++) {
 		struct fl_dmsg_buffer w;
 
-		if (wire_buffer(&post->bufs[i], &w, fds, &n) < 0) {
+		r = wire_buffer(&post->bufs[i], i, &w, fds, &n, e);
+		if (r < 0) {
 			pthread_mutex_unlock(&dc.lock);
-			set_error(e, -EINVAL, "a buffer with more than 4 planes");
-			return -EINVAL;
+			return r;
 		}
 		memcpy(body + at, &w, sizeof(w));
 		at += sizeof(w);
@@ -891,16 +925,21 @@ FL_EXPORT int fl_display_simple_post(struct fl_display_handle *intf,
 	struct fl_dmsg_simple_post b;
 	int fds[FL_DISPLAY_MAX_PLANES + 1];
 	unsigned int n = 0;
+	int r;
 
 	if (!intf || !buf)
 		return -EINVAL;
+	/* The service cuts off a peer that sends another: the caller's error, not the connection's. */
+	if (fence_type > FL_DISPLAY_FENCE_RELEASE) {
+		set_error(e, -EINVAL, "unknown fence type");
+		return -EINVAL;
+	}
 	memset(&b, 0, sizeof(b));
 	b.handle = intf->handle;
 	b.fence_type = fence_type;
-	if (wire_buffer(buf, &b.buf, fds, &n) < 0) {
-		set_error(e, -EINVAL, "a buffer with more than 4 planes");
-		return -EINVAL;
-	}
+	r = wire_buffer(buf, 0, &b.buf, fds, &n, e);
+	if (r < 0)
+		return r;
 	return post_reply(intf, FL_DOP_SIMPLE_POST, &b, sizeof(b), fds, n, ret_fence, e);
 }
 

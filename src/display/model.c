@@ -439,15 +439,18 @@ int fl__display_attach(struct fl__display_device *dev, uint32_t eng_id, uint32_t
 
 	if (r)
 		return r;
-	/* adf_device_attach()'s order: attached first, then allowed, then the driver. */
-	if (find_pair(dev->attached, dev->n_attached, eng_id, intf_id) >= 0)
-		return fl__display_fail(e, -EALREADY,
-					"overlay engine %s is already attached to interface %s",
-					eng->name, intf->name);
+	/* adf_device_attach()'s order: the count, allowed, attached already, then the driver. */
+	if (dev->n_attached == FL_DISPLAY_MAX_ATTACHMENTS)
+		return fl__display_fail(e, -ENOMEM, "device %s has %d attachments already",
+					dev->name, FL_DISPLAY_MAX_ATTACHMENTS);
 	if (find_pair(dev->allowed, dev->n_allowed, eng_id, intf_id) < 0)
 		return fl__display_fail(e, -EINVAL,
 					"overlay engine %s cannot be attached to interface %s "
 					"(not an allowed attachment)",
+					eng->name, intf->name);
+	if (find_pair(dev->attached, dev->n_attached, eng_id, intf_id) >= 0)
+		return fl__display_fail(e, -EALREADY,
+					"overlay engine %s is already attached to interface %s",
 					eng->name, intf->name);
 	if (dev->ops->attach) {
 		r = dev->ops->attach(dev->data, eng->id, intf->id);
@@ -568,12 +571,13 @@ int fl__display_interface_blank(struct fl__display_interface *intf, uint32_t sta
 					"DPMS state %" PRIu32
 					" does not exist (0 on, 1 standby, 2 suspend, 3 off)",
 					state);
+	/* adf_interface_blank()'s order: the flush comes before the -EBUSY check. */
+	if (state != FL_DISPLAY_DPMS_ON)
+		flush(dev);
 	if (state == intf->dpms)
 		return fl__display_fail(e, -EBUSY,
 					"interface %s is in DPMS state %" PRIu32 " already",
 					intf->name, state);
-	if (state != FL_DISPLAY_DPMS_ON)
-		flush(dev);
 	r = dev->ops->blank(dev->data, intf->id, (enum fl_display_dpms)state);
 	if (r)
 		return fl__display_fail(
@@ -610,8 +614,9 @@ int fl__display_interface_hotplug(struct fl__display_interface *intf, bool conne
 {
 	struct fl_display_mode *copy = NULL;
 
+	/* adf_hotplug_notify_connected()'s errno. */
 	if (n_modes > FL_DISPLAY_MAX_MODES)
-		return fl__display_fail(e, -EINVAL, "%zu modes for interface %s: at most %d",
+		return fl__display_fail(e, -ENOMEM, "%zu modes for interface %s: at most %d",
 					n_modes, intf->name, FL_DISPLAY_MAX_MODES);
 	if (!connected && n_modes)
 		return fl__display_fail(e, -EINVAL, "a disconnected interface has no modes");

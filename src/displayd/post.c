@@ -8,6 +8,7 @@
  * otherwise the post is queued (queue.c).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -168,6 +169,39 @@ static int check_writeback(struct ddev *d, const uint32_t *intfs, size_t n_intfs
 }
 
 /*
+ * ADF's import of a post's fds (spec §1.5 step 4), buffer by buffer after
+ * that buffer's plane count and engine: a plane that is no memory is
+ * -EINVAL (dma_buf_get() of a file that is not a dma-buf), an acquire fence
+ * that is no fence -EINVAL. Before any buffer is validated, so such a
+ * buffer is refused before a later buffer's unknown engine (-ENOENT); the
+ * model's check reports the plane counts and engines themselves.
+ */
+static int import_fds(struct ddev *d, const struct fl_display_driver_buffer *bufs,
+		      const int *acquire, size_t n_bufs, struct fl_display_error *e)
+{
+	for (size_t i = 0; i < n_bufs; i++) {
+		int st;
+
+		if (bufs[i].n_planes > FL_DISPLAY_MAX_PLANES ||
+		    !fl__display_engine_get(d->dev, bufs[i].engine))
+			return 0;
+		for (uint32_t pl = 0; pl < bufs[i].n_planes; pl++)
+			if (!bufs[i].size[pl])
+				return fl__display_fail(e, -EINVAL,
+							"buffer %zu plane %" PRIu32
+							": its fd holds no memory",
+							i, pl);
+		if (acquire[i] < 0)
+			continue;
+		st = fl_fence_fd_get_status(acquire[i]);
+		if (st == -ENOTTY || st == -EBADF)
+			return fl__display_fail(e, -EINVAL,
+						"buffer %zu: its acquire fence is not a fence", i);
+	}
+	return 0;
+}
+
+/*
  * A post's checks and its queueing (POST and SIMPLE_POST). @fds: the
  * post's, in wire order (taken: each is closed or kept).
  */
@@ -221,21 +255,14 @@ static bool post(struct dconn *c, const struct fl_msg_hdr *req, struct ddev *d, 
 		p->wb.size[0] = fd_size(fds[k]);
 		k++;
 	}
-	err = fl__display_post_check(d->dev, intfs, n_intfs, p->bufs, n_bufs, custom_size, &e);
+	err = import_fds(d, p->bufs, acquire, n_bufs, &e);
+	if (!err)
+		err = fl__display_post_check(d->dev, intfs, n_intfs, p->bufs, n_bufs, custom_size,
+					     &e);
 	if (!err)
 		err = check_layers(d, intfs, n_intfs, p->bufs, layers, n_bufs, &e);
 	if (!err)
 		err = check_writeback(d, intfs, n_intfs, dest ? &p->wb : NULL, &e);
-	for (size_t i = 0; !err && i < n_bufs; i++) {
-		int st;
-
-		if (acquire[i] < 0)
-			continue;
-		st = fl_fence_fd_get_status(acquire[i]);
-		if (st == -ENOTTY || st == -EBADF)
-			err = fl__display_fail(&e, -EINVAL,
-					       "buffer %zu: its acquire fence is not a fence", i);
-	}
 	if (err)
 		goto refuse;
 	dp = (struct fl_display_driver_post){ intfs,  n_intfs,	   p->bufs, n_bufs,

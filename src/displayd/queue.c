@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <fenceline/shared.h>
@@ -28,7 +29,20 @@ bool displayd_bit(const uint8_t *bits, uint32_t n)
 	return bits[n / 8] & (1u << (n % 8));
 }
 
-/* ADF's ring: a whole event or none, dropped when the handle's 4096 bytes are full. */
+/*
+ * ADF's ring: a whole event or none, dropped when it does not fit. The ring
+ * was a 4096-byte circular buffer, which holds 4095 bytes (255 vsyncs, not
+ * the pipe's 256): what the pipe holds already is counted first.
+ */
+static void ring_write(int fd, const void *ev, size_t len)
+{
+	int queued;
+
+	if (ioctl(fd, FIONREAD, &queued) == 0 && (size_t)queued + len > FL_DISPLAY_EVENT_RING - 1)
+		return;
+	(void)!write(fd, ev, len);
+}
+
 void displayd_send_event(uint32_t kind, uint32_t device, uint32_t id, uint32_t type, const void *ev,
 			 size_t len)
 {
@@ -41,7 +55,7 @@ void displayd_send_event(uint32_t kind, uint32_t device, uint32_t id, uint32_t t
 
 			if (hd->used && hd->kind == kind && hd->device == device && hd->id == id &&
 			    displayd_bit(hd->subscribed, type))
-				(void)!write(hd->events, ev, len);
+				ring_write(hd->events, ev, len);
 		}
 	}
 }

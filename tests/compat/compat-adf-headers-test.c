@@ -38,6 +38,15 @@ FL_STATIC_ASSERT(sizeof(struct adf_device_data) == 80 && sizeof(struct adf_inter
 FL_STATIC_ASSERT(ADF_SET_EVENT == 0x40024400 && ADF_BLANK == 0x40014401 &&
 			 ADF_POST_CONFIG == 0x40384402 && ADF_POST_CONFIG_V2 == 0x4038440b,
 		 "ioctl numbers");
+/* The rest of spec §8's table: direction, size and number as the kernel's uapi has them. */
+FL_STATIC_ASSERT(ADF_SET_MODE == 0x40444403 && ADF_GET_DEVICE_DATA == 0x80504404 &&
+			 ADF_GET_INTERFACE_DATA == 0x80984405 &&
+			 ADF_GET_OVERLAY_ENGINE_DATA == 0x80404406,
+		 "ioctl numbers 3-6");
+FL_STATIC_ASSERT(ADF_SIMPLE_POST_CONFIG == 0x404c4407 && ADF_SIMPLE_BUFFER_ALLOC == 0x40144408 &&
+			 ADF_ATTACH == 0x40084409 && ADF_DETACH == 0x4008440a &&
+			 ADF_SIMPLE_POST_CONFIG_V2 == 0x4050440c,
+		 "ioctl numbers 7-12");
 #endif
 FL_STATIC_ASSERT(ADF_EVENT_TYPE_MAX == 255 && ADF_COMPLETE_FENCE_RELEASE == 2 &&
 			 ADF_INTF_MEMORY == 6 && ADF_INTF_TYPE_DEVICE_CUSTOM == 128,

@@ -230,3 +230,49 @@ FL_TEST(adfhwc_formats)
 				      &(struct adf_hwc_helper *){ NULL }),
 			 -EINVAL);
 }
+
+/*
+ * libadfhwc took any callbacks (only n_intfs 0 was -EINVAL): an HWC that
+ * leaves vsync or hotplug NULL, or passes no callbacks at all, opens, and
+ * the events it has no callback for are dropped (libadfhwc would have
+ * called through NULL when one came).
+ */
+FL_TEST(adfhwc_callbacks_may_be_null)
+{
+	static const struct adf_hwc_event_callbacks hotplug_only = { NULL, on_hotplug, NULL };
+	struct fl_display_handle *dev, *hdmi;
+	struct adf_hwc_helper *none;
+	int other[2];
+	struct hwc h;
+
+	hwc_open(&h);
+	adf_hwc_close(h.helper);
+	/* New open files: the closed helper's HOTPLUG subscription stays with the old ones, as on ADF. */
+	for (int i = 0; i < 2; i++) {
+		close(h.fds[i]);
+		h.fds[i] = adf_interface_open(&h.dev, (adf_id_t)i, O_RDWR);
+		other[i] = adf_interface_open(&h.dev, (adf_id_t)i, O_RDWR);
+		fl_assert(h.fds[i] >= 0 && other[i] >= 0);
+	}
+	fl_assert_int_eq(adf_hwc_open(h.fds, 2, &hotplug_only, &h.seen, &h.helper), 0);
+	fl_assert_int_eq(adf_hwc_open(other, 2, NULL, NULL, &none), 0);
+	fl_assert_int_eq(adf_blank(h.helper, 0, 0), 0);
+	fl_assert_int_eq(adf_eventControl(h.helper, 0, HWC_EVENT_VSYNC, 1), 0);
+	fl_assert_int_eq(adf_eventControl(none, 0, HWC_EVENT_VSYNC, 1), 0);
+	fl_assert_int_eq(fl_display_device_open(0, &dev), 0);
+	fl_assert_int_eq(fl_display_interface_open(dev, 1, &hdmi), 0);
+	fl_assert_int_eq(fl_display_set_connected(hdmi, 1, NULL), 0);
+	/* Vsyncs came meanwhile, with no callback to take them. */
+	wait_for(&h.seen, &h.seen.hotplugs, 1);
+	fl_assert(h.seen.hotplug_disp[0] == 1 && h.seen.connected[0]);
+	fl_assert_int_eq(h.seen.vsyncs, 0);
+	fl_assert_int_eq(fl_display_set_connected(hdmi, 0, NULL), 0);
+	wait_for(&h.seen, &h.seen.hotplugs, 2);
+	adf_hwc_close(none);
+	close(other[0]);
+	close(other[1]);
+	fl_display_close(hdmi);
+	fl_display_close(dev);
+	fl_assert_int_eq(adf_blank(h.helper, 0, 1), 0);
+	hwc_close(&h);
+}

@@ -124,6 +124,24 @@ static int checkerboard(struct fixture *f, __u32 fmt, __u32 *w, __u32 *h, __u32 
 	return buf;
 }
 
+/* A checkerboard simple buffer of the mode as one post buffer (no acquire fence), attached. */
+static struct adf_buffer_config posted_buffer(struct fixture *f, int *buf)
+{
+	__u32 w, h, offset, pitch, fmt = format8888(f);
+
+	*buf = checkerboard(f, fmt, &w, &h, &offset, &pitch, 0xFF00FF00);
+	attach(f);
+	return (struct adf_buffer_config){ .overlay_engine = f->eng_id,
+					   .w = w,
+					   .h = h,
+					   .format = fmt,
+					   .fd = { *buf, -1, -1, -1 },
+					   .offset = { offset },
+					   .pitch = { pitch },
+					   .n_planes = 1,
+					   .acquire_fence = -1 };
+}
+
 FL_TEST(libadf_devices)
 {
 	adf_id_t *ids = NULL;
@@ -438,6 +456,15 @@ FL_TEST(libadf_enumeration)
 		adf_interfaces_filter_by_flag(&f.dev, ADF_INTF_FLAG_EXTERNAL, ids, 3, &out), 1);
 	fl_assert_int_eq(out[0], 1);
 	free(out);
+	/* Any bit of the flag, as libadf's !!(flags & flag): the panel and the HDMI; 0 keeps none. */
+	fl_assert_int_eq(adf_interfaces_filter_by_flag(
+				 &f.dev, ADF_INTF_FLAG_PRIMARY | ADF_INTF_FLAG_EXTERNAL, ids, 3,
+				 &out),
+			 2);
+	fl_assert(out[0] == 0 && out[1] == 1);
+	free(out);
+	fl_assert_int_eq(adf_interfaces_filter_by_flag(&f.dev, 0, ids, 3, &out), 0);
+	free(out);
 	fl_assert_int_eq(adf_interfaces_filter_by_type(&f.dev, ADF_INTF_VGA, ids, 3, &out), 0);
 	fl_assert(out != NULL);
 	free(out);
@@ -458,6 +485,12 @@ FL_TEST(libadf_enumeration)
 	fl_assert_int_eq(adf_find_simple_post_configuration(&f.dev, NULL, 0, &f.intf_id, &f.eng_id),
 			 0);
 	fl_assert(f.intf_id == 0 && f.eng_id == 0);
+	/* The first engine (in id order) listing any of the formats, whatever their order: rgb565. */
+	fl_assert_int_eq(adf_find_simple_post_configuration(
+				 &f.dev, (const __u32[]){ DRM_FORMAT_NV12, DRM_FORMAT_RGB565 }, 2,
+				 &f.intf_id, &f.eng_id),
+			 0);
+	fl_assert(f.intf_id == 0 && f.eng_id == 1);
 	/* NV21 is on no engine. */
 	fl_assert_int_eq(adf_find_simple_post_configuration(&f.dev,
 							    (const __u32[]){ DRM_FORMAT_NV21 }, 1,
@@ -554,5 +587,269 @@ FL_TEST(libadf_closed_fd_reaped)
 	/* Non-blocking and nothing queued (the interface is OFF: no vsync). */
 	fl_assert_int_eq(adf_read_event(again, &(struct adf_event *){ NULL }), -EAGAIN);
 	f.intf = again;
+	tear_down(&f);
+}
+
+/*
+ * ADF's errors for the fds of a post (spec §1.5 step 4, adf_buffer_import()):
+ * a plane fd that is not open is dma_buf_get()'s -EBADF, an acquire fence
+ * fd that is not open -EINVAL; and each is that post's error only: the
+ * calls after it work (a bad fd once cost the program its connection, and
+ * every handle -ECONNRESET).
+ */
+FL_TEST(libadf_post_bad_fds)
+{
+	struct fixture f;
+	struct adf_buffer_config b;
+	int buf, fence, closed;
+
+	set_up(&f);
+	b = posted_buffer(&f, &buf);
+	closed = dup(buf);
+	fl_assert_int_ge(closed, 0);
+	close(closed);
+	b.fd[0] = -1;
+	fl_assert_int_eq(adf_device_post(&f.dev, &f.intf_id, 1, &b, 1, NULL, 0), -EBADF);
+	b.fd[0] = closed;
+	fl_assert_int_eq(adf_device_post(&f.dev, &f.intf_id, 1, &b, 1, NULL, 0), -EBADF);
+	b.fd[0] = buf;
+	b.acquire_fence = closed;
+	fl_assert_int_eq(adf_device_post(&f.dev, &f.intf_id, 1, &b, 1, NULL, 0), -EINVAL);
+	fl_assert_int_eq(adf_interface_simple_post(f.intf, f.eng_id, b.w, b.h, b.format, closed,
+						   b.offset[0], b.pitch[0], -1),
+			 -EBADF);
+	fl_assert_int_eq(adf_interface_simple_post(f.intf, f.eng_id, b.w, b.h, b.format, buf,
+						   b.offset[0], b.pitch[0], closed),
+			 -EINVAL);
+	/* The program goes on: the same handles post and answer. */
+	b.acquire_fence = -1;
+	fence = adf_device_post(&f.dev, &f.intf_id, 1, &b, 1, NULL, 0);
+	fl_assert_int_ge(fence, 0);
+	close(fence);
+	fence = adf_interface_simple_post(f.intf, f.eng_id, b.w, b.h, b.format, buf, b.offset[0],
+					  b.pitch[0], -1);
+	fl_assert_int_ge(fence, 0);
+	close(fence);
+	close(buf);
+	tear_down(&f);
+}
+
+/*
+ * A V2 post with a complete_fence_type that is none of ADF's three is
+ * refused with -EINVAL and *complete_fence left alone (libadf writes it only
+ * on success); the type is the uapi's __u8, so 0x102 is RELEASE. The
+ * program's next calls work: such a post once reached the service, which
+ * cut the connection off as malformed.
+ */
+FL_TEST(libadf_post_v2_fence_type)
+{
+	struct fixture f;
+	struct adf_buffer_config b;
+	int buf, fence = 77;
+
+	set_up(&f);
+	b = posted_buffer(&f, &buf);
+	fl_assert_int_eq(adf_device_post_v2(&f.dev, &f.intf_id, 1, &b, 1, NULL, 0,
+					    (enum adf_complete_fence_type)3, &fence),
+			 -EINVAL);
+	fl_assert_int_eq(fence, 77);
+	fl_assert_int_eq(adf_interface_simple_post_v2(f.intf, f.eng_id, b.w, b.h, b.format, buf,
+						      b.offset[0], b.pitch[0], -1,
+						      (enum adf_complete_fence_type)3, &fence),
+			 -EINVAL);
+	fl_assert_int_eq(fence, 77);
+	fl_assert_int_eq(adf_device_post_v2(&f.dev, &f.intf_id, 1, &b, 1, NULL, 0,
+					    (enum adf_complete_fence_type)0x102, &fence),
+			 0);
+	fl_assert_int_ge(fence, 0);
+	/* A RELEASE fence: not signalled while its post is the last one. */
+	fl_assert_int_eq(sync_wait(fence, 0), -1);
+	close(fence);
+	close(buf);
+	tear_down(&f);
+}
+
+/*
+ * libadf's conventions on bad arguments, as its ioctls had them: an array
+ * the kernel would read from a NULL pointer is -EFAULT (copy_from_user()),
+ * after the counts' -EINVAL; the free calls clear the pointers they free
+ * (libadf's last, C++ version did: a second free, or a free after a failed
+ * query, is harmless).
+ */
+FL_TEST(libadf_bad_arguments_and_ownership)
+{
+	struct fixture f;
+	struct adf_buffer_config b = { 0 };
+	struct adf_device_data dd;
+	struct adf_interface_data id;
+	struct adf_overlay_engine_data ed;
+	int fence = 77;
+
+	set_up(&f);
+	fl_assert_int_eq(adf_device_post(&f.dev, NULL, 1, &b, 0, NULL, 0), -EFAULT);
+	fl_assert_int_eq(adf_device_post(&f.dev, &f.intf_id, 1, &b, 0, NULL, 4), -EFAULT);
+	fl_assert_int_eq(adf_device_post_v2(&f.dev, NULL, 1, &b, 0, NULL, 0,
+					    ADF_COMPLETE_FENCE_PRESENT, &fence),
+			 -EFAULT);
+	fl_assert_int_eq(adf_device_post_v2(&f.dev, &f.intf_id, 1, &b, 0, NULL, 4,
+					    ADF_COMPLETE_FENCE_PRESENT, &fence),
+			 -EFAULT);
+	fl_assert_int_eq(fence, 77);
+	/* The counts come first, as the kernel's checks. */
+	fl_assert_int_eq(adf_device_post(&f.dev, NULL, ADF_MAX_INTERFACES + 1, NULL, 0, NULL, 0),
+			 -EINVAL);
+	fl_assert_int_eq(adf_device_post(&f.dev, NULL, 1, NULL, 0, NULL,
+					 ADF_MAX_CUSTOM_DATA_SIZE + 1),
+			 -EINVAL);
+	fl_assert_int_eq(adf_get_device_data(&f.dev, &dd), 0);
+	fl_assert(dd.allowed_attachments != NULL);
+	adf_free_device_data(&dd);
+	fl_assert(dd.attachments == NULL && dd.allowed_attachments == NULL &&
+		  dd.custom_data == NULL);
+	adf_free_device_data(&dd);
+	fl_assert_int_eq(adf_get_interface_data(f.intf, &id), 0);
+	adf_free_interface_data(&id);
+	fl_assert(id.available_modes == NULL && id.custom_data == NULL);
+	adf_free_interface_data(&id);
+	fl_assert_int_eq(adf_get_overlay_engine_data(f.eng, &ed), 0);
+	adf_free_overlay_engine_data(&ed);
+	fl_assert(ed.supported_formats == NULL && ed.custom_data == NULL);
+	adf_free_overlay_engine_data(&ed);
+	tear_down(&f);
+}
+
+/*
+ * ADF imports every buffer (spec §1.5 step 4: planes, engine, plane fds,
+ * acquire fence, buffer by buffer) before it validates any: a buffer whose
+ * acquire fence is no fence, or whose plane is no memory, is refused with
+ * -EINVAL before a later buffer's unknown engine (-ENOENT) is seen; an
+ * earlier buffer's unknown engine still comes first.
+ */
+FL_TEST(libadf_post_import_order)
+{
+	struct fixture f;
+	struct adf_buffer_config b[2];
+	int buf, p[2];
+
+	set_up(&f);
+	b[1] = b[0] = posted_buffer(&f, &buf);
+	fl_assert_int_eq(pipe(p), 0);
+	b[0].acquire_fence = p[0];
+	b[1].overlay_engine = 99;
+	fl_assert_int_eq(adf_device_post(&f.dev, &f.intf_id, 1, b, 2, NULL, 0), -EINVAL);
+	b[0].acquire_fence = -1;
+	b[0].fd[0] = p[0];
+	fl_assert_int_eq(adf_device_post(&f.dev, &f.intf_id, 1, b, 2, NULL, 0), -EINVAL);
+	/* The unknown engine first: its buffer is imported first. */
+	b[0].overlay_engine = 99;
+	b[1].overlay_engine = f.eng_id;
+	fl_assert_int_eq(adf_device_post(&f.dev, &f.intf_id, 1, b, 2, NULL, 0), -ENOENT);
+	close(p[0]);
+	close(p[1]);
+	close(buf);
+	tear_down(&f);
+}
+
+/*
+ * libadf found a device's objects by their /dev names alone: for a device
+ * id with no device there are none (0 and an array), and
+ * adf_find_simple_post_configuration() says -ENODEV; only opening one is
+ * open()'s -ENOENT.
+ */
+FL_TEST(libadf_objects_of_a_missing_device)
+{
+	struct adf_device none = { 77, -1 };
+	adf_id_t *ids = NULL, intf, eng;
+
+	fl_assert_int_eq(adf_interfaces(&none, &ids), 0);
+	fl_assert(ids != NULL);
+	free(ids);
+	ids = NULL;
+	fl_assert_int_eq(adf_overlay_engines(&none, &ids), 0);
+	fl_assert(ids != NULL);
+	free(ids);
+	fl_assert_int_eq(adf_find_simple_post_configuration(&none, NULL, 0, &intf, &eng), -ENODEV);
+	fl_assert_int_eq(adf_interface_open(&none, 0, O_RDWR), -ENOENT);
+	fl_display_disconnect();
+}
+
+/*
+ * libadf's calls return -errno and leave errno to the system calls they
+ * make: a call that succeeds never sets errno to 0 (POSIX: no function
+ * does), so a program's errno survives a format check or a filter.
+ */
+FL_TEST(libadf_errno_left_alone)
+{
+	struct fixture f;
+	adf_id_t ids[2] = { 0, 1 }, *out;
+
+	set_up(&f);
+	errno = EINTR;
+	fl_assert(adf_overlay_engine_supports_format(f.eng, format8888(&f)));
+	fl_assert_int_eq(errno, EINTR);
+	fl_assert_int_eq(adf_interfaces_filter_by_type(&f.dev, ADF_INTF_DSI, ids, 2, &out), 1);
+	free(out);
+	fl_assert_int_eq(errno, EINTR);
+	fl_assert_int_eq(
+		adf_overlay_engines_filter_by_format(&f.dev, fmt8888, N_FMT8888, ids, 2, &out), 1);
+	free(out);
+	fl_assert_int_eq(errno, EINTR);
+	tear_down(&f);
+}
+
+/*
+ * The rest of the audit's rules (docs/compat.md, "Verified against spec
+ * §1"): every call on the wrong kind of object is ADF's -EINVAL, the event
+ * type is the uapi's __u8 and reserved types are -EINVAL, simple buffers are
+ * RGB only (C8 included, 4444 not), fds come back O_CLOEXEC, and a post is
+ * not checked against the attachments.
+ */
+FL_TEST(libadf_wrong_kinds_types_and_fds)
+{
+	struct fixture f;
+	struct adf_device as_intf;
+	struct drm_mode_modeinfo m;
+	struct adf_interface_data id;
+	struct adf_overlay_engine_data ed;
+	__u32 w, h, offset, pitch, fmt;
+	int buf, fence, c8;
+
+	set_up(&f);
+	as_intf = (struct adf_device){ 0, f.intf };
+	memset(&m, 0, sizeof(m));
+	fl_assert_int_eq(adf_interface_set_mode(f.eng, &m), -EINVAL);
+	fl_assert_int_eq(adf_get_interface_data(f.eng, &id), -EINVAL);
+	fl_assert_int_eq(adf_get_overlay_engine_data(f.intf, &ed), -EINVAL);
+	fl_assert_int_eq(adf_device_attach(&as_intf, f.eng_id, f.intf_id), -EINVAL);
+	fl_assert_int_eq(adf_device_post(&as_intf, &f.intf_id, 1, NULL, 0, NULL, 0), -EINVAL);
+	/* Events: none on the engine, reserved types, the __u8. */
+	fl_assert_int_eq(adf_set_event(f.eng, ADF_EVENT_VSYNC, true), -EOPNOTSUPP);
+	fl_assert_int_eq(adf_set_event(f.intf, (enum adf_event_type)2, true), -EINVAL);
+	fl_assert_int_eq(adf_set_event(f.intf, (enum adf_event_type)200, true), -EINVAL);
+	fl_assert_int_eq(adf_set_event(f.intf, (enum adf_event_type)0x100, true), 0);
+	fl_assert_int_eq(adf_set_event(f.intf, ADF_EVENT_VSYNC, true), -EALREADY);
+	/* Simple buffers: ADF's RGB list. */
+	c8 = adf_interface_simple_buffer_alloc(f.intf, 64, 64, DRM_FORMAT_C8, &offset, &pitch);
+	fl_assert_int_ge(c8, 0);
+	fl_assert(pitch >= 64);
+	fl_assert(fcntl(c8, F_GETFD) & FD_CLOEXEC);
+	close(c8);
+	fl_assert_int_eq(adf_interface_simple_buffer_alloc(f.intf, 64, 64, DRM_FORMAT_ARGB4444,
+							   &offset, &pitch),
+			 -EINVAL);
+	fl_assert_int_eq(adf_interface_simple_buffer_alloc(f.intf, 64, 64, DRM_FORMAT_NV12, &offset,
+							   &pitch),
+			 -EINVAL);
+	/* Not attached: ADF posts anyway (routing is the driver's). */
+	fmt = format8888(&f);
+	buf = checkerboard(&f, fmt, &w, &h, &offset, &pitch, 0xFF0000FF);
+	fl_assert(fcntl(buf, F_GETFD) & FD_CLOEXEC);
+	(void)adf_device_detach(&f.dev, f.eng_id, f.intf_id); /* if attached: now it is not */
+	fl_assert_int_eq(adf_device_detach(&f.dev, f.eng_id, f.intf_id), -EINVAL);
+	fence = adf_interface_simple_post(f.intf, f.eng_id, w, h, fmt, buf, offset, pitch, -1);
+	fl_assert_int_ge(fence, 0);
+	fl_assert(fcntl(fence, F_GETFD) & FD_CLOEXEC);
+	close(fence);
+	close(buf);
 	tear_down(&f);
 }

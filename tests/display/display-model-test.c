@@ -301,6 +301,46 @@ FL_TEST(model_allowed_attachments_are_declared_once_per_device)
 }
 
 /* libadf's `attach` test, and the pair and veto rules of ADF_ATTACH/DETACH. */
+/*
+ * adf_device_attach()'s first check after the ids: a device with
+ * ADF_MAX_ATTACHMENTS (512) pairs attached refuses every attach with
+ * -ENOMEM, before it looks whether the pair is allowed or attached already.
+ */
+FL_TEST(model_attach_when_512_are_attached_is_enomem)
+{
+	static const uint32_t rgb[] = { XR24 };
+	struct fl__display_set *d = fl__display_create();
+	struct fl__display_device *dev;
+	struct fl__display_interface *intf;
+	struct fl_display_error err;
+	struct rec rec = { 0 };
+
+	fl_assert(d);
+	fl_assert_int_eq(fl__display_device_create(d, "many", &rec_ops, &rec,
+						   FL_DISPLAY_PADDED_TO_PITCH, &dev, NULL),
+			 0);
+	fl_assert_int_eq(fl__display_interface_add(dev, FL_DISPLAY_INTF_DSI, NULL,
+						   FL_DISPLAY_INTF_PRIMARY, "dsi", 0, 0, &intf,
+						   NULL),
+			 0);
+	for (int i = 0; i < FL_DISPLAY_MAX_ATTACHMENTS; i++) {
+		struct fl__display_engine *eng;
+		char name[16];
+
+		snprintf(name, sizeof(name), "e%d", i);
+		fl_assert_int_eq(fl__display_engine_add(dev, name, rgb, 1, &eng, NULL), 0);
+		fl_assert_int_eq(fl__display_attachment_allow(eng, intf, NULL), 0);
+		fl_assert_int_eq(fl__display_attach(dev, (uint32_t)i, 0, NULL), 0);
+	}
+	fl_assert_int_eq(fl__display_attach(dev, 0, 0, &err), -ENOMEM);
+	fl_assert(strstr(err.msg, "512"));
+	/* One detached: room again, and the pair's own error. */
+	fl_assert_int_eq(fl__display_detach(dev, 5, 0, NULL), 0);
+	fl_assert_int_eq(fl__display_attach(dev, 0, 0, NULL), -EALREADY);
+	fl_assert_int_eq(fl__display_attach(dev, 5, 0, NULL), 0);
+	fl__display_destroy(d);
+}
+
 FL_TEST(model_attach_and_detach_errors)
 {
 	struct fixture f;
@@ -344,17 +384,22 @@ FL_TEST(model_dpms_rules)
 	setup(&f);
 	expect_error(fl__display_interface_blank(f.dsi, 255, e), -EINVAL, "255 does not exist");
 	expect_error(fl__display_interface_blank(f.dsi, 4, e), -EINVAL, "does not exist");
-	/* Interfaces start OFF: blanking to OFF is the no-op change. */
+	/*
+	 * Interfaces start OFF: blanking to OFF is the no-op change. As
+	 * adf_interface_blank(), a state other than ON flushes the queue
+	 * before the -EBUSY check: the no-op still drains it.
+	 */
 	expect_error(fl__display_interface_blank(f.dsi, FL_DISPLAY_DPMS_OFF, e), -EBUSY, "already");
-	fl_assert_str_eq(f.rec.log, "");
+	fl_assert_str_eq(f.rec.log, "flush 00;");
 	fl_assert_int_eq(fl__display_interface_blank(f.dsi, FL_DISPLAY_DPMS_ON, NULL), 0);
 	expect_error(fl__display_interface_blank(f.dsi, FL_DISPLAY_DPMS_ON, e), -EBUSY, "already");
 	/* Unblanking does not flush; every other state flushes before the driver. */
-	fl_assert_str_eq(f.rec.log, "blank 0 0;");
+	fl_assert_str_eq(f.rec.log, "flush 00;blank 0 0;");
 	fl_assert_int_eq(fl__display_interface_blank(f.dsi, FL_DISPLAY_DPMS_STANDBY, NULL), 0);
 	fl_assert_int_eq(fl__display_interface_blank(f.dsi, FL_DISPLAY_DPMS_OFF, NULL), 0);
 	expect_error(fl__display_interface_blank(f.dsi, FL_DISPLAY_DPMS_OFF, e), -EBUSY, "already");
-	fl_assert_str_eq(f.rec.log, "blank 0 0;flush 00;blank 0 1;flush 00;blank 0 3;");
+	fl_assert_str_eq(f.rec.log,
+			 "flush 00;blank 0 0;flush 00;blank 0 1;flush 00;blank 0 3;flush 00;");
 	/* A driver failure leaves the state as it was. */
 	f.rec.blank_ret = -EIO;
 	expect_error(fl__display_interface_blank(f.dsi, FL_DISPLAY_DPMS_ON, e), -EIO, "failed");
@@ -433,8 +478,8 @@ FL_TEST(model_hotplug_replaces_the_mode_list_at_once)
 	list = fl__display_interface_modes(f.hdmi, &n);
 	fl_assert_int_eq(n, 2);
 	fl_assert_int_eq(list[1].hdisplay, 641);
-	/* 61 modes: refused, and the old list and state stay. */
-	expect_error(fl__display_interface_hotplug(f.hdmi, true, modes, 61, e), -EINVAL,
+	/* 61 modes: refused (adf_hotplug_notify_connected()'s -ENOMEM), the old list and state stay. */
+	expect_error(fl__display_interface_hotplug(f.hdmi, true, modes, 61, e), -ENOMEM,
 		     "at most 60");
 	list = fl__display_interface_modes(f.hdmi, &n);
 	fl_assert_int_eq(n, 2);

@@ -77,7 +77,7 @@ void adf_device_close(struct adf_device *dev);
  */
 int adf_get_device_data(struct adf_device *dev, struct adf_device_data *data);
 
-/* Free what adf_get_device_data() allocated in @data. */
+/* Free what adf_get_device_data() allocated in @data, and set its pointers to NULL. */
 void adf_free_device_data(struct adf_device_data *data);
 
 /**
@@ -88,7 +88,10 @@ void adf_free_device_data(struct adf_device_data *data);
  * error is the post's own; nothing is queued on failure).
  * Return: a release fence fd, the caller's, that signals when this frame
  * has left the screen; -EINVAL (counts over ADF_MAX_*, an unknown interface,
- * a buffer that breaks ADF's rules...), -ENOENT (an unknown overlay engine).
+ * a buffer that breaks ADF's rules, an acquire fence that is not an open
+ * fence fd...), -EFAULT (a NULL array with a count or size, as the ioctl's
+ * copy), -EBADF (a plane fd that is not open), -ENOENT (an unknown overlay
+ * engine).
  */
 int adf_device_post(struct adf_device *dev, adf_id_t *interfaces, size_t n_interfaces,
 		    struct adf_buffer_config *bufs, size_t n_bufs, void *custom_data,
@@ -98,7 +101,9 @@ int adf_device_post(struct adf_device *dev, adf_id_t *interfaces, size_t n_inter
  * adf_device_post_v2() - as adf_device_post(), with the fence of
  * @complete_fence_type in *@complete_fence (-1 for NONE); a NULL
  * @complete_fence closes it
- * Return: 0 or as adf_device_post() (never -ENOTTY: the service has V2).
+ * Return: 0 or as adf_device_post() (never -ENOTTY: the service has V2);
+ * -EINVAL for a @complete_fence_type (its low byte, the uapi's __u8) that
+ * is not NONE, PRESENT or RELEASE. *@complete_fence is set only on success.
  */
 int adf_device_post_v2(struct adf_device *dev, adf_id_t *interfaces, __u32 n_interfaces,
 		       struct adf_buffer_config *bufs, __u32 n_bufs, void *custom_data,
@@ -117,7 +122,8 @@ int adf_device_detach(struct adf_device *dev, adf_id_t overlay_engine, adf_id_t 
 /**
  * adf_interfaces() - the ids of @dev's interfaces, in a malloc()ed array
  * (the caller's)
- * Return: how many, or -errno.
+ * Return: how many (0 when there is no device @dev->id, as libadf's scan of
+ * /dev found none), or -errno.
  */
 ssize_t adf_interfaces(struct adf_device *dev, adf_id_t **interfaces);
 
@@ -148,7 +154,7 @@ int adf_interface_open(struct adf_device *dev, adf_id_t id, int flags);
 /* As adf_get_device_data(), for an interface fd (but every error is its -errno). */
 int adf_get_interface_data(int fd, struct adf_interface_data *data);
 
-/* Free what adf_get_interface_data() allocated. */
+/* Free what adf_get_interface_data() allocated, and set its pointers to NULL. */
 void adf_free_interface_data(struct adf_interface_data *data);
 
 /**
@@ -206,7 +212,7 @@ int adf_overlay_engine_open(struct adf_device *dev, adf_id_t id, int flags);
 /* As adf_get_interface_data(), for an overlay engine fd. */
 int adf_get_overlay_engine_data(int fd, struct adf_overlay_engine_data *data);
 
-/* Free what adf_get_overlay_engine_data() allocated. */
+/* Free what adf_get_overlay_engine_data() allocated, and set its pointers to NULL. */
 void adf_free_overlay_engine_data(struct adf_overlay_engine_data *data);
 
 /* Whether the engine of @fd lists @format (false on any error). */

@@ -84,10 +84,11 @@ struct adf_hwc_helper;
 
 /*
  * What the event thread calls, on itself (never on the caller's thread), one
- * event at a time: @vsync with the vsync's CLOCK_MONOTONIC ns (required),
- * @hotplug (required), @custom_event for driver events of type 128 and up
- * (optional; @event is freed when it returns). A callback must not call
- * adf_hwc_close() on its own helper.
+ * event at a time: @vsync with the vsync's CLOCK_MONOTONIC ns, @hotplug,
+ * @custom_event for driver events of type 128 and up (@event is freed when
+ * it returns). Each may be NULL, as may the whole struct: its events are
+ * then dropped (libadfhwc took them and called through NULL). A callback
+ * must not call adf_hwc_close() on its own helper.
  */
 struct adf_hwc_event_callbacks {
 	void (*vsync)(void *data, int disp, uint64_t timestamp);
@@ -144,8 +145,8 @@ static inline uint32_t adf_hwc_interface_flag_for_disp(int disp)
  * the subscription is the fd's open file's, shared with the caller's fd),
  * and one event thread polls them all and calls @event_cb with
  * @event_cb_data.
- * Return: 0 and *@dev; -EINVAL (no fd, NULL @event_cb or *@dev, a NULL
- * required callback); dup()'s, adf_set_event()'s or pthread_create()'s error.
+ * Return: 0 and *@dev; -EINVAL (no fd, a NULL @dev); dup()'s,
+ * adf_set_event()'s or pthread_create()'s error.
  */
 int adf_hwc_open(int *intf_fds, size_t n_intfs, const struct adf_hwc_event_callbacks *event_cb,
 		 void *event_cb_data, struct adf_hwc_helper **dev);

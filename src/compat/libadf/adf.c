@@ -323,9 +323,13 @@ FL_EXPORT int adf_get_device_data(struct adf_device *dev, struct adf_device_data
 
 FL_EXPORT void adf_free_device_data(struct adf_device_data *data)
 {
+	/* NULL after, as libadf's last version: a second free is harmless. */
 	free(data->attachments);
+	data->attachments = NULL;
 	free(data->allowed_attachments);
+	data->allowed_attachments = NULL;
 	free(data->custom_data);
+	data->custom_data = NULL;
 }
 
 /* @bufs as the native API's; NULL and *@err set on failure. */
@@ -372,11 +376,19 @@ static int post(struct adf_device *dev, adf_id_t *interfaces, size_t n_interface
 	struct fl_display_post p;
 	int r;
 
-	if (n_interfaces > ADF_MAX_INTERFACES || custom_data_size > ADF_MAX_CUSTOM_DATA_SIZE)
+	if (n_interfaces > ADF_MAX_INTERFACES || n_bufs > ADF_MAX_BUFFERS ||
+	    custom_data_size > ADF_MAX_CUSTOM_DATA_SIZE)
 		return -EINVAL;
+	/* Arrays the kernel would have copied from NULL: copy_from_user()'s -EFAULT. */
+	if (n_interfaces && !interfaces)
+		return -EFAULT;
 	b = native_bufs(bufs, n_bufs, &r);
 	if (!b)
 		return r;
+	if (custom_data_size && !custom_data) {
+		free(b);
+		return -EFAULT;
+	}
 	r = get_device(dev, false, &h, &tmp);
 	if (r == 0) {
 		p = (struct fl_display_post){ .intfs = interfaces,
@@ -449,6 +461,9 @@ static ssize_t objects(struct adf_device *dev, uint32_t kind, adf_id_t **out)
 	size_t n = 0;
 	ssize_t r = get_device(dev, true, &h, &tmp);
 
+	/* libadf's scan of /dev found no node of a device that does not exist: none, no error. */
+	if (r == -ENOENT)
+		return id_array(ids, 0, out);
 	if (r < 0)
 		return r;
 	for (; n < FL_DISPLAY_MAX_ENGINES; n++) {
@@ -517,9 +532,12 @@ FL_EXPORT ssize_t adf_overlay_engines_for_interface(struct adf_device *dev, adf_
 	return allowed_with(dev, interface, false, overlay_engines);
 }
 
-/* Keeps the @in ids whose object @keep() accepts; opens each, as libadf did. */
+/*
+ * Keeps the @in ids whose object @keep() accepts (1; 0 drops, -errno fails
+ * the filter); opens each, as libadf did.
+ */
 static ssize_t filter(struct adf_device *dev, bool engines, const adf_id_t *in, size_t n_in,
-		      adf_id_t **out, bool (*keep)(int fd, const void *arg), const void *arg)
+		      adf_id_t **out, int (*keep)(int fd, const void *arg), const void *arg)
 {
 	adf_id_t *ids;
 	size_t n = 0;
@@ -533,18 +551,17 @@ static ssize_t filter(struct adf_device *dev, bool engines, const adf_id_t *in, 
 	for (size_t i = 0; i < n_in; i++) {
 		int fd = engines ? adf_overlay_engine_open(dev, in[i], O_RDONLY | O_CLOEXEC)
 				 : adf_interface_open(dev, in[i], O_RDONLY | O_CLOEXEC);
-		int err = 0;
-		bool k;
+		int k;
 
 		if (fd < 0) {
 			free(ids);
 			return fd;
 		}
-		k = keep(fd, arg) ? true : (err = errno, false);
+		k = keep(fd, arg);
 		close(fd);
-		if (err) {
+		if (k < 0) {
 			free(ids);
-			return -err;
+			return k;
 		}
 		if (k)
 			ids[n++] = in[i];
@@ -560,21 +577,18 @@ struct intf_match {
 	__u32 value;
 };
 
-/* Sets errno (else 0) when the data cannot be had: filter() returns it. */
-static bool intf_keep(int fd, const void *arg)
+/* 1 to keep, 0 not, -errno when the data cannot be had (errno is left alone: libadf's was). */
+static int intf_keep(int fd, const void *arg)
 {
 	const struct intf_match *m = arg;
 	struct adf_interface_data d;
 	int r = adf_get_interface_data(fd, &d);
-	bool k;
+	int k;
 
-	if (r < 0) {
-		errno = -r;
-		return false;
-	}
+	if (r < 0)
+		return r;
 	k = m->by_flag ? (d.flags & m->value) != 0 : d.type == m->value;
 	adf_free_interface_data(&d);
-	errno = 0;
 	return k;
 }
 
@@ -600,22 +614,20 @@ struct format_match {
 	size_t n;
 };
 
-static bool engine_keep(int fd, const void *arg)
+/* As intf_keep(), for an engine listing one of the formats. */
+static int engine_keep(int fd, const void *arg)
 {
 	const struct format_match *m = arg;
 	struct adf_overlay_engine_data d;
 	int r = adf_get_overlay_engine_data(fd, &d);
-	bool k = false;
+	int k = 0;
 
-	if (r < 0) {
-		errno = -r;
-		return false;
-	}
+	if (r < 0)
+		return r;
 	for (size_t i = 0; i < d.n_supported_formats && !k; i++)
 		for (size_t j = 0; j < m->n && !k; j++)
 			k = d.supported_formats[i] == m->formats[j];
 	adf_free_overlay_engine_data(&d);
-	errno = 0;
 	return k;
 }
 
@@ -697,8 +709,11 @@ FL_EXPORT int adf_get_interface_data(int fd, struct adf_interface_data *data)
 
 FL_EXPORT void adf_free_interface_data(struct adf_interface_data *data)
 {
+	/* NULL after, as libadf's last version: a second free is harmless. */
 	free(data->available_modes);
+	data->available_modes = NULL;
 	free(data->custom_data);
+	data->custom_data = NULL;
 }
 
 FL_EXPORT int adf_interface_blank(int fd, __u8 mode)
@@ -810,15 +825,18 @@ FL_EXPORT int adf_get_overlay_engine_data(int fd, struct adf_overlay_engine_data
 
 FL_EXPORT void adf_free_overlay_engine_data(struct adf_overlay_engine_data *data)
 {
+	/* NULL after, as libadf's last version: a second free is harmless. */
 	free(data->supported_formats);
+	data->supported_formats = NULL;
 	free(data->custom_data);
+	data->custom_data = NULL;
 }
 
 FL_EXPORT bool adf_overlay_engine_supports_format(int fd, __u32 format)
 {
 	struct format_match m = { &format, 1 };
 
-	return engine_keep(fd, &m);
+	return engine_keep(fd, &m) > 0;
 }
 
 FL_EXPORT int adf_set_event(int fd, enum adf_event_type type, bool enabled)

@@ -66,6 +66,9 @@ static void helper_free(struct adf_hwc_helper *dev)
 
 static void handle_event(struct adf_hwc_helper *dev, int disp)
 {
+	/* libadfhwc took any callbacks: an event with none is dropped (it called through NULL). */
+	static const struct adf_hwc_event_callbacks no_callbacks;
+	const struct adf_hwc_event_callbacks *cb = dev->cb ? dev->cb : &no_callbacks;
 	struct adf_event *ev;
 	int r = adf_read_event(dev->fds[disp], &ev);
 
@@ -78,12 +81,15 @@ static void handle_event(struct adf_hwc_helper *dev, int disp)
 		struct adf_vsync_event v;
 
 		memcpy(&v, ev, sizeof(v));
-		dev->cb->vsync(dev->cb_data, disp, v.timestamp);
+		if (cb->vsync)
+			cb->vsync(dev->cb_data, disp, v.timestamp);
 	} else if (ev->type == ADF_EVENT_HOTPLUG &&
 		   ev->length >= sizeof(struct adf_hotplug_event)) {
-		dev->cb->hotplug(dev->cb_data, disp, ((struct adf_hotplug_event *)ev)->connected);
-	} else if (ev->type >= ADF_EVENT_DEVICE_CUSTOM && dev->cb->custom_event) {
-		dev->cb->custom_event(dev->cb_data, disp, ev);
+		if (cb->hotplug)
+			cb->hotplug(dev->cb_data, disp,
+				    ((struct adf_hotplug_event *)ev)->connected);
+	} else if (ev->type >= ADF_EVENT_DEVICE_CUSTOM && cb->custom_event) {
+		cb->custom_event(dev->cb_data, disp, ev);
 	} else {
 		fprintf(stderr, "adfhwc: display %d: unhandled event type %u\n", disp, ev->type);
 	}
@@ -142,7 +148,7 @@ FL_EXPORT int adf_hwc_open(int *intf_fds, size_t n_intfs,
 	sigset_t all, old;
 	int r;
 
-	if (!n_intfs || !intf_fds || !event_cb || !event_cb->vsync || !event_cb->hotplug || !dev)
+	if (!n_intfs || !intf_fds || !dev)
 		return -EINVAL;
 	d = calloc(1, sizeof(*d));
 	if (!d)
