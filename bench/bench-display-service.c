@@ -22,13 +22,25 @@
  *    difference is what the framework adds to waiting for the vsync (the
  *    issue's target: 0.5 ms at p50 and p99). A post that missed V shows as
  *    a period late and is counted.
+ * 4. What a queued post costs the service: 8 processes each queue 16 posts
+ *    (the per-client bound) of one full-screen buffer held by an acquire
+ *    fence that has not signalled; the service's fds (/proc/PID/fd) and
+ *    resident memory (VmRSS) counted with every client connected and its
+ *    handles open, then with the 128 posts queued, per post, beside the
+ *    fds a post brings (its plane and its fence) and the bytes of its
+ *    POST message.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/timerfd.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fenceline/display.h>
@@ -36,6 +48,7 @@
 #include <fenceline/shared.h>
 
 #include "bench.h"
+#include "display.h"
 
 #define XR24 FL_FOURCC('X', 'R', '2', '4')
 
@@ -224,6 +237,152 @@ static void part_flip(struct post_ctx *c, struct fl_display_buffer *b, uint64_t 
 	free(late);
 }
 
+/* The display service's pid, from the HELLO of a connection of our own. */
+static pid_t service_pid(void)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_dmsg_hello b;
+	} q = { { FL_DOP_HELLO, 0, 1, sizeof(struct fl_dmsg_hello) }, { FL_DPROTO_VERSION, 0 } };
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_dmsg_hello_reply r;
+	} rep;
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	pid_t pid = -1;
+
+	if (fd >= 0 && fl_display_socket_path(a.sun_path, sizeof(a.sun_path)) == 0 &&
+	    connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+	    send(fd, &q, sizeof(q), 0) == (ssize_t)sizeof(q) &&
+	    recv(fd, &rep, sizeof(rep), 0) == (ssize_t)sizeof(rep) && rep.r.r.status == 0)
+		pid = (pid_t)rep.r.pid;
+	if (fd >= 0)
+		close(fd);
+	return pid;
+}
+
+/* @pid's open fds and resident bytes. */
+static void usage_of(pid_t pid, long *ret_fds, long *ret_rss)
+{
+	char path[64], line[128];
+	DIR *d;
+	FILE *f;
+
+	*ret_fds = *ret_rss = 0;
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	d = opendir(path);
+	for (struct dirent *e; d && (e = readdir(d));)
+		*ret_fds += e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "VmRSS:", 6))
+			*ret_rss = strtol(line + 6, NULL, 10) * 1024;
+	if (f)
+		fclose(f);
+}
+
+#define QUEUERS 8
+
+/* One client of part 4: connect, say so, queue its posts, say so, hold them until told. */
+static void queuer(int to_parent, int from_parent)
+{
+	struct fl_display_handle *dev = NULL, *intf = NULL;
+	struct fl_display_interface_data id = { 0 };
+	struct fl_display_buffer b;
+	uint32_t intf_id = 0, off, pitch;
+	int fd, tl = -1, n = 0;
+	char c;
+
+	if (fl_display_device_open(0, &dev) < 0 || fl_display_interface_open(dev, 0, &intf) < 0 ||
+	    fl_display_interface_get_data(intf, &id, NULL) < 0 ||
+	    fl_display_simple_buffer_alloc(intf, id.current_mode.hdisplay, id.current_mode.vdisplay,
+					   XR24, &fd, &off, &pitch, NULL) < 0 ||
+	    fl_timeline_fd_create("bench-held", 0, &tl) < 0)
+		_exit(2);
+	(void)!write(to_parent, "c", 1);
+	if (read(from_parent, &c, 1) != 1)
+		_exit(2);
+	b = (struct fl_display_buffer){ .engine = 0,
+					.w = id.current_mode.hdisplay,
+					.h = id.current_mode.vdisplay,
+					.format = XR24,
+					.n_planes = 1,
+					.fd = { fd },
+					.offset = { off },
+					.pitch = { pitch } };
+	for (int i = 0; i < 16; i++) {
+		struct fl_display_post p = {
+			.intfs = &intf_id, .n_intfs = 1, .bufs = &b, .n_bufs = 1
+		};
+
+		if (fl_fence_fd_create(tl, 1, "held", &b.acquire_fence) < 0)
+			_exit(2);
+		n += fl_display_post(dev, &p, NULL, NULL) == 0;
+		close(b.acquire_fence);
+	}
+	(void)!write(to_parent, n == 16 ? "q" : "x", 1);
+	(void)!read(from_parent, &c, 1);
+	fl_timeline_fd_inc(tl, 1);
+	_exit(0);
+}
+
+static void part_queue(void)
+{
+	int up[2], down[2], ok = 1;
+	pid_t kids[QUEUERS], svc = service_pid();
+	long fds0, rss0, fds1, rss1;
+	char c;
+
+	fl__bench_comment("display 4: what a queued post costs the service: %d clients queue 16 "
+			  "posts each (held by an acquire fence), the service's fds and resident "
+			  "memory before and after, per post",
+			  QUEUERS);
+	if (svc <= 0 || pipe2(up, O_CLOEXEC) < 0 || pipe2(down, O_CLOEXEC) < 0) {
+		fl__bench_comment("display 4: skipped (no service pid)");
+		return;
+	}
+	for (int i = 0; i < QUEUERS; i++) {
+		kids[i] = fork();
+		if (kids[i] == 0) {
+			/* The parent's connection is not the child's (the library makes its own). */
+			queuer(up[1], down[0]);
+		}
+	}
+	for (int i = 0; i < QUEUERS; i++)
+		ok &= read(up[0], &c, 1) == 1 && c == 'c';
+	usage_of(svc, &fds0, &rss0);
+	for (int i = 0; i < QUEUERS; i++)
+		(void)!write(down[1], "g", 1);
+	for (int i = 0; i < QUEUERS; i++)
+		ok &= read(up[0], &c, 1) == 1 && c == 'q';
+	usage_of(svc, &fds1, &rss1);
+	for (int i = 0; i < QUEUERS; i++)
+		(void)!write(down[1], "g", 1);
+	for (int i = 0; i < QUEUERS; i++)
+		waitpid(kids[i], NULL, 0);
+	close(up[0]);
+	close(up[1]);
+	close(down[0]);
+	close(down[1]);
+	if (!ok) {
+		fl__bench_comment("display 4: a client could not queue its posts: skipped");
+		return;
+	}
+	fl__bench_out("baseline_post_fds_sent", 2, "fds");
+	fl__bench_out("display_queued_post_fds", (double)(fds1 - fds0) / (QUEUERS * 16), "fds");
+	fl__bench_ratio("ratio_display_queued_post_fds_over_sent", "display_queued_post_fds",
+			"baseline_post_fds_sent");
+	fl__bench_out("baseline_post_message_bytes",
+		      (double)(sizeof(struct fl_msg_hdr) + sizeof(struct fl_dmsg_post) + 4 +
+			       sizeof(struct fl_dmsg_buffer)),
+		      "bytes");
+	fl__bench_out("display_queued_post_bytes", (double)(rss1 - rss0) / (QUEUERS * 16), "bytes");
+}
+
 void fl__bench_display_service(void)
 {
 	struct post_ctx c = { 0 };
@@ -292,6 +451,7 @@ void fl__bench_display_service(void)
 		fl__bench_die("fl_display_blank", EIO);
 	part_jitter(c.intf, (uint64_t)m.htotal * m.vtotal * 1000000u / m.clock);
 	part_flip(&c, &b, (uint64_t)m.htotal * m.vtotal * 1000000u / m.clock);
+	part_queue();
 	fl_display_blank(c.intf, FL_DISPLAY_DPMS_OFF, NULL);
 	close(fd);
 	fl_timeline_fd_close(c.tl);
