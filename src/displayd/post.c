@@ -201,6 +201,21 @@ static int import_fds(struct ddev *d, const struct fl_display_driver_buffer *buf
 	return 0;
 }
 
+/* A post that was checked but never queued (TEST_ONLY or refused): its fds closed, it freed. */
+static void unqueued_free(struct dpost *p, const int *acquire, size_t n_bufs)
+{
+	for (size_t i = 0; i < n_bufs; i++) {
+		for (uint32_t pl = 0; pl < p->bufs[i].n_planes; pl++)
+			close(p->bufs[i].fd[pl]);
+		if (acquire[i] >= 0)
+			close(acquire[i]);
+	}
+	if (p->wb.fd[0] >= 0)
+		close(p->wb.fd[0]);
+	free(p->intfs);
+	free(p);
+}
+
 /*
  * A post's checks and its queueing (POST and SIMPLE_POST). @fds: the
  * post's, in wire order (taken: each is closed or kept).
@@ -368,15 +383,7 @@ static bool post(struct dconn *c, const struct fl_msg_hdr *req, struct ddev *d, 
 	return ok;
 
 done_closing:
-	for (size_t i = 0; i < n_bufs; i++) {
-		for (uint32_t pl = 0; pl < p->bufs[i].n_planes; pl++)
-			close(p->bufs[i].fd[pl]);
-		if (acquire[i] >= 0)
-			close(acquire[i]);
-	}
-	if (p->wb.fd[0] >= 0)
-		close(p->wb.fd[0]);
-	free(p);
+	unqueued_free(p, acquire, n_bufs);
 	return displayd_reply(c, req, &r, sizeof(r), NULL, 0);
 
 refuse_state:
@@ -384,16 +391,7 @@ refuse_state:
 		d->drv->state_free(d->drv_data, state);
 refuse:
 	if (p) {
-		for (size_t i = 0; i < n_bufs; i++) {
-			for (uint32_t pl = 0; pl < p->bufs[i].n_planes; pl++)
-				close(p->bufs[i].fd[pl]);
-			if (acquire[i] >= 0)
-				close(acquire[i]);
-		}
-		if (p->wb.fd[0] >= 0)
-			close(p->wb.fd[0]);
-		free(p->intfs);
-		free(p);
+		unqueued_free(p, acquire, n_bufs);
 	} else {
 		for (unsigned int i = 0; i < nfds; i++)
 			close(fds[i]);

@@ -15,23 +15,14 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from displaytest import read_png, stop_services  # noqa: E402
+from displaytest import check, main, read_png  # noqa: E402
 
 WRAPPER, LIB, FBDRAW, CTL, CONFIG = sys.argv[1:6]
 FRAME_DIR = os.environ.get("FL_TEST_FRAME_DIR") or sys.argv[6]
 W, H = 320, 240
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures += 1
 
 
 def fb(*args, **kw):
@@ -232,17 +223,4 @@ def run(tmp):
     check(r.returncode == 1 and "open /dev/fb0" in err, f"no display: open fails ({err.strip()!r})")
 
 
-def main():
-    tmp = tempfile.mkdtemp(prefix="fbdev-test.")
-    try:
-        run(tmp)
-    finally:
-        stop_services(tmp)
-        shutil.rmtree(tmp, ignore_errors=True)
-    if failures:
-        print(f"{failures} failures", file=sys.stderr)
-        sys.exit(1)
-    print("ok")
-
-
-main()
+main(run, "fbdev-test.")

@@ -13,27 +13,15 @@ usage: displayctl-test.py FL-DISPLAYCTL POSTER CONFIG FRAME_DIR
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from displaytest import read_png, stop_services  # noqa: E402
+from displaytest import check, main, read_png  # noqa: E402
 
 TOOL, POSTER, CONFIG = sys.argv[1], sys.argv[2], sys.argv[3]
 FRAME_DIR = os.environ.get("FL_TEST_FRAME_DIR") or sys.argv[4]
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print(f"FAIL: {what}", file=sys.stderr)
-    return cond
 
 
 def ctl(*args, env=None):
@@ -109,20 +97,6 @@ def check_vsyncs(out, n, hz, what):
             delta, frames = times[-1] - times[-2], int(m.group(5))
             check(frames >= 1 and abs(delta - frames * 10**9 / hz) < 2, f"{what}: {l!r} is {frames} frames of {hz} Hz")
             check(abs(float(m.group(4)) - delta / 1e6) < 0.0015, f"{what}: {l!r}: period printed as measured")
-
-
-def main():
-    tmp = tempfile.mkdtemp(prefix="displayctl-test.")
-    try:
-        run(tmp)
-    finally:
-        # Whatever happened, no service of this test outlives it.
-        stop_services(tmp)
-        shutil.rmtree(tmp, ignore_errors=True)
-    if failures:
-        print(f"{failures} failures", file=sys.stderr)
-        sys.exit(1)
-    print("ok")
 
 
 def run(tmp):
@@ -337,4 +311,4 @@ def run(tmp):
           "fl-displayctl: listing display devices: no display service could be started" in r.stderr, f"no service: exit 1 with a reason ({r.returncode}, {r.stderr!r})")
 
 
-main()
+main(run, "displayctl-test.")

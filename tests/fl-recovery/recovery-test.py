@@ -11,27 +11,17 @@ usage: recovery-test.py FL-RECOVERY FL-DISPLAYCTL CONFIG FRAME-DIR
 (env: FENCELINE_DAEMON, FENCELINE_DISPLAYD; a scratch dir in TMPDIR)"""
 import os
 import pty
-import shutil
 import subprocess
 import sys
-import tempfile
 import termios
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from displaytest import read_png, stop_services  # noqa: E402
+from displaytest import check, main, read_png  # noqa: E402
 
 RECOVERY, CTL, CONFIG = sys.argv[1:4]
 FRAME_DIR = os.environ.get("FL_TEST_FRAME_DIR") or sys.argv[4]
 HIGHLIGHT, LOG = (0x00, 0x40, 0xa0), (0x00, 0xc0, 0x00)
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures += 1
 
 
 def recovery(keys, *args):
@@ -174,17 +164,4 @@ def run(tmp):
           f"no display: exit 1, a reason ({r.stderr.decode().strip()!r})")
 
 
-def main():
-    tmp = tempfile.mkdtemp(prefix="recovery-test.")
-    try:
-        run(tmp)
-    finally:
-        stop_services(tmp)
-        shutil.rmtree(tmp, ignore_errors=True)
-    if failures:
-        print(f"{failures} failures", file=sys.stderr)
-        sys.exit(1)
-    print("ok")
-
-
-main()
+main(run, "recovery-test.")

@@ -1,12 +1,42 @@
 # SPDX-License-Identifier: MIT
-"""What the Python tests of the display tools share: a PNG reader (the
-captures they check pixel by pixel) and stopping the services a test
-started in its scratch directory."""
+"""What the Python tests of the display tools share: check() and the
+main() that runs a test in a scratch directory and stops the services it
+started there, whatever happens; a PNG reader (the captures they check
+pixel by pixel)."""
 import os
+import shutil
 import signal
 import struct
+import sys
+import tempfile
 import time
 import zlib
+
+failures = 0
+
+
+def check(cond, what):
+    """Say whether @what holds ("ok" or "FAIL" on stdout), count the failures; return @cond."""
+    global failures
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures += 1
+    return cond
+
+
+def main(run, prefix):
+    """run(tmp) in a new scratch directory; exit 1 if a check failed."""
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    try:
+        run(tmp)
+    finally:
+        # Whatever happened, no service of this test outlives it.
+        stop_services(tmp)
+        shutil.rmtree(tmp, ignore_errors=True)
+    if failures:
+        print(f"{failures} failures", file=sys.stderr)
+        sys.exit(1)
+    print("ok")
 
 
 def read_png(path):
