@@ -67,6 +67,7 @@ void fl__bench_heap(void);
 void fl__bench_fdtype(void);
 void fl__bench_display(void);
 void fl__bench_display_service(void);
+void fl__bench_outputs(void);
 int fl__bench_fdstall_child(const char *variant);
 
 #endif /* FL_BENCH_H */

@@ -35,6 +35,7 @@ enum {
 	SEC_HEAP,
 	SEC_FDTYPE,
 	SEC_DISPLAY,
+	SEC_OUTPUTS,
 	NR_SECTIONS
 };
 
@@ -53,6 +54,7 @@ static struct section sections[NR_SECTIONS] = {
 			  "composition of 4 1080p layers vs bare pixman and memcpy; fl-displayd: "
 			  "post round trip vs a request, vsync lateness vs timerfd",
 			  0 },
+	[SEC_OUTPUTS] = { "outputs", "each display driver's cost per 1080p frame vs a memcpy", 0 },
 };
 
 static void usage(FILE *out, const char *argv0)
@@ -263,6 +265,8 @@ int main(int argc, char **argv)
 		fl__bench_display();
 		fl__bench_display_service();
 	}
+	if (sections[SEC_OUTPUTS].selected)
+		fl__bench_outputs();
 	loadavg("at end");
 	return 0;
 }

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* A frame as half blocks in a 24-bit terminal (term-encode.h). */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,8 +20,10 @@ struct fl_term_screen {
 	struct cell *shown;
 	uint32_t *pic; /* the new picture, cols × 2 rows */
 	/* The column ranges of the last frame size, cached. */
-	uint32_t last_w, last_h;
 	uint32_t *sx0, *sx1;
+	/* A line of picture pixels' sums: red and blue (red at bit 32), and green. */
+	uint64_t *acc_rb;
+	uint32_t *acc_g;
 };
 
 struct fl_term_screen *fl__term_screen_new(unsigned int cols, unsigned int rows)
@@ -40,7 +41,9 @@ struct fl_term_screen *fl__term_screen_new(unsigned int cols, unsigned int rows)
 	s->pic = calloc((size_t)cols * rows * 2, sizeof(*s->pic));
 	s->sx0 = calloc(cols, sizeof(*s->sx0));
 	s->sx1 = calloc(cols, sizeof(*s->sx1));
-	if (!s->shown || !s->pic || !s->sx0 || !s->sx1) {
+	s->acc_rb = calloc(cols, sizeof(*s->acc_rb));
+	s->acc_g = calloc(cols, sizeof(*s->acc_g));
+	if (!s->shown || !s->pic || !s->sx0 || !s->sx1 || !s->acc_rb || !s->acc_g) {
 		fl__term_screen_free(s);
 		return NULL;
 	}
@@ -55,6 +58,8 @@ void fl__term_screen_free(struct fl_term_screen *s)
 	free(s->pic);
 	free(s->sx0);
 	free(s->sx1);
+	free(s->acc_rb);
+	free(s->acc_g);
 	free(s);
 }
 
@@ -89,32 +94,19 @@ void fl__term_screen_fit(const struct fl_term_screen *s, uint32_t w, uint32_t h,
 	*ret_h = (unsigned int)ph;
 }
 
-/* The average of the frame's pixels in [x0, x1) × [y0, y1), rounded. */
-static uint32_t average(const uint8_t *px, uint32_t pitch, uint32_t x0, uint32_t x1, uint32_t y0,
-			uint32_t y1)
-{
-	uint64_t r = 0, g = 0, b = 0, n = (uint64_t)(x1 - x0) * (y1 - y0);
-
-	for (uint32_t y = y0; y < y1; y++) {
-		const uint32_t *line = (const uint32_t *)(px + (size_t)y * pitch);
-
-		for (uint32_t x = x0; x < x1; x++) {
-			uint32_t p = line[x];
-
-			r += (p >> 16) & 0xff;
-			g += (p >> 8) & 0xff;
-			b += p & 0xff;
-		}
-	}
-	return (uint32_t)((r + n / 2) / n) << 16 | (uint32_t)((g + n / 2) / n) << 8 |
-	       (uint32_t)((b + n / 2) / n);
-}
-
-/* The picture @s->pic of the frame: scaled into its rect, black around. */
+/*
+ * The picture @s->pic of the frame: scaled into its rect, black around,
+ * each pixel the rounded average of the frame pixels it covers. The frame
+ * is read once, line by line: a line's pixels are summed into their
+ * picture column's accumulators, red and blue together in one 64-bit
+ * word (red at bit 32), so that a frame costs little more than reading it.
+ */
 static void picture(struct fl_term_screen *s, const void *px, uint32_t w, uint32_t h,
 		    uint32_t pitch)
 {
 	unsigned int rx, ry, rw, rh, W = s->cols, H = s->rows * 2;
+	uint64_t *rb = s->acc_rb;
+	uint32_t *g = s->acc_g;
 
 	fl__term_screen_fit(s, w, h, &rx, &ry, &rw, &rh);
 	memset(s->pic, 0, (size_t)W * H * sizeof(*s->pic));
@@ -132,8 +124,34 @@ static void picture(struct fl_term_screen *s, const void *px, uint32_t w, uint32
 
 		if (y1 <= y0)
 			y1 = y0 + 1;
-		for (unsigned int tx = 0; tx < rw; tx++)
-			out[tx] = average(px, pitch, s->sx0[tx], s->sx1[tx], y0, y1);
+		memset(rb, 0, rw * sizeof(*rb));
+		memset(g, 0, rw * sizeof(*g));
+		for (uint32_t y = y0; y < y1; y++) {
+			const uint32_t *line =
+				(const uint32_t *)((const uint8_t *)px + (size_t)y * pitch);
+
+			for (unsigned int tx = 0; tx < rw; tx++) {
+				uint64_t a = 0;
+				uint32_t b = 0;
+
+				for (uint32_t x = s->sx0[tx]; x < s->sx1[tx]; x++) {
+					uint32_t p = line[x];
+
+					a += (uint64_t)(p & 0x00ff0000u) << 16 | (p & 0xffu);
+					b += (p >> 8) & 0xffu;
+				}
+				rb[tx] += a;
+				g[tx] += b;
+			}
+		}
+		for (unsigned int tx = 0; tx < rw; tx++) {
+			uint64_t n = (uint64_t)(s->sx1[tx] - s->sx0[tx]) * (y1 - y0);
+			uint64_t r = ((rb[tx] >> 32) + n / 2) / n,
+				 bl = ((rb[tx] & 0xffffffffu) + n / 2) / n;
+
+			out[tx] = (uint32_t)r << 16 | (uint32_t)((g[tx] + n / 2) / n) << 8 |
+				  (uint32_t)bl;
+		}
 	}
 }
 
@@ -144,25 +162,54 @@ size_t fl__term_encode_max(const struct fl_term_screen *s)
 }
 
 struct out {
-	char *p, *end;
+	char *p;
 };
 
-static void put(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(struct out *o, const char *fmt, ...)
+static void put_str(struct out *o, const char *str, size_t len)
 {
-	va_list ap;
-	int n;
+	memcpy(o->p, str, len);
+	o->p += len;
+}
 
-	va_start(ap, fmt);
-	n = vsnprintf(o->p, (size_t)(o->end - o->p), fmt, ap);
-	va_end(ap);
-	o->p += n;
+/* @v in decimal: a terminal gets thousands of these a frame, printf() is too slow. */
+static void put_u(struct out *o, unsigned int v)
+{
+	char tmp[10];
+	size_t n = 0;
+
+	do
+		tmp[n++] = (char)('0' + v % 10);
+	while ((v /= 10));
+	while (n)
+		*o->p++ = tmp[--n];
+}
+
+/* ESC [ @row ; @col H (1-based). */
+static void put_move(struct out *o, unsigned int row, unsigned int col)
+{
+	put_str(o, "\x1b[", 2);
+	put_u(o, row);
+	*o->p++ = ';';
+	put_u(o, col);
+	*o->p++ = 'H';
+}
+
+/* SGR 24-bit colour, foreground (38) or background (48). */
+static void put_colour(struct out *o, unsigned int which, uint32_t c)
+{
+	put_str(o, which == 38 ? "\x1b[38;2;" : "\x1b[48;2;", 7);
+	put_u(o, c >> 16);
+	*o->p++ = ';';
+	put_u(o, (c >> 8) & 0xff);
+	*o->p++ = ';';
+	put_u(o, c & 0xff);
+	*o->p++ = 'm';
 }
 
 long fl__term_encode(struct fl_term_screen *s, const void *px, uint32_t w, uint32_t h,
 		     uint32_t pitch, char *out, size_t cap)
 {
-	struct out o = { out, out + cap };
+	struct out o = { out };
 	uint32_t fg = NONE, bg = NONE;
 	unsigned int cur_r = ~0u, cur_c = ~0u;
 	int wrote = 0;
@@ -172,7 +219,7 @@ long fl__term_encode(struct fl_term_screen *s, const void *px, uint32_t w, uint3
 	picture(s, px, w, h, pitch);
 	if (!s->valid) {
 		/* Reset, clear, hide the cursor: then every cell is written. */
-		put(&o, "\x1b[0m\x1b[2J\x1b[?25l");
+		put_str(&o, "\x1b[0m\x1b[2J\x1b[?25l", 14);
 		for (size_t i = 0; i < (size_t)s->cols * s->rows; i++)
 			s->shown[i] = (struct cell){ NONE, NONE };
 		s->valid = 1;
@@ -187,24 +234,21 @@ long fl__term_encode(struct fl_term_screen *s, const void *px, uint32_t w, uint3
 			if (cell->up == up[c] && cell->lo == lo[c])
 				continue;
 			if (cur_r != r || cur_c != c)
-				put(&o, "\x1b[%u;%uH", r + 1, c + 1);
+				put_move(&o, r + 1, c + 1);
 			/* Both halves alike: a space in the background colour, no foreground needed. */
 			if (up[c] == lo[c]) {
 				if (bg != lo[c])
-					put(&o, "\x1b[48;2;%u;%u;%um", lo[c] >> 16,
-					    (lo[c] >> 8) & 0xff, lo[c] & 0xff);
+					put_colour(&o, 48, lo[c]);
 				bg = lo[c];
-				put(&o, " ");
+				*o.p++ = ' ';
 			} else {
 				if (fg != up[c])
-					put(&o, "\x1b[38;2;%u;%u;%um", up[c] >> 16,
-					    (up[c] >> 8) & 0xff, up[c] & 0xff);
+					put_colour(&o, 38, up[c]);
 				if (bg != lo[c])
-					put(&o, "\x1b[48;2;%u;%u;%um", lo[c] >> 16,
-					    (lo[c] >> 8) & 0xff, lo[c] & 0xff);
+					put_colour(&o, 48, lo[c]);
 				fg = up[c];
 				bg = lo[c];
-				put(&o, "\xe2\x96\x80"); /* U+2580 UPPER HALF BLOCK */
+				put_str(&o, "\xe2\x96\x80", 3); /* U+2580 UPPER HALF BLOCK */
 			}
 			*cell = (struct cell){ up[c], lo[c] };
 			cur_r = r;
@@ -214,7 +258,7 @@ long fl__term_encode(struct fl_term_screen *s, const void *px, uint32_t w, uint3
 		}
 	}
 	if (wrote)
-		put(&o, "\x1b[0m");
+		put_str(&o, "\x1b[0m", 4);
 	return (long)(o.p - out);
 }
 
