@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <fenceline/heap-table.h>
 
@@ -39,6 +41,12 @@ struct vintf {
 	struct fl_display_mode mode;
 	uint64_t base_ns, frame; /* the next vsync is frame @frame after @base_ns */
 	struct fl_display_source *timer;
+	/*
+	 * Its gang (n_members 0: none). One clock scans out a gang's panel:
+	 * the timer of its first member, which reports the vsync of every
+	 * member with the same timestamp; the others' timers stay unarmed.
+	 */
+	struct fl_display_gang gang;
 };
 
 struct vdev {
@@ -70,6 +78,8 @@ static bool has_timings(const struct fl_display_mode *m)
 	return m->clock && m->htotal && m->vtotal;
 }
 
+static struct vintf *intf_of(struct vdev *v, uint32_t id);
+
 static void vsync_fire(void *data)
 {
 	struct vintf *vi = data;
@@ -89,13 +99,22 @@ static void vsync_fire(void *data)
 	vi->frame = n;
 	host->timer_arm(vi->timer, fl__display_virtual_frame(&vi->mode, vi->base_ns, n));
 	host->vsync(host, vi->id, ts);
+	/* The gang's other links start the same frame at the same instant. */
+	for (uint32_t m = 1; m < vi->gang.n_members; m++) {
+		struct vintf *o = intf_of(vi->v, vi->gang.members[m]);
+
+		if (o && o->on && o->connected)
+			host->vsync(host, o->id, ts);
+	}
 }
 
 static void vsync_update(struct vintf *vi)
 {
 	const struct fl_display_host *host = vi->v->host;
 
-	if (vi->on && vi->connected && has_timings(&vi->mode)) {
+	bool follower = vi->gang.n_members && vi->gang.members[0] != vi->id;
+
+	if (vi->on && vi->connected && has_timings(&vi->mode) && !follower) {
 		vi->base_ns = host->now(host);
 		vi->frame = 1;
 		host->timer_arm(vi->timer, fl__display_virtual_frame(&vi->mode, vi->base_ns, 1));
@@ -139,6 +158,8 @@ static struct vintf *intf_of(struct vdev *v, uint32_t id)
 	vi->id = id;
 	if (v->host->intf_state(v->host, id, &vi->mode, &vi->connected) < 0)
 		goto fail;
+	if (v->host->gang(v->host, id, &vi->gang) < 0)
+		vi->gang.n_members = 0;
 	vi->timer = v->host->timer_add(v->host, vsync_fire, vi);
 	if (!vi->timer)
 		goto fail;
@@ -215,6 +236,9 @@ static int v_set_connected(void *data, uint32_t intf, bool connected)
 		return -ENOENT;
 	if (vi->connected == connected)
 		return -EALREADY;
+	/* A gang's links are one panel's: plugged one at a time, they would tear it. */
+	if (vi->gang.n_members)
+		return -EOPNOTSUPP;
 	vi->connected = connected;
 	/*
 	 * Reported before returning (hotplug() is allowed from this op): the
@@ -263,6 +287,102 @@ static int v_validate(void *data, const struct fl_display_driver_post *post, voi
 	return 0;
 }
 
+static int v_validate_custom_format(void *data, const struct fl_display_driver_buffer *buf,
+				    size_t index, struct fl_display_error *e)
+{
+	(void)data;
+	return fl__display_virtual_tiled_check(buf, index, e);
+}
+
+/*
+ * Composes @s's buffers into @dst over @bg by the service's compositor,
+ * after making a linear copy of each buffer in the driver's own format:
+ * the compositor knows only the standard formats.
+ */
+static int compose_frame(struct vdev *v, const struct vstate *s,
+			 const struct fl_display_driver_buffer *dst, uint32_t bg)
+{
+	struct fl_display_driver_buffer lin[FL_DISPLAY_MAX_BUFFERS];
+	size_t n = s ? s->n_bufs : 0;
+	int r = 0;
+
+	if (n > FL_DISPLAY_MAX_BUFFERS)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		lin[i] = s->bufs[i];
+	for (size_t i = 0; i < n && !r; i++)
+		if (s->bufs[i].format == FL_DISPLAY_VIRTUAL_FORMAT_XT44)
+			r = fl__display_virtual_detile(&s->bufs[i], &lin[i]);
+	if (!r)
+		r = v->host->compose_over(v->host, lin, s ? s->layers : NULL, n, dst, bg);
+	for (size_t i = 0; i < n; i++)
+		if (lin[i].fd[0] != s->bufs[i].fd[0])
+			close(lin[i].fd[0]);
+	return r;
+}
+
+/*
+ * A tile of a gang's panel (@g, interface @intf in @mode) into @dst: the
+ * whole panel is composed into scratch memory in @dst's format, and the
+ * tile's rectangle copied out of it.
+ */
+static int compose_tile(struct vdev *v, const struct vstate *s, uint32_t intf,
+			const struct fl_display_gang *g, const struct fl_display_mode *mode,
+			const struct fl_display_driver_buffer *dst)
+{
+	struct fl_display_driver_buffer panel = *dst;
+	unsigned int planes, cpp[FL_DISPLAY_MAX_PLANES];
+	uint64_t row, len, dlen;
+	uint8_t *src, *out;
+	int fd, r;
+
+	r = v->host->layout(v->host, dst->format, &planes, cpp);
+	if (r < 0)
+		return r;
+	panel.w = mode->hdisplay * g->cols;
+	panel.h = mode->vdisplay * g->rows;
+	row = ((uint64_t)panel.w * cpp[0] + 3) / 4 * 4;
+	len = row * panel.h;
+	dlen = dst->offset[0] + (uint64_t)dst->pitch[0] * dst->h;
+	if (dst->w != mode->hdisplay || dst->h != mode->vdisplay || row > UINT32_MAX ||
+	    dlen > dst->size[0])
+		return -EINVAL;
+	fd = memfd_create("gang-panel", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)len) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	panel.fd[0] = fd;
+	panel.offset[0] = 0;
+	panel.pitch[0] = (uint32_t)row;
+	panel.size[0] = len;
+	r = compose_frame(v, s, &panel, v->host->background(v->host, intf));
+	if (r < 0)
+		goto out;
+	src = mmap(NULL, (size_t)len, PROT_READ, MAP_SHARED, fd, 0);
+	out = mmap(NULL, (size_t)dlen, PROT_READ | PROT_WRITE, MAP_SHARED, dst->fd[0], 0);
+	if (src == MAP_FAILED || out == MAP_FAILED) {
+		r = -errno;
+	} else {
+		uint64_t x0 = (uint64_t)g->col * mode->hdisplay * cpp[0];
+
+		for (uint64_t y = 0; y < dst->h; y++)
+			memcpy(out + dst->offset[0] + y * dst->pitch[0],
+			       src + ((uint64_t)g->row * mode->vdisplay + y) * row + x0,
+			       (size_t)dst->w * cpp[0]);
+	}
+	if (src != MAP_FAILED)
+		munmap(src, (size_t)len);
+	if (out != MAP_FAILED)
+		munmap(out, (size_t)dlen);
+out:
+	close(fd);
+	return r;
+}
+
 /*
  * Software composition of what interface @intf shows (@s, NULL: nothing)
  * into @dst, by the service's compositor: only called for an observer.
@@ -270,12 +390,14 @@ static int v_validate(void *data, const struct fl_display_driver_post *post, voi
 static int compose(struct vdev *v, const struct vstate *s, uint32_t intf,
 		   const struct fl_display_driver_buffer *dst)
 {
+	struct vintf *vi = intf_of(v, intf);
 	bool shown = false;
 
 	for (size_t i = 0; s && i < s->n_intfs; i++)
 		shown |= s->intfs[i] == intf;
-	return v->host->compose(v->host, shown ? s->bufs : NULL, shown ? s->layers : NULL,
-				shown ? s->n_bufs : 0, dst);
+	if (vi && vi->gang.n_members)
+		return compose_tile(v, shown ? s : NULL, intf, &vi->gang, &vi->mode, dst);
+	return compose_frame(v, shown ? s : NULL, dst, v->host->background(v->host, intf));
 }
 
 static void v_post(void *data, void *state)
@@ -289,8 +411,13 @@ static void v_post(void *data, void *state)
 	 * the service signals the post's present fence.
 	 */
 	if (s->has_wb)
-		/* post cannot fail; the service's compose() logs a frame it refuses. */
-		(void)v->host->compose(v->host, s->bufs, s->layers, s->n_bufs, &s->wb);
+		/*
+		 * post cannot fail; the service's compose() logs a frame it
+		 * refuses. The frame is one, so is its background: the post's
+		 * first interface's, as that interface shows it.
+		 */
+		(void)compose_frame(v, s, &s->wb,
+				    v->host->background(v->host, s->n_intfs ? s->intfs[0] : 0));
 }
 
 static void v_state_free(void *data, void *state)
@@ -360,6 +487,7 @@ const struct fl_display_driver_ops fl__display_virtual_ops = {
 	.destroy = v_destroy,
 	.blank = v_blank,
 	.modeset = v_modeset,
+	.validate_custom_format = v_validate_custom_format,
 	.validate = v_validate,
 	.post = v_post,
 	.state_free = v_state_free,
