@@ -36,10 +36,10 @@ static uint64_t fd_size(int fd)
  * The layers of a post (NULL: none), checked before the driver sees them:
  * what every software-composing driver would refuse, with the buffer named.
  */
-static int check_layers(struct ddev *d, const uint32_t *intfs, size_t n_intfs,
-			const struct fl_display_driver_buffer *bufs,
-			const struct fl_display_layer *layers, size_t n_bufs,
-			struct fl_display_error *e)
+int displayd_check_layers(struct ddev *d, const uint32_t *intfs, size_t n_intfs,
+			  const struct fl_display_driver_buffer *bufs,
+			  const struct fl_display_layer *layers, size_t n_bufs,
+			  struct fl_display_error *e)
 {
 	for (size_t i = 0; layers && i < n_bufs; i++) {
 		const struct fl_display_layer *l = &layers[i];
@@ -265,7 +265,7 @@ static bool post(struct dconn *c, const struct fl_msg_hdr *req, struct ddev *d, 
 		err = fl__display_post_check(d->dev, intfs, n_intfs, p->bufs, n_bufs, custom_size,
 					     &e);
 	if (!err)
-		err = check_layers(d, intfs, n_intfs, p->bufs, layers, n_bufs, &e);
+		err = displayd_check_layers(d, intfs, n_intfs, p->bufs, layers, n_bufs, &e);
 	if (!err)
 		err = check_writeback(d, intfs, n_intfs, dest ? &p->wb : NULL, &e);
 	if (err)

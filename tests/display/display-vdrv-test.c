@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -433,5 +434,275 @@ FL_TEST(what_the_bottom_layer_does_not_cover_is_the_interface_background)
 	fl_assert_int_eq(capture_wrong(&d, SOLO, "display-vdrv-background", root_want), 0);
 	munmap(map, (size_t)RW * RH * 4);
 	close(fd);
+	vd_close(&d);
+}
+
+/* ---- live sources ---- */
+
+/* Waits for the next vsync of interface @i (its VSYNC events subscribed). */
+static void next_vsync(struct vd *d, int i)
+{
+	struct fl_display_event *ev = NULL;
+
+	do {
+		free(ev);
+		fl_assert_int_eq(fl_display_read_event(d->intf[i], &ev), 0);
+	} while (ev->type != FL_DISPLAY_EVENT_VSYNC);
+	free(ev);
+}
+
+/*
+ * The test pattern as docs/display.md describes it, written again here: bars
+ * in the top two thirds of what is above the 16-line strip, a grey ramp
+ * moving 4 pixels a frame below them, the frame number in the strip.
+ */
+static uint64_t pattern_frame;
+
+static uint32_t pattern_want(uint32_t x, uint32_t y)
+{
+	static const uint32_t bars[7] = { 0xbfbfbf, 0xbfbf00, 0x00bfbf, 0x00bf00,
+					  0xbf00bf, 0xbf0000, 0x0000bf };
+	uint32_t g;
+
+	if (y >= H - 16)
+		return (pattern_frame >> (31 - x / (W / 32)) & 1) ? 0xffffff : 0;
+	if (y < (H - 16) * 2 / 3)
+		return bars[x * 7 / W];
+	g = (uint32_t)((x + pattern_frame * 4) % 256);
+	return g << 16 | g << 8 | g;
+}
+
+/* The frame number a capture of the pattern shows in its strip. */
+static uint64_t pattern_number(struct vd *d, int i)
+{
+	uint32_t w, h, pitch, *p, n = 0;
+	int fd = -1;
+
+	fl_assert_int_eq(fl_display_capture(d->intf[i], XR24, &fd, &w, &h, &pitch, NULL), 0);
+	p = mmap(NULL, (size_t)pitch * h, PROT_READ, MAP_SHARED, fd, 0);
+	fl_assert(p != MAP_FAILED);
+	for (uint32_t cell = 0; cell < 32; cell++)
+		n = n << 1 |
+		    ((p[(size_t)(H - 8) * pitch / 4 + cell * (W / 32) + W / 64] & 0xff) > 0x80);
+	munmap(p, (size_t)pitch * h);
+	close(fd);
+	return n;
+}
+
+static struct fl_display_layer whole_layer(uint32_t w, uint32_t h, int32_t x, int32_t y)
+{
+	return (struct fl_display_layer){ .flags = FL_DISPLAY_LAYER_ENABLED,
+					  .src_w = w << 16,
+					  .src_h = h << 16,
+					  .dst_x = x,
+					  .dst_y = y,
+					  .dst_w = w,
+					  .dst_h = h,
+					  .blend = FL_DISPLAY_BLEND_NONE,
+					  .alpha = 0xffff };
+}
+
+static uint32_t solo_bg(uint32_t x, uint32_t y)
+{
+	(void)x;
+	(void)y;
+	return BG_SOLO;
+}
+
+FL_TEST(a_pattern_source_shows_its_bars_and_frame_number_without_a_buffer)
+{
+	struct vd d;
+	struct fl_display_error e = { 0, "" };
+	struct fl_display_source src = { .type = FL_DISPLAY_SOURCE_PATTERN,
+					 .w = W,
+					 .h = H,
+					 .format = XR24,
+					 .fd = -1,
+					 .layer = whole_layer(W, H, 0, 0) },
+				 bad;
+	uint64_t n1, n2;
+	int pfd[2];
+
+	vd_open(&d);
+	fl_assert_int_eq(fl_display_blank(d.intf[SOLO], FL_DISPLAY_DPMS_ON, NULL), 0);
+	fl_assert_int_eq(fl_display_set_event(d.intf[SOLO], FL_DISPLAY_EVENT_VSYNC, 1, NULL), 0);
+	/* Checked synchronously, each refusal with its rule. */
+	fl_assert_int_eq(fl_display_engine_set_source(d.intf[SOLO], &src, &e), -EINVAL);
+	fl_assert(strstr(e.msg, "is not an overlay engine"));
+	{
+		struct fl_display_handle *eng;
+
+		fl_assert_int_eq(fl_display_engine_open(d.dev, 0, &eng), 0);
+		bad = src;
+		bad.w = 0;
+		fl_assert_int_eq(fl_display_engine_set_source(eng, &bad, &e), -EINVAL);
+		fl_assert(strstr(e.msg, "source: 0x240 is empty"));
+		bad = src;
+		bad.format = FL_FOURCC('A', 'R', '2', '4');
+		fl_assert_int_eq(fl_display_engine_set_source(eng, &bad, &e), -EINVAL);
+		fl_assert(strstr(e.msg, "a pattern is XRGB8888"));
+		bad = src;
+		bad.layer.flags = 0;
+		fl_assert_int_eq(fl_display_engine_set_source(eng, &bad, &e), -EINVAL);
+		fl_assert(strstr(e.msg, "its layer is not enabled"));
+		bad = src;
+		bad.layer.src_w = (W + 1) << 16;
+		fl_assert_int_eq(fl_display_engine_set_source(eng, &bad, &e), -EINVAL);
+		fl_assert(strstr(e.msg, "buffer 0: layer source rect"));
+		bad = src;
+		bad.reserved[1] = 1;
+		fl_assert_int_eq(fl_display_engine_set_source(eng, &bad, &e), -EINVAL);
+		fl_assert(strstr(e.msg, "reserved fields not 0"));
+		/* A pipe is no stream: any holder could make the service's reads wait. */
+		fl_assert_int_eq(pipe(pfd), 0);
+		bad = src;
+		bad.type = FL_DISPLAY_SOURCE_STREAM;
+		bad.fd = pfd[0];
+		fl_assert_int_eq(fl_display_engine_set_source(eng, &bad, &e), -EINVAL);
+		fl_assert(strstr(e.msg, "a stream is a connected SOCK_STREAM socket"));
+		close(pfd[0]);
+		close(pfd[1]);
+		/* Nothing of the refusals shows. */
+		fl_assert_int_eq(capture_wrong(&d, SOLO, "display-vdrv-no-source", solo_bg), 0);
+
+		fl_assert_int_eq(fl_display_engine_set_source(eng, &src, &e), 0);
+		/* The handle is not the source's owner: it stays after the close. */
+		fl_display_close(eng);
+	}
+	next_vsync(&d, SOLO);
+	n1 = pattern_number(&d, SOLO);
+	pattern_frame = n1;
+	fl_assert_int_eq(capture_wrong(&d, SOLO, "display-vdrv-pattern", pattern_want), 0);
+	next_vsync(&d, SOLO);
+	next_vsync(&d, SOLO);
+	n2 = pattern_number(&d, SOLO);
+	fl_assert(n2 >= n1 + 2);
+	pattern_frame = n2;
+	fl_assert_int_eq(capture_wrong(&d, SOLO, "display-vdrv-pattern-later", pattern_want), 0);
+	/* Shown where its engine is attached, and only there. */
+	fl_assert_int_eq(fl_display_detach(d.dev, 0, SOLO, NULL), 0);
+	fl_assert_int_eq(capture_wrong(&d, SOLO, "display-vdrv-pattern-detached", solo_bg), 0);
+	vd_close(&d);
+}
+
+#define SW 64u
+#define SH 48u
+#define SX 10u
+#define SY 20u
+
+static uint32_t stream_seed;
+
+static uint32_t stream_px(uint32_t x, uint32_t y)
+{
+	return px(x + stream_seed, y + 2 * stream_seed);
+}
+
+static uint32_t stream_want(uint32_t x, uint32_t y)
+{
+	return x >= SX && x < SX + SW && y >= SY && y < SY + SH ? stream_px(x - SX, y - SY)
+								: BG_SOLO;
+}
+
+/* Bytes [@from, @to) of a frame of seed @seed as the stream carries it (header, pixels). */
+static void feed(int fd, uint32_t frame_seed, size_t from, size_t to)
+{
+	static uint8_t frame[sizeof(struct fl_display_stream_frame) + SW * SH * 4];
+	struct fl_display_stream_frame hdr = { FL_DISPLAY_STREAM_MAGIC, SW * SH * 4 };
+
+	stream_seed = frame_seed;
+	memcpy(frame, &hdr, sizeof(hdr));
+	for (uint32_t y = 0; y < SH; y++)
+		for (uint32_t x = 0; x < SW; x++)
+			memcpy(frame + sizeof(hdr) + ((size_t)y * SW + x) * 4,
+			       &(uint32_t){ stream_px(x, y) }, 4);
+	fl_assert_int_eq(send(fd, frame + from, to - from, MSG_NOSIGNAL), (ssize_t)(to - from));
+}
+
+#define FRAME_LEN (sizeof(struct fl_display_stream_frame) + SW * SH * 4)
+
+/* Vsyncs of @i until its capture is the stream's frame of @seed (at most 100 of them). */
+static void until_shown(struct vd *d, int i, uint32_t frame_seed, const char *name)
+{
+	for (int k = 0; k < 100; k++) {
+		next_vsync(d, i);
+		stream_seed = frame_seed;
+		if (!capture_wrong(d, i, name, stream_want))
+			return;
+	}
+	fl__test_fail(__FILE__, __LINE__, "frame %u never shown", frame_seed);
+}
+
+/* A stream source of SW × SH at (SX, SY) on engine 0 from a new socketpair; the feeder's end. */
+static int stream_source(struct vd *d)
+{
+	struct fl_display_handle *eng;
+	struct fl_display_source src = { .type = FL_DISPLAY_SOURCE_STREAM,
+					 .w = SW,
+					 .h = SH,
+					 .format = XR24,
+					 .layer = whole_layer(SW, SH, SX, SY) };
+	int sv[2];
+
+	fl_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	src.fd = sv[1];
+	fl_assert_int_eq(fl_display_engine_open(d->dev, 0, &eng), 0);
+	fl_assert_int_eq(fl_display_engine_set_source(eng, &src, NULL), 0);
+	fl_display_close(eng);
+	close(sv[1]); /* the service has its own */
+	return sv[0];
+}
+
+FL_TEST(a_stream_source_shows_its_newest_frame_and_outlives_a_hostile_feeder)
+{
+	struct vd d;
+	struct fl_display_stats st;
+	struct fl_display_stream_frame garbage = { 0xdeadbeef, SW * SH * 4 };
+	bool cut = false;
+	int fd;
+
+	vd_open(&d);
+	fl_assert_int_eq(fl_display_blank(d.intf[SOLO], FL_DISPLAY_DPMS_ON, NULL), 0);
+	fl_assert_int_eq(fl_display_set_event(d.intf[SOLO], FL_DISPLAY_EVENT_VSYNC, 1, NULL), 0);
+	fd = stream_source(&d);
+	/* Nothing shows before a first complete frame. */
+	next_vsync(&d, SOLO);
+	fl_assert_int_eq(capture_wrong(&d, SOLO, "display-vdrv-stream-none", solo_bg), 0);
+	feed(fd, 1, 0, FRAME_LEN);
+	until_shown(&d, SOLO, 1, "display-vdrv-stream-1");
+	/* Half a frame, then silence: the last complete one stays, and the service goes on. */
+	feed(fd, 2, 0, FRAME_LEN / 2);
+	for (int k = 0; k < 3; k++)
+		next_vsync(&d, SOLO);
+	stream_seed = 1;
+	fl_assert_int_eq(capture_wrong(&d, SOLO, "display-vdrv-stream-half", stream_want), 0);
+	feed(fd, 2, FRAME_LEN / 2, FRAME_LEN);
+	until_shown(&d, SOLO, 2, "display-vdrv-stream-2");
+	/* Two frames between vsyncs: the newer one shows. */
+	feed(fd, 3, 0, FRAME_LEN);
+	feed(fd, 4, 0, FRAME_LEN);
+	until_shown(&d, SOLO, 4, "display-vdrv-stream-4");
+	/* Garbage: the stream is no longer read (its socket closed), frame 4 stays. */
+	fl_assert_int_eq(send(fd, &garbage, sizeof(garbage), MSG_NOSIGNAL),
+			 (ssize_t)sizeof(garbage));
+	for (int k = 0; k < 100 && !cut; k++) {
+		next_vsync(&d, SOLO);
+		cut = send(fd, "x", 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 && errno == EPIPE;
+	}
+	fl_assert(cut);
+	stream_seed = 4;
+	fl_assert_int_eq(capture_wrong(&d, SOLO, "display-vdrv-stream-garbage", stream_want), 0);
+	close(fd);
+
+	/* A new stream replaces it; its feeder closes mid-frame: its last frame stays. */
+	fd = stream_source(&d);
+	feed(fd, 5, 0, FRAME_LEN);
+	until_shown(&d, SOLO, 5, "display-vdrv-stream-5");
+	feed(fd, 6, 0, 100);
+	close(fd);
+	for (int k = 0; k < 3; k++)
+		next_vsync(&d, SOLO);
+	stream_seed = 5;
+	fl_assert_int_eq(capture_wrong(&d, SOLO, "display-vdrv-stream-closed", stream_want), 0);
+	fl_assert_int_eq(fl_display_device_get_stats(d.dev, &st, NULL), 0);
 	vd_close(&d);
 }

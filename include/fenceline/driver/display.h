@@ -278,6 +278,15 @@ struct fl_display_host {
  *	software does it here and never for a post nobody looks at. NULL:
  *	-EOPNOTSUPP.
  *
+ * @set_source: feed engine @eng from live source @src (struct
+ *	fl_display_source, checked by the service: type, size, format the
+ *	engine lists, layer; for a STREAM @src->fd is a SOCK_STREAM socket
+ *	that becomes the driver's to close, also on failure), replacing any
+ *	source it had; type NONE removes it. The driver reads the stream
+ *	without ever blocking (a hostile feeder must not stall the service).
+ *	Return: 0, or a negative errno explained in @e. NULL: live sources
+ *	are refused with -EOPNOTSUPP.
+ *
  * @set_event: turn delivery of driver events of @type (128 to 254) on object
  *	@id of @kind on or off
  *	(the service counts the subscribers; this is called at the first one
@@ -317,6 +326,8 @@ struct fl_display_driver_ops {
 
 	int (*set_event)(void *data, enum fl_display_object_kind kind, uint32_t id, uint32_t type,
 			 bool enabled);
+	int (*set_source)(void *data, uint32_t eng, const struct fl_display_source *src,
+			  struct fl_display_error *e);
 };
 
 FL_END_DECLS

@@ -52,4 +52,44 @@ int fl__display_virtual_tiled_check(const struct fl_display_driver_buffer *b, si
 int fl__display_virtual_detile(const struct fl_display_driver_buffer *b,
 			       struct fl_display_driver_buffer *ret_linear);
 
+/* A live source of an engine (source.c; docs/display.md, "Live sources"). */
+struct fl__vsource;
+
+/*
+ * fl__display_virtual_source_new() - a live source from @src, checked by
+ * the service; a STREAM's fd is taken (closed on failure too) and read on
+ * @host's loop without ever blocking. Return: 0 and *@ret, or -ENOMEM
+ * (explained in @e).
+ */
+int fl__display_virtual_source_new(const struct fl_display_host *host,
+				   const struct fl_display_source *src, struct fl__vsource **ret,
+				   struct fl_display_error *e);
+
+/* Frees @s, its frames, and stops reading and closes its stream (NULL: nothing). */
+void fl__display_virtual_source_free(struct fl__vsource *s);
+
+/* A vsync of an interface that shows @s: its newest complete frame becomes the one shown. */
+void fl__display_virtual_source_latch(struct fl__vsource *s);
+
+/*
+ * fl__display_virtual_source_frame() - what @s shows at frame number
+ * @frame, as a buffer of engine @engine for the compositor (a new memfd,
+ * the caller's to close) and its layer. Return: 0, -ENODATA for a stream
+ * that has shown no complete frame yet, or memfd's and mmap()'s -errno.
+ */
+int fl__display_virtual_source_frame(struct fl__vsource *s, uint32_t engine, uint64_t frame,
+				     struct fl_display_driver_buffer *ret_buf,
+				     struct fl_display_layer *ret_layer);
+
+/*
+ * fl__display_virtual_pattern_px() - pixel (@x, @y) of the w × h test
+ * pattern at frame @frame, XRGB8888: the top two thirds (of what is above
+ * the strip) SMPTE's seven 75% bars, then a grey ramp, (x + 4 × frame) mod
+ * 256, moving with the frames, and, when @h is above 32, a 16-line strip at
+ * the bottom with the frame number's low 32 bits in 32 cells, the top bit
+ * first, white for 1 and black for 0.
+ */
+uint32_t fl__display_virtual_pattern_px(uint32_t x, uint32_t y, uint32_t w, uint32_t h,
+					uint64_t frame);
+
 #endif /* FL_DISPLAY_VIRTUAL_H */

@@ -5,6 +5,7 @@
  * next absolute vsync deadline; nothing of its own blocks or spins.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -20,6 +21,8 @@
 #define SIMPLE_MAX_BYTES (1ull << 30)
 /* The heap table's usage of memory a display engine scans out (data/heaps.ini). */
 #define SCANOUT_USAGE "display-scanout"
+/* Engines that may have a live source: a config's 64 (FL_DISPLAY_CONFIG_MAX_OBJECTS). */
+#define MAX_SOURCES 64
 
 struct vstate {
 	uint32_t intfs[FL_DISPLAY_MAX_INTERFACES]; /* the post's, for a capture of one of them */
@@ -60,7 +63,30 @@ struct vdev {
 	struct vstate *on_screen;
 	/* The heap table, for simple buffers: the system's (FENCELINE_HEAP_TABLE or the default). */
 	struct fl_heap_table *heaps;
+	/* Live sources by engine, shown on the interfaces their engine is attached to. */
+	struct fl__vsource *sources[MAX_SOURCES];
+	struct {
+		uint32_t eng, intf;
+	} att[FL_DISPLAY_MAX_ATTACHMENTS];
+	size_t n_att;
 };
+
+/* Whether engine @eng is attached to interface @intf (the model's active attachments). */
+static bool attached(const struct vdev *v, uint32_t eng, uint32_t intf)
+{
+	for (size_t i = 0; i < v->n_att; i++)
+		if (v->att[i].eng == eng && v->att[i].intf == intf)
+			return true;
+	return false;
+}
+
+/* A vsync of @intf: the live sources it shows take their newest complete frames. */
+static void latch_sources(struct vdev *v, uint32_t intf)
+{
+	for (uint32_t k = 0; k < MAX_SOURCES; k++)
+		if (v->sources[k] && attached(v, k, intf))
+			fl__display_virtual_source_latch(v->sources[k]);
+}
 
 uint64_t fl__display_virtual_frame(const struct fl_display_mode *mode, uint64_t base_ns, uint64_t n)
 {
@@ -98,13 +124,16 @@ static void vsync_fire(void *data)
 		n++;
 	vi->frame = n;
 	host->timer_arm(vi->timer, fl__display_virtual_frame(&vi->mode, vi->base_ns, n));
+	latch_sources(vi->v, vi->id);
 	host->vsync(host, vi->id, ts);
 	/* The gang's other links start the same frame at the same instant. */
 	for (uint32_t m = 1; m < vi->gang.n_members; m++) {
 		struct vintf *o = intf_of(vi->v, vi->gang.members[m]);
 
-		if (o && o->on && o->connected)
+		if (o && o->on && o->connected) {
+			latch_sources(vi->v, o->id);
 			host->vsync(host, o->id, ts);
+		}
 	}
 }
 
@@ -192,6 +221,8 @@ static void v_destroy(void *data)
 {
 	struct vdev *v = data;
 
+	for (size_t i = 0; i < MAX_SOURCES; i++)
+		fl__display_virtual_source_free(v->sources[i]);
 	for (size_t i = 0; i < FL_DISPLAY_MAX_INTERFACES; i++) {
 		if (!v->intfs[i])
 			continue;
@@ -200,6 +231,59 @@ static void v_destroy(void *data)
 	}
 	fl_heap_table_close(v->heaps);
 	free(v);
+}
+
+/* No veto: the driver only keeps the model's active attachments, for its live sources. */
+static int v_attach(void *data, uint32_t eng, uint32_t intf)
+{
+	struct vdev *v = data;
+
+	if (v->n_att == FL_DISPLAY_MAX_ATTACHMENTS)
+		return -ENOSPC;
+	v->att[v->n_att].eng = eng;
+	v->att[v->n_att].intf = intf;
+	v->n_att++;
+	return 0;
+}
+
+static int v_detach(void *data, uint32_t eng, uint32_t intf)
+{
+	struct vdev *v = data;
+
+	for (size_t i = 0; i < v->n_att; i++)
+		if (v->att[i].eng == eng && v->att[i].intf == intf) {
+			v->att[i] = v->att[--v->n_att];
+			break;
+		}
+	return 0;
+}
+
+static int v_set_source(void *data, uint32_t eng, const struct fl_display_source *src,
+			struct fl_display_error *e)
+{
+	struct vdev *v = data;
+	struct fl__vsource *s = NULL;
+	int r;
+
+	if (eng >= MAX_SOURCES) {
+		if (src->fd >= 0 && src->type == FL_DISPLAY_SOURCE_STREAM)
+			close(src->fd);
+		if (e) {
+			e->err = -EINVAL;
+			snprintf(e->msg, sizeof(e->msg),
+				 "source: the virtual driver feeds engines 0 to %d, not %u",
+				 MAX_SOURCES - 1, eng);
+		}
+		return -EINVAL;
+	}
+	if (src->type != FL_DISPLAY_SOURCE_NONE) {
+		r = fl__display_virtual_source_new(v->host, src, &s, e);
+		if (r < 0)
+			return r;
+	}
+	fl__display_virtual_source_free(v->sources[eng]);
+	v->sources[eng] = s;
+	return 0;
 }
 
 static int v_blank(void *data, uint32_t intf, enum fl_display_dpms state)
@@ -299,24 +383,46 @@ static int v_validate_custom_format(void *data, const struct fl_display_driver_b
  * after making a linear copy of each buffer in the driver's own format:
  * the compositor knows only the standard formats.
  */
-static int compose_frame(struct vdev *v, const struct vstate *s,
+static int compose_frame(struct vdev *v, const struct vstate *s, uint32_t intf, uint64_t frame,
 			 const struct fl_display_driver_buffer *dst, uint32_t bg)
 {
 	struct fl_display_driver_buffer lin[FL_DISPLAY_MAX_BUFFERS];
-	size_t n = s ? s->n_bufs : 0;
+	struct fl_display_layer layers[FL_DISPLAY_MAX_BUFFERS];
+	size_t n = s ? s->n_bufs : 0, posted = n;
+	bool any_layer = s && s->layers;
 	int r = 0;
 
 	if (n > FL_DISPLAY_MAX_BUFFERS)
 		return -EINVAL;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		lin[i] = s->bufs[i];
+		layers[i] = s->layers ? s->layers[i] : (struct fl_display_layer){ 0 };
+	}
 	for (size_t i = 0; i < n && !r; i++)
 		if (s->bufs[i].format == FL_DISPLAY_VIRTUAL_FORMAT_XT44)
 			r = fl__display_virtual_detile(&s->bufs[i], &lin[i]);
+	/* The live sources of the engines attached to @intf, where their layers say. */
+	for (uint32_t k = 0; k < MAX_SOURCES && !r; k++) {
+		if (!v->sources[k] || !attached(v, k, intf))
+			continue;
+		if (n == FL_DISPLAY_MAX_BUFFERS) {
+			r = -E2BIG;
+			break;
+		}
+		r = fl__display_virtual_source_frame(v->sources[k], k, frame, &lin[n], &layers[n]);
+		if (r == -ENODATA) {
+			r = 0;
+			continue;
+		}
+		if (!r) {
+			n++;
+			any_layer = true;
+		}
+	}
 	if (!r)
-		r = v->host->compose_over(v->host, lin, s ? s->layers : NULL, n, dst, bg);
+		r = v->host->compose_over(v->host, lin, any_layer ? layers : NULL, n, dst, bg);
 	for (size_t i = 0; i < n; i++)
-		if (lin[i].fd[0] != s->bufs[i].fd[0])
+		if (i >= posted || lin[i].fd[0] != s->bufs[i].fd[0])
 			close(lin[i].fd[0]);
 	return r;
 }
@@ -326,7 +432,7 @@ static int compose_frame(struct vdev *v, const struct vstate *s,
  * whole panel is composed into scratch memory in @dst's format, and the
  * tile's rectangle copied out of it.
  */
-static int compose_tile(struct vdev *v, const struct vstate *s, uint32_t intf,
+static int compose_tile(struct vdev *v, const struct vstate *s, uint32_t intf, uint64_t frame,
 			const struct fl_display_gang *g, const struct fl_display_mode *mode,
 			const struct fl_display_driver_buffer *dst)
 {
@@ -359,7 +465,7 @@ static int compose_tile(struct vdev *v, const struct vstate *s, uint32_t intf,
 	panel.offset[0] = 0;
 	panel.pitch[0] = (uint32_t)row;
 	panel.size[0] = len;
-	r = compose_frame(v, s, &panel, v->host->background(v->host, intf));
+	r = compose_frame(v, s, intf, frame, &panel, v->host->background(v->host, intf));
 	if (r < 0)
 		goto out;
 	src = mmap(NULL, (size_t)len, PROT_READ, MAP_SHARED, fd, 0);
@@ -391,13 +497,16 @@ static int compose(struct vdev *v, const struct vstate *s, uint32_t intf,
 		   const struct fl_display_driver_buffer *dst)
 {
 	struct vintf *vi = intf_of(v, intf);
+	/* The frame number a test pattern shows: vsyncs since the interface was lit. */
+	uint64_t frame = vi && vi->frame ? vi->frame - 1 : 0;
 	bool shown = false;
 
 	for (size_t i = 0; s && i < s->n_intfs; i++)
 		shown |= s->intfs[i] == intf;
 	if (vi && vi->gang.n_members)
-		return compose_tile(v, shown ? s : NULL, intf, &vi->gang, &vi->mode, dst);
-	return compose_frame(v, shown ? s : NULL, dst, v->host->background(v->host, intf));
+		return compose_tile(v, shown ? s : NULL, intf, frame, &vi->gang, &vi->mode, dst);
+	return compose_frame(v, shown ? s : NULL, intf, frame, dst,
+			     v->host->background(v->host, intf));
 }
 
 static void v_post(void *data, void *state)
@@ -416,7 +525,7 @@ static void v_post(void *data, void *state)
 		 * refuses. The frame is one, so is its background: the post's
 		 * first interface's, as that interface shows it.
 		 */
-		(void)compose_frame(v, s, &s->wb,
+		(void)compose_frame(v, s, s->n_intfs ? s->intfs[0] : 0, 0, &s->wb,
 				    v->host->background(v->host, s->n_intfs ? s->intfs[0] : 0));
 }
 
@@ -486,6 +595,8 @@ const struct fl_display_driver_ops fl__display_virtual_ops = {
 	.create = v_create,
 	.destroy = v_destroy,
 	.blank = v_blank,
+	.attach = v_attach,
+	.detach = v_detach,
 	.modeset = v_modeset,
 	.validate_custom_format = v_validate_custom_format,
 	.validate = v_validate,
@@ -495,4 +606,5 @@ const struct fl_display_driver_ops fl__display_virtual_ops = {
 	.describe_simple_post = v_describe_simple_post,
 	.set_connected = v_set_connected,
 	.capture = v_capture,
+	.set_source = v_set_source,
 };
