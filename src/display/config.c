@@ -558,25 +558,30 @@ static ptrdiff_t find_intf(const struct fl__display_config_device *d, const char
 
 /*
  * The gangs of device @d: each of 2 to FL_DISPLAY_GANG_MAX interfaces that
- * show one panel, so with the same modes, current mode and hotplug state.
- * Whether the tiles fill their grid is the model's check, at instantiation.
+ * show one panel, so with the same modes, current mode and hotplug state,
+ * and tiles that fill their grid exactly once (the model's rule).
  */
 static int finish_gangs(struct parser *p, const struct fl__display_config_device *d)
 {
 	for (size_t i = 0; i < d->n_intfs; i++) {
 		const struct fl__display_config_interface *a = &d->intfs[i];
 		struct fl_ini_pos at = { a->line, 1 };
+		uint32_t tiles[FL_DISPLAY_GANG_MAX][2], cols, rows;
+		struct fl_display_error e;
 		size_t n = 1;
 		bool first = true;
 
 		if (!a->gang[0])
 			continue;
+		memcpy(tiles[0], a->gang_tile, sizeof(tiles[0]));
 		for (size_t j = 0; j < d->n_intfs; j++) {
 			const struct fl__display_config_interface *b = &d->intfs[j];
 
 			if (j == i || strcmp(a->gang, b->gang))
 				continue;
 			first &= j > i;
+			if (n < FL_DISPLAY_GANG_MAX)
+				memcpy(tiles[n], b->gang_tile, sizeof(tiles[n]));
 			n++;
 			if (a->connected != b->connected || a->n_modes != b->n_modes ||
 			    a->current != b->current ||
@@ -591,6 +596,9 @@ static int finish_gangs(struct parser *p, const struct fl__display_config_device
 		if (first && (n < 2 || n > FL_DISPLAY_GANG_MAX))
 			return fl__ini_fail_at(&p->ini, at, "gang '%s' has %zu interfaces: 2 to %d",
 					       a->gang, n, FL_DISPLAY_GANG_MAX);
+		if (first &&
+		    fl__display_gang_grid((const uint32_t(*)[2])tiles, n, &cols, &rows, &e))
+			return fl__ini_fail_at(&p->ini, at, "gang '%s': %s", a->gang, e.msg);
 	}
 	return 0;
 }

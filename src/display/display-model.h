@@ -263,6 +263,16 @@ void fl__display_interface_set_current_mode(struct fl__display_interface *intf,
 int fl__display_gang_add(struct fl__display_device *dev, const uint32_t *ids,
 			 const uint32_t (*tiles)[2], size_t n, struct fl_display_error *e);
 
+/**
+ * fl__display_gang_grid() - the grid of a gang's @n tiles (each a column
+ * and a row), which they must fill exactly once
+ * Return: 0 and *@ret_cols, *@ret_rows; -EINVAL (fewer than 2 or more than
+ * FL_DISPLAY_GANG_MAX tiles, one outside any such grid, a hole, a tile
+ * twice), with the rule in @e.
+ */
+int fl__display_gang_grid(const uint32_t (*tiles)[2], size_t n, uint32_t *ret_cols,
+			  uint32_t *ret_rows, struct fl_display_error *e);
+
 /* @intf's gang. Return: 0, -ENODATA when it has none. */
 int fl__display_interface_gang(const struct fl__display_interface *intf,
 			       struct fl_display_gang *ret);

@@ -650,15 +650,48 @@ int fl__display_interface_set_mode(struct fl__display_interface *intf,
 	return 0;
 }
 
-int fl__display_gang_add(struct fl__display_device *dev, const uint32_t *ids,
-			 const uint32_t (*tiles)[2], size_t n, struct fl_display_error *e)
+int fl__display_gang_grid(const uint32_t (*tiles)[2], size_t n, uint32_t *ret_cols,
+			  uint32_t *ret_rows, struct fl_display_error *e)
 {
-	struct fl_display_gang g = { 0 };
 	uint32_t cols = 0, rows = 0;
 
 	if (n < 2 || n > FL_DISPLAY_GANG_MAX)
 		return fl__display_fail(e, -EINVAL, "a gang has 2 to %d interfaces, not %zu",
 					FL_DISPLAY_GANG_MAX, n);
+	for (size_t i = 0; i < n; i++) {
+		if (tiles[i][0] >= FL_DISPLAY_GANG_MAX || tiles[i][1] >= FL_DISPLAY_GANG_MAX)
+			return fl__display_fail(e, -EINVAL,
+						"tile %" PRIu32 ",%" PRIu32 " is outside any grid "
+						"of %d tiles",
+						tiles[i][0], tiles[i][1], FL_DISPLAY_GANG_MAX);
+		cols = tiles[i][0] + 1 > cols ? tiles[i][0] + 1 : cols;
+		rows = tiles[i][1] + 1 > rows ? tiles[i][1] + 1 : rows;
+	}
+	/* Each tile of the grid exactly once: a panel has no holes and no overlap. */
+	if ((uint64_t)cols * rows != n)
+		return fl__display_fail(e, -EINVAL,
+					"a gang of %zu interfaces does not fill its %" PRIu32
+					"x%" PRIu32 " grid of tiles",
+					n, cols, rows);
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < i; j++)
+			if (tiles[i][0] == tiles[j][0] && tiles[i][1] == tiles[j][1])
+				return fl__display_fail(e, -EINVAL,
+							"members %zu and %zu of the gang have the "
+							"same tile %" PRIu32 ",%" PRIu32,
+							j, i, tiles[i][0], tiles[i][1]);
+	*ret_cols = cols;
+	*ret_rows = rows;
+	return 0;
+}
+
+int fl__display_gang_add(struct fl__display_device *dev, const uint32_t *ids,
+			 const uint32_t (*tiles)[2], size_t n, struct fl_display_error *e)
+{
+	struct fl_display_gang g = { 0 };
+	uint32_t cols = 0, rows = 0;
+	int r;
+
 	for (size_t i = 0; i < n; i++) {
 		struct fl__display_interface *intf = fl__display_interface_get(dev, ids[i]);
 
@@ -678,23 +711,10 @@ int fl__display_gang_add(struct fl__display_device *dev, const uint32_t *ids,
 				return fl__display_fail(e, -EINVAL,
 							"interface %s is named twice in a gang",
 							intf->name);
-		cols = tiles[i][0] + 1 > cols ? tiles[i][0] + 1 : cols;
-		rows = tiles[i][1] + 1 > rows ? tiles[i][1] + 1 : rows;
 	}
-	/* Each tile of the grid exactly once: a panel has no holes and no overlap. */
-	if ((uint64_t)cols * rows != n)
-		return fl__display_fail(e, -EINVAL,
-					"a gang of %zu interfaces does not fill its %" PRIu32
-					"x%" PRIu32 " grid of tiles",
-					n, cols, rows);
-	for (size_t i = 0; i < n; i++)
-		for (size_t j = 0; j < i; j++)
-			if (tiles[i][0] == tiles[j][0] && tiles[i][1] == tiles[j][1])
-				return fl__display_fail(e, -EINVAL,
-							"interfaces %" PRIu32 " and %" PRIu32
-							" of the gang have the same tile %" PRIu32
-							",%" PRIu32,
-							ids[j], ids[i], tiles[i][0], tiles[i][1]);
+	r = fl__display_gang_grid(tiles, n, &cols, &rows, e);
+	if (r)
+		return r;
 	g.n_members = (uint32_t)n;
 	g.cols = cols;
 	g.rows = rows;

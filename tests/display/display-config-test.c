@@ -362,23 +362,17 @@ FL_TEST(config_gangs_and_backgrounds_reach_the_model)
 	fl_assert_int_eq(w, 0); /* unplugged, no mode */
 	fl__display_config_free(cfg);
 
-	/* Tiles that leave a hole in the grid: the model refuses the device. */
+	/* Tiles that leave a hole in the grid, or a tile twice: refused with the gang's line. */
 	n = snprintf(text, sizeof(text), "%s", head);
 	n += link(text + n, sizeof(text) - (size_t)n, "a", "0,0");
 	link(text + n, sizeof(text) - (size_t)n, "b", "1,1");
-	cfg = parse(text);
-	fl_assert_int_eq(fl__display_config_instantiate(&cfg->devices[0], d, NULL, NULL, &dev, &e),
-			 -EINVAL);
-	fl_assert(strstr(e.msg, "a gang of 2 interfaces does not fill its 2x2 grid of tiles"));
-	fl__display_config_free(cfg);
+	expect_parse_error(text, "t.ini:3:1: ",
+			   "gang 'p': a gang of 2 interfaces does not fill its 2x2 grid of tiles");
 	n = snprintf(text, sizeof(text), "%s", head);
 	n += link(text + n, sizeof(text) - (size_t)n, "a", "1,0");
 	link(text + n, sizeof(text) - (size_t)n, "b", "1,0");
-	cfg = parse(text);
-	fl_assert_int_eq(fl__display_config_instantiate(&cfg->devices[0], d, NULL, NULL, &dev, &e),
-			 -EINVAL);
-	fl_assert(strstr(e.msg, "interfaces 0 and 1 of the gang have the same tile 1,0"));
-	fl__display_config_free(cfg);
+	expect_parse_error(text, "t.ini:3:1: ",
+			   "gang 'p': members 0 and 1 of the gang have the same tile 1,0");
 	fl__display_destroy(d);
 }
 
