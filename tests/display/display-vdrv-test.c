@@ -18,7 +18,7 @@
 #include <fenceline/display.h>
 #include <fenceline/fenceline.h>
 
-#include "display-png.h"
+#include "display-helpers.h"
 #include "runner.h"
 
 #define XR24 FL_FOURCC('X', 'R', '2', '4')
@@ -137,35 +137,7 @@ static int post(struct vd *d, const uint32_t *intfs, size_t n_intfs,
 		const struct fl_display_buffer *b, const struct fl_display_layer *l, uint32_t flags,
 		const struct fl_display_writeback *wb, int *fence, struct fl_display_error *e)
 {
-	struct fl_display_post p = { .intfs = intfs,
-				     .n_intfs = n_intfs,
-				     .bufs = b,
-				     .n_bufs = 1,
-				     .flags = flags,
-				     .fence_type = fence ? FL_DISPLAY_FENCE_PRESENT
-							 : FL_DISPLAY_FENCE_NONE,
-				     .layers = l,
-				     .writeback = wb };
-
-	return fl_display_post(d->dev, &p, fence, e);
-}
-
-static void save_frame(const uint32_t *p, uint32_t w, uint32_t h, uint32_t pitch, const char *name)
-{
-	const char *dir = getenv("FL_TEST_FRAME_DIR");
-	struct fl_display_compose_target t = {
-		(void *)p, (uint64_t)pitch * h, 0, pitch, XR24, w, h
-	};
-	struct fl_display_error e;
-	char path[512];
-
-	if (!dir || !*dir)
-		dir = FL_TEST_FRAME_DEFAULT_DIR;
-	mkdir(dir, 0755);
-	snprintf(path, sizeof(path), "%s/%s.png", dir, name);
-	if (fl__display_png_write(path, &t, &e) != 0)
-		fl__test_fail(__FILE__, __LINE__, "png: %s", e.msg);
-	printf("frame: %s\n", path);
+	return fl_test_post(d->dev, intfs, n_intfs, b, 1, l, wb, flags, fence, e);
 }
 
 /*
@@ -184,7 +156,7 @@ static size_t capture_wrong(struct vd *d, int i, const char *name,
 	fl_assert_int_eq(h, H);
 	p = mmap(NULL, (size_t)pitch * h, PROT_READ, MAP_SHARED, fd, 0);
 	fl_assert(p != MAP_FAILED);
-	save_frame(p, w, h, pitch, name);
+	fl_test_save_frame(p, w, h, pitch, name);
 	for (uint32_t y = 0; y < h; y++)
 		for (uint32_t x = 0; x < w; x++) {
 			uint32_t got = p[(size_t)y * pitch / 4 + x] & 0xffffff;
@@ -375,7 +347,7 @@ FL_TEST(a_tiled_buffer_is_checked_by_the_driver_and_shows_as_its_linear_image)
 	fl_assert_int_eq(post(&d, with_wb, 1, &b, NULL, 0, &wb, &fence, &e), 0);
 	fl_assert_int_eq(fl_fence_fd_wait(fence, 10000), 0);
 	close(fence);
-	save_frame((const uint32_t *)dst, W, H, W * 4, "display-vdrv-tiled-writeback");
+	fl_test_save_frame((const uint32_t *)dst, W, H, W * 4, "display-vdrv-tiled-writeback");
 	bg_want = BG_BLACK;
 	for (uint32_t y = 0; y < H; y++)
 		for (uint32_t x = 0; x < W; x++)

@@ -44,6 +44,9 @@ uint64_t fl__display_virtual_frame(const struct fl_display_mode *mode, uint64_t 
 int fl__display_virtual_tiled_check(const struct fl_display_driver_buffer *b, size_t index,
 				    struct fl_display_error *e);
 
+/* A new memfd of @len bytes named @name (the caller's). Return: it, or memfd's or ftruncate's -errno. */
+int fl__display_virtual_memfd(const char *name, uint64_t len);
+
 /*
  * fl__display_virtual_detile() - a linear XRGB8888 copy of checked XT44
  * buffer @b: *@ret_linear is @b with a new memfd (the caller's to close),

@@ -183,11 +183,9 @@ int fl__display_virtual_source_frame(struct fl__vsource *s, uint32_t engine, uin
 
 	if (s->src.type == FL_DISPLAY_SOURCE_STREAM && !s->has_shown)
 		return -ENODATA;
-	fd = memfd_create("live-source", MFD_CLOEXEC);
+	fd = fl__display_virtual_memfd("live-source", s->frame_bytes);
 	if (fd < 0)
-		return -errno;
-	if (ftruncate(fd, (off_t)s->frame_bytes) < 0)
-		goto fail;
+		return fd;
 	px = mmap(NULL, s->frame_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (px == MAP_FAILED)
 		goto fail;

@@ -69,6 +69,20 @@ int fl__display_virtual_tiled_check(const struct fl_display_driver_buffer *b, si
 	return 0;
 }
 
+int fl__display_virtual_memfd(const char *name, uint64_t len)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC), r;
+
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)len) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
 int fl__display_virtual_detile(const struct fl_display_driver_buffer *b,
 			       struct fl_display_driver_buffer *ret_linear)
 {
@@ -79,14 +93,9 @@ int fl__display_virtual_detile(const struct fl_display_driver_buffer *b,
 	uint8_t *dst;
 	int fd, r = 0;
 
-	fd = memfd_create("xt44-linear", MFD_CLOEXEC);
+	fd = fl__display_virtual_memfd("xt44-linear", len);
 	if (fd < 0)
-		return -errno;
-	if (ftruncate(fd, (off_t)len) < 0) {
-		r = -errno;
-		close(fd);
-		return r;
-	}
+		return fd;
 	/* Checked by fl__display_virtual_tiled_check(): the tiles lie inside the memory. */
 	src = mmap(NULL, (size_t)tiled_len, PROT_READ, MAP_SHARED, b->fd[0], 0);
 	dst = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);

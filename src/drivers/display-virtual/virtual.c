@@ -453,14 +453,9 @@ static int compose_tile(struct vdev *v, const struct vstate *s, uint32_t intf, u
 	if (dst->w != mode->hdisplay || dst->h != mode->vdisplay || row > UINT32_MAX ||
 	    dlen > dst->size[0])
 		return -EINVAL;
-	fd = memfd_create("gang-panel", MFD_CLOEXEC);
+	fd = fl__display_virtual_memfd("gang-panel", len);
 	if (fd < 0)
-		return -errno;
-	if (ftruncate(fd, (off_t)len) < 0) {
-		r = -errno;
-		close(fd);
-		return r;
-	}
+		return fd;
 	panel.fd[0] = fd;
 	panel.offset[0] = 0;
 	panel.pitch[0] = (uint32_t)row;
