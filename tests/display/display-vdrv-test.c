@@ -170,6 +170,22 @@ static size_t capture_wrong(struct vd *d, int i, const char *name,
 	return wrong;
 }
 
+/* The timestamp of the next VSYNC event of interface @i (its events subscribed). */
+static uint64_t vsync_ts(struct vd *d, int i)
+{
+	struct fl_display_event *ev = NULL;
+	uint64_t ts;
+
+	do {
+		free(ev);
+		fl_assert_int_eq(fl_display_read_event(d->intf[i], &ev), 0);
+	} while (ev->type != FL_DISPLAY_EVENT_VSYNC);
+	fl_assert_int_eq(ev->length, sizeof(struct fl_display_vsync_event));
+	ts = ((struct fl_display_vsync_event *)ev)->timestamp;
+	free(ev);
+	return ts;
+}
+
 /* ---- a gang: two links, one panel of 640 × 240 ---- */
 
 static uint32_t seed; /* the frame: a post's picture differs by it */
@@ -217,6 +233,21 @@ FL_TEST(a_gang_is_posted_blanked_and_set_as_one_panel)
 	fl_assert_int_eq(dpms(&d, RIGHT), FL_DISPLAY_DPMS_ON);
 	fl_assert_int_eq(fl_display_blank(d.intf[RIGHT], FL_DISPLAY_DPMS_ON, NULL), -EBUSY);
 	fl_assert_int_eq(dpms(&d, SOLO), FL_DISPLAY_DPMS_OFF);
+	/*
+	 * One clock: each vsync of the right link has the timestamp of one of
+	 * the left's (subscribed first, so its events include that frame).
+	 */
+	fl_assert_int_eq(fl_display_set_event(d.intf[LEFT], FL_DISPLAY_EVENT_VSYNC, 1, NULL), 0);
+	fl_assert_int_eq(fl_display_set_event(d.intf[RIGHT], FL_DISPLAY_EVENT_VSYNC, 1, NULL), 0);
+	for (int k = 0; k < 3; k++) {
+		uint64_t tr = vsync_ts(&d, RIGHT), tl;
+
+		while ((tl = vsync_ts(&d, LEFT)) < tr)
+			;
+		fl_assert_int_eq(tl, tr);
+	}
+	fl_assert_int_eq(fl_display_set_event(d.intf[LEFT], FL_DISPLAY_EVENT_VSYNC, 0, NULL), 0);
+	fl_assert_int_eq(fl_display_set_event(d.intf[RIGHT], FL_DISPLAY_EVENT_VSYNC, 0, NULL), 0);
 
 	fd[0] = mem((size_t)2 * W * H * 4, &map[0]);
 	fd[1] = mem((size_t)2 * W * H * 4, &map[1]);
@@ -414,13 +445,7 @@ FL_TEST(what_the_bottom_layer_does_not_cover_is_the_interface_background)
 /* Waits for the next vsync of interface @i (its VSYNC events subscribed). */
 static void next_vsync(struct vd *d, int i)
 {
-	struct fl_display_event *ev = NULL;
-
-	do {
-		free(ev);
-		fl_assert_int_eq(fl_display_read_event(d->intf[i], &ev), 0);
-	} while (ev->type != FL_DISPLAY_EVENT_VSYNC);
-	free(ev);
+	(void)vsync_ts(d, i);
 }
 
 /*
