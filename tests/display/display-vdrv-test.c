@@ -7,12 +7,14 @@
  * PNG to $FL_TEST_FRAME_DIR, else <build>/meson-logs/display-frames.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fenceline/display.h>
@@ -701,5 +703,63 @@ FL_TEST(a_stream_source_shows_its_newest_frame_and_outlives_a_hostile_feeder)
 	stream_seed = 5;
 	fl_assert_int_eq(capture_wrong(&d, SOLO, "display-vdrv-stream-closed", stream_want), 0);
 	fl_assert_int_eq(fl_display_device_get_stats(d.dev, &st, NULL), 0);
+	vd_close(&d);
+}
+
+/*
+ * Pixels of one capture of @i that are wrong for a whole stream frame: the
+ * background alone (no frame yet), or the frame whose seed its first pixel
+ * names (red is 7 × seed mod 256, and 183 × 7 = 1 mod 256) and nothing else.
+ */
+static size_t torn_pixels(struct vd *d, int i)
+{
+	uint32_t w, h, pitch, *p;
+	size_t wrong = 0, not_bg = 0;
+	int fd = -1;
+
+	fl_assert_int_eq(fl_display_capture(d->intf[i], XR24, &fd, &w, &h, &pitch, NULL), 0);
+	p = mmap(NULL, (size_t)pitch * h, PROT_READ, MAP_SHARED, fd, 0);
+	fl_assert(p != MAP_FAILED);
+	stream_seed = (p[(size_t)SY * pitch / 4 + SX] >> 16 & 0xff) * 183 % 256;
+	for (uint32_t y = 0; y < h; y++)
+		for (uint32_t x = 0; x < w; x++) {
+			uint32_t got = p[(size_t)y * pitch / 4 + x] & 0xffffff;
+
+			not_bg += got != BG_SOLO;
+			wrong += got != (stream_want(x, y) & 0xffffff);
+		}
+	munmap(p, (size_t)pitch * h);
+	close(fd);
+	return not_bg ? wrong : 0;
+}
+
+FL_TEST(a_flooding_feeder_never_tears_a_frame_nor_holds_the_service)
+{
+	struct vd d;
+	struct fl_display_stats st;
+	pid_t child;
+	int fd, status;
+
+	vd_open(&d);
+	fl_assert_int_eq(fl_display_blank(d.intf[SOLO], FL_DISPLAY_DPMS_ON, NULL), 0);
+	fl_assert_int_eq(fl_display_set_event(d.intf[SOLO], FL_DISPLAY_EVENT_VSYNC, 1, NULL), 0);
+	fd = stream_source(&d);
+	child = fork();
+	fl_assert(child >= 0);
+	if (child == 0) {
+		/* As fast as the socket takes them, until the test is done with us. */
+		for (uint32_t n = 0;; n = (n + 1) % 256)
+			feed(fd, n, 0, FRAME_LEN);
+	}
+	/* Each capture is one whole frame, whichever: never parts of two. */
+	for (int k = 0; k < 20; k++) {
+		next_vsync(&d, SOLO);
+		fl_assert_int_eq(torn_pixels(&d, SOLO), 0);
+	}
+	/* The service answers meanwhile. */
+	fl_assert_int_eq(fl_display_device_get_stats(d.dev, &st, NULL), 0);
+	kill(child, SIGKILL);
+	fl_assert_int_eq(waitpid(child, &status, 0), child);
+	close(fd);
 	vd_close(&d);
 }
