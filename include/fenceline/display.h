@@ -706,14 +706,18 @@ struct fl_display_source {
  *
  * Until changed, every interface the engine is attached to shows the
  * source's newest complete frame at each vsync, beside what posts show; a
- * capture (fl_display_capture()) composes it too. The source is the
- * handle's device's, not the caller's: it stays when the caller closes
- * the handle or exits, until set again. A stream whose feeder stops, sends
- * a partial frame or closes keeps showing its last complete frame; one
- * that sends garbage is no longer read. Checked synchronously, as posts.
- * Return: 0; -EINVAL (not an engine handle, a type, size, format, layer or
- * reserved field refused, a STREAM without a stream socket, with the rule
- * in @e); -EOPNOTSUPP (the driver has no live sources); -ENOMEM.
+ * capture (fl_display_capture()) composes it too. The source lives as long
+ * as the caller's connection to the service, as its posts: closing the
+ * handle keeps it, the process's exit or fl_display_disconnect() removes
+ * it, and so does setting the engine's source again (by anyone). A stream
+ * whose feeder stops, sends a partial frame or closes keeps showing its
+ * last complete frame; one that sends garbage is no longer read. Checked
+ * synchronously, as posts.
+ * Return: 0; -EINVAL (not an engine handle, a type, size (a frame over 32
+ * MiB), format, layer or reserved field refused, a STREAM without a stream
+ * socket, with the rule in @e); -EOPNOTSUPP (the driver has no live
+ * sources); -ENOMEM (out of memory, or the device's streams would hold
+ * more frames than the driver allows).
  */
 FL_EXPORT int fl_display_engine_set_source(struct fl_display_handle *eng,
 					   const struct fl_display_source *src,

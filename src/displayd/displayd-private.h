@@ -55,6 +55,8 @@ struct ddev {
 	struct fl_loop_source *kick; /* an idle source: flip what needs no vsync */
 	struct fl_display_stats st;
 	uint64_t last_vsync[FL_DISPLAY_CONFIG_MAX_OBJECTS]; /* per interface, for the dump */
+	/* Per engine, the connection whose live source it shows (NULL: none). */
+	struct dconn *source_owner[FL_DISPLAY_CONFIG_MAX_OBJECTS];
 };
 
 struct dconn;
@@ -150,6 +152,8 @@ bool displayd_do_simple_post(struct dconn *c, const struct fl_dproto_request *q,
 /* ---- source.c ---- */
 /* SET_SOURCE: a live source checked, then given to the driver. Takes the stream's fd. */
 bool displayd_do_set_source(struct dconn *c, const struct fl_dproto_request *q, int *fds);
+/* @c is going: the live sources it set are removed, as its posts are. */
+void displayd_sources_forget(struct dconn *c);
 
 /* ---- queue.c ---- */
 bool displayd_bit(const uint8_t *bits, uint32_t n);

@@ -4,7 +4,8 @@
  * handle, checked here as a post is, synchronously and without side
  * effects, before the driver gets it: the type, the size, a format the
  * engine lists, the layer, and a stream that is a stream socket. What is
- * shown, and the reading of a stream, are the driver's.
+ * shown, and the reading of a stream, are the driver's. A source lives as
+ * long as the connection that set it, as its posts do.
  */
 #include <errno.h>
 #include <string.h>
@@ -91,9 +92,35 @@ bool displayd_do_set_source(struct dconn *c, const struct fl_dproto_request *q, 
 			close(fd);
 		return displayd_reply_status(c, &q->hdr, r, &e);
 	}
+	if (h->id >= FL_DISPLAY_CONFIG_MAX_OBJECTS) {
+		if (fd >= 0)
+			close(fd);
+		fl__display_fail(&e, -EINVAL, "source: engine %u is past the config's %d", h->id,
+				 FL_DISPLAY_CONFIG_MAX_OBJECTS);
+		return displayd_reply_status(c, &q->hdr, -EINVAL, &e);
+	}
 	/* The fd is the driver's from here, also when it refuses. */
 	r = d->drv->set_source(d->drv_data, h->id, &s, &e);
 	if (r < 0 && !e.msg[0])
 		fl__display_fail(&e, r, "the driver refused the source");
+	if (r == 0)
+		d->source_owner[h->id] = s.type == FL_DISPLAY_SOURCE_NONE ? NULL : c;
 	return displayd_reply_status(c, &q->hdr, r, &e);
+}
+
+void displayd_sources_forget(struct dconn *c)
+{
+	static const struct fl_display_source none = { .type = FL_DISPLAY_SOURCE_NONE, .fd = -1 };
+
+	for (size_t i = 0; i < dd.n_devs; i++) {
+		struct ddev *d = &dd.devs[i];
+
+		for (uint32_t k = 0; k < FL_DISPLAY_CONFIG_MAX_OBJECTS; k++) {
+			if (d->source_owner[k] != c)
+				continue;
+			/* Removing cannot fail: no memory, no fd, no check. */
+			(void)d->drv->set_source(d->drv_data, k, &none, NULL);
+			d->source_owner[k] = NULL;
+		}
+	}
 }

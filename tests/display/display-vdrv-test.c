@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <fenceline/display.h>
@@ -60,7 +61,13 @@ static const char config[] = "[device tablet]\n"
 			     "connected = yes\n"
 			     "[engine rgb32]\n"
 			     "formats = XRGB8888, fourcc:XT44\n"
-			     "interfaces = left, right, solo, writeback\n";
+			     "interfaces = left, right, solo, writeback\n"
+			     "[engine live1]\n"
+			     "formats = XRGB8888\n"
+			     "interfaces = solo\n"
+			     "[engine live2]\n"
+			     "formats = XRGB8888\n"
+			     "interfaces = solo\n";
 
 struct vd {
 	struct fl_display_handle *dev, *intf[4];
@@ -471,21 +478,31 @@ static uint32_t pattern_want(uint32_t x, uint32_t y)
 	return g << 16 | g << 8 | g;
 }
 
-/* The frame number a capture of the pattern shows in its strip. */
-static uint64_t pattern_number(struct vd *d, int i)
+/*
+ * Pixels of one capture of @i (saved as @name) that are not the pattern at
+ * the frame number its strip shows, which goes to *@ret_frame.
+ */
+static size_t pattern_wrong(struct vd *d, int i, const char *name, uint64_t *ret_frame)
 {
 	uint32_t w, h, pitch, *p, n = 0;
+	size_t wrong = 0;
 	int fd = -1;
 
 	fl_assert_int_eq(fl_display_capture(d->intf[i], XR24, &fd, &w, &h, &pitch, NULL), 0);
 	p = mmap(NULL, (size_t)pitch * h, PROT_READ, MAP_SHARED, fd, 0);
 	fl_assert(p != MAP_FAILED);
+	fl_test_save_frame(p, w, h, pitch, name);
 	for (uint32_t cell = 0; cell < 32; cell++)
 		n = n << 1 |
 		    ((p[(size_t)(H - 8) * pitch / 4 + cell * (W / 32) + W / 64] & 0xff) > 0x80);
+	pattern_frame = n;
+	for (uint32_t y = 0; y < h; y++)
+		for (uint32_t x = 0; x < w; x++)
+			wrong += (p[(size_t)y * pitch / 4 + x] & 0xffffff) != pattern_want(x, y);
 	munmap(p, (size_t)pitch * h);
 	close(fd);
-	return n;
+	*ret_frame = n;
+	return wrong;
 }
 
 static struct fl_display_layer whole_layer(uint32_t w, uint32_t h, int32_t x, int32_t y)
@@ -565,19 +582,15 @@ FL_TEST(a_pattern_source_shows_its_bars_and_frame_number_without_a_buffer)
 		fl_assert_int_eq(capture_wrong(&d, SOLO, "display-vdrv-no-source", solo_bg), 0);
 
 		fl_assert_int_eq(fl_display_engine_set_source(eng, &src, &e), 0);
-		/* The handle is not the source's owner: it stays after the close. */
+		/* The handle is not the source's owner, its connection is: it stays after the close. */
 		fl_display_close(eng);
 	}
 	next_vsync(&d, SOLO);
-	n1 = pattern_number(&d, SOLO);
-	pattern_frame = n1;
-	fl_assert_int_eq(capture_wrong(&d, SOLO, "display-vdrv-pattern", pattern_want), 0);
+	fl_assert_int_eq(pattern_wrong(&d, SOLO, "display-vdrv-pattern", &n1), 0);
 	next_vsync(&d, SOLO);
 	next_vsync(&d, SOLO);
-	n2 = pattern_number(&d, SOLO);
+	fl_assert_int_eq(pattern_wrong(&d, SOLO, "display-vdrv-pattern-later", &n2), 0);
 	fl_assert(n2 >= n1 + 2);
-	pattern_frame = n2;
-	fl_assert_int_eq(capture_wrong(&d, SOLO, "display-vdrv-pattern-later", pattern_want), 0);
 	/* Shown where its engine is attached, and only there. */
 	fl_assert_int_eq(fl_display_detach(d.dev, 0, SOLO, NULL), 0);
 	fl_assert_int_eq(capture_wrong(&d, SOLO, "display-vdrv-pattern-detached", solo_bg), 0);
@@ -761,5 +774,94 @@ FL_TEST(a_flooding_feeder_never_tears_a_frame_nor_holds_the_service)
 	kill(child, SIGKILL);
 	fl_assert_int_eq(waitpid(child, &status, 0), child);
 	close(fd);
+	vd_close(&d);
+}
+
+/* A stream of 4096 × 2048 (32 MiB a frame, the most) on engine @eng. Return: the call's. */
+static int big_stream(struct vd *d, uint32_t eng, uint32_t h, struct fl_display_error *e)
+{
+	struct fl_display_handle *eh;
+	struct fl_display_source src = { .type = FL_DISPLAY_SOURCE_STREAM,
+					 .w = 4096,
+					 .h = h,
+					 .format = XR24,
+					 .layer = whole_layer(W, H, 0, 0) };
+	int sv[2], r;
+
+	fl_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	src.fd = sv[1];
+	fl_assert_int_eq(fl_display_engine_open(d->dev, eng, &eh), 0);
+	r = fl_display_engine_set_source(eh, &src, e);
+	fl_display_close(eh);
+	close(sv[0]);
+	close(sv[1]);
+	return r;
+}
+
+FL_TEST(live_sources_are_bounded_and_go_with_the_client_that_set_them)
+{
+	struct vd d;
+	struct fl_display_error e = { 0, "" };
+	struct timespec now;
+	uint64_t t_exit, n1;
+	int ready[2], go[2], status;
+	pid_t child;
+	char c = 0;
+
+	vd_open(&d);
+	fl_assert_int_eq(fl_display_blank(d.intf[SOLO], FL_DISPLAY_DPMS_ON, NULL), 0);
+	fl_assert_int_eq(fl_display_set_event(d.intf[SOLO], FL_DISPLAY_EVENT_VSYNC, 1, NULL), 0);
+	/* A frame of 32 MiB is the most; a device's streams hold 192 MiB of frames at most. */
+	fl_assert_int_eq(big_stream(&d, 0, 2049, &e), -EINVAL);
+	fl_assert(strstr(e.msg, "over 33554432 bytes a frame"));
+	fl_assert_int_eq(big_stream(&d, 0, 2048, &e), 0);
+	fl_assert_int_eq(big_stream(&d, 1, 2048, &e), 0);
+	fl_assert_int_eq(big_stream(&d, 2, 2048, &e), -ENOMEM);
+	fl_assert(strstr(e.msg, "would hold 301989888 bytes of frames, over its 201326592"));
+	/* Replacing a source does not count it twice. */
+	fl_assert_int_eq(big_stream(&d, 1, 2048, &e), 0);
+
+	/* A child sets a pattern on engine 2 and shows it; when it is gone, so is its source. */
+	fl_assert_int_eq(fl_display_attach(d.dev, 2, SOLO, NULL), 0);
+	fl_assert_int_eq(pipe(ready), 0);
+	fl_assert_int_eq(pipe(go), 0);
+	child = fork();
+	fl_assert(child >= 0);
+	if (child == 0) {
+		struct fl_display_handle *dev, *eng;
+		struct fl_display_source src = { .type = FL_DISPLAY_SOURCE_PATTERN,
+						 .w = W,
+						 .h = H,
+						 .format = XR24,
+						 .fd = -1,
+						 .layer = whole_layer(W, H, 0, 0) };
+		int ok = fl_display_device_open(0, &dev) == 0 &&
+			 fl_display_engine_open(dev, 2, &eng) == 0 &&
+			 fl_display_engine_set_source(eng, &src, NULL) == 0;
+
+		ok = ok && write(ready[1], "r", 1) == 1 && read(go[0], &c, 1) == 1;
+		_exit(ok ? 0 : 1);
+	}
+	fl_assert_int_eq(read(ready[0], &c, 1), 1);
+	next_vsync(&d, SOLO);
+	fl_assert_int_eq(pattern_wrong(&d, SOLO, "display-vdrv-child-pattern", &n1), 0);
+	fl_assert_int_eq(write(go[1], "g", 1), 1);
+	fl_assert_int_eq(waitpid(child, &status, 0), child);
+	fl_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/*
+	 * A vsync stamped after the exit comes from a loop pass that began
+	 * after the child's socket closed, so the pass after it has seen the
+	 * close: no sleep needed.
+	 */
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	t_exit = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+	while (vsync_ts(&d, SOLO) <= t_exit)
+		;
+	next_vsync(&d, SOLO);
+	fl_assert_int_eq(capture_wrong(&d, SOLO, "display-vdrv-child-gone", solo_bg), 0);
+	close(ready[0]);
+	close(ready[1]);
+	close(go[0]);
+	close(go[1]);
 	vd_close(&d);
 }

@@ -283,9 +283,11 @@ struct fl_display_host {
  *	engine lists, layer; for a STREAM @src->fd is a SOCK_STREAM socket
  *	that becomes the driver's to close, also on failure), replacing any
  *	source it had; type NONE removes it. The driver reads the stream
- *	without ever blocking (a hostile feeder must not stall the service).
- *	Return: 0, or a negative errno explained in @e. NULL: live sources
- *	are refused with -EOPNOTSUPP.
+ *	without ever blocking (a hostile feeder must not stall the service),
+ *	and bounds the memory its sources hold. The service removes a
+ *	source (type NONE, @e NULL: it cannot fail) when the client that set
+ *	it goes. Return: 0, or a negative errno explained in @e. NULL: live
+ *	sources are refused with -EOPNOTSUPP.
  *
  * @set_event: turn delivery of driver events of @type (128 to 254) on object
  *	@id of @kind on or off

@@ -71,6 +71,9 @@ int fl__display_virtual_source_new(const struct fl_display_host *host,
 /* Frees @s, its frames, and stops reading and closes its stream (NULL: nothing). */
 void fl__display_virtual_source_free(struct fl__vsource *s);
 
+/* The bytes of frames @s holds (NULL: 0): three frames for a stream, none for a pattern. */
+uint64_t fl__display_virtual_source_bytes(const struct fl__vsource *s);
+
 /* A vsync of an interface that shows @s: its newest complete frame becomes the one shown. */
 void fl__display_virtual_source_latch(struct fl__vsource *s);
 

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -109,7 +110,7 @@ int fl__display_virtual_source_new(const struct fl_display_host *host,
 	s->shown = malloc(s->frame_bytes);
 	if (!s->reading || !s->latest || !s->shown)
 		goto nomem;
-	s->watch = host->fd_add(host, src->fd, 0x001 /* EPOLLIN */, stream_ready, s);
+	s->watch = host->fd_add(host, src->fd, EPOLLIN, stream_ready, s);
 	if (!s->watch)
 		goto nomem;
 	*ret = s;
@@ -139,6 +140,11 @@ void fl__display_virtual_source_free(struct fl__vsource *s)
 	free(s->latest);
 	free(s->shown);
 	free(s);
+}
+
+uint64_t fl__display_virtual_source_bytes(const struct fl__vsource *s)
+{
+	return s && s->src.type == FL_DISPLAY_SOURCE_STREAM ? 3ull * s->frame_bytes : 0;
 }
 
 void fl__display_virtual_source_latch(struct fl__vsource *s)

@@ -23,6 +23,12 @@
 #define SCANOUT_USAGE "display-scanout"
 /* Engines that may have a live source: a config's 64 (FL_DISPLAY_CONFIG_MAX_OBJECTS). */
 #define MAX_SOURCES 64
+/*
+ * The frames a device's streams may hold together (three each: being read,
+ * newest, shown): a client's sources cannot make the service take memory
+ * without bound.
+ */
+#define SOURCE_BUDGET (192ull << 20)
 
 struct vstate {
 	uint32_t intfs[FL_DISPLAY_MAX_INTERFACES]; /* the post's, for a capture of one of them */
@@ -275,6 +281,25 @@ static int v_set_source(void *data, uint32_t eng, const struct fl_display_source
 				 MAX_SOURCES - 1, eng);
 		}
 		return -EINVAL;
+	}
+	if (src->type == FL_DISPLAY_SOURCE_STREAM) {
+		uint64_t held = 3ull * src->w * src->h * 4;
+
+		for (uint32_t k = 0; k < MAX_SOURCES; k++)
+			if (k != eng)
+				held += fl__display_virtual_source_bytes(v->sources[k]);
+		if (held > SOURCE_BUDGET) {
+			close(src->fd);
+			if (e) {
+				e->err = -ENOMEM;
+				snprintf(e->msg, sizeof(e->msg),
+					 "source: the device's streams would hold %llu bytes of "
+					 "frames, over its %llu",
+					 (unsigned long long)held,
+					 (unsigned long long)SOURCE_BUDGET);
+			}
+			return -ENOMEM;
+		}
 	}
 	if (src->type != FL_DISPLAY_SOURCE_NONE) {
 		r = fl__display_virtual_source_new(v->host, src, &s, e);
