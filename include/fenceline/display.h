@@ -645,6 +645,84 @@ FL_EXPORT int fl_display_capture(struct fl_display_handle *intf, uint32_t format
 FL_EXPORT int fl_display_device_get_stats(struct fl_display_handle *dev,
 					  struct fl_display_stats *ret, struct fl_display_error *e);
 
+/**
+ * enum fl_display_source_type - what feeds an overlay engine without a
+ * buffer in memory (docs/display.md, "Live sources")
+ * @FL_DISPLAY_SOURCE_NONE: none: the engine shows only what posts give it
+ * @FL_DISPLAY_SOURCE_PATTERN: a test pattern the driver makes: colour bars,
+ *	a gradient moving with the frame number, and the frame number itself
+ * @FL_DISPLAY_SOURCE_STREAM: frames a client writes into a stream socket
+ */
+enum fl_display_source_type {
+	FL_DISPLAY_SOURCE_NONE = 0,
+	FL_DISPLAY_SOURCE_PATTERN = 1,
+	FL_DISPLAY_SOURCE_STREAM = 2,
+};
+
+/* A stream's frame header: this magic, then the payload's length in bytes (w × h × 4). */
+#define FL_DISPLAY_STREAM_MAGIC 0x464c5346u /* "FSLF" in memory: fenceline stream frame */
+
+/**
+ * struct fl_display_stream_frame - what precedes each frame of a stream
+ * @magic: FL_DISPLAY_STREAM_MAGIC
+ * @length: the bytes of pixels that follow: exactly the source's w × h × 4
+ *
+ * The pixels follow, w × h of the source's format, lines of w × 4 bytes,
+ * top first. Anything else (another magic or length) is garbage: the
+ * service stops reading the stream, and the last complete frame stays.
+ */
+struct fl_display_stream_frame {
+	uint32_t magic;
+	uint32_t length;
+};
+
+/**
+ * struct fl_display_source - a live source for an overlay engine
+ * @type: enum fl_display_source_type
+ * @w, @h: the size of its frames, 1 to 16384 each
+ * @format: its pixels, XRGB8888 or ARGB8888 (FL_FOURCC('X', 'R', '2',
+ *	'4'), ...), one the engine lists; a PATTERN is XRGB8888
+ * @fd: STREAM only (else -1): a connected SOCK_STREAM socket (a
+ *	socketpair()'s end) the feeder writes frames into, each a struct
+ *	fl_display_stream_frame and its pixels; borrowed: the service keeps
+ *	its own copy, which it only ever reads without waiting
+ * @layer: where the source is shown on each interface the engine is
+ *	attached to, as a post's layer (FL_DISPLAY_LAYER_ENABLED set, its
+ *	source rect inside @w × @h, its z order among the posts' layers)
+ * @reserved: 0
+ */
+struct fl_display_source {
+	uint32_t type;
+	uint32_t w, h;
+	uint32_t format;
+	int fd;
+	uint32_t reserved[3];
+	struct fl_display_layer layer;
+};
+
+/**
+ * fl_display_engine_set_source() - feed overlay engine @eng from a live
+ * source, with no buffer in memory, or stop (type NONE)
+ *
+ * Until changed, every interface the engine is attached to shows the
+ * source's newest complete frame at each vsync, beside what posts show; a
+ * capture (fl_display_capture()) composes it too. The source lives as long
+ * as the caller's connection to the service, as its posts: closing the
+ * handle keeps it, the process's exit or fl_display_disconnect() removes
+ * it, and so does setting the engine's source again (by anyone). A stream
+ * whose feeder stops, sends a partial frame or closes keeps showing its
+ * last complete frame; one that sends garbage is no longer read. Checked
+ * synchronously, as posts.
+ * Return: 0; -EINVAL (not an engine handle, a type, size (a frame over 32
+ * MiB), format, layer or reserved field refused, a STREAM without a stream
+ * socket, with the rule in @e); -EOPNOTSUPP (the driver has no live
+ * sources); -ENOMEM (out of memory, or the device's streams would hold
+ * more frames than the driver allows).
+ */
+FL_EXPORT int fl_display_engine_set_source(struct fl_display_handle *eng,
+					   const struct fl_display_source *src,
+					   struct fl_display_error *e);
+
 FL_END_DECLS
 
 #endif /* FENCELINE_DISPLAY_H */

@@ -1007,3 +1007,40 @@ FL_EXPORT int fl_display_device_get_stats(struct fl_display_handle *dev,
 	*ret = rep.r.stats;
 	return 0;
 }
+
+FL_EXPORT int fl_display_engine_set_source(struct fl_display_handle *eng,
+					   const struct fl_display_source *src,
+					   struct fl_display_error *e)
+{
+	struct fl_dmsg_set_source b;
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_reply r;
+		char msg[FL_DISPLAY_ERROR_MAX];
+	} rep;
+	bool stream;
+	int r;
+
+	if (!eng || !src)
+		return -EINVAL;
+	stream = src->type == FL_DISPLAY_SOURCE_STREAM;
+	/*
+	 * What the protocol's decoder refuses would cut the connection off:
+	 * refused here with a reason instead. The fd goes only with a STREAM.
+	 */
+	if (src->type > FL_DISPLAY_SOURCE_STREAM || src->reserved[0] || src->reserved[1] ||
+	    src->reserved[2] || (stream && src->fd < 0)) {
+		set_error(e, -EINVAL,
+			  "source: an unknown type, reserved fields not 0, or a "
+			  "stream without its fd");
+		return -EINVAL;
+	}
+	b = (struct fl_dmsg_set_source){
+		eng->handle, src->type,	  src->w,
+		src->h,	     src->format, { src->reserved[0], src->reserved[1], src->reserved[2] },
+		src->layer
+	};
+	r = request(eng, FL_DOP_SET_SOURCE, &b, sizeof(b), stream ? &src->fd : NULL, stream, &rep,
+		    sizeof(rep), NULL, 0, NULL, e);
+	return r < 0 ? r : 0;
+}

@@ -28,6 +28,9 @@ enum key {
 	K_CURRENT_MODE,
 	K_SIZE_MM,
 	K_CONNECTED,
+	K_GANG,
+	K_GANG_TILE,
+	K_BACKGROUND,
 	K_FORMATS,
 	K_INTERFACES,
 	K_COUNT,
@@ -44,13 +47,17 @@ static const struct fl_ini_key keys[K_COUNT] = {
 	[K_CURRENT_MODE] = { "current-mode", IN(SEC_INTERFACE) },
 	[K_SIZE_MM] = { "size-mm", IN(SEC_INTERFACE) },
 	[K_CONNECTED] = { "connected", IN(SEC_INTERFACE) },
+	[K_GANG] = { "gang", IN(SEC_INTERFACE) },
+	[K_GANG_TILE] = { "gang-tile", IN(SEC_INTERFACE) },
+	[K_BACKGROUND] = { "background", IN(SEC_INTERFACE) },
 	[K_FORMATS] = { "formats", IN(SEC_ENGINE) },
 	[K_INTERFACES] = { "interfaces", IN(SEC_ENGINE) },
 };
 
 static const char *const known_keys[] = {
 	[SEC_DEVICE] = "driver, padding",
-	[SEC_INTERFACE] = "type, flags, modes, current-mode, size-mm, connected",
+	[SEC_INTERFACE] = "type, flags, modes, current-mode, size-mm, connected, gang, gang-tile, "
+			  "background",
 	[SEC_ENGINE] = "formats, interfaces",
 };
 
@@ -422,6 +429,46 @@ static int parse_key(struct parser *p, enum key k, const struct fl_ini_value *v)
 	}
 	case K_CONNECTED:
 		return parse_yes_no(p, v, key, &cur_intf(p)->connected);
+	case K_GANG:
+		return fl__ini_take_name(&p->ini, v->text, v->len, v->col, "gang",
+					 cur_intf(p)->gang, FL_DISPLAY_NAME_LEN);
+	case K_GANG_TILE: {
+		const char *comma = memchr(v->text, ',', v->len);
+		uint32_t *t = cur_intf(p)->gang_tile;
+
+		if (!comma ||
+		    !number(v->text, (size_t)(comma - v->text), FL_DISPLAY_GANG_MAX - 1, &t[0]) ||
+		    !number(comma + 1, v->len - (size_t)(comma + 1 - v->text),
+			    FL_DISPLAY_GANG_MAX - 1, &t[1]))
+			return fl__ini_fail(&p->ini, v->col,
+					    "'gang-tile' is COLUMN,ROW of the gang's grid (each 0 "
+					    "to %d; 0,0 is the panel's top-left), not '%s'",
+					    FL_DISPLAY_GANG_MAX - 1, v->text);
+		return 0;
+	}
+	case K_BACKGROUND: {
+		uint32_t rgb = 0;
+
+		/* Not #RRGGBB: '#' starts a comment in the INI files fenceline reads. */
+		if (v->len != 8 || v->text[0] != '0' || (v->text[1] != 'x' && v->text[1] != 'X'))
+			goto bad_colour;
+		for (size_t i = 2; i < 8; i++) {
+			char c = v->text[i];
+			uint32_t d = c >= '0' && c <= '9'   ? (uint32_t)(c - '0')
+				     : c >= 'a' && c <= 'f' ? (uint32_t)(c - 'a' + 10)
+				     : c >= 'A' && c <= 'F' ? (uint32_t)(c - 'A' + 10)
+							    : 16;
+
+			if (d > 15)
+				goto bad_colour;
+			rgb = rgb << 4 | d;
+		}
+		cur_intf(p)->background = 0xff000000u | rgb;
+		return 0;
+bad_colour:
+		return fl__ini_fail(&p->ini, v->col,
+				    "'background' is an opaque colour 0xRRGGBB, not '%s'", v->text);
+	}
 	case K_FORMATS:
 		return parse_formats(p, v);
 	case K_INTERFACES:
@@ -456,6 +503,10 @@ static int finish_interface(struct parser *p)
 	if (!at[K_TYPE].line)
 		return fl__ini_fail_at(&p->ini, p->sec_at, "[interface %s] has no 'type'",
 				       intf->name);
+	if (!at[K_GANG].line != !at[K_GANG_TILE].line)
+		return fl__ini_fail_at(
+			&p->ini, at[K_GANG].line ? at[K_GANG] : at[K_GANG_TILE],
+			"[interface %s] needs both 'gang' and 'gang-tile', or neither", intf->name);
 	if (intf->connected && !intf->n_modes)
 		return fl__ini_fail_at(&p->ini, at[K_CONNECTED].line ? at[K_CONNECTED] : p->sec_at,
 				       "[interface %s] is connected and needs 'modes'", intf->name);
@@ -505,6 +556,53 @@ static ptrdiff_t find_intf(const struct fl__display_config_device *d, const char
 	return -1;
 }
 
+/*
+ * The gangs of device @d: each of 2 to FL_DISPLAY_GANG_MAX interfaces that
+ * show one panel, so with the same modes, current mode and hotplug state,
+ * and tiles that fill their grid exactly once (the model's rule).
+ */
+static int finish_gangs(struct parser *p, const struct fl__display_config_device *d)
+{
+	for (size_t i = 0; i < d->n_intfs; i++) {
+		const struct fl__display_config_interface *a = &d->intfs[i];
+		struct fl_ini_pos at = { a->line, 1 };
+		uint32_t tiles[FL_DISPLAY_GANG_MAX][2], cols, rows;
+		struct fl_display_error e;
+		size_t n = 1;
+		bool first = true;
+
+		if (!a->gang[0])
+			continue;
+		memcpy(tiles[0], a->gang_tile, sizeof(tiles[0]));
+		for (size_t j = 0; j < d->n_intfs; j++) {
+			const struct fl__display_config_interface *b = &d->intfs[j];
+
+			if (j == i || strcmp(a->gang, b->gang))
+				continue;
+			first &= j > i;
+			if (n < FL_DISPLAY_GANG_MAX)
+				memcpy(tiles[n], b->gang_tile, sizeof(tiles[n]));
+			n++;
+			if (a->connected != b->connected || a->n_modes != b->n_modes ||
+			    a->current != b->current ||
+			    memcmp(a->modes, b->modes, a->n_modes * sizeof(a->modes[0])))
+				return fl__ini_fail_at(
+					&p->ini, (struct fl_ini_pos){ b->line, 1 },
+					"interfaces '%s' and '%s' of gang '%s' show one panel: "
+					"they need the same 'modes', 'current-mode' and "
+					"'connected'",
+					a->name, b->name, a->gang);
+		}
+		if (first && (n < 2 || n > FL_DISPLAY_GANG_MAX))
+			return fl__ini_fail_at(&p->ini, at, "gang '%s' has %zu interfaces: 2 to %d",
+					       a->gang, n, FL_DISPLAY_GANG_MAX);
+		if (first &&
+		    fl__display_gang_grid((const uint32_t(*)[2])tiles, n, &cols, &rows, &e))
+			return fl__ini_fail_at(&p->ini, at, "gang '%s': %s", a->gang, e.msg);
+	}
+	return 0;
+}
+
 /* The current device is complete: its engines' interface names resolve. */
 static int finish_device(struct parser *p)
 {
@@ -529,7 +627,7 @@ static int finish_device(struct parser *p)
 		}
 		eng->n_interfaces = list->n;
 	}
-	return 0;
+	return finish_gangs(p, d);
 }
 
 static int open_device(struct parser *p, const char *name, struct fl_ini_pos at)
@@ -598,6 +696,7 @@ static int open_object(struct parser *p, enum section sec, const char *name, str
 			return -ENOMEM;
 		strcpy(intf->name, name);
 		intf->current = -1;
+		intf->background = 0xff000000u;
 		intf->line = at.line;
 	} else {
 		struct fl__display_config_engine *eng =
@@ -712,6 +811,25 @@ int fl__display_config_instantiate(const struct fl__display_config_device *cd,
 			goto fail;
 		if (ci->current >= 0)
 			fl__display_interface_set_current_mode(intfs[i], &ci->modes[ci->current]);
+	}
+	for (size_t i = 0; i < cd->n_intfs; i++) {
+		uint32_t ids[FL_DISPLAY_GANG_MAX], tiles[FL_DISPLAY_GANG_MAX][2];
+		size_t n = 0;
+		bool first = true;
+
+		for (size_t j = 0; j < cd->n_intfs && cd->intfs[i].gang[0]; j++) {
+			if (strcmp(cd->intfs[j].gang, cd->intfs[i].gang))
+				continue;
+			first &= j >= i;
+			if (n < FL_DISPLAY_GANG_MAX) {
+				ids[n] = (uint32_t)j;
+				memcpy(tiles[n], cd->intfs[j].gang_tile, sizeof(tiles[n]));
+			}
+			n++;
+		}
+		if (n && first &&
+		    (r = fl__display_gang_add(dev, ids, (const uint32_t(*)[2])tiles, n, e)))
+			goto fail;
 	}
 	for (size_t i = 0; i < cd->n_engines; i++) {
 		const struct fl__display_config_engine *ce = &cd->engines[i];

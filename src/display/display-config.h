@@ -34,6 +34,12 @@
  *	gets them from the driver when it is plugged in)
  * @current: index of its current mode in @modes, -1 for none (a zeroed
  *	mode, as ADF's interfaces start)
+ * @gang: the name of its gang ("" for none): interfaces of a device with
+ *	the same name show one panel together (docs/display.md, "Ganged
+ *	interfaces")
+ * @gang_tile: its tile's column and row in the gang's grid
+ * @background: ARGB8888 (alpha 0xff) shown where no buffer covers its
+ *	frame; opaque black unless the config says
  * @line: its section header's line
  */
 struct fl__display_config_interface {
@@ -46,6 +52,9 @@ struct fl__display_config_interface {
 	struct fl_display_mode modes[FL_DISPLAY_MAX_MODES];
 	size_t n_modes;
 	int current;
+	char gang[FL_DISPLAY_NAME_LEN];
+	uint32_t gang_tile[2];
+	uint32_t background;
 	unsigned int line;
 };
 

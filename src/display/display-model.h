@@ -245,6 +245,45 @@ int fl__display_interface_hotplug(struct fl__display_interface *intf, bool conne
 void fl__display_interface_set_current_mode(struct fl__display_interface *intf,
 					    const struct fl_display_mode *mode);
 
+/**
+ * fl__display_gang_add() - makes @n interfaces of @dev one gang (docs/display.md,
+ * "Ganged interfaces"), the config's doing (driver init only)
+ * @ids: their ids
+ * @tiles: per interface, its tile's column and row in the gang's grid
+ *
+ * From then on blank() and set_mode() of any member act on every member
+ * (the driver called for each, in id order; if it refuses one, those
+ * already changed are put back), and a post that names a member must name
+ * all (fl__display_post_check()).
+ *
+ * Return: 0, -EINVAL (fewer than 2 or more than FL_DISPLAY_GANG_MAX, an
+ * unknown id or one given twice, a memory interface, tiles that do not
+ * fill their grid exactly once), -EALREADY (a member in a gang already).
+ */
+int fl__display_gang_add(struct fl__display_device *dev, const uint32_t *ids,
+			 const uint32_t (*tiles)[2], size_t n, struct fl_display_error *e);
+
+/**
+ * fl__display_gang_grid() - the grid of a gang's @n tiles (each a column
+ * and a row), which they must fill exactly once
+ * Return: 0 and *@ret_cols, *@ret_rows; -EINVAL (fewer than 2 or more than
+ * FL_DISPLAY_GANG_MAX tiles, one outside any such grid, a hole, a tile
+ * twice), with the rule in @e.
+ */
+int fl__display_gang_grid(const uint32_t (*tiles)[2], size_t n, uint32_t *ret_cols,
+			  uint32_t *ret_rows, struct fl_display_error *e);
+
+/* @intf's gang. Return: 0, -ENODATA when it has none. */
+int fl__display_interface_gang(const struct fl__display_interface *intf,
+			       struct fl_display_gang *ret);
+
+/*
+ * The size of the frame a post to @intf composes: its current mode's, or
+ * for a ganged interface the whole panel's (the grid times the mode).
+ */
+void fl__display_interface_frame_size(const struct fl__display_interface *intf, uint32_t *ret_w,
+				      uint32_t *ret_h);
+
 /* The two-call queries: see docs/display.md, "Data queries". */
 
 /**
@@ -273,7 +312,8 @@ int fl__display_engine_data(struct fl__display_engine *eng, struct fl_display_en
  *
  * Spec §1.5 steps 2-6 without the fds (which the service resolves): counts
  * within ADF's limits (1024 interfaces, 56 buffers, 4096 bytes) else
- * -EINVAL; every interface id known, else -EINVAL; per buffer: more than 4
+ * -EINVAL; every interface id known, else -EINVAL; every member of a
+ * gang named when one is, else -EINVAL; per buffer: more than 4
  * planes → -EINVAL, an unknown engine → -ENOENT, a fourcc the engine does
  * not list → -EINVAL, then the generic check for a standard format or the
  * driver's validate_custom_format() for another. As ADF, attachments are

@@ -22,6 +22,8 @@ struct fl__display_interface {
 	struct fl_display_mode current;
 	struct fl_display_mode *modes;
 	size_t n_modes;
+	/* Its gang (n_members 0: none): a copy per member, kept equal by the gang's calls. */
+	struct fl_display_gang gang;
 };
 
 struct fl__display_engine {
@@ -557,11 +559,26 @@ static void flush(struct fl__display_device *dev)
 		dev->flush(dev, dev->flush_data);
 }
 
+/* The interfaces a DPMS change or modeset of @intf acts on: its gang, else itself. */
+static size_t gang_of(struct fl__display_interface *intf,
+		      struct fl__display_interface *out[FL_DISPLAY_GANG_MAX])
+{
+	if (!intf->gang.n_members) {
+		out[0] = intf;
+		return 1;
+	}
+	for (uint32_t i = 0; i < intf->gang.n_members; i++)
+		out[i] = intf->dev->intfs[intf->gang.members[i]];
+	return intf->gang.n_members;
+}
+
 int fl__display_interface_blank(struct fl__display_interface *intf, uint32_t state,
 				struct fl_display_error *e)
 {
 	struct fl__display_device *dev = intf->dev;
-	int r;
+	struct fl__display_interface *all[FL_DISPLAY_GANG_MAX];
+	size_t n = gang_of(intf, all), done;
+	int r = 0;
 
 	if (!dev->ops->blank)
 		return fl__display_fail(e, -EOPNOTSUPP, "interface %s cannot be blanked",
@@ -578,13 +595,22 @@ int fl__display_interface_blank(struct fl__display_interface *intf, uint32_t sta
 		return fl__display_fail(e, -EBUSY,
 					"interface %s is in DPMS state %" PRIu32 " already",
 					intf->name, state);
-	r = dev->ops->blank(dev->data, intf->id, (enum fl_display_dpms)state);
-	if (r)
+	/* A gang is one panel: its links change state together or not at all. */
+	for (done = 0; done < n; done++) {
+		r = dev->ops->blank(dev->data, all[done]->id, (enum fl_display_dpms)state);
+		if (r)
+			break;
+	}
+	if (r) {
+		for (size_t i = 0; i < done; i++)
+			(void)dev->ops->blank(dev->data, all[i]->id, all[i]->dpms);
 		return fl__display_fail(
 			e, r < 0 ? r : -EIO,
-			"the driver failed to put interface %s in DPMS state %" PRIu32, intf->name,
-			state);
-	intf->dpms = (enum fl_display_dpms)state;
+			"the driver failed to put interface %s in DPMS state %" PRIu32,
+			all[done]->name, state);
+	}
+	for (size_t i = 0; i < n; i++)
+		all[i]->dpms = (enum fl_display_dpms)state;
 	return 0;
 }
 
@@ -592,20 +618,142 @@ int fl__display_interface_set_mode(struct fl__display_interface *intf,
 				   const struct fl_display_mode *mode, struct fl_display_error *e)
 {
 	struct fl__display_device *dev = intf->dev;
+	struct fl__display_interface *all[FL_DISPLAY_GANG_MAX];
 	struct fl_display_mode copy = *mode;
-	int r;
+	size_t n = gang_of(intf, all), done;
+	int r = 0;
 
 	if (!dev->ops->modeset)
 		return fl__display_fail(e, -EOPNOTSUPP, "interface %s cannot change modes",
 					intf->name);
 	flush(dev);
-	r = dev->ops->modeset(dev->data, intf->id, &copy);
-	if (r)
+	/* Every link of a gang scans out a tile of the same mode (struct fl_display_gang). */
+	for (done = 0; done < n; done++) {
+		copy = *mode;
+		r = dev->ops->modeset(dev->data, all[done]->id, &copy);
+		if (r)
+			break;
+	}
+	if (r) {
+		for (size_t i = 0; i < done; i++) {
+			struct fl_display_mode old = all[i]->current;
+
+			(void)dev->ops->modeset(dev->data, all[i]->id, &old);
+		}
 		return fl__display_fail(e, r < 0 ? r : -EIO,
 					"the driver refused mode %ux%u@%" PRIu32 " on interface %s",
-					copy.hdisplay, copy.vdisplay, copy.vrefresh, intf->name);
-	intf->current = copy;
+					copy.hdisplay, copy.vdisplay, copy.vrefresh,
+					all[done]->name);
+	}
+	for (size_t i = 0; i < n; i++)
+		all[i]->current = copy;
 	return 0;
+}
+
+int fl__display_gang_grid(const uint32_t (*tiles)[2], size_t n, uint32_t *ret_cols,
+			  uint32_t *ret_rows, struct fl_display_error *e)
+{
+	uint32_t cols = 0, rows = 0;
+
+	if (n < 2 || n > FL_DISPLAY_GANG_MAX)
+		return fl__display_fail(e, -EINVAL, "a gang has 2 to %d interfaces, not %zu",
+					FL_DISPLAY_GANG_MAX, n);
+	for (size_t i = 0; i < n; i++) {
+		if (tiles[i][0] >= FL_DISPLAY_GANG_MAX || tiles[i][1] >= FL_DISPLAY_GANG_MAX)
+			return fl__display_fail(e, -EINVAL,
+						"tile %" PRIu32 ",%" PRIu32 " is outside any grid "
+						"of %d tiles",
+						tiles[i][0], tiles[i][1], FL_DISPLAY_GANG_MAX);
+		cols = tiles[i][0] + 1 > cols ? tiles[i][0] + 1 : cols;
+		rows = tiles[i][1] + 1 > rows ? tiles[i][1] + 1 : rows;
+	}
+	/* Each tile of the grid exactly once: a panel has no holes and no overlap. */
+	if ((uint64_t)cols * rows != n)
+		return fl__display_fail(e, -EINVAL,
+					"a gang of %zu interfaces does not fill its %" PRIu32
+					"x%" PRIu32 " grid of tiles",
+					n, cols, rows);
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < i; j++)
+			if (tiles[i][0] == tiles[j][0] && tiles[i][1] == tiles[j][1])
+				return fl__display_fail(e, -EINVAL,
+							"members %zu and %zu of the gang have the "
+							"same tile %" PRIu32 ",%" PRIu32,
+							j, i, tiles[i][0], tiles[i][1]);
+	*ret_cols = cols;
+	*ret_rows = rows;
+	return 0;
+}
+
+int fl__display_gang_add(struct fl__display_device *dev, const uint32_t *ids,
+			 const uint32_t (*tiles)[2], size_t n, struct fl_display_error *e)
+{
+	struct fl_display_gang g = { 0 };
+	uint32_t cols = 0, rows = 0;
+	int r;
+
+	for (size_t i = 0; i < n; i++) {
+		struct fl__display_interface *intf = fl__display_interface_get(dev, ids[i]);
+
+		if (!intf)
+			return fl__display_fail(e, -EINVAL, "device %s has no interface %" PRIu32,
+						dev->name, ids[i]);
+		if (intf->gang.n_members)
+			return fl__display_fail(e, -EALREADY, "interface %s is ganged already",
+						intf->name);
+		if (intf->type == FL_DISPLAY_INTF_MEMORY)
+			return fl__display_fail(e, -EINVAL,
+						"interface %s is memory writeback: it scans out no "
+						"panel to gang",
+						intf->name);
+		for (size_t j = 0; j < i; j++)
+			if (ids[j] == ids[i])
+				return fl__display_fail(e, -EINVAL,
+							"interface %s is named twice in a gang",
+							intf->name);
+	}
+	r = fl__display_gang_grid(tiles, n, &cols, &rows, e);
+	if (r)
+		return r;
+	g.n_members = (uint32_t)n;
+	g.cols = cols;
+	g.rows = rows;
+	memcpy(g.members, ids, n * sizeof(ids[0]));
+	/* In increasing order: members[0], the lowest id, names the gang. */
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && g.members[j - 1] > g.members[j]; j--) {
+			uint32_t t = g.members[j];
+
+			g.members[j] = g.members[j - 1];
+			g.members[j - 1] = t;
+		}
+	for (size_t i = 0; i < n; i++) {
+		struct fl__display_interface *intf = dev->intfs[ids[i]];
+
+		intf->gang = g;
+		intf->gang.col = tiles[i][0];
+		intf->gang.row = tiles[i][1];
+	}
+	return 0;
+}
+
+int fl__display_interface_gang(const struct fl__display_interface *intf,
+			       struct fl_display_gang *ret)
+{
+	if (!intf->gang.n_members)
+		return -ENODATA;
+	*ret = intf->gang;
+	return 0;
+}
+
+void fl__display_interface_frame_size(const struct fl__display_interface *intf, uint32_t *ret_w,
+				      uint32_t *ret_h)
+{
+	uint32_t k = intf->gang.n_members ? intf->gang.cols : 1;
+	uint32_t l = intf->gang.n_members ? intf->gang.rows : 1;
+
+	*ret_w = intf->current.hdisplay * k;
+	*ret_h = intf->current.vdisplay * l;
 }
 
 int fl__display_interface_hotplug(struct fl__display_interface *intf, bool connected,
@@ -791,6 +939,29 @@ int fl__display_post_check(struct fl__display_device *dev, const uint32_t *intf_
 						"interface %zu of the post: device %s has no "
 						"interface %" PRIu32,
 						i, dev->name, intf_ids[i]);
+	/*
+	 * A gang is one panel and its frame one picture: a post that named
+	 * one link without the others would tear it (as KMS's tiled
+	 * connectors, which userspace must commit together).
+	 */
+	for (size_t i = 0; i < n_intfs; i++) {
+		const struct fl_display_gang *g = &dev->intfs[intf_ids[i]]->gang;
+
+		for (uint32_t m = 0; m < g->n_members; m++) {
+			bool named = false;
+
+			for (size_t j = 0; j < n_intfs && !named; j++)
+				named = intf_ids[j] == g->members[m];
+			if (!named)
+				return fl__display_fail(
+					e, -EINVAL,
+					"interface %zu of the post: interface %" PRIu32
+					" is ganged with interface %" PRIu32
+					", which the post does not name: a post names every "
+					"member of a gang",
+					i, intf_ids[i], g->members[m]);
+		}
+	}
 	/* Import (spec §1.5 step 4) for all buffers before validating any. */
 	for (size_t i = 0; i < n_bufs; i++) {
 		if (bufs[i].n_planes > FL_DISPLAY_MAX_PLANES)

@@ -8,7 +8,8 @@
  *   queue.c    - the queue per device: acquire fences, the flip, the
  *                present and release fences, events sent to handles;
  *   host.c     - the host ops a driver calls (timers, fds, vsync, hotplug,
- *                composition).
+ *                composition);
+ *   source.c   - live sources set on engines, checked for the driver.
  */
 #ifndef FL_DISPLAYD_PRIVATE_H
 #define FL_DISPLAYD_PRIVATE_H
@@ -54,6 +55,8 @@ struct ddev {
 	struct fl_loop_source *kick; /* an idle source: flip what needs no vsync */
 	struct fl_display_stats st;
 	uint64_t last_vsync[FL_DISPLAY_CONFIG_MAX_OBJECTS]; /* per interface, for the dump */
+	/* Per engine, the connection whose live source it shows (NULL: none). */
+	struct dconn *source_owner[FL_DISPLAY_CONFIG_MAX_OBJECTS];
 };
 
 struct dconn;
@@ -135,8 +138,22 @@ bool displayd_wrong_kind(struct dconn *c, const struct fl_msg_hdr *req, uint32_t
 void displayd_handle_close(struct handle *h);
 
 /* ---- post.c ---- */
+/*
+ * The layers of @n_bufs buffers (@layers NULL: none), checked against the
+ * buffers' sizes and the modes of @intfs: 0 or -EINVAL naming the buffer.
+ */
+int displayd_check_layers(struct ddev *d, const uint32_t *intfs, size_t n_intfs,
+			  const struct fl_display_driver_buffer *bufs,
+			  const struct fl_display_layer *layers, size_t n_bufs,
+			  struct fl_display_error *e);
 bool displayd_do_post(struct dconn *c, const struct fl_dproto_request *q, int *fds);
 bool displayd_do_simple_post(struct dconn *c, const struct fl_dproto_request *q, int *fds);
+
+/* ---- source.c ---- */
+/* SET_SOURCE: a live source checked, then given to the driver. Takes the stream's fd. */
+bool displayd_do_set_source(struct dconn *c, const struct fl_dproto_request *q, int *fds);
+/* @c is going: the live sources it set are removed, as its posts are. */
+void displayd_sources_forget(struct dconn *c);
 
 /* ---- queue.c ---- */
 bool displayd_bit(const uint8_t *bits, uint32_t n);

@@ -190,9 +190,10 @@ static uint32_t compose_z(const struct fl_display_layer *layers, size_t n, size_
 	return z;
 }
 
-static int h_compose(const struct fl_display_host *host,
-		     const struct fl_display_driver_buffer *bufs, const struct fl_display_layer *dl,
-		     size_t n, const struct fl_display_driver_buffer *dst)
+static int h_compose_over(const struct fl_display_host *host,
+			  const struct fl_display_driver_buffer *bufs,
+			  const struct fl_display_layer *dl, size_t n,
+			  const struct fl_display_driver_buffer *dst, uint32_t bg)
 {
 	struct fl_display_compose_layer layers[FL_DISPLAY_MAX_BUFFERS];
 	struct fl_display_frame frame;
@@ -207,7 +208,11 @@ static int h_compose(const struct fl_display_host *host,
 		return -ENOMEM;
 	memset(&frame, 0, sizeof(frame));
 	memset(layers, 0, n * sizeof(layers[0]));
-	frame.background = (struct fl_display_color){ 0, 0, 0, 0xffff };
+	/* 8 to 16 bits a channel: × 257 maps 0xff to 0xffff exactly. */
+	frame.background = (struct fl_display_color){ (uint16_t)((bg >> 16 & 0xff) * 257),
+						      (uint16_t)((bg >> 8 & 0xff) * 257),
+						      (uint16_t)((bg & 0xff) * 257),
+						      (uint16_t)((bg >> 24) * 257) };
 	frame.target = (struct fl_display_compose_target){
 		NULL, dst->size[0], dst->offset[0], dst->pitch[0], dst->format, dst->w, dst->h
 	};
@@ -276,6 +281,28 @@ out:
 	return r;
 }
 
+static int h_compose(const struct fl_display_host *host,
+		     const struct fl_display_driver_buffer *bufs, const struct fl_display_layer *dl,
+		     size_t n, const struct fl_display_driver_buffer *dst)
+{
+	return h_compose_over(host, bufs, dl, n, dst, 0xff000000u);
+}
+
+static int h_gang(const struct fl_display_host *host, uint32_t intf, struct fl_display_gang *ret)
+{
+	struct ddev *d = host->data;
+	struct fl__display_interface *i = fl__display_interface_get(d->dev, intf);
+
+	return i ? fl__display_interface_gang(i, ret) : -ENOENT;
+}
+
+static uint32_t h_background(const struct fl_display_host *host, uint32_t intf)
+{
+	struct ddev *d = host->data;
+
+	return intf < d->cd->n_intfs ? d->cd->intfs[intf].background : 0xff000000u;
+}
+
 static int h_layout(const struct fl_display_host *host, uint32_t fourcc, unsigned int *planes,
 		    unsigned int cpp[FL_DISPLAY_MAX_PLANES])
 {
@@ -307,5 +334,8 @@ void displayd_host_init(struct ddev *d)
 		.hotplug = h_hotplug,
 		.compose = h_compose,
 		.layout = h_layout,
+		.gang = h_gang,
+		.background = h_background,
+		.compose_over = h_compose_over,
 	};
 }

@@ -36,10 +36,10 @@ static uint64_t fd_size(int fd)
  * The layers of a post (NULL: none), checked before the driver sees them:
  * what every software-composing driver would refuse, with the buffer named.
  */
-static int check_layers(struct ddev *d, const uint32_t *intfs, size_t n_intfs,
-			const struct fl_display_driver_buffer *bufs,
-			const struct fl_display_layer *layers, size_t n_bufs,
-			struct fl_display_error *e)
+int displayd_check_layers(struct ddev *d, const uint32_t *intfs, size_t n_intfs,
+			  const struct fl_display_driver_buffer *bufs,
+			  const struct fl_display_layer *layers, size_t n_bufs,
+			  struct fl_display_error *e)
 {
 	for (size_t i = 0; layers && i < n_bufs; i++) {
 		const struct fl_display_layer *l = &layers[i];
@@ -93,19 +93,24 @@ static int check_layers(struct ddev *d, const uint32_t *intfs, size_t n_intfs,
 		for (size_t k = 0; k < n_intfs; k++) {
 			struct fl__display_interface *intf =
 				fl__display_interface_get(d->dev, intfs[k]);
-			const struct fl_display_mode *m =
-				intf ? fl__display_interface_current_mode(intf) : NULL;
+			struct fl_display_gang g;
+			uint32_t fw = 0, fh = 0;
 
-			if (!m || !m->hdisplay || !m->vdisplay)
+			/* A gang's frame is its whole panel: the layers are in its coordinates. */
+			if (intf)
+				fl__display_interface_frame_size(intf, &fw, &fh);
+			if (!fw || !fh)
 				continue;
-			if ((uint64_t)(uint32_t)l->dst_x + l->dst_w > m->hdisplay ||
-			    (uint64_t)(uint32_t)l->dst_y + l->dst_h > m->vdisplay)
+			if ((uint64_t)(uint32_t)l->dst_x + l->dst_w > fw ||
+			    (uint64_t)(uint32_t)l->dst_y + l->dst_h > fh)
 				return fl__display_fail(
 					e, -EINVAL,
 					"buffer %zu: layer destination rect %d,%d %ux%u is outside "
-					"interface %u's mode %ux%u",
+					"interface %u's %s %ux%u",
 					i, l->dst_x, l->dst_y, l->dst_w, l->dst_h, intfs[k],
-					m->hdisplay, m->vdisplay);
+					fl__display_interface_gang(intf, &g) ? "mode"
+									     : "gang's panel",
+					fw, fh);
 		}
 		for (size_t j = 0; j < i; j++)
 			if ((layers[j].flags & FL_DISPLAY_LAYER_ENABLED) &&
@@ -275,7 +280,7 @@ static bool post(struct dconn *c, const struct fl_msg_hdr *req, struct ddev *d, 
 		err = fl__display_post_check(d->dev, intfs, n_intfs, p->bufs, n_bufs, custom_size,
 					     &e);
 	if (!err)
-		err = check_layers(d, intfs, n_intfs, p->bufs, layers, n_bufs, &e);
+		err = displayd_check_layers(d, intfs, n_intfs, p->bufs, layers, n_bufs, &e);
 	if (!err)
 		err = check_writeback(d, intfs, n_intfs, dest ? &p->wb : NULL, &e);
 	if (err)

@@ -539,6 +539,8 @@ bool displayd_handle_request(struct dconn *c, const struct fl_dproto_request *q,
 		return do_capture(c, q);
 	case FL_DOP_DUMP:
 		return do_dump(c, q);
+	case FL_DOP_SET_SOURCE:
+		return displayd_do_set_source(c, q, fds);
 	default: /* FL_DOP_STATS */
 		return do_stats(c, q);
 	}

@@ -163,6 +163,7 @@ static void disconnecting(struct fl_server_conn *conn, const char *why)
 	for (unsigned int i = 0; i < c->n_stash; i++)
 		close(c->stash[i]);
 	c->n_stash = 0;
+	displayd_sources_forget(c);
 	/* Its queued posts go: a client that is gone leaves nothing waiting. */
 	for (size_t i = 0; i < dd.n_devs; i++) {
 		struct ddev *d = &dd.devs[i];

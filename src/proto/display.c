@@ -20,6 +20,7 @@ _Static_assert(sizeof(struct fl_dmsg_simple_post) == 64, "wire layout");
 _Static_assert(sizeof(struct fl_dmsg_set_mode) == 76, "wire layout");
 _Static_assert(sizeof(struct fl_display_layer) == 64, "wire layout");
 _Static_assert(sizeof(struct fl_dmsg_writeback) == 24, "wire layout");
+_Static_assert(sizeof(struct fl_dmsg_set_source) == 96, "wire layout");
 _Static_assert(sizeof(struct fl_msg_hdr) + sizeof(struct fl_dmsg_post) +
 			       FL_DISPLAY_MAX_INTERFACES * 4 +
 			       FL_DISPLAY_MAX_BUFFERS * sizeof(struct fl_dmsg_buffer) +
@@ -57,11 +58,12 @@ static const struct {
 	[FL_DOP_STATS - FL_DPROTO_FIRST] = { "STATS", sizeof(struct fl_dmsg_handle) },
 	[FL_DOP_CAPTURE - FL_DPROTO_FIRST] = { "CAPTURE", sizeof(struct fl_dmsg_capture) },
 	[FL_DOP_DUMP - FL_DPROTO_FIRST] = { "DUMP", sizeof(struct fl_dmsg_dump) },
+	[FL_DOP_SET_SOURCE - FL_DPROTO_FIRST] = { "SET_SOURCE", sizeof(struct fl_dmsg_set_source) },
 };
 
 const char *fl__dproto_op_name(uint32_t op)
 {
-	if (op < FL_DPROTO_FIRST || op > FL_DPROTO_LAST)
+	if (op < FL_DPROTO_FIRST || op > FL_DPROTO_LAST || !ops[op - FL_DPROTO_FIRST].name)
 		return "?";
 	return ops[op - FL_DPROTO_FIRST].name;
 }
@@ -156,7 +158,8 @@ int fl__dproto_decode(const void *buf, size_t len, unsigned int nfds, int trunca
 	if (truncated || ret->hdr.len != body)
 		return -EPROTO;
 	op = ret->hdr.op;
-	if (op < FL_DPROTO_FIRST || op > FL_DPROTO_LAST)
+	/* The table may have holes: numbers kept for ops this build does not have. */
+	if (op < FL_DPROTO_FIRST || op > FL_DPROTO_LAST || !ops[op - FL_DPROTO_FIRST].name)
 		return -EOPNOTSUPP;
 	size = ops[op - FL_DPROTO_FIRST].size;
 	/* Only POST has arrays after its fixed part. */
@@ -184,6 +187,15 @@ int fl__dproto_decode(const void *buf, size_t len, unsigned int nfds, int trunca
 			return -EINVAL;
 		ret->post_fds = fl__dproto_buffer_fds(&ret->u.simple_post.buf);
 		return ret->post_fds == nfds && !stashed ? 0 : -EINVAL;
+	case FL_DOP_SET_SOURCE: {
+		const struct fl_dmsg_set_source *s = &ret->u.set_source;
+
+		/* The layer and sizes are the service's to judge, with a message. */
+		if (s->type > FL_DISPLAY_SOURCE_STREAM || s->reserved[0] || s->reserved[1] ||
+		    s->reserved[2])
+			return -EINVAL;
+		return nfds == (s->type == FL_DISPLAY_SOURCE_STREAM ? 1u : 0u) ? 0 : -EINVAL;
+	}
 	}
 	/* Every other op comes without fds. */
 	if (nfds)

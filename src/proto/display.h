@@ -57,9 +57,11 @@ enum fl_dproto_op {
 	FL_DOP_STATS = 145, /* body handle; reply stats_reply */
 	FL_DOP_CAPTURE = 146, /* body capture; reply capture_reply + 1 fd (the frame) */
 	FL_DOP_DUMP = 147, /* body dump; reply: status + 1 fd (a sealed memfd, the dump) */
+	/* 148 and 149 are kept for the device counts' ops. */
+	FL_DOP_SET_SOURCE = 150, /* body set_source (+ 1 fd for a STREAM); reply: status */
 };
 #define FL_DPROTO_FIRST FL_DOP_HELLO
-#define FL_DPROTO_LAST	FL_DOP_DUMP
+#define FL_DPROTO_LAST	FL_DOP_SET_SOURCE
 
 struct fl_dmsg_hello {
 	uint32_t version; /* FL_DPROTO_VERSION */
@@ -231,6 +233,14 @@ struct fl_dmsg_capture_reply {
 	uint32_t w, h, pitch, format;
 };
 
+/* struct fl_display_source on an engine handle; a STREAM's socket comes as the one fd. */
+struct fl_dmsg_set_source {
+	uint32_t handle; /* an engine */
+	uint32_t type, w, h, format;
+	uint32_t reserved[3]; /* 0 */
+	struct fl_display_layer layer;
+};
+
 /* Every device's state and queue, for fencectl (docs/fencectl.md, "displays"). */
 struct fl_dmsg_dump {
 	uint32_t flags; /* FL_DDUMP_JSON or 0 */
@@ -256,6 +266,7 @@ struct fl_dproto_request {
 		struct fl_dmsg_set_connected set_connected;
 		struct fl_dmsg_capture capture;
 		struct fl_dmsg_dump dump;
+		struct fl_dmsg_set_source set_source;
 	} u;
 	/* POST: into the caller's packet, unaligned (read with memcpy) */
 	const unsigned char *intfs, *bufs, *custom,

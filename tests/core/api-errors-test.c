@@ -310,6 +310,7 @@ static const struct fl_timeline_ops good_ops = { .driver_name = "good", .has_sig
 	X(display_device_get_stats_null, -EINVAL, fl_display_device_get_stats(NULL, NULL, NULL))   \
 	X(display_capture_null, -EINVAL,                                                           \
 	  fl_display_capture(NULL, 0, &fx->out_fd, NULL, NULL, NULL, NULL))                        \
+	X(display_engine_set_source_null, -EINVAL, fl_display_engine_set_source(NULL, NULL, NULL)) \
 	/* sync_file.h */                                                                          \
 	X(sync_file_import_minus_1, -EBADF, fl_sync_file_import(-1, "x", &fx->out_fence))          \
 	X(sync_file_import_closed, -EBADF,                                                         \
@@ -671,6 +672,7 @@ static const struct contract contracts[] = {
 	  { EINVAL, EALREADY, EOPNOTSUPP, ENOENT, EBADF, DAEMON_ERRORS } },
 	{ "fl_display_device_get_stats", { EINVAL, EBADF, DAEMON_ERRORS } },
 	{ "fl_display_capture", { EINVAL, ENODEV, EOPNOTSUPP, EBADF, DAEMON_ERRORS } },
+	{ "fl_display_engine_set_source", { EINVAL, EOPNOTSUPP, ENOMEM, EBADF, DAEMON_ERRORS } },
 };
 
 static const struct contract *contract_of(const char *function)

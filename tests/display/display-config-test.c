@@ -88,7 +88,20 @@ static const struct bad_config {
 	  "t.ini:4:15: ", "expected a custom interface type name" },
 	{ INTF "mode = 640x480@60\n", "t.ini:5:1: ",
 	  "unknown key 'mode' in an [interface] section (known: type, flags, modes, "
-	  "current-mode, size-mm, connected)" },
+	  "current-mode, size-mm, connected, gang, gang-tile, background)" },
+	{ INTF "background = #102030\n", "t.ini:5:14: ", "'background' has no value" },
+	{ INTF "background = 0x10203\n",
+	  "t.ini:5:14: ", "'background' is an opaque colour 0xRRGGBB" },
+	{ INTF "background = 0x10203g\n", "t.ini:5:14: ", "not '0x10203g'" },
+	{ INTF "gang = p\n", "t.ini:5:1: ", "[interface i] needs both 'gang' and 'gang-tile'" },
+	{ INTF "gang-tile = 1,0\n",
+	  "t.ini:5:1: ", "needs both 'gang' and 'gang-tile', or neither" },
+	{ INTF "gang = p\ngang-tile = 8,0\n", "t.ini:6:13: ", "'gang-tile' is COLUMN,ROW" },
+	{ INTF "gang = p\ngang-tile = 1\n", "t.ini:6:13: ", "not '1'" },
+	{ INTF "gang = p\ngang-tile = 0,0\n", "t.ini:3:1: ", "gang 'p' has 1 interfaces: 2 to 8" },
+	{ INTF "gang = p\ngang-tile = 0,0\n[interface j]\ntype = DSI\ngang = p\n"
+	       "gang-tile = 1,0\nmodes = 640x480@60\n",
+	  "t.ini:7:1: ", "interfaces 'i' and 'j' of gang 'p' show one panel" },
 	{ INTF "connected = yes\n", "t.ini:5:1: ", "[interface i] is connected and needs 'modes'" },
 	{ INTF "connected = maybe\n", "t.ini:5:13: ", "'connected' is yes or no, not 'maybe'" },
 	{ INTF "modes = 640x480@60, 1920x1080\n",
@@ -294,6 +307,73 @@ FL_TEST(config_instantiates_model_devices)
 	fl_assert(fl__display_engine_supports(fl__display_engine_get(dev, 0), FMT("T16x")));
 	fl__display_destroy(d);
 	fl__display_config_free(cfg);
+}
+
+/* Appends a 800x600 link of gang "p" at @tile. Return: the bytes written. */
+static int link(char *at, size_t room, const char *name, const char *tile)
+{
+	return snprintf(at, room,
+			"[interface %s]\ntype = DSI\nmodes = 800x600@60\n"
+			"current-mode = 800x600@60\nconnected = yes\ngang = p\ngang-tile = %s\n",
+			name, tile);
+}
+
+FL_TEST(config_gangs_and_backgrounds_reach_the_model)
+{
+	const char *head = "[device d]\ndriver = v\n";
+	char text[2048];
+	struct fl__display_config *cfg;
+	struct fl__display_set *d = fl__display_create();
+	struct fl__display_device *dev;
+	struct fl_display_gang g;
+	struct fl_display_error e = { 0 };
+	uint32_t w, h;
+	int n;
+
+	/* Four links in a 2 × 2 grid, written out of order; one more interface without a gang. */
+	n = snprintf(text, sizeof(text), "%s", head);
+	n += link(text + n, sizeof(text) - (size_t)n, "br", "1,1");
+	n += link(text + n, sizeof(text) - (size_t)n, "tl", "0,0");
+	n += snprintf(text + n, sizeof(text) - (size_t)n,
+		      "[interface hdmi]\ntype = HDMI\nbackground = 0x0A0b0C\n");
+	n += link(text + n, sizeof(text) - (size_t)n, "bl", "0,1");
+	link(text + n, sizeof(text) - (size_t)n, "tr", "1,0");
+	cfg = parse(text);
+	fl_assert_int_eq(cfg->devices[0].intfs[2].background, 0xff0a0b0c);
+	fl_assert_int_eq(cfg->devices[0].intfs[0].background, 0xff000000);
+	fl_assert_int_eq(fl__display_config_instantiate(&cfg->devices[0], d, NULL, NULL, &dev, &e),
+			 0);
+	fl_assert_int_eq(fl__display_interface_gang(fl__display_interface_get(dev, 2), &g),
+			 -ENODATA);
+	fl_assert_int_eq(fl__display_interface_gang(fl__display_interface_get(dev, 4), &g), 0);
+	fl_assert_int_eq(g.n_members, 4);
+	fl_assert_int_eq(g.members[0], 0);
+	fl_assert_int_eq(g.members[1], 1);
+	fl_assert_int_eq(g.members[2], 3);
+	fl_assert_int_eq(g.members[3], 4);
+	fl_assert_int_eq(g.col, 1);
+	fl_assert_int_eq(g.row, 0);
+	fl_assert_int_eq(g.cols, 2);
+	fl_assert_int_eq(g.rows, 2);
+	fl__display_interface_frame_size(fl__display_interface_get(dev, 0), &w, &h);
+	fl_assert_int_eq(w, 1600);
+	fl_assert_int_eq(h, 1200);
+	fl__display_interface_frame_size(fl__display_interface_get(dev, 2), &w, &h);
+	fl_assert_int_eq(w, 0); /* unplugged, no mode */
+	fl__display_config_free(cfg);
+
+	/* Tiles that leave a hole in the grid, or a tile twice: refused with the gang's line. */
+	n = snprintf(text, sizeof(text), "%s", head);
+	n += link(text + n, sizeof(text) - (size_t)n, "a", "0,0");
+	link(text + n, sizeof(text) - (size_t)n, "b", "1,1");
+	expect_parse_error(text, "t.ini:3:1: ",
+			   "gang 'p': a gang of 2 interfaces does not fill its 2x2 grid of tiles");
+	n = snprintf(text, sizeof(text), "%s", head);
+	n += link(text + n, sizeof(text) - (size_t)n, "a", "1,0");
+	link(text + n, sizeof(text) - (size_t)n, "b", "1,0");
+	expect_parse_error(text, "t.ini:3:1: ",
+			   "gang 'p': members 0 and 1 of the gang have the same tile 1,0");
+	fl__display_destroy(d);
 }
 
 static char *read_file(const char *path, size_t *ret_len)

@@ -20,7 +20,7 @@
 #include <fenceline/display.h>
 #include <fenceline/fenceline.h>
 
-#include "display-png.h"
+#include "display-helpers.h"
 #include "runner.h"
 
 #define XR24 FL_FOURCC('X', 'R', '2', '4')
@@ -107,16 +107,8 @@ static int post_layers(struct ldisp *d, const struct fl_display_buffer *bufs,
 		       struct fl_display_error *e)
 {
 	static const uint32_t intf = 0;
-	struct fl_display_post p = { .intfs = &intf,
-				     .n_intfs = 1,
-				     .bufs = bufs,
-				     .n_bufs = n,
-				     .flags = flags,
-				     .fence_type = fence ? FL_DISPLAY_FENCE_PRESENT
-							 : FL_DISPLAY_FENCE_NONE,
-				     .layers = layers };
 
-	return fl_display_post(d->dev, &p, fence, e);
+	return fl_test_post(d->dev, &intf, 1, bufs, n, layers, NULL, flags, fence, e);
 }
 
 /* One bad layer among two good ones: refused with -EINVAL and @want in the message, TEST_ONLY too. */
@@ -286,24 +278,6 @@ static void ref_blend(const struct ref_layer *l, int x, int y, double dst[3])
 	}
 }
 
-static void save_frame(const uint32_t *p, uint32_t w, uint32_t h, uint32_t pitch, const char *name)
-{
-	const char *dir = getenv("FL_TEST_FRAME_DIR");
-	struct fl_display_compose_target t = {
-		(void *)p, (uint64_t)pitch * h, 0, pitch, XR24, w, h
-	};
-	struct fl_display_error e;
-	char path[512];
-
-	if (!dir || !*dir)
-		dir = FL_TEST_FRAME_DEFAULT_DIR;
-	mkdir(dir, 0755);
-	snprintf(path, sizeof(path), "%s/%s.png", dir, name);
-	if (fl__display_png_write(path, &t, &e) != 0)
-		fl__test_fail(__FILE__, __LINE__, "png: %s", e.msg);
-	printf("frame: %s\n", path);
-}
-
 /* The three layers: buffers in the post's order, the top layer first, the bottom one second. */
 static void three_layers(struct fl_display_buffer b[3], struct fl_display_layer l[3],
 			 uint32_t *map[3])
@@ -414,7 +388,7 @@ FL_TEST(a_capture_composes_three_overlapping_layers)
 	fl_assert_int_eq(h, 1080);
 	p = mmap(NULL, (size_t)pitch * h, PROT_READ, MAP_SHARED, cap, 0);
 	fl_assert(p != MAP_FAILED);
-	save_frame(p, w, h, pitch, "display-layers-three");
+	fl_test_save_frame(p, w, h, pitch, "display-layers-three");
 	fl_assert_int_eq(frame_wrong(p, pitch, map), 0);
 	munmap(p, (size_t)pitch * h);
 	close(cap);
@@ -435,17 +409,7 @@ static int wb_post(struct ldisp *d, const struct fl_display_buffer *b,
 		   const struct fl_display_writeback *wb, uint32_t flags, int *fence,
 		   struct fl_display_error *e)
 {
-	struct fl_display_post p = { .intfs = intfs,
-				     .n_intfs = n_intfs,
-				     .bufs = b,
-				     .n_bufs = 3,
-				     .flags = flags,
-				     .fence_type = fence ? FL_DISPLAY_FENCE_PRESENT
-							 : FL_DISPLAY_FENCE_NONE,
-				     .layers = l,
-				     .writeback = wb };
-
-	return fl_display_post(d->dev, &p, fence, e);
+	return fl_test_post(d->dev, intfs, n_intfs, b, 3, l, wb, flags, fence, e);
 }
 
 FL_TEST(a_writeback_post_writes_its_frame_before_its_fence_signals)
@@ -504,8 +468,8 @@ FL_TEST(a_writeback_post_writes_its_frame_before_its_fence_signals)
 	fl_assert_int_eq(wb_post(&d, b, l, &wb_intf, 1, &wb, 0, &fence, &e), 0);
 	close(fd); /* the service keeps its copy */
 	fl_assert_int_eq(fl_fence_fd_wait(fence, 10000), 0);
-	save_frame((const uint32_t *)(dst + WB_OFFSET), 1920, 1080, WB_PITCH,
-		   "display-layers-writeback");
+	fl_test_save_frame((const uint32_t *)(dst + WB_OFFSET), 1920, 1080, WB_PITCH,
+			   "display-layers-writeback");
 	fl_assert_int_eq(frame_wrong((const uint32_t *)(dst + WB_OFFSET), WB_PITCH, map), 0);
 	/* Nothing outside the frame is written: the offset and each line's padding. */
 	untouched = 0;

@@ -24,6 +24,7 @@
 struct rec {
 	char log[512]; /* "attach 0.1;blank 0 3;flush;" ... */
 	int attach_ret, detach_ret, blank_ret, modeset_ret, custom_ret, data_ret;
+	int blank_ret_for[8]; /* per interface, when blank_ret is 0 */
 	size_t data_size;
 	bool custom_sets_msg;
 };
@@ -59,7 +60,7 @@ static int rec_blank(void *data, uint32_t intf, enum fl_display_dpms state)
 	struct rec *r = data;
 
 	logf_(r, "blank %u %u;", intf, state);
-	return r->blank_ret;
+	return r->blank_ret ? r->blank_ret : r->blank_ret_for[intf & 7];
 }
 
 static int rec_modeset(void *data, uint32_t intf, const struct fl_display_mode *mode)
@@ -673,5 +674,80 @@ FL_TEST(model_post_check_runs_the_buffer_check_or_the_driver)
 	f.rec.custom_ret = -E2BIG;
 	expect_error(fl__display_post_check(f.dev, NULL, 0, b, 2, 0, e), -E2BIG,
 		     "buffer 1: the driver refused custom format TILE");
+	fl__display_destroy(f.d);
+}
+
+/* A gang: one panel's links, blanked, set and posted together. */
+FL_TEST(model_gang_rules)
+{
+	static const uint32_t grid[][2] = { { 1, 0 }, { 0, 0 } },
+			      hole[][2] = { { 0, 0 }, { 1, 1 } };
+	struct fixture f;
+	struct fl__display_interface *l, *r, *wb;
+	struct fl_display_driver_buffer b = xrgb(0, 16, 16);
+	struct fl_display_mode m = mode(960, 1080);
+	struct fl_display_gang g;
+	uint32_t w, h;
+
+	setup(&f);
+	fl_assert_int_eq(fl__display_interface_add(f.dev, FL_DISPLAY_INTF_DSI, NULL, 0, "l", 0, 0,
+						   &l, NULL),
+			 0);
+	fl_assert_int_eq(fl__display_interface_add(f.dev, FL_DISPLAY_INTF_DSI, NULL, 0, "r", 0, 0,
+						   &r, NULL),
+			 0);
+	fl_assert_int_eq(fl__display_interface_add(f.dev, FL_DISPLAY_INTF_MEMORY, NULL, 0, "wb", 0,
+						   0, &wb, NULL),
+			 0);
+	expect_error(fl__display_gang_add(f.dev, (uint32_t[]){ 2 }, grid, 1, e), -EINVAL,
+		     "a gang has 2 to 8 interfaces, not 1");
+	expect_error(fl__display_gang_add(f.dev, (uint32_t[]){ 2, 9 }, grid, 2, e), -EINVAL,
+		     "device dev has no interface 9");
+	expect_error(fl__display_gang_add(f.dev, (uint32_t[]){ 2, 4 }, grid, 2, e), -EINVAL,
+		     "interface wb is memory writeback");
+	expect_error(fl__display_gang_add(f.dev, (uint32_t[]){ 2, 2 }, grid, 2, e), -EINVAL,
+		     "interface l is named twice in a gang");
+	expect_error(fl__display_gang_add(f.dev, (uint32_t[]){ 2, 3 }, hole, 2, e), -EINVAL,
+		     "does not fill its 2x2 grid");
+	fl_assert_int_eq(fl__display_interface_gang(l, &g), -ENODATA);
+	/* Given in any order, the members are kept in id order; the tiles stay each one's. */
+	fl_assert_int_eq(fl__display_gang_add(f.dev, (uint32_t[]){ 3, 2 }, grid, 2, NULL), 0);
+	fl_assert_int_eq(fl__display_interface_gang(l, &g), 0);
+	fl_assert_int_eq(g.n_members, 2);
+	fl_assert_int_eq(g.members[0], 2);
+	fl_assert_int_eq(g.members[1], 3);
+	fl_assert_int_eq(g.col, 0);
+	fl_assert_int_eq(fl__display_interface_gang(r, &g), 0);
+	fl_assert_int_eq(g.col, 1);
+	expect_error(fl__display_gang_add(f.dev, (uint32_t[]){ 0, 3 }, grid, 2, e), -EALREADY,
+		     "interface r is ganged already");
+
+	/* DPMS of any link is the panel's, the driver called for each in id order. */
+	fl_assert_int_eq(fl__display_interface_blank(r, FL_DISPLAY_DPMS_ON, NULL), 0);
+	fl_assert_str_eq(f.rec.log, "blank 2 0;blank 3 0;");
+	fl_assert_int_eq(fl__display_interface_dpms(l), FL_DISPLAY_DPMS_ON);
+	expect_error(fl__display_interface_blank(l, FL_DISPLAY_DPMS_ON, e), -EBUSY, "already");
+	/* A link the driver cannot blank: those done are put back, and nothing changed. */
+	f.rec.log[0] = '\0';
+	f.rec.blank_ret_for[3] = -EIO;
+	expect_error(fl__display_interface_blank(l, FL_DISPLAY_DPMS_OFF, e), -EIO,
+		     "interface r in DPMS state 3");
+	fl_assert_str_eq(f.rec.log, "flush 00;blank 2 3;blank 3 3;blank 2 0;");
+	fl_assert_int_eq(fl__display_interface_dpms(l), FL_DISPLAY_DPMS_ON);
+	fl_assert_int_eq(fl__display_interface_dpms(r), FL_DISPLAY_DPMS_ON);
+	/* A modeset of one link sets every link's mode; the frame is the whole panel. */
+	f.rec.log[0] = '\0';
+	fl_assert_int_eq(fl__display_interface_set_mode(r, &m, NULL), 0);
+	fl_assert_str_eq(f.rec.log, "flush 00;modeset 2 960;modeset 3 960;");
+	fl_assert_int_eq(fl__display_interface_current_mode(l)->hdisplay, 960);
+	fl__display_interface_frame_size(r, &w, &h);
+	fl_assert_int_eq(w, 1920);
+	fl_assert_int_eq(h, 1080);
+	/* A post names all of a gang or none of it. */
+	expect_error(fl__display_post_check(f.dev, (uint32_t[]){ 0, 3 }, 2, &b, 1, 0, e), -EINVAL,
+		     "interface 1 of the post: interface 3 is ganged with interface 2, which the "
+		     "post does not name");
+	fl_assert_int_eq(fl__display_post_check(f.dev, (uint32_t[]){ 3, 0, 2 }, 3, &b, 1, 0, NULL),
+			 0);
 	fl__display_destroy(f.d);
 }

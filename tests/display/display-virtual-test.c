@@ -3,7 +3,8 @@
  * The virtual display driver (src/drivers/display-virtual) alone, on the
  * server framework's loop, behind a host that records what the driver
  * tells the service: vsync pacing at the mode's exact period, blanking,
- * modesets, simulated hotplug, simple buffers, validate and post.
+ * modesets, simulated hotplug, simple buffers, validate and post, a gang's
+ * one clock, and the driver's own tiled format's check.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,7 +31,9 @@ struct fake {
 	struct fl_display_mode mode[2];
 	bool connected[2];
 	uint64_t ts[MAX_TS];
+	uint32_t ts_intfs[MAX_TS];
 	size_t n_ts;
+	bool ganged; /* interfaces 0 and 1 are one gang, left and right */
 	uint32_t ts_intf;
 	int hotplugs;
 	bool hot_connected;
@@ -125,8 +128,10 @@ static void f_vsync(const struct fl_display_host *host, uint32_t intf, uint64_t 
 	struct fake *f = host->data;
 
 	f->ts_intf = intf;
-	if (f->n_ts < MAX_TS)
+	if (f->n_ts < MAX_TS) {
+		f->ts_intfs[f->n_ts] = intf;
 		f->ts[f->n_ts++] = ts;
+	}
 }
 
 static int f_hotplug(const struct fl_display_host *host, uint32_t intf, bool connected,
@@ -156,7 +161,26 @@ static int f_layout(const struct fl_display_host *host, uint32_t fourcc, unsigne
 	return 0;
 }
 
+static int f_gang(const struct fl_display_host *host, uint32_t intf, struct fl_display_gang *ret)
+{
+	struct fake *f = host->data;
+
+	if (intf > 1)
+		return -ENOENT;
+	if (!f->ganged)
+		return -ENODATA;
+	*ret = (struct fl_display_gang){ 2, { 0, 1 }, intf, 0, 2, 1 };
+	return 0;
+}
+
+static void *setup_gang(struct fake *f, bool ganged);
+
 static void *setup(struct fake *f)
+{
+	return setup_gang(f, false);
+}
+
+static void *setup_gang(struct fake *f, bool ganged)
 {
 	void *drv = NULL;
 
@@ -172,11 +196,17 @@ static void *setup(struct fake *f)
 		.vsync = f_vsync,
 		.hotplug = f_hotplug,
 		.layout = f_layout,
+		.gang = f_gang,
 	};
+	f->ganged = ganged;
 	f->loop = fl__loop_create();
 	fl_assert(f->loop);
 	fl_assert_int_eq(fl__display_mode_make(1920, 1080, 60, &f->mode[0]), 0);
 	f->connected[0] = true;
+	if (ganged) {
+		f->mode[1] = f->mode[0];
+		f->connected[1] = true;
+	}
 	fl_assert_int_eq(fl__display_virtual_ops.create(&f->host, &drv), 0);
 	return drv;
 }
@@ -350,5 +380,93 @@ FL_TEST(virtual_validate_refuses_custom_data_and_changes_nothing)
 	fl_assert(state);
 	fl__display_virtual_ops.post(drv, state);
 	fl__display_virtual_ops.state_free(drv, state);
+	teardown(&f, drv);
+}
+
+FL_TEST_TIMEOUT(virtual_a_gang_has_one_clock_and_one_timestamp_per_frame, 60)
+{
+	struct fake f;
+	void *drv = setup_gang(&f, true);
+
+	/* The model blanks a gang's members in id order; the first one's timer paces both. */
+	fl_assert_int_eq(fl__display_virtual_ops.blank(drv, 0, FL_DISPLAY_DPMS_ON), 0);
+	fl_assert_int_eq(fl__display_virtual_ops.blank(drv, 1, FL_DISPLAY_DPMS_ON), 0);
+	while (f.n_ts < 40)
+		fl_assert_int_eq(fl__loop_dispatch(f.loop, -1), 0);
+	/* Each frame: interface 0, then 1 at the very same instant; never 1 on its own clock. */
+	for (size_t i = 0; i + 1 < f.n_ts; i += 2) {
+		fl_assert_int_eq(f.ts_intfs[i], 0);
+		fl_assert_int_eq(f.ts_intfs[i + 1], 1);
+		fl_assert_int_eq(f.ts[i + 1], f.ts[i]);
+		if (i)
+			fl_assert(f.ts[i] > f.ts[i - 1]);
+	}
+	/* One link of a panel is not plugged on its own. */
+	fl_assert_int_eq(fl__display_virtual_ops.set_connected(drv, 1, false), -EOPNOTSUPP);
+	teardown(&f, drv);
+}
+
+/* An XT44 buffer of @w × @h, @pitch, @offset in @size bytes of memory. */
+static struct fl_display_driver_buffer xt44(uint32_t w, uint32_t h, uint32_t pitch, uint32_t offset,
+					    uint64_t size)
+{
+	return (struct fl_display_driver_buffer){ .w = w,
+						  .h = h,
+						  .format = FL_DISPLAY_VIRTUAL_FORMAT_XT44,
+						  .n_planes = 1,
+						  .offset = { offset },
+						  .pitch = { pitch },
+						  .size = { size },
+						  .fd = { -1, -1, -1, -1 } };
+}
+
+FL_TEST(virtual_tiled_format_check_at_each_boundary)
+{
+	struct fake f;
+	void *drv = setup(&f);
+	int (*check)(void *, const struct fl_display_driver_buffer *, size_t,
+		     struct fl_display_error *) = fl__display_virtual_ops.validate_custom_format;
+	struct fl_display_error e = { 0, "" };
+	struct fl_display_driver_buffer b;
+
+	fl_assert(check);
+	/* 10 × 9: 3 columns and 3 rows of tiles, pitch at least 48, 48 × 4 × 3 = 576 bytes. */
+	b = xt44(10, 9, 48, 0, 576);
+	fl_assert_int_eq(check(drv, &b, 2, &e), 0);
+	b.size[0] = 575;
+	fl_assert_int_eq(check(drv, &b, 2, &e), -EINVAL);
+	fl_assert(strstr(
+		e.msg,
+		"buffer 2: XT44: offset 0 + 3 rows of tiles of 4 × pitch 48 end at 576, past the "
+		"plane's 575-byte memory"));
+	/* The offset counts: 4 more bytes need 4 more of memory. */
+	b = xt44(10, 9, 48, 4, 580);
+	fl_assert_int_eq(check(drv, &b, 0, &e), 0);
+	b.size[0] = 579;
+	fl_assert_int_eq(check(drv, &b, 0, &e), -EINVAL);
+	b = xt44(10, 9, 48, 2, 1000);
+	fl_assert_int_eq(check(drv, &b, 0, &e), -EINVAL);
+	fl_assert(strstr(e.msg, "offset 2 is not a multiple of 4"));
+	/* The pitch: one column of tiles short fails, a multiple of 16 only. */
+	b = xt44(10, 9, 32, 0, 1000);
+	fl_assert_int_eq(check(drv, &b, 0, &e), -EINVAL);
+	fl_assert(strstr(e.msg, "pitch 32 is not a multiple of 16 of at least 48"));
+	b = xt44(10, 9, 52, 0, 1000);
+	fl_assert_int_eq(check(drv, &b, 0, &e), -EINVAL);
+	b = xt44(10, 9, 64, 0, 64 * 12);
+	fl_assert_int_eq(check(drv, &b, 0, &e), 0);
+	/* 64-bit arithmetic: a huge pitch and height do not wrap into a fit. */
+	b = xt44(4, 0xfffffff0u, 0xfffffff0u, 0, 4096);
+	fl_assert_int_eq(check(drv, &b, 0, &e), -EINVAL);
+	b = xt44(0, 9, 48, 0, 1000);
+	fl_assert_int_eq(check(drv, &b, 0, &e), -EINVAL);
+	b = xt44(10, 9, 48, 0, 1000);
+	b.n_planes = 2;
+	fl_assert_int_eq(check(drv, &b, 0, &e), -EINVAL);
+	fl_assert(strstr(e.msg, "2 planes, it has one"));
+	b = xt44(10, 9, 48, 0, 1000);
+	b.format = FL_FOURCC('Z', 'Z', 'Z', 'Z');
+	fl_assert_int_eq(check(drv, &b, 0, &e), -EINVAL);
+	fl_assert(strstr(e.msg, "only own format is XT44"));
 	teardown(&f, drv);
 }

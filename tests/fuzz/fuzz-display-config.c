@@ -54,6 +54,18 @@ static void check_interface(struct fl__display_interface *intf,
 		CHECK(q.current_mode.hdisplay == 0 && q.current_mode.clock == 0);
 	for (size_t i = 0; i < q.n_modes; i++)
 		CHECK(modes[i].vrefresh == fl__display_mode_vrefresh(&modes[i]));
+	/* A gang the parser accepted is one the model made, each member at its tile. */
+	if (ci->gang[0]) {
+		struct fl_display_gang g;
+
+		CHECK(fl__display_interface_gang(intf, &g) == 0);
+		CHECK(g.col == ci->gang_tile[0] && g.row == ci->gang_tile[1]);
+		CHECK(g.n_members >= 2 && g.n_members == g.cols * g.rows);
+	} else {
+		struct fl_display_gang g;
+
+		CHECK(fl__display_interface_gang(intf, &g) == -ENODATA);
+	}
 }
 
 /* The smallest buffer of standard format @f on engine @id: it must fit exactly. */

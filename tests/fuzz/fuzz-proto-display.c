@@ -38,10 +38,10 @@ static uint32_t u32(const uint8_t *p, size_t off)
 /* docs/protocol.md: each op's body size (POST: its fixed part); -1: no op. */
 static int body_size(uint32_t op)
 {
-	static const int size[] = { 8,	0,  16, 8,  8, 8,  8, 16, 16, 8,
-				    76, 16, 16, 24, 0, 64, 8, 8,  8,  8 };
+	static const int size[] = { 8,	0,  16, 8,  8, 8, 8, 16, 16, 8,	 76, 16,
+				    16, 24, 0,	64, 8, 8, 8, 8,	 -1, -1, 96 };
 
-	return op >= 128 && op <= 147 ? size[op - 128] : -1;
+	return op >= 128 && op <= 150 ? size[op - 128] : -1;
 }
 
 /* A wire buffer at @b: its fd count, or -1 if its fields break the rules. */
@@ -113,6 +113,10 @@ static int model(const uint8_t *p, size_t len, unsigned int nfds, bool trunc, un
 			return -EINVAL;
 		return (unsigned int)k == nfds && !stashed ? 0 : -EINVAL;
 	}
+	case 150: /* SET_SOURCE: type 0 to 2, reserved 0; a STREAM's one fd, no other */
+		if (u32(b, 4) > 2 || u32(b, 20) || u32(b, 24) || u32(b, 28))
+			return -EINVAL;
+		return nfds == (u32(b, 4) == 2) ? 0 : -EINVAL;
 	}
 	if (nfds)
 		return -EINVAL;

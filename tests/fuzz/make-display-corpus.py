@@ -39,6 +39,30 @@ driver = other
 type = memory
 flags = none
 """,
+    "gang.ini": """[device tablet]
+driver = virtual
+[interface left]
+type = DSI
+modes = 960x1080@60
+current-mode = 960x1080@60
+connected = yes
+gang = panel
+gang-tile = 0,0
+background = 0x102040
+[interface right]
+type = DSI
+modes = 960x1080@60
+current-mode = 960x1080@60
+connected = yes
+gang = panel
+gang-tile = 1,0
+[engine rgb]
+formats = XRGB8888, fourcc:XT44
+interfaces = left, right
+""",
+    "err-gang-hole.ini": "[device d]\ndriver = v\n[interface a]\ntype = DSI\ngang = g\n"
+                         "gang-tile = 0,0\n[interface b]\ntype = DSI\ngang = g\n"
+                         "gang-tile = 1,1\n",
     "crlf-comments.ini": "; comment\r\n[device d] # x\r\ndriver = v ; y\r\n"
                          "[engine e]\r\nformats = RGB565\r\n",
     "err-mode.ini": "[device d]\ndriver = v\n[interface i]\ntype = HDMI\n"

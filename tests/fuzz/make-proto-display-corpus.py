@@ -86,6 +86,18 @@ SEEDS = {
     "dump-bad-flags": (0, 0, pkt(147, struct.pack("<2I", 2, 0))),
     "dump-pad": (0, 0, pkt(147, struct.pack("<2I", 1, 1))),
     "dump-fd": (1, 0, pkt(147, struct.pack("<2I", 1, 0))),
+    # SET_SOURCE (150): handle, type, w, h, format, reserved[3], a layer; a STREAM's one fd.
+    "set-source-pattern": (0, 0, pkt(150, struct.pack("<8I", 2, 1, 320, 240, 0x34325258, 0, 0, 0)
+                                     + layer())),
+    "set-source-stream": (1, 0, pkt(150, struct.pack("<8I", 2, 2, 64, 48, 0x34325258, 0, 0, 0)
+                                    + layer())),
+    "set-source-stream-no-fd": (0, 0, pkt(150, struct.pack("<8I", 2, 2, 64, 48, 0x34325258,
+                                                           0, 0, 0) + layer())),
+    "set-source-reserved": (0, 0, pkt(150, struct.pack("<8I", 2, 0, 0, 0, 0, 0, 1, 0)
+                                      + layer())),
+    "set-source-type-3": (0, 0, pkt(150, struct.pack("<8I", 2, 3, 1, 1, 0, 0, 0, 0) + layer())),
+    # 148 and 149 are numbers kept for other ops: no op here.
+    "op-148": (0, 0, pkt(148, struct.pack("<2I", 0, 0))),
     "flags": (0, 0, pkt(129, b"", flags=1)),
     "short": (0, 0, struct.pack("<3I", 129, 0, 1)),
 }

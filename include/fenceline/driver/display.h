@@ -100,6 +100,28 @@ enum fl_display_driver_cap {
 	FL_DISPLAY_CAP_IMMEDIATE_FLIP = 1u << 3,
 };
 
+/* The most interfaces a gang may have (a panel's links: 2 for dual DSI, 4 for a quad). */
+#define FL_DISPLAY_GANG_MAX 8
+
+/**
+ * struct fl_display_gang - an interface's place in a gang (docs/display.md,
+ * "Ganged interfaces"): interfaces that scan out one panel together, each
+ * a tile of it, as KMS's TILE connector property describes them
+ * @n_members: how many interfaces the gang has (2 to FL_DISPLAY_GANG_MAX)
+ * @members: their ids, in increasing order; @members[0] is the gang's
+ *	first interface, which names it
+ * @col, @row: the asking interface's tile in the grid (TILE's h_loc, v_loc)
+ * @cols, @rows: the grid (TILE's num_h_tile, num_v_tile). Every member
+ *	has the same current mode, so the panel is @cols × hdisplay by
+ *	@rows × vdisplay, and the tile starts at (@col × hdisplay,
+ *	@row × vdisplay) of it.
+ */
+struct fl_display_gang {
+	uint32_t n_members;
+	uint32_t members[FL_DISPLAY_GANG_MAX];
+	uint32_t col, row, cols, rows;
+};
+
 struct fl_display_host;
 /* A timer or fd the service's loop runs for a driver (opaque). */
 struct fl_display_source;
@@ -151,6 +173,13 @@ struct fl_display_source;
  * @layout: the plane count and bytes per pixel of each plane of the
  *	standard format @fourcc (from ops too). Return: 0, -EINVAL for a
  *	format that is not standard.
+ * @gang: interface @intf's gang (from ops too). Return: 0, -ENODATA when
+ *	it is not ganged, -ENOENT for an unknown interface.
+ * @background: the colour the config gives interface @intf where no
+ *	buffer covers its frame, as ARGB8888 with alpha 0xff (from ops too;
+ *	opaque black for an unknown interface).
+ * @compose_over: @compose with @background (ARGB8888) instead of opaque
+ *	black where nothing covers @dst (from ops too). Same returns.
  */
 struct fl_display_host {
 	void *data;
@@ -177,6 +206,12 @@ struct fl_display_host {
 		       const struct fl_display_driver_buffer *dst);
 	int (*layout)(const struct fl_display_host *host, uint32_t fourcc, unsigned int *ret_planes,
 		      unsigned int ret_cpp[FL_DISPLAY_MAX_PLANES]);
+	int (*gang)(const struct fl_display_host *host, uint32_t intf, struct fl_display_gang *ret);
+	uint32_t (*background)(const struct fl_display_host *host, uint32_t intf);
+	int (*compose_over)(const struct fl_display_host *host,
+			    const struct fl_display_driver_buffer *bufs,
+			    const struct fl_display_layer *layers, size_t n_bufs,
+			    const struct fl_display_driver_buffer *dst, uint32_t background);
 };
 
 /**
@@ -243,6 +278,17 @@ struct fl_display_host {
  *	software does it here and never for a post nobody looks at. NULL:
  *	-EOPNOTSUPP.
  *
+ * @set_source: feed engine @eng from live source @src (struct
+ *	fl_display_source, checked by the service: type, size, format the
+ *	engine lists, layer; for a STREAM @src->fd is a SOCK_STREAM socket
+ *	that becomes the driver's to close, also on failure), replacing any
+ *	source it had; type NONE removes it. The driver reads the stream
+ *	without ever blocking (a hostile feeder must not stall the service),
+ *	and bounds the memory its sources hold. The service removes a
+ *	source (type NONE, @e NULL: it cannot fail) when the client that set
+ *	it goes. Return: 0, or a negative errno explained in @e. NULL: live
+ *	sources are refused with -EOPNOTSUPP.
+ *
  * @set_event: turn delivery of driver events of @type (128 to 254) on object
  *	@id of @kind on or off
  *	(the service counts the subscribers; this is called at the first one
@@ -282,6 +328,8 @@ struct fl_display_driver_ops {
 
 	int (*set_event)(void *data, enum fl_display_object_kind kind, uint32_t id, uint32_t type,
 			 bool enabled);
+	int (*set_source)(void *data, uint32_t eng, const struct fl_display_source *src,
+			  struct fl_display_error *e);
 };
 
 FL_END_DECLS

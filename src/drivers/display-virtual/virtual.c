@@ -5,8 +5,11 @@
  * next absolute vsync deadline; nothing of its own blocks or spins.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <fenceline/heap-table.h>
 
@@ -18,6 +21,14 @@
 #define SIMPLE_MAX_BYTES (1ull << 30)
 /* The heap table's usage of memory a display engine scans out (data/heaps.ini). */
 #define SCANOUT_USAGE "display-scanout"
+/* Engines that may have a live source: a config's 64 (FL_DISPLAY_CONFIG_MAX_OBJECTS). */
+#define MAX_SOURCES 64
+/*
+ * The frames a device's streams may hold together (three each: being read,
+ * newest, shown): a client's sources cannot make the service take memory
+ * without bound.
+ */
+#define SOURCE_BUDGET (192ull << 20)
 
 struct vstate {
 	uint32_t intfs[FL_DISPLAY_MAX_INTERFACES]; /* the post's, for a capture of one of them */
@@ -39,6 +50,12 @@ struct vintf {
 	struct fl_display_mode mode;
 	uint64_t base_ns, frame; /* the next vsync is frame @frame after @base_ns */
 	struct fl_display_source *timer;
+	/*
+	 * Its gang (n_members 0: none). One clock scans out a gang's panel:
+	 * the timer of its first member, which reports the vsync of every
+	 * member with the same timestamp; the others' timers stay unarmed.
+	 */
+	struct fl_display_gang gang;
 };
 
 struct vdev {
@@ -52,7 +69,30 @@ struct vdev {
 	struct vstate *on_screen;
 	/* The heap table, for simple buffers: the system's (FENCELINE_HEAP_TABLE or the default). */
 	struct fl_heap_table *heaps;
+	/* Live sources by engine, shown on the interfaces their engine is attached to. */
+	struct fl__vsource *sources[MAX_SOURCES];
+	struct {
+		uint32_t eng, intf;
+	} att[FL_DISPLAY_MAX_ATTACHMENTS];
+	size_t n_att;
 };
+
+/* Whether engine @eng is attached to interface @intf (the model's active attachments). */
+static bool attached(const struct vdev *v, uint32_t eng, uint32_t intf)
+{
+	for (size_t i = 0; i < v->n_att; i++)
+		if (v->att[i].eng == eng && v->att[i].intf == intf)
+			return true;
+	return false;
+}
+
+/* A vsync of @intf: the live sources it shows take their newest complete frames. */
+static void latch_sources(struct vdev *v, uint32_t intf)
+{
+	for (uint32_t k = 0; k < MAX_SOURCES; k++)
+		if (v->sources[k] && attached(v, k, intf))
+			fl__display_virtual_source_latch(v->sources[k]);
+}
 
 uint64_t fl__display_virtual_frame(const struct fl_display_mode *mode, uint64_t base_ns, uint64_t n)
 {
@@ -69,6 +109,8 @@ static bool has_timings(const struct fl_display_mode *m)
 {
 	return m->clock && m->htotal && m->vtotal;
 }
+
+static struct vintf *intf_of(struct vdev *v, uint32_t id);
 
 static void vsync_fire(void *data)
 {
@@ -88,14 +130,26 @@ static void vsync_fire(void *data)
 		n++;
 	vi->frame = n;
 	host->timer_arm(vi->timer, fl__display_virtual_frame(&vi->mode, vi->base_ns, n));
+	latch_sources(vi->v, vi->id);
 	host->vsync(host, vi->id, ts);
+	/* The gang's other links start the same frame at the same instant. */
+	for (uint32_t m = 1; m < vi->gang.n_members; m++) {
+		struct vintf *o = intf_of(vi->v, vi->gang.members[m]);
+
+		if (o && o->on && o->connected) {
+			latch_sources(vi->v, o->id);
+			host->vsync(host, o->id, ts);
+		}
+	}
 }
 
 static void vsync_update(struct vintf *vi)
 {
 	const struct fl_display_host *host = vi->v->host;
 
-	if (vi->on && vi->connected && has_timings(&vi->mode)) {
+	bool follower = vi->gang.n_members && vi->gang.members[0] != vi->id;
+
+	if (vi->on && vi->connected && has_timings(&vi->mode) && !follower) {
 		vi->base_ns = host->now(host);
 		vi->frame = 1;
 		host->timer_arm(vi->timer, fl__display_virtual_frame(&vi->mode, vi->base_ns, 1));
@@ -139,6 +193,8 @@ static struct vintf *intf_of(struct vdev *v, uint32_t id)
 	vi->id = id;
 	if (v->host->intf_state(v->host, id, &vi->mode, &vi->connected) < 0)
 		goto fail;
+	if (v->host->gang(v->host, id, &vi->gang) < 0)
+		vi->gang.n_members = 0;
 	vi->timer = v->host->timer_add(v->host, vsync_fire, vi);
 	if (!vi->timer)
 		goto fail;
@@ -171,6 +227,8 @@ static void v_destroy(void *data)
 {
 	struct vdev *v = data;
 
+	for (size_t i = 0; i < MAX_SOURCES; i++)
+		fl__display_virtual_source_free(v->sources[i]);
 	for (size_t i = 0; i < FL_DISPLAY_MAX_INTERFACES; i++) {
 		if (!v->intfs[i])
 			continue;
@@ -179,6 +237,78 @@ static void v_destroy(void *data)
 	}
 	fl_heap_table_close(v->heaps);
 	free(v);
+}
+
+/* No veto: the driver only keeps the model's active attachments, for its live sources. */
+static int v_attach(void *data, uint32_t eng, uint32_t intf)
+{
+	struct vdev *v = data;
+
+	if (v->n_att == FL_DISPLAY_MAX_ATTACHMENTS)
+		return -ENOSPC;
+	v->att[v->n_att].eng = eng;
+	v->att[v->n_att].intf = intf;
+	v->n_att++;
+	return 0;
+}
+
+static int v_detach(void *data, uint32_t eng, uint32_t intf)
+{
+	struct vdev *v = data;
+
+	for (size_t i = 0; i < v->n_att; i++)
+		if (v->att[i].eng == eng && v->att[i].intf == intf) {
+			v->att[i] = v->att[--v->n_att];
+			break;
+		}
+	return 0;
+}
+
+static int v_set_source(void *data, uint32_t eng, const struct fl_display_source *src,
+			struct fl_display_error *e)
+{
+	struct vdev *v = data;
+	struct fl__vsource *s = NULL;
+	int r;
+
+	if (eng >= MAX_SOURCES) {
+		if (src->fd >= 0 && src->type == FL_DISPLAY_SOURCE_STREAM)
+			close(src->fd);
+		if (e) {
+			e->err = -EINVAL;
+			snprintf(e->msg, sizeof(e->msg),
+				 "source: the virtual driver feeds engines 0 to %d, not %u",
+				 MAX_SOURCES - 1, eng);
+		}
+		return -EINVAL;
+	}
+	if (src->type == FL_DISPLAY_SOURCE_STREAM) {
+		uint64_t held = 3ull * src->w * src->h * 4;
+
+		for (uint32_t k = 0; k < MAX_SOURCES; k++)
+			if (k != eng)
+				held += fl__display_virtual_source_bytes(v->sources[k]);
+		if (held > SOURCE_BUDGET) {
+			close(src->fd);
+			if (e) {
+				e->err = -ENOMEM;
+				snprintf(e->msg, sizeof(e->msg),
+					 "source: the device's streams would hold %llu bytes of "
+					 "frames, over its %llu",
+					 (unsigned long long)held,
+					 (unsigned long long)SOURCE_BUDGET);
+			}
+			return -ENOMEM;
+		}
+	}
+	if (src->type != FL_DISPLAY_SOURCE_NONE) {
+		r = fl__display_virtual_source_new(v->host, src, &s, e);
+		if (r < 0)
+			return r;
+	}
+	fl__display_virtual_source_free(v->sources[eng]);
+	v->sources[eng] = s;
+	return 0;
 }
 
 static int v_blank(void *data, uint32_t intf, enum fl_display_dpms state)
@@ -215,6 +345,9 @@ static int v_set_connected(void *data, uint32_t intf, bool connected)
 		return -ENOENT;
 	if (vi->connected == connected)
 		return -EALREADY;
+	/* A gang's links are one panel's: plugged one at a time, they would tear it. */
+	if (vi->gang.n_members)
+		return -EOPNOTSUPP;
 	vi->connected = connected;
 	/*
 	 * Reported before returning (hotplug() is allowed from this op): the
@@ -263,6 +396,119 @@ static int v_validate(void *data, const struct fl_display_driver_post *post, voi
 	return 0;
 }
 
+static int v_validate_custom_format(void *data, const struct fl_display_driver_buffer *buf,
+				    size_t index, struct fl_display_error *e)
+{
+	(void)data;
+	return fl__display_virtual_tiled_check(buf, index, e);
+}
+
+/*
+ * Composes @s's buffers into @dst over @bg by the service's compositor,
+ * after making a linear copy of each buffer in the driver's own format:
+ * the compositor knows only the standard formats.
+ */
+static int compose_frame(struct vdev *v, const struct vstate *s, uint32_t intf, uint64_t frame,
+			 const struct fl_display_driver_buffer *dst, uint32_t bg)
+{
+	struct fl_display_driver_buffer lin[FL_DISPLAY_MAX_BUFFERS];
+	struct fl_display_layer layers[FL_DISPLAY_MAX_BUFFERS];
+	size_t n = s ? s->n_bufs : 0, posted = n;
+	bool any_layer = s && s->layers;
+	int r = 0;
+
+	if (n > FL_DISPLAY_MAX_BUFFERS)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		lin[i] = s->bufs[i];
+		layers[i] = s->layers ? s->layers[i] : (struct fl_display_layer){ 0 };
+	}
+	for (size_t i = 0; i < n && !r; i++)
+		if (s->bufs[i].format == FL_DISPLAY_VIRTUAL_FORMAT_XT44)
+			r = fl__display_virtual_detile(&s->bufs[i], &lin[i]);
+	/* The live sources of the engines attached to @intf, where their layers say. */
+	for (uint32_t k = 0; k < MAX_SOURCES && !r; k++) {
+		if (!v->sources[k] || !attached(v, k, intf))
+			continue;
+		if (n == FL_DISPLAY_MAX_BUFFERS) {
+			r = -E2BIG;
+			break;
+		}
+		r = fl__display_virtual_source_frame(v->sources[k], k, frame, &lin[n], &layers[n]);
+		if (r == -ENODATA) {
+			r = 0;
+			continue;
+		}
+		if (!r) {
+			n++;
+			any_layer = true;
+		}
+	}
+	if (!r)
+		r = v->host->compose_over(v->host, lin, any_layer ? layers : NULL, n, dst, bg);
+	for (size_t i = 0; i < n; i++)
+		if (i >= posted || lin[i].fd[0] != s->bufs[i].fd[0])
+			close(lin[i].fd[0]);
+	return r;
+}
+
+/*
+ * A tile of a gang's panel (@g, interface @intf in @mode) into @dst: the
+ * whole panel is composed into scratch memory in @dst's format, and the
+ * tile's rectangle copied out of it.
+ */
+static int compose_tile(struct vdev *v, const struct vstate *s, uint32_t intf, uint64_t frame,
+			const struct fl_display_gang *g, const struct fl_display_mode *mode,
+			const struct fl_display_driver_buffer *dst)
+{
+	struct fl_display_driver_buffer panel = *dst;
+	unsigned int planes, cpp[FL_DISPLAY_MAX_PLANES];
+	uint64_t row, len, dlen;
+	uint8_t *src, *out;
+	int fd, r;
+
+	r = v->host->layout(v->host, dst->format, &planes, cpp);
+	if (r < 0)
+		return r;
+	panel.w = mode->hdisplay * g->cols;
+	panel.h = mode->vdisplay * g->rows;
+	row = ((uint64_t)panel.w * cpp[0] + 3) / 4 * 4;
+	len = row * panel.h;
+	dlen = dst->offset[0] + (uint64_t)dst->pitch[0] * dst->h;
+	if (dst->w != mode->hdisplay || dst->h != mode->vdisplay || row > UINT32_MAX ||
+	    dlen > dst->size[0])
+		return -EINVAL;
+	fd = fl__display_virtual_memfd("gang-panel", len);
+	if (fd < 0)
+		return fd;
+	panel.fd[0] = fd;
+	panel.offset[0] = 0;
+	panel.pitch[0] = (uint32_t)row;
+	panel.size[0] = len;
+	r = compose_frame(v, s, intf, frame, &panel, v->host->background(v->host, intf));
+	if (r < 0)
+		goto out;
+	src = mmap(NULL, (size_t)len, PROT_READ, MAP_SHARED, fd, 0);
+	out = mmap(NULL, (size_t)dlen, PROT_READ | PROT_WRITE, MAP_SHARED, dst->fd[0], 0);
+	if (src == MAP_FAILED || out == MAP_FAILED) {
+		r = -errno;
+	} else {
+		uint64_t x0 = (uint64_t)g->col * mode->hdisplay * cpp[0];
+
+		for (uint64_t y = 0; y < dst->h; y++)
+			memcpy(out + dst->offset[0] + y * dst->pitch[0],
+			       src + ((uint64_t)g->row * mode->vdisplay + y) * row + x0,
+			       (size_t)dst->w * cpp[0]);
+	}
+	if (src != MAP_FAILED)
+		munmap(src, (size_t)len);
+	if (out != MAP_FAILED)
+		munmap(out, (size_t)dlen);
+out:
+	close(fd);
+	return r;
+}
+
 /*
  * Software composition of what interface @intf shows (@s, NULL: nothing)
  * into @dst, by the service's compositor: only called for an observer.
@@ -270,12 +516,17 @@ static int v_validate(void *data, const struct fl_display_driver_post *post, voi
 static int compose(struct vdev *v, const struct vstate *s, uint32_t intf,
 		   const struct fl_display_driver_buffer *dst)
 {
+	struct vintf *vi = intf_of(v, intf);
+	/* The frame number a test pattern shows: vsyncs since the interface was lit. */
+	uint64_t frame = vi && vi->frame ? vi->frame - 1 : 0;
 	bool shown = false;
 
 	for (size_t i = 0; s && i < s->n_intfs; i++)
 		shown |= s->intfs[i] == intf;
-	return v->host->compose(v->host, shown ? s->bufs : NULL, shown ? s->layers : NULL,
-				shown ? s->n_bufs : 0, dst);
+	if (vi && vi->gang.n_members)
+		return compose_tile(v, shown ? s : NULL, intf, frame, &vi->gang, &vi->mode, dst);
+	return compose_frame(v, shown ? s : NULL, intf, frame, dst,
+			     v->host->background(v->host, intf));
 }
 
 static void v_post(void *data, void *state)
@@ -289,8 +540,13 @@ static void v_post(void *data, void *state)
 	 * the service signals the post's present fence.
 	 */
 	if (s->has_wb)
-		/* post cannot fail; the service's compose() logs a frame it refuses. */
-		(void)v->host->compose(v->host, s->bufs, s->layers, s->n_bufs, &s->wb);
+		/*
+		 * post cannot fail; the service's compose() logs a frame it
+		 * refuses. The frame is one, so is its background: the post's
+		 * first interface's, as that interface shows it.
+		 */
+		(void)compose_frame(v, s, s->n_intfs ? s->intfs[0] : 0, 0, &s->wb,
+				    v->host->background(v->host, s->n_intfs ? s->intfs[0] : 0));
 }
 
 static void v_state_free(void *data, void *state)
@@ -359,7 +615,10 @@ const struct fl_display_driver_ops fl__display_virtual_ops = {
 	.create = v_create,
 	.destroy = v_destroy,
 	.blank = v_blank,
+	.attach = v_attach,
+	.detach = v_detach,
 	.modeset = v_modeset,
+	.validate_custom_format = v_validate_custom_format,
 	.validate = v_validate,
 	.post = v_post,
 	.state_free = v_state_free,
@@ -367,4 +626,5 @@ const struct fl_display_driver_ops fl__display_virtual_ops = {
 	.describe_simple_post = v_describe_simple_post,
 	.set_connected = v_set_connected,
 	.capture = v_capture,
+	.set_source = v_set_source,
 };
