@@ -167,7 +167,10 @@ static bool ticking(struct ddev *d, uint32_t id)
 	struct fl__display_interface *intf = fl__display_interface_get(d->dev, id);
 	const struct fl_display_mode *m;
 
-	if (!intf || fl__display_interface_dpms(intf) != FL_DISPLAY_DPMS_ON ||
+	/* Vsync runs in ON and STANDBY, as ADF's vsync_active(). */
+	if (!intf ||
+	    (fl__display_interface_dpms(intf) != FL_DISPLAY_DPMS_ON &&
+	     fl__display_interface_dpms(intf) != FL_DISPLAY_DPMS_STANDBY) ||
 	    !fl__display_interface_connected(intf) || !(d->drv->caps & FL_DISPLAY_CAP_VSYNC))
 		return false;
 	m = fl__display_interface_current_mode(intf);

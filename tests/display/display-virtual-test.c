@@ -270,7 +270,7 @@ FL_TEST_TIMEOUT(virtual_vsync_paces_at_the_mode_period, 60)
 	teardown(&f, drv);
 }
 
-FL_TEST(virtual_blank_off_stops_vsync)
+FL_TEST(virtual_vsync_runs_in_on_and_standby_only)
 {
 	struct fake f;
 	void *drv = setup(&f);
@@ -279,6 +279,15 @@ FL_TEST(virtual_blank_off_stops_vsync)
 	fl_assert(f.last_arm != 0);
 	while (f.n_ts < 2)
 		fl_assert_int_eq(fl__loop_dispatch(f.loop, -1), 0);
+	/* ADF keeps vsync in STANDBY (vsync_active()), and stops it in SUSPEND and OFF. */
+	fl_assert_int_eq(fl__display_virtual_ops.blank(drv, 0, FL_DISPLAY_DPMS_STANDBY), 0);
+	fl_assert(f.last_arm != 0);
+	f.n_ts = 0;
+	while (f.n_ts < 2)
+		fl_assert_int_eq(fl__loop_dispatch(f.loop, -1), 0);
+	fl_assert_int_eq(fl__display_virtual_ops.blank(drv, 0, FL_DISPLAY_DPMS_SUSPEND), 0);
+	fl_assert_int_eq(f.last_arm, 0);
+	fl_assert_int_eq(fl__display_virtual_ops.blank(drv, 0, FL_DISPLAY_DPMS_ON), 0);
 	fl_assert_int_eq(fl__display_virtual_ops.blank(drv, 0, FL_DISPLAY_DPMS_OFF), 0);
 	fl_assert_int_eq(f.last_arm, 0);
 	/* An interface with no mode (the unplugged HDMI) has no vsync either. */

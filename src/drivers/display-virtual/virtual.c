@@ -45,7 +45,7 @@ struct vdev;
 struct vintf {
 	struct vdev *v;
 	uint32_t id;
-	bool on; /* DPMS ON */
+	bool vsync_active; /* DPMS ON or STANDBY: the panel scans out, as ADF's vsync_active() */
 	bool connected;
 	struct fl_display_mode mode;
 	uint64_t base_ns, frame; /* the next vsync is frame @frame after @base_ns */
@@ -136,7 +136,7 @@ static void vsync_fire(void *data)
 	for (uint32_t m = 1; m < vi->gang.n_members; m++) {
 		struct vintf *o = intf_of(vi->v, vi->gang.members[m]);
 
-		if (o && o->on && o->connected) {
+		if (o && o->vsync_active && o->connected) {
 			latch_sources(vi->v, o->id);
 			host->vsync(host, o->id, ts);
 		}
@@ -149,7 +149,7 @@ static void vsync_update(struct vintf *vi)
 
 	bool follower = vi->gang.n_members && vi->gang.members[0] != vi->id;
 
-	if (vi->on && vi->connected && has_timings(&vi->mode) && !follower) {
+	if (vi->vsync_active && vi->connected && has_timings(&vi->mode) && !follower) {
 		vi->base_ns = host->now(host);
 		vi->frame = 1;
 		host->timer_arm(vi->timer, fl__display_virtual_frame(&vi->mode, vi->base_ns, 1));
@@ -317,7 +317,7 @@ static int v_blank(void *data, uint32_t intf, enum fl_display_dpms state)
 
 	if (!vi)
 		return -ENOMEM;
-	vi->on = state == FL_DISPLAY_DPMS_ON;
+	vi->vsync_active = state == FL_DISPLAY_DPMS_ON || state == FL_DISPLAY_DPMS_STANDBY;
 	vsync_update(vi);
 	return 0;
 }
