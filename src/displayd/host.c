@@ -126,8 +126,13 @@ static int h_config_modes(const struct fl_display_host *host, uint32_t intf,
 static void h_vsync(const struct fl_display_host *host, uint32_t intf, uint64_t ts)
 {
 	struct ddev *d = host->data;
-	struct fl_display_vsync_event ev = { { FL_DISPLAY_EVENT_VSYNC, sizeof(ev) }, ts };
+	struct fl_display_vsync_event ev;
 
+	/* Whole, padding included: these bytes go to clients. */
+	memset(&ev, 0, sizeof(ev));
+	ev.base.type = FL_DISPLAY_EVENT_VSYNC;
+	ev.base.length = sizeof(ev);
+	ev.timestamp = ts;
 	d->st.vsyncs++;
 	if (intf < FL_DISPLAY_CONFIG_MAX_OBJECTS)
 		d->last_vsync[intf] = ts;
@@ -141,13 +146,17 @@ static int h_hotplug(const struct fl_display_host *host, uint32_t intf, bool con
 {
 	struct ddev *d = host->data;
 	struct fl__display_interface *i = fl__display_interface_get(d->dev, intf);
-	struct fl_display_hotplug_event ev = { { FL_DISPLAY_EVENT_HOTPLUG, sizeof(ev) },
-					       connected };
+	struct fl_display_hotplug_event ev;
 	struct fl_display_error e;
 	int r;
 
 	if (!i)
 		return -ENOENT;
+	/* Whole, padding included: these bytes go to clients. */
+	memset(&ev, 0, sizeof(ev));
+	ev.base.type = FL_DISPLAY_EVENT_HOTPLUG;
+	ev.base.length = sizeof(ev);
+	ev.connected = connected;
 	r = fl__display_interface_hotplug(i, connected, modes, n, &e);
 	if (r < 0) {
 		displayd_log("hotplug of %s refused: %s", fl__display_device_name(d->dev), e.msg);
