@@ -11,6 +11,7 @@
 #ifndef FL_CLIENT_FDBACKEND_H
 #define FL_CLIENT_FDBACKEND_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -32,8 +33,13 @@ struct fl__fdref {
  */
 int fl__fdref_get(int fd, struct fl__fdref *ref);
 
-/* An fd-taking op's "not one of mine: ask the next backend" (never an errno). */
-#define FL__FD_NOT_MINE 1
+/*
+ * An fd-taking op's "not one of mine: ask the next backend": neither an
+ * errno nor a result (fence_get_info() returns a count of points, and 1
+ * used to read as this, sending a one-point in-process fence's info to
+ * the daemon, which said -ENOTTY).
+ */
+#define FL__FD_NOT_MINE INT_MIN
 
 /*
  * What a backend does. The ops taking a struct fl__fdref return 0 or a
