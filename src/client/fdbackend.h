@@ -51,7 +51,8 @@ int fl__fdref_get(int fd, struct fl__fdref *ref);
 struct fl__fd_backend_ops {
 	const char *name;
 	int (*timeline_create)(const char *name, unsigned int flags, int *ret_fd);
-	int (*timeline_inc)(const struct fl__fdref *tl, uint64_t count);
+	/* @stamp_ns: the time the points get (fl_timeline_fd_inc_at()), 0 for now. */
+	int (*timeline_inc)(const struct fl__fdref *tl, uint64_t count, uint64_t stamp_ns);
 	int (*timeline_get_value)(const struct fl__fdref *tl, uint64_t *ret_value);
 	int (*fence_create)(const struct fl__fdref *tl, uint64_t value, const char *name,
 			    int *ret_fd);

@@ -55,7 +55,7 @@ enum fl_proto_service_id {
 };
 #define FL_PROTO_MAX_SERVICES	 8
 
-#define FL_PROTO_SYNC_VERSION	 1
+#define FL_PROTO_SYNC_VERSION	 2
 #define FL_PROTO_HEAP_VERSION	 1
 #define FL_PROTO_OBSERVE_VERSION 1
 
@@ -100,6 +100,8 @@ enum fl_proto_op {
 	FL_OP_FENCE_GET_DEADLINE = 28, /* no body, fds {fence}; reply value_reply */
 	FL_OP_FENCE_IMPORT = 29, /* body fence_import, fds {sync_file}; reply: status (+ 1 fd) */
 	FL_OP_FENCE_RETURN = 30, /* no body, fds {signal end}; one-way */
+	/* sync since version 2 */
+	FL_OP_TIMELINE_INC_AT = 31, /* body timeline_inc_at, fds {timeline}; reply: status */
 	/* heap (since version 1) */
 	FL_OP_HEAP_ALLOC = 64, /* body heap_alloc, no fds; reply heap_alloc_reply + 1 fd */
 	FL_OP_HEAP_FREE = 65, /* body heap_free, fds {buffer} or none; reply heap_free_reply */
@@ -165,6 +167,15 @@ struct fl_msg_timeline_create {
 
 struct fl_msg_timeline_inc {
 	uint64_t count;
+};
+
+/*
+ * TIMELINE_INC with the timestamp its points get: CLOCK_MONOTONIC, not
+ * after the daemon's clock, not before the timeline's previous stamp.
+ */
+struct fl_msg_timeline_inc_at {
+	uint64_t count;
+	uint64_t timestamp_ns;
 };
 
 struct fl_msg_fence_create {
@@ -483,6 +494,7 @@ struct fl_proto_request {
 		struct fl_msg_hello hello;
 		struct fl_msg_timeline_create timeline_create;
 		struct fl_msg_timeline_inc timeline_inc;
+		struct fl_msg_timeline_inc_at timeline_inc_at;
 		struct fl_msg_fence_create fence_create;
 		struct fl_msg_fence_merge fence_merge;
 		struct fl_msg_fence_info fence_info;

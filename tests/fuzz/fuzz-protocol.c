@@ -62,6 +62,7 @@ static const struct {
 	{ 28, 0 }, /* FENCE_GET_DEADLINE */
 	{ 29, 32 }, /* FENCE_IMPORT */
 	{ 30, 0 }, /* FENCE_RETURN */
+	{ 31, 16 }, /* TIMELINE_INC_AT (sync 2) */
 	{ 64, 48 }, /* HEAP_ALLOC */
 	{ 65, 8 }, /* HEAP_FREE (1 fd, or none for a group) */
 	{ 66, 32 }, /* HEAP_INFO */
@@ -226,6 +227,10 @@ static int violations(const uint8_t *pkt, size_t len, unsigned int nfds, bool tr
 		if (u32_at(b, 4))
 			bad |= E_INVAL;
 		break;
+	case 31: /* TIMELINE_INC_AT: count, timestamp (not 0) */
+		if (!u64_at(b, 8))
+			bad |= E_INVAL;
+		break;
 	default: /* TIMELINE_INC takes any count, FENCE_SET_DEADLINE any time; no other body */
 		break;
 	}
@@ -250,6 +255,11 @@ static void check_body(const struct fl_proto_request *q, const uint8_t *b)
 		break;
 	case FL_OP_TIMELINE_INC:
 		CHECK(q->u.timeline_inc.count == u64_at(b, 0));
+		break;
+	case FL_OP_TIMELINE_INC_AT:
+		CHECK(q->u.timeline_inc_at.count == u64_at(b, 0));
+		CHECK(q->u.timeline_inc_at.timestamp_ns == u64_at(b, 8) &&
+		      q->u.timeline_inc_at.timestamp_ns != 0);
 		break;
 	case FL_OP_FENCE_CREATE:
 		CHECK(q->u.fence_create.value == u64_at(b, 0));
@@ -338,7 +348,7 @@ static void check_tables(void)
 {
 	static bool done;
 	static const uint32_t unknown[] = { 0,		3,	     15,
-					    31,		63,	     67,
+					    32,		63,	     67,
 					    95,		100,	     127,
 					    128,	255,	     256,
 					    0x7fffffff, FL_OP_REPLY, FL_OP_REPLY | 1,
