@@ -165,8 +165,8 @@ int displayd_timelines(struct ddev *d);
 void displayd_post_free(struct dpost *p);
 /* Drop the head of @d's queue unshown (its fences fail). */
 void displayd_drop_head(struct ddev *d);
-/* Flip what is ready at a vsync of interface @vsync_intf. */
-void displayd_try_flip(struct ddev *d, uint32_t vsync_intf);
+/* Flip what is ready at a vsync of interface @vsync_intf, at @vsync_ns (the fences' time). */
+void displayd_try_flip(struct ddev *d, uint32_t vsync_intf, uint64_t vsync_ns);
 /* Flip, on an idle pass, what needs no vsync (blanked or writeback-only). */
 void displayd_kick(struct ddev *d);
 /* Acquire fence @i of @p is done with @status (0, or a negative errno: not shown). */

@@ -133,7 +133,7 @@ static void h_vsync(const struct fl_display_host *host, uint32_t intf, uint64_t 
 		d->last_vsync[intf] = ts;
 	displayd_send_event(FL_DISPLAY_OBJ_INTERFACE, host->device, intf, FL_DISPLAY_EVENT_VSYNC,
 			    &ev, sizeof(ev));
-	displayd_try_flip(d, intf);
+	displayd_try_flip(d, intf, ts);
 }
 
 static int h_hotplug(const struct fl_display_host *host, uint32_t intf, bool connected,

@@ -83,13 +83,17 @@ int displayd_timelines(struct ddev *d)
 	return 0;
 }
 
-static void advance(int tl, uint64_t *at, uint64_t to)
+/* @ts: the vsync that flipped, the time the points report (0: now, an unpaced flip). */
+static void advance(int tl, uint64_t *at, uint64_t to, uint64_t ts)
 {
 	int r;
 
 	if (tl < 0 || to <= *at)
 		return;
-	r = fl_timeline_fd_inc(tl, to - *at);
+	r = ts ? fl_timeline_fd_inc_at(tl, to - *at, ts) : -EINVAL;
+	/* A driver's time that is ahead of the clock or behind the last must not keep a fence back. */
+	if (r == -EINVAL)
+		r = fl_timeline_fd_inc(tl, to - *at);
 	if (r < 0)
 		displayd_log("cannot signal a fence timeline: %s", strerror(-r));
 	*at = to;
@@ -132,7 +136,7 @@ static void unlink_head(struct ddev *d)
 		p->owner->queued--;
 }
 
-static void flip(struct ddev *d)
+static void flip(struct ddev *d, uint64_t vsync_ns)
 {
 	struct dpost *p = d->head, *prev = d->on_screen;
 
@@ -146,8 +150,8 @@ static void flip(struct ddev *d)
 	 * Release first: whoever sees N + 1 present finds N released (libadf's
 	 * simple_buffer_v2 test waits on the one and checks the other).
 	 */
-	advance(d->tl_release, &d->release_at, p->seq - 1);
-	advance(d->tl_present, &d->present_at, p->seq);
+	advance(d->tl_release, &d->release_at, p->seq - 1, vsync_ns);
+	advance(d->tl_present, &d->present_at, p->seq, vsync_ns);
 	if (prev)
 		displayd_post_free(prev);
 }
@@ -188,7 +192,7 @@ static bool paced_by_vsync(struct ddev *d, const struct dpost *p)
  * a vsync of one of its interfaces, or any time when none of them has one
  * (a blanked panel, memory writeback). Posts that failed go first.
  */
-void displayd_try_flip(struct ddev *d, uint32_t vsync_intf)
+void displayd_try_flip(struct ddev *d, uint32_t vsync_intf, uint64_t vsync_ns)
 {
 	while (d->head && !d->head->pending && d->head->failed)
 		displayd_drop_head(d);
@@ -201,12 +205,12 @@ void displayd_try_flip(struct ddev *d, uint32_t vsync_intf)
 			mine |= d->head->intfs[i] == vsync_intf;
 		if (!mine)
 			return;
-		flip(d);
+		flip(d, vsync_ns);
 		return;
 	}
-	flip(d);
+	flip(d, 0);
 	/* Unpaced posts may follow at once. */
-	displayd_try_flip(d, UINT32_MAX);
+	displayd_try_flip(d, UINT32_MAX, 0);
 }
 
 static void kick_fn(void *data)
@@ -214,7 +218,7 @@ static void kick_fn(void *data)
 	struct ddev *d = data;
 
 	d->kick = NULL;
-	displayd_try_flip(d, UINT32_MAX);
+	displayd_try_flip(d, UINT32_MAX, 0);
 }
 
 void displayd_kick(struct ddev *d)
@@ -288,6 +292,6 @@ void displayd_flush(struct fl__display_device *dev, void *data)
 		if (p->failed)
 			displayd_drop_head(d);
 		else
-			flip(d);
+			flip(d, 0);
 	}
 }
