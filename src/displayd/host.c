@@ -9,6 +9,10 @@
 #include <string.h>
 #include <sys/mman.h>
 
+/* fl-displayd tells a recording trace of its events (docs/tracing.md). */
+#define FL_USE_UNSTABLE_INTROSPECT_API
+#include <fenceline/introspect.h>
+
 #include "compose.h"
 #include "display.h"
 #include "displayd-private.h"
@@ -131,6 +135,13 @@ static void h_vsync(const struct fl_display_host *host, uint32_t intf, uint64_t 
 	d->st.vsyncs++;
 	if (intf < FL_DISPLAY_CONFIG_MAX_OBJECTS)
 		d->last_vsync[intf] = ts;
+	if (fl_introspect_tracing()) {
+		struct fl_trace_display_event tev = { .type = FL_TRACE_DISPLAY_VSYNC,
+						      .ts_ns = ts,
+						      .index = intf };
+
+		displayd_trace(d, NULL, &tev, -1);
+	}
 	displayd_send_event(FL_DISPLAY_OBJ_INTERFACE, host->device, intf, FL_DISPLAY_EVENT_VSYNC,
 			    &ev, sizeof(ev));
 	displayd_try_flip(d, intf, ts);

@@ -15,6 +15,9 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+/* fl-displayd tells a recording trace of its events (docs/tracing.md). */
+#define FL_USE_UNSTABLE_INTROSPECT_API
+#include <fenceline/introspect.h>
 #include <fenceline/shared.h>
 
 #include "display-virtual.h"
@@ -58,6 +61,20 @@ void displayd_send_event(uint32_t kind, uint32_t device, uint32_t id, uint32_t t
 				ring_write(hd->events, ev, len);
 		}
 	}
+}
+
+/* ---- traces ---- */
+
+void displayd_trace(struct ddev *d, const struct dpost *p, struct fl_trace_display_event *ev,
+		    int fence_fd)
+{
+	ev->device = d->host.device;
+	if (p)
+		ev->post = p->seq;
+	if (!ev->ts_ns)
+		ev->ts_ns = fl__now_ns();
+	/* A trace missing an event is no reason to hold a frame back: errors are dropped. */
+	(void)fl_introspect_trace_display(ev, fence_fd);
 }
 
 /* ---- fences ---- */
@@ -136,11 +153,26 @@ static void unlink_head(struct ddev *d)
 		p->owner->queued--;
 }
 
-static void flip(struct ddev *d, uint64_t vsync_ns)
+static void flip(struct ddev *d, uint32_t intf, uint64_t vsync_ns)
 {
 	struct dpost *p = d->head, *prev = d->on_screen;
 
 	unlink_head(d);
+	if (fl_introspect_tracing()) {
+		struct fl_trace_display_event ev = { .type = FL_TRACE_DISPLAY_FLIP,
+						     .ts_ns = vsync_ns,
+						     .vsync_ns = vsync_ns,
+						     .ready_ns = p->ready_ns,
+						     .index = vsync_ns ? intf : 0 };
+
+		displayd_trace(d, p, &ev, -1);
+		if (prev) {
+			ev = (struct fl_trace_display_event){ .type = FL_TRACE_DISPLAY_RELEASE,
+							      .ts_ns = vsync_ns,
+							      .by_post = p->seq };
+			displayd_trace(d, prev, &ev, -1);
+		}
+	}
 	d->drv->post(d->drv_data, p->state);
 	d->on_screen = p;
 	d->st.flipped++;
@@ -162,6 +194,13 @@ void displayd_drop_head(struct ddev *d)
 
 	unlink_head(d);
 	d->st.dropped++;
+	if (fl_introspect_tracing()) {
+		struct fl_trace_display_event ev = { .type = FL_TRACE_DISPLAY_DROP,
+						     .status = p->fail_status ? p->fail_status
+									      : -ECANCELED };
+
+		displayd_trace(d, p, &ev, -1);
+	}
 	displayd_post_free(p);
 }
 
@@ -205,10 +244,10 @@ void displayd_try_flip(struct ddev *d, uint32_t vsync_intf, uint64_t vsync_ns)
 			mine |= d->head->intfs[i] == vsync_intf;
 		if (!mine)
 			return;
-		flip(d, vsync_ns);
+		flip(d, vsync_intf, vsync_ns);
 		return;
 	}
-	flip(d, 0);
+	flip(d, UINT32_MAX, 0);
 	/* Unpaced posts may follow at once. */
 	displayd_try_flip(d, UINT32_MAX, 0);
 }
@@ -233,7 +272,16 @@ void displayd_acquire_done(struct dpost *p, size_t i, int status)
 	p->acq_src[i] = NULL;
 	close(p->acquire[i]);
 	p->acquire[i] = -1;
+	if (fl_introspect_tracing()) {
+		struct fl_trace_display_event ev = { .type = FL_TRACE_DISPLAY_ACQUIRED,
+						     .status = status < 0 ? status : 0,
+						     .index = (uint32_t)p->acq_buf[i] };
+
+		displayd_trace(p->d, p, &ev, -1);
+	}
 	if (status < 0) {
+		if (!p->failed)
+			p->fail_status = status;
 		p->failed = true;
 		p->d->st.fence_failures++;
 		displayd_log("post %" PRIu64
@@ -241,6 +289,7 @@ void displayd_acquire_done(struct dpost *p, size_t i, int status)
 			     p->seq, fl__display_device_name(p->d->dev), i, strerror(-status));
 	}
 	if (--p->pending == 0) {
+		p->ready_ns = fl__now_ns();
 		fl__loop_source_remove(p->timeout);
 		p->timeout = NULL;
 		displayd_kick(p->d);
@@ -292,6 +341,6 @@ void displayd_flush(struct fl__display_device *dev, void *data)
 		if (p->failed)
 			displayd_drop_head(d);
 		else
-			flip(d, 0);
+			flip(d, UINT32_MAX, 0);
 	}
 }

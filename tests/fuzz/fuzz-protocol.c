@@ -70,6 +70,7 @@ static const struct {
 	{ 97, 16 }, /* WAIT_BEGIN */
 	{ 98, 16 }, /* WAIT_END */
 	{ 99, 8 }, /* TRACE */
+	{ 100, 48 }, /* TRACE_EVENT (observe 2) */
 };
 
 /* The errnos a decode may fail with, one bit each. */
@@ -94,6 +95,11 @@ static int err_bit(int r)
 	default:
 		return 0;
 	}
+}
+
+static uint16_t u16_at(const uint8_t *p, size_t off)
+{
+	return (uint16_t)(p[off] | p[off + 1] << 8);
 }
 
 static uint32_t u32_at(const uint8_t *p, size_t off)
@@ -185,6 +191,12 @@ static int violations(const uint8_t *pkt, size_t len, unsigned int nfds, bool tr
 		break;
 	case 98: /* WAIT_END: token, result <= 0, pad */
 		if ((int32_t)u32_at(b, 8) > 0 || u32_at(b, 12))
+			bad |= E_INVAL;
+		break;
+	case 100: /* TRACE_EVENT: type 1..7 (u16), index, device, post, ts (not 0), a, b,
+		     status <= 0, pid */
+		if (!u16_at(b, 0) || u16_at(b, 0) > 7 || !u64_at(b, 16) ||
+		    (int32_t)u32_at(b, 40) > 0)
 			bad |= E_INVAL;
 		break;
 	case 99: /* TRACE: cmd (START 1, STOP 2), max_events (0 with STOP) */
@@ -310,6 +322,18 @@ static void check_body(const struct fl_proto_request *q, const uint8_t *b)
 	case FL_OP_WAIT_END:
 		CHECK(q->u.wait_end.token == u64_at(b, 0) && q->u.wait_end.result <= 0);
 		break;
+	case FL_OP_TRACE_EVENT:
+		CHECK(q->u.trace_event.type == u16_at(b, 0) &&
+		      q->u.trace_event.index == u16_at(b, 2));
+		CHECK(q->u.trace_event.device == u32_at(b, 4) &&
+		      q->u.trace_event.post == u64_at(b, 8));
+		CHECK(q->u.trace_event.ts_ns == u64_at(b, 16) &&
+		      q->u.trace_event.a == u64_at(b, 24) && q->u.trace_event.b == u64_at(b, 32));
+		CHECK(q->u.trace_event.status == (int32_t)u32_at(b, 40) &&
+		      q->u.trace_event.pid == u32_at(b, 44));
+		CHECK(q->u.trace_event.type >= 1 && q->u.trace_event.type <= 7 &&
+		      q->u.trace_event.ts_ns && q->u.trace_event.status <= 0);
+		break;
 	case FL_OP_TRACE:
 		CHECK(q->u.trace.cmd == 1 || q->u.trace.cmd == 2);
 		break;
@@ -349,7 +373,7 @@ static void check_tables(void)
 	static bool done;
 	static const uint32_t unknown[] = { 0,		3,	     15,
 					    32,		63,	     67,
-					    95,		100,	     127,
+					    95,		101,	     127,
 					    128,	255,	     256,
 					    0x7fffffff, FL_OP_REPLY, FL_OP_REPLY | 1,
 					    0xffffffff };
