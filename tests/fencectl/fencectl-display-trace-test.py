@@ -5,12 +5,17 @@ display-trace posts five frames on display 0 while a session records; the
 trace must hold each post, flip, vsync, release, failed acquire and drop of
 fl-displayd in order with their fields, tied to fencelined's own events
 (the acquire fence by its id, the flip at a vsync the trace has, at the
-present fence's timestamp).
+present fence's timestamp). Then fencectl report: its JSON has device 0's
+frames on screen (posts 1, 2, 3, 5, 6 with their queueing, flip and latency,
+post 4 dropped), and the page a display lane, rendered by headless Chromium
+where it is installed (the screenshot lands in OUTDIR as
+display-trace-report.png).
 
 usage: fencectl-display-trace-test.py FENCECTL DISPLAY_TRACE OUTDIR
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -126,6 +131,67 @@ def main():
     check(not of("flip", 4), "post 4 never flipped")
     p4 = of("post", 4)
     check(p4 and fences.get(p4[0]["args"]["acquire"][0]) == "acq-4", f"post 4 names acq-4: {p4}")
+    report(path, evs, seq)
+
+
+def report(path, evs, seq):
+    """fencectl report of the recorded trace: the frames on screen, as JSON and as a page."""
+    r = subprocess.run([FENCECTL, "report", path, "--json"], capture_output=True, text=True,
+                       timeout=60)
+    if not check(r.returncode == 0, f"report --json: {r.returncode} {r.stderr}"):
+        return
+    a = json.loads(r.stdout)
+    start = a["trace"]["start_us"]
+    screens = a["screens"]
+    if not check(len(screens) == 1 and screens[0]["device"] == 0, f"one screen: {screens}"):
+        return
+    s = screens[0]
+    frames = {f["post"]: f for f in s["frames"]}
+    check(set(frames) == {seq[k] for k in (1, 2, 3, 5, 6)}, f"the frames on screen: {sorted(frames)}")
+    check(s["dropped"] == 1 and s["acquire_failed"] == 1 and
+          [d["post"] for d in s["drops"]] == [seq[4], seq[4]], f"post 4 dropped: {s['drops']}")
+    for k in (1, 2, 3, 5):
+        p = [e for e in evs if e["name"] == "post" and e["args"]["post"] == seq[k]][0]
+        fl = [e for e in evs if e["name"] == "flip" and e["args"]["post"] == seq[k]][0]
+        f = frames.get(seq[k], {})
+        check(abs(f.get("queued_us", 0) + start - p["ts"]) < 0.01 and
+              abs(f.get("flip_us", 0) + start - fl["ts"]) < 0.01 and
+              abs(f.get("latency_us", 0) - (fl["ts"] - p["ts"])) < 0.01,
+              f"frame {k}: queued, flipped and its latency as the trace has them: {f}")
+    check(s["latency_us"]["max"] == max(f["latency_us"] for f in s["frames"]),
+          f"the worst latency: {s['latency_us']}")
+
+    page = os.path.join(OUTDIR, "display-trace-report.html")
+    r = subprocess.run([FENCECTL, "report", path, "-o", page], capture_output=True, text=True,
+                       timeout=60)
+    if not check(r.returncode == 0, f"report -o: {r.stderr}"):
+        return
+    if not os.path.exists(CHROMIUM):
+        print(f"SKIP: the page was not rendered ({CHROMIUM} is not installed)")
+        return
+    profile = tempfile.mkdtemp(prefix="fl-chromium-")
+    shot = os.path.join(OUTDIR, "display-trace-report.png")
+    try:
+        base = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                "--user-data-dir=" + profile]
+        r = subprocess.run(base + ["--dump-dom", "file://" + os.path.abspath(page)],
+                           capture_output=True, text=True, timeout=120)
+        dom = r.stdout
+        check(dom.count('class="lane lane-screen"') == 1 and ">display device 0</text>" in dom,
+              "the page has a lane for display device 0")
+        check(len(re.findall(r'class="frame( late)?"', dom)) == 5,
+              "five frames on screen drawn as bars")
+        check(len(re.findall(r'<tr class="screen-row"', dom)) == 1, "the frames-on-screen table")
+        if os.path.exists(shot):
+            os.unlink(shot)
+        subprocess.run(base + ["--screenshot=" + shot, "--window-size=1400,900",
+                               "--hide-scrollbars", "file://" + os.path.abspath(page)],
+                       capture_output=True, text=True, timeout=120)
+        check(os.path.exists(shot) and open(shot, "rb").read(8) == b"\x89PNG\r\n\x1a\n",
+              f"screenshot {shot}")
+        print("screenshot:", shot)
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
 
 
 main()
