@@ -328,6 +328,36 @@ static int h_layout(const struct fl_display_host *host, uint32_t fourcc, unsigne
 	return 0;
 }
 
+static int h_event(const struct fl_display_host *host, enum fl_display_object_kind kind,
+		   uint32_t id, uint32_t type, const void *payload, size_t len)
+{
+	struct ddev *d = host->data;
+	struct fl_display_event *ev;
+	bool exists = kind == FL_DISPLAY_OBJ_DEVICE ? id == 0
+		      : kind == FL_DISPLAY_OBJ_INTERFACE
+			      ? fl__display_interface_get(d->dev, id) != NULL
+			      : kind == FL_DISPLAY_OBJ_ENGINE &&
+					fl__display_engine_get(d->dev, id) != NULL;
+
+	if (type < FL_DISPLAY_EVENT_DEVICE_CUSTOM || type >= FL_DISPLAY_EVENT_TYPE_MAX ||
+	    len > FL_DISPLAY_EVENT_RING - sizeof(*ev) || (len && !payload))
+		return -EINVAL;
+	if (!exists)
+		return -ENOENT;
+	/* ADF's layout: the 8-byte header, its length counting itself, then the driver's bytes. */
+	ev = malloc(sizeof(*ev) + len);
+	if (!ev)
+		return -ENOMEM;
+	memset(ev, 0, sizeof(*ev));
+	ev->type = (uint8_t)type;
+	ev->length = (uint32_t)(sizeof(*ev) + len);
+	if (len)
+		memcpy((char *)ev + sizeof(*ev), payload, len);
+	displayd_send_event(kind, host->device, id, type, ev, sizeof(*ev) + len);
+	free(ev);
+	return 0;
+}
+
 /* ---- replies ---- */
 
 void displayd_host_init(struct ddev *d)
@@ -348,5 +378,6 @@ void displayd_host_init(struct ddev *d)
 		.gang = h_gang,
 		.background = h_background,
 		.compose_over = h_compose_over,
+		.event = h_event,
 	};
 }

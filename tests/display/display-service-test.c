@@ -389,6 +389,70 @@ FL_TEST(present_and_release_fences_carry_the_flip_s_vsync_time)
 	disp_close(&d);
 }
 
+/*
+ * The virtual driver's frames event (docs/display.md): type 128 on the
+ * device, after every 4th post it shows, with the count and its time.
+ */
+#define FRAMES_EVENT 128
+#define FRAMES_EVERY 4
+
+struct frames_event {
+	struct fl_display_event base;
+	uint64_t flips __attribute__((aligned(8)));
+	uint64_t timestamp_ns;
+};
+
+FL_TEST(a_driver_event_reaches_the_handles_subscribed_to_it)
+{
+	struct disp d;
+	struct fl_display_buffer b;
+	struct fl_display_handle *other;
+	struct fl_display_event *ev;
+	struct frames_event got[2];
+	struct pollfd p;
+	int fd, fence;
+
+	disp_open(&d);
+	fd = simple_buffer(&d, 0x00ff00ffu, &b);
+	attach_and_light(&d);
+	fl_assert_int_eq(fl_display_device_open(0, &other), 0);
+	/* ADF's errors: an object without driver events, a type the object lacks, twice. */
+	fl_assert_int_eq(fl_display_set_event(d.eng, FRAMES_EVENT, 1, NULL), -EOPNOTSUPP);
+	fl_assert_int_eq(fl_display_set_event(d.intf, FRAMES_EVENT, 1, NULL), -EINVAL);
+	fl_assert_int_eq(fl_display_set_event(d.dev, FL_DISPLAY_EVENT_VSYNC, 1, NULL), -EINVAL);
+	fl_assert_int_eq(fl_display_set_event(d.dev, FRAMES_EVENT + 1, 1, NULL), -EINVAL);
+	fl_assert_int_eq(fl_display_set_event(d.dev, FL_DISPLAY_EVENT_TYPE_MAX, 1, NULL), -EINVAL);
+	fl_assert_int_eq(fl_display_set_event(d.dev, FRAMES_EVENT, 0, NULL), -EALREADY);
+	fl_assert_int_eq(fl_display_set_event(d.dev, FRAMES_EVENT, 1, NULL), 0);
+	fl_assert_int_eq(fl_display_set_event(d.dev, FRAMES_EVENT, 1, NULL), -EALREADY);
+	/* Two events' worth of posts, each on screen before the next. */
+	for (int i = 0; i < 2 * FRAMES_EVERY; i++) {
+		fl_assert_int_eq(fl_display_simple_post(d.intf, &b, FL_DISPLAY_FENCE_PRESENT,
+							&fence, NULL),
+				 0);
+		fl_assert_int_eq(fl_fence_fd_wait(fence, 10000), 0);
+		close(fence);
+	}
+	for (int i = 0; i < 2; i++) {
+		fl_assert_int_eq(fl_display_read_event(d.dev, &ev), 0);
+		fl_assert_int_eq(ev->type, FRAMES_EVENT);
+		fl_assert_int_eq(ev->length, sizeof(struct frames_event));
+		memcpy(&got[i], ev, sizeof(got[i]));
+		free(ev);
+	}
+	fl_assert_int_eq(got[0].flips % FRAMES_EVERY, 0);
+	fl_assert_int_eq(got[1].flips, got[0].flips + FRAMES_EVERY);
+	fl_assert(got[1].timestamp_ns > got[0].timestamp_ns);
+	/* The handle that did not subscribe got nothing. */
+	p = (struct pollfd){ .fd = fl_display_get_fd(other), .events = POLLIN };
+	fl_assert_int_eq(poll(&p, 1, 0), 0);
+	fl_assert_int_eq(fl_display_set_event(d.dev, FRAMES_EVENT, 0, NULL), 0);
+	fl_assert_int_eq(fl_display_set_event(d.dev, FRAMES_EVENT, 0, NULL), -EALREADY);
+	fl_display_close(other);
+	close(fd);
+	disp_close(&d);
+}
+
 FL_TEST(hotplug_event_and_the_mode_list)
 {
 	struct disp d;
