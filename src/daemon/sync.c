@@ -138,30 +138,18 @@ static bool op_timeline_create(struct fl_server_conn *conn, const struct fl_prot
 	return ok;
 }
 
+/* TIMELINE_INC, and TIMELINE_INC_AT, whose points get the caller's timestamp. */
 static bool op_timeline_inc(struct fl_server_conn *conn, const struct fl_proto_request *q, int *fds)
 {
 	struct client *c = client_of(conn);
 	struct fl_timeline *tl;
 	int r = timeline_of(fds[0], &tl);
+	bool at = q->hdr.op == FL_OP_TIMELINE_INC_AT;
 
 	if (r == 0) {
-		r = fld_timeline_add(c, tl, q->u.timeline_inc.count, 0);
-		fl_timeline_unref(tl);
-	}
-	return fld_reply_status(c, &q->hdr, r);
-}
-
-/* TIMELINE_INC_AT: TIMELINE_INC whose points get the caller's timestamp. */
-static bool op_timeline_inc_at(struct fl_server_conn *conn, const struct fl_proto_request *q,
-			       int *fds)
-{
-	struct client *c = client_of(conn);
-	struct fl_timeline *tl;
-	int r = timeline_of(fds[0], &tl);
-
-	if (r == 0) {
-		r = fld_timeline_add(c, tl, q->u.timeline_inc_at.count,
-				     q->u.timeline_inc_at.timestamp_ns);
+		r = fld_timeline_add(c, tl,
+				     at ? q->u.timeline_inc_at.count : q->u.timeline_inc.count,
+				     at ? q->u.timeline_inc_at.timestamp_ns : 0);
 		fl_timeline_unref(tl);
 	}
 	return fld_reply_status(c, &q->hdr, r);
@@ -774,7 +762,7 @@ static const struct fl_server_op sync_ops[] = {
 	[FL_OP_FENCE_GET_DEADLINE - SYNC_FIRST] = { op_fence_get_deadline, 0, 1 },
 	[FL_OP_FENCE_IMPORT - SYNC_FIRST] = { op_fence_import, 0, 1 },
 	[FL_OP_FENCE_RETURN - SYNC_FIRST] = { op_fence_return, 0, 1 },
-	[FL_OP_TIMELINE_INC_AT - SYNC_FIRST] = { op_timeline_inc_at, 0, 1 },
+	[FL_OP_TIMELINE_INC_AT - SYNC_FIRST] = { op_timeline_inc, 0, 1 },
 };
 
 const struct fl_server_service_ops fld_sync_service = {

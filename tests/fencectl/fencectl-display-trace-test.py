@@ -21,18 +21,12 @@ import subprocess
 import sys
 import tempfile
 
+from fl_schema import check, failures  # tests/fencectl/fl_schema.py
+
 FENCECTL, SCENARIO, OUTDIR = sys.argv[1:4]
 DISPPID = 10000001
 CHROMIUM = "/usr/bin/chromium"
 ENOENT = 2
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL", what)
-    return cond
 
 
 def us(ns):
