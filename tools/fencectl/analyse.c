@@ -378,9 +378,13 @@ static int screen(const struct tr_display *d, const struct tr_display *end, stru
 
 static int find_screens(const struct trace *t, struct analysis *a)
 {
-	const struct tr_display *d = t->displays, *end = d + t->n_displays;
+	const struct tr_display *d = t->displays, *end;
 	size_t n = 0;
 
+	/* No display events: the array may be NULL, which takes no offset. */
+	if (!t->n_displays)
+		return 0;
+	end = d + t->n_displays;
 	for (const struct tr_display *e = d; e < end; e++)
 		n += e == d || e->device != e[-1].device;
 	a->screens = calloc(n ? n : 1, sizeof(*a->screens));

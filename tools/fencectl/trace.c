@@ -530,9 +530,9 @@ static int load_display(struct loader *ld, const struct json *ev, const char *na
 		r = get_int(ld, args, "args.", "by_post", true, &d.by_post);
 		break;
 	case TR_DISPLAY_ACQUIRE_FAILED:
-		r = get_int(ld, args, "args.", "buffer", true, &d.buffer);
-		/* fall through */
 	case TR_DISPLAY_DROP:
+		if (d.kind == TR_DISPLAY_ACQUIRE_FAILED)
+			r = get_int(ld, args, "args.", "buffer", true, &d.buffer);
 		if (r >= 0)
 			r = get_status(ld, args, "status", true, &d.status);
 		if (r >= 0 && d.status >= 0)
