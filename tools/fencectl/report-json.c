@@ -418,6 +418,16 @@ static void time_or_null(const struct writer *w, double abs_us)
 		time_at(w, abs_us);
 }
 
+/* ",\"@k\":" and a time of the trace (@rel: relative to its start, null for NAN), or a number. */
+static void field(const struct writer *w, const char *k, double v, bool rel)
+{
+	fprintf(w->out, ",\"%s\":", k);
+	if (rel)
+		time_or_null(w, v);
+	else
+		num(w->out, v);
+}
+
 /* A display device's track: its frames on screen, drops, and with @lanes its vsyncs. */
 static void screen_json(const struct writer *w, const struct an_screen *s, bool lanes)
 {
@@ -431,26 +441,19 @@ static void screen_json(const struct writer *w, const struct an_screen *s, bool 
 		s->device, s->posts, s->n_frames, s->late, s->dropped, s->acquire_failed, s->vsyncs,
 		s->releases);
 	num(out, s->latency_p50);
-	fputs(",\"p99\":", out);
-	num(out, s->latency_p99);
-	fputs(",\"max\":", out);
-	num(out, s->latency_max);
+	field(w, "p99", s->latency_p99, false);
+	field(w, "max", s->latency_max, false);
 	fputs("},\"frames\":[", out);
 	for (size_t i = 0; i < s->n_frames; i++) {
 		const struct an_screen_frame *f = &s->frames[i];
 
-		fprintf(out, "%s{\"post\":%" PRId64 ",\"queued_us\":", i ? "," : "", f->post);
-		time_or_null(w, f->queued);
-		fputs(",\"flip_us\":", out);
-		time_at(w, f->flip);
-		fputs(",\"vsync_us\":", out);
-		time_or_null(w, f->vsync);
-		fputs(",\"ready_us\":", out);
-		time_or_null(w, f->ready);
-		fputs(",\"latency_us\":", out);
-		num(out, f->latency);
-		fputs(",\"after_ready_us\":", out);
-		num(out, f->flip - f->ready);
+		fprintf(out, "%s{\"post\":%" PRId64, i ? "," : "", f->post);
+		field(w, "queued_us", f->queued, true);
+		field(w, "flip_us", f->flip, true);
+		field(w, "vsync_us", f->vsync, true);
+		field(w, "ready_us", f->ready, true);
+		field(w, "latency_us", f->latency, false);
+		field(w, "after_ready_us", f->flip - f->ready, false);
 		fprintf(out, ",\"interface\":%" PRId64 ",\"missed_vsyncs\":%zu,\"late\":%s}",
 			f->interface, f->missed, f->late ? "true" : "false");
 	}
