@@ -44,7 +44,9 @@
 #error "The fenceline introspection API is unstable: define FL_USE_UNSTABLE_INTROSPECT_API to use it"
 #endif
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include <fenceline/export.h>
@@ -197,6 +199,93 @@ FL_EXPORT int fl_introspect_read(int fd, char *buf, size_t cap, size_t *ret_len)
  * connection error as the top of this header lists them.
  */
 FL_EXPORT int fl_introspect_display_dump(unsigned int flags, int *ret_fd);
+
+/**
+ * enum fl_trace_display_type - what a display service tells a trace
+ * @FL_TRACE_DISPLAY_POST: a post was queued: @post, @pid (its client),
+ *	@buffers, @acquire (how many acquire fences it waits for)
+ * @FL_TRACE_DISPLAY_ACQUIRE: one of @post's acquire fences, for buffer
+ *	@index; its fd comes with the event, so the trace names the fence
+ * @FL_TRACE_DISPLAY_ACQUIRED: that acquire fence finished: @status 0, or
+ *	why it failed (-ETIME: it timed out)
+ * @FL_TRACE_DISPLAY_FLIP: @post reached the screen at @ts_ns: @vsync_ns
+ *	the vsync of interface @index that flipped it (0: none paced it),
+ *	@ready_ns when it became ready (its last acquire fence signalled, or
+ *	it was queued)
+ * @FL_TRACE_DISPLAY_VSYNC: a vsync of interface @index at @ts_ns
+ * @FL_TRACE_DISPLAY_RELEASE: @post's buffers were let go: post @by_post
+ *	is on screen
+ * @FL_TRACE_DISPLAY_DROP: @post will never show (@status: why)
+ */
+enum fl_trace_display_type {
+	FL_TRACE_DISPLAY_POST = 1,
+	FL_TRACE_DISPLAY_ACQUIRE = 2,
+	FL_TRACE_DISPLAY_ACQUIRED = 3,
+	FL_TRACE_DISPLAY_FLIP = 4,
+	FL_TRACE_DISPLAY_VSYNC = 5,
+	FL_TRACE_DISPLAY_RELEASE = 6,
+	FL_TRACE_DISPLAY_DROP = 7,
+};
+
+/**
+ * struct fl_trace_display_event - one event of a display service for the trace
+ * @type: enum fl_trace_display_type
+ * @device: the display device's id
+ * @post: the post's sequence number on its device
+ * @ts_ns: when it happened, CLOCK_MONOTONIC; not 0
+ * @vsync_ns: FLIP: see enum fl_trace_display_type; else 0
+ * @ready_ns: FLIP: see there; else 0
+ * @by_post: RELEASE: see there; else 0
+ * @status: ACQUIRED, DROP: 0 or a negative errno; else 0
+ * @pid: POST: the client that posted; else 0
+ * @index: ACQUIRE, ACQUIRED: the buffer; FLIP, VSYNC: the interface (at
+ *	most 65535)
+ * @buffers: POST: how many buffers
+ * @acquire: POST: how many acquire fences
+ */
+struct fl_trace_display_event {
+	uint32_t type;
+	uint32_t device;
+	uint64_t post;
+	uint64_t ts_ns;
+	uint64_t vsync_ns;
+	uint64_t ready_ns;
+	uint64_t by_post;
+	int32_t status;
+	uint32_t pid;
+	uint32_t index;
+	uint32_t buffers;
+	uint32_t acquire;
+};
+
+/**
+ * fl_introspect_tracing() - whether the daemon records a trace now
+ *
+ * Reads a flag in the status page this process's connection mapped: no
+ * syscall, no request, no connection made. A process that has not talked
+ * to the daemon yet (or whose daemon predates the flag) reads false.
+ * Return: true while a `fencectl trace` session records.
+ */
+FL_EXPORT bool fl_introspect_tracing(void);
+
+/**
+ * fl_introspect_trace_display() - add a display service's event to the trace
+ * @ev: the event (borrowed)
+ * @fence_fd: an ACQUIRE's acquire fence (borrowed; the daemon names it by
+ *	its id in the trace), or -1
+ *
+ * For fl-displayd (docs/tracing.md, "Display events"): one one-way message
+ * to the daemon while a session records (fl_introspect_tracing()), and
+ * nothing at all otherwise. The daemon files the event on the display
+ * track of @ev->device; an event that arrives after the session ended is
+ * dropped.
+ * Return: 0 (sent); -ENOENT (no session records: nothing sent); -EINVAL
+ * (@ev NULL, an unknown type, @ts_ns 0, a positive @status, an @index
+ * above 65535, or a fence
+ * with another type than ACQUIRE); -EBADF (@fence_fd not open); a
+ * connection error.
+ */
+FL_EXPORT int fl_introspect_trace_display(const struct fl_trace_display_event *ev, int fence_fd);
 
 /**
  * fl_introspect_get_daemon_pid() - the pid of the daemon that answers

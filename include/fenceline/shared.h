@@ -103,6 +103,32 @@ FL_EXPORT int fl_timeline_fd_create(const char *name, unsigned int flags, int *r
 FL_EXPORT int fl_timeline_fd_inc(int timeline_fd, uint64_t count);
 
 /**
+ * fl_timeline_fd_inc_at() - fl_timeline_fd_inc() whose points get a given time
+ * @timeline_fd: a timeline fd (borrowed)
+ * @count: how much to add
+ * @timestamp_ns: the CLOCK_MONOTONIC time the points this step completes
+ *	report (fl_fence_fd_get_info(), sync_file_info()): when the event
+ *	they stand for happened, such as the vsync a display flipped at,
+ *	rather than when this call ran
+ *
+ * The time must have come: not after the clock when the call is made
+ * (no slack: a time the caller has already seen happen is always in the
+ * past, and a future one could sort a later plain step's points before
+ * this one's). It must not be before the time the timeline's previous
+ * step gave its points, so a timeline's points complete in time order.
+ * In the process that created a daemon timeline the previous step is
+ * this process's own last one: a step another process took in between
+ * through the daemon is not seen by that check. A kernel-compatible sw_sync
+ * timeline (SW_SYNC_IOC_INC, sw_sync_timeline_inc()) is unchanged: its
+ * points get the time they complete.
+ * Return: as fl_timeline_fd_inc(); -EINVAL for a @timestamp_ns of 0,
+ * after now, or before the previous step's (nothing changes then);
+ * -EPROTONOSUPPORT from a daemon too old to take a time, when the step
+ * has to go through it.
+ */
+FL_EXPORT int fl_timeline_fd_inc_at(int timeline_fd, uint64_t count, uint64_t timestamp_ns);
+
+/**
  * fl_timeline_fd_get_value() - the timeline's current value
  * @timeline_fd: a timeline fd (borrowed)
  * @ret_value: the value

@@ -1973,7 +1973,8 @@ out:
 	return r;
 }
 
-int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t count)
+int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t count,
+			    uint64_t stamp_ns)
 {
 	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_reply)];
 	struct {
@@ -1994,6 +1995,7 @@ int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t c
 		goto out;
 	}
 	o = owned_find_locked(handle);
+	rec.timestamp_ns = stamp_ns;
 	r = o ? fl__counter_add(&o->counter, count, &rec.timestamp_ns, &now) : -ENOSYS;
 	if (r < 0)
 		goto out;

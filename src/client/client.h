@@ -103,8 +103,9 @@ int fl__client_timeline_create(const char *name, unsigned int flags, int *ret_fd
 /*
  * fl__client_owned_signal() - add @count to a timeline this process owns
  *
- * Adds to the shared counter, completes the fences of that timeline this
- * process made (writing their records itself, so their waiters wake
+ * Adds to the shared counter, stamped with @stamp_ns (0: now; else
+ * -EINVAL when after now or before this owner's last stamp, and nothing
+ * changes), completes the fences of that timeline this process made (writing their records itself, so their waiters wake
  * without a hop through the daemon), then waits until the daemon has
  * completed every other point.
  * Return: 0; -ENOSYS when the timeline is not owned here or the step is
@@ -112,7 +113,8 @@ int fl__client_timeline_create(const char *name, unsigned int flags, int *ret_fd
  * connection of @generation is gone; a connection error or the daemon's
  * (-ENOENT: the timeline is dead).
  */
-int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t count);
+int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t count,
+			    uint64_t stamp_ns);
 
 /*
  * fl__client_bound() - TIMELINE_BIND of @timeline_fd (borrowed) on the

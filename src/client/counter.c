@@ -39,17 +39,22 @@ bool fl__counter_reached(const struct fl__counter *c, uint64_t now, uint64_t val
 	return fl__value_reached(c->is32, now, value);
 }
 
-int fl__counter_add(struct fl__counter *c, uint64_t count, uint64_t *ret_stamp_ns,
-		    uint64_t *ret_now)
+int fl__counter_add(struct fl__counter *c, uint64_t count, uint64_t *stamp_ns, uint64_t *ret_now)
 {
 	uint64_t add = c->is32 ? (uint32_t)count : count;
+	uint64_t now = fl__now_ns();
 
+	/* Only the owner writes the stamp: its last one is the floor. */
+	if (*stamp_ns &&
+	    (*stamp_ns > now || *stamp_ns < __atomic_load_n(&c->page->stamp_ns, __ATOMIC_SEQ_CST)))
+		return -EINVAL;
 	/* Large steps (the daemon applies them in INT_MAX steps) and wrap-arounds: its job. */
 	if (c->is32 ? add > INT32_MAX : add > UINT64_MAX - fl__counter_read(c))
 		return -ENOSYS;
 	/* The time first, then the value: a daemon that sees the value sees this time or later. */
-	*ret_stamp_ns = fl__now_ns();
-	__atomic_store_n(&c->page->stamp_ns, *ret_stamp_ns, __ATOMIC_SEQ_CST);
+	if (!*stamp_ns)
+		*stamp_ns = now;
+	__atomic_store_n(&c->page->stamp_ns, *stamp_ns, __ATOMIC_SEQ_CST);
 	*ret_now = __atomic_add_fetch(&c->page->value, add, __ATOMIC_SEQ_CST);
 	return 0;
 }

@@ -42,15 +42,15 @@ bool fl__counter_reached(const struct fl__counter *c, uint64_t now, uint64_t val
 
 /*
  * fl__counter_add() - add @count (a 32-bit timeline: its low half) to the
- * counter, stamped with the time, which goes into *@ret_stamp_ns before
- * the addition is seen
+ * counter, stamped with *@stamp_ns (in: the caller's time, 0 for now;
+ * out: the stamp used), which the page holds before the addition is seen
  * @ret_now: the counter after the addition
- * Return: 0, or -ENOSYS for a step that is the daemon's to apply (on a
- * 32-bit timeline above INT32_MAX, which it applies in steps; on a 64-bit
- * one past 2^64, a wrap): the counter is left alone then.
+ * Return: 0; -EINVAL for a given stamp after now or before the page's
+ * last one; -ENOSYS for a step that is the daemon's to apply (on a 32-bit
+ * timeline above INT32_MAX, which it applies in steps; on a 64-bit one
+ * past 2^64, a wrap). The counter is left alone on error.
  */
-int fl__counter_add(struct fl__counter *c, uint64_t count, uint64_t *ret_stamp_ns,
-		    uint64_t *ret_now);
+int fl__counter_add(struct fl__counter *c, uint64_t count, uint64_t *stamp_ns, uint64_t *ret_now);
 
 /*
  * fl__counter_needs_daemon() - after a step to @now, must the daemon

@@ -129,10 +129,11 @@ static int timeline_create(const char *name, unsigned int flags, int *ret_fd)
 	return 0;
 }
 
-static int timeline_inc(const struct fl__fdref *ref, uint64_t count)
+static int timeline_inc(const struct fl__fdref *ref, uint64_t count, uint64_t stamp_ns)
 {
 	struct fl_msg_timeline_signal sig = { .count = count };
 	struct fl_msg_timeline_inc body = { count };
+	struct fl_msg_timeline_inc_at at = { count, stamp_ns };
 	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_reply)];
 	unsigned int generation = fl__client_generation();
 	uint64_t key = ref_key_gen(ref, generation);
@@ -141,9 +142,13 @@ static int timeline_inc(const struct fl__fdref *ref, uint64_t count)
 	/* Bound on this connection: no need to send the fd. */
 	if (tl_cache_handle(key, &sig.handle)) {
 		/* Ours: one hop for our own fences. */
-		r = fl__client_owned_signal(generation, sig.handle, count);
+		r = fl__client_owned_signal(generation, sig.handle, count, stamp_ns);
 		if (r != -ENOSYS && r != -ESTALE)
 			return refine(ref, r);
+		/* TIMELINE_SIGNAL has no timestamp: TIMELINE_INC_AT takes the fd. */
+		if (stamp_ns)
+			return refine(ref, call_about_fd(FL_OP_TIMELINE_INC_AT, ref, &at,
+							 sizeof(at), NULL));
 		r = fl__client_call_on(generation, FL_OP_TIMELINE_SIGNAL, &sig, sizeof(sig), reply,
 				       sizeof(reply));
 		if (r >= 0)
@@ -151,7 +156,8 @@ static int timeline_inc(const struct fl__fdref *ref, uint64_t count)
 		if (r != -ESTALE)
 			return refine(ref, r);
 	}
-	r = call_about_fd(FL_OP_TIMELINE_INC, ref, &body, sizeof(body), NULL);
+	r = stamp_ns ? call_about_fd(FL_OP_TIMELINE_INC_AT, ref, &at, sizeof(at), NULL)
+		     : call_about_fd(FL_OP_TIMELINE_INC, ref, &body, sizeof(body), NULL);
 	if (r == 0)
 		tl_cache_add(key, UINT32_MAX);
 	return r;

@@ -13,6 +13,7 @@
 
 #include "fdbackend.h"
 #include "host.h"
+#include "util.h"
 
 /* The sw_sync timeline behind @ref: 0, -ENOTTY (ours, but a driver's), or not mine. */
 static int local_timeline(const struct fl__fdref *ref, struct fl_timeline **ret)
@@ -52,14 +53,20 @@ static int timeline_create(const char *name, unsigned int flags, int *ret_fd)
 	return r;
 }
 
-static int timeline_inc(const struct fl__fdref *ref, uint64_t count)
+static int timeline_inc(const struct fl__fdref *ref, uint64_t count, uint64_t stamp_ns)
 {
 	struct fl_timeline *tl;
 	int r = local_timeline(ref, &tl);
 
 	if (r != 0)
 		return r;
+	if (stamp_ns && (stamp_ns > fl__now_ns() || stamp_ns < fl__timeline_last_stamp(tl))) {
+		fl_timeline_unref(tl);
+		return -EINVAL;
+	}
+	fl__timeline_signal_stamp(stamp_ns);
 	r = fl_sw_sync_timeline_inc(tl, count);
+	fl__timeline_signal_stamp(0);
 	fl_timeline_unref(tl);
 	return r;
 }

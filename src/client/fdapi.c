@@ -75,7 +75,18 @@ FL_EXPORT int fl_timeline_fd_inc(int timeline_fd, uint64_t count)
 
 	fl_return_if(timeline_fd < 0, -EBADF);
 	r = fl__fdref_get(timeline_fd, &ref);
-	return r < 0 ? r : ON_FD(&ref, timeline_inc, count);
+	return r < 0 ? r : ON_FD(&ref, timeline_inc, count, 0);
+}
+
+FL_EXPORT int fl_timeline_fd_inc_at(int timeline_fd, uint64_t count, uint64_t timestamp_ns)
+{
+	struct fl__fdref ref;
+	int r;
+
+	fl_return_if(!timestamp_ns, -EINVAL);
+	fl_return_if(timeline_fd < 0, -EBADF);
+	r = fl__fdref_get(timeline_fd, &ref);
+	return r < 0 ? r : ON_FD(&ref, timeline_inc, count, timestamp_ns);
 }
 
 FL_EXPORT int fl_timeline_fd_get_value(int timeline_fd, uint64_t *ret_value)

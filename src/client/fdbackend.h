@@ -11,6 +11,7 @@
 #ifndef FL_CLIENT_FDBACKEND_H
 #define FL_CLIENT_FDBACKEND_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -32,8 +33,13 @@ struct fl__fdref {
  */
 int fl__fdref_get(int fd, struct fl__fdref *ref);
 
-/* An fd-taking op's "not one of mine: ask the next backend" (never an errno). */
-#define FL__FD_NOT_MINE 1
+/*
+ * An fd-taking op's "not one of mine: ask the next backend": neither an
+ * errno nor a result (fence_get_info() returns a count of points, and 1
+ * used to read as this, sending a one-point in-process fence's info to
+ * the daemon, which said -ENOTTY).
+ */
+#define FL__FD_NOT_MINE INT_MIN
 
 /*
  * What a backend does. The ops taking a struct fl__fdref return 0 or a
@@ -45,7 +51,8 @@ int fl__fdref_get(int fd, struct fl__fdref *ref);
 struct fl__fd_backend_ops {
 	const char *name;
 	int (*timeline_create)(const char *name, unsigned int flags, int *ret_fd);
-	int (*timeline_inc)(const struct fl__fdref *tl, uint64_t count);
+	/* @stamp_ns: the time the points get (fl_timeline_fd_inc_at()), 0 for now. */
+	int (*timeline_inc)(const struct fl__fdref *tl, uint64_t count, uint64_t stamp_ns);
 	int (*timeline_get_value)(const struct fl__fdref *tl, uint64_t *ret_value);
 	int (*fence_create)(const struct fl__fdref *tl, uint64_t value, const char *name,
 			    int *ret_fd);

@@ -6,7 +6,9 @@
  * through fl__client_call_no_spawn().
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,6 +17,7 @@
 
 #include "client.h"
 #include "protocol.h"
+#include "statuspage.h"
 #include "util.h"
 
 /*
@@ -94,6 +97,44 @@ FL_EXPORT int fl_introspect_trace_stop(int *ret_fd)
 
 	fl_return_if(!ret_fd, -EINVAL);
 	return ask(FL_OP_TRACE, &body, sizeof(body), ret_fd);
+}
+
+FL_EXPORT bool fl_introspect_tracing(void)
+{
+	return fl__status_page_tracing();
+}
+
+FL_EXPORT int fl_introspect_trace_display(const struct fl_trace_display_event *ev, int fence_fd)
+{
+	struct fl_msg_trace_event m;
+
+	fl_return_if(!ev || !ev->type || ev->type > FL_PROTO_TRACE_EVENT_TYPES || !ev->ts_ns ||
+			     ev->status > 0 || ev->index > UINT16_MAX ||
+			     (fence_fd >= 0 && ev->type != FL_TRACE_DISPLAY_ACQUIRE),
+		     -EINVAL);
+	/* The cost when nobody traces: this load. */
+	if (!fl__status_page_tracing())
+		return -ENOENT;
+	if (fence_fd >= 0 && fcntl(fence_fd, F_GETFD) < 0)
+		return -EBADF;
+	memset(&m, 0, sizeof(m));
+	m.type = (uint16_t)ev->type;
+	m.device = ev->device;
+	m.post = ev->post;
+	m.ts_ns = ev->ts_ns;
+	/* The wire's a and b are the type's own (struct fl_msg_trace_event). */
+	m.a = ev->type == FL_TRACE_DISPLAY_POST	     ? ev->buffers
+	      : ev->type == FL_TRACE_DISPLAY_FLIP    ? ev->vsync_ns
+	      : ev->type == FL_TRACE_DISPLAY_RELEASE ? ev->by_post
+						     : 0;
+	m.b = ev->type == FL_TRACE_DISPLAY_POST	  ? ev->acquire
+	      : ev->type == FL_TRACE_DISPLAY_FLIP ? ev->ready_ns
+						  : 0;
+	m.status = ev->status;
+	m.pid = ev->pid;
+	m.index = (uint16_t)ev->index;
+	return fl__client_report(FL_OP_TRACE_EVENT, fence_fd >= 0 ? FL_MSG_F_FENCE : 0, &m,
+				 sizeof(m), &fence_fd, fence_fd >= 0 ? 1 : 0);
 }
 
 FL_EXPORT int fl_introspect_read(int fd, char *buf, size_t cap, size_t *ret_len)

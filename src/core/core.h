@@ -39,6 +39,11 @@ struct fl_timeline {
 	bool dead; /* under lock */
 	struct fl_sync_pt **heap; /* pending points, min-heap in signal order */
 	uint32_t heap_len, heap_cap;
+	/*
+	 * Under lock: the latest timestamp a signal pass gave points or was
+	 * given (fl__timeline_signal_stamp()), the floor for the next stamp.
+	 */
+	uint64_t last_stamp;
 
 	struct fl_timeline *reg_prev, *reg_next; /* registry, under its lock */
 };

@@ -2063,13 +2063,42 @@ static void host_settle(void)
  * before completing it. The daemon that made it still knows (the hook asks
  * it); a dead maker's fence failed.
  */
+int fl__pipe_peek_record(int fd, struct fl__record *ret)
+{
+	struct fl__record recs[2];
+	int p[2], r;
+	ssize_t n;
+
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
+		return -errno;
+	/*
+	 * Reads consume from the front, so the last 16 bytes are a whole
+	 * record as long as 16 or more are left: a holder that read part of
+	 * a success's first copy leaves the second intact.
+	 */
+	n = tee(fd, p[1], sizeof(recs), SPLICE_F_NONBLOCK);
+	if (n >= (ssize_t)sizeof(*ret) && read(p[0], recs, (size_t)n) != n)
+		n = 0;
+	if (n < 0 && errno == EAGAIN) {
+		r = -EAGAIN;
+	} else if (n < 0) {
+		r = -ENOTTY;
+	} else if (n >= (ssize_t)sizeof(*ret)) {
+		memcpy(ret, (const char *)recs + n - sizeof(*ret), sizeof(*ret));
+		r = ret->magic == FL__RECORD_MAGIC;
+	} else {
+		r = 0; /* end-of-file, or less than a record left */
+	}
+	close(p[0]);
+	close(p[1]);
+	return r;
+}
+
 static int foreign_pipe_status(int fd)
 {
 	const struct fl__host_ops *ops;
-	struct fl__record rec, recs[2];
-	bool ask = false;
-	int p[2], r = 0, avail;
-	ssize_t n;
+	struct fl__record rec;
+	int r, avail;
 
 	host_settle();
 	/*
@@ -2086,36 +2115,15 @@ static int foreign_pipe_status(int fd)
 		if (avail == 0 && poll(&pf, 1, 0) == 0)
 			return FL_STATUS_ACTIVE;
 	}
-	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
-		return -errno;
-	/*
-	 * Reads consume from the front, so the last 16 bytes are a whole
-	 * record as long as 16 or more are left: a holder that read part of
-	 * a success's first copy leaves the second intact.
-	 */
-	n = tee(fd, p[1], sizeof(recs), SPLICE_F_NONBLOCK);
-	if (n >= (ssize_t)sizeof(rec) && read(p[0], recs, (size_t)n) != n)
-		n = 0;
-	if (n < 0 && errno == EAGAIN) {
-		r = FL_STATUS_ACTIVE;
-	} else if (n < 0) {
-		r = -ENOTTY;
-	} else if (n >= (ssize_t)sizeof(rec)) {
-		memcpy(&rec, (const char *)recs + n - sizeof(rec), sizeof(rec));
-		if (rec.magic == FL__RECORD_MAGIC)
-			r = rec.status;
-		else
-			ask = true;
-	} else {
-		ask = true; /* end-of-file, or less than a record left */
-	}
-	close(p[0]);
-	close(p[1]);
-	if (ask) {
-		ops = atomic_load_explicit(&host_ops, memory_order_acquire);
-		r = ops && ops->status ? ops->status(fd) : -ECONNRESET;
-	}
-	return r;
+	r = fl__pipe_peek_record(fd, &rec);
+	if (r == -EAGAIN)
+		return FL_STATUS_ACTIVE;
+	if (r == 1)
+		return rec.status;
+	if (r < 0)
+		return r; /* -ENOTTY, or no pipe for tee() */
+	ops = atomic_load_explicit(&host_ops, memory_order_acquire);
+	return ops && ops->status ? ops->status(fd) : -ECONNRESET;
 }
 
 /*

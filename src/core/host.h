@@ -358,6 +358,25 @@ void fl__sink_foreach(void (*fn)(const void *object, bool fence, dev_t dev, ino_
  */
 void fl__timeline_signal_stamp(uint64_t ns);
 
+/*
+ * fl__timeline_last_stamp() - the latest timestamp @tl gave a point or
+ * was given by a signal pass (0: none yet): a stamp given later that is
+ * earlier than this is raised to it, so a timeline's points complete in
+ * time order.
+ */
+uint64_t fl__timeline_last_stamp(struct fl_timeline *tl);
+
+/*
+ * fl__pipe_peek_record() - the last whole status record queued in the
+ * pipe fence fd @fd (borrowed), copied out with tee(), so it stays there
+ * for every holder
+ * Return: 1 and *@ret; 0 when none is whole (end-of-file, a holder read
+ * it out, not a record); -EAGAIN when nothing is queued and the pipe is
+ * not at end-of-file (pending); -ENOTTY (not a pipe), or pipe2()'s error.
+ */
+struct fl__record;
+int fl__pipe_peek_record(int fd, struct fl__record *ret);
+
 /* A fence's id: unique in this process, counting from 1 (dumps and traces name fences by it). */
 uint64_t fl__fence_id(const void *fence);
 

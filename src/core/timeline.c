@@ -175,6 +175,16 @@ void fl__timeline_signal_stamp(uint64_t ns)
 	signal_stamp = ns;
 }
 
+uint64_t fl__timeline_last_stamp(struct fl_timeline *tl)
+{
+	uint64_t ts;
+
+	pthread_mutex_lock(&tl->lock);
+	ts = tl->last_stamp;
+	pthread_mutex_unlock(&tl->lock);
+	return ts;
+}
+
 /*
  * One signal pass under tl->lock: complete the earliest pending points that
  * have signalled and collect the fences that became complete (with a ref).
@@ -184,6 +194,9 @@ static int signal_locked(struct fl_timeline *tl, struct fl_fence **list)
 	uint64_t ts = 0;
 	int count = 0;
 
+	/* A stamp a host gave is the floor for later ones, also when it completes nothing. */
+	if (signal_stamp > tl->last_stamp)
+		tl->last_stamp = signal_stamp;
 	while (tl->heap_len) {
 		struct fl_sync_pt *pt = tl->heap[0];
 		int r = check_locked(tl, pt);
@@ -191,8 +204,13 @@ static int signal_locked(struct fl_timeline *tl, struct fl_fence **list)
 		if (r == 0)
 			break;
 		heap_remove(tl, pt);
-		if (!ts)
+		if (!ts) {
 			ts = signal_stamp ? signal_stamp : fl__now_ns();
+			/* Never before an earlier pass's: points complete in time order. */
+			if (ts < tl->last_stamp)
+				ts = tl->last_stamp;
+			tl->last_stamp = ts;
+		}
 		pt_done_locked(pt, r, ts, list);
 		count++;
 	}

@@ -189,7 +189,7 @@ void fld_shared_collect(void);
 void fld_shared_disown(struct client *c);
 void fld_shared_free_all(void);
 void fld_publish_all(void);
-int fld_timeline_add(struct client *c, struct fl_timeline *tl, uint64_t count);
+int fld_timeline_add(struct client *c, struct fl_timeline *tl, uint64_t count, uint64_t stamp_ns);
 void fld_kick_send(struct client *c, uint32_t slot, struct fl_fence *f);
 void fld_given_done(void *owner, uint64_t slot, int status, uint64_t ts);
 void fld_owner_end_closed(struct fl_fence *f);

@@ -283,6 +283,29 @@ static bool op_wait_end(struct fl_server_conn *conn, const struct fl_proto_reque
 	return true;
 }
 
+/*
+ * TRACE_EVENT: a service's event for the session (one-way). Without a
+ * session it is dropped: its sender read the status page a moment before
+ * the session ended.
+ */
+static bool op_trace_event(struct fl_server_conn *conn, const struct fl_proto_request *q, int *fds)
+{
+	struct client *c = client_of(conn);
+	struct fl_fence *f = NULL;
+	uint64_t id = 0;
+
+	if (!fld_tracing)
+		return true;
+	/* Only an ACQUIRE names its fence; another type's fd is closed unread. */
+	if ((q->hdr.flags & FL_MSG_F_FENCE) && q->u.trace_event.type == FL_PROTO_TRACE_ACQUIRE &&
+	    fld_fence_of(c, fds[0], &f) == 0) {
+		id = fl__fence_id(f);
+		fl_fence_unref(f);
+	}
+	fld_trace_display(c->conn.pid, &q->u.trace_event, id);
+	return true;
+}
+
 /* TRACE: one session at a time, owned by the client that started it. */
 static bool op_trace(struct fl_server_conn *conn, const struct fl_proto_request *q, int *fds)
 {
@@ -345,6 +368,8 @@ static const struct fl_server_op observe_ops[] = {
 	[FL_OP_WAIT_BEGIN - OBSERVE_FIRST] = { op_wait_begin, FL_MSG_F_NOTIFY, 1, FL_MSG_F_NOTIFY },
 	[FL_OP_WAIT_END - OBSERVE_FIRST] = { op_wait_end },
 	[FL_OP_TRACE - OBSERVE_FIRST] = { op_trace },
+	/* The fence of an ACQUIRE comes with FL_MSG_F_FENCE. */
+	[FL_OP_TRACE_EVENT - OBSERVE_FIRST] = { op_trace_event, FL_MSG_F_FENCE, 0, FL_MSG_F_FENCE },
 };
 
 /* The deadlock detector and the parked DUMPs' walk, between the clients' turns. */
@@ -362,7 +387,7 @@ static int observe_prepare(void *data)
 const struct fl_server_service_ops fld_observe_service = {
 	.name = "observe",
 	.first_op = OBSERVE_FIRST,
-	.last_op = FL_OP_TRACE,
+	.last_op = FL_OP_TRACE_EVENT,
 	.ops = observe_ops,
 	.client_gone = observe_client_gone,
 	.prepare = observe_prepare,

@@ -197,6 +197,9 @@ void fld_trace_wait(pid_t pid, pid_t tid, uint64_t fence, const char *name, uint
 		    uint64_t end_ns, int result, int timeout_ms, uint64_t signal_tl,
 		    uint64_t signal_ns);
 void fld_trace_deadlock(const char *text, const pid_t *pids, size_t n);
+/* Another service's event (TRACE_EVENT) sent by @by; @fence: an ACQUIRE's fence id (0: unknown). */
+struct fl_msg_trace_event;
+void fld_trace_display(pid_t by, const struct fl_msg_trace_event *m, uint64_t fence);
 /* Core observer (installed at start): fence completions and timeline deaths. */
 void fld_trace_init(void);
 void fld_trace_shutdown(void);

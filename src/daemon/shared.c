@@ -527,8 +527,12 @@ void fld_kick_send(struct client *c, uint32_t slot, struct fl_fence *f)
 		kick_write(c, slot, info.status, info.timestamp_ns);
 }
 
-/* TIMELINE_INC and TIMELINE_SIGNAL: through the counter if there is one. */
-int fld_timeline_add(struct client *c, struct fl_timeline *tl, uint64_t count)
+/*
+ * TIMELINE_INC, TIMELINE_INC_AT and TIMELINE_SIGNAL: through the counter
+ * if there is one. @stamp_ns: the time the points get (0: now), which
+ * must not be after now nor before the timeline's last stamp (-EINVAL).
+ */
+int fld_timeline_add(struct client *c, struct fl_timeline *tl, uint64_t count, uint64_t stamp_ns)
 {
 	struct shared_tl *s = fld_shared_find(tl);
 	uint64_t before = 0, after = 0, ts = 0;
@@ -547,6 +551,11 @@ int fld_timeline_add(struct client *c, struct fl_timeline *tl, uint64_t count)
 	 * the owner's at the owner's last stamp: shared_sync() must not see it.
 	 */
 	ts = fl__now_ns();
+	/* Checked after catching up: the owner's steps so far are the floor too. */
+	if (stamp_ns && (stamp_ns > ts || stamp_ns < fl__timeline_last_stamp(tl)))
+		return -EINVAL;
+	if (stamp_ns)
+		ts = stamp_ns;
 	fl__timeline_signal_stamp(ts);
 	/* Not the owner's counter: its kept ends of fences this step reaches are told (given_done()). */
 	kick_all++;

@@ -138,14 +138,18 @@ static bool op_timeline_create(struct fl_server_conn *conn, const struct fl_prot
 	return ok;
 }
 
+/* TIMELINE_INC, and TIMELINE_INC_AT, whose points get the caller's timestamp. */
 static bool op_timeline_inc(struct fl_server_conn *conn, const struct fl_proto_request *q, int *fds)
 {
 	struct client *c = client_of(conn);
 	struct fl_timeline *tl;
 	int r = timeline_of(fds[0], &tl);
+	bool at = q->hdr.op == FL_OP_TIMELINE_INC_AT;
 
 	if (r == 0) {
-		r = fld_timeline_add(c, tl, q->u.timeline_inc.count);
+		r = fld_timeline_add(c, tl,
+				     at ? q->u.timeline_inc_at.count : q->u.timeline_inc.count,
+				     at ? q->u.timeline_inc_at.timestamp_ns : 0);
 		fl_timeline_unref(tl);
 	}
 	return fld_reply_status(c, &q->hdr, r);
@@ -400,7 +404,7 @@ static bool op_timeline_signal(struct fl_server_conn *conn, const struct fl_prot
 				  "TIMELINE_SIGNAL names a timeline it did not bind");
 	r = handle_timeline(c, q->u.timeline_signal.handle, &tl);
 	if (r == 0) {
-		r = fld_timeline_add(c, tl, q->u.timeline_signal.count);
+		r = fld_timeline_add(c, tl, q->u.timeline_signal.count, 0);
 		fl_timeline_unref(tl);
 	}
 	return fld_reply_status(c, &q->hdr, r);
@@ -572,6 +576,27 @@ static bool op_fence_merge(struct fl_server_conn *conn, const struct fl_proto_re
 	return fld_reply_fence_fd(c, &q->hdr, r, fd);
 }
 
+/*
+ * A signalled one-point pipe fence tells its own time: the record in it
+ * (copied out, left for its holders) is the one its completer wrote, an
+ * owner's step stamped with the time the owner gave it. Our catch-up may
+ * have come after several of the owner's steps and given their points the
+ * last one's stamp; the record has this fence's. Taken only if it is not
+ * after ours (the owner can only relabel its own timeline, and never
+ * later than we saw the step).
+ */
+static void owner_stamp(int fd, struct fl_fence_info *info, struct fl_sync_pt_info *pt)
+{
+	struct fl__record rec;
+
+	if (info->status != 1 || info->num_points != 1 || fl__pipe_peek_record(fd, &rec) != 1 ||
+	    rec.status != 1 || !rec.timestamp_ns || rec.timestamp_ns >= info->timestamp_ns)
+		return;
+	info->timestamp_ns = rec.timestamp_ns;
+	if (pt)
+		pt->timestamp_ns = rec.timestamp_ns;
+}
+
 static bool op_fence_info(struct fl_server_conn *conn, const struct fl_proto_request *q, int *fds)
 {
 	struct client *c = client_of(conn);
@@ -612,6 +637,7 @@ static bool op_fence_info(struct fl_server_conn *conn, const struct fl_proto_req
 		free(pts);
 		return fld_reply_status(c, &q->hdr, r);
 	}
+	owner_stamp(fds[0], &info, first == 0 && want ? pts : NULL);
 	memset(&rep, 0, sizeof(rep));
 	memcpy(rep.name, info.name, sizeof(rep.name));
 	rep.status = info.status;
@@ -736,12 +762,13 @@ static const struct fl_server_op sync_ops[] = {
 	[FL_OP_FENCE_GET_DEADLINE - SYNC_FIRST] = { op_fence_get_deadline, 0, 1 },
 	[FL_OP_FENCE_IMPORT - SYNC_FIRST] = { op_fence_import, 0, 1 },
 	[FL_OP_FENCE_RETURN - SYNC_FIRST] = { op_fence_return, 0, 1 },
+	[FL_OP_TIMELINE_INC_AT - SYNC_FIRST] = { op_timeline_inc, 0, 1 },
 };
 
 const struct fl_server_service_ops fld_sync_service = {
 	.name = "sync",
 	.first_op = SYNC_FIRST,
-	.last_op = FL_OP_FENCE_RETURN,
+	.last_op = FL_OP_TIMELINE_INC_AT,
 	.ops = sync_ops,
 	.client_gone = sync_client_gone,
 	.id = FL_PROTO_SVC_SYNC,

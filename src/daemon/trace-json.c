@@ -58,6 +58,11 @@ struct writer {
 	size_t nthreads, threads_cap;
 	const struct ev **done; /* the FENCE_DONE events by (timeline, value) */
 	size_t ndone;
+	/* The display events of kind POST and ACQUIRE, by (device, post): a flip's and a post's own. */
+	const struct ev **disp;
+	size_t ndisp;
+	uint64_t devices[64]; /* the display devices seen, for their tracks' names */
+	size_t ndevices;
 };
 
 static const char *str(const struct writer *w, uint32_t off)
@@ -184,6 +189,140 @@ static void signal_fences(struct writer *w, const struct ev *sig)
 		first = false;
 	}
 	fputc(']', w->out);
+}
+
+/* ---- display events (TRACE_EVENT of fl-displayd) ---- */
+
+enum {
+	D_POST = 1,
+	D_ACQUIRE,
+	D_ACQUIRED,
+	D_FLIP,
+	D_VSYNC,
+	D_RELEASE,
+	D_DROP,
+};
+
+static int cmp_disp(const void *a, const void *b)
+{
+	const struct ev *x = *(const struct ev *const *)a, *y = *(const struct ev *const *)b;
+
+	if (x->a != y->a)
+		return x->a < y->a ? -1 : 1;
+	if (x->b != y->b)
+		return x->b < y->b ? -1 : 1;
+	return (x->kind > y->kind) - (x->kind < y->kind);
+}
+
+/* The first of @w->disp at (@device, @post), or its end. */
+static size_t disp_find(const struct writer *w, uint64_t device, uint64_t post)
+{
+	size_t lo = 0, hi = w->ndisp;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct ev *m = w->disp[mid];
+
+		if (m->a < device || (m->a == device && m->b < post))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static const struct ev *disp_post(const struct writer *w, uint64_t device, uint64_t post)
+{
+	size_t i = disp_find(w, device, post);
+
+	return i < w->ndisp && w->disp[i]->a == device && w->disp[i]->b == post &&
+			       w->disp[i]->kind == D_POST
+		       ? w->disp[i]
+		       : NULL;
+}
+
+/* An event's head on @e's device track, up to its args' device and post; @dur: an X's (ns). */
+static void disp_head(struct writer *w, const char *ph, const char *name, const struct ev *e,
+		      uint64_t ts, uint64_t dur)
+{
+	bool have = false;
+
+	for (size_t i = 0; i < w->ndevices && !have; i++)
+		have = w->devices[i] == e->a;
+	if (!have && w->ndevices < FL_ARRAY_SIZE(w->devices))
+		w->devices[w->ndevices++] = e->a;
+	sep(w);
+	fprintf(w->out,
+		"{\"ph\":\"%s\",%s\"cat\":\"display\",\"name\":\"%s\",\"pid\":%d,"
+		"\"tid\":%" PRIu64,
+		ph, ph[0] == 'i' ? "\"s\":\"t\"," : "", name, DISPPID, e->a + 1);
+	ts_us(w->out, "ts", ts);
+	if (ph[0] == 'X')
+		ts_us(w->out, "dur", dur);
+	fprintf(w->out, ",\"args\":{\"device\":%" PRIu64 ",\"post\":%" PRIu64, e->a, e->b);
+}
+
+static void write_display(struct writer *w, const struct ev *e)
+{
+	FILE *out = w->out;
+	const struct ev *p;
+	size_t i;
+
+	switch (e->kind) {
+	case D_POST:
+		note_pid(w, e->pid, e->pid);
+		disp_head(w, "i", "post", e, e->ts, 0);
+		fprintf(out, ",\"pid\":%d,\"buffers\":%" PRIu64 ",\"acquire\":[", (int)e->pid,
+			e->c);
+		i = disp_find(w, e->a, e->b);
+		for (bool first = true;
+		     i < w->ndisp && w->disp[i]->a == e->a && w->disp[i]->b == e->b; i++)
+			if (w->disp[i]->kind == D_ACQUIRE && w->disp[i]->c) {
+				fprintf(out, "%s%" PRIu64, first ? "" : ",", w->disp[i]->c);
+				first = false;
+			}
+		fprintf(out, "],\"acquire_count\":%" PRIu64 "}}", e->d);
+		break;
+	case D_ACQUIRED:
+		if (e->status >= 0)
+			break; /* its post's flip says when it was ready */
+		disp_head(w, "i", "acquire_failed", e, e->ts, 0);
+		fprintf(out, ",\"buffer\":%d,\"status\":%d}}", (int)e->tid, e->status);
+		break;
+	case D_FLIP:
+		disp_head(w, "i", "flip", e, e->ts, 0);
+		fprintf(out, ",\"interface\":%d", e->c ? (int)e->tid : -1);
+		if (e->c)
+			ts_us(out, "vsync_us", e->c);
+		ts_us(out, "ready_us", e->d);
+		ts_us(out, "after_ready_us", e->ts > e->d ? e->ts - e->d : 0);
+		fputs("}}", out);
+		/* The frame: from the post's queueing to its flip, when the trace saw both. */
+		p = disp_post(w, e->a, e->b);
+		if (p && p->ts <= e->ts) {
+			char name[48];
+
+			snprintf(name, sizeof(name), "frame %" PRIu64, e->b);
+			disp_head(w, "X", name, e, p->ts, e->ts - p->ts);
+			ts_us(out, "latency_us", e->ts - p->ts);
+			fputs("}}", out);
+		}
+		break;
+	case D_VSYNC:
+		disp_head(w, "i", "vsync", e, e->ts, 0);
+		fprintf(out, ",\"interface\":%d}}", (int)e->tid);
+		break;
+	case D_RELEASE:
+		disp_head(w, "i", "release", e, e->ts, 0);
+		fprintf(out, ",\"by_post\":%" PRIu64 "}}", e->c);
+		break;
+	case D_DROP:
+		disp_head(w, "i", "drop", e, e->ts, 0);
+		fprintf(out, ",\"status\":%d}}", e->status);
+		break;
+	default: /* D_ACQUIRE: in its post's args */
+		break;
+	}
 }
 
 static void write_event(struct writer *w, const struct ev *e)
@@ -336,6 +475,9 @@ static void write_event(struct writer *w, const struct ev *e)
 		}
 		break;
 	}
+	case EV_DISPLAY:
+		write_display(w, e);
+		break;
 	case EV_DEADLOCK:
 		sep(w);
 		fputs("{\"ph\":\"i\",\"s\":\"g\",\"cat\":\"deadlock\",\"name\":\"deadlock\"", out);
@@ -351,6 +493,21 @@ static void write_event(struct writer *w, const struct ev *e)
 static void write_metadata(struct writer *w)
 {
 	char comm[32], name[96];
+
+	if (w->ndevices) {
+		sep(w);
+		fprintf(w->out,
+			"{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":"
+			"\"displays\"}}",
+			DISPPID);
+	}
+	for (size_t i = 0; i < w->ndevices; i++) {
+		sep(w);
+		fprintf(w->out,
+			"{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%" PRIu64
+			",\"args\":{\"name\":\"display device %" PRIu64 "\"}}",
+			DISPPID, w->devices[i] + 1, w->devices[i]);
+	}
 
 	sep(w);
 	fprintf(w->out,
@@ -407,14 +564,18 @@ int fld__trace_write_json(FILE *out, struct fld_trace_log *t, uint64_t end_ns)
 	for (size_t i = 0; i < t->n; i++) {
 		nf += t->ev[i].type == EV_FENCE;
 		w.ndone += t->ev[i].type == EV_FENCE_DONE;
+		w.ndisp += t->ev[i].type == EV_DISPLAY &&
+			   (t->ev[i].kind == D_POST || t->ev[i].kind == D_ACQUIRE);
 	}
+	w.disp = calloc(w.ndisp ? w.ndisp : 1, sizeof(*w.disp));
 	w.done = calloc(w.ndone ? w.ndone : 1, sizeof(*w.done));
 	w.fences = calloc(nf ? nf : 1, sizeof(*w.fences));
 	w.pids_cap = 1024;
 	w.pids = calloc(w.pids_cap, sizeof(*w.pids));
 	w.threads_cap = 4096;
 	w.threads = calloc(w.threads_cap, sizeof(*w.threads));
-	if (!w.fences || !w.pids || !w.threads || !w.done) {
+	if (!w.fences || !w.pids || !w.threads || !w.done || !w.disp) {
+		free(w.disp);
 		free(w.done);
 		free(w.fences);
 		free(w.pids);
@@ -432,6 +593,12 @@ int fld__trace_write_json(FILE *out, struct fld_trace_log *t, uint64_t end_ns)
 		if (t->ev[i].type == EV_FENCE_DONE)
 			w.done[w.ndone++] = &t->ev[i];
 	fl__sort(w.done, w.ndone, sizeof(*w.done), cmp_done);
+	w.ndisp = 0;
+	for (size_t i = 0; i < t->n; i++)
+		if (t->ev[i].type == EV_DISPLAY &&
+		    (t->ev[i].kind == D_POST || t->ev[i].kind == D_ACQUIRE))
+			w.disp[w.ndisp++] = &t->ev[i];
+	fl__sort(w.disp, w.ndisp, sizeof(*w.disp), cmp_disp);
 
 	fputs("{\"traceEvents\":[", out);
 	for (size_t i = 0; i < t->n; i++)
@@ -463,6 +630,7 @@ int fld__trace_write_json(FILE *out, struct fld_trace_log *t, uint64_t end_ns)
 	fprintf(out,
 		",\"events\":%zu,\"dropped\":%" PRIu64 ",\"max_events\":%zu,\"daemon_pid\":%d}}\n",
 		t->n, t->dropped, t->max, (int)getpid());
+	free(w.disp);
 	free(w.done);
 	free(w.fences);
 	free(w.pids);

@@ -21,7 +21,9 @@
 #include <fenceline/timeline.h>
 
 #include "host.h"
+#include "protocol.h"
 #include "server.h"
+#include "statuspage.h"
 #include "trace.h"
 #include "util.h"
 
@@ -143,6 +145,7 @@ int fld_trace_start(pid_t by, uint32_t max_events, uint32_t cap)
 	t.max = max_events && max_events < cap ? max_events : cap;
 	t.start_ns = fl__now_ns();
 	fld_tracing = true;
+	fl__status_page_set_tracing(true);
 	/* Timelines made before the session get their track all the same. */
 	fl__timeline_foreach(snapshot_timeline, NULL);
 	return 0;
@@ -246,6 +249,23 @@ void fld_trace_wait(pid_t pid, pid_t tid, uint64_t fence, const char *name, uint
 	e->name = add_string(name);
 }
 
+void fld_trace_display(pid_t by, const struct fl_msg_trace_event *m, uint64_t fence)
+{
+	struct ev *e;
+
+	if (!fld_tracing || !(e = add(EV_DISPLAY, m->ts_ns)))
+		return;
+	e->kind = (uint8_t)m->type;
+	e->a = m->device;
+	e->b = m->post;
+	e->c = m->type == FL_PROTO_TRACE_ACQUIRE ? fence : m->a;
+	e->d = m->b;
+	e->status = m->status;
+	e->pid = m->pid && m->pid <= INT32_MAX ? (int32_t)m->pid : by;
+	e->tid = m->index;
+	remember_comm(e->pid, 0);
+}
+
 void fld_trace_deadlock(const char *text, const pid_t *pids, size_t n)
 {
 	struct ev *e;
@@ -320,6 +340,7 @@ void fld_trace_shutdown(void)
 	free(t.comms);
 	memset(&t, 0, sizeof(t));
 	fld_tracing = false;
+	fl__status_page_set_tracing(false);
 	fld_stats_free();
 }
 
@@ -334,6 +355,7 @@ int fld_trace_stop(int *ret_fd)
 	if (!fld_tracing)
 		return -ENOENT;
 	fld_tracing = false;
+	fl__status_page_set_tracing(false);
 	out = open_memstream(&text, &len);
 	if (!out) {
 		r = -ENOMEM;

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #define TLPID	   10000000 /* the pseudo-process of timeline tracks */
+#define DISPPID	   10000001 /* the pseudo-process of display tracks (one per device) */
 #define MAX_POINTS 64
 
 enum ev_type {
@@ -23,6 +24,13 @@ enum ev_type {
 	EV_DEADLINE, /* a: fence, b: deadline ns; pid */
 	EV_WAIT, /* a: fence, b: end ns, c: signal tl, d: signal ns; pid, tid; status; timeout */
 	EV_DEADLOCK, /* name: the text */
+	/*
+	 * Another service's (TRACE_EVENT), kind: its type (1..7); a: device,
+	 * b: post, c, d: the type's first two values (ACQUIRE: c the fence's
+	 * id, 0 unknown), status; pid: the post's client (POST) or the
+	 * sender; tid: index (buffer or interface).
+	 */
+	EV_DISPLAY,
 };
 
 struct ev {

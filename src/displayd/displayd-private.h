@@ -79,6 +79,8 @@ struct dpost {
 	size_t acq_buf[FL_DISPLAY_MAX_BUFFERS]; /* the buffer each acquire fence is for */
 	uint64_t queued_ns; /* for the dump's age */
 	unsigned int nfds; /* the fds it brought, counted in its owner's fds_held */
+	uint64_t ready_ns; /* its last acquire fence done (or queued_ns): for traces */
+	int fail_status; /* the first acquire failure's, for traces */
 	struct fl_loop_source *acq_src[FL_DISPLAY_MAX_BUFFERS];
 	size_t n_bufs;
 	struct fl_display_driver_buffer bufs[]; /* their fds are ours */
@@ -165,8 +167,18 @@ int displayd_timelines(struct ddev *d);
 void displayd_post_free(struct dpost *p);
 /* Drop the head of @d's queue unshown (its fences fail). */
 void displayd_drop_head(struct ddev *d);
-/* Flip what is ready at a vsync of interface @vsync_intf. */
-void displayd_try_flip(struct ddev *d, uint32_t vsync_intf);
+/* Flip what is ready at a vsync of interface @vsync_intf, at @vsync_ns (the fences' time). */
+void displayd_try_flip(struct ddev *d, uint32_t vsync_intf, uint64_t vsync_ns);
+/*
+ * Tell a recording trace (fencectl trace, docs/tracing.md) of display event
+ * @type about post @p (NULL: none) of @d, filled in from @p and @ev (its
+ * type's fields); @fence_fd: an ACQUIRE's fence, else -1. Call only when
+ * fl_introspect_tracing() says a session records: that load is the whole
+ * cost otherwise.
+ */
+struct fl_trace_display_event;
+void displayd_trace(struct ddev *d, const struct dpost *p, struct fl_trace_display_event *ev,
+		    int fence_fd);
 /* Flip, on an idle pass, what needs no vsync (blanked or writeback-only). */
 void displayd_kick(struct ddev *d);
 /* Acquire fence @i of @p is done with @status (0, or a negative errno: not shown). */

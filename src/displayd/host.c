@@ -9,6 +9,10 @@
 #include <string.h>
 #include <sys/mman.h>
 
+/* fl-displayd tells a recording trace of its events (docs/tracing.md). */
+#define FL_USE_UNSTABLE_INTROSPECT_API
+#include <fenceline/introspect.h>
+
 #include "compose.h"
 #include "display.h"
 #include "displayd-private.h"
@@ -136,9 +140,16 @@ static void h_vsync(const struct fl_display_host *host, uint32_t intf, uint64_t 
 	d->st.vsyncs++;
 	if (intf < FL_DISPLAY_CONFIG_MAX_OBJECTS)
 		d->last_vsync[intf] = ts;
+	if (fl_introspect_tracing()) {
+		struct fl_trace_display_event tev = { .type = FL_TRACE_DISPLAY_VSYNC,
+						      .ts_ns = ts,
+						      .index = intf };
+
+		displayd_trace(d, NULL, &tev, -1);
+	}
 	displayd_send_event(FL_DISPLAY_OBJ_INTERFACE, host->device, intf, FL_DISPLAY_EVENT_VSYNC,
 			    &ev, sizeof(ev));
-	displayd_try_flip(d, intf);
+	displayd_try_flip(d, intf, ts);
 }
 
 static int h_hotplug(const struct fl_display_host *host, uint32_t intf, bool connected,
@@ -326,6 +337,36 @@ static int h_layout(const struct fl_display_host *host, uint32_t fourcc, unsigne
 	return 0;
 }
 
+static int h_event(const struct fl_display_host *host, enum fl_display_object_kind kind,
+		   uint32_t id, uint32_t type, const void *payload, size_t len)
+{
+	struct ddev *d = host->data;
+	struct fl_display_event *ev;
+	bool exists = kind == FL_DISPLAY_OBJ_DEVICE ? id == 0
+		      : kind == FL_DISPLAY_OBJ_INTERFACE
+			      ? fl__display_interface_get(d->dev, id) != NULL
+			      : kind == FL_DISPLAY_OBJ_ENGINE &&
+					fl__display_engine_get(d->dev, id) != NULL;
+
+	if (type < FL_DISPLAY_EVENT_DEVICE_CUSTOM || type >= FL_DISPLAY_EVENT_TYPE_MAX ||
+	    len > FL_DISPLAY_EVENT_RING - sizeof(*ev) || (len && !payload))
+		return -EINVAL;
+	if (!exists)
+		return -ENOENT;
+	/* ADF's layout: the 8-byte header, its length counting itself, then the driver's bytes. */
+	ev = malloc(sizeof(*ev) + len);
+	if (!ev)
+		return -ENOMEM;
+	memset(ev, 0, sizeof(*ev));
+	ev->type = (uint8_t)type;
+	ev->length = (uint32_t)(sizeof(*ev) + len);
+	if (len)
+		memcpy((char *)ev + sizeof(*ev), payload, len);
+	displayd_send_event(kind, host->device, id, type, ev, sizeof(*ev) + len);
+	free(ev);
+	return 0;
+}
+
 /* ---- replies ---- */
 
 void displayd_host_init(struct ddev *d)
@@ -346,5 +387,6 @@ void displayd_host_init(struct ddev *d)
 		.gang = h_gang,
 		.background = h_background,
 		.compose_over = h_compose_over,
+		.event = h_event,
 	};
 }

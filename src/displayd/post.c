@@ -13,6 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
+/* fl-displayd tells a recording trace of its events (docs/tracing.md). */
+#define FL_USE_UNSTABLE_INTROSPECT_API
+#include <fenceline/introspect.h>
 #include <fenceline/shared.h>
 
 #include "compose.h"
@@ -344,6 +347,7 @@ static bool post(struct dconn *c, const struct fl_msg_hdr *req, struct ddev *d, 
 	p->queued_ns = fl__now_ns();
 	p->nfds = nfds;
 	c->fds_held += nfds;
+	p->ready_ns = p->queued_ns;
 	c->queued++;
 	d->seq = p->seq;
 	d->st.posted++;
@@ -353,6 +357,25 @@ static bool post(struct dconn *c, const struct fl_msg_hdr *req, struct ddev *d, 
 	else
 		d->head = p;
 	d->tail = p;
+	if (fl_introspect_tracing()) {
+		struct fl_trace_display_event ev = { .type = FL_TRACE_DISPLAY_POST,
+						     .ts_ns = p->queued_ns,
+						     .pid = (uint32_t)c->conn.pid,
+						     .buffers = (uint32_t)n_bufs };
+
+		for (size_t i = 0; i < n_bufs; i++)
+			ev.acquire += acquire[i] >= 0;
+		displayd_trace(d, p, &ev, -1);
+		for (size_t i = 0; i < n_bufs; i++)
+			if (acquire[i] >= 0) {
+				ev = (struct fl_trace_display_event){
+					.type = FL_TRACE_DISPLAY_ACQUIRE,
+					.ts_ns = p->queued_ns,
+					.index = (uint32_t)i
+				};
+				displayd_trace(d, p, &ev, acquire[i]);
+			}
+	}
 	for (size_t i = 0; i < n_bufs; i++) {
 		int st;
 

@@ -15,6 +15,9 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+/* fl-displayd tells a recording trace of its events (docs/tracing.md). */
+#define FL_USE_UNSTABLE_INTROSPECT_API
+#include <fenceline/introspect.h>
 #include <fenceline/shared.h>
 
 #include "display-virtual.h"
@@ -60,6 +63,20 @@ void displayd_send_event(uint32_t kind, uint32_t device, uint32_t id, uint32_t t
 	}
 }
 
+/* ---- traces ---- */
+
+void displayd_trace(struct ddev *d, const struct dpost *p, struct fl_trace_display_event *ev,
+		    int fence_fd)
+{
+	ev->device = d->host.device;
+	if (p)
+		ev->post = p->seq;
+	if (!ev->ts_ns)
+		ev->ts_ns = fl__now_ns();
+	/* A trace missing an event is no reason to hold a frame back: errors are dropped. */
+	(void)fl_introspect_trace_display(ev, fence_fd);
+}
+
 /* ---- fences ---- */
 
 int displayd_timelines(struct ddev *d)
@@ -83,13 +100,17 @@ int displayd_timelines(struct ddev *d)
 	return 0;
 }
 
-static void advance(int tl, uint64_t *at, uint64_t to)
+/* @ts: the vsync that flipped, the time the points report (0: now, an unpaced flip). */
+static void advance(int tl, uint64_t *at, uint64_t to, uint64_t ts)
 {
 	int r;
 
 	if (tl < 0 || to <= *at)
 		return;
-	r = fl_timeline_fd_inc(tl, to - *at);
+	r = ts ? fl_timeline_fd_inc_at(tl, to - *at, ts) : -EINVAL;
+	/* A driver's time that is ahead of the clock or behind the last must not keep a fence back. */
+	if (r == -EINVAL)
+		r = fl_timeline_fd_inc(tl, to - *at);
 	if (r < 0)
 		displayd_log("cannot signal a fence timeline: %s", strerror(-r));
 	*at = to;
@@ -132,11 +153,26 @@ static void unlink_head(struct ddev *d)
 		p->owner->queued--;
 }
 
-static void flip(struct ddev *d)
+static void flip(struct ddev *d, uint32_t intf, uint64_t vsync_ns)
 {
 	struct dpost *p = d->head, *prev = d->on_screen;
 
 	unlink_head(d);
+	if (fl_introspect_tracing()) {
+		struct fl_trace_display_event ev = { .type = FL_TRACE_DISPLAY_FLIP,
+						     .ts_ns = vsync_ns,
+						     .vsync_ns = vsync_ns,
+						     .ready_ns = p->ready_ns,
+						     .index = vsync_ns ? intf : 0 };
+
+		displayd_trace(d, p, &ev, -1);
+		if (prev) {
+			ev = (struct fl_trace_display_event){ .type = FL_TRACE_DISPLAY_RELEASE,
+							      .ts_ns = vsync_ns,
+							      .by_post = p->seq };
+			displayd_trace(d, prev, &ev, -1);
+		}
+	}
 	d->drv->post(d->drv_data, p->state);
 	d->on_screen = p;
 	d->st.flipped++;
@@ -146,8 +182,8 @@ static void flip(struct ddev *d)
 	 * Release first: whoever sees N + 1 present finds N released (libadf's
 	 * simple_buffer_v2 test waits on the one and checks the other).
 	 */
-	advance(d->tl_release, &d->release_at, p->seq - 1);
-	advance(d->tl_present, &d->present_at, p->seq);
+	advance(d->tl_release, &d->release_at, p->seq - 1, vsync_ns);
+	advance(d->tl_present, &d->present_at, p->seq, vsync_ns);
 	if (prev)
 		displayd_post_free(prev);
 }
@@ -158,6 +194,13 @@ void displayd_drop_head(struct ddev *d)
 
 	unlink_head(d);
 	d->st.dropped++;
+	if (fl_introspect_tracing()) {
+		struct fl_trace_display_event ev = { .type = FL_TRACE_DISPLAY_DROP,
+						     .status = p->fail_status ? p->fail_status
+									      : -ECANCELED };
+
+		displayd_trace(d, p, &ev, -1);
+	}
 	displayd_post_free(p);
 }
 
@@ -191,7 +234,7 @@ static bool paced_by_vsync(struct ddev *d, const struct dpost *p)
  * a vsync of one of its interfaces, or any time when none of them has one
  * (a blanked panel, memory writeback). Posts that failed go first.
  */
-void displayd_try_flip(struct ddev *d, uint32_t vsync_intf)
+void displayd_try_flip(struct ddev *d, uint32_t vsync_intf, uint64_t vsync_ns)
 {
 	while (d->head && !d->head->pending && d->head->failed)
 		displayd_drop_head(d);
@@ -204,12 +247,12 @@ void displayd_try_flip(struct ddev *d, uint32_t vsync_intf)
 			mine |= d->head->intfs[i] == vsync_intf;
 		if (!mine)
 			return;
-		flip(d);
+		flip(d, vsync_intf, vsync_ns);
 		return;
 	}
-	flip(d);
+	flip(d, UINT32_MAX, 0);
 	/* Unpaced posts may follow at once. */
-	displayd_try_flip(d, UINT32_MAX);
+	displayd_try_flip(d, UINT32_MAX, 0);
 }
 
 static void kick_fn(void *data)
@@ -217,7 +260,7 @@ static void kick_fn(void *data)
 	struct ddev *d = data;
 
 	d->kick = NULL;
-	displayd_try_flip(d, UINT32_MAX);
+	displayd_try_flip(d, UINT32_MAX, 0);
 }
 
 void displayd_kick(struct ddev *d)
@@ -232,7 +275,16 @@ void displayd_acquire_done(struct dpost *p, size_t i, int status)
 	p->acq_src[i] = NULL;
 	close(p->acquire[i]);
 	p->acquire[i] = -1;
+	if (fl_introspect_tracing()) {
+		struct fl_trace_display_event ev = { .type = FL_TRACE_DISPLAY_ACQUIRED,
+						     .status = status < 0 ? status : 0,
+						     .index = (uint32_t)p->acq_buf[i] };
+
+		displayd_trace(p->d, p, &ev, -1);
+	}
 	if (status < 0) {
+		if (!p->failed)
+			p->fail_status = status;
 		p->failed = true;
 		p->d->st.fence_failures++;
 		displayd_log("post %" PRIu64
@@ -240,6 +292,7 @@ void displayd_acquire_done(struct dpost *p, size_t i, int status)
 			     p->seq, fl__display_device_name(p->d->dev), i, strerror(-status));
 	}
 	if (--p->pending == 0) {
+		p->ready_ns = fl__now_ns();
 		fl__loop_source_remove(p->timeout);
 		p->timeout = NULL;
 		displayd_kick(p->d);
@@ -291,6 +344,6 @@ void displayd_flush(struct fl__display_device *dev, void *data)
 		if (p->failed)
 			displayd_drop_head(d);
 		else
-			flip(d);
+			flip(d, UINT32_MAX, 0);
 	}
 }

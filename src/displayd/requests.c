@@ -345,15 +345,18 @@ static bool do_set_event(struct dconn *c, const struct fl_dproto_request *q)
 		s->type >= FL_DISPLAY_EVENT_DEVICE_CUSTOM && s->type < FL_DISPLAY_EVENT_TYPE_MAX;
 	bool std = h && h->kind == FL_DISPLAY_OBJ_INTERFACE &&
 		   (s->type == FL_DISPLAY_EVENT_VSYNC || s->type == FL_DISPLAY_EVENT_HOTPLUG);
+	bool driver;
 	int r;
 
 	if (!h)
 		return displayd_fail(c, &q->hdr, -EBADF, "no handle %" PRIu32, s->handle);
 	d = displayd_dev_by_id(h->device);
+	/* The driver says, as data, which kinds of object have events of its own. */
+	driver = d->drv->set_event && (d->drv->event_objects & (1u << h->kind));
 	/* ADF's order: an object with no events at all, then a type it lacks. */
-	if (h->kind != FL_DISPLAY_OBJ_INTERFACE && !d->drv->set_event)
+	if (h->kind != FL_DISPLAY_OBJ_INTERFACE && !driver)
 		return displayd_fail(c, &q->hdr, -EOPNOTSUPP, "this object has no events");
-	if (!std && !(custom && d->drv->set_event))
+	if (!std && !(custom && driver))
 		return displayd_fail(c, &q->hdr, -EINVAL,
 				     "event type %" PRIu32 " is not one of this object's", s->type);
 	if (displayd_bit(h->subscribed, s->type) == !!s->enabled)

@@ -9,13 +9,16 @@
 
 #include "protocol.h"
 
-#define OP(op, name, size) [FL_OP_##op - FL_PROTO_OBSERVE_FIRST] = { name, size, 1 }
+#define OP_SINCE(op, name, size, since) \
+	[FL_OP_##op - FL_PROTO_OBSERVE_FIRST] = { name, size, since }
+#define OP(op, name, size) OP_SINCE(op, name, size, 1)
 
 static const struct fl_proto_op_desc observe_ops[] = {
 	OP(DUMP, "DUMP", sizeof(struct fl_msg_dump)),
 	OP(WAIT_BEGIN, "WAIT_BEGIN", sizeof(struct fl_msg_wait_begin)),
 	OP(WAIT_END, "WAIT_END", sizeof(struct fl_msg_wait_end)),
 	OP(TRACE, "TRACE", sizeof(struct fl_msg_trace)),
+	OP_SINCE(TRACE_EVENT, "TRACE_EVENT", sizeof(struct fl_msg_trace_event), 2),
 };
 
 static int observe_check(const struct fl_proto_request *r)
@@ -38,6 +41,13 @@ static int observe_check(const struct fl_proto_request *r)
 		return r->u.wait_begin.timeout_ms < -1 ? -EINVAL : 0;
 	case FL_OP_WAIT_END:
 		return r->u.wait_end.pad || r->u.wait_end.result > 0 ? -EINVAL : 0;
+	case FL_OP_TRACE_EVENT: {
+		const struct fl_msg_trace_event *e = &r->u.trace_event;
+
+		if (!e->type || e->type > FL_PROTO_TRACE_EVENT_TYPES || !e->ts_ns || e->status > 0)
+			return -EINVAL;
+		return 0;
+	}
 	default: /* TRACE */
 		if (r->u.trace.cmd != FL_TRACE_START && r->u.trace.cmd != FL_TRACE_STOP)
 			return -EINVAL;

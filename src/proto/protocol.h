@@ -55,9 +55,9 @@ enum fl_proto_service_id {
 };
 #define FL_PROTO_MAX_SERVICES	 8
 
-#define FL_PROTO_SYNC_VERSION	 1
+#define FL_PROTO_SYNC_VERSION	 2
 #define FL_PROTO_HEAP_VERSION	 1
-#define FL_PROTO_OBSERVE_VERSION 1
+#define FL_PROTO_OBSERVE_VERSION 2
 
 /* HELLO's services[] of a peer that speaks every service of this version. */
 #define FL_PROTO_SERVICES_ALL                                                          \
@@ -100,6 +100,8 @@ enum fl_proto_op {
 	FL_OP_FENCE_GET_DEADLINE = 28, /* no body, fds {fence}; reply value_reply */
 	FL_OP_FENCE_IMPORT = 29, /* body fence_import, fds {sync_file}; reply: status (+ 1 fd) */
 	FL_OP_FENCE_RETURN = 30, /* no body, fds {signal end}; one-way */
+	/* sync since version 2 */
+	FL_OP_TIMELINE_INC_AT = 31, /* body timeline_inc_at, fds {timeline}; reply: status */
 	/* heap (since version 1) */
 	FL_OP_HEAP_ALLOC = 64, /* body heap_alloc, no fds; reply heap_alloc_reply + 1 fd */
 	FL_OP_HEAP_FREE = 65, /* body heap_free, fds {buffer} or none; reply heap_free_reply */
@@ -109,6 +111,8 @@ enum fl_proto_op {
 	FL_OP_WAIT_BEGIN = 97, /* body wait_begin, fds {fence} or {fence, notify}; one-way */
 	FL_OP_WAIT_END = 98, /* body wait_end, no fds; one-way */
 	FL_OP_TRACE = 99, /* body trace; reply: status (+ 1 fd, the trace, for STOP) */
+	/* observe since version 2 */
+	FL_OP_TRACE_EVENT = 100, /* body trace_event, fds {} or {fence} (FL_MSG_F_FENCE); one-way */
 };
 
 /* Set in a reply's op. */
@@ -137,6 +141,8 @@ enum fl_msg_flags {
 	 * wait ends.
 	 */
 	FL_MSG_F_NOTIFY = 1u << 3,
+	/* TRACE_EVENT of type FL_PROTO_TRACE_ACQUIRE: the fence's fd comes with it. */
+	FL_MSG_F_FENCE = 1u << 4,
 };
 
 struct fl_msg_hdr {
@@ -165,6 +171,15 @@ struct fl_msg_timeline_create {
 
 struct fl_msg_timeline_inc {
 	uint64_t count;
+};
+
+/*
+ * TIMELINE_INC with the timestamp its points get: CLOCK_MONOTONIC, not
+ * after the daemon's clock, not before the timeline's previous stamp.
+ */
+struct fl_msg_timeline_inc_at {
+	uint64_t count;
+	uint64_t timestamp_ns;
 };
 
 struct fl_msg_fence_create {
@@ -233,6 +248,28 @@ struct fl_msg_trace {
 
 #define FL_TRACE_START 1u
 #define FL_TRACE_STOP  2u
+
+/*
+ * TRACE_EVENT: another service's event for the trace session that records
+ * (the display service's posts, flips, vsyncs, releases: docs/protocol.md),
+ * sent only while the status page says a session records. The daemon
+ * drops it when none does. @type is enum fl_trace_display_type of
+ * <fenceline/introspect.h> (1..7); @a and @b are the type's (POST:
+ * buffers, acquire fences; FLIP: vsync_ns, ready_ns; RELEASE: by_post).
+ * 48 bytes: a request is at most FL_PROTO_MAX_REQUEST.
+ */
+struct fl_msg_trace_event {
+	uint16_t type;
+	uint16_t index; /* buffer (ACQUIRE, ACQUIRED) or interface (FLIP, VSYNC) */
+	uint32_t device;
+	uint64_t post;
+	uint64_t ts_ns; /* CLOCK_MONOTONIC, not 0 */
+	uint64_t a, b;
+	int32_t status; /* 0 or -errno */
+	uint32_t pid; /* the post's client (POST) */
+};
+#define FL_PROTO_TRACE_EVENT_TYPES 7u
+#define FL_PROTO_TRACE_ACQUIRE	   2u
 
 /*
  * The allocation service (docs/heap.md, "Through the daemon"): a buffer of
@@ -483,6 +520,7 @@ struct fl_proto_request {
 		struct fl_msg_hello hello;
 		struct fl_msg_timeline_create timeline_create;
 		struct fl_msg_timeline_inc timeline_inc;
+		struct fl_msg_timeline_inc_at timeline_inc_at;
 		struct fl_msg_fence_create fence_create;
 		struct fl_msg_fence_merge fence_merge;
 		struct fl_msg_fence_info fence_info;
@@ -492,6 +530,7 @@ struct fl_proto_request {
 		struct fl_msg_wait_begin wait_begin;
 		struct fl_msg_wait_end wait_end;
 		struct fl_msg_trace trace;
+		struct fl_msg_trace_event trace_event;
 		struct fl_msg_heap_alloc heap_alloc;
 		struct fl_msg_heap_free heap_free;
 		struct fl_msg_heap_info heap_info;

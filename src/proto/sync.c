@@ -9,11 +9,12 @@
 #include "protocol.h"
 
 /* Mirrors of public flag values; protocol.h must not need the public headers. */
-#define SW_SYNC_32BIT	   1u
-#define MERGE_WAIT_ALL	   1u
-#define MERGE_MAINLINE	   2u
+#define SW_SYNC_32BIT			1u
+#define MERGE_WAIT_ALL			1u
+#define MERGE_MAINLINE			2u
 
-#define OP(op, name, size) [FL_OP_##op - FL_PROTO_SYNC_FIRST] = { name, size, 1 }
+#define OP_SINCE(op, name, size, since) [FL_OP_##op - FL_PROTO_SYNC_FIRST] = { name, size, since }
+#define OP(op, name, size)		OP_SINCE(op, name, size, 1)
 
 static const struct fl_proto_op_desc sync_ops[] = {
 	OP(TIMELINE_CREATE, "TIMELINE_CREATE", sizeof(struct fl_msg_timeline_create)),
@@ -31,6 +32,7 @@ static const struct fl_proto_op_desc sync_ops[] = {
 	OP(FENCE_GET_DEADLINE, "FENCE_GET_DEADLINE", 0),
 	OP(FENCE_IMPORT, "FENCE_IMPORT", sizeof(struct fl_msg_fence_import)),
 	OP(FENCE_RETURN, "FENCE_RETURN", 0),
+	OP_SINCE(TIMELINE_INC_AT, "TIMELINE_INC_AT", sizeof(struct fl_msg_timeline_inc_at), 2),
 };
 
 /* A name field must hold a NUL: the daemon never reads past the field. */
@@ -70,6 +72,9 @@ static int sync_check(const struct fl_proto_request *r)
 		return r->u.timeline_signal.pad ? -EINVAL : 0;
 	case FL_OP_TIMELINE_SYNC:
 		return r->u.timeline_sync.pad ? -EINVAL : 0;
+	case FL_OP_TIMELINE_INC_AT:
+		/* 0 is no time; whether it is after the clock is the daemon's to say. */
+		return r->u.timeline_inc_at.timestamp_ns ? 0 : -EINVAL;
 	default:
 		/*
 		 * TIMELINE_INC: any count is valid, like SW_SYNC_IOC_INC's u32;

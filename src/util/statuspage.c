@@ -275,6 +275,15 @@ void fl__status_page_remove(dev_t dev, ino_t ino)
 	pthread_mutex_unlock(&write_lock);
 }
 
+void fl__status_page_set_tracing(bool on)
+{
+	pthread_mutex_lock(&write_lock);
+	if (write_page)
+		__atomic_store_n(&((struct fl_status_page_header *)write_page)->tracing,
+				 (uint64_t)on, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&write_lock);
+}
+
 /*
  * The reader's side. The process maps the page once, at one address kept
  * for its whole life: a new connection's page is mapped over the old one
@@ -399,4 +408,13 @@ int fl__status_page_lookup(dev_t dev, ino_t ino, int *ret_status, uint64_t *ret_
 	if (ret_stamp_ns)
 		*ret_stamp_ns = stamp;
 	return r;
+}
+
+bool fl__status_page_tracing(void)
+{
+	const char *p = __atomic_load_n(&read_page, __ATOMIC_ACQUIRE);
+
+	/* The address stays mapped once set (a blank page reads 0): no lookup guard needed. */
+	return p && __atomic_load_n(&((const struct fl_status_page_header *)p)->tracing,
+				    __ATOMIC_ACQUIRE) != 0;
 }

@@ -40,7 +40,13 @@ struct fl_status_page_header {
 	uint32_t slots; /* FL_STATUS_PAGE_SLOTS */
 	uint32_t entry_size; /* sizeof(struct fl_status_entry) */
 	uint32_t probe; /* FL_STATUS_PAGE_PROBE */
-	uint64_t reserved[6]; /* 0 */
+	/*
+	 * 1 while a trace session records (fencectl trace), else 0: other
+	 * services send their events for it (TRACE_EVENT) only then, at the
+	 * cost of this load otherwise. Older daemons leave it 0.
+	 */
+	uint64_t tracing;
+	uint64_t reserved[5]; /* 0 */
 };
 
 enum fl_status_entry_state {
@@ -127,6 +133,9 @@ int fl__status_page_publish(dev_t dev, ino_t ino, int status, uint64_t stamp_ns,
 /* fl__status_page_remove() - the daemon let go of that fence fd. */
 void fl__status_page_remove(dev_t dev, ino_t ino);
 
+/* fl__status_page_set_tracing() - say whether a trace session records (the header's @tracing). */
+void fl__status_page_set_tracing(bool on);
+
 /*
  * The readers: clients.
  *
@@ -163,5 +172,11 @@ void fl__status_page_forked(void);
  * or not read consistently).
  */
 int fl__status_page_lookup(dev_t dev, ino_t ino, int *ret_status, uint64_t *ret_stamp_ns);
+
+/*
+ * fl__status_page_tracing() - whether the mapped page says a trace
+ * session records: one load, no syscall (false with no page mapped).
+ */
+bool fl__status_page_tracing(void);
 
 #endif /* FL_UTIL_STATUSPAGE_H */

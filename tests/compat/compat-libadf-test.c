@@ -252,6 +252,47 @@ FL_TEST(libadf_event)
 	tear_down(&f);
 }
 
+/* The virtual driver's custom event (type 128 on the device, every 4th post shown), as libadf reads it. */
+FL_TEST(libadf_driver_event)
+{
+	struct fixture f;
+	struct adf_event *ev = NULL;
+	__u32 w, h, offset, pitch, fmt;
+	__u64 flips;
+	int buf, fence, prev = -1;
+
+	set_up(&f);
+	fl_assert_int_eq(adf_set_event(f.eng, ADF_EVENT_DEVICE_CUSTOM, true), -EOPNOTSUPP);
+	fl_assert_int_eq(adf_set_event(f.dev.fd, ADF_EVENT_DEVICE_CUSTOM + 1, true), -EINVAL);
+	fl_assert_int_eq(adf_set_event(f.dev.fd, ADF_EVENT_DEVICE_CUSTOM, true), 0);
+	fl_assert_int_eq(adf_set_event(f.dev.fd, ADF_EVENT_DEVICE_CUSTOM, true), -EALREADY);
+	fmt = format8888(&f);
+	buf = checkerboard(&f, fmt, &w, &h, &offset, &pitch, 0xFF0000FF);
+	attach(&f);
+	blank(&f, DRM_MODE_DPMS_ON);
+	/* Four posts on screen, each seen by the release fence of the one before (ADF's V1). */
+	for (int i = 0; i < 5; i++) {
+		fence = adf_interface_simple_post(f.intf, f.eng_id, w, h, fmt, buf, offset, pitch,
+						  -1);
+		fl_assert_int_ge(fence, 0);
+		if (prev >= 0) {
+			fl_assert_int_eq(sync_wait(prev, 10000), 0);
+			close(prev);
+		}
+		prev = fence;
+	}
+	close(prev);
+	fl_assert_int_eq(adf_read_event(f.dev.fd, &ev), 0);
+	fl_assert_int_eq(ev->type, ADF_EVENT_DEVICE_CUSTOM);
+	fl_assert_int_eq(ev->length, 24);
+	memcpy(&flips, (const char *)ev + 8, sizeof(flips));
+	fl_assert(flips > 0 && flips % 4 == 0);
+	free(ev);
+	fl_assert_int_eq(adf_set_event(f.dev.fd, ADF_EVENT_DEVICE_CUSTOM, false), 0);
+	close(buf);
+	tear_down(&f);
+}
+
 FL_TEST(libadf_attach)
 {
 	struct fixture f;

@@ -199,6 +199,9 @@ static const struct fl_timeline_ops good_ops = { .driver_name = "good", .has_sig
 	X(timeline_fd_inc_file, -ENOTTY, fl_timeline_fd_inc(fx->file_fd, 1))                       \
 	X(timeline_fd_inc_pipe, -ENOTTY, fl_timeline_fd_inc(fx->pipe_fd, 1))                       \
 	X(timeline_fd_inc_fence_fd, -ENOTTY, fl_timeline_fd_inc(fx->fence_fd, 1))                  \
+	X(timeline_fd_inc_at_minus_1, -EBADF, fl_timeline_fd_inc_at(-1, 1, 1))                     \
+	X(timeline_fd_inc_at_no_time, -EINVAL, fl_timeline_fd_inc_at(fx->fence_fd, 1, 0))          \
+	X(timeline_fd_inc_at_file, -ENOTTY, fl_timeline_fd_inc_at(fx->file_fd, 1, 1))              \
 	X(timeline_fd_get_value_null_ret, -EINVAL,                                                 \
 	  fl_timeline_fd_get_value(fx->timeline_fd, NULL))                                         \
 	X(timeline_fd_get_value_minus_1, -EBADF, fl_timeline_fd_get_value(-1, &fx->out_value))     \
@@ -449,6 +452,7 @@ static const struct fl_timeline_ops good_ops = { .driver_name = "good", .has_sig
 	  fl_introspect_display_dump(1u << 7, &fx->out_fd))                                        \
 	X(introspect_trace_stop_null_ret, -EINVAL, fl_introspect_trace_stop(NULL))                 \
 	X(introspect_read_null_len, -EINVAL, fl_introspect_read(fx->file_fd, fx->buf, 4, NULL))    \
+	X(introspect_trace_display_null, -EINVAL, fl_introspect_trace_display(NULL, -1))           \
 	X(introspect_read_null_buf, -EINVAL,                                                       \
 	  fl_introspect_read(fx->file_fd, NULL, 4, &fx->out_len))                                  \
 	X(introspect_read_closed, -EBADF,                                                          \
@@ -545,6 +549,7 @@ static const struct contract contracts[] = {
 	{ "fl_mode_get", { 0 } },
 	{ "fl_timeline_fd_create", { EINVAL, DAEMON_ERRORS } },
 	{ "fl_timeline_fd_inc", { EINVAL, EBADF, ENOTTY, DAEMON_ERRORS } },
+	{ "fl_timeline_fd_inc_at", { EINVAL, EBADF, ENOTTY, DAEMON_ERRORS } },
 	{ "fl_timeline_fd_get_value", { EINVAL, EBADF, ENOTTY, DAEMON_ERRORS } },
 	{ "fl_timeline_fd_close", { EBADF, EINTR, EIO } },
 	{ "fl_fence_fd_create", { EINVAL, EBADF, ENOTTY, DAEMON_ERRORS } },
@@ -645,6 +650,8 @@ static const struct contract contracts[] = {
 	{ "fl_introspect_trace_stop", { EINVAL, ENOENT, DAEMON_ERRORS } },
 	{ "fl_introspect_read", { EINVAL, EBADF, ENOBUFS, EFBIG, EIO, EINTR, EISDIR } },
 	{ "fl_introspect_get_daemon_pid", { EINVAL, ENOENT, DAEMON_ERRORS } },
+	{ "fl_introspect_tracing", { 0 } },
+	{ "fl_introspect_trace_display", { EINVAL, ENOENT, EBADF, DAEMON_ERRORS } },
 	/* display.h: every call may meet the service as the daemon errors say */
 	{ "fl_display_disconnect", { 0 } },
 	{ "fl_display_socket_path", { EINVAL, ENAMETOOLONG, ENOENT } },
@@ -830,6 +837,7 @@ FL_TEST(every_public_function_rejects_bad_arguments_with_a_listed_errno)
 static const char *const exempt[] = {
 	"fl_fd_reserve", /* any count is valid: see fd_reserve_accepts_any_count */
 	"fl_introspect_trace_start", /* any count is valid: introspect-test starts sessions */
+	"fl_introspect_tracing", /* no argument: fencectl-display-trace reads it */
 	/* Driver-side accessors of a point the core handed to the driver. */
 	"fl_sync_pt_get_value",
 	"fl_sync_pt_get_timeline",

@@ -23,6 +23,7 @@
 #include <fenceline/shared.h>
 
 #include "disp-fixture.h"
+#include "helpers.h"
 #include "runner.h"
 
 FL_TEST(adf_devices_and_data)
@@ -306,6 +307,149 @@ FL_TEST_TIMEOUT(vsync_events_pace_at_the_mode_period, 60)
 		single += k == 1;
 	}
 	fl_assert(single * 10 >= 299 * 9);
+	disp_close(&d);
+}
+
+/* A fence's completion time, as fl_fence_fd_get_info() reports it. */
+static uint64_t fence_stamp(int fd)
+{
+	struct fl_fence_info info;
+	struct fl_sync_pt_info pt;
+
+	fl_assert_int_eq(fl_fence_fd_get_info(fd, &info, &pt, 1), 1);
+	fl_assert_int_eq(info.status, 1);
+	fl_assert_int_eq(pt.timestamp_ns, info.timestamp_ns);
+	return info.timestamp_ns;
+}
+
+/*
+ * Reads @d's vsync events until one after @after: whether one of them
+ * is at @ts, and none between @queued and @ts (the flip's is the first
+ * vsync after the post was queued, by @queued at the latest, when the
+ * queue was empty; UINT64_MAX: not checked).
+ */
+static bool flipped_at_vsync(struct disp *d, uint64_t queued, uint64_t ts, uint64_t after)
+{
+	bool seen = false, earlier = false;
+	uint64_t v = 0;
+
+	while (v <= after) {
+		struct fl_display_event *ev;
+
+		fl_assert_int_eq(fl_display_read_event(d->intf, &ev), 0);
+		fl_assert_int_eq(ev->type, FL_DISPLAY_EVENT_VSYNC);
+		v = ((struct fl_display_vsync_event *)ev)->timestamp;
+		free(ev);
+		seen |= v == ts;
+		earlier |= v > queued && v < ts;
+	}
+	return seen && !earlier;
+}
+
+FL_TEST(present_and_release_fences_carry_the_flip_s_vsync_time)
+{
+	struct disp d;
+	struct fl_display_buffer b[2];
+	int fd[2], rel = -1, pres = -1, pres2 = -1;
+	uint64_t t, queued, ts;
+
+	disp_open(&d);
+	fd[0] = simple_buffer(&d, 0x00ff00ffu, &b[0]);
+	fd[1] = simple_buffer(&d, 0x0000ffffu, &b[1]);
+	attach_and_light(&d);
+	fl_assert_int_eq(fl_display_set_event(d.intf, FL_DISPLAY_EVENT_VSYNC, 1, NULL), 0);
+
+	/* Post 1 with its release fence, then post 2 with its present fence. */
+	fl_assert_int_eq(
+		fl_display_simple_post(d.intf, &b[0], FL_DISPLAY_FENCE_RELEASE, &rel, NULL), 0);
+	t = fl_test_now_ns();
+	fl_assert_int_eq(
+		fl_display_simple_post(d.intf, &b[1], FL_DISPLAY_FENCE_PRESENT, &pres, NULL), 0);
+	fl_assert_int_eq(fl_fence_fd_wait(pres, 10000), 0);
+	ts = fence_stamp(pres);
+	fl_assert(ts > t);
+	/* Post 2's flip released post 1: one vsync, the same time. */
+	fl_assert_int_eq(fence_stamp(rel), ts);
+	/* Post 1 may have taken the first vsync after post 2 was queued. */
+	fl_assert(flipped_at_vsync(&d, UINT64_MAX, ts, ts));
+
+	/* A third post, flipped while nobody looked at post 2's fence: each keeps its own vsync. */
+	fl_assert_int_eq(
+		fl_display_simple_post(d.intf, &b[0], FL_DISPLAY_FENCE_PRESENT, &pres2, NULL), 0);
+	queued = fl_test_now_ns();
+	fl_assert_int_eq(fl_fence_fd_wait(pres2, 10000), 0);
+	fl_assert(fence_stamp(pres2) > ts);
+	fl_assert_int_eq(fence_stamp(pres), ts);
+	fl_assert(flipped_at_vsync(&d, queued, fence_stamp(pres2), fence_stamp(pres2)));
+	close(rel);
+	close(pres);
+	close(pres2);
+	close(fd[0]);
+	close(fd[1]);
+	disp_close(&d);
+}
+
+/*
+ * The virtual driver's frames event (docs/display.md): type 128 on the
+ * device, after every 4th post it shows, with the count and its time.
+ */
+#define FRAMES_EVENT 128
+#define FRAMES_EVERY 4
+
+struct frames_event {
+	struct fl_display_event base;
+	uint64_t flips __attribute__((aligned(8)));
+	uint64_t timestamp_ns;
+};
+
+FL_TEST(a_driver_event_reaches_the_handles_subscribed_to_it)
+{
+	struct disp d;
+	struct fl_display_buffer b;
+	struct fl_display_handle *other;
+	struct fl_display_event *ev;
+	struct frames_event got[2];
+	struct pollfd p;
+	int fd, fence;
+
+	disp_open(&d);
+	fd = simple_buffer(&d, 0x00ff00ffu, &b);
+	attach_and_light(&d);
+	fl_assert_int_eq(fl_display_device_open(0, &other), 0);
+	/* ADF's errors: an object without driver events, a type the object lacks, twice. */
+	fl_assert_int_eq(fl_display_set_event(d.eng, FRAMES_EVENT, 1, NULL), -EOPNOTSUPP);
+	fl_assert_int_eq(fl_display_set_event(d.intf, FRAMES_EVENT, 1, NULL), -EINVAL);
+	fl_assert_int_eq(fl_display_set_event(d.dev, FL_DISPLAY_EVENT_VSYNC, 1, NULL), -EINVAL);
+	fl_assert_int_eq(fl_display_set_event(d.dev, FRAMES_EVENT + 1, 1, NULL), -EINVAL);
+	fl_assert_int_eq(fl_display_set_event(d.dev, FL_DISPLAY_EVENT_TYPE_MAX, 1, NULL), -EINVAL);
+	fl_assert_int_eq(fl_display_set_event(d.dev, FRAMES_EVENT, 0, NULL), -EALREADY);
+	fl_assert_int_eq(fl_display_set_event(d.dev, FRAMES_EVENT, 1, NULL), 0);
+	fl_assert_int_eq(fl_display_set_event(d.dev, FRAMES_EVENT, 1, NULL), -EALREADY);
+	/* Two events' worth of posts, each on screen before the next. */
+	for (int i = 0; i < 2 * FRAMES_EVERY; i++) {
+		fl_assert_int_eq(fl_display_simple_post(d.intf, &b, FL_DISPLAY_FENCE_PRESENT,
+							&fence, NULL),
+				 0);
+		fl_assert_int_eq(fl_fence_fd_wait(fence, 10000), 0);
+		close(fence);
+	}
+	for (int i = 0; i < 2; i++) {
+		fl_assert_int_eq(fl_display_read_event(d.dev, &ev), 0);
+		fl_assert_int_eq(ev->type, FRAMES_EVENT);
+		fl_assert_int_eq(ev->length, sizeof(struct frames_event));
+		memcpy(&got[i], ev, sizeof(got[i]));
+		free(ev);
+	}
+	fl_assert_int_eq(got[0].flips % FRAMES_EVERY, 0);
+	fl_assert_int_eq(got[1].flips, got[0].flips + FRAMES_EVERY);
+	fl_assert(got[1].timestamp_ns > got[0].timestamp_ns);
+	/* The handle that did not subscribe got nothing. */
+	p = (struct pollfd){ .fd = fl_display_get_fd(other), .events = POLLIN };
+	fl_assert_int_eq(poll(&p, 1, 0), 0);
+	fl_assert_int_eq(fl_display_set_event(d.dev, FRAMES_EVENT, 0, NULL), 0);
+	fl_assert_int_eq(fl_display_set_event(d.dev, FRAMES_EVENT, 0, NULL), -EALREADY);
+	fl_display_close(other);
+	close(fd);
 	disp_close(&d);
 }
 

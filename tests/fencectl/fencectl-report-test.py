@@ -102,6 +102,14 @@ class Trace:
                             "pid": pid, "tid": pid, "ts": begin, "dur": end - begin,
                             "args": {"fence": fid, "result": result, "timeout_ms": 1000}})
 
+    DISPPID = 10000001
+
+    def display(self, name, ts, post, **args):
+        """A display service's instant on device 0's track (docs/trace-format.md, "Display")."""
+        self.events.append({"ph": "i", "s": "t", "cat": "display", "name": name,
+                            "pid": self.DISPPID, "tid": 1, "ts": ts,
+                            "args": {"device": 0, "post": post, **args}})
+
     def dump(self, path, end):
         for tl, (value, since) in self.values.items():
             self.events.append({"ph": "X", "cat": "timeline", "name": f"value {value}",
@@ -123,6 +131,10 @@ FRAMES = 8
 LATE_FRAME = 5
 CAMERA_DELAY = 20000.0  # frame 5's camera image comes this late
 BUDGET = 12000.0  # the display needs the composed frame this soon after the frame starts
+VSYNC_PHASE = 9000.0  # the display service's vsyncs, this far into each period
+N_VSYNCS = FRAMES + 4
+SCREEN_POSTS = []  # (post, ready) of the display service's posts
+SCREEN_FLIPS = {}  # post -> (ready, flip, vsyncs missed)
 
 
 def pipeline_trace(path):
@@ -169,7 +181,31 @@ def pipeline_trace(path):
         t.signal(4, k, DISPLAY, shown, [disp])
         t.fence_end(disp, shown, 0, (4, k))
         disp_free = shown
+        # The display service shows the composed frame: queued once composed, ready at once.
+        t.display("post", comp_done + 10, k, pid=COMPOSITOR, buffers=1, acquire=[],
+                  acquire_count=0)
+        SCREEN_POSTS.append((k, comp_done + 10))
     end = T0 + (FRAMES + 2) * PERIOD
+    # Its vsyncs, and each post flipped at the first one after it was ready and the one before
+    # it was on screen (one flip per vsync): a post that waited past a vsync is late.
+    vsyncs = [T0 + VSYNC_PHASE + n * PERIOD for n in range(N_VSYNCS)]
+    for v in vsyncs:
+        t.display("vsync", v, 0, interface=0)
+    flipped = 0.0
+    for k, ready in SCREEN_POSTS:
+        flip = next(v for v in vsyncs if v > max(ready, flipped))
+        flipped = flip
+        t.display("flip", flip, k, interface=0, vsync_us=flip, ready_us=ready,
+                  after_ready_us=flip - ready)
+        if k > 1:
+            t.display("release", flip, k - 1, by_post=k)
+        SCREEN_FLIPS[k] = (ready, flip, sum(1 for v in vsyncs if ready < v < flip))
+    # A post whose acquire fence timed out: dropped, never shown; a frame slice is skipped.
+    t.display("post", T0 + 1000, 99, pid=COMPOSITOR, buffers=2, acquire=[], acquire_count=1)
+    t.display("acquire_failed", T0 + 2000, 99, buffer=1, status=-62)
+    t.display("drop", T0 + 2001, 99, status=-62)
+    t.events.append({"ph": "X", "cat": "display", "name": "frame 1", "pid": t.DISPPID, "tid": 1,
+                     "ts": T0, "dur": 5.0, "args": {"device": 0, "post": 1, "latency_us": 5.0}})
     # A fence whose name is markup, late and never signalled: the page must show it as text.
     # Its deadline is the gpu's own wish, not the display's: it delays no frame.
     hostile = t.fence(HOSTILE, GPU, T0 + 1000, [[2, 999]])
@@ -229,6 +265,13 @@ SCHEMA = {
     "late_frames": [{"timeline": int, "timeline_name": NSTR, "value": int, "presented_us": NUM,
                      "fence": int, "fence_name": NSTR, "late_us": NUM, "root": str}],
     "deadlocks": [{"t_us": NUM, "text": str}],
+    "screens": [{"device": int, "posts": int, "flipped": int, "late": int, "dropped": int,
+                 "acquire_failed": int, "vsyncs": int, "releases": int,
+                 "latency_us": {"p50": NNUM, "p99": NNUM, "max": NNUM},
+                 "frames": [{"post": int, "queued_us": NNUM, "flip_us": NUM, "vsync_us": NNUM,
+                             "ready_us": NNUM, "latency_us": NNUM, "after_ready_us": NNUM,
+                             "interface": int, "missed_vsyncs": int, "late": bool}],
+                 "drops": [{"post": int, "what": str, "t_us": NUM, "status": int}]}],
 }
 
 
@@ -284,6 +327,26 @@ def main():
     if a:
         check(a["frames"] == FRAMES, f"{FRAMES} frames on the display timeline: {a['frames']}")
         check([d["name"] for d in a["display"]] == ["display"], "display found by its name")
+        # The display service's track: every post on screen, latencies, late ones, the drop.
+        sc = a["screens"][0] if len(a["screens"]) == 1 else {}
+        late = sorted(k for k, (_, _, missed) in SCREEN_FLIPS.items() if missed)
+        check(late, f"the synthetic trace has late frames on screen: {SCREEN_FLIPS}")
+        check(sc.get("posts") == FRAMES + 1 and sc.get("flipped") == FRAMES and
+              sc.get("dropped") == 1 and sc.get("acquire_failed") == 1 and
+              sc.get("vsyncs") == N_VSYNCS and sc.get("releases") == FRAMES - 1 and
+              sc.get("late") == len(late), f"device 0's counts: {sc}")
+        for f in sc.get("frames", []):
+            ready, flip, missed = SCREEN_FLIPS[f["post"]]
+            check(abs(f["flip_us"] - (flip - T0)) < 0.01 and abs(f["ready_us"] - (ready - T0)) < 0.01
+                  and abs(f["latency_us"] - (flip - ready)) < 0.01 and
+                  f["missed_vsyncs"] == missed and f["late"] == (missed > 0),
+                  f"frame {f['post']}: ready {ready - T0}, flip {flip - T0}, missed {missed}: {f}")
+        lats = sorted(flip - ready for ready, flip, _ in SCREEN_FLIPS.values())
+        check(sc and abs(sc["latency_us"]["max"] - lats[-1]) < 0.01 and
+              abs(sc["latency_us"]["p50"] - lats[(len(lats) + 1) // 2 - 1]) < 0.01,
+              f"latency quantiles (nearest rank) of {lats}: {sc.get('latency_us')}")
+        check(sc and [(d["post"], d["what"], d["status"]) for d in sc["drops"]] ==
+              [(99, "acquire_failed", -62), (99, "drop", -62)], f"the dropped post: {sc}")
         check(len(a["late_frames"]) == 1, f"one late frame: {a['late_frames']}")
         lf = a["late_frames"][0] if a["late_frames"] else {}
         check(lf.get("value") == LATE_FRAME and lf.get("timeline_name") == "display",
@@ -436,6 +499,16 @@ def main():
         check(f">timeline {name} #{tl}{suffix}</text>" in dom, f"a lane labelled timeline {name}")
     check(dom.count('class="lane lane-timeline"') == 4, "four timeline lanes")
     check(dom.count('class="lane lane-thread"') == 4, "four thread lanes")
+    check(dom.count('class="lane lane-screen"') == 1 and ">display device 0</text>" in dom,
+          "a lane for display device 0")
+    n_late = sum(1 for _, _, missed in SCREEN_FLIPS.values() if missed)
+    check(len(re.findall(r'class="frame late"', dom)) == n_late and
+          len(re.findall(r'class="frame"', dom)) == FRAMES - n_late,
+          f"its frames as bars, {n_late} late ones red")
+    check(len(re.findall(r'class="vsync"', dom)) == N_VSYNCS and
+          len(re.findall(r'class="drop"', dom)) == 2, "its vsyncs and the drop as ticks")
+    check(len(re.findall(r'<tr class="late-screen-row"', dom)) == n_late and
+          len(re.findall(r'<tr class="screen-row"', dom)) == 1, "the frames-on-screen tables")
     check(len(re.findall(r'class="step[^"]*late-frame"', dom)) == 1,
           "the late frame's step is highlighted")
     rows = re.findall(r'<tr class="late-frame-row".*?</tr>', dom, re.S)

@@ -62,6 +62,7 @@ static const struct {
 	{ 28, 0 }, /* FENCE_GET_DEADLINE */
 	{ 29, 32 }, /* FENCE_IMPORT */
 	{ 30, 0 }, /* FENCE_RETURN */
+	{ 31, 16 }, /* TIMELINE_INC_AT (sync 2) */
 	{ 64, 48 }, /* HEAP_ALLOC */
 	{ 65, 8 }, /* HEAP_FREE (1 fd, or none for a group) */
 	{ 66, 32 }, /* HEAP_INFO */
@@ -69,6 +70,7 @@ static const struct {
 	{ 97, 16 }, /* WAIT_BEGIN */
 	{ 98, 16 }, /* WAIT_END */
 	{ 99, 8 }, /* TRACE */
+	{ 100, 48 }, /* TRACE_EVENT (observe 2) */
 };
 
 /* The errnos a decode may fail with, one bit each. */
@@ -93,6 +95,11 @@ static int err_bit(int r)
 	default:
 		return 0;
 	}
+}
+
+static uint16_t u16_at(const uint8_t *p, size_t off)
+{
+	return (uint16_t)(p[off] | p[off + 1] << 8);
 }
 
 static uint32_t u32_at(const uint8_t *p, size_t off)
@@ -186,6 +193,12 @@ static int violations(const uint8_t *pkt, size_t len, unsigned int nfds, bool tr
 		if ((int32_t)u32_at(b, 8) > 0 || u32_at(b, 12))
 			bad |= E_INVAL;
 		break;
+	case 100: /* TRACE_EVENT: type 1..7 (u16), index, device, post, ts (not 0), a, b,
+		     status <= 0, pid */
+		if (!u16_at(b, 0) || u16_at(b, 0) > 7 || !u64_at(b, 16) ||
+		    (int32_t)u32_at(b, 40) > 0)
+			bad |= E_INVAL;
+		break;
 	case 99: /* TRACE: cmd (START 1, STOP 2), max_events (0 with STOP) */
 		if ((u32_at(b, 0) != 1 && u32_at(b, 0) != 2) || (u32_at(b, 0) == 2 && u32_at(b, 4)))
 			bad |= E_INVAL;
@@ -226,6 +239,10 @@ static int violations(const uint8_t *pkt, size_t len, unsigned int nfds, bool tr
 		if (u32_at(b, 4))
 			bad |= E_INVAL;
 		break;
+	case 31: /* TIMELINE_INC_AT: count, timestamp (not 0) */
+		if (!u64_at(b, 8))
+			bad |= E_INVAL;
+		break;
 	default: /* TIMELINE_INC takes any count, FENCE_SET_DEADLINE any time; no other body */
 		break;
 	}
@@ -250,6 +267,11 @@ static void check_body(const struct fl_proto_request *q, const uint8_t *b)
 		break;
 	case FL_OP_TIMELINE_INC:
 		CHECK(q->u.timeline_inc.count == u64_at(b, 0));
+		break;
+	case FL_OP_TIMELINE_INC_AT:
+		CHECK(q->u.timeline_inc_at.count == u64_at(b, 0));
+		CHECK(q->u.timeline_inc_at.timestamp_ns == u64_at(b, 8) &&
+		      q->u.timeline_inc_at.timestamp_ns != 0);
 		break;
 	case FL_OP_FENCE_CREATE:
 		CHECK(q->u.fence_create.value == u64_at(b, 0));
@@ -300,6 +322,18 @@ static void check_body(const struct fl_proto_request *q, const uint8_t *b)
 	case FL_OP_WAIT_END:
 		CHECK(q->u.wait_end.token == u64_at(b, 0) && q->u.wait_end.result <= 0);
 		break;
+	case FL_OP_TRACE_EVENT:
+		CHECK(q->u.trace_event.type == u16_at(b, 0) &&
+		      q->u.trace_event.index == u16_at(b, 2));
+		CHECK(q->u.trace_event.device == u32_at(b, 4) &&
+		      q->u.trace_event.post == u64_at(b, 8));
+		CHECK(q->u.trace_event.ts_ns == u64_at(b, 16) &&
+		      q->u.trace_event.a == u64_at(b, 24) && q->u.trace_event.b == u64_at(b, 32));
+		CHECK(q->u.trace_event.status == (int32_t)u32_at(b, 40) &&
+		      q->u.trace_event.pid == u32_at(b, 44));
+		CHECK(q->u.trace_event.type >= 1 && q->u.trace_event.type <= 7 &&
+		      q->u.trace_event.ts_ns && q->u.trace_event.status <= 0);
+		break;
 	case FL_OP_TRACE:
 		CHECK(q->u.trace.cmd == 1 || q->u.trace.cmd == 2);
 		break;
@@ -338,8 +372,8 @@ static void check_tables(void)
 {
 	static bool done;
 	static const uint32_t unknown[] = { 0,		3,	     15,
-					    31,		63,	     67,
-					    95,		100,	     127,
+					    32,		63,	     67,
+					    95,		101,	     127,
 					    128,	255,	     256,
 					    0x7fffffff, FL_OP_REPLY, FL_OP_REPLY | 1,
 					    0xffffffff };

@@ -17,8 +17,8 @@ import struct
 import sys
 
 VERSION = 9
-# HELLO's services[8]: sync, heap, observe version 1, the rest unspoken.
-SERVICES = (1, 1, 1, 0, 0, 0, 0, 0)
+# HELLO's services[8]: sync version 2, heap 1, observe 2, the rest unspoken.
+SERVICES = (2, 1, 2, 0, 0, 0, 0, 0)
 NAME_LEN = 32
 
 # core 1..15, sync 16..63, heap 64..95, observe 96..127
@@ -28,8 +28,10 @@ FENCE_CREATE, FENCE_MERGE, FENCE_INFO = 19, 20, 21
 TIMELINE_BIND, POOL_FILL, FENCE_NEW, TIMELINE_SIGNAL = 22, 23, 24, 25
 TIMELINE_SYNC, FENCE_SET_DEADLINE, FENCE_GET_DEADLINE, FENCE_IMPORT = 26, 27, 28, 29
 FENCE_RETURN = 30
+TIMELINE_INC_AT = 31
 HEAP_ALLOC, HEAP_FREE, HEAP_INFO = 64, 65, 66
-DUMP, WAIT_BEGIN, WAIT_END, TRACE = 96, 97, 98, 99
+DUMP, WAIT_BEGIN, WAIT_END, TRACE, TRACE_EVENT = 96, 97, 98, 99, 100
+F_FENCE = 16
 F_NOTIFY = 8
 DUMP_HEAPS = 32
 F_REPLY = 1
@@ -65,6 +67,9 @@ SEEDS = {
     "timeline-create-32bit": packet(0, TIMELINE_CREATE, 2,
                                     name("wrap") + struct.pack("<II", SW_SYNC_32BIT, 0)),
     "timeline-inc": packet(1, TIMELINE_INC, 3, struct.pack("<Q", 1)),
+    "timeline-inc-at": packet(1, TIMELINE_INC_AT, 48, struct.pack("<QQ", 1, 1000)),
+    # Invalid: no time (-EINVAL).
+    "timeline-inc-at-bad-zero": packet(1, TIMELINE_INC_AT, 49, struct.pack("<QQ", 1, 0)),
     "timeline-get-value": packet(1, TIMELINE_GET_VALUE, 4, b""),
     "fence-create": packet(3, FENCE_CREATE, 5, struct.pack("<Q", 1) + name("frame")),
     "fence-create-reply": packet(3, FENCE_CREATE, 6, struct.pack("<Q", 2) + name(""),
@@ -142,6 +147,16 @@ SEEDS = {
     "fence-return-bad-nfds": packet(0, FENCE_RETURN, 47, b""),
     # Invalid: an op past the last (-EOPNOTSUPP).
     "unknown-op-25": packet(0, 25, 45, b""),
+    # A display service's flip for the trace: type FLIP (4), interface 0, device 0, post 7.
+    "trace-event-flip": packet(0, TRACE_EVENT, 50,
+                               struct.pack("<HHIQQQQiI", 4, 0, 0, 7, 2000, 2000, 1000, 0, 0)),
+    # An ACQUIRE (2) with its fence.
+    "trace-event-acquire": packet(1, TRACE_EVENT, 51,
+                                  struct.pack("<HHIQQQQiI", 2, 0, 0, 7, 1000, 0, 0, 0, 0),
+                                  F_FENCE),
+    # Invalid: type 8 (-EINVAL).
+    "trace-event-bad-type": packet(0, TRACE_EVENT, 52,
+                                   struct.pack("<HHIQQQQiI", 8, 0, 0, 7, 1000, 0, 0, 0, 0)),
     "timeline-sync": packet(0, TIMELINE_SYNC, 16, struct.pack("<II", 0, 0)),
     # Invalid: pad must be 0 (-EINVAL).
     "timeline-sync-bad-pad": packet(0, TIMELINE_SYNC, 17, struct.pack("<II", 0, 1)),

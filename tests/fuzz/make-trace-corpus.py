@@ -72,6 +72,22 @@ def dl(fid, pid, ts, d):
             "ts": ts, "args": {"fence": fid, "deadline_us": d}}
 
 
+def disp(name, ts, post, **args):
+    return {"ph": "i", "s": "t", "cat": "display", "name": name, "pid": 10000001, "tid": 1,
+            "ts": ts, "args": {"device": 0, "post": post, **args}}
+
+
+def screen():
+    """A display service's track: two posts flipped (the second late), vsyncs, a drop."""
+    return [disp("vsync", 10, 0, interface=0), disp("post", 12, 1, pid=7, buffers=1),
+            disp("post", 13, 2, pid=7, buffers=1), disp("vsync", 26, 0, interface=0),
+            disp("flip", 26, 1, interface=0, vsync_us=26, ready_us=12),
+            disp("vsync", 42, 0, interface=0),
+            disp("flip", 42, 2, interface=0, vsync_us=42, ready_us=13),
+            disp("release", 42, 1, by_post=2), disp("post", 43, 3, pid=7, buffers=1),
+            disp("acquire_failed", 44, 3, buffer=0, status=-62), disp("drop", 44, 3, status=-62)]
+
+
 def pipeline():
     return meta() + [
         tl(1, "cam", 7), tl(2, "display", 8),
@@ -93,6 +109,9 @@ def pipeline():
 
 CORPUS = {
     "pipeline": trace(pipeline()),
+    "screen": trace(screen()),
+    # Invalid: a drop whose status is not -errno.
+    "bad-screen-status": trace([disp("drop", 1, 3, status=1)]),
     "pending": trace(meta() + [tl(1, "cam", 7), fb(1, "x", 7, 1, [[1, 5]]), dl(1, 7, 1, 5),
                                fe(1, "x", 7, 100, 1)]),
     "failed": trace([tl(1, "a", 7), fb(1, "x", 7, 1, [[1, 1]]), dl(1, 7, 1, 5),

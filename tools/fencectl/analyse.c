@@ -9,6 +9,7 @@
 #include "analyse.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -296,6 +297,114 @@ static int find_frames(const struct trace *t, struct analysis *a)
 	return 0;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The nearest-rank quantile @q of the @n sorted values @v. */
+static double quantile(const double *v, size_t n, double q)
+{
+	size_t k = (size_t)ceil(q * (double)n);
+
+	return n ? v[k ? k - 1 : 0] : NAN;
+}
+
+/*
+ * One device's run [@d, @end) of trace.displays: its frames (each flip,
+ * with its post's queueing), and late ones: a vsync of the flip's
+ * interface came between the post's readiness and its flip, so it missed
+ * at least one chance to be on screen.
+ */
+static int screen(const struct tr_display *d, const struct tr_display *end, struct an_screen *s)
+{
+	double *lat;
+	size_t n_lat = 0, n_flips = 0;
+
+	*s = (struct an_screen){ .device = d->device, .first = d, .end = end };
+	for (const struct tr_display *e = d; e < end; e++) {
+		n_flips += e->kind == TR_DISPLAY_FLIP;
+		s->posts += e->kind == TR_DISPLAY_POST;
+		s->vsyncs += e->kind == TR_DISPLAY_VSYNC;
+		s->releases += e->kind == TR_DISPLAY_RELEASE;
+		s->acquire_failed += e->kind == TR_DISPLAY_ACQUIRE_FAILED;
+		s->dropped += e->kind == TR_DISPLAY_DROP;
+	}
+	s->frames = calloc(n_flips ? n_flips : 1, sizeof(*s->frames));
+	lat = calloc(n_flips ? n_flips : 1, sizeof(*lat));
+	if (!s->frames || !lat) {
+		free(lat);
+		return -ENOMEM;
+	}
+	for (const struct tr_display *e = d; e < end; e++) {
+		struct an_screen_frame *f;
+
+		if (e->kind != TR_DISPLAY_FLIP)
+			continue;
+		f = &s->frames[s->n_frames++];
+		*f = (struct an_screen_frame){ .post = e->post,
+					       .queued = NAN,
+					       .flip = e->ts,
+					       .vsync = e->vsync,
+					       .ready = e->ready,
+					       .latency = NAN,
+					       .interface = e->interface };
+		/* Its post: queued before it flipped (sequence numbers are per device). */
+		for (const struct tr_display *p = e; p-- > d;)
+			if (p->kind == TR_DISPLAY_POST && p->post == e->post) {
+				f->queued = p->ts;
+				f->latency = e->ts - p->ts;
+				lat[n_lat++] = f->latency;
+				break;
+			}
+		if (isnan(e->vsync))
+			continue;
+		/* Back from the flip to its readiness only: the run is by time. */
+		for (const struct tr_display *v = e; v-- > d && v->ts > e->ready;)
+			f->missed += v->kind == TR_DISPLAY_VSYNC && v->interface == e->interface &&
+				     v->ts < e->ts;
+		f->late = f->missed > 0;
+		s->late += f->late;
+	}
+	qsort(lat, n_lat, sizeof(*lat), cmp_double);
+	s->latency_p50 = quantile(lat, n_lat, 0.50);
+	s->latency_p99 = quantile(lat, n_lat, 0.99);
+	s->latency_max = n_lat ? lat[n_lat - 1] : NAN;
+	free(lat);
+	return 0;
+}
+
+static int find_screens(const struct trace *t, struct analysis *a)
+{
+	const struct tr_display *d = t->displays, *end;
+	size_t n = 0;
+
+	/* No display events: the array may be NULL, which takes no offset. */
+	if (!t->n_displays)
+		return 0;
+	end = d + t->n_displays;
+	for (const struct tr_display *e = d; e < end; e++)
+		n += e == d || e->device != e[-1].device;
+	a->screens = calloc(n ? n : 1, sizeof(*a->screens));
+	if (!a->screens)
+		return -ENOMEM;
+	while (d < end) {
+		const struct tr_display *run = d;
+		int r;
+
+		while (run < end && run->device == d->device)
+			run++;
+		r = screen(d, run, &a->screens[a->n_screens]);
+		a->n_screens++;
+		if (r < 0)
+			return r;
+		d = run;
+	}
+	return 0;
+}
+
 int analyse(const struct trace *t, const char *display, struct analysis *a)
 {
 	int r;
@@ -306,6 +415,8 @@ int analyse(const struct trace *t, const char *display, struct analysis *a)
 		r = find_late(t, a);
 	if (r == 0)
 		r = find_frames(t, a);
+	if (r == 0)
+		r = find_screens(t, a);
 	if (r < 0)
 		analysis_free(a);
 	return r;
@@ -321,5 +432,8 @@ void analysis_free(struct analysis *a)
 	free(a->late_by_id);
 	free(a->frames);
 	free(a->display);
+	for (size_t i = 0; i < a->n_screens; i++)
+		free(a->screens[i].frames);
+	free(a->screens);
 	memset(a, 0, sizeof(*a));
 }

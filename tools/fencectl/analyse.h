@@ -54,6 +54,27 @@ struct an_frame {
 	long late; /* index in analysis.late of the fence that made it late, or -1 */
 };
 
+/* A post of a display device that reached the screen (a flip in the trace). */
+struct an_screen_frame {
+	int64_t post;
+	double queued; /* NAN: its post event is not in the trace */
+	double flip, vsync, ready; /* vsync NAN: unpaced */
+	double latency; /* flip - queued, NAN without queued */
+	int64_t interface; /* the vsync's, -1 unpaced */
+	size_t missed; /* vsyncs of that interface between ready and the flip */
+	bool late; /* missed one or more: not on screen at the first vsync it could have been */
+};
+
+/* What a display device's track says (docs/fencectl.md, "## report": screens). */
+struct an_screen {
+	int64_t device;
+	size_t posts, vsyncs, releases, acquire_failed, dropped, late;
+	double latency_p50, latency_p99, latency_max; /* queue to flip; NAN without any */
+	struct an_screen_frame *frames; /* by flip time */
+	size_t n_frames;
+	const struct tr_display *first, *end; /* its run of trace.displays */
+};
+
 struct an_late_index;
 
 struct analysis {
@@ -64,10 +85,13 @@ struct analysis {
 	struct an_late *late; /* by deadline */
 	size_t n_late;
 	struct an_late_index *late_by_id; /* n_late of them, for an_fence_late() */
+	struct an_screen *screens; /* by device */
+	size_t n_screens;
 };
 
 /**
- * analyse() - find @t's late fences, frames and critical paths.
+ * analyse() - find @t's late fences, frames and critical paths, and what
+ * its display devices' tracks say (frames on screen, latencies, late ones).
  * @display: the display timelines' name (exact), or NULL for every timeline
  *	whose name contains "display"
  * @ret: filled on success; free with analysis_free(). It points into @t,

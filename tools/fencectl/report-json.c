@@ -409,6 +409,81 @@ static void lanes_json(const struct writer *w)
 	fputc(']', w->out);
 }
 
+/* A time of the trace, relative to its start, or null for NAN. */
+static void time_or_null(const struct writer *w, double abs_us)
+{
+	if (isnan(abs_us))
+		fputs("null", w->out);
+	else
+		time_at(w, abs_us);
+}
+
+/* ",\"@k\":" and a time of the trace (@rel: relative to its start, null for NAN), or a number. */
+static void field(const struct writer *w, const char *k, double v, bool rel)
+{
+	fprintf(w->out, ",\"%s\":", k);
+	if (rel)
+		time_or_null(w, v);
+	else
+		num(w->out, v);
+}
+
+/* A display device's track: its frames on screen, drops, and with @lanes its vsyncs. */
+static void screen_json(const struct writer *w, const struct an_screen *s, bool lanes)
+{
+	FILE *out = w->out;
+	bool first = true;
+
+	fprintf(out,
+		"{\"device\":%" PRId64 ",\"posts\":%zu,\"flipped\":%zu,\"late\":%zu,"
+		"\"dropped\":%zu,\"acquire_failed\":%zu,\"vsyncs\":%zu,\"releases\":%zu,"
+		"\"latency_us\":{\"p50\":",
+		s->device, s->posts, s->n_frames, s->late, s->dropped, s->acquire_failed, s->vsyncs,
+		s->releases);
+	num(out, s->latency_p50);
+	field(w, "p99", s->latency_p99, false);
+	field(w, "max", s->latency_max, false);
+	fputs("},\"frames\":[", out);
+	for (size_t i = 0; i < s->n_frames; i++) {
+		const struct an_screen_frame *f = &s->frames[i];
+
+		fprintf(out, "%s{\"post\":%" PRId64, i ? "," : "", f->post);
+		field(w, "queued_us", f->queued, true);
+		field(w, "flip_us", f->flip, true);
+		field(w, "vsync_us", f->vsync, true);
+		field(w, "ready_us", f->ready, true);
+		field(w, "latency_us", f->latency, false);
+		field(w, "after_ready_us", f->flip - f->ready, false);
+		fprintf(out, ",\"interface\":%" PRId64 ",\"missed_vsyncs\":%zu,\"late\":%s}",
+			f->interface, f->missed, f->late ? "true" : "false");
+	}
+	fputs("],\"drops\":[", out);
+	for (const struct tr_display *e = s->first; e < s->end; e++) {
+		if (e->kind != TR_DISPLAY_DROP && e->kind != TR_DISPLAY_ACQUIRE_FAILED)
+			continue;
+		fprintf(out, "%s{\"post\":%" PRId64 ",\"what\":\"%s\",\"t_us\":", first ? "" : ",",
+			e->post, e->kind == TR_DISPLAY_DROP ? "drop" : "acquire_failed");
+		first = false;
+		time_at(w, e->ts);
+		fprintf(out, ",\"status\":%d}", e->status);
+	}
+	fputc(']', out);
+	if (lanes) {
+		first = true;
+		fputs(",\"vsync_ticks\":[", out);
+		for (const struct tr_display *e = s->first; e < s->end; e++) {
+			if (e->kind != TR_DISPLAY_VSYNC)
+				continue;
+			if (!first)
+				fputc(',', out);
+			first = false;
+			time_at(w, e->ts);
+		}
+		fputc(']', out);
+	}
+	fputc('}', out);
+}
+
 int report_write_json(FILE *out, const struct trace *t, const struct analysis *a, const char *file,
 		      bool lanes)
 {
@@ -468,6 +543,12 @@ int report_write_json(FILE *out, const struct trace *t, const struct analysis *a
 		fputs(",\"text\":", out);
 		str(out, t->deadlocks[i].text);
 		fputc('}', out);
+	}
+	fputs("],\"screens\":[", out);
+	for (size_t i = 0; i < a->n_screens; i++) {
+		if (i)
+			fputc(',', out);
+		screen_json(&w, &a->screens[i], lanes);
 	}
 	fputc(']', out);
 	if (lanes)

@@ -22,7 +22,7 @@ struct loader {
 	size_t index; /* of the event being read */
 	const char *what; /* its kind, for messages */
 	size_t cap_processes, cap_threads, cap_timelines, cap_steps, cap_signals, cap_fences,
-		cap_waits, cap_deadlocks;
+		cap_waits, cap_deadlocks, cap_displays;
 };
 
 static int bad(struct loader *ld, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -487,6 +487,68 @@ static int load_deadlock(struct loader *ld, const struct json *ev, double ts)
 	return 0;
 }
 
+/* A display instant; other names (and the frame slices, which the reader recomputes) are skipped. */
+static int load_display(struct loader *ld, const struct json *ev, const char *name, double ts)
+{
+	static const char *const names[] = { "post",	"flip",		  "vsync",
+					     "release", "acquire_failed", "drop" };
+	struct trace *t = ld->t;
+	const struct json *args = NULL;
+	struct tr_display d = { .ts = ts, .interface = -1, .vsync = NAN, .ready = NAN };
+	size_t k = 0;
+	int r;
+
+	while (k < sizeof(names) / sizeof(names[0]) && strcmp(names[k], name))
+		k++;
+	if (k == sizeof(names) / sizeof(names[0]))
+		return 0;
+	d.kind = (enum tr_display_kind)k;
+	ld->what = name;
+	if ((r = get_args(ld, ev, &args)) < 0 ||
+	    (r = get_int(ld, args, "args.", "device", true, &d.device)) < 0 ||
+	    (r = get_int(ld, args, "args.", "post", true, &d.post)) < 0)
+		return r;
+	switch (d.kind) {
+	case TR_DISPLAY_POST:
+		r = get_int(ld, args, "args.", "pid", true, &d.pid);
+		if (r >= 0)
+			r = get_int(ld, args, "args.", "buffers", true, &d.buffers);
+		if (r >= 0)
+			r = get_int(ld, args, "args.", "acquire_count", false, &d.acquire);
+		break;
+	case TR_DISPLAY_FLIP:
+		r = get_num(ld, args, "args.", "ready_us", true, &d.ready);
+		if (r >= 0)
+			r = get_int(ld, args, "args.", "interface", false, &d.interface);
+		if (r >= 0)
+			r = get_num(ld, args, "args.", "vsync_us", false, &d.vsync);
+		break;
+	case TR_DISPLAY_VSYNC:
+		r = get_int(ld, args, "args.", "interface", true, &d.interface);
+		break;
+	case TR_DISPLAY_RELEASE:
+		r = get_int(ld, args, "args.", "by_post", true, &d.by_post);
+		break;
+	case TR_DISPLAY_ACQUIRE_FAILED:
+	case TR_DISPLAY_DROP:
+		if (d.kind == TR_DISPLAY_ACQUIRE_FAILED)
+			r = get_int(ld, args, "args.", "buffer", true, &d.buffer);
+		if (r >= 0)
+			r = get_status(ld, args, "status", true, &d.status);
+		if (r >= 0 && d.status >= 0)
+			return bad(ld, "args.status is %d, not -errno", d.status);
+		break;
+	}
+	if (r < 0)
+		return r;
+	if (d.device < 0 || d.post < 0)
+		return bad(ld, "args.device or args.post is negative");
+	if (grow(&t->displays, &ld->cap_displays, t->n_displays, sizeof(d)) < 0)
+		return -ENOMEM;
+	t->displays[t->n_displays++] = d;
+	return 0;
+}
+
 static int load_event(struct loader *ld, const struct json *ev, double *min_ts, double *max_ts)
 {
 	const char *ph = "", *cat = "", *name = "";
@@ -527,6 +589,8 @@ static int load_event(struct loader *ld, const struct json *ev, double *min_ts, 
 			return load_deadline(ld, ev);
 		if (!strcmp(cat, "deadlock"))
 			return load_deadlock(ld, ev, ts);
+		if (!strcmp(cat, "display"))
+			return load_display(ld, ev, name, ts);
 		return 0;
 	}
 	if (!strcmp(ph, "X")) {
@@ -602,6 +666,14 @@ static int cmp_wait(const void *a, const void *b)
 	const struct tr_wait *x = a, *y = b;
 
 	return x->pid != y->pid ? cmp_i64(x->pid, y->pid) : cmp_dbl(x->end, y->end);
+}
+
+static int cmp_display(const void *a, const void *b)
+{
+	const struct tr_display *x = a, *y = b;
+	int c = cmp_i64(x->device, y->device);
+
+	return c ? c : cmp_dbl(x->ts, y->ts);
 }
 
 static int cmp_deadlock(const void *a, const void *b)
@@ -855,6 +927,7 @@ int trace_load(const struct json *root, struct trace *t, char *msg, size_t msg_s
 		goto err;
 	sort(t->waits, t->n_waits, sizeof(*t->waits), cmp_wait);
 	sort(t->deadlocks, t->n_deadlocks, sizeof(*t->deadlocks), cmp_deadlock);
+	sort(t->displays, t->n_displays, sizeof(*t->displays), cmp_display);
 
 	t->start_us = min_ts;
 	t->end_us = max_ts;
@@ -892,6 +965,7 @@ void trace_free(struct trace *t)
 		free(t->waits[i].name);
 	for (size_t i = 0; i < t->n_deadlocks; i++)
 		free(t->deadlocks[i].text);
+	free(t->displays);
 	free(t->processes);
 	free(t->threads);
 	free(t->timelines);

@@ -87,6 +87,28 @@ struct tr_deadlock {
 	char *text;
 };
 
+/* A display service's event (docs/trace-format.md, "Display"), by its name. */
+enum tr_display_kind {
+	TR_DISPLAY_POST,
+	TR_DISPLAY_FLIP,
+	TR_DISPLAY_VSYNC,
+	TR_DISPLAY_RELEASE,
+	TR_DISPLAY_ACQUIRE_FAILED,
+	TR_DISPLAY_DROP,
+};
+
+struct tr_display {
+	enum tr_display_kind kind;
+	int64_t device, post;
+	double ts;
+	int64_t pid, buffers, acquire; /* POST */
+	int64_t interface; /* FLIP (-1 unpaced), VSYNC */
+	double vsync, ready; /* FLIP: the vsync's time (NAN unpaced), when the post became ready */
+	int64_t by_post; /* RELEASE */
+	int64_t buffer; /* ACQUIRE_FAILED */
+	int status; /* ACQUIRE_FAILED, DROP */
+};
+
 struct trace {
 	double start_us, end_us;
 	size_t n_events;
@@ -106,10 +128,13 @@ struct trace {
 	size_t n_waits;
 	struct tr_deadlock *deadlocks; /* by time */
 	size_t n_deadlocks;
+	struct tr_display *displays; /* by device, then time */
+	size_t n_displays;
 };
 
-/* The pseudo-process holding the timelines' tracks. */
+/* The pseudo-processes holding the timelines' and the display devices' tracks. */
 #define TR_TIMELINE_PID 10000000
+#define TR_DISPLAY_PID	10000001
 
 /**
  * trace_load() - the trace held by the parsed JSON @root.

@@ -180,6 +180,17 @@ struct fl_display_source;
  *	opaque black for an unknown interface).
  * @compose_over: @compose with @background (ARGB8888) instead of opaque
  *	black where nothing covers @dst (from ops too). Same returns.
+ * @event: a driver event of @type (FL_DISPLAY_EVENT_DEVICE_CUSTOM to
+ *	FL_DISPLAY_EVENT_TYPE_MAX - 1) on object @id of @kind (the device
+ *	itself: FL_DISPLAY_OBJ_DEVICE and 0) happened: the
+ *	service sends it, the header (struct fl_display_event) followed by
+ *	the @len bytes of @payload (copied), to every handle of that object
+ *	subscribed to @type (set_event() was told when the first one
+ *	subscribed), appended whole to each handle's ring or dropped for a
+ *	handle whose ring lacks room, as ADF's. From ops too. Return: 0
+ *	(also when nobody is subscribed); -EINVAL for a type outside the
+ *	driver range, or an event longer than FL_DISPLAY_EVENT_RING bytes
+ *	with its header; -ENOENT for an object the device lacks.
  */
 struct fl_display_host {
 	void *data;
@@ -212,6 +223,8 @@ struct fl_display_host {
 			    const struct fl_display_driver_buffer *bufs,
 			    const struct fl_display_layer *layers, size_t n_bufs,
 			    const struct fl_display_driver_buffer *dst, uint32_t background);
+	int (*event)(const struct fl_display_host *host, enum fl_display_object_kind kind,
+		     uint32_t id, uint32_t type, const void *payload, size_t len);
 };
 
 /**
@@ -219,6 +232,10 @@ struct fl_display_host {
  *
  * @name: mandatory; the config's "driver = NAME", at most 31 bytes.
  * @caps: FL_DISPLAY_CAP_* bits.
+ * @event_objects: the object kinds that have driver events, a bit
+ *	(1u << enum fl_display_object_kind) each: subscribing on another
+ *	kind's object is -EOPNOTSUPP (ADF's object without supports_event),
+ *	before set_event() is asked; interfaces keep VSYNC and HOTPLUG.
  *
  * @create: mandatory. Make the driver's state for a device the service is
  *	about to build from the config; its interfaces, engines and
@@ -292,13 +309,18 @@ struct fl_display_host {
  * @set_event: turn delivery of driver events of @type (128 to 254) on object
  *	@id of @kind on or off
  *	(the service counts the subscribers; this is called at the first one
- *	and after the last). NULL: only VSYNC and HOTPLUG, which the service
+ *	and after the last). The driver then sends them with the host's
+ *	event(). It decides which types an object of @event_objects has,
+ *	with ADF's answer for the others, which the subscriber gets: -EINVAL
+ *	(the service answers -EOPNOTSUPP and -EALREADY itself). NULL, or no
+ *	@event_objects: only VSYNC and HOTPLUG, which the service
  *	delivers by itself from vsync() and hotplug(); others are refused with
  *	-EOPNOTSUPP.
  */
 struct fl_display_driver_ops {
 	const char *name;
 	uint32_t caps;
+	uint32_t event_objects;
 	int (*create)(const struct fl_display_host *host, void **ret_data);
 	void (*destroy)(void *data);
 

@@ -14,6 +14,24 @@
 extern const struct fl_display_driver_ops fl__display_virtual_ops;
 
 /*
+ * The virtual driver's one custom event (docs/display.md, "The virtual
+ * driver"): on the device (a device handle subscribes with
+ * fl_display_set_event() or libadf's adf_set_event()), after every
+ * FL_DISPLAY_VIRTUAL_FRAMES_EVERY-th post it shows, how many it has shown
+ * since the device was made and when (CLOCK_MONOTONIC), 24 bytes with the
+ * header. Other custom types on the device or an interface: -EINVAL;
+ * engines have no driver events (-EOPNOTSUPP).
+ */
+#define FL_DISPLAY_VIRTUAL_EVENT_FRAMES FL_DISPLAY_EVENT_DEVICE_CUSTOM
+#define FL_DISPLAY_VIRTUAL_FRAMES_EVERY 4
+
+struct fl_display_virtual_frames_event {
+	struct fl_display_event base; /* type 128, length 24 */
+	uint64_t flips __attribute__((aligned(8)));
+	uint64_t timestamp_ns;
+};
+
+/*
  * fl__display_virtual_frame() - the vsync of interface @intf that comes
  * @n periods after the one at @base_ns, in the timings of @mode: base +
  * n × htotal × vtotal / clock, in exact integer arithmetic (no period is

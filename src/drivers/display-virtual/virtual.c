@@ -75,6 +75,8 @@ struct vdev {
 		uint32_t eng, intf;
 	} att[FL_DISPLAY_MAX_ATTACHMENTS];
 	size_t n_att;
+	uint64_t flips; /* posts shown since the device was made */
+	bool frames_event; /* FL_DISPLAY_VIRTUAL_EVENT_FRAMES has a subscriber */
 };
 
 /* Whether engine @eng is attached to interface @intf (the model's active attachments). */
@@ -547,6 +549,31 @@ static void v_post(void *data, void *state)
 		 */
 		(void)compose_frame(v, s, s->n_intfs ? s->intfs[0] : 0, 0, &s->wb,
 				    v->host->background(v->host, s->n_intfs ? s->intfs[0] : 0));
+	if (++v->flips % FL_DISPLAY_VIRTUAL_FRAMES_EVERY == 0 && v->frames_event) {
+		struct fl_display_virtual_frames_event ev = { .flips = v->flips,
+							      .timestamp_ns =
+								      v->host->now(v->host) };
+
+		/* The service writes the header: the payload is what follows it. */
+		(void)v->host->event(v->host, FL_DISPLAY_OBJ_DEVICE, 0,
+				     FL_DISPLAY_VIRTUAL_EVENT_FRAMES,
+				     (const char *)&ev + sizeof(ev.base),
+				     sizeof(ev) - sizeof(ev.base));
+	}
+}
+
+/* Only the device has driver events (event_objects), one type of them: others are ADF's -EINVAL. */
+static int v_set_event(void *data, enum fl_display_object_kind kind, uint32_t id, uint32_t type,
+		       bool enabled)
+{
+	struct vdev *v = data;
+
+	(void)id;
+	(void)kind;
+	if (type != FL_DISPLAY_VIRTUAL_EVENT_FRAMES)
+		return -EINVAL;
+	v->frames_event = enabled;
+	return 0;
 }
 
 static void v_state_free(void *data, void *state)
@@ -627,4 +654,6 @@ const struct fl_display_driver_ops fl__display_virtual_ops = {
 	.set_connected = v_set_connected,
 	.capture = v_capture,
 	.set_source = v_set_source,
+	.event_objects = 1u << FL_DISPLAY_OBJ_DEVICE,
+	.set_event = v_set_event,
 };
