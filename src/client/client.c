@@ -190,7 +190,8 @@ static struct {
 	struct fdid pool_sig_id[FL_PROTO_POOL_FILL_MAX];
 	unsigned int pool_head, pool_count;
 	uint32_t pool_slot; /* the daemon's slot number of pool[pool_head] */
-	unsigned int pool_batch; /* the last waited-for POOL_FILL's count */
+	unsigned int
+		pool_batch; /* the last POOL_FILL's size (0: none since the pool was given back) */
 	/* A POOL_FILL whose reply is still to be read (fill_per 0: none). */
 	uint32_t fill_seq, fill_count;
 	unsigned int fill_per; /* fds per slot asked for: 1, or 2 with signal ends */
@@ -225,6 +226,7 @@ static struct {
 	int fill_result; /* how the last fill went (pool_fill_take_locked()); 1: on its way */
 	unsigned int fill_got; /* the fds the last fill brought */
 	uint32_t oneway_seq; /* the last one-way request that a reply after it settles */
+	struct fl__client_stats stats; /* since the process started or forked */
 } conn = { .lock = PTHREAD_MUTEX_INITIALIZER,
 	   .fd = -1,
 	   .read_cond = PTHREAD_COND_INITIALIZER,
@@ -715,6 +717,7 @@ static void atfork_child(void)
 	fl__fdid_close(conn.orphan_fd, &conn.orphan_id);
 	conn.orphan_fd = -1;
 	conn.read_cond = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
+	memset(&conn.stats, 0, sizeof(conn.stats));
 	fl__status_page_forked();
 	pthread_mutex_unlock(&conn.lock);
 }
@@ -1461,6 +1464,7 @@ static int pool_fill_send_locked(uint32_t count)
 	}
 	conn.fill_seq = req.h.seq;
 	conn.fill_count = count;
+	conn.stats.pool_fills++;
 	conn.fill_per = req.b.flags ? 2 : 1;
 	conn.fill_result = 1;
 	return 0;
@@ -1532,6 +1536,7 @@ static int pool_fill_take_locked(const unsigned char *buf, int n, int *fds, unsi
 			conn.pool_sig[at] = -1;
 	}
 	conn.pool_count += rep.count;
+	conn.stats.pool_fills_taken++;
 	if (cut) {
 		FL_LOG("daemon", "fd table full: %u of %u pooled fds arrived", nfds,
 		       rep.count * per);
@@ -1606,11 +1611,11 @@ static int slot_skip_locked(uint32_t handle)
 
 /*
  * Under conn.lock, connected: have a pooled fd of ours at the head of the
- * pool, for a fence of @handle. The first fills grow (4, 8, 16, 32: a
- * process making one fence should not hold 32 fds) and are waited for;
- * from then on, once half the pool is used, the other half is asked for
- * ahead, so the daemon makes the next fds while we use the rest and no
- * fence waits for a fill. At most conn.pool_max unused (32).
+ * pool, for a fence of @handle. Only an empty pool waits here: the first
+ * fill of a connection (4 fds: a process making one fence should not hold
+ * 32), or one after the pool was given back; the rest are asked for ahead
+ * and grow (8, 16, 32) in pool_fill_ahead_locked(). At most conn.pool_max
+ * unused (32).
  * Return: 0; -EMFILE when a fill brought no fd (our fd table is full); a
  * connection error or the daemon's.
  */
@@ -1639,6 +1644,8 @@ static int pool_take_ready_locked(uint32_t handle)
 		 */
 		if (filled && !conn.fill_got)
 			return -EMFILE;
+		if (!filled)
+			conn.stats.pool_waits++;
 		if (!conn.fill_per) {
 			conn.pool_batch = conn.pool_batch ? FL_MIN(conn.pool_batch * 2,
 								   FL_MAX(conn.pool_max, 1u))
@@ -1654,14 +1661,48 @@ static int pool_take_ready_locked(uint32_t handle)
 	}
 }
 
-/* Under conn.lock, after taking a pooled fd: ask ahead for the next half. */
+/*
+ * Under conn.lock, connected, nobody reading: route the replies that have
+ * already come (a fill asked for ahead), without waiting for any.
+ */
+static void read_arrived_locked(void)
+{
+	struct pollfd p = { conn.fd, POLLIN, 0 };
+
+	while (conn.fd >= 0 && !conn.reading && conn.fill_per) {
+		p.fd = conn.fd;
+		if (poll(&p, 1, 0) != 1 || !(p.revents & POLLIN))
+			return;
+		read_one_locked();
+	}
+}
+
+/*
+ * Under conn.lock, after taking a pooled fd: keep the pool from running
+ * dry without ever waiting while it still has fds. Once it is down to half
+ * the last fill, the next (twice as large, up to conn.pool_max unused) is
+ * asked for ahead; its reply is taken as soon as it has come, looked for
+ * once the pool is down to a quarter (a poll() per fence from then on, no
+ * read until it is there). Only a pool that is empty waits for a fill
+ * (pool_take_ready_locked()), so a loop making fences of its own timeline
+ * (fl-displayd's, every frame) does not block on the daemon once it runs.
+ */
 static void pool_fill_ahead_locked(void)
 {
-	const uint32_t half = FL_PROTO_POOL_FILL_MAX / 2;
+	unsigned int max = conn.pool_max, next;
 
-	if (conn.fd >= 0 && !conn.fill_per && conn.pool_max == FL_PROTO_POOL_FILL_MAX &&
-	    conn.pool_batch == FL_PROTO_POOL_FILL_MAX && conn.pool_count <= half)
-		(void)pool_fill_send_locked(FL_PROTO_POOL_FILL_MAX - half);
+	if (conn.fd < 0 || !max)
+		return;
+	if (conn.fill_per) {
+		if (conn.pool_count <= conn.pool_batch / 4)
+			read_arrived_locked();
+		return;
+	}
+	if (!conn.pool_batch || conn.pool_count > conn.pool_batch / 2 || conn.pool_count >= max)
+		return;
+	next = FL_MIN(conn.pool_batch * 2, max);
+	conn.pool_batch = next;
+	(void)pool_fill_send_locked(FL_MIN(next, max - conn.pool_count));
 }
 
 /*
@@ -2187,4 +2228,11 @@ int fl__client_daemon_pid(void)
 int fl__client_daemon_pid_no_spawn(void)
 {
 	return daemon_pid(false);
+}
+
+void fl__client_stats(struct fl__client_stats *ret)
+{
+	pthread_mutex_lock(&conn.lock);
+	*ret = conn.stats;
+	pthread_mutex_unlock(&conn.lock);
 }
