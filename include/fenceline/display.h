@@ -373,7 +373,9 @@ struct fl_display_stats {
  * that find it full are dropped. Calls on a handle whose service went away
  * (it died, or this process forked) fail with -ECONNRESET; open it again.
  * The calls may be made from any thread; a handle is not to be closed
- * while another thread uses it. Every call returns 0 or a negative errno
+ * while another thread uses it. The requests of all threads share the
+ * process's one connection without waiting for each other: a call that
+ * waits for a slow answer holds up no other thread's call. Every call returns 0 or a negative errno
  * and fills @e (when not NULL) with the reason on failure; besides the
  * errors each names, any that talks to the service may return the daemon
  * errors of <fenceline/fenceline.h> (-ECONNREFUSED: no service could be
@@ -389,7 +391,8 @@ struct fl_display_handle;
  * service, made by the first call that needed it
  *
  * What it held there goes: its handles' subscriptions, its queued posts.
- * Handles still open fail with -ECONNRESET from then on (close them); the
+ * Calls other threads are waiting in fail with -ECONNRESET at once, and
+ * handles still open fail with -ECONNRESET from then on (close them); the
  * next call that needs the service connects again.
  */
 FL_EXPORT void fl_display_disconnect(void);
