@@ -522,12 +522,30 @@ FL_EXPORT int fl_display_set_event(struct fl_display_handle *h, uint32_t type, i
  * fl_display_read_event() - read @h's next event, waiting for one
  * @ret_event: a malloc()ed event of its ->length bytes, the caller's (free())
  *
- * As libadf's adf_read_event(): the header, then the rest.
- * Return: 0; -EIO (a short read or a length below the header's); read()'s
- * errors (-EAGAIN when the fd was made non-blocking and nothing is there).
+ * fl_display_read_event_fd() on @h's fd, once that fd is checked to be
+ * still the one the library gave out.
+ * Return: 0; -EINVAL (@h or @ret_event NULL); -EBADF (the program closed
+ * or replaced @h's fd); fl_display_read_event_fd()'s errors.
  */
 FL_EXPORT int fl_display_read_event(struct fl_display_handle *h,
 				    struct fl_display_event **ret_event);
+
+/**
+ * fl_display_read_event_fd() - read the next event from a handle's fd,
+ * waiting for one
+ * @fd: fl_display_get_fd() of a handle, or a copy of it (borrowed)
+ * @ret_event: a malloc()ed event of its ->length bytes, the caller's
+ *	(free()); set on success only
+ *
+ * The byte stream as libadf's adf_read_event() reads it (the libadf
+ * drop-in's is this call): one read() of the header, then one of the
+ * rest. The fd is not checked: any fd is read, as read() would.
+ * Return: 0; -EINVAL (@ret_event NULL); -EIO (a read shorter than asked,
+ * or a length below the header's); -ENOMEM; read()'s errors: -EAGAIN
+ * when the fd was made non-blocking and nothing is there, -EINTR when a
+ * signal whose handler has no SA_RESTART came first, -EBADF.
+ */
+FL_EXPORT int fl_display_read_event_fd(int fd, struct fl_display_event **ret_event);
 
 /**
  * fl_display_simple_buffer_alloc() - a buffer of @w × @h in RGB @format

@@ -652,30 +652,24 @@ FL_EXPORT int fl_display_set_event(struct fl_display_handle *h, uint32_t type, i
 	return simple(h, FL_DOP_SET_EVENT, &b, sizeof(b), e);
 }
 
-/* Read exactly @len bytes, as libadf does: a short read is -EIO. */
-static int read_all(int fd, void *buf, size_t len)
+/* One read() of @len bytes, as libadf's: fewer is -EIO, and EINTR is the caller's. */
+static int read_exact(int fd, void *buf, size_t len)
 {
-	ssize_t n;
+	ssize_t n = read(fd, buf, len);
 
-	do
-		n = read(fd, buf, len);
-	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -errno;
-	return (size_t)n == len ? 0 : -EIO;
+	return (size_t)n < len ? -EIO : 0;
 }
 
-FL_EXPORT int fl_display_read_event(struct fl_display_handle *h,
-				    struct fl_display_event **ret_event)
+FL_EXPORT int fl_display_read_event_fd(int fd, struct fl_display_event **ret_event)
 {
 	struct fl_display_event hdr, *ev;
 	int r;
 
-	if (!h || !ret_event)
+	if (!ret_event)
 		return -EINVAL;
-	if (!fl__fdid_is(h->fd, &h->fd_id))
-		return -EBADF; /* the program closed or replaced the handle's fd */
-	r = read_all(h->fd, &hdr, sizeof(hdr));
+	r = read_exact(fd, &hdr, sizeof(hdr));
 	if (r < 0)
 		return r;
 	if (hdr.length < sizeof(hdr))
@@ -685,7 +679,7 @@ FL_EXPORT int fl_display_read_event(struct fl_display_handle *h,
 		return -ENOMEM;
 	memcpy(ev, &hdr, sizeof(hdr));
 	if (hdr.length > sizeof(hdr)) {
-		r = read_all(h->fd, (char *)ev + sizeof(hdr), hdr.length - sizeof(hdr));
+		r = read_exact(fd, (char *)ev + sizeof(hdr), hdr.length - sizeof(hdr));
 		if (r < 0) {
 			free(ev);
 			return r;
@@ -693,6 +687,16 @@ FL_EXPORT int fl_display_read_event(struct fl_display_handle *h,
 	}
 	*ret_event = ev;
 	return 0;
+}
+
+FL_EXPORT int fl_display_read_event(struct fl_display_handle *h,
+				    struct fl_display_event **ret_event)
+{
+	if (!h || !ret_event)
+		return -EINVAL;
+	if (!fl__fdid_is(h->fd, &h->fd_id))
+		return -EBADF; /* the program closed or replaced the handle's fd */
+	return fl_display_read_event_fd(h->fd, ret_event);
 }
 
 FL_EXPORT int fl_display_simple_buffer_alloc(struct fl_display_handle *intf, uint32_t w, uint32_t h,

@@ -192,3 +192,57 @@ FL_TEST(a_display_service_socket_held_by_another_uid_is_refused)
 	unlink(path);
 	rmdir(dir);
 }
+
+/* @len bytes of an event of @type whose header says @length, then nothing more. */
+static void put_event(int fd, uint8_t type, uint32_t length, size_t len)
+{
+	unsigned char buf[64];
+	struct fl_display_event h = { type, length };
+
+	fl_assert(len <= sizeof(buf));
+	memset(buf, 0x5a, sizeof(buf));
+	memcpy(buf, &h, sizeof(h) < len ? sizeof(h) : len);
+	fl_assert_int_eq(write(fd, buf, len), (ssize_t)len);
+}
+
+/*
+ * The event stream is read as libadf reads it (adf_read_event() is this
+ * reader): the header, then the rest; a short read or a length below the
+ * header's is -EIO, whatever lies in the stream.
+ */
+FL_TEST(an_event_stream_is_read_header_first_as_libadf_reads_it)
+{
+	struct fl_display_event *ev = NULL;
+	int p[2];
+
+	fl_assert_int_eq(pipe2(p, O_CLOEXEC | O_NONBLOCK), 0);
+	fl_assert_int_eq(fl_display_read_event_fd(p[0], NULL), -EINVAL);
+	fl_assert_int_eq(fl_display_read_event_fd(p[0], &ev), -EAGAIN);
+	/* Two events back to back: each read takes exactly its own bytes. */
+	put_event(p[1], 1, 24, 24);
+	put_event(p[1], 2, sizeof(struct fl_display_event), sizeof(struct fl_display_event));
+	fl_assert_int_eq(fl_display_read_event_fd(p[0], &ev), 0);
+	fl_assert_int_eq(ev->type, 1);
+	fl_assert_int_eq(ev->length, 24);
+	fl_assert_int_eq(((unsigned char *)ev)[23], 0x5a);
+	free(ev);
+	fl_assert_int_eq(fl_display_read_event_fd(p[0], &ev), 0);
+	fl_assert_int_eq(ev->type, 2);
+	free(ev);
+	/* A length below the header's: -EIO, the header read. */
+	put_event(p[1], 3, 4, sizeof(struct fl_display_event));
+	ev = NULL;
+	fl_assert_int_eq(fl_display_read_event_fd(p[0], &ev), -EIO);
+	fl_assert(ev == NULL);
+	/* A body shorter than the header says: -EIO, nothing returned. */
+	put_event(p[1], 4, 32, 20);
+	fl_assert_int_eq(fl_display_read_event_fd(p[0], &ev), -EIO);
+	fl_assert(ev == NULL);
+	/* A header cut short. */
+	put_event(p[1], 5, 8, 3);
+	fl_assert_int_eq(fl_display_read_event_fd(p[0], &ev), -EIO);
+	fl_assert_int_eq(fl_display_read_event_fd(p[0], &ev), -EAGAIN);
+	close(p[0]);
+	close(p[1]);
+	fl_assert_int_eq(fl_display_read_event_fd(p[0], &ev), -EBADF);
+}

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -848,36 +849,20 @@ FL_EXPORT int adf_set_event(int fd, enum adf_event_type type, bool enabled)
 	return r < 0 ? r : fl_display_set_event(h, (uint8_t)type, enabled, NULL);
 }
 
-/* One read(), as libadf: fewer bytes than asked is -EIO. */
-static int read_exact(int fd, void *buf, size_t len)
-{
-	ssize_t n = read(fd, buf, len);
-
-	if (n < 0)
-		return -errno;
-	return (size_t)n < len ? -EIO : 0;
-}
+/* The native reader reads ADF's stream: the same header, so the same event. */
+_Static_assert(sizeof(struct adf_event) == sizeof(struct fl_display_event) &&
+		       offsetof(struct adf_event, length) ==
+			       offsetof(struct fl_display_event, length),
+	       "struct adf_event is struct fl_display_event");
 
 FL_EXPORT int adf_read_event(int fd, struct adf_event **event)
 {
-	struct adf_event hdr, *ev;
-	int r = read_exact(fd, &hdr, sizeof(hdr));
+	struct fl_display_event *ev;
+	int r = fl_display_read_event_fd(fd, &ev);
 
-	if (r < 0)
-		return r;
-	if (hdr.length < sizeof(hdr))
-		return -EIO;
-	ev = malloc(hdr.length);
-	if (!ev)
-		return -ENOMEM;
-	memcpy(ev, &hdr, sizeof(hdr));
-	r = read_exact(fd, (char *)ev + sizeof(hdr), hdr.length - sizeof(hdr));
-	if (r < 0) {
-		free(ev);
-		return r;
-	}
-	*event = ev;
-	return 0;
+	if (r == 0)
+		*event = (struct adf_event *)ev;
+	return r;
 }
 
 FL_EXPORT void adf_format_str(__u32 format, char buf[ADF_FORMAT_STR_SIZE])
