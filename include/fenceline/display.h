@@ -121,6 +121,21 @@ struct fl_display_device_data {
 };
 
 /**
+ * struct fl_display_device_info - what ADF's device data does not say: how
+ * many interfaces and overlay engines the device has (libadf counts the
+ * device's nodes in /dev)
+ * @n_interfaces: its interfaces, ids 0 to @n_interfaces - 1
+ * @n_engines: its overlay engines, ids 0 to @n_engines - 1
+ *
+ * Fields may be added at the end: fl_display_device_get_info() takes the
+ * size the caller was built with.
+ */
+struct fl_display_device_info {
+	uint32_t n_interfaces;
+	uint32_t n_engines;
+};
+
+/**
  * struct fl_display_interface_data - an interface's description
  * (ADF_GET_INTERFACE_DATA); arrays as in struct fl_display_device_data
  */
@@ -460,6 +475,42 @@ FL_EXPORT int fl_display_get_fd(const struct fl_display_handle *h);
 FL_EXPORT int fl_display_device_get_data(struct fl_display_handle *dev,
 					 struct fl_display_device_data *data,
 					 struct fl_display_error *e);
+
+/**
+ * fl_display_device_get_info() - how many interfaces and overlay engines
+ * @dev has, so that a caller opens each id once instead of opening ids
+ * until -ENODEV
+ * @dev: a device handle (borrowed)
+ * @info: gets the first @size bytes of the answer (the caller's)
+ * @size: sizeof(*@info) as the caller was built with: at most the size
+ *	this library knows is written, the rest of a larger @info is left
+ *	as it was
+ *
+ * A device's objects do not change while the service runs (hotplug
+ * changes an interface's state, not the interfaces).
+ * Return: 0; -EINVAL (@dev not a device handle, @info NULL or @size 0);
+ * -EOPNOTSUPP (a service older than this library, which does not count:
+ * open ids until -ENODEV instead).
+ */
+FL_EXPORT int fl_display_device_get_info(struct fl_display_handle *dev,
+					 struct fl_display_device_info *info, size_t size,
+					 struct fl_display_error *e);
+
+/**
+ * fl_display_interface_type_name() - the name of @intf's type
+ * @intf: an interface handle (borrowed)
+ * @name: gets the name, NUL-terminated (the caller's buffer): ADF's for
+ *	the standard types ("DSI", "eDP", "DPI", "VGA", "DVI", "HDMI",
+ *	"memory"), the driver's for a type of its own
+ *	(FL_DISPLAY_INTF_CUSTOM and up: the type's name in the display
+ *	config), as ADF's adf_interface_type_str() gives it
+ *
+ * Return: 0; -EINVAL (@intf not an interface handle, @name NULL);
+ * -EOPNOTSUPP (a service older than this library).
+ */
+FL_EXPORT int fl_display_interface_type_name(struct fl_display_handle *intf,
+					     char name[FL_DISPLAY_NAME_LEN],
+					     struct fl_display_error *e);
 
 /* As fl_display_device_get_data(), for an interface handle (at most 60 modes). */
 FL_EXPORT int fl_display_interface_get_data(struct fl_display_handle *intf,

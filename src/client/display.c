@@ -52,6 +52,7 @@ static unsigned char read_buf[FL_DPROTO_MAX_REPLY];
 static struct {
 	struct fl__rpc rpc;
 	bool atfork_done;
+	uint32_t version; /* the protocol HELLO agreed on */
 } dc = { .rpc = FL__RPC_INIT(&rpc_ops, read_buf, 1) };
 
 static void set_error(struct fl_display_error *e, int err, const char *msg)
@@ -89,7 +90,10 @@ static void atfork_child(void)
 	pthread_mutex_unlock(&dc.rpc.lock);
 }
 
-/* HELLO on the fresh connection @fd: 0, the service's refusal, or a connection error. */
+/*
+ * HELLO on the fresh connection @fd: the version agreed on (> 0), the
+ * service's refusal, or a connection error.
+ */
 static int hello(int fd)
 {
 	struct fl_msg_hdr h = { FL_DOP_HELLO, 0, 0, sizeof(struct fl_dmsg_hello) };
@@ -109,13 +113,16 @@ static int hello(int fd)
 		return r == -ETIMEDOUT ? -ECONNRESET : r;
 	if ((size_t)r < sizeof(rep) || fl__rpc_check(&rep, r, FL_DOP_HELLO, 0) < 0)
 		return -EPROTO;
-	return rep.r.r.status;
+	if (rep.r.r.status < 0)
+		return rep.r.r.status;
+	return rep.r.version && rep.r.version <= FL_DPROTO_VERSION ? (int)rep.r.version : -EPROTO;
 }
 
 /*
  * Connect to the service at this process's socket, starting one if none
  * answers, and say HELLO; run by fl__rpc_connect_locked() with the lock
- * released. Return: the connection's fd, or a negative errno.
+ * released. *@arg (a uint32_t) gets the version agreed on.
+ * Return: the connection's fd, or a negative errno.
  */
 static int connect_service(void *arg)
 {
@@ -124,7 +131,6 @@ static int connect_service(void *arg)
 	bool spawned = false;
 	int fd, r;
 
-	(void)arg;
 	r = fl__display_socket_path(path, sizeof(path));
 	if (r < 0)
 		return r;
@@ -137,8 +143,10 @@ static int connect_service(void *arg)
 			r = fl__service_peer_trusted(fd, "display service", path);
 			if (r == 0)
 				r = hello(fd);
-			if (r == 0)
+			if (r > 0) {
+				*(uint32_t *)arg = (uint32_t)r;
 				return fd;
+			}
 			close(fd);
 			/*
 			 * A service that is dying (killed, or exiting idle) may
@@ -176,7 +184,11 @@ static int connect_locked(void)
 		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 		dc.atfork_done = true;
 	}
-	r = fl__rpc_connect_locked(&dc.rpc, connect_service, NULL);
+	uint32_t version = 0;
+
+	r = fl__rpc_connect_locked(&dc.rpc, connect_service, &version);
+	if (r == 1)
+		dc.version = version;
 	return r < 0 ? r : 0;
 }
 
@@ -254,6 +266,10 @@ static int request_pre(const struct fl_display_handle *h, uint32_t op, const voi
 	r = connect_locked();
 	if (r == 0 && h && h->gen != fl__rpc_generation(&dc.rpc))
 		r = -ECONNRESET;
+	/* An older service would take an op it does not know for garbage, and hang up. */
+	if (r == 0 && dc.version < 2 &&
+	    (op == FL_DOP_DEVICE_INFO || op == FL_DOP_INTERFACE_TYPE_NAME))
+		r = -EOPNOTSUPP;
 	if (r == 0)
 		r = roundtrip_locked(op, body, len, pre, npre, fds, nfds, reply, cap, rfds,
 				     max_rfds, ret_nrfds, &gen);
@@ -499,6 +515,60 @@ FL_EXPORT int fl_display_device_get_data(struct fl_display_handle *dev,
 out:
 	free(rep);
 	return r;
+}
+
+FL_EXPORT int fl_display_device_get_info(struct fl_display_handle *dev,
+					 struct fl_display_device_info *info, size_t size,
+					 struct fl_display_error *e)
+{
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_dmsg_device_info_reply r;
+		char msg[FL_DISPLAY_ERROR_MAX];
+	} rep;
+	struct fl_dmsg_handle b;
+	struct fl_display_device_info got;
+	int r;
+
+	if (!dev || dev->kind != FL_DISPLAY_OBJ_DEVICE || !info || !size)
+		return -EINVAL;
+	b = (struct fl_dmsg_handle){ dev->handle, 0 };
+	r = request(dev, FL_DOP_DEVICE_INFO, &b, sizeof(b), NULL, 0, &rep, sizeof(rep), NULL, 0,
+		    NULL, e);
+	if (r < 0)
+		return r;
+	if ((size_t)r != sizeof(rep.h) + sizeof(rep.r))
+		return -EPROTO;
+	got = (struct fl_display_device_info){ rep.r.n_interfaces, rep.r.n_engines };
+	memcpy(info, &got, FL_MIN(size, sizeof(got)));
+	return 0;
+}
+
+FL_EXPORT int fl_display_interface_type_name(struct fl_display_handle *intf,
+					     char name[FL_DISPLAY_NAME_LEN],
+					     struct fl_display_error *e)
+{
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_dmsg_type_name_reply r;
+		char msg[FL_DISPLAY_ERROR_MAX];
+	} rep;
+	struct fl_dmsg_handle b;
+	int r;
+
+	if (!intf || intf->kind != FL_DISPLAY_OBJ_INTERFACE || !name)
+		return -EINVAL;
+	b = (struct fl_dmsg_handle){ intf->handle, 0 };
+	r = request(intf, FL_DOP_INTERFACE_TYPE_NAME, &b, sizeof(b), NULL, 0, &rep, sizeof(rep),
+		    NULL, 0, NULL, e);
+	if (r < 0)
+		return r;
+	if ((size_t)r != sizeof(rep.h) + sizeof(rep.r))
+		return -EPROTO;
+	/* The service's string is not trusted to end. */
+	memcpy(name, rep.r.name, FL_DISPLAY_NAME_LEN);
+	name[FL_DISPLAY_NAME_LEN - 1] = '\0';
+	return 0;
 }
 
 FL_EXPORT int fl_display_interface_get_data(struct fl_display_handle *intf,
