@@ -476,10 +476,20 @@ FL_EXPORT int fl_display_device_get_data(struct fl_display_handle *dev,
 					 struct fl_display_device_data *data,
 					 struct fl_display_error *e);
 
+/* As fl_display_device_get_data(), for an interface handle (at most 60 modes). */
+FL_EXPORT int fl_display_interface_get_data(struct fl_display_handle *intf,
+					    struct fl_display_interface_data *data,
+					    struct fl_display_error *e);
+
+/* As fl_display_device_get_data(), for an overlay engine handle. */
+FL_EXPORT int fl_display_engine_get_data(struct fl_display_handle *eng,
+					 struct fl_display_engine_data *data,
+					 struct fl_display_error *e);
+
 /**
  * fl_display_device_get_info() - how many interfaces and overlay engines
  * @dev has, so that a caller opens each id once instead of opening ids
- * until -ENODEV
+ * until one does not exist
  * @dev: a device handle (borrowed)
  * @info: gets the first @size bytes of the answer (the caller's)
  * @size: sizeof(*@info) as the caller was built with: at most the size
@@ -490,7 +500,7 @@ FL_EXPORT int fl_display_device_get_data(struct fl_display_handle *dev,
  * changes an interface's state, not the interfaces).
  * Return: 0; -EINVAL (@dev not a device handle, @info NULL or @size 0);
  * -EOPNOTSUPP (a service older than this library, which does not count:
- * open ids until -ENODEV instead).
+ * open ids from 0 until one does not exist instead).
  */
 FL_EXPORT int fl_display_device_get_info(struct fl_display_handle *dev,
 					 struct fl_display_device_info *info, size_t size,
@@ -511,16 +521,6 @@ FL_EXPORT int fl_display_device_get_info(struct fl_display_handle *dev,
 FL_EXPORT int fl_display_interface_type_name(struct fl_display_handle *intf,
 					     char name[FL_DISPLAY_NAME_LEN],
 					     struct fl_display_error *e);
-
-/* As fl_display_device_get_data(), for an interface handle (at most 60 modes). */
-FL_EXPORT int fl_display_interface_get_data(struct fl_display_handle *intf,
-					    struct fl_display_interface_data *data,
-					    struct fl_display_error *e);
-
-/* As fl_display_device_get_data(), for an overlay engine handle. */
-FL_EXPORT int fl_display_engine_get_data(struct fl_display_handle *eng,
-					 struct fl_display_engine_data *data,
-					 struct fl_display_error *e);
 
 /**
  * fl_display_attach() - attach overlay engine @eng to interface @intf
