@@ -1478,8 +1478,8 @@ static int pool_take_ready_locked(uint32_t handle)
  * request is sent): keep the pool from running dry without ever waiting
  * while it still has fds. Once it is down to half
  * the last fill, the next (twice as large, up to conn.pool_max unused) is
- * asked for ahead; its reply is taken as soon as it has come, looked for
- * once the pool is down to a quarter (a poll() per fence from then on, no
+ * asked for ahead; its reply is taken once it has come, looked for when
+ * the pool is down to a quarter, an eighth, ... (a poll() each time, no
  * read until it is there). Only a pool that is empty waits for a fill
  * (pool_take_ready_locked()), so a loop making fences of its own timeline
  * (fl-displayd's, every frame) does not block on the daemon once it runs.
@@ -1491,7 +1491,9 @@ static void pool_fill_ahead_locked(void)
 	if (conn.rpc.fd < 0 || !max)
 		return;
 	if (conn.fill_per) {
-		if (conn.pool_count <= conn.pool_batch / 4)
+		/* At 8, 4, 2 and 1 left of 32: a few poll()s a fill, not one a fence. */
+		if (conn.pool_count <= conn.pool_batch / 4 &&
+		    !(conn.pool_count & (conn.pool_count - 1)))
 			fl__rpc_read_arrived_locked(&conn.rpc);
 		return;
 	}
