@@ -464,7 +464,7 @@ static ssize_t objects(struct adf_device *dev, uint32_t kind, adf_id_t **out)
 
 	/* libadf's scan of /dev found no node of a device that does not exist: none, no error. */
 	if (r == -ENOENT)
-		return id_array(ids, 0, out);
+		return id_array(NULL, 0, out);
 	if (r < 0)
 		return r;
 	r = fl_display_device_get_info(h, &info, sizeof(info), NULL);
