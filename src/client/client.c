@@ -1257,7 +1257,7 @@ retry:
 
 /*
  * Under conn.rpc.lock, connected: ask for @count more pooled fds. The reply is
- * taken into the pool by whichever thread reads it (route_locked()); one
+ * taken into the pool by whichever thread reads it (rpc_unclaimed()); one
  * that needs it now waits for it with pool_fill_recv_locked().
  */
 static int pool_fill_send_locked(uint32_t count)
@@ -1366,7 +1366,7 @@ static int pool_fill_take_locked(const unsigned char *buf, int n, int *fds, unsi
 
 /*
  * Under conn.rpc.lock, with a fill sent: wait until its reply is in the pool
- * (whichever thread reads it takes it there, route_locked()).
+ * (whichever thread reads it takes it there, rpc_unclaimed()).
  * Return: 0, the daemon's refusal, or a connection error.
  */
 static int pool_fill_recv_locked(void)
@@ -1383,7 +1383,7 @@ static int pool_fill_recv_locked(void)
 /*
  * Under conn.rpc.lock, before a request that waits for its reply: is there a
  * connection to send it on? A fill sent ahead no longer has to be read
- * first: replies go to their askers by number (route_locked()).
+ * first: replies go to their askers by number (rpc.c).
  */
 static int pool_settle_locked(void)
 {
@@ -1934,7 +1934,7 @@ void fl__client_flush(void)
 	 * connect (or start a daemon) just for this.
 	 */
 	if (conn_live_locked() && atomic_load(&conn.unflushed) && pool_settle_locked() == 0)
-		ping_locked(0); /* its answer settles what was sent before it (route_locked()) */
+		ping_locked(0); /* its answer settles what was sent before it (rpc_seen()) */
 	pthread_mutex_unlock(&conn.rpc.lock);
 }
 
