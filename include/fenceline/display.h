@@ -121,6 +121,21 @@ struct fl_display_device_data {
 };
 
 /**
+ * struct fl_display_device_info - what ADF's device data does not say: how
+ * many interfaces and overlay engines the device has (libadf counts the
+ * device's nodes in /dev)
+ * @n_interfaces: its interfaces, ids 0 to @n_interfaces - 1
+ * @n_engines: its overlay engines, ids 0 to @n_engines - 1
+ *
+ * Fields may be added at the end: fl_display_device_get_info() takes the
+ * size the caller was built with.
+ */
+struct fl_display_device_info {
+	uint32_t n_interfaces;
+	uint32_t n_engines;
+};
+
+/**
  * struct fl_display_interface_data - an interface's description
  * (ADF_GET_INTERFACE_DATA); arrays as in struct fl_display_device_data
  */
@@ -373,7 +388,9 @@ struct fl_display_stats {
  * that find it full are dropped. Calls on a handle whose service went away
  * (it died, or this process forked) fail with -ECONNRESET; open it again.
  * The calls may be made from any thread; a handle is not to be closed
- * while another thread uses it. Every call returns 0 or a negative errno
+ * while another thread uses it. The requests of all threads share the
+ * process's one connection without waiting for each other: a call that
+ * waits for a slow answer holds up no other thread's call. Every call returns 0 or a negative errno
  * and fills @e (when not NULL) with the reason on failure; besides the
  * errors each names, any that talks to the service may return the daemon
  * errors of <fenceline/fenceline.h> (-ECONNREFUSED: no service could be
@@ -389,7 +406,8 @@ struct fl_display_handle;
  * service, made by the first call that needed it
  *
  * What it held there goes: its handles' subscriptions, its queued posts.
- * Handles still open fail with -ECONNRESET from then on (close them); the
+ * Calls other threads are waiting in fail with -ECONNRESET at once, and
+ * handles still open fail with -ECONNRESET from then on (close them); the
  * next call that needs the service connects again.
  */
 FL_EXPORT void fl_display_disconnect(void);
@@ -469,6 +487,42 @@ FL_EXPORT int fl_display_engine_get_data(struct fl_display_handle *eng,
 					 struct fl_display_error *e);
 
 /**
+ * fl_display_device_get_info() - how many interfaces and overlay engines
+ * @dev has, so that a caller opens each id once instead of opening ids
+ * until one does not exist
+ * @dev: a device handle (borrowed)
+ * @info: gets the first @size bytes of the answer (the caller's)
+ * @size: sizeof(*@info) as the caller was built with: at most the size
+ *	this library knows is written, the rest of a larger @info is left
+ *	as it was
+ *
+ * A device's objects do not change while the service runs (hotplug
+ * changes an interface's state, not the interfaces).
+ * Return: 0; -EINVAL (@dev not a device handle, @info NULL or @size 0);
+ * -EOPNOTSUPP (a service older than this library, which does not count:
+ * open ids from 0 until one does not exist instead).
+ */
+FL_EXPORT int fl_display_device_get_info(struct fl_display_handle *dev,
+					 struct fl_display_device_info *info, size_t size,
+					 struct fl_display_error *e);
+
+/**
+ * fl_display_interface_type_name() - the name of @intf's type
+ * @intf: an interface handle (borrowed)
+ * @name: gets the name, NUL-terminated (the caller's buffer): ADF's for
+ *	the standard types ("DSI", "eDP", "DPI", "VGA", "DVI", "HDMI",
+ *	"memory"), the driver's for a type of its own
+ *	(FL_DISPLAY_INTF_CUSTOM and up: the type's name in the display
+ *	config), as ADF's adf_interface_type_str() gives it
+ *
+ * Return: 0; -EINVAL (@intf not an interface handle, @name NULL);
+ * -EOPNOTSUPP (a service older than this library).
+ */
+FL_EXPORT int fl_display_interface_type_name(struct fl_display_handle *intf,
+					     char name[FL_DISPLAY_NAME_LEN],
+					     struct fl_display_error *e);
+
+/**
  * fl_display_attach() - attach overlay engine @eng to interface @intf
  * (ADF_ATTACH)
  * Return: 0; -EINVAL (unknown id, a pair the device does not allow, not a
@@ -519,12 +573,30 @@ FL_EXPORT int fl_display_set_event(struct fl_display_handle *h, uint32_t type, i
  * fl_display_read_event() - read @h's next event, waiting for one
  * @ret_event: a malloc()ed event of its ->length bytes, the caller's (free())
  *
- * As libadf's adf_read_event(): the header, then the rest.
- * Return: 0; -EIO (a short read or a length below the header's); read()'s
- * errors (-EAGAIN when the fd was made non-blocking and nothing is there).
+ * fl_display_read_event_fd() on @h's fd, once that fd is checked to be
+ * still the one the library gave out.
+ * Return: 0; -EINVAL (@h or @ret_event NULL); -EBADF (the program closed
+ * or replaced @h's fd); fl_display_read_event_fd()'s errors.
  */
 FL_EXPORT int fl_display_read_event(struct fl_display_handle *h,
 				    struct fl_display_event **ret_event);
+
+/**
+ * fl_display_read_event_fd() - read the next event from a handle's fd,
+ * waiting for one
+ * @fd: fl_display_get_fd() of a handle, or a copy of it (borrowed)
+ * @ret_event: a malloc()ed event of its ->length bytes, the caller's
+ *	(free()); set on success only
+ *
+ * The byte stream as libadf's adf_read_event() reads it (the libadf
+ * drop-in's is this call): one read() of the header, then one of the
+ * rest. The fd is not checked: any fd is read, as read() would.
+ * Return: 0; -EINVAL (@ret_event NULL); -EIO (a read shorter than asked,
+ * or a length below the header's); -ENOMEM; read()'s errors: -EAGAIN
+ * when the fd was made non-blocking and nothing is there, -EINTR when a
+ * signal whose handler has no SA_RESTART came first, -EBADF.
+ */
+FL_EXPORT int fl_display_read_event_fd(int fd, struct fl_display_event **ret_event);
 
 /**
  * fl_display_simple_buffer_alloc() - a buffer of @w × @h in RGB @format

@@ -299,6 +299,38 @@ FL_EXPORT int fl_introspect_trace_display(const struct fl_trace_display_event *e
  */
 FL_EXPORT int fl_introspect_get_daemon_pid(pid_t *ret_pid);
 
+/**
+ * struct fl_introspect_client_stats - this process's side of its daemon
+ * connection, counted since the process started (a forked child starts
+ * from 0)
+ * @pool_fills: POOL_FILL requests sent: batches of fence fds the daemon
+ *	makes ahead, so that creating a fence of a bound timeline sends one
+ *	message and waits for nothing
+ * @pool_fills_taken: their replies taken into the pool
+ * @pool_waits: fence creations that found the pool empty and waited for a
+ *	fill, each a blocking round trip to the daemon (the first fence of a
+ *	connection always does; a steady loop of creations should not)
+ *
+ * Fields may be added at the end; a caller passes the size it knows.
+ */
+struct fl_introspect_client_stats {
+	unsigned long long pool_fills;
+	unsigned long long pool_fills_taken;
+	unsigned long long pool_waits;
+};
+
+/**
+ * fl_introspect_client_stats() - read this process's client counters
+ * @ret: filled with the first @size bytes of the counters (the caller's)
+ * @size: sizeof(*@ret) as the caller was built with; at most the size
+ *	this library knows is written, and a larger @size leaves the rest
+ *	of @ret untouched
+ *
+ * Asks nobody: never connects and never starts a daemon.
+ * Return: 0; -EINVAL (@ret NULL or @size 0).
+ */
+FL_EXPORT int fl_introspect_client_stats(struct fl_introspect_client_stats *ret, size_t size);
+
 FL_END_DECLS
 
 #endif /* FENCELINE_INTROSPECT_H */

@@ -1,23 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The connection to fencelined: finding the socket, starting the daemon,
- * and requests of any number of threads pipelined over one SOCK_SEQPACKET
- * connection per process.
- *
- * Why pipelined: a thread waiting for a slow answer (a DUMP, a daemon
- * that is busy or stopped) must not hold up every other thread's request.
- * conn.lock guards the connection's state and is held to send a request,
- * never across the wait for its answer. The daemon answers a connection's
- * requests mostly in order, but not always (a PING with
- * FL_MSG_F_AFTER_CLOSES is answered after the requests read with it), so
- * answers go by the sequence number each request carries and its reply
- * echoes: a thread that waits registers a struct waiter, and whichever
- * waiting thread is reading (one at a time, conn.lock released while it
- * blocks in recvmsg()) hands each reply, with its fds, to the waiter of
- * its number, or adds a fill sent ahead to the pool. The others sleep on
- * conn.read_cond. After fork() the child must not use the parent's
- * connection (their requests and replies would interleave), so the child
- * drops its copy and makes its own on first use.
+ * and what the fd API needs of it (the pool of fence fds made ahead, the
+ * timelines this process owns). Requests of any number of threads are
+ * pipelined over the one connection (rpc.c: why, and how replies find
+ * their waiters); conn.rpc.lock also guards everything of conn here.
  *
  * Why every fd here has an identity (struct fdid): a program may close fds
  * it did not open (close_range() after fork, a daemon closing everything,
@@ -55,6 +42,7 @@
 
 #include "client.h"
 #include "counter.h"
+#include "rpc.h"
 #include "service.h"
 #include "statuspage.h"
 #include "transport.h"
@@ -119,13 +107,13 @@ static unsigned int env_ms(const char *name, unsigned int def)
  */
 struct watch {
 	pthread_t thread;
-	atomic_bool stop; /* conn is letting go: exit without taking conn.lock */
+	atomic_bool stop; /* conn is letting go: exit without taking conn.rpc.lock */
 	atomic_bool done; /* the thread has finished (the connection hung up) */
 	atomic_int conn_fd; /* a copy of the connection; -1 once @kick_fd tells the same */
 	int stop_fd; /* eventfd: wakes the thread to look at @stop (and @kick_fd) */
 	/*
 	 * The read end of the daemon's kick pipe (it comes with pool fills
-	 * with pipe signal ends), -1 until one came; set under conn.lock,
+	 * with pipe signal ends), -1 until one came; set under conn.rpc.lock,
 	 * read by the thread when it wakes. Readable when the daemon completed
 	 * fences whose pipe signal ends we keep (kept_settle_locked()); hung
 	 * up when the daemon dropped us or died. A pipe signal end is kept
@@ -137,39 +125,32 @@ struct watch {
 	unsigned int seen_uses; /* conn.uses at the last tick */
 };
 
-/*
- * A request whose answer a thread waits for (see the top of this file).
- * Lives on that thread's stack, linked in conn.waiters until answered or
- * failed; every field is under conn.lock.
- */
-struct waiter {
-	uint32_t seq; /* the request's */
-	unsigned int generation; /* of the connection it was sent on */
-	void *buf; /* the whole reply, header included */
-	size_t cap;
-	int *fds; /* the reply's fds go here, the waiter's to close */
-	unsigned int max_fds; /* more is -EPROTO */
-	bool want_short; /* fds our full table dropped are no error (else -EMFILE) */
-	bool done;
-	int n; /* the reply's length, or a negative errno */
-	unsigned int nfds;
-	bool cut; /* with want_short: fds were dropped */
-	struct waiter *next;
-};
-
 /* The fds a reply may carry: a POOL_FILL with signal ends (two a slot) and the kick pipe. */
 #define READ_ROOM (2 * FL_PROTO_POOL_FILL_MAX + 1)
 
+static void rpc_seen(uint32_t seq);
+static bool rpc_unclaimed(const unsigned char *buf, int n, int *fds, unsigned int nfds, bool cut);
+static void rpc_dropping(void);
+static void rpc_dropped(void);
+
+static const struct fl__rpc_ops rpc_ops = {
+	.what = "daemon",
+	.seen = rpc_seen,
+	.unclaimed = rpc_unclaimed,
+	.dropping = rpc_dropping,
+	.dropped = rpc_dropped,
+};
+
+/* The reader's buffer (rpc.c: one reader at a time). */
+static unsigned char read_buf[FL_PROTO_MAX_REPLY];
+
 static struct {
-	pthread_mutex_t lock;
-	int fd; /* -1 when not connected */
-	struct fdid id; /* fd's identity */
+	struct fl__rpc rpc; /* the connection; its lock guards the rest of conn */
 	pid_t pid; /* the process that made fd */
 	unsigned int timeout_ms; /* a request's bound (0: none), read at connect */
 	unsigned int idle_ms; /* give the pool back after this (0: never) */
 	unsigned int pool_max; /* pooled fds at most (0: fill one per fence) */
 	unsigned int uses; /* fences made: the watcher's sign of activity */
-	uint32_t seq;
 	pid_t daemon_pid;
 	/* Per enum fl_proto_service_id: the version HELLO agreed on, 0 for none. */
 	uint32_t served[FL_PROTO_MAX_SERVICES];
@@ -177,7 +158,6 @@ static struct {
 	bool atfork_done;
 	atomic_bool in_use; /* connected since the process started or forked */
 	atomic_bool unflushed; /* one-way requests sent since the last reply */
-	atomic_uint generation; /* bumped for every new connection */
 	/*
 	 * Fence fds from POOL_FILL not made fences yet, oldest first. -1 for
 	 * a slot whose fd we do not have (the kernel could not install it, or
@@ -190,7 +170,8 @@ static struct {
 	struct fdid pool_sig_id[FL_PROTO_POOL_FILL_MAX];
 	unsigned int pool_head, pool_count;
 	uint32_t pool_slot; /* the daemon's slot number of pool[pool_head] */
-	unsigned int pool_batch; /* the last waited-for POOL_FILL's count */
+	unsigned int
+		pool_batch; /* the last POOL_FILL's size (0: none since the pool was given back) */
 	/* A POOL_FILL whose reply is still to be read (fill_per 0: none). */
 	uint32_t fill_seq, fill_count;
 	unsigned int fill_per; /* fds per slot asked for: 1, or 2 with signal ends */
@@ -213,23 +194,11 @@ static struct {
 	unsigned int nkept;
 	int ends_score;
 	struct watch *watch; /* running while anything is kept */
-	/* Pipelining: requests waiting for their answers, and who reads them. */
-	struct waiter *waiters;
-	pthread_cond_t read_cond; /* a reply was handed out, or the reader is done */
-	bool reading; /* a thread is in recvmsg() on @read_fd, conn.lock released */
-	bool connecting; /* a thread connects, conn.lock released (ensure_connected_locked()) */
-	int read_fd;
-	/* A connection dropped while it was read: the reader closes it (-1: none). */
-	int orphan_fd;
-	struct fdid orphan_id;
 	int fill_result; /* how the last fill went (pool_fill_take_locked()); 1: on its way */
 	unsigned int fill_got; /* the fds the last fill brought */
 	uint32_t oneway_seq; /* the last one-way request that a reply after it settles */
-} conn = { .lock = PTHREAD_MUTEX_INITIALIZER,
-	   .fd = -1,
-	   .read_cond = PTHREAD_COND_INITIALIZER,
-	   .read_fd = -1,
-	   .orphan_fd = -1 };
+	struct fl__client_stats stats; /* since the process started or forked */
+} conn = { .rpc = FL__RPC_INIT(&rpc_ops, read_buf, READ_ROOM) };
 
 static void watch_free(struct watch *w)
 {
@@ -276,7 +245,7 @@ static void pool_drop_locked(void)
 		uint64_t one = 1;
 
 		/*
-		 * The thread never waits for conn.lock once it sees @stop: join it
+		 * The thread never waits for conn.rpc.lock once it sees @stop: join it
 		 * here. If the program took the eventfd's number, the thread sees
 		 * @stop at its next tick instead.
 		 */
@@ -289,7 +258,7 @@ static void pool_drop_locked(void)
 	}
 }
 
-/* Under conn.lock: does the pool hold any fd of ours? */
+/* Under conn.rpc.lock: does the pool hold any fd of ours? */
 static bool pool_has_fds_locked(void)
 {
 	for (unsigned int i = 0; i < conn.pool_count; i++)
@@ -299,7 +268,7 @@ static bool pool_has_fds_locked(void)
 }
 
 /*
- * Under conn.lock: close the pooled fds (and their signal ends). Their
+ * Under conn.rpc.lock: close the pooled fds (and their signal ends). Their
  * slots stay in the pool as slots without an fd, used up by the next
  * fence (see conn.pool), and the next fills start small again. A fill
  * still on its way is left alone: its fds are in the socket, not in our
@@ -319,7 +288,7 @@ static void pool_give_back_locked(void)
 }
 
 /*
- * Under conn.lock: close the signal ends of fences that nobody holds any
+ * Under conn.rpc.lock: close the signal ends of fences that nobody holds any
  * more (every copy of the fence fd was closed: the end hangs up). Nobody
  * can wait on such a fence, and the daemon lets go of it too; without this
  * a program that drops pending fences would keep their ends until the
@@ -391,7 +360,7 @@ static void sigpipe_restore(struct sigpipe_guard *g)
 }
 
 /*
- * Under conn.lock: complete the fence of the kept end @k (checked ours)
+ * Under conn.rpc.lock: complete the fence of the kept end @k (checked ours)
  * with @rec, and close the end. A pipe's end is the fence's only write end
  * (the daemon closed its own on FENCE_NEW): a success's record goes in
  * twice in one write, as the core writes it (holders in other processes
@@ -424,7 +393,7 @@ static void kept_complete(const struct kept *k, const struct fl__record *rec,
 }
 
 /*
- * Under conn.lock: read the kick pipe @fd (struct fl_proto_kick): the
+ * Under conn.rpc.lock: read the kick pipe @fd (struct fl_proto_kick): the
  * daemon completed fences whose pipe signal ends we keep (another process
  * signalled the timeline through it, the timeline died, or a step of ours
  * went through it). Their ends get the daemon's record and are closed.
@@ -459,7 +428,7 @@ static void kept_kicked_locked(int fd)
 	sigpipe_restore(&g);
 }
 
-/* Under conn.lock: what the kick pipe holds now, if there is one. */
+/* Under conn.rpc.lock: what the kick pipe holds now, if there is one. */
 static void kept_settle_locked(void)
 {
 	if (conn.watch && atomic_load(&conn.watch->kick_fd) >= 0 &&
@@ -531,7 +500,7 @@ static void *watch_main(void *arg)
 			hung_up = true;
 		}
 		/*
-		 * conn.lock's holder may be joining us (it dropped the
+		 * conn.rpc.lock's holder may be joining us (it dropped the
 		 * connection meanwhile), so never block on the lock: try, and
 		 * give up once told to stop. A request waiting for its answer
 		 * counts as holding it: its thread settles the kicks when the
@@ -542,19 +511,19 @@ static void *watch_main(void *arg)
 		 */
 		locked = false;
 		while (!atomic_load(&w->stop)) {
-			if (pthread_mutex_trylock(&conn.lock) == 0) {
-				if (!conn.waiters) {
+			if (pthread_mutex_trylock(&conn.rpc.lock) == 0) {
+				if (!conn.rpc.waiters) {
 					locked = true;
 					break;
 				}
-				pthread_mutex_unlock(&conn.lock);
+				pthread_mutex_unlock(&conn.rpc.lock);
 			}
 			poll(NULL, 0, 1);
 		}
 		if (!locked)
 			break;
-		if (atomic_load(&conn.generation) != w->generation) {
-			pthread_mutex_unlock(&conn.lock);
+		if (atomic_load(&conn.rpc.generation) != w->generation) {
+			pthread_mutex_unlock(&conn.rpc.lock);
 			break;
 		}
 		/* Polled no more: the kick pipe took its place. Under the lock, as fork reads it. */
@@ -562,7 +531,7 @@ static void *watch_main(void *arg)
 			fl__fdid_close(atomic_exchange(&w->conn_fd, -1), &w->conn_id);
 		if (hung_up) {
 			kept_drop_locked();
-			pthread_mutex_unlock(&conn.lock);
+			pthread_mutex_unlock(&conn.rpc.lock);
 			FL_LOG("daemon", "connection hung up: signal ends closed");
 			break;
 		}
@@ -593,11 +562,11 @@ static void *watch_main(void *arg)
 			fl__fdid_close(atomic_load(&w->kick_fd), &w->kick_id);
 			conn.watch = NULL;
 			pthread_detach(pthread_self());
-			pthread_mutex_unlock(&conn.lock);
+			pthread_mutex_unlock(&conn.rpc.lock);
 			free(w);
 			return NULL;
 		}
-		pthread_mutex_unlock(&conn.lock);
+		pthread_mutex_unlock(&conn.rpc.lock);
 	}
 	atomic_store(&w->done, true);
 	return NULL;
@@ -606,14 +575,14 @@ static void *watch_main(void *arg)
 static int watch_start_kick_locked(int kick);
 static void watch_give_kick_locked(int fd);
 
-/* Under conn.lock, connected: make sure a watcher runs. */
+/* Under conn.rpc.lock, connected: make sure a watcher runs. */
 static int watch_start_locked(void)
 {
 	return watch_start_kick_locked(-1);
 }
 
 /*
- * Under conn.lock, connected: make sure a watcher runs, started with the
+ * Under conn.rpc.lock, connected: make sure a watcher runs, started with the
  * kick pipe @kick (ours to close; -1: none) instead of a copy of the
  * connection when it has one: its hang-up tells the same.
  */
@@ -634,7 +603,7 @@ static int watch_start_kick_locked(int kick)
 		fl__close(kick);
 		return -ENOMEM;
 	}
-	fd = kick >= 0 ? -1 : fcntl(conn.fd, F_DUPFD_CLOEXEC, 0);
+	fd = kick >= 0 ? -1 : fcntl(conn.rpc.fd, F_DUPFD_CLOEXEC, 0);
 	atomic_init(&w->conn_fd, fd);
 	atomic_init(&w->kick_fd, kick);
 	w->stop_fd = eventfd(0, EFD_CLOEXEC);
@@ -648,7 +617,7 @@ static int watch_start_kick_locked(int kick)
 		free(w);
 		return r;
 	}
-	w->generation = atomic_load(&conn.generation);
+	w->generation = atomic_load(&conn.rpc.generation);
 	w->seen_uses = conn.uses;
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 64 * 1024);
@@ -677,46 +646,33 @@ bool fl__client_in_use(void)
 
 unsigned int fl__client_generation(void)
 {
-	return atomic_load_explicit(&conn.generation, memory_order_relaxed);
+	return atomic_load_explicit(&conn.rpc.generation, memory_order_relaxed);
 }
 
 static void atfork_prepare(void)
 {
-	pthread_mutex_lock(&conn.lock);
-	/* A connection being made would be half the child's. */
-	while (conn.connecting)
-		pthread_cond_wait(&conn.read_cond, &conn.lock);
+	fl__rpc_fork_prepare(&conn.rpc);
 }
 
 static void atfork_parent(void)
 {
-	pthread_mutex_unlock(&conn.lock);
+	pthread_mutex_unlock(&conn.rpc.lock);
 }
 
 static void atfork_child(void)
 {
 	atomic_store(&conn.in_use, false);
 	atomic_store(&conn.unflushed, false);
-	atomic_fetch_add(&conn.generation, 1);
-	/* Closing our copy leaves the parent's connection untouched. */
-	fl__fdid_close(conn.fd, &conn.id);
-	conn.fd = -1;
+	fl__rpc_forked_locked(&conn.rpc);
 	/* No watcher thread in the child: only its copies of the watcher's fds. */
 	if (conn.watch) {
 		watch_free(conn.watch);
 		conn.watch = NULL;
 	}
 	pool_drop_locked();
-	/* The parent's waiting and reading threads are not here. */
-	conn.waiters = NULL;
-	conn.reading = false;
-	conn.connecting = false;
-	conn.read_fd = -1;
-	fl__fdid_close(conn.orphan_fd, &conn.orphan_id);
-	conn.orphan_fd = -1;
-	conn.read_cond = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
+	memset(&conn.stats, 0, sizeof(conn.stats));
 	fl__status_page_forked();
-	pthread_mutex_unlock(&conn.lock);
+	pthread_mutex_unlock(&conn.rpc.lock);
 }
 
 /* One request: a send that timed out (SO_SNDTIMEO) is -ETIMEDOUT. */
@@ -742,24 +698,9 @@ static int recv_packet_fds(int fd, void *buf, size_t cap, int *fds, unsigned int
 				    ret_nfds, ret_short);
 }
 
-static int check_reply(const void *buf, int n, uint32_t op, uint32_t seq)
-{
-	struct fl_msg_hdr h;
-
-	if (n < (int)(sizeof(h) + sizeof(struct fl_msg_reply)))
-		return -EPROTO;
-	memcpy(&h, buf, sizeof(h));
-	if (h.op != (op | FL_OP_REPLY) || h.seq != seq || h.len != n - sizeof(h))
-		return -EPROTO;
-	return 0;
-}
-
 int32_t fl__client_reply_status(const void *reply)
 {
-	struct fl_msg_reply r;
-
-	memcpy(&r, (const char *)reply + sizeof(struct fl_msg_hdr), sizeof(r));
-	return r.status;
+	return fl__rpc_status(reply);
 }
 
 /*
@@ -793,7 +734,7 @@ static int hello(int fd, uint32_t served[FL_PROTO_MAX_SERVICES], int *ret_page)
 	if (n <= 0)
 		return n < 0 && r == 0 ? n : -ECONNRESET;
 	memset(&rep, 0, sizeof(rep));
-	r = check_reply(buf, n, FL_OP_HELLO, 0);
+	r = fl__rpc_check(buf, n, FL_OP_HELLO, 0);
 	/*
 	 * A daemon of core version 8 or older checks HELLO's size before its
 	 * version, and ours is longer: its answer -EPROTO means another
@@ -852,25 +793,15 @@ static void sleep_ms(unsigned int ms)
 		;
 }
 
-static void drop_locked(void);
-
 /*
- * Under conn.lock: is conn.fd still our connection? One fstat() per call
- * that uses it (see the top of this file). A number the program closed or
- * took loses us the connection and everything that came with it: what is
- * still ours is closed, what is not is forgotten.
+ * Under conn.rpc.lock: is conn.rpc.fd still our connection? One fstat() per
+ * call that uses it (see the top of this file). A number the program
+ * closed or took loses us the connection and everything that came with it:
+ * what is still ours is closed, what is not is forgotten.
  */
 static bool conn_live_locked(void)
 {
-	if (conn.fd < 0)
-		return false;
-	if (fl__fdid_is(conn.fd, &conn.id))
-		return true;
-	FL_LOG("daemon", "fd %d is no longer our connection: connecting again", conn.fd);
-	conn.fd = -1;
-	drop_locked();
-	atomic_store(&conn.unflushed, false);
-	return false;
+	return fl__rpc_live_locked(&conn.rpc);
 }
 
 /* What connect_daemon() found: a connection that said HELLO. */
@@ -886,7 +817,7 @@ struct fresh {
 /*
  * Connect to the daemon at this process's socket, starting one if none
  * answers and @may_spawn, and say HELLO. Touches nothing of conn: it runs
- * without conn.lock (ensure_connected_locked()).
+ * without conn.rpc.lock (ensure_connected_locked()).
  * Return: 0 and *@ret, or a negative errno (said on stderr when it is the
  * user's to mend).
  */
@@ -974,35 +905,43 @@ static int connect_daemon(bool may_spawn, struct fresh *ret)
 }
 
 /*
- * Under conn.lock: make sure conn.fd is this process's live connection.
+ * Under conn.rpc.lock: make sure conn.rpc.fd is this process's live connection.
  * The connect, the HELLO and starting a daemon (up to START_TIMEOUT_MS)
- * run with conn.lock released, so that the threads that need no
+ * run with conn.rpc.lock released, so that the threads that need no
  * connection (a close's sync, the watcher) are not held up; those that
  * need one wait here for the one thread connecting, as does fork()
  * (atfork_prepare()), so that no child inherits a half-made connection.
  */
+/* What fl__rpc_connect_locked() runs, the lock released. */
+struct connect_arg {
+	bool may_spawn;
+	struct fresh f;
+};
+
+static int connect_cb(void *arg)
+{
+	struct connect_arg *a = arg;
+	int r = connect_daemon(a->may_spawn, &a->f);
+
+	return r < 0 ? r : a->f.fd;
+}
+
 static int ensure_connected_locked(bool may_spawn)
 {
-	struct fresh f = { .fd = -1, .page = -1 };
+	struct connect_arg a = { may_spawn, { .fd = -1, .page = -1 } };
+	struct fresh f;
 	int r;
 
 	if (!conn.atfork_done) {
 		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 		conn.atfork_done = true;
 	}
-	while (conn.connecting)
-		pthread_cond_wait(&conn.read_cond, &conn.lock);
-	/* A fork() drops the child's copy (atfork_child), so a live fd is ours. */
-	if (conn_live_locked())
-		return 0;
-	conn.connecting = true;
-	pthread_mutex_unlock(&conn.lock);
-	r = connect_daemon(may_spawn, &f);
-	pthread_mutex_lock(&conn.lock);
-	conn.connecting = false;
-	pthread_cond_broadcast(&conn.read_cond);
+	r = fl__rpc_connect_locked(&conn.rpc, connect_cb, &a);
 	if (r < 0)
+		fl__close(a.f.page);
+	if (r <= 0)
 		return r;
+	f = a.f;
 	/*
 	 * The page is mapped (over the last connection's, see drop_locked())
 	 * under the lock that its unmapping takes, and its fd closed at once:
@@ -1018,23 +957,19 @@ static int ensure_connected_locked(bool may_spawn)
 	}
 	memcpy(conn.served, f.served, sizeof(conn.served));
 	conn.told = 0;
-	conn.fd = f.fd;
-	conn.id = f.id;
 	conn.timeout_ms = f.timeout_ms;
 	conn.idle_ms = env_ms("FENCELINE_POOL_IDLE_MS", POOL_IDLE_MS);
 	conn.pool_max = FL_MIN(env_ms("FENCELINE_POOL_MAX", FL_PROTO_POOL_FILL_MAX),
 			       (unsigned int)FL_PROTO_POOL_FILL_MAX);
 	conn.pid = getpid();
-	conn.seq = 0;
 	conn.oneway_seq = 0;
 	conn.daemon_pid = f.daemon_pid;
 	atomic_store(&conn.in_use, true);
-	atomic_fetch_add(&conn.generation, 1);
 	return 0;
 }
 
 /*
- * Under conn.lock, before we let go of a connection the daemon may still
+ * Under conn.rpc.lock, before we let go of a connection the daemon may still
  * read: give back the pipe signal ends we keep (FENCE_RETURN), so that the
  * daemon completes their fences instead of failing them when our copies
  * close. One-way, each with its end; a send that fails leaves the rest to
@@ -1044,52 +979,29 @@ static void kept_return_locked(void)
 {
 	struct fl_msg_hdr h = { FL_OP_FENCE_RETURN, 0, 0, 0 };
 
-	if (conn.fd < 0 || !fl__fdid_is(conn.fd, &conn.id))
+	if (conn.rpc.fd < 0 || !fl__fdid_is(conn.rpc.fd, &conn.rpc.id))
 		return;
 	for (unsigned int i = 0; i < conn.nkept; i++) {
 		const struct kept *k = &conn.kept[i];
 
 		if (!k->id.fifo || !fl__fdid_is(k->fd, &k->id))
 			continue;
-		h.seq = ++conn.seq;
 		/* Never waits: a daemon that reads nothing gets nothing back. */
-		if (fl__proto_send(conn.fd, &h, sizeof(h), NULL, 0, &k->fd, 1, MSG_DONTWAIT) !=
-		    (ssize_t)sizeof(h))
+		if (fl__rpc_send_locked(&conn.rpc, &h, NULL, 0, &k->fd, 1, MSG_DONTWAIT) < 0)
 			break;
 	}
 }
 
-/* Under conn.lock: answer every waiting request with @err (their connection is gone). */
-static void fail_waiters_locked(int err)
-{
-	for (struct waiter *w = conn.waiters; w; w = w->next) {
-		w->n = err;
-		w->nfds = 0;
-		w->done = true;
-	}
-	conn.waiters = NULL;
-	pthread_cond_broadcast(&conn.read_cond);
-}
-
-static void drop_locked(void)
+/* Under conn.rpc.lock: the connection is about to go (rpc.c). */
+static void rpc_dropping(void)
 {
 	if (conn.nkept)
 		kept_return_locked();
-	if (conn.reading && conn.fd >= 0 && conn.read_fd == conn.fd &&
-	    fl__fdid_is(conn.fd, &conn.id)) {
-		/*
-		 * A thread is in recvmsg() on it: wake it (end of file) and
-		 * leave the close to it, so that the number is not reused
-		 * under it.
-		 */
-		shutdown(conn.fd, SHUT_RDWR);
-		conn.orphan_fd = conn.fd;
-		conn.orphan_id = conn.id;
-	} else {
-		fl__fdid_close(conn.fd, &conn.id);
-	}
-	conn.fd = -1;
-	fail_waiters_locked(-ECONNRESET);
+}
+
+/* Under conn.rpc.lock: it has gone, and its waiters have failed. */
+static void rpc_dropped(void)
+{
 	/* What was sent on it is done or never will be. */
 	atomic_store(&conn.unflushed, false);
 	pool_drop_locked();
@@ -1097,15 +1009,19 @@ static void drop_locked(void)
 	fl__status_page_unmap();
 }
 
+static void drop_locked(void)
+{
+	fl__rpc_drop_locked(&conn.rpc);
+}
+
 /*
- * Under conn.lock, after a wait for an answer: drop the connection of
+ * Under conn.rpc.lock, after a wait for an answer: drop the connection of
  * @generation if it is still ours (another thread may have dropped it
  * meanwhile, and connected again).
  */
 static void lost_locked(unsigned int generation)
 {
-	if (conn.fd >= 0 && atomic_load(&conn.generation) == generation)
-		drop_locked();
+	fl__rpc_lost_locked(&conn.rpc, generation);
 }
 
 static void close_fds(const int *fds, unsigned int n)
@@ -1117,135 +1033,42 @@ static void close_fds(const int *fds, unsigned int n)
 static int pool_fill_take_locked(const unsigned char *buf, int n, int *fds, unsigned int nfds,
 				 bool cut);
 
-/* Under conn.lock: hand @w the reply of @n bytes at @buf and its @nfds @fds (taken). */
-static void deliver_locked(struct waiter *w, const unsigned char *buf, int n, int *fds,
-			   unsigned int nfds, bool cut)
+/*
+ * Under conn.rpc.lock, for every reply read: the daemon has read every request
+ * before this one, so the one-way requests sent before it are done.
+ */
+static void rpc_seen(uint32_t seq)
 {
-	if ((size_t)n > w->cap || nfds > w->max_fds) {
-		close_fds(fds, nfds);
-		w->n = -EPROTO;
-	} else if (cut && !w->want_short) {
-		close_fds(fds, nfds); /* read whole: the connection is fine */
-		w->n = -EMFILE;
-	} else {
-		memcpy(w->buf, buf, (size_t)n);
-		if (nfds)
-			memcpy(w->fds, fds, nfds * sizeof(*fds));
-		w->nfds = nfds;
-		w->cut = cut;
-		w->n = n;
-	}
-	w->done = true;
+	if ((int32_t)(seq - conn.oneway_seq) > 0)
+		atomic_store(&conn.unflushed, false);
 }
 
-/* Under conn.lock: give the reply read to whoever asked for it. */
-static void route_locked(const unsigned char *buf, int n, int *fds, unsigned int nfds, bool cut)
+/* Under conn.rpc.lock: a reply nobody waits for is a fill sent ahead, into the pool. */
+static bool rpc_unclaimed(const unsigned char *buf, int n, int *fds, unsigned int nfds, bool cut)
 {
 	struct fl_msg_hdr h;
 
-	if (n >= (int)sizeof(h)) {
-		memcpy(&h, buf, sizeof(h));
-		/*
-		 * The daemon has read every request before this one: the
-		 * one-way requests sent before it are done.
-		 */
-		if ((int32_t)(h.seq - conn.oneway_seq) > 0)
-			atomic_store(&conn.unflushed, false);
-		for (struct waiter **pw = &conn.waiters; *pw; pw = &(*pw)->next) {
-			struct waiter *w = *pw;
-
-			if (w->seq != h.seq)
-				continue;
-			*pw = w->next;
-			deliver_locked(w, buf, n, fds, nfds, cut);
-			return;
-		}
-		/* A fill sent ahead that nobody waits for: into the pool. */
-		if (conn.fill_per && h.seq == conn.fill_seq) {
-			(void)pool_fill_take_locked(buf, n, fds, nfds, cut);
-			return;
-		}
-	}
-	FL_LOG("daemon", "an answer nobody asked for: connection dropped");
-	close_fds(fds, nfds);
-	fail_waiters_locked(-EPROTO);
-	drop_locked();
+	memcpy(&h, buf, sizeof(h));
+	if (!conn.fill_per || h.seq != conn.fill_seq)
+		return false;
+	(void)pool_fill_take_locked(buf, n, fds, nfds, cut);
+	return true;
 }
 
-/*
- * Under conn.lock, connected, nobody reading: read one reply with
- * conn.lock released, then route it. A connection dropped meanwhile was
- * shut down to wake us, and is ours to close.
- */
-static void read_one_locked(void)
-{
-	unsigned char buf[FL_PROTO_MAX_REPLY];
-	int fds[READ_ROOM], fd = conn.fd, n;
-	unsigned int generation = atomic_load(&conn.generation), nfds = 0;
-	bool cut = false;
-
-	conn.reading = true;
-	conn.read_fd = fd;
-	pthread_mutex_unlock(&conn.lock);
-	n = recv_packet_fds(fd, buf, sizeof(buf), fds, READ_ROOM, &nfds, &cut);
-	pthread_mutex_lock(&conn.lock);
-	conn.reading = false;
-	conn.read_fd = -1;
-	if (conn.orphan_fd >= 0 && conn.orphan_fd == fd) {
-		fl__fdid_close(conn.orphan_fd, &conn.orphan_id);
-		conn.orphan_fd = -1;
-	}
-	if (fd != conn.fd || generation != atomic_load(&conn.generation)) {
-		/* Dropped while we read, and its waiters failed then: a stale answer. */
-		if (n >= 0)
-			close_fds(fds, nfds);
-	} else if (n < 0) {
-		FL_LOG("daemon", "connection lost waiting for answers: %d", n);
-		fail_waiters_locked(n);
-		drop_locked();
-	} else {
-		route_locked(buf, n, fds, nfds, cut);
-	}
-	pthread_cond_broadcast(&conn.read_cond);
-}
-
-/* Under conn.lock, connected: read one answer, or sleep while another thread reads. */
 static void pump_locked(void)
 {
-	if (conn.reading)
-		pthread_cond_wait(&conn.read_cond, &conn.lock);
-	else
-		read_one_locked();
+	fl__rpc_pump_locked(&conn.rpc);
 }
 
-/*
- * await_locked() - wait for the answer to the request @w names
- * @w: seq, buf, cap, fds, max_fds and want_short set; the rest is set here
- *
- * Under conn.lock, connected, with the request just sent; conn.lock is
- * released while waiting. The answer's fds are in @w->fds (@w->nfds of
- * them, the caller's) when this returns a length.
- * Return: the reply's length (not checked: check_reply()), -EMFILE (our
- * fd table could not take its fds; the connection stays), -EPROTO (too
- * long for @w->cap, or more fds than @w->max_fds), or the connection's
- * error (it is dropped already, or lost_locked() drops it).
- */
-static int await_locked(struct waiter *w)
+static int await_locked(struct fl__rpc_waiter *w)
 {
-	w->generation = atomic_load(&conn.generation);
-	w->done = false;
-	w->nfds = 0;
-	w->next = conn.waiters;
-	conn.waiters = w;
-	while (!w->done)
-		pump_locked();
-	return w->n;
+	return fl__rpc_await_locked(&conn.rpc, w);
 }
 
 static int pool_settle_locked(void);
 
 /*
- * Under conn.lock, connected: does the daemon serve @op, in a version of
+ * Under conn.rpc.lock, connected: does the daemon serve @op, in a version of
  * its service that has it? A newer library than its daemon uses the
  * services both know; a call into the rest fails here, said once per
  * connection and service on stderr, instead of being refused by the
@@ -1276,22 +1099,22 @@ static int call(unsigned int generation, uint32_t op, uint32_t flags, const void
 		size_t body_len, const int *fds, unsigned int nfds, int oneway, void *reply,
 		size_t reply_cap, int *ret_fd, bool may_spawn)
 {
-	unsigned char req[FL_PROTO_MAX_REQUEST];
 	struct fl_msg_hdr h = { op, flags, 0, (uint32_t)body_len };
-	struct waiter w = { .buf = reply, .cap = reply_cap };
+	struct fl__rpc_waiter w = { .buf = reply, .cap = reply_cap };
 	int r, n, attempt = 0, got = -1;
 
 	if (ret_fd)
 		*ret_fd = -1;
-	if (sizeof(h) + body_len > sizeof(req))
+	if (sizeof(h) + body_len > FL_PROTO_MAX_REQUEST)
 		return -EINVAL;
-	pthread_mutex_lock(&conn.lock);
+	pthread_mutex_lock(&conn.rpc.lock);
 retry:
 	/*
 	 * A request naming a handle must go to the connection that gave it;
 	 * that check is the connection's (one fstat() a call, not two).
 	 */
-	if (generation && (!conn_live_locked() || atomic_load(&conn.generation) != generation)) {
+	if (generation &&
+	    (!conn_live_locked() || atomic_load(&conn.rpc.generation) != generation)) {
 		r = -ESTALE;
 		goto out;
 	}
@@ -1304,12 +1127,8 @@ retry:
 		r = -ECONNRESET;
 		goto out;
 	}
-	h.seq = ++conn.seq;
-	memcpy(req, &h, sizeof(h));
-	if (body_len)
-		memcpy(req + sizeof(h), body, body_len);
-	r = send_packet(conn.fd, req, sizeof(h) + body_len, fds, nfds);
-	if (r == -EPIPE || r == -ECONNRESET || r == -ENOTCONN) {
+	r = fl__rpc_send_locked(&conn.rpc, &h, body, body_len, fds, nfds, 0);
+	if (r == -ECONNRESET) {
 		drop_locked();
 		FL_LOG("daemon", "connection lost while sending %s", fl__proto_op_name(op));
 		/* Nothing was done yet; a request naming no object can go to a new daemon. */
@@ -1336,7 +1155,7 @@ retry:
 	n = await_locked(&w);
 	if (n >= 0 && ret_fd)
 		*ret_fd = w.nfds ? got : -1;
-	if (n >= 0 && check_reply(reply, n, op, h.seq) < 0) {
+	if (n >= 0 && fl__rpc_check(reply, n, op, h.seq) < 0) {
 		if (ret_fd) {
 			fl__close(*ret_fd);
 			*ret_fd = -1;
@@ -1361,16 +1180,16 @@ retry:
 	if (conn.nkept)
 		kept_settle_locked();
 out:
-	pthread_mutex_unlock(&conn.lock);
+	pthread_mutex_unlock(&conn.rpc.lock);
 	return r;
 }
 
 /*
- * Under conn.lock, connected: send @req (@len bytes with its header, no
+ * Under conn.rpc.lock, connected: send @req (@len bytes with its header, no
  * fds; the seq is set here) and read its reply, which must be @reply_len
  * bytes on success, with up to @max fds (*@nfds of them in @fds, the
  * caller's when this returns 0; closed otherwise), and in *@ret_generation
- * the generation of the connection that answered. conn.lock is released
+ * the generation of the connection that answered. conn.rpc.lock is released
  * while waiting for the reply.
  * Return: the reply's status, -EPROTO for a reply of the wrong size, or a
  * connection error (the connection is then dropped).
@@ -1387,21 +1206,19 @@ retry:
 	if (r < 0)
 		return r;
 	memcpy(&h, req, sizeof(h));
-	h.seq = ++conn.seq;
-	memcpy(req, &h, sizeof(h));
-	r = send_packet(conn.fd, req, len, NULL, 0);
+	r = fl__rpc_send_locked(&conn.rpc, &h, (char *)req + sizeof(h), len - sizeof(h), NULL, 0,
+				0);
 	if (r < 0) {
 		drop_locked();
-		r = r == -EPIPE || r == -ENOTCONN ? -ECONNRESET : r;
 	} else {
-		struct waiter w = {
+		struct fl__rpc_waiter w = {
 			.seq = h.seq, .buf = reply, .cap = reply_len, .fds = fds, .max_fds = max
 		};
 
 		n = await_locked(&w);
 		*nfds = n >= 0 ? w.nfds : 0;
 		*ret_generation = w.generation;
-		if (n >= 0 && check_reply(reply, n, h.op, h.seq) < 0) {
+		if (n >= 0 && fl__rpc_check(reply, n, h.op, h.seq) < 0) {
 			close_fds(fds, *nfds);
 			n = -EPROTO;
 		}
@@ -1439,8 +1256,8 @@ retry:
 }
 
 /*
- * Under conn.lock, connected: ask for @count more pooled fds. The reply is
- * taken into the pool by whichever thread reads it (route_locked()); one
+ * Under conn.rpc.lock, connected: ask for @count more pooled fds. The reply is
+ * taken into the pool by whichever thread reads it (rpc_unclaimed()); one
  * that needs it now waits for it with pool_fill_recv_locked().
  */
 static int pool_fill_send_locked(uint32_t count)
@@ -1453,14 +1270,14 @@ static int pool_fill_send_locked(uint32_t count)
 
 	/* Signal ends are only of use for fences of timelines we own. */
 	req.b.flags = conn.nowned && conn.ends_score >= 0 ? FL_POOL_F_SIGNAL_ENDS : 0;
-	req.h.seq = ++conn.seq;
-	r = send_packet(conn.fd, &req, sizeof(req), NULL, 0);
+	r = fl__rpc_send_locked(&conn.rpc, &req.h, &req.b, sizeof(req.b), NULL, 0, 0);
 	if (r < 0) {
 		drop_locked();
-		return r == -EPIPE || r == -ENOTCONN ? -ECONNRESET : r;
+		return r;
 	}
 	conn.fill_seq = req.h.seq;
 	conn.fill_count = count;
+	conn.stats.pool_fills++;
 	conn.fill_per = req.b.flags ? 2 : 1;
 	conn.fill_result = 1;
 	return 0;
@@ -1469,7 +1286,7 @@ static int pool_fill_send_locked(uint32_t count)
 static int watch_start_locked(void);
 
 /*
- * Under conn.lock, with a fill sent: take its reply (@n bytes at @buf, or
+ * Under conn.rpc.lock, with a fill sent: take its reply (@n bytes at @buf, or
  * the connection's error, with @nfds @fds, taken; @cut: our full fd table
  * dropped some) into the pool. Near our fd limit the kernel installs only
  * the fds that fit: the fence fds come first, so we keep what arrived and
@@ -1493,7 +1310,7 @@ static int pool_fill_take_locked(const unsigned char *buf, int n, int *fds, unsi
 	} else if (n > 0) {
 		memcpy(reply, buf, (size_t)n);
 	}
-	if (n >= 0 && check_reply(reply, n, FL_OP_POOL_FILL, conn.fill_seq) < 0)
+	if (n >= 0 && fl__rpc_check(reply, n, FL_OP_POOL_FILL, conn.fill_seq) < 0)
 		n = -EPROTO;
 	r = n < 0 ? n : fl__client_reply_status(reply);
 	if (r == 0) {
@@ -1532,6 +1349,7 @@ static int pool_fill_take_locked(const unsigned char *buf, int n, int *fds, unsi
 			conn.pool_sig[at] = -1;
 	}
 	conn.pool_count += rep.count;
+	conn.stats.pool_fills_taken++;
 	if (cut) {
 		FL_LOG("daemon", "fd table full: %u of %u pooled fds arrived", nfds,
 		       rep.count * per);
@@ -1547,33 +1365,33 @@ static int pool_fill_take_locked(const unsigned char *buf, int n, int *fds, unsi
 }
 
 /*
- * Under conn.lock, with a fill sent: wait until its reply is in the pool
- * (whichever thread reads it takes it there, route_locked()).
+ * Under conn.rpc.lock, with a fill sent: wait until its reply is in the pool
+ * (whichever thread reads it takes it there, rpc_unclaimed()).
  * Return: 0, the daemon's refusal, or a connection error.
  */
 static int pool_fill_recv_locked(void)
 {
-	unsigned int generation = atomic_load(&conn.generation);
+	unsigned int generation = atomic_load(&conn.rpc.generation);
 
-	while (conn.fill_per && conn.fd >= 0 && atomic_load(&conn.generation) == generation)
+	while (conn.fill_per && conn.rpc.fd >= 0 && atomic_load(&conn.rpc.generation) == generation)
 		pump_locked();
-	if (conn.fd < 0 || atomic_load(&conn.generation) != generation)
+	if (conn.rpc.fd < 0 || atomic_load(&conn.rpc.generation) != generation)
 		return conn.fill_result < 0 ? conn.fill_result : -ECONNRESET;
 	return conn.fill_result > 0 ? -ECONNRESET : conn.fill_result;
 }
 
 /*
- * Under conn.lock, before a request that waits for its reply: is there a
+ * Under conn.rpc.lock, before a request that waits for its reply: is there a
  * connection to send it on? A fill sent ahead no longer has to be read
- * first: replies go to their askers by number (route_locked()).
+ * first: replies go to their askers by number (rpc.c).
  */
 static int pool_settle_locked(void)
 {
-	return conn.fd >= 0 ? 0 : -ECONNRESET;
+	return conn.rpc.fd >= 0 ? 0 : -ECONNRESET;
 }
 
 /*
- * Under conn.lock, connected: use up the oldest slot, whose fd we do not
+ * Under conn.rpc.lock, connected: use up the oldest slot, whose fd we do not
  * have, with a fence of its own (of @handle, for value 0: complete at once
  * and held by nobody, it goes as soon as it comes), so that the next slot
  * is the oldest. The daemon takes slots strictly in order.
@@ -1590,11 +1408,10 @@ static int slot_skip_locked(uint32_t handle)
 
 	fl__name_copy(req.b.name, sizeof(req.b.name), UNUSED_SLOT_NAME);
 	req.b.slot = conn.pool_slot;
-	req.h.seq = ++conn.seq;
-	r = send_packet(conn.fd, &req, sizeof(req), NULL, 0);
+	r = fl__rpc_send_locked(&conn.rpc, &req.h, &req.b, sizeof(req.b), NULL, 0, 0);
 	if (r < 0) {
 		drop_locked();
-		return r == -EPIPE || r == -ENOTCONN ? -ECONNRESET : r;
+		return r;
 	}
 	fl__fdid_close(conn.pool_sig[at], &conn.pool_sig_id[at]);
 	conn.pool_sig[at] = -1;
@@ -1605,12 +1422,12 @@ static int slot_skip_locked(uint32_t handle)
 }
 
 /*
- * Under conn.lock, connected: have a pooled fd of ours at the head of the
- * pool, for a fence of @handle. The first fills grow (4, 8, 16, 32: a
- * process making one fence should not hold 32 fds) and are waited for;
- * from then on, once half the pool is used, the other half is asked for
- * ahead, so the daemon makes the next fds while we use the rest and no
- * fence waits for a fill. At most conn.pool_max unused (32).
+ * Under conn.rpc.lock, connected: have a pooled fd of ours at the head of the
+ * pool, for a fence of @handle. Only an empty pool waits here: the first
+ * fill of a connection (4 fds: a process making one fence should not hold
+ * 32), or one after the pool was given back; the rest are asked for ahead
+ * and grow (8, 16, 32) in pool_fill_ahead_locked(). At most conn.pool_max
+ * unused (32).
  * Return: 0; -EMFILE when a fill brought no fd (our fd table is full); a
  * connection error or the daemon's.
  */
@@ -1639,6 +1456,8 @@ static int pool_take_ready_locked(uint32_t handle)
 		 */
 		if (filled && !conn.fill_got)
 			return -EMFILE;
+		if (!filled)
+			conn.stats.pool_waits++;
 		if (!conn.fill_per) {
 			conn.pool_batch = conn.pool_batch ? FL_MIN(conn.pool_batch * 2,
 								   FL_MAX(conn.pool_max, 1u))
@@ -1654,14 +1473,35 @@ static int pool_take_ready_locked(uint32_t handle)
 	}
 }
 
-/* Under conn.lock, after taking a pooled fd: ask ahead for the next half. */
+/*
+ * Under conn.rpc.lock, before a fence takes a pooled fd (and before its
+ * request is sent): keep the pool from running dry without ever waiting
+ * while it still has fds. Once it is down to half
+ * the last fill, the next (twice as large, up to conn.pool_max unused) is
+ * asked for ahead; its reply is taken once it has come, looked for when
+ * the pool is down to a quarter, an eighth, ... (a poll() each time, no
+ * read until it is there). Only a pool that is empty waits for a fill
+ * (pool_take_ready_locked()), so a loop making fences of its own timeline
+ * (fl-displayd's, every frame) does not block on the daemon once it runs.
+ */
 static void pool_fill_ahead_locked(void)
 {
-	const uint32_t half = FL_PROTO_POOL_FILL_MAX / 2;
+	unsigned int max = conn.pool_max, next;
 
-	if (conn.fd >= 0 && !conn.fill_per && conn.pool_max == FL_PROTO_POOL_FILL_MAX &&
-	    conn.pool_batch == FL_PROTO_POOL_FILL_MAX && conn.pool_count <= half)
-		(void)pool_fill_send_locked(FL_PROTO_POOL_FILL_MAX - half);
+	if (conn.rpc.fd < 0 || !max)
+		return;
+	if (conn.fill_per) {
+		/* At 8, 4, 2 and 1 left of 32: a few poll()s a fill, not one a fence. */
+		if (conn.pool_count <= conn.pool_batch / 4 &&
+		    !(conn.pool_count & (conn.pool_count - 1)))
+			fl__rpc_read_arrived_locked(&conn.rpc);
+		return;
+	}
+	if (!conn.pool_batch || conn.pool_count > conn.pool_batch / 2 || conn.pool_count >= max)
+		return;
+	next = FL_MIN(conn.pool_batch * 2, max);
+	conn.pool_batch = next;
+	(void)pool_fill_send_locked(FL_MIN(next, max - conn.pool_count));
 }
 
 /*
@@ -1684,7 +1524,7 @@ static struct owned *owned_find_locked(uint32_t handle)
 }
 
 /*
- * Under conn.lock: the daemon reuses the handle of a timeline that is gone,
+ * Under conn.rpc.lock: the daemon reuses the handle of a timeline that is gone,
  * so a handle it gives again no longer names a timeline we own.
  */
 static void owned_forget_locked(uint32_t handle)
@@ -1709,21 +1549,21 @@ void fl__client_bound(unsigned int generation, uint32_t handle, int timeline_fd)
 {
 	struct owned *o;
 
-	pthread_mutex_lock(&conn.lock);
+	pthread_mutex_lock(&conn.rpc.lock);
 	/*
 	 * The daemon answers a timeline bound already with the handle it has:
 	 * if that is the timeline we own (its fd's file), it stays ours, with
 	 * its kept signal ends; only a handle given to another one means ours
 	 * is gone.
 	 */
-	if (conn_live_locked() && atomic_load(&conn.generation) == generation &&
+	if (conn_live_locked() && atomic_load(&conn.rpc.generation) == generation &&
 	    (!(o = owned_find_locked(handle)) || !fl__fdid_is(timeline_fd, &o->tl_id)))
 		owned_forget_locked(handle);
-	pthread_mutex_unlock(&conn.lock);
+	pthread_mutex_unlock(&conn.rpc.lock);
 }
 
 /*
- * Under conn.lock, with a watcher: does it poll the kick pipe? A pipe
+ * Under conn.rpc.lock, with a watcher: does it poll the kick pipe? A pipe
  * signal end is kept only then, as only the kick tells us of fences the
  * daemon completed.
  */
@@ -1733,7 +1573,7 @@ static bool watch_has_kick_locked(void)
 }
 
 /*
- * Under conn.lock: the kick pipe's read end @fd came with a pool fill. The
+ * Under conn.rpc.lock: the kick pipe's read end @fd came with a pool fill. The
  * watcher takes it (and is woken to poll it) if it has none; else it goes.
  */
 static void watch_give_kick_locked(int fd)
@@ -1757,7 +1597,7 @@ static void watch_give_kick_locked(int fd)
 }
 
 /*
- * Under conn.lock, before FENCE_NEW: whether to keep @sig, the signal end
+ * Under conn.rpc.lock, before FENCE_NEW: whether to keep @sig, the signal end
  * of a new fence of @handle for @value: only for a timeline of ours whose
  * counter has not reached the value, while there is room. The daemon is
  * told (FL_MSG_F_KEPT) and leaves that fence to us when our counter gets
@@ -1824,16 +1664,16 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
 	} req = { { FL_OP_FENCE_NEW, reply_wanted ? FL_MSG_F_REPLY : 0, 0,
 		    sizeof(struct fl_msg_fence_new) },
 		  { .value = value, .handle = handle } };
-	struct waiter w = { .buf = reply, .cap = sizeof(reply) };
+	struct fl__rpc_waiter w = { .buf = reply, .cap = sizeof(reply) };
 	struct fdid fid, sig_id;
 	unsigned int at;
 	int r, n, fd, sig;
 	bool keep;
 
 	fl__name_copy(req.b.name, sizeof(req.b.name), name);
-	pthread_mutex_lock(&conn.lock);
+	pthread_mutex_lock(&conn.rpc.lock);
 	/* The handle is from the connection of that generation only. */
-	if (!conn_live_locked() || atomic_load(&conn.generation) != generation) {
+	if (!conn_live_locked() || atomic_load(&conn.rpc.generation) != generation) {
 		r = -ESTALE;
 		goto out;
 	}
@@ -1851,6 +1691,15 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
 			req.h.flags |= FL_MSG_F_REPLY;
 	}
 	conn.uses++;
+	/*
+	 * Before our own request goes out, not after: a reply read here must
+	 * find its waiter registered (rpc.c), and ours would not be yet.
+	 */
+	pool_fill_ahead_locked();
+	if (conn.rpc.fd < 0) {
+		r = -ECONNRESET;
+		goto out;
+	}
 	r = pool_take_ready_locked(handle);
 	if (r < 0)
 		goto out;
@@ -1864,13 +1713,11 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
 	if (keep)
 		req.h.flags |= FL_MSG_F_KEPT;
 	req.b.slot = conn.pool_slot;
-	req.h.seq = ++conn.seq;
-	r = send_packet(conn.fd, &req, sizeof(req), NULL, 0);
+	r = fl__rpc_send_locked(&conn.rpc, &req.h, &req.b, sizeof(req.b), NULL, 0, 0);
 	if (r < 0) {
 		if (keep)
 			fl__fdid_close(sig, &sig_id);
 		drop_locked();
-		r = r == -EPIPE || r == -ENOTCONN ? -ECONNRESET : r;
 		goto out;
 	}
 	conn.pool_head++;
@@ -1878,7 +1725,6 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
 	conn.pool_slot++;
 	if (keep)
 		conn.kept[conn.nkept++] = (struct kept){ handle, value, sig, sig_id, req.b.slot };
-	pool_fill_ahead_locked();
 	if (!reply_wanted) {
 		conn.oneway_seq = req.h.seq;
 		atomic_store(&conn.unflushed, true);
@@ -1887,7 +1733,7 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
 	}
 	w.seq = req.h.seq;
 	n = await_locked(&w);
-	if (n >= 0 && check_reply(reply, n, FL_OP_FENCE_NEW, req.h.seq) < 0)
+	if (n >= 0 && fl__rpc_check(reply, n, FL_OP_FENCE_NEW, req.h.seq) < 0)
 		n = -EPROTO;
 	if (n < 0) {
 		fl__fdid_close(fd, &fid);
@@ -1899,7 +1745,7 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
 	if (r < 0) {
 		fl__fdid_close(fd, &fid);
 		/* Unless its connection went meanwhile, and its kept ends with it. */
-		if (atomic_load(&conn.generation) != w.generation || conn.fd < 0)
+		if (atomic_load(&conn.rpc.generation) != w.generation || conn.rpc.fd < 0)
 			keep = false;
 		for (unsigned int i = 0; keep && i < conn.nkept; i++)
 			if (conn.kept[i].fd == sig) {
@@ -1911,7 +1757,7 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
 		*ret_fd = fd;
 	}
 out:
-	pthread_mutex_unlock(&conn.lock);
+	pthread_mutex_unlock(&conn.rpc.lock);
 	return r;
 }
 
@@ -1930,7 +1776,7 @@ int fl__client_timeline_create(const char *name, unsigned int flags, int *ret_fd
 	unsigned int nfds = 0, generation = 0;
 
 	fl__name_copy(req.b.name, sizeof(req.b.name), name);
-	pthread_mutex_lock(&conn.lock);
+	pthread_mutex_lock(&conn.rpc.lock);
 	r = ensure_connected_locked(true);
 	if (r == 0)
 		r = served_locked(FL_OP_TIMELINE_CREATE);
@@ -1947,12 +1793,12 @@ int fl__client_timeline_create(const char *name, unsigned int flags, int *ret_fd
 		goto out;
 	}
 	/* Another thread may have dropped that connection since it answered. */
-	if (atomic_load(&conn.generation) == generation && conn.fd >= 0)
+	if (atomic_load(&conn.rpc.generation) == generation && conn.rpc.fd >= 0)
 		owned_forget_locked(rep.handle);
 	if (nfds == 2) {
 		/* Without room to track it, the timeline just goes through the daemon. */
 		if (conn.nowned < OWNED_MAX && rep.handle < FL_PROTO_MAX_HANDLES &&
-		    atomic_load(&conn.generation) == generation && conn.fd >= 0) {
+		    atomic_load(&conn.rpc.generation) == generation && conn.rpc.fd >= 0) {
 			struct fdid tl_id;
 
 			if (fl__counter_map(&counter, fds[1], flags != 0) == 0) {
@@ -1969,7 +1815,7 @@ int fl__client_timeline_create(const char *name, unsigned int flags, int *ret_fd
 	*ret_handle = rep.handle;
 	*ret_generation = generation;
 out:
-	pthread_mutex_unlock(&conn.lock);
+	pthread_mutex_unlock(&conn.rpc.lock);
 	return r;
 }
 
@@ -1989,8 +1835,8 @@ int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t c
 	bool lost_end = false;
 	int r, n;
 
-	pthread_mutex_lock(&conn.lock);
-	if (!conn_live_locked() || atomic_load(&conn.generation) != generation) {
+	pthread_mutex_lock(&conn.rpc.lock);
+	if (!conn_live_locked() || atomic_load(&conn.rpc.generation) != generation) {
 		r = -ESTALE;
 		goto out;
 	}
@@ -2030,7 +1876,7 @@ int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t c
 	 * Even then, a daemon that died must not go unnoticed.
 	 */
 	if (!fl__counter_needs_daemon(&o->counter, now) && !lost_end) {
-		struct pollfd p = { conn.fd, POLLRDHUP, 0 };
+		struct pollfd p = { conn.rpc.fd, POLLRDHUP, 0 };
 
 		r = 0;
 		if (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
@@ -2042,13 +1888,12 @@ int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t c
 	r = pool_settle_locked();
 	if (r < 0)
 		goto out;
-	req.h.seq = ++conn.seq;
-	r = send_packet(conn.fd, &req, sizeof(req), NULL, 0);
+	r = fl__rpc_send_locked(&conn.rpc, &req.h, &req.b, sizeof(req.b), NULL, 0, 0);
 	if (r == 0) {
-		struct waiter w = { .seq = req.h.seq, .buf = reply, .cap = sizeof(reply) };
+		struct fl__rpc_waiter w = { .seq = req.h.seq, .buf = reply, .cap = sizeof(reply) };
 
 		n = await_locked(&w);
-		if (n >= 0 && check_reply(reply, n, FL_OP_TIMELINE_SYNC, req.h.seq) < 0)
+		if (n >= 0 && fl__rpc_check(reply, n, FL_OP_TIMELINE_SYNC, req.h.seq) < 0)
 			n = -EPROTO;
 		r = n < 0 ? n : fl__client_reply_status(reply);
 	}
@@ -2059,24 +1904,25 @@ int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t c
 			r = -ECONNRESET;
 	}
 out:
-	pthread_mutex_unlock(&conn.lock);
+	pthread_mutex_unlock(&conn.rpc.lock);
 	return r;
 }
 
-/* Under conn.lock, on the live connection: a PING and its answer. */
+/* Under conn.rpc.lock, on the live connection: a PING and its answer. */
 static void ping_locked(uint32_t flags)
 {
 	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_reply)];
-	struct fl_msg_hdr h = { FL_OP_PING, flags, ++conn.seq, 0 };
-	struct waiter w = { .seq = h.seq, .buf = reply, .cap = sizeof(reply) };
-	int n = send_packet(conn.fd, &h, sizeof(h), NULL, 0);
+	struct fl_msg_hdr h = { FL_OP_PING, flags, 0, 0 };
+	struct fl__rpc_waiter w = { .buf = reply, .cap = sizeof(reply) };
+	int n = fl__rpc_send_locked(&conn.rpc, &h, NULL, 0, NULL, 0, 0);
 
 	if (n < 0) {
 		drop_locked();
 		return;
 	}
+	w.seq = h.seq;
 	n = await_locked(&w);
-	if (n < 0 || check_reply(reply, n, FL_OP_PING, h.seq) < 0)
+	if (n < 0 || fl__rpc_check(reply, n, FL_OP_PING, h.seq) < 0)
 		lost_locked(w.generation);
 }
 
@@ -2084,26 +1930,26 @@ void fl__client_flush(void)
 {
 	if (!atomic_load(&conn.unflushed))
 		return;
-	pthread_mutex_lock(&conn.lock);
+	pthread_mutex_lock(&conn.rpc.lock);
 	/*
 	 * Only this process's live connection has anything to flush; never
 	 * connect (or start a daemon) just for this.
 	 */
 	if (conn_live_locked() && atomic_load(&conn.unflushed) && pool_settle_locked() == 0)
-		ping_locked(0); /* its answer settles what was sent before it (route_locked()) */
-	pthread_mutex_unlock(&conn.lock);
+		ping_locked(0); /* its answer settles what was sent before it (rpc_seen()) */
+	pthread_mutex_unlock(&conn.rpc.lock);
 }
 
 void fl__client_sync_closes(void)
 {
-	pthread_mutex_lock(&conn.lock);
+	pthread_mutex_lock(&conn.rpc.lock);
 	if (conn_live_locked() && pool_settle_locked() == 0) {
 		ping_locked(FL_MSG_F_AFTER_CLOSES);
 		/* A timeline that died failed its fences: those whose ends we keep too. */
 		if (conn.nkept)
 			kept_settle_locked();
 	}
-	pthread_mutex_unlock(&conn.lock);
+	pthread_mutex_unlock(&conn.rpc.lock);
 }
 
 int fl__client_call(uint32_t op, uint32_t flags, const void *body, size_t body_len, const int *fds,
@@ -2128,46 +1974,40 @@ int fl__client_call_on(unsigned int generation, uint32_t op, const void *body, s
 int fl__client_report(uint32_t op, uint32_t flags, const void *body, size_t body_len,
 		      const int *fds, unsigned int nfds)
 {
-	unsigned char req[FL_PROTO_MAX_REQUEST];
 	struct fl_msg_hdr h = { op, flags, 0, (uint32_t)body_len };
 	int r;
 
-	if (sizeof(h) + body_len > sizeof(req))
+	if (sizeof(h) + body_len > FL_PROTO_MAX_REQUEST)
 		return -EINVAL;
-	pthread_mutex_lock(&conn.lock);
+	pthread_mutex_lock(&conn.rpc.lock);
 	r = ensure_connected_locked(false);
 	if (r == 0)
 		r = served_locked(op);
 	if (r == 0) {
-		h.seq = ++conn.seq;
-		memcpy(req, &h, sizeof(h));
-		memcpy(req + sizeof(h), body, body_len);
-		r = send_packet(conn.fd, req, sizeof(h) + body_len, fds, nfds);
-		if (r == -EPIPE || r == -ECONNRESET || r == -ENOTCONN || r == -ETIMEDOUT) {
+		r = fl__rpc_send_locked(&conn.rpc, &h, body, body_len, fds, nfds, 0);
+		if (r == -ECONNRESET || r == -ETIMEDOUT)
 			drop_locked();
-			r = r == -ETIMEDOUT ? r : -ECONNRESET;
-		}
 	}
-	pthread_mutex_unlock(&conn.lock);
+	pthread_mutex_unlock(&conn.rpc.lock);
 	return r;
 }
 
 void fl__client_disconnect(void)
 {
-	pthread_mutex_lock(&conn.lock);
+	pthread_mutex_lock(&conn.rpc.lock);
 	drop_locked();
 	atomic_store(&conn.unflushed, false);
-	pthread_mutex_unlock(&conn.lock);
+	pthread_mutex_unlock(&conn.rpc.lock);
 }
 
 static int daemon_pid(bool may_spawn)
 {
 	int r;
 
-	pthread_mutex_lock(&conn.lock);
+	pthread_mutex_lock(&conn.rpc.lock);
 	r = ensure_connected_locked(may_spawn);
 	if (r == 0) {
-		struct pollfd p = { conn.fd, POLLRDHUP, 0 };
+		struct pollfd p = { conn.rpc.fd, POLLRDHUP, 0 };
 
 		/* A daemon that died since is no answer: this call goes to the next one. */
 		if (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
@@ -2177,7 +2017,7 @@ static int daemon_pid(bool may_spawn)
 	}
 	if (r == 0)
 		r = conn.daemon_pid;
-	pthread_mutex_unlock(&conn.lock);
+	pthread_mutex_unlock(&conn.rpc.lock);
 	return r;
 }
 
@@ -2189,4 +2029,11 @@ int fl__client_daemon_pid(void)
 int fl__client_daemon_pid_no_spawn(void)
 {
 	return daemon_pid(false);
+}
+
+void fl__client_stats(struct fl__client_stats *ret)
+{
+	pthread_mutex_lock(&conn.rpc.lock);
+	*ret = conn.stats;
+	pthread_mutex_unlock(&conn.rpc.lock);
 }

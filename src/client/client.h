@@ -158,4 +158,11 @@ void fl__client_disconnect(void);
  */
 unsigned int fl__client_answered_generation(void);
 
+/* What fl_introspect_client_stats() reports (client.c counts it under its lock). */
+struct fl__client_stats {
+	uint64_t pool_fills, pool_fills_taken, pool_waits;
+};
+
+void fl__client_stats(struct fl__client_stats *ret);
+
 #endif /* FL_CLIENT_H */

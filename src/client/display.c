@@ -2,9 +2,11 @@
 /*
  * The native display API (<fenceline/display.h>): the library's side of
  * fl-displayd. One connection per process, made on first use (starting the
- * service as fencelined is started), one request at a time under a lock:
- * a display client asks rarely (a post per frame) and its replies are
- * immediate, so serialising costs nothing worth a second connection.
+ * service as fencelined is started), with the requests of any number of
+ * threads pipelined on it as on fencelined's (rpc.c): a thread whose post
+ * the service takes long to answer, or that waits on a stuck service,
+ * holds up no other thread's request, and a service that dies fails every
+ * waiting request with -ECONNRESET at once.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +25,7 @@
 #include <fenceline/display.h>
 
 #include "display.h"
+#include "rpc.h"
 #include "service.h"
 #include "transport.h"
 #include "util.h"
@@ -35,19 +38,22 @@ extern char **environ;
 
 struct fl_display_handle {
 	uint32_t kind, device, id, handle;
-	uint64_t gen; /* the connection it was opened on */
+	unsigned int gen; /* the connection it was opened on */
 	int fd;
 	struct fdid fd_id; /* the event pipe we gave the program: checked before each use */
 };
 
+static const struct fl__rpc_ops rpc_ops = { .what = "daemon" };
+
+/* The reader's buffer (rpc.c: one reader at a time). */
+static unsigned char read_buf[FL_DPROTO_MAX_REPLY];
+
+/* A reply carries one fd at most (a handle's event pipe, a buffer, a fence). */
 static struct {
-	pthread_mutex_t lock;
-	int fd;
-	struct fdid id; /* checked once per call (client.c's top comment) */
-	pid_t pid; /* who connected: a forked child connects anew */
-	uint64_t gen;
-	uint32_t seq;
-} dc = { PTHREAD_MUTEX_INITIALIZER, -1, { 0, 0, false }, 0, 0, 0 };
+	struct fl__rpc rpc;
+	bool atfork_done;
+	uint32_t version; /* the protocol HELLO agreed on */
+} dc = { .rpc = FL__RPC_INIT(&rpc_ops, read_buf, 1) };
 
 static void set_error(struct fl_display_error *e, int err, const char *msg)
 {
@@ -68,57 +74,92 @@ static const char *displayd_binary(void)
 	return FL_DISPLAYD_BUILD_PATH;
 }
 
-static void drop_locked(void)
+static void atfork_prepare(void)
 {
-	fl__fdid_close(dc.fd, &dc.id);
-	dc.fd = -1;
-	dc.gen++;
+	fl__rpc_fork_prepare(&dc.rpc);
 }
 
-static int roundtrip_locked(uint32_t op, const void *body, size_t len, const int *fds,
-			    unsigned int nfds, void *reply, size_t cap, int *rfds,
-			    unsigned int max_rfds, unsigned int *ret_nrfds);
-
-static int connect_locked(void)
+static void atfork_parent(void)
 {
-	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	uint64_t deadline;
-	struct fl_dmsg_hello h = { FL_DPROTO_VERSION, 0 };
+	pthread_mutex_unlock(&dc.rpc.lock);
+}
+
+static void atfork_child(void)
+{
+	fl__rpc_forked_locked(&dc.rpc);
+	pthread_mutex_unlock(&dc.rpc.lock);
+}
+
+/*
+ * HELLO on the fresh connection @fd: the version agreed on (> 0), the
+ * service's refusal, or a connection error.
+ */
+static int hello(int fd)
+{
+	struct fl_msg_hdr h = { FL_DOP_HELLO, 0, 0, sizeof(struct fl_dmsg_hello) };
+	struct fl_dmsg_hello b = { FL_DPROTO_VERSION, 0 };
 	struct {
 		struct fl_msg_hdr hdr;
 		struct fl_dmsg_hello_reply r;
 	} rep;
+	unsigned int n = 0;
+	ssize_t s = fl__proto_send(fd, &h, sizeof(h), &b, sizeof(b), NULL, 0, 0);
+	int r;
+
+	if (s < 0)
+		return s == -EPIPE ? -ECONNRESET : (int)s;
+	r = fl__proto_recv_reply(fd, &rep, sizeof(rep), NULL, 0, 0, &n, NULL);
+	if (r < 0)
+		return r == -ETIMEDOUT ? -ECONNRESET : r;
+	if ((size_t)r < sizeof(rep) || fl__rpc_check(&rep, r, FL_DOP_HELLO, 0) < 0)
+		return -EPROTO;
+	if (rep.r.r.status < 0)
+		return rep.r.r.status;
+	return rep.r.version && rep.r.version <= FL_DPROTO_VERSION ? (int)rep.r.version : -EPROTO;
+}
+
+/*
+ * Connect to the service at this process's socket, starting one if none
+ * answers, and say HELLO; run by fl__rpc_connect_locked() with the lock
+ * released. *@arg (a uint32_t) gets the version agreed on.
+ * Return: the connection's fd, or a negative errno.
+ */
+static int connect_service(void *arg)
+{
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	uint64_t deadline;
 	bool spawned = false;
 	int fd, r;
 
-	if (dc.fd >= 0 && dc.pid == getpid() && fl__fdid_is(dc.fd, &dc.id))
-		return 0;
-	if (dc.fd >= 0 && dc.pid != getpid()) {
-		/* A forked child's copy of the parent's connection: closing it leaves the parent's. */
-		drop_locked();
-	} else if (dc.fd >= 0) {
-		/* The program closed or took the number: it is theirs now, never ours to close. */
-		FL_LOG("daemon", "fd %d is no longer our display connection: connecting again",
-		       dc.fd);
-		dc.fd = -1;
-		dc.gen++;
-	}
 	r = fl__display_socket_path(path, sizeof(path));
 	if (r < 0)
 		return r;
 	deadline = fl__now_ns() + START_WAIT_MS * 1000000ull;
-again:
 	for (;;) {
 		struct timespec ts = { 0, 5000000L };
 
 		fd = fl__service_connect(path, REPLY_TIMEOUT_S * 1000);
 		if (fd >= 0) {
 			r = fl__service_peer_trusted(fd, "display service", path);
-			if (r < 0) {
-				close(fd);
-				return r;
+			if (r == 0)
+				r = hello(fd);
+			if (r > 0) {
+				*(uint32_t *)arg = (uint32_t)r;
+				return fd;
 			}
-			break;
+			close(fd);
+			/*
+			 * A service that is dying (killed, or exiting idle) may
+			 * still have its listening socket while its other fds are
+			 * closed: the connection lands in its backlog and is reset
+			 * with it. Its socket is gone then, so the next try starts
+			 * a new one.
+			 */
+			if (r != -ECONNRESET || fl__now_ns() > deadline)
+				return r;
+			ts.tv_nsec = 1000000L;
+			nanosleep(&ts, NULL);
+			continue;
 		}
 		if (fd != -ENOENT && fd != -ECONNREFUSED)
 			return fd;
@@ -132,100 +173,109 @@ again:
 			return -ECONNREFUSED;
 		nanosleep(&ts, NULL);
 	}
-	if (fl__fdid_get(fd, &dc.id) < 0) {
-		close(fd);
-		return -EBADF;
-	}
-	dc.fd = fd;
-	dc.pid = getpid();
-	dc.gen++;
-	r = roundtrip_locked(FL_DOP_HELLO, &h, sizeof(h), NULL, 0, &rep, sizeof(rep), NULL, 0,
-			     NULL);
-	if (r == -ECONNRESET && fl__now_ns() <= deadline) {
-		/*
-		 * A service that is dying (killed, or exiting idle) may still
-		 * have its listening socket while its other fds are closed:
-		 * the connection lands in its backlog and is reset with it.
-		 * Its socket is gone then, so the next try starts a new one.
-		 */
-		struct timespec ts = { 0, 1000000L };
-
-		nanosleep(&ts, NULL);
-		goto again;
-	}
-	if (r < 0) {
-		drop_locked();
-		return r;
-	}
-	if ((size_t)r < sizeof(rep) || rep.r.r.status < 0) {
-		drop_locked();
-		return (size_t)r < sizeof(rep) ? -EPROTO : rep.r.r.status;
-	}
-	return 0;
 }
 
-/*
- * Send one request and read its reply into @reply (header included).
- * Return: the reply's length, or a connection error (the connection is dropped then).
- */
-static int roundtrip_locked(uint32_t op, const void *body, size_t len, const int *fds,
-			    unsigned int nfds, void *reply, size_t cap, int *rfds,
-			    unsigned int max_rfds, unsigned int *ret_nrfds)
+/* Under dc.rpc.lock: make sure this process has its live connection. */
+static int connect_locked(void)
 {
-	struct fl_msg_hdr h = { op, 0, ++dc.seq, (uint32_t)len };
-	struct fl_msg_hdr got;
-	unsigned int n = 0;
-	ssize_t s;
 	int r;
 
-	s = fl__proto_send(dc.fd, &h, sizeof(h), body, len, fds, nfds, 0);
-	if (s < 0) {
-		drop_locked();
-		return s == -EPIPE ? -ECONNRESET : (int)s;
+	if (!dc.atfork_done) {
+		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+		dc.atfork_done = true;
 	}
-	r = fl__proto_recv_reply(dc.fd, reply, cap, rfds, max_rfds, max_rfds, &n, NULL);
-	if (r < 0) {
-		drop_locked();
-		return r == -ETIMEDOUT ? -ECONNRESET : r;
-	}
-	memcpy(&got, reply, sizeof(got));
-	if ((size_t)r < sizeof(got) + sizeof(struct fl_msg_reply) || got.op != (op | FL_OP_REPLY) ||
-	    got.seq != h.seq) {
-		for (unsigned int i = 0; i < n; i++)
-			close(rfds[i]);
-		drop_locked();
-		return -EPROTO;
-	}
-	if (ret_nrfds)
-		*ret_nrfds = n;
-	else
-		for (unsigned int i = 0; i < n; i++)
-			close(rfds[i]);
-	return r;
+	uint32_t version = 0;
+
+	r = fl__rpc_connect_locked(&dc.rpc, connect_service, &version);
+	if (r == 1)
+		dc.version = version;
+	return r < 0 ? r : 0;
 }
 
 /*
- * One request on behalf of handle @h (NULL: none). @reply gets the reply
- * (header included) of at most @cap bytes; its status is the return
- * value, its message in @e.
+ * Under dc.rpc.lock, connected: send one request (after @pre, @npre fds
+ * sent ahead one-way in POST_FDS messages) and wait for its reply, the
+ * lock released meanwhile. @reply gets the reply (header included) of at
+ * most @cap bytes, @rfds up to @max_rfds fds (the caller's), *@ret_gen
+ * the generation of the connection that answered.
+ * Return: the reply's length, or a connection error (the connection is
+ * dropped then).
  */
-static int request(const struct fl_display_handle *h, uint32_t op, const void *body, size_t len,
-		   const int *fds, unsigned int nfds, void *reply, size_t cap, int *rfds,
-		   unsigned int max_rfds, unsigned int *ret_nrfds, struct fl_display_error *e)
+static int roundtrip_locked(uint32_t op, const void *body, size_t len, const int *pre,
+			    unsigned int npre, const int *fds, unsigned int nfds, void *reply,
+			    size_t cap, int *rfds, unsigned int max_rfds, unsigned int *ret_nrfds,
+			    unsigned int *ret_gen)
+{
+	struct fl_msg_hdr h = { op, 0, 0, (uint32_t)len };
+	struct fl__rpc_waiter w = { .buf = reply, .cap = cap, .fds = rfds, .max_fds = max_rfds };
+	int r = 0, n;
+
+	/* The fds past one message's share go ahead; nothing comes between them and their POST. */
+	for (unsigned int sent = 0; r == 0 && sent < npre; sent += FL_DPROTO_MAX_FDS) {
+		struct fl_msg_hdr f = { FL_DOP_POST_FDS, 0, 0, 0 };
+
+		r = fl__rpc_send_locked(&dc.rpc, &f, NULL, 0, pre + sent,
+					FL_MIN(npre - sent, (unsigned int)FL_DPROTO_MAX_FDS), 0);
+	}
+	if (r == 0)
+		r = fl__rpc_send_locked(&dc.rpc, &h, body, len, fds, nfds, 0);
+	if (r < 0) {
+		/* POST_FDS may have gone ahead of a POST that did not: out of step now. */
+		fl__rpc_drop_locked(&dc.rpc);
+		return r;
+	}
+	w.seq = h.seq;
+	n = fl__rpc_await_locked(&dc.rpc, &w);
+	if (n >= 0 && fl__rpc_check(reply, n, op, h.seq) < 0) {
+		for (unsigned int i = 0; i < w.nfds; i++)
+			close(rfds[i]);
+		n = -EPROTO;
+	}
+	if (n < 0 && n != -EMFILE)
+		fl__rpc_lost_locked(&dc.rpc, w.generation);
+	if (n < 0)
+		return n == -ETIMEDOUT ? -ECONNRESET : n;
+	*ret_gen = w.generation;
+	if (ret_nrfds)
+		*ret_nrfds = w.nfds;
+	else
+		for (unsigned int i = 0; i < w.nfds; i++)
+			close(rfds[i]);
+	return n;
+}
+
+/*
+ * One request on behalf of handle @h (NULL: none), its fds in @fds after
+ * @pre (a POST's first fds, see roundtrip_locked()). @reply gets the
+ * reply (header included) of at most @cap bytes; its status is the return
+ * value, its message in @e; *@ret_gen (if not NULL) the generation of the
+ * connection that answered, what a handle in it belongs to.
+ */
+static int request_pre(const struct fl_display_handle *h, uint32_t op, const void *body, size_t len,
+		       const int *pre, unsigned int npre, const int *fds, unsigned int nfds,
+		       void *reply, size_t cap, int *rfds, unsigned int max_rfds,
+		       unsigned int *ret_nrfds, unsigned int *ret_gen, struct fl_display_error *e)
 {
 	struct fl_msg_reply st;
+	unsigned int gen = 0;
 	int r;
 
 	if (ret_nrfds)
 		*ret_nrfds = 0;
-	pthread_mutex_lock(&dc.lock);
+	pthread_mutex_lock(&dc.rpc.lock);
 	r = connect_locked();
-	if (r == 0 && h && h->gen != dc.gen)
+	if (r == 0 && h && h->gen != fl__rpc_generation(&dc.rpc))
 		r = -ECONNRESET;
+	/* An older service would take an op it does not know for garbage, and hang up. */
+	if (r == 0 && dc.version < 2 &&
+	    (op == FL_DOP_DEVICE_INFO || op == FL_DOP_INTERFACE_TYPE_NAME))
+		r = -EOPNOTSUPP;
 	if (r == 0)
-		r = roundtrip_locked(op, body, len, fds, nfds, reply, cap, rfds, max_rfds,
-				     ret_nrfds);
-	pthread_mutex_unlock(&dc.lock);
+		r = roundtrip_locked(op, body, len, pre, npre, fds, nfds, reply, cap, rfds,
+				     max_rfds, ret_nrfds, &gen);
+	pthread_mutex_unlock(&dc.rpc.lock);
+	if (ret_gen)
+		*ret_gen = gen;
 	if (r < 0) {
 		set_error(e, r, NULL);
 		return r;
@@ -248,6 +298,14 @@ static int request(const struct fl_display_handle *h, uint32_t op, const void *b
 	return r;
 }
 
+static int request(const struct fl_display_handle *h, uint32_t op, const void *body, size_t len,
+		   const int *fds, unsigned int nfds, void *reply, size_t cap, int *rfds,
+		   unsigned int max_rfds, unsigned int *ret_nrfds, struct fl_display_error *e)
+{
+	return request_pre(h, op, body, len, NULL, 0, fds, nfds, reply, cap, rfds, max_rfds,
+			   ret_nrfds, NULL, e);
+}
+
 /* A status-only request. */
 static int simple(const struct fl_display_handle *h, uint32_t op, const void *body, size_t len,
 		  struct fl_display_error *e)
@@ -264,37 +322,36 @@ static int simple(const struct fl_display_handle *h, uint32_t op, const void *bo
 
 FL_EXPORT void fl_display_disconnect(void)
 {
-	pthread_mutex_lock(&dc.lock);
-	drop_locked(); /* a forked child's copy too: it closes only if the number is still ours */
-	pthread_mutex_unlock(&dc.lock);
+	pthread_mutex_lock(&dc.rpc.lock);
+	fl__rpc_drop_locked(&dc.rpc);
+	pthread_mutex_unlock(&dc.rpc.lock);
 }
 
 FL_EXPORT int fl_display_devices(uint32_t **ret_ids)
 {
-	static uint8_t rep[FL_DPROTO_MAX_REPLY];
 	struct fl_dmsg_devices_reply d;
 	uint32_t *ids = NULL;
+	uint8_t *rep;
 	int r;
 
 	if (!ret_ids)
 		return -EINVAL;
-	pthread_mutex_lock(&dc.lock);
-	r = connect_locked();
-	if (r == 0)
-		r = roundtrip_locked(FL_DOP_DEVICES, NULL, 0, NULL, 0, rep, sizeof(rep), NULL, 0,
-				     NULL);
+	/* Not static: another thread's reply may land while this one waits. */
+	rep = malloc(FL_DPROTO_MAX_REPLY);
+	if (!rep)
+		return -ENOMEM;
+	r = request(NULL, FL_DOP_DEVICES, NULL, 0, NULL, 0, rep, FL_DPROTO_MAX_REPLY, NULL, 0, NULL,
+		    NULL);
 	if (r >= 0) {
 		memcpy(&d, rep + sizeof(struct fl_msg_hdr), sizeof(d));
-		if (d.r.status < 0)
-			r = d.r.status;
-		else if ((size_t)r != sizeof(struct fl_msg_hdr) + sizeof(d) + d.count * 4u)
+		if ((size_t)r != sizeof(struct fl_msg_hdr) + sizeof(d) + d.count * 4u)
 			r = -EPROTO;
 		else if (d.count && !(ids = malloc(d.count * sizeof(*ids))))
 			r = -ENOMEM;
-		else
+		else if (d.count)
 			memcpy(ids, rep + sizeof(struct fl_msg_hdr) + sizeof(d), d.count * 4u);
 	}
-	pthread_mutex_unlock(&dc.lock);
+	free(rep);
 	if (r < 0)
 		return r;
 	*ret_ids = ids;
@@ -310,7 +367,7 @@ static int open_handle(uint32_t kind, uint32_t device, uint32_t id, struct fl_di
 		char msg[FL_DISPLAY_ERROR_MAX];
 	} rep;
 	struct fl_display_handle *h;
-	unsigned int n;
+	unsigned int n, gen;
 	int fd, r;
 
 	if (!ret)
@@ -318,21 +375,15 @@ static int open_handle(uint32_t kind, uint32_t device, uint32_t id, struct fl_di
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return -ENOMEM;
-	r = request(NULL, FL_DOP_OPEN, &o, sizeof(o), NULL, 0, &rep, sizeof(rep), &fd, 1, &n, NULL);
-	if (r >= 0 && n != 1) {
+	r = request_pre(NULL, FL_DOP_OPEN, &o, sizeof(o), NULL, 0, NULL, 0, &rep, sizeof(rep), &fd,
+			1, &n, &gen, NULL);
+	if (r >= 0 && n != 1)
 		r = -EPROTO;
-	} else if (r >= 0) {
-		pthread_mutex_lock(&dc.lock);
-		h->gen = dc.gen;
-		pthread_mutex_unlock(&dc.lock);
-	}
 	if (r < 0) {
 		free(h);
 		return r;
 	}
-	*h =
-		(struct fl_display_handle){ kind, device,	  id, rep.r.handle, h->gen,
-					    fd,	  { 0, 0, false } };
+	*h = (struct fl_display_handle){ kind, device, id, rep.r.handle, gen, fd, { 0, 0, false } };
 	if (fl__fdid_get(fd, &h->fd_id) < 0) {
 		free(h);
 		return -EBADF;
@@ -370,9 +421,9 @@ FL_EXPORT void fl_display_close(struct fl_display_handle *h)
 	if (!h)
 		return;
 	b = (struct fl_dmsg_handle){ h->handle, 0 };
-	pthread_mutex_lock(&dc.lock);
-	live = dc.fd >= 0 && dc.pid == getpid() && dc.gen == h->gen && fl__fdid_is(dc.fd, &dc.id);
-	pthread_mutex_unlock(&dc.lock);
+	pthread_mutex_lock(&dc.rpc.lock);
+	live = fl__rpc_live_locked(&dc.rpc) && fl__rpc_generation(&dc.rpc) == h->gen;
+	pthread_mutex_unlock(&dc.rpc.lock);
 	/*
 	 * On a connection that is gone the service forgot the handle with it:
 	 * nothing to say, and no reason to connect (or start a service) for it.
@@ -464,6 +515,60 @@ FL_EXPORT int fl_display_device_get_data(struct fl_display_handle *dev,
 out:
 	free(rep);
 	return r;
+}
+
+FL_EXPORT int fl_display_device_get_info(struct fl_display_handle *dev,
+					 struct fl_display_device_info *info, size_t size,
+					 struct fl_display_error *e)
+{
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_dmsg_device_info_reply r;
+		char msg[FL_DISPLAY_ERROR_MAX];
+	} rep;
+	struct fl_dmsg_handle b;
+	struct fl_display_device_info got;
+	int r;
+
+	if (!dev || dev->kind != FL_DISPLAY_OBJ_DEVICE || !info || !size)
+		return -EINVAL;
+	b = (struct fl_dmsg_handle){ dev->handle, 0 };
+	r = request(dev, FL_DOP_DEVICE_INFO, &b, sizeof(b), NULL, 0, &rep, sizeof(rep), NULL, 0,
+		    NULL, e);
+	if (r < 0)
+		return r;
+	if ((size_t)r != sizeof(rep.h) + sizeof(rep.r))
+		return -EPROTO;
+	got = (struct fl_display_device_info){ rep.r.n_interfaces, rep.r.n_engines };
+	memcpy(info, &got, FL_MIN(size, sizeof(got)));
+	return 0;
+}
+
+FL_EXPORT int fl_display_interface_type_name(struct fl_display_handle *intf,
+					     char name[FL_DISPLAY_NAME_LEN],
+					     struct fl_display_error *e)
+{
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_dmsg_type_name_reply r;
+		char msg[FL_DISPLAY_ERROR_MAX];
+	} rep;
+	struct fl_dmsg_handle b;
+	int r;
+
+	if (!intf || intf->kind != FL_DISPLAY_OBJ_INTERFACE || !name)
+		return -EINVAL;
+	b = (struct fl_dmsg_handle){ intf->handle, 0 };
+	r = request(intf, FL_DOP_INTERFACE_TYPE_NAME, &b, sizeof(b), NULL, 0, &rep, sizeof(rep),
+		    NULL, 0, NULL, e);
+	if (r < 0)
+		return r;
+	if ((size_t)r != sizeof(rep.h) + sizeof(rep.r))
+		return -EPROTO;
+	/* The service's string is not trusted to end. */
+	memcpy(name, rep.r.name, FL_DISPLAY_NAME_LEN);
+	name[FL_DISPLAY_NAME_LEN - 1] = '\0';
+	return 0;
 }
 
 FL_EXPORT int fl_display_interface_get_data(struct fl_display_handle *intf,
@@ -617,30 +722,24 @@ FL_EXPORT int fl_display_set_event(struct fl_display_handle *h, uint32_t type, i
 	return simple(h, FL_DOP_SET_EVENT, &b, sizeof(b), e);
 }
 
-/* Read exactly @len bytes, as libadf does: a short read is -EIO. */
-static int read_all(int fd, void *buf, size_t len)
+/* One read() of @len bytes, as libadf's: fewer is -EIO, and EINTR is the caller's. */
+static int read_exact(int fd, void *buf, size_t len)
 {
-	ssize_t n;
+	ssize_t n = read(fd, buf, len);
 
-	do
-		n = read(fd, buf, len);
-	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -errno;
-	return (size_t)n == len ? 0 : -EIO;
+	return (size_t)n < len ? -EIO : 0;
 }
 
-FL_EXPORT int fl_display_read_event(struct fl_display_handle *h,
-				    struct fl_display_event **ret_event)
+FL_EXPORT int fl_display_read_event_fd(int fd, struct fl_display_event **ret_event)
 {
 	struct fl_display_event hdr, *ev;
 	int r;
 
-	if (!h || !ret_event)
+	if (!ret_event)
 		return -EINVAL;
-	if (!fl__fdid_is(h->fd, &h->fd_id))
-		return -EBADF; /* the program closed or replaced the handle's fd */
-	r = read_all(h->fd, &hdr, sizeof(hdr));
+	r = read_exact(fd, &hdr, sizeof(hdr));
 	if (r < 0)
 		return r;
 	if (hdr.length < sizeof(hdr))
@@ -650,7 +749,7 @@ FL_EXPORT int fl_display_read_event(struct fl_display_handle *h,
 		return -ENOMEM;
 	memcpy(ev, &hdr, sizeof(hdr));
 	if (hdr.length > sizeof(hdr)) {
-		r = read_all(h->fd, (char *)ev + sizeof(hdr), hdr.length - sizeof(hdr));
+		r = read_exact(fd, (char *)ev + sizeof(hdr), hdr.length - sizeof(hdr));
 		if (r < 0) {
 			free(ev);
 			return r;
@@ -658,6 +757,16 @@ FL_EXPORT int fl_display_read_event(struct fl_display_handle *h,
 	}
 	*ret_event = ev;
 	return 0;
+}
+
+FL_EXPORT int fl_display_read_event(struct fl_display_handle *h,
+				    struct fl_display_event **ret_event)
+{
+	if (!h || !ret_event)
+		return -EINVAL;
+	if (!fl__fdid_is(h->fd, &h->fd_id))
+		return -EBADF; /* the program closed or replaced the handle's fd */
+	return fl_display_read_event_fd(h->fd, ret_event);
 }
 
 FL_EXPORT int fl_display_simple_buffer_alloc(struct fl_display_handle *intf, uint32_t w, uint32_t h,
@@ -738,7 +847,8 @@ static int wire_buffer(const struct fl_display_buffer *b, size_t i, struct fl_dm
 }
 
 static int post_reply(const struct fl_display_handle *h, uint32_t op, const void *body, size_t len,
-		      const int *fds, unsigned int nfds, int *ret_fence, struct fl_display_error *e)
+		      const int *pre, unsigned int npre, const int *fds, unsigned int nfds,
+		      int *ret_fence, struct fl_display_error *e)
 {
 	struct {
 		struct fl_msg_hdr h;
@@ -748,7 +858,8 @@ static int post_reply(const struct fl_display_handle *h, uint32_t op, const void
 	unsigned int n;
 	int fence = -1, r;
 
-	r = request(h, op, body, len, fds, nfds, &rep, sizeof(rep), &fence, 1, &n, e);
+	r = request_pre(h, op, body, len, pre, npre, fds, nfds, &rep, sizeof(rep), &fence, 1, &n,
+			NULL, e);
 	if (r < 0)
 		return r;
 	if ((n == 1) != !!(rep.r.flags & FL_DPOST_R_FENCE)) {
@@ -766,10 +877,10 @@ static int post_reply(const struct fl_display_handle *h, uint32_t op, const void
 FL_EXPORT int fl_display_post(struct fl_display_handle *dev, const struct fl_display_post *post,
 			      int *ret_fence, struct fl_display_error *e)
 {
-	static uint8_t body[FL_DPROTO_MAX_REQUEST];
 	int fds[FL_DPROTO_POST_MAX_FDS];
 	struct fl_dmsg_post pm;
-	unsigned int n = 0, sent = 0;
+	unsigned int n = 0, pre;
+	uint8_t *body;
 	size_t at;
 	int r;
 
@@ -821,7 +932,10 @@ FL_EXPORT int fl_display_post(struct fl_display_handle *dev, const struct fl_dis
 				    (uint32_t)post->n_intfs,
 				    (uint32_t)post->n_bufs,
 				    (uint32_t)post->custom_size };
-	pthread_mutex_lock(&dc.lock); /* body is static, and POST_FDS and POST go together */
+	/* Not static: the lock is not held while the reply is awaited. */
+	body = malloc(FL_DPROTO_MAX_REQUEST);
+	if (!body)
+		return -ENOMEM;
 	memcpy(body, &pm, sizeof(pm));
 	at = sizeof(pm);
 	if (post->n_intfs)
@@ -832,7 +946,7 @@ FL_EXPORT int fl_display_post(struct fl_display_handle *dev, const struct fl_dis
 
 		r = wire_buffer(&post->bufs[i], i, &w, fds, &n, e);
 		if (r < 0) {
-			pthread_mutex_unlock(&dc.lock);
+			free(body);
 			return r;
 		}
 		memcpy(body + at, &w, sizeof(w));
@@ -854,68 +968,11 @@ FL_EXPORT int fl_display_post(struct fl_display_handle *dev, const struct fl_dis
 		/* Last of the fds, after every buffer's. */
 		fds[n++] = wb->fd;
 	}
-	r = connect_locked();
-	if (r == 0 && dev->gen != dc.gen)
-		r = -ECONNRESET;
-	/* The fds past one message's share go ahead, one-way. */
-	while (r == 0 && n - sent > FL_DPROTO_MAX_FDS) {
-		struct fl_msg_hdr h = { FL_DOP_POST_FDS, 0, ++dc.seq, 0 };
-		ssize_t s = fl__proto_send(dc.fd, &h, sizeof(h), NULL, 0, fds + sent,
-					   FL_DPROTO_MAX_FDS, 0);
-
-		if (s < 0) {
-			drop_locked();
-			r = s == -EPIPE ? -ECONNRESET : (int)s;
-		}
-		sent += FL_DPROTO_MAX_FDS;
-	}
-	if (r < 0) {
-		pthread_mutex_unlock(&dc.lock);
-		set_error(e, r, NULL);
-		return r;
-	}
-	/* request() takes the lock again: a recursive use would deadlock, so unlock around it. */
-	r = 0;
-	{
-		struct {
-			struct fl_msg_hdr h;
-			struct fl_dmsg_post_reply r;
-			char msg[FL_DISPLAY_ERROR_MAX];
-		} rep;
-		struct fl_msg_reply st;
-		unsigned int got = 0;
-		int fence = -1;
-
-		r = roundtrip_locked(FL_DOP_POST, body, at, fds + sent, n - sent, &rep, sizeof(rep),
-				     &fence, 1, &got);
-		pthread_mutex_unlock(&dc.lock);
-		if (r < 0) {
-			set_error(e, r, NULL);
-			return r;
-		}
-		memcpy(&st, &rep.r.r, sizeof(st));
-		if (st.status < 0) {
-			size_t m = (size_t)r - sizeof(rep.h) - sizeof(st);
-			char *msg = (char *)&rep + sizeof(rep.h) + sizeof(st);
-
-			if (m)
-				msg[m - 1] = '\0';
-			if (got)
-				close(fence);
-			set_error(e, st.status, m ? msg : NULL);
-			return st.status;
-		}
-		if ((got == 1) != !!(rep.r.flags & FL_DPOST_R_FENCE)) {
-			if (got)
-				close(fence);
-			return -EPROTO;
-		}
-		if (ret_fence)
-			*ret_fence = got ? fence : -1;
-		else if (got)
-			close(fence);
-	}
-	return 0;
+	/* The fds past one message's share go ahead in POST_FDS (roundtrip_locked()). */
+	pre = n > FL_DPROTO_MAX_FDS ? (n - 1) / FL_DPROTO_MAX_FDS * FL_DPROTO_MAX_FDS : 0;
+	r = post_reply(dev, FL_DOP_POST, body, at, fds, pre, fds + pre, n - pre, ret_fence, e);
+	free(body);
+	return r;
 }
 
 FL_EXPORT int fl_display_simple_post(struct fl_display_handle *intf,
@@ -940,7 +997,7 @@ FL_EXPORT int fl_display_simple_post(struct fl_display_handle *intf,
 	r = wire_buffer(buf, 0, &b.buf, fds, &n, e);
 	if (r < 0)
 		return r;
-	return post_reply(intf, FL_DOP_SIMPLE_POST, &b, sizeof(b), fds, n, ret_fence, e);
+	return post_reply(intf, FL_DOP_SIMPLE_POST, &b, sizeof(b), NULL, 0, fds, n, ret_fence, e);
 }
 
 FL_EXPORT int fl_display_set_connected(struct fl_display_handle *intf, int connected,

@@ -182,3 +182,15 @@ FL_EXPORT int fl_introspect_get_daemon_pid(pid_t *ret_pid)
 	*ret_pid = r;
 	return 0;
 }
+
+FL_EXPORT int fl_introspect_client_stats(struct fl_introspect_client_stats *ret, size_t size)
+{
+	struct fl_introspect_client_stats st;
+	struct fl__client_stats c;
+
+	fl_return_if(!ret || !size, -EINVAL);
+	fl__client_stats(&c);
+	st = (struct fl_introspect_client_stats){ c.pool_fills, c.pool_fills_taken, c.pool_waits };
+	memcpy(ret, &st, FL_MIN(size, sizeof(st)));
+	return 0;
+}

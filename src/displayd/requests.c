@@ -218,6 +218,36 @@ static bool do_device_data(struct dconn *c, const struct fl_dproto_request *q)
 	return displayd_reply(c, &q->hdr, reply_buf, at, NULL, 0);
 }
 
+/* What ADF's device data does not say: how many interfaces and engines (ids 0 to n - 1). */
+static bool do_device_info(struct dconn *c, const struct fl_dproto_request *q)
+{
+	struct handle *h = displayd_handle_get(c, q->u.handle.handle, FL_DISPLAY_OBJ_DEVICE);
+	struct fl_dmsg_device_info_reply r = { { 0, 0 }, 0, 0 };
+	struct fl__display_device *dev;
+
+	if (!h)
+		return displayd_wrong_kind(c, &q->hdr, q->u.handle.handle, "a device");
+	dev = displayd_dev_by_id(h->device)->dev;
+	r.n_interfaces = (uint32_t)fl__display_device_num_interfaces(dev);
+	r.n_engines = (uint32_t)fl__display_device_num_engines(dev);
+	return displayd_reply(c, &q->hdr, &r, sizeof(r), NULL, 0);
+}
+
+static bool do_type_name(struct dconn *c, const struct fl_dproto_request *q)
+{
+	struct handle *h = displayd_handle_get(c, q->u.handle.handle, FL_DISPLAY_OBJ_INTERFACE);
+	struct fl_dmsg_type_name_reply r;
+	const struct fl__display_interface *intf;
+
+	if (!h)
+		return displayd_wrong_kind(c, &q->hdr, q->u.handle.handle, "an interface");
+	intf = fl__display_interface_get(displayd_dev_by_id(h->device)->dev, h->id);
+	memset(&r, 0, sizeof(r));
+	r.type = fl__display_interface_type(intf);
+	snprintf(r.name, sizeof(r.name), "%s", fl__display_interface_type_str(intf));
+	return displayd_reply(c, &q->hdr, &r, sizeof(r), NULL, 0);
+}
+
 static bool do_interface_data(struct dconn *c, const struct fl_dproto_request *q)
 {
 	struct handle *h = displayd_handle_get(c, q->u.handle.handle, FL_DISPLAY_OBJ_INTERFACE);
@@ -544,6 +574,10 @@ bool displayd_handle_request(struct dconn *c, const struct fl_dproto_request *q,
 		return do_dump(c, q);
 	case FL_DOP_SET_SOURCE:
 		return displayd_do_set_source(c, q, fds);
+	case FL_DOP_DEVICE_INFO:
+		return do_device_info(c, q);
+	case FL_DOP_INTERFACE_TYPE_NAME:
+		return do_type_name(c, q);
 	default: /* FL_DOP_STATS */
 		return do_stats(c, q);
 	}

@@ -58,6 +58,9 @@ static const struct {
 	[FL_DOP_STATS - FL_DPROTO_FIRST] = { "STATS", sizeof(struct fl_dmsg_handle) },
 	[FL_DOP_CAPTURE - FL_DPROTO_FIRST] = { "CAPTURE", sizeof(struct fl_dmsg_capture) },
 	[FL_DOP_DUMP - FL_DPROTO_FIRST] = { "DUMP", sizeof(struct fl_dmsg_dump) },
+	[FL_DOP_DEVICE_INFO - FL_DPROTO_FIRST] = { "DEVICE_INFO", sizeof(struct fl_dmsg_handle) },
+	[FL_DOP_INTERFACE_TYPE_NAME -
+		FL_DPROTO_FIRST] = { "INTERFACE_TYPE_NAME", sizeof(struct fl_dmsg_handle) },
 	[FL_DOP_SET_SOURCE - FL_DPROTO_FIRST] = { "SET_SOURCE", sizeof(struct fl_dmsg_set_source) },
 };
 
@@ -211,6 +214,8 @@ int fl__dproto_decode(const void *buf, size_t len, unsigned int nfds, int trunca
 	case FL_DOP_INTERFACE_DATA:
 	case FL_DOP_ENGINE_DATA:
 	case FL_DOP_STATS:
+	case FL_DOP_DEVICE_INFO:
+	case FL_DOP_INTERFACE_TYPE_NAME:
 		return ret->u.handle.pad ? -EINVAL : 0;
 	case FL_DOP_ATTACH:
 	case FL_DOP_DETACH:

@@ -24,8 +24,11 @@
 
 #include "protocol.h"
 
-/* The display service's version, agreed by DHELLO (the lower of both). */
-#define FL_DPROTO_VERSION 1
+/*
+ * The display service's version, agreed by DHELLO (the lower of both).
+ * 2: DEVICE_INFO and INTERFACE_TYPE_NAME.
+ */
+#define FL_DPROTO_VERSION 2
 
 /* The largest request (a POST of 1024 interfaces, 56 buffers and 4096 bytes of custom data). */
 #define FL_DPROTO_MAX_REQUEST 16384
@@ -57,7 +60,8 @@ enum fl_dproto_op {
 	FL_DOP_STATS = 145, /* body handle; reply stats_reply */
 	FL_DOP_CAPTURE = 146, /* body capture; reply capture_reply + 1 fd (the frame) */
 	FL_DOP_DUMP = 147, /* body dump; reply: status + 1 fd (a sealed memfd, the dump) */
-	/* 148 and 149 are kept for the device counts' ops. */
+	FL_DOP_DEVICE_INFO = 148, /* (version 2) body handle; reply device_info_reply */
+	FL_DOP_INTERFACE_TYPE_NAME = 149, /* (version 2) body handle; reply type_name_reply */
 	FL_DOP_SET_SOURCE = 150, /* body set_source (+ 1 fd for a STREAM); reply: status */
 };
 #define FL_DPROTO_FIRST FL_DOP_HELLO
@@ -220,6 +224,19 @@ struct fl_dmsg_set_connected {
 struct fl_dmsg_stats_reply {
 	struct fl_msg_reply r;
 	struct fl_display_stats stats;
+};
+
+/* A device's objects: their ids are 0 to n - 1. */
+struct fl_dmsg_device_info_reply {
+	struct fl_msg_reply r;
+	uint32_t n_interfaces, n_engines;
+};
+
+/* An interface's type and its name (ADF's, or the driver's for a custom type). */
+struct fl_dmsg_type_name_reply {
+	struct fl_msg_reply r;
+	uint32_t type, pad;
+	char name[FL_DISPLAY_NAME_LEN];
 };
 
 /* What an interface shows now, composed into a new memfd of its current mode's size. */

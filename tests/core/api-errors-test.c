@@ -56,6 +56,7 @@ struct fixture {
 	struct fl_heap *out_heap;
 	struct fl_context *out_ctx;
 	struct fl_heap_table *out_table;
+	struct fl_display_event *out_event;
 	int out_fd;
 	uint64_t out_value;
 	char *out_text;
@@ -304,6 +305,12 @@ static const struct fl_timeline_ops good_ops = { .driver_name = "good", .has_sig
 	X(display_set_mode_null, -EINVAL, fl_display_set_mode(NULL, NULL, NULL))                   \
 	X(display_set_event_null, -EINVAL, fl_display_set_event(NULL, 0, 1, NULL))                 \
 	X(display_read_event_null, -EINVAL, fl_display_read_event(NULL, NULL))                     \
+	X(display_read_event_fd_null, -EINVAL, fl_display_read_event_fd(fx->closed_fd, NULL))      \
+	X(display_read_event_fd_closed, -EBADF,                                                    \
+	  fl_display_read_event_fd(fx->closed_fd, &fx->out_event))                                 \
+	X(display_device_get_info_null, -EINVAL, fl_display_device_get_info(NULL, NULL, 0, NULL))  \
+	X(display_interface_type_name_null, -EINVAL,                                               \
+	  fl_display_interface_type_name(NULL, NULL, NULL))                                        \
 	X(display_simple_buffer_alloc_null, -EINVAL,                                               \
 	  fl_display_simple_buffer_alloc(NULL, 1, 1, 0, &fx->out_fd, NULL, NULL, NULL))            \
 	X(display_post_null, -EINVAL, fl_display_post(NULL, NULL, &fx->out_fd, NULL))              \
@@ -442,6 +449,7 @@ static const struct fl_timeline_ops good_ops = { .driver_name = "good", .has_sig
 	X(fence_create_null_ret, -EINVAL, fl_fence_create(fx->mock->tl, 1, "f", NULL, NULL, NULL)) \
 	/* introspect.h: refused before any request */                                             \
 	X(introspect_dump_null_ret, -EINVAL, fl_introspect_dump(0, NULL))                          \
+	X(introspect_client_stats_null, -EINVAL, fl_introspect_client_stats(NULL, 1))              \
 	X(introspect_dump_unknown_flag, -EINVAL, fl_introspect_dump(1u << 7, &fx->out_fd))         \
 	X(introspect_dump_fds_negative_pid, -EINVAL, fl_introspect_dump_fds(-1, 0, &fx->out_fd))   \
 	X(introspect_dump_waits_null_ret, -EINVAL, fl_introspect_dump_waits(0, NULL))              \
@@ -652,6 +660,7 @@ static const struct contract contracts[] = {
 	{ "fl_introspect_get_daemon_pid", { EINVAL, ENOENT, DAEMON_ERRORS } },
 	{ "fl_introspect_tracing", { 0 } },
 	{ "fl_introspect_trace_display", { EINVAL, ENOENT, EBADF, DAEMON_ERRORS } },
+	{ "fl_introspect_client_stats", { EINVAL } },
 	/* display.h: every call may meet the service as the daemon errors say */
 	{ "fl_display_disconnect", { 0 } },
 	{ "fl_display_socket_path", { EINVAL, ENAMETOOLONG, ENOENT } },
@@ -669,7 +678,10 @@ static const struct contract contracts[] = {
 	{ "fl_display_blank", { EINVAL, EBUSY, EOPNOTSUPP, EBADF, EIO, DAEMON_ERRORS } },
 	{ "fl_display_set_mode", { EINVAL, EOPNOTSUPP, EBADF, EIO, DAEMON_ERRORS } },
 	{ "fl_display_set_event", { EINVAL, EOPNOTSUPP, EALREADY, EBADF, DAEMON_ERRORS } },
-	{ "fl_display_read_event", { EINVAL, EIO, EAGAIN, EBADF, ENOMEM } },
+	{ "fl_display_read_event", { EINVAL, EIO, EAGAIN, EINTR, EBADF, ENOMEM } },
+	{ "fl_display_read_event_fd", { EINVAL, EIO, EAGAIN, EINTR, EBADF, ENOMEM } },
+	{ "fl_display_device_get_info", { EINVAL, EOPNOTSUPP, EBADF, DAEMON_ERRORS } },
+	{ "fl_display_interface_type_name", { EINVAL, EOPNOTSUPP, EBADF, DAEMON_ERRORS } },
 	{ "fl_display_simple_buffer_alloc",
 	  { EINVAL, EOPNOTSUPP, E2BIG, ENODEV, EBADF, DAEMON_ERRORS } },
 	{ "fl_display_post", { EINVAL, ENOENT, EBUSY, EBADF, EIO, DAEMON_ERRORS } },
@@ -736,6 +748,7 @@ static void reset_outputs(struct fixture *fx)
 	fx->out_heap = SENTINEL_PTR;
 	fx->out_ctx = SENTINEL_PTR;
 	fx->out_table = SENTINEL_PTR;
+	fx->out_event = SENTINEL_PTR;
 	fx->out_fd = SENTINEL_INT;
 	fx->out_value = SENTINEL_INT;
 	fx->out_text = SENTINEL_PTR;
@@ -746,9 +759,9 @@ static int outputs_untouched(const struct fixture *fx)
 {
 	return fx->out_tl == SENTINEL_PTR && fx->out_fence == SENTINEL_PTR &&
 	       fx->out_heap == SENTINEL_PTR && fx->out_table == SENTINEL_PTR &&
-	       fx->out_ctx == SENTINEL_PTR && fx->out_fd == SENTINEL_INT &&
-	       fx->out_value == SENTINEL_INT && fx->out_text == SENTINEL_PTR &&
-	       fx->out_len == SENTINEL_INT;
+	       fx->out_event == SENTINEL_PTR && fx->out_ctx == SENTINEL_PTR &&
+	       fx->out_fd == SENTINEL_INT && fx->out_value == SENTINEL_INT &&
+	       fx->out_text == SENTINEL_PTR && fx->out_len == SENTINEL_INT;
 }
 
 static void setup(struct fixture *fx)

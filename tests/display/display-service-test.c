@@ -853,3 +853,100 @@ FL_TEST(a_capture_shows_the_post_on_screen)
 	close(fd);
 	disp_close(&d);
 }
+
+/* The default config's device: 3 interfaces (DSI, HDMI, memory), 4 engines. */
+FL_TEST(a_device_says_how_many_interfaces_and_engines_it_has)
+{
+	static const char *const names[] = { "DSI", "HDMI", "memory" };
+	struct fl_display_device_info info;
+	struct fl_display_handle *h = NULL;
+	unsigned char big[sizeof(info) + 8];
+	char name[FL_DISPLAY_NAME_LEN];
+	struct disp d;
+
+	disp_open(&d);
+	memset(&info, 0xa5, sizeof(info));
+	fl_assert_int_eq(fl_display_device_get_info(d.dev, &info, sizeof(info), NULL), 0);
+	fl_assert_int_eq(info.n_interfaces, 3);
+	fl_assert_int_eq(info.n_engines, 4);
+	/* Every id below the counts opens, the first above does not. */
+	for (uint32_t i = 0; i < info.n_interfaces; i++) {
+		fl_assert_int_eq(fl_display_interface_open(d.dev, i, &h), 0);
+		fl_assert_int_eq(fl_display_interface_type_name(h, name, NULL), 0);
+		fl_assert_str_eq(name, names[i]);
+		fl_assert_int_eq(fl_display_interface_type_name(d.dev, name, NULL), -EINVAL);
+		fl_assert_int_eq(fl_display_device_get_info(h, &info, sizeof(info), NULL), -EINVAL);
+		fl_display_close(h);
+	}
+	fl_assert_int_eq(fl_display_interface_open(d.dev, info.n_interfaces, &h), -ENODEV);
+	for (uint32_t i = 0; i < info.n_engines; i++) {
+		fl_assert_int_eq(fl_display_engine_open(d.dev, i, &h), 0);
+		fl_display_close(h);
+	}
+	fl_assert_int_eq(fl_display_engine_open(d.dev, info.n_engines, &h), -ENODEV);
+	/* A caller built with a larger struct: the rest stays as it was. */
+	memset(big, 0x5a, sizeof(big));
+	fl_assert_int_eq(fl_display_device_get_info(d.dev, (void *)big, sizeof(big), NULL), 0);
+	for (size_t i = sizeof(info); i < sizeof(big); i++)
+		fl_assert_int_eq(big[i], 0x5a);
+	fl_assert_int_eq(fl_display_device_get_info(d.dev, &info, 0, NULL), -EINVAL);
+	fl_assert_int_eq(fl_display_device_get_info(d.dev, NULL, sizeof(info), NULL), -EINVAL);
+	disp_close(&d);
+}
+
+/* A driver's own interface type has the name the config gave it. */
+FL_TEST(a_custom_interface_type_has_its_drivers_name)
+{
+	static const char ini[] = "[device pad]\n"
+				  "driver = virtual\n"
+				  "[interface left]\n"
+				  "type = custom:dsi-gang\n"
+				  "flags = primary\n"
+				  "modes = 640x480@60\n"
+				  "current-mode = 640x480@60\n"
+				  "connected = yes\n"
+				  "[interface right]\n"
+				  "type = custom:dsi-gang\n"
+				  "modes = 640x480@60\n"
+				  "connected = yes\n"
+				  "[interface tv]\n"
+				  "type = custom:composite\n"
+				  "modes = 640x480@60\n"
+				  "connected = yes\n"
+				  "[engine rgb]\n"
+				  "formats = XRGB8888\n"
+				  "interfaces = left, right, tv\n";
+	char path[] = "/tmp/fl-display-config-XXXXXX", name[FL_DISPLAY_NAME_LEN];
+	static const char *const names[] = { "dsi-gang", "dsi-gang", "composite" };
+	struct fl_display_interface_data data;
+	struct fl_display_handle *dev = NULL, *h = NULL;
+	struct fl_display_device_info info;
+	uint32_t *ids = NULL;
+	int fd = mkstemp(path);
+
+	fl_assert(fd >= 0);
+	fl_assert_int_eq(write(fd, ini, sizeof(ini) - 1), (ssize_t)sizeof(ini) - 1);
+	close(fd);
+	/* This test's own service, started with this config. */
+	fl_display_disconnect();
+	fl_assert_int_eq(setenv("FENCELINE_DISPLAY_CONFIG", path, 1), 0);
+	fl_assert_int_eq(fl_display_devices(&ids), 1);
+	fl_assert_int_eq(fl_display_device_open(ids[0], &dev), 0);
+	free(ids);
+	fl_assert_int_eq(fl_display_device_get_info(dev, &info, sizeof(info), NULL), 0);
+	fl_assert_int_eq(info.n_interfaces, 3);
+	fl_assert_int_eq(info.n_engines, 1);
+	for (uint32_t i = 0; i < info.n_interfaces; i++) {
+		memset(&data, 0, sizeof(data));
+		fl_assert_int_eq(fl_display_interface_open(dev, i, &h), 0);
+		fl_assert_int_eq(fl_display_interface_get_data(h, &data, NULL), 0);
+		fl_assert(data.type >= FL_DISPLAY_INTF_CUSTOM);
+		fl_assert_int_eq(fl_display_interface_type_name(h, name, NULL), 0);
+		fl_assert_str_eq(name, names[i]);
+		fl_display_close(h);
+	}
+	fl_display_close(dev);
+	fl_display_disconnect();
+	unsetenv("FENCELINE_DISPLAY_CONFIG");
+	unlink(path);
+}

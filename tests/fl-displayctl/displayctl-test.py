@@ -154,6 +154,7 @@ def run(tmp):
     check(re.search(r"0 panel +DSI\.0 +flags primary +DPMS off +connected +mode 320x240@60 +50x40 mm", out),
           "list: the panel's line")
     check(re.search(r"1 hdmi +HDMI\.0 +flags external +DPMS off +disconnected +mode none", out), "list: hdmi")
+    check(re.search(r"1 link +dsi-link\.0 +flags - ", out), f"list: a driver's interface type by its name ({out!r})")
     check(re.search(r"0 rgb32 +XR24 AR24\n", out) and re.search(r"1 nv12 +NV12\n", out), "list: engines")
     check("allowed (engine->interface): rgb32->panel rgb32->hdmi rgb32->writeback nv12->panel nv12->hdmi\n" in out,
           "list: allowed attachments by name")
@@ -192,6 +193,9 @@ def run(tmp):
         check(hdmi["current_mode"] is None and hdmi["modes"] == [] and not hdmi["connected"]
               and hdmi["flags"] == ["external"], "list --json: hdmi unplugged")
         check(by_name(phone["interfaces"], "writeback")["type"] == "memory", "list --json: writeback")
+        link = by_name(tv["interfaces"], "link")
+        check(link["type"] == "dsi-link" and link["type_id"] == 128 and link["idx"] == 0,
+              f"list --json: a driver's interface type by its name ({link})")
         check(phone["engines"] == [{"id": 0, "name": "rgb32", "formats": ["XR24", "AR24"]},
                                    {"id": 1, "name": "nv12", "formats": ["NV12"]}], "list --json: engines")
         check(phone["allowed"] == [{"engine": 0, "interface": i} for i in (0, 1, 2)]
@@ -214,7 +218,7 @@ def run(tmp):
         out = ok("watch", "--count", "4")
         heads = [l for l in out.splitlines() if l.startswith("#")]
         check(heads == ["# watching phone.panel", "# watching phone.hdmi", "# watching phone.writeback",
-                        "# watching lab.tv.out"], f"watch: every interface ({heads})")
+                        "# watching lab.tv.out", "# watching lab.tv.link"], f"watch: every interface ({heads})")
         events = [l for l in out.splitlines() if not l.startswith("#")]
         check(len(events) == 4 and all(re.fullmatch(r"\d+\.\d{9} (phone\.panel|lab\.tv\.out) vsync.*", l)
                                        for l in events), f"watch: vsyncs of the lit interfaces ({events})")

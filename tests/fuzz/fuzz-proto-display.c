@@ -38,8 +38,8 @@ static uint32_t u32(const uint8_t *p, size_t off)
 /* docs/protocol.md: each op's body size (POST: its fixed part); -1: no op. */
 static int body_size(uint32_t op)
 {
-	static const int size[] = { 8,	0,  16, 8,  8, 8, 8, 16, 16, 8,	 76, 16,
-				    16, 24, 0,	64, 8, 8, 8, 8,	 -1, -1, 96 };
+	static const int size[] = { 8,	0,  16, 8,  8, 8, 8, 16, 16, 8, 76, 16,
+				    16, 24, 0,	64, 8, 8, 8, 8,	 8,  8, 96 };
 
 	return op >= 128 && op <= 150 ? size[op - 128] : -1;
 }
@@ -127,7 +127,9 @@ static int model(const uint8_t *p, size_t len, unsigned int nfds, bool trunc, un
 	case 132:
 	case 133:
 	case 134:
-	case 145: /* the handle ops */
+	case 145:
+	case 148:
+	case 149: /* the handle ops */
 		return u32(b, 4) ? -EINVAL : 0;
 	case 135:
 	case 136: /* ATTACH, DETACH */

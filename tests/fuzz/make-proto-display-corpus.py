@@ -96,8 +96,10 @@ SEEDS = {
     "set-source-reserved": (0, 0, pkt(150, struct.pack("<8I", 2, 0, 0, 0, 0, 0, 1, 0)
                                       + layer())),
     "set-source-type-3": (0, 0, pkt(150, struct.pack("<8I", 2, 3, 1, 1, 0, 0, 0, 0) + layer())),
-    # 148 and 149 are numbers kept for other ops: no op here.
-    "op-148": (0, 0, pkt(148, struct.pack("<2I", 0, 0))),
+    "device-info": (0, 0, pkt(148, struct.pack("<2I", 1, 0))),
+    "device-info-pad": (0, 0, pkt(148, struct.pack("<2I", 1, 1))),
+    "type-name": (0, 0, pkt(149, struct.pack("<2I", 2, 0))),
+    "type-name-fd": (1, 0, pkt(149, struct.pack("<2I", 2, 0))),
     "flags": (0, 0, pkt(129, b"", flags=1)),
     "short": (0, 0, struct.pack("<3I", 129, 0, 1)),
 }

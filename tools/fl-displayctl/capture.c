@@ -22,18 +22,19 @@ const char dctl_capture_usage[] =
 /* Device 0's primary interface, else its interface 0: the display a program gets by default. */
 static int open_default(struct dctl_target *t)
 {
-	uint32_t pick = 0;
+	uint32_t pick = 0, n = 0;
 	int r = dctl_open_device("0", t);
 
 	if (r)
 		return r;
-	for (uint32_t id = 0;; id++) {
+	r = dctl_count(t->dev, false, &n);
+	if (r < 0)
+		return dctl_fail(r, NULL, "counting the interfaces of %s", t->dev_name);
+	for (uint32_t id = 0; id < n; id++) {
 		struct fl_display_interface_data d = { 0 };
 		struct fl_display_handle *h;
 		int s = fl_display_interface_open(t->dev, id, &h);
 
-		if (s == -ENODEV)
-			break;
 		if (s == 0) {
 			s = fl_display_interface_get_data(h, &d, NULL);
 			fl_display_close(h);

@@ -169,7 +169,7 @@ static int find_object(struct fl_display_handle *dev, bool engine, const char *s
 		       struct fl_display_handle **ret)
 {
 	struct fl_display_handle *h;
-	uint32_t id;
+	uint32_t id, n = 0;
 	int r;
 
 	if (parse_id(spec, &id)) {
@@ -179,7 +179,10 @@ static int find_object(struct fl_display_handle *dev, bool engine, const char *s
 		r = object_name(h, engine, name);
 		goto found;
 	}
-	for (id = 0; id < FL_DISPLAY_MAX_ENGINES; id++) {
+	r = dctl_count(dev, engine, &n);
+	if (r < 0)
+		return r;
+	for (id = 0; id < n; id++) {
 		r = dctl_object_open(dev, engine, id, &h);
 		if (r < 0)
 			return r;
@@ -276,13 +279,14 @@ const char *dctl_fourcc(uint32_t f, char buf[12])
 	return buf;
 }
 
-const char *dctl_intf_type(uint32_t type)
+int dctl_count(struct fl_display_handle *dev, bool engines, uint32_t *ret)
 {
-	static const char *const names[] = { "DSI", "eDP", "DPI", "VGA", "DVI", "HDMI", "memory" };
+	struct fl_display_device_info info;
+	int r = fl_display_device_get_info(dev, &info, sizeof(info), NULL);
 
-	if (type < sizeof(names) / sizeof(names[0]))
-		return names[type];
-	return type >= FL_DISPLAY_INTF_CUSTOM ? "custom" : "unknown";
+	if (r == 0)
+		*ret = engines ? info.n_engines : info.n_interfaces;
+	return r;
 }
 
 const char *dctl_dpms(unsigned int state)

@@ -64,18 +64,18 @@ int dctl_find_object(struct dctl_target *t, bool engine, const char *spec, uint3
 /* Closes what @t holds; safe on a zeroed or half-opened one. */
 void dctl_target_close(struct dctl_target *t);
 
-/*
- * Opens object @id of @dev (an interface or an engine); -ENODEV past the
- * last one: ids are dense from 0 (the API has no count of them).
- */
+/* Opens object @id of @dev (an interface or an engine); -ENODEV past the last one. */
 int dctl_object_open(struct fl_display_handle *dev, bool engine, uint32_t id,
 		     struct fl_display_handle **ret);
 
 /* @f as its four characters ("XR24"), or 0x%08x when one is not printable. */
 const char *dctl_fourcc(uint32_t f, char buf[12]);
 
-/* "DSI", "HDMI", ..., "custom" for a driver type. */
-const char *dctl_intf_type(uint32_t type);
+/*
+ * How many interfaces (@engines false) or overlay engines @dev has: their
+ * ids are 0 to *@ret - 1. 0 or a negative errno.
+ */
+int dctl_count(struct fl_display_handle *dev, bool engines, uint32_t *ret);
 
 /* "on", "standby", "suspend", "off", or "?". */
 const char *dctl_dpms(unsigned int state);

@@ -94,17 +94,24 @@ static int list_interface(struct fl_display_handle *h, uint32_t id, bool json, b
 {
 	struct fl_display_interface_data d;
 	struct fl_display_error e = { 0 };
-	char buf[48];
+	char buf[48], type[FL_DISPLAY_NAME_LEN];
 	int r = dctl_interface_data(h, &d, &e);
 
 	if (r < 0)
 		return dctl_fail(r, &e, "reading interface %u", id);
+	/* A driver's own type by its name, as ADF's adf_interface_type_str() gave it. */
+	r = fl_display_interface_type_name(h, type, &e);
+	if (r < 0) {
+		free(d.modes);
+		return dctl_fail(r, &e, "reading interface %u's type", id);
+	}
 	remember(names, id, d.name);
 	if (json) {
 		printf("%s\n        {\"id\": %u, \"name\": ", first ? "" : ",", id);
 		json_string(d.name);
-		printf(", \"type\": \"%s\", \"type_id\": %u, \"idx\": %u, \"flags\": ",
-		       dctl_intf_type(d.type), d.type, d.id);
+		printf(", \"type\": ");
+		json_string(type);
+		printf(", \"type_id\": %u, \"idx\": %u, \"flags\": ", d.type, d.id);
 		print_flags(d.flags, true);
 		printf(", \"dpms\": \"%s\", \"connected\": %s, \"width_mm\": %u, \"height_mm\": "
 		       "%u, "
@@ -122,7 +129,7 @@ static int list_interface(struct fl_display_handle *h, uint32_t id, bool json, b
 		}
 		printf("]}");
 	} else {
-		printf("    %u %-12s %s.%u  flags ", id, d.name, dctl_intf_type(d.type), d.id);
+		printf("    %u %-12s %s.%u  flags ", id, d.name, type, d.id);
 		print_flags(d.flags, false);
 		printf("  DPMS %s  %s  mode %s", dctl_dpms(d.dpms_state),
 		       d.hotplug_detect ? "connected" : "disconnected",
@@ -177,21 +184,23 @@ static int list_engine(struct fl_display_handle *h, uint32_t id, bool json, bool
 	return 0;
 }
 
-/* Every interface (@engines false) or engine of @dev, by id from 0 until -ENODEV. */
+/* Every interface (@engines false) or engine of @dev, by id. */
 static int list_objects(struct fl_display_handle *dev, bool engines, bool json, struct names *names)
 {
-	uint32_t id;
+	uint32_t id, n = 0;
+	int r = dctl_count(dev, engines, &n);
 
+	if (r < 0)
+		return dctl_fail(r, NULL, "counting the %s",
+				 engines ? "overlay engines" : "interfaces");
 	if (json)
 		printf(",\n      \"%s\": [", engines ? "engines" : "interfaces");
 	else
 		printf("  %s:\n", engines ? "overlay engines" : "interfaces");
-	for (id = 0; id < FL_DISPLAY_MAX_ENGINES; id++) {
+	for (id = 0; id < n; id++) {
 		struct fl_display_handle *h;
-		int r = dctl_object_open(dev, engines, id, &h);
 
-		if (r == -ENODEV)
-			break;
+		r = dctl_object_open(dev, engines, id, &h);
 		if (r < 0)
 			return dctl_fail(r, NULL, "opening %s %u",
 					 engines ? "overlay engine" : "interface", id);

@@ -124,6 +124,7 @@ static int watch_all(struct watched *w, int *n)
 	for (int i = 0; i < nd && !r; i++) {
 		struct fl_display_device_data dd = { 0 };
 		struct fl_display_handle *dev;
+		uint32_t n_intfs = 0;
 		bool used = false;
 
 		r = fl_display_device_open(ids[i], &dev);
@@ -131,13 +132,14 @@ static int watch_all(struct watched *w, int *n)
 			r = 0;
 			continue;
 		}
-		if (r == 0 && (r = fl_display_device_get_data(dev, &dd, NULL)) < 0)
+		if (r == 0 && ((r = fl_display_device_get_data(dev, &dd, NULL)) < 0 ||
+			       (r = dctl_count(dev, false, &n_intfs)) < 0))
 			fl_display_close(dev);
 		if (r < 0) {
 			r = dctl_fail(r, NULL, "opening display device %u", ids[i]);
 			break;
 		}
-		for (uint32_t id = 0; *n < MAX_WATCHED; id++) {
+		for (uint32_t id = 0; id < n_intfs && *n < MAX_WATCHED; id++) {
 			struct fl_display_interface_data d = { 0 };
 			struct fl_display_error e = { 0 };
 			struct watched *x = &w[*n];
@@ -145,9 +147,6 @@ static int watch_all(struct watched *w, int *n)
 
 			x->intf = NULL; /* a skipped interface's handle, closed, may be here */
 			s = fl_display_interface_open(dev, id, &x->intf);
-
-			if (s == -ENODEV)
-				break;
 			if (s == 0)
 				s = fl_display_interface_get_data(x->intf, &d, &e);
 			snprintf(x->name, sizeof(x->name), "%s.%s", dd.name, d.name);

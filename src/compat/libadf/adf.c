@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -450,37 +451,35 @@ FL_EXPORT int adf_device_detach(struct adf_device *dev, adf_id_t overlay_engine,
 }
 
 /*
- * The ids of @dev's objects of @kind. The native API has no list of them;
- * ids are 0, 1, … in order (docs/display.md), so the first id that does
- * not open ends the list, as the end of /dev's entries ended libadf's scan.
+ * The ids of @dev's objects of @kind: 0, 1, … up to the device's count
+ * (docs/display.md), as libadf's scan of /dev found them.
  */
 static ssize_t objects(struct adf_device *dev, uint32_t kind, adf_id_t **out)
 {
-	adf_id_t ids[FL_DISPLAY_MAX_ENGINES];
+	struct fl_display_device_info info;
 	struct fl_display_handle *h, *tmp;
-	size_t n = 0;
+	adf_id_t *ids;
+	size_t n;
 	ssize_t r = get_device(dev, true, &h, &tmp);
 
 	/* libadf's scan of /dev found no node of a device that does not exist: none, no error. */
 	if (r == -ENOENT)
-		return id_array(ids, 0, out);
+		return id_array(NULL, 0, out);
 	if (r < 0)
 		return r;
-	for (; n < FL_DISPLAY_MAX_ENGINES; n++) {
-		struct fl_display_handle *o;
-		int e = kind == FL_DISPLAY_OBJ_INTERFACE ? fl_display_interface_open(h, n, &o)
-							 : fl_display_engine_open(h, n, &o);
-		if (e == -ENODEV)
-			break;
-		if (e < 0) {
-			put_device(tmp);
-			return e;
-		}
-		fl_display_close(o);
-		ids[n] = n;
-	}
+	r = fl_display_device_get_info(h, &info, sizeof(info), NULL);
 	put_device(tmp);
-	return id_array(ids, n, out);
+	if (r < 0)
+		return r;
+	n = kind == FL_DISPLAY_OBJ_INTERFACE ? info.n_interfaces : info.n_engines;
+	/* Never NULL, also for none: callers free() it and test it. */
+	ids = malloc(n ? n * sizeof(*ids) : 1);
+	if (!ids)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		ids[i] = (adf_id_t)i;
+	*out = ids;
+	return (ssize_t)n;
 }
 
 FL_EXPORT ssize_t adf_interfaces(struct adf_device *dev, adf_id_t **interfaces)
@@ -848,36 +847,20 @@ FL_EXPORT int adf_set_event(int fd, enum adf_event_type type, bool enabled)
 	return r < 0 ? r : fl_display_set_event(h, (uint8_t)type, enabled, NULL);
 }
 
-/* One read(), as libadf: fewer bytes than asked is -EIO. */
-static int read_exact(int fd, void *buf, size_t len)
-{
-	ssize_t n = read(fd, buf, len);
-
-	if (n < 0)
-		return -errno;
-	return (size_t)n < len ? -EIO : 0;
-}
+/* The native reader reads ADF's stream: the same header, so the same event. */
+_Static_assert(sizeof(struct adf_event) == sizeof(struct fl_display_event) &&
+		       offsetof(struct adf_event, length) ==
+			       offsetof(struct fl_display_event, length),
+	       "struct adf_event is struct fl_display_event");
 
 FL_EXPORT int adf_read_event(int fd, struct adf_event **event)
 {
-	struct adf_event hdr, *ev;
-	int r = read_exact(fd, &hdr, sizeof(hdr));
+	struct fl_display_event *ev;
+	int r = fl_display_read_event_fd(fd, &ev);
 
-	if (r < 0)
-		return r;
-	if (hdr.length < sizeof(hdr))
-		return -EIO;
-	ev = malloc(hdr.length);
-	if (!ev)
-		return -ENOMEM;
-	memcpy(ev, &hdr, sizeof(hdr));
-	r = read_exact(fd, (char *)ev + sizeof(hdr), hdr.length - sizeof(hdr));
-	if (r < 0) {
-		free(ev);
-		return r;
-	}
-	*event = ev;
-	return 0;
+	if (r == 0)
+		*event = (struct adf_event *)ev;
+	return r;
 }
 
 FL_EXPORT void adf_format_str(__u32 format, char buf[ADF_FORMAT_STR_SIZE])
