@@ -24,6 +24,7 @@
 
 #include "acceptor.h"
 #include "compose.h"
+#include "display-terminal.h"
 #include "display-virtual.h"
 #include "display.h"
 #include "displayd-private.h"
@@ -31,7 +32,8 @@
 #include "start.h"
 #include "util.h"
 
-static const struct fl_display_driver_ops *const drivers[] = { &fl__display_virtual_ops };
+static const struct fl_display_driver_ops *const drivers[] = { &fl__display_virtual_ops,
+							       &fl__display_terminal_ops };
 
 struct displayd_state dd;
 static struct fl_acceptor *acceptor;

@@ -143,6 +143,7 @@ int gr_init(struct gr *g, int device)
 		goto fail;
 	}
 	g->priv = p;
+	g->dev = p->dev.fd;
 	return 0;
 fail:
 	g->priv = p;

@@ -16,12 +16,24 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <adf/adf.h>
+
 #include "recovery.h"
 
 #define MAX_EVDEV 16
 
+/* The terminal driver's key event (src/drivers/display-terminal/display-terminal.h). */
+#define DISPLAY_EVENT_KEY (ADF_EVENT_DEVICE_CUSTOM + 1)
+
+struct display_key_event {
+	struct adf_event base;
+	uint16_t code, mods;
+	uint32_t ch;
+};
+
 struct input {
 	int in_fd; /* stdin, -1 once at its end */
+	int display; /* the display device's fd when its driver sends keys, else -1 */
 	bool raw; /* stdin was put in raw mode: @saved restores it */
 	struct termios saved;
 	struct fl_term_input dec;
@@ -67,13 +79,17 @@ static void evdev_open(struct input *in)
 	closedir(d);
 }
 
-struct input *input_new(bool evdev)
+struct input *input_new(bool evdev, int display_dev)
 {
 	struct input *in = calloc(1, sizeof(*in));
 
 	if (!in)
 		return NULL;
 	in->in_fd = 0;
+	/* A driver without keys refuses the type (-EINVAL, -EOPNOTSUPP): then there are none. */
+	in->display = display_dev >= 0 && adf_set_event(display_dev, DISPLAY_EVENT_KEY, true) == 0
+			      ? display_dev
+			      : -1;
 	fl__term_input_init(&in->dec);
 	if (isatty(0) && tcgetattr(0, &in->saved) == 0) {
 		struct termios raw = in->saved;
@@ -128,12 +144,14 @@ static bool evdev_read(struct input *in, int fd, void (*key)(const struct fl_ter
 int input_wait(struct input *in, int timeout_ms, void (*key)(const struct fl_term_key *, void *),
 	       void *data)
 {
-	struct pollfd p[1 + MAX_EVDEV];
+	struct pollfd p[2 + MAX_EVDEV];
 	size_t n = 0;
 	int r;
 
 	if (in->in_fd >= 0)
 		p[n++] = (struct pollfd){ in->in_fd, POLLIN, 0 };
+	if (in->display >= 0)
+		p[n++] = (struct pollfd){ in->display, POLLIN, 0 };
 	for (size_t i = 0; i < in->n_ev; i++)
 		p[n++] = (struct pollfd){ in->ev[i], POLLIN, 0 };
 	if (!n)
@@ -155,7 +173,19 @@ int input_wait(struct input *in, int timeout_ms, void (*key)(const struct fl_ter
 	for (size_t i = 0; i < n; i++) {
 		if (!p[i].revents)
 			continue;
-		if (p[i].fd == in->in_fd) {
+		if (p[i].fd == in->display) {
+			struct adf_event *ev = NULL;
+
+			if (adf_read_event(in->display, &ev) == 0 &&
+			    ev->type == DISPLAY_EVENT_KEY &&
+			    ev->length >= sizeof(struct display_key_event)) {
+				const struct display_key_event *k = (const void *)ev;
+				struct fl_term_key fk = { k->code, k->mods, k->ch };
+
+				key(&fk, data);
+			}
+			free(ev);
+		} else if (p[i].fd == in->in_fd) {
 			unsigned char buf[256];
 			ssize_t got = read(in->in_fd, buf, sizeof(buf));
 

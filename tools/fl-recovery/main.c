@@ -34,7 +34,8 @@ static void usage(FILE *out)
 		"A recovery console, drawn through libadf's simple buffers on any fenceline "
 		"display.\n"
 		"Up/Down (or Volume Up/Down, k/j) move, Enter (or Power, Right) selects, Esc or q\n"
-		"leaves. Keys come from the terminal on stdin and from evdev keyboards.\n\n"
+		"leaves. Keys come from the terminal on stdin, from evdev keyboards and from the\n"
+		"display itself where its driver has keys (the terminal driver).\n\n"
 		"  -d, --device ID    use display device ID (default: the first that can)\n"
 		"  -t, --title TEXT   the title (default \"fenceline recovery\")\n"
 		"  -i, --item TEXT    a menu item (repeatable; default: recovery's menu)\n"
@@ -169,7 +170,7 @@ int main(int argc, char **argv)
 	r = gr_init(&g, device);
 	if (r < 0)
 		return 1;
-	in = input_new(evdev);
+	in = input_new(evdev, g.dev);
 	if (!in) {
 		gr_exit(&g);
 		return 1;

@@ -6,8 +6,9 @@
  *   gr.c    - the display: a simple post configuration, two simple buffers,
  *             flips with release fences (libadf and libsync only);
  *   ui.c    - the picture: title, menu, log pane, in the built-in font;
- *   input.c - keys from the terminal (stdin) and evdev keyboards, as
- *             evdev key codes;
+ *   input.c - keys from the terminal (stdin), evdev keyboards and the
+ *             display's own key events (the terminal driver's), as evdev
+ *             key codes;
  *   main.c  - options and the loop.
  */
 #ifndef FL_RECOVERY_H
@@ -25,7 +26,8 @@ struct gr {
 	uint32_t w, h; /* the current mode */
 	uint32_t format; /* XRGB8888, else RGB565: what the engine scans out */
 	uint32_t *canvas; /* w × h XRGB8888: ui.c draws here, gr_flip() converts */
-	int intf; /* the interface's fd (its events: the display's keys) */
+	int intf; /* the interface's fd */
+	int dev; /* the device's fd (its driver events: the display's keys) */
 	/* Private. */
 	void *priv;
 };
@@ -97,11 +99,13 @@ struct input;
 
 /*
  * Keys from the terminal on stdin (raw mode while it is a tty, restored by
- * input_free(); a pipe is read the same way, without raw mode) and evdev
- * keyboards under /dev/input that this process may read (@evdev).
+ * input_free(); a pipe is read the same way, without raw mode), evdev
+ * keyboards under /dev/input that this process may read (@evdev), and the
+ * display's key events on device fd @display_dev (-1: none; a display
+ * whose driver has none is left alone).
  * Return: NULL without memory.
  */
-struct input *input_new(bool evdev);
+struct input *input_new(bool evdev, int display_dev);
 /*
  * Wait up to @timeout_ms (-1: forever) for keys and call @key for each.
  * Return: 1 keys came, 0 timed out, -ENODATA when no source is left

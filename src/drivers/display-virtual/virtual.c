@@ -77,6 +77,9 @@ struct vdev {
 	size_t n_att;
 	uint64_t flips; /* posts shown since the device was made */
 	bool frames_event; /* FL_DISPLAY_VIRTUAL_EVENT_FRAMES has a subscriber */
+	/* A driver built on this one: where its frames go (NULL: nowhere, headless). */
+	const struct fl__display_presenter_ops *pr;
+	void *pr_data;
 };
 
 /* Whether engine @eng is attached to interface @intf (the model's active attachments). */
@@ -134,6 +137,8 @@ static void vsync_fire(void *data)
 	host->timer_arm(vi->timer, fl__display_virtual_frame(&vi->mode, vi->base_ns, n));
 	latch_sources(vi->v, vi->id);
 	host->vsync(host, vi->id, ts);
+	if (vi->v->pr)
+		vi->v->pr->present(vi->v->pr_data, vi->id);
 	/* The gang's other links start the same frame at the same instant. */
 	for (uint32_t m = 1; m < vi->gang.n_members; m++) {
 		struct vintf *o = intf_of(vi->v, vi->gang.members[m]);
@@ -208,7 +213,9 @@ fail:
 	return NULL;
 }
 
-static int v_create(const struct fl_display_host *host, void **ret_data)
+int fl__display_virtual_create_presented(const struct fl_display_host *host,
+					 const struct fl__display_presenter_ops *pr,
+					 void **ret_data)
 {
 	struct vdev *v = calloc(1, sizeof(*v));
 	int r;
@@ -221,14 +228,30 @@ static int v_create(const struct fl_display_host *host, void **ret_data)
 		return r;
 	}
 	v->host = host;
+	if (pr) {
+		r = pr->create(host, v, &v->pr_data);
+		if (r < 0) {
+			fl_heap_table_close(v->heaps);
+			free(v);
+			return r;
+		}
+		v->pr = pr;
+	}
 	*ret_data = v;
 	return 0;
 }
 
-static void v_destroy(void *data)
+static int v_create(const struct fl_display_host *host, void **ret_data)
+{
+	return fl__display_virtual_create_presented(host, NULL, ret_data);
+}
+
+void fl__display_virtual_destroy(void *data)
 {
 	struct vdev *v = data;
 
+	if (v->pr)
+		v->pr->destroy(v->pr_data);
 	for (size_t i = 0; i < MAX_SOURCES; i++)
 		fl__display_virtual_source_free(v->sources[i]);
 	for (size_t i = 0; i < FL_DISPLAY_MAX_INTERFACES; i++) {
@@ -242,7 +265,7 @@ static void v_destroy(void *data)
 }
 
 /* No veto: the driver only keeps the model's active attachments, for its live sources. */
-static int v_attach(void *data, uint32_t eng, uint32_t intf)
+int fl__display_virtual_attach(void *data, uint32_t eng, uint32_t intf)
 {
 	struct vdev *v = data;
 
@@ -254,7 +277,7 @@ static int v_attach(void *data, uint32_t eng, uint32_t intf)
 	return 0;
 }
 
-static int v_detach(void *data, uint32_t eng, uint32_t intf)
+int fl__display_virtual_detach(void *data, uint32_t eng, uint32_t intf)
 {
 	struct vdev *v = data;
 
@@ -266,8 +289,8 @@ static int v_detach(void *data, uint32_t eng, uint32_t intf)
 	return 0;
 }
 
-static int v_set_source(void *data, uint32_t eng, const struct fl_display_source *src,
-			struct fl_display_error *e)
+int fl__display_virtual_set_source(void *data, uint32_t eng, const struct fl_display_source *src,
+				   struct fl_display_error *e)
 {
 	struct vdev *v = data;
 	struct fl__vsource *s = NULL;
@@ -313,7 +336,7 @@ static int v_set_source(void *data, uint32_t eng, const struct fl_display_source
 	return 0;
 }
 
-static int v_blank(void *data, uint32_t intf, enum fl_display_dpms state)
+int fl__display_virtual_blank(void *data, uint32_t intf, enum fl_display_dpms state)
 {
 	struct vintf *vi = intf_of(data, intf);
 
@@ -324,7 +347,7 @@ static int v_blank(void *data, uint32_t intf, enum fl_display_dpms state)
 	return 0;
 }
 
-static int v_modeset(void *data, uint32_t intf, const struct fl_display_mode *mode)
+int fl__display_virtual_modeset(void *data, uint32_t intf, const struct fl_display_mode *mode)
 {
 	struct vintf *vi = intf_of(data, intf);
 
@@ -338,7 +361,7 @@ static int v_modeset(void *data, uint32_t intf, const struct fl_display_mode *mo
 	return 0;
 }
 
-static int v_set_connected(void *data, uint32_t intf, bool connected)
+int fl__display_virtual_set_connected(void *data, uint32_t intf, bool connected)
 {
 	struct vintf *vi = intf_of(data, intf);
 	int r;
@@ -365,8 +388,8 @@ static int v_set_connected(void *data, uint32_t intf, bool connected)
 	return r;
 }
 
-static int v_validate(void *data, const struct fl_display_driver_post *post, void **ret_state,
-		      struct fl_display_error *e)
+int fl__display_virtual_validate(void *data, const struct fl_display_driver_post *post,
+				 void **ret_state, struct fl_display_error *e)
 {
 	struct vstate *s;
 
@@ -398,8 +421,9 @@ static int v_validate(void *data, const struct fl_display_driver_post *post, voi
 	return 0;
 }
 
-static int v_validate_custom_format(void *data, const struct fl_display_driver_buffer *buf,
-				    size_t index, struct fl_display_error *e)
+int fl__display_virtual_validate_custom_format(void *data,
+					       const struct fl_display_driver_buffer *buf,
+					       size_t index, struct fl_display_error *e)
 {
 	(void)data;
 	return fl__display_virtual_tiled_check(buf, index, e);
@@ -531,7 +555,7 @@ static int compose(struct vdev *v, const struct vstate *s, uint32_t intf,
 			     v->host->background(v->host, intf));
 }
 
-static void v_post(void *data, void *state)
+void fl__display_virtual_post(void *data, void *state)
 {
 	struct vdev *v = data;
 	struct vstate *s = state;
@@ -563,20 +587,21 @@ static void v_post(void *data, void *state)
 }
 
 /* Only the device has driver events (event_objects), one type of them: others are ADF's -EINVAL. */
-static int v_set_event(void *data, enum fl_display_object_kind kind, uint32_t id, uint32_t type,
-		       bool enabled)
+int fl__display_virtual_set_event(void *data, enum fl_display_object_kind kind, uint32_t id,
+				  uint32_t type, bool enabled)
 {
 	struct vdev *v = data;
 
 	(void)id;
 	(void)kind;
 	if (type != FL_DISPLAY_VIRTUAL_EVENT_FRAMES)
-		return -EINVAL;
+		return v->pr && v->pr->set_event ? v->pr->set_event(v->pr_data, type, enabled)
+						 : -EINVAL;
 	v->frames_event = enabled;
 	return 0;
 }
 
-static void v_state_free(void *data, void *state)
+void fl__display_virtual_state_free(void *data, void *state)
 {
 	struct vdev *v = data;
 
@@ -585,8 +610,9 @@ static void v_state_free(void *data, void *state)
 	free(state);
 }
 
-static int v_alloc_simple_buffer(void *data, uint32_t intf, uint32_t w, uint32_t h, uint32_t format,
-				 int *ret_fd, uint32_t *ret_offset, uint32_t *ret_pitch)
+int fl__display_virtual_alloc_simple_buffer(void *data, uint32_t intf, uint32_t w, uint32_t h,
+					    uint32_t format, int *ret_fd, uint32_t *ret_offset,
+					    uint32_t *ret_pitch)
 {
 	struct vdev *v = data;
 	unsigned int planes, cpp[FL_DISPLAY_MAX_PLANES];
@@ -616,9 +642,9 @@ static int v_alloc_simple_buffer(void *data, uint32_t intf, uint32_t w, uint32_t
 	return 0;
 }
 
-static int v_describe_simple_post(void *data, uint32_t intf,
-				  const struct fl_display_driver_buffer *buf_desc, void *buf,
-				  size_t *size)
+int fl__display_virtual_describe_simple_post(void *data, uint32_t intf,
+					     const struct fl_display_driver_buffer *buf_desc,
+					     void *buf, size_t *size)
 {
 	(void)data;
 	(void)intf;
@@ -628,32 +654,13 @@ static int v_describe_simple_post(void *data, uint32_t intf,
 	return 0;
 }
 
-static int v_capture(void *data, uint32_t intf, const struct fl_display_driver_buffer *dst)
+int fl__display_virtual_capture(void *data, uint32_t intf,
+				const struct fl_display_driver_buffer *dst)
 {
 	struct vdev *v = data;
 
 	return compose(v, v->on_screen, intf, dst);
 }
 
-const struct fl_display_driver_ops fl__display_virtual_ops = {
-	.name = "virtual",
-	.caps = FL_DISPLAY_CAP_VSYNC | FL_DISPLAY_CAP_HOTPLUG | FL_DISPLAY_CAP_SIMPLE_BUFFERS |
-		FL_DISPLAY_CAP_IMMEDIATE_FLIP,
-	.create = v_create,
-	.destroy = v_destroy,
-	.blank = v_blank,
-	.attach = v_attach,
-	.detach = v_detach,
-	.modeset = v_modeset,
-	.validate_custom_format = v_validate_custom_format,
-	.validate = v_validate,
-	.post = v_post,
-	.state_free = v_state_free,
-	.alloc_simple_buffer = v_alloc_simple_buffer,
-	.describe_simple_post = v_describe_simple_post,
-	.set_connected = v_set_connected,
-	.capture = v_capture,
-	.set_source = v_set_source,
-	.event_objects = 1u << FL_DISPLAY_OBJ_DEVICE,
-	.set_event = v_set_event,
-};
+const struct fl_display_driver_ops fl__display_virtual_ops =
+	FL__DISPLAY_VIRTUAL_DRIVER("virtual", v_create);
