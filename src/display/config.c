@@ -21,6 +21,7 @@ enum section { SEC_NONE, SEC_DEVICE, SEC_INTERFACE, SEC_ENGINE };
 
 enum key {
 	K_DRIVER,
+	K_OPTIONS,
 	K_PADDING,
 	K_TYPE,
 	K_FLAGS,
@@ -40,6 +41,7 @@ enum key {
 
 static const struct fl_ini_key keys[K_COUNT] = {
 	[K_DRIVER] = { "driver", IN(SEC_DEVICE) },
+	[K_OPTIONS] = { "options", IN(SEC_DEVICE) },
 	[K_PADDING] = { "padding", IN(SEC_DEVICE) },
 	[K_TYPE] = { "type", IN(SEC_INTERFACE) },
 	[K_FLAGS] = { "flags", IN(SEC_INTERFACE) },
@@ -55,7 +57,7 @@ static const struct fl_ini_key keys[K_COUNT] = {
 };
 
 static const char *const known_keys[] = {
-	[SEC_DEVICE] = "driver, padding",
+	[SEC_DEVICE] = "driver, options, padding",
 	[SEC_INTERFACE] = "type, flags, modes, current-mode, size-mm, connected, gang, gang-tile, "
 			  "background",
 	[SEC_ENGINE] = "formats, interfaces",
@@ -386,6 +388,53 @@ static int parse_interfaces(struct parser *p, const struct fl_ini_value *v)
 	return 0;
 }
 
+/* "KEY=VALUE, ...": the driver's options, checked here only for form. */
+static int parse_options(struct parser *p, const struct fl_ini_value *v)
+{
+	struct fl__display_config_device *d = cur_device(p);
+	size_t cursor = 0, start, n;
+
+	while (fl__ini_list_next(v, &cursor, &start, &n)) {
+		const char *s = v->text + start, *eq = memchr(s, '=', n);
+		unsigned int col = fl__ini_col(v, start);
+		struct fl__display_config_option *o;
+		size_t klen, vlen;
+		int r;
+
+		if (!eq || eq == s || eq == s + n - 1)
+			return fl__ini_fail(&p->ini, col,
+					    "'%.*s' is not an option: write KEY=VALUE, as "
+					    "card=/dev/dri/card0",
+					    (int)n, s);
+		if (d->n_options == FL_DISPLAY_CONFIG_MAX_OPTIONS)
+			return fl__ini_fail(&p->ini, col, "more than %d options",
+					    FL_DISPLAY_CONFIG_MAX_OPTIONS);
+		o = &d->options[d->n_options];
+		klen = (size_t)(eq - s);
+		r = fl__ini_take_name(&p->ini, s, klen, col, "driver option", o->key,
+				      FL_DISPLAY_NAME_LEN);
+		if (r < 0)
+			return r;
+		vlen = n - klen - 1;
+		if (vlen >= FL_DISPLAY_CONFIG_OPTION_LEN)
+			return fl__ini_fail(&p->ini, fl__ini_col(v, start + klen + 1),
+					    "the value of option '%s' is longer than %d bytes",
+					    o->key, FL_DISPLAY_CONFIG_OPTION_LEN - 1);
+		for (size_t i = 0; i < vlen; i++)
+			if (fl__ini_is_space(eq[1 + i]))
+				return fl__ini_fail(&p->ini, fl__ini_col(v, start + klen + 1 + i),
+						    "the value of option '%s' has a space", o->key);
+		memcpy(o->value, eq + 1, vlen);
+		o->value[vlen] = '\0';
+		for (size_t j = 0; j < d->n_options; j++)
+			if (!strcmp(d->options[j].key, o->key))
+				return fl__ini_fail(&p->ini, col, "option '%s' is given twice",
+						    o->key);
+		d->n_options++;
+	}
+	return 0;
+}
+
 static int parse_key(struct parser *p, enum key k, const struct fl_ini_value *v)
 {
 	const char *key = keys[k].name;
@@ -397,6 +446,8 @@ static int parse_key(struct parser *p, enum key k, const struct fl_ini_value *v)
 	case K_DRIVER:
 		return fl__ini_take_name(&p->ini, v->text, v->len, v->col, "driver",
 					 cur_device(p)->driver, FL_DISPLAY_NAME_LEN);
+	case K_OPTIONS:
+		return parse_options(p, v);
 	case K_PADDING:
 		if (!strcmp(v->text, "padded"))
 			cur_device(p)->padding = FL_DISPLAY_PADDED_TO_PITCH;

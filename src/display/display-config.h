@@ -20,6 +20,8 @@
 #define FL_DISPLAY_CONFIG_MAX_DEVICES 16
 #define FL_DISPLAY_CONFIG_MAX_OBJECTS 64 /* interfaces, and engines, per device */
 #define FL_DISPLAY_CONFIG_MAX_FORMATS 128 /* per engine */
+#define FL_DISPLAY_CONFIG_MAX_OPTIONS 16 /* driver options, per device */
+#define FL_DISPLAY_CONFIG_OPTION_LEN  256 /* an option's value, with its NUL */
 
 /**
  * struct fl__display_config_interface - an [interface] section
@@ -73,10 +75,24 @@ struct fl__display_config_engine {
 	unsigned int line;
 };
 
+/*
+ * One of a device's driver options ("options = KEY=VALUE, ..."): @key a
+ * name, @value any non-empty text without spaces or commas. The config
+ * does not know a driver's keys: the service hands them to the driver
+ * (struct fl_display_host's option()) and refuses a device whose driver
+ * did not ask for one of them.
+ */
+struct fl__display_config_option {
+	char key[FL_DISPLAY_NAME_LEN];
+	char value[FL_DISPLAY_CONFIG_OPTION_LEN];
+};
+
 /* A [device] section and the [interface] and [engine] sections after it. */
 struct fl__display_config_device {
 	char name[FL_DISPLAY_NAME_LEN];
 	char driver[FL_DISPLAY_NAME_LEN];
+	struct fl__display_config_option options[FL_DISPLAY_CONFIG_MAX_OPTIONS];
+	size_t n_options;
 	enum fl__display_padding padding;
 	struct fl__display_config_interface *intfs;
 	size_t n_intfs;

@@ -46,6 +46,7 @@ struct ddev {
 	void *drv_data;
 	struct fl_display_host host;
 	const struct fl__display_config_device *cd;
+	uint32_t options_asked; /* bit i: the driver asked for cd->options[i] */
 	/* The fence timelines (fenceline fds, fencelined's), made at the first post; -1 before. */
 	int tl_present, tl_release;
 	uint64_t present_at, release_at; /* the values they reached */

@@ -367,6 +367,18 @@ static int h_event(const struct fl_display_host *host, enum fl_display_object_ki
 	return 0;
 }
 
+static const char *h_option(const struct fl_display_host *host, const char *key)
+{
+	struct ddev *d = host->data;
+
+	for (size_t i = 0; i < d->cd->n_options; i++)
+		if (!strcmp(d->cd->options[i].key, key)) {
+			d->options_asked |= 1u << i;
+			return d->cd->options[i].value;
+		}
+	return NULL;
+}
+
 /* ---- replies ---- */
 
 void displayd_host_init(struct ddev *d)
@@ -388,5 +400,6 @@ void displayd_host_init(struct ddev *d)
 		.background = h_background,
 		.compose_over = h_compose_over,
 		.event = h_event,
+		.option = h_option,
 	};
 }

@@ -288,6 +288,15 @@ static int devices_make(void)
 				     cd->line, cd->driver, strerror(-r));
 			return r;
 		}
+		/* An option the driver never asked for is a typo or another driver's. */
+		for (size_t o = 0; o < cd->n_options; o++)
+			if (!(d->options_asked & 1u << o)) {
+				displayd_log("%s:%u: the %s driver takes no option '%s'",
+					     dd.cfg.config_origin, cd->line, cd->driver,
+					     cd->options[o].key);
+				d->drv->destroy(d->drv_data);
+				return -EINVAL;
+			}
 		r = fl__display_config_instantiate(cd, set, d->drv, d->drv_data, &d->dev, &e);
 		if (r < 0) {
 			displayd_log("%s:%u: %s", dd.cfg.config_origin, cd->line, e.msg);

@@ -76,8 +76,21 @@ static const struct bad_config {
 	  "t.ini:3:1: ", "duplicate key 'driver' (first set at line 2)" },
 	{ DEV "padding = sideways\n",
 	  "t.ini:3:11: ", "'padding' is padded or unpadded, not 'sideways'" },
-	{ DEV "type = DSI\n",
-	  "t.ini:3:1: ", "unknown key 'type' in a [device] section (known: driver, padding)" },
+	{ DEV "type = DSI\n", "t.ini:3:1: ",
+	  "unknown key 'type' in a [device] section (known: driver, options, padding)" },
+	{ DEV "options = card\n", "t.ini:3:11: ", "'card' is not an option: write KEY=VALUE" },
+	{ DEV "options = =x\n", "t.ini:3:11: ", "'=x' is not an option" },
+	{ DEV "options = card=\n", "t.ini:3:11: ", "'card=' is not an option" },
+	{ DEV "options = a=1,, b=2\n", "t.ini:3:15: ", "'' is not an option" },
+	{ DEV "options = tty=/dev/tty1, tty=/dev/tty2\n",
+	  "t.ini:3:26: ", "option 'tty' is given twice" },
+	{ DEV "options = c/rd=1\n", "t.ini:3:12: ", "'/' in a driver option name" },
+	{ DEV "options = card=a b\n", "t.ini:3:17: ", "the value of option 'card' has a space" },
+	{ DEV "options = card=/dev/dri/card0\noptions = x=1\n",
+	  "t.ini:4:1: ", "duplicate key 'options' (first set at line 3)" },
+	{ "[device d]\noptions = a=1\n", "t.ini:1:1: ", "[device d] has no 'driver'" },
+	{ INTF "options = a=1\n",
+	  "t.ini:5:1: ", "unknown key 'options' in an [interface] section" },
 	{ DEV "[devices x]\n", "t.ini:3:2: ", "unknown section type 'devices'" },
 	{ DEV "[interface i]\n", "t.ini:3:1: ", "[interface i] has no 'type'" },
 	{ DEV "[interface i]\n[interface j]\n", "t.ini:3:1: ", "[interface i] has no 'type'" },
@@ -171,6 +184,15 @@ FL_TEST(config_limits)
 	for (int i = 0; i <= FL_DISPLAY_MAX_MODES; i++)
 		n += (size_t)sprintf(text + n, "%s%dx480@60", i ? "," : "", 640 + i);
 	expect_parse_error(text, "t.ini:5:", "more than 60 modes");
+	n = (size_t)sprintf(text, DEV "options = ");
+	for (int i = 0; i <= FL_DISPLAY_CONFIG_MAX_OPTIONS; i++)
+		n += (size_t)sprintf(text + n, "%sk%d=v", i ? "," : "", i);
+	expect_parse_error(text, "t.ini:3:", "more than 16 options");
+	n = (size_t)sprintf(text, DEV "options = k=");
+	memset(text + n, 'v', FL_DISPLAY_CONFIG_OPTION_LEN);
+	strcpy(text + n + FL_DISPLAY_CONFIG_OPTION_LEN, "\n");
+	expect_parse_error(text,
+			   "t.ini:3:13: ", "the value of option 'k' is longer than 255 bytes");
 	free(text);
 }
 
@@ -234,6 +256,25 @@ FL_TEST(config_describes_devices_interfaces_and_engines)
 	fl_assert_int_eq(d->engines[0].interfaces[0], 1);
 	fl_assert_int_eq(d->engines[0].interfaces[1], 0);
 	fl_assert_int_eq(cfg->devices[1].padding, FL_DISPLAY_PADDED_TO_PITCH);
+	fl__display_config_free(cfg);
+}
+
+FL_TEST(config_gives_a_device_its_driver_options)
+{
+	struct fl__display_config *cfg = parse("[device d]\ndriver = kms\n"
+					       "options = card=/dev/dri/card1 , mode-hint=a=b,x=1\n"
+					       "[device e]\ndriver = virtual\n");
+	const struct fl__display_config_device *d = &cfg->devices[0];
+
+	fl_assert_int_eq(d->n_options, 3);
+	fl_assert_str_eq(d->options[0].key, "card");
+	fl_assert_str_eq(d->options[0].value, "/dev/dri/card1");
+	/* The first '=' ends the key: a value may hold more. */
+	fl_assert_str_eq(d->options[1].key, "mode-hint");
+	fl_assert_str_eq(d->options[1].value, "a=b");
+	fl_assert_str_eq(d->options[2].key, "x");
+	fl_assert_str_eq(d->options[2].value, "1");
+	fl_assert_int_eq(cfg->devices[1].n_options, 0);
 	fl__display_config_free(cfg);
 }
 

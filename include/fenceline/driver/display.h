@@ -191,6 +191,13 @@ struct fl_display_source;
  *	(also when nobody is subscribed); -EINVAL for a type outside the
  *	driver range, or an event longer than FL_DISPLAY_EVENT_RING bytes
  *	with its header; -ENOENT for an object the device lacks.
+ * @option: the value the device's config gives the driver option @key
+ *	("options = KEY=VALUE, ...": which card, which tty), or NULL when
+ *	it gives none; the string is the host's, for the life of the
+ *	device (from create and ops). A driver asks in create for every
+ *	option it takes: the service refuses a device whose config gives
+ *	an option that its driver did not ask for during create, naming it,
+ *	so a typo in a key is an error and no driver checks for unknown keys.
  */
 struct fl_display_host {
 	void *data;
@@ -225,6 +232,7 @@ struct fl_display_host {
 			    const struct fl_display_driver_buffer *dst, uint32_t background);
 	int (*event)(const struct fl_display_host *host, enum fl_display_object_kind kind,
 		     uint32_t id, uint32_t type, const void *payload, size_t len);
+	const char *(*option)(const struct fl_display_host *host, const char *key);
 };
 
 /**
@@ -240,7 +248,7 @@ struct fl_display_host {
  * @create: mandatory. Make the driver's state for a device the service is
  *	about to build from the config; its interfaces, engines and
  *	attachments are made right after, all interfaces DPMS OFF, so create
- *	may call @host's now() and timer_add() only. @host is the service's
+ *	may call @host's now(), timer_add() and option() only. @host is the service's
  *	and outlives the state. Return: 0 and *@ret_data, or a negative errno
  *	(the device is not made).
  * @destroy: mandatory. Free the state, its timers and fds.
