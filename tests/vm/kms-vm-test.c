@@ -375,21 +375,39 @@ static void wait_flip(const struct card *c, struct flip_log *log)
 	}
 }
 
+/* Two full-screen buffers (seeds 0 and 1), the first lit on the virtual connector. */
+static void lit_pair(struct card *c, struct dumb d[2], uint32_t *blob)
+{
+	uint32_t w = c->mode.hdisplay, h = c->mode.vdisplay;
+
+	for (int i = 0; i < 2; i++) {
+		d[i] = dumb_new(c, w, h, DRM_FORMAT_XRGB8888);
+		fill(&d[i], (uint32_t)i);
+	}
+	drmModeAtomicReqPtr req = modeset(c, c->conn, blob);
+	add_primary(req, c, d[0].fb, w, h);
+	fl_assert_int_eq(drmModeAtomicCommit(c->fd, req, DRM_MODE_ATOMIC_ALLOW_MODESET, NULL), 0);
+	drmModeAtomicFree(req);
+}
+
+static void lit_pair_free(struct card *c, struct dumb d[2], uint32_t blob)
+{
+	dumb_free(c, &d[0]);
+	dumb_free(c, &d[1]);
+	drmModeDestroyPropertyBlob(c->fd, blob);
+	card_close(c);
+}
+
 FL_TEST(vkms_flips_are_paced_by_vblank_with_the_kernel_s_timestamps)
 {
 	struct card c = card_open();
-	uint32_t w = c.mode.hdisplay, h = c.mode.vdisplay, blob;
-	struct dumb d[2] = { dumb_new(&c, w, h, DRM_FORMAT_XRGB8888),
-			     dumb_new(&c, w, h, DRM_FORMAT_XRGB8888) };
+	uint32_t blob;
+	struct dumb d[2];
 	struct flip_log log = { 0 };
 	int busy = 0;
+	drmModeAtomicReqPtr req;
 
-	fill(&d[0], 0);
-	fill(&d[1], 1);
-	drmModeAtomicReqPtr req = modeset(&c, c.conn, &blob);
-	add_primary(req, &c, d[0].fb, w, h);
-	fl_assert_int_eq(drmModeAtomicCommit(c.fd, req, DRM_MODE_ATOMIC_ALLOW_MODESET, NULL), 0);
-	drmModeAtomicFree(req);
+	lit_pair(&c, d, &blob);
 
 	for (int i = 1; i <= 8; i++) {
 		req = drmModeAtomicAlloc();
@@ -434,10 +452,7 @@ FL_TEST(vkms_flips_are_paced_by_vblank_with_the_kernel_s_timestamps)
 	printf("vblank_period_us %llu\n", (unsigned long long)(period_ns / 1000));
 	printf("flip_gap_min_us %llu\n", (unsigned long long)min);
 	printf("flip_vblanks %u\n", log.seq[log.n - 1] - log.seq[0]);
-	dumb_free(&c, &d[0]);
-	dumb_free(&c, &d[1]);
-	drmModeDestroyPropertyBlob(c.fd, blob);
-	card_close(&c);
+	lit_pair_free(&c, d, blob);
 }
 
 FL_TEST(vkms_writeback_captures_the_planes_pixel_exact)
@@ -509,9 +524,8 @@ FL_TEST(vkms_writeback_captures_the_planes_pixel_exact)
 FL_TEST(vkms_in_fence_holds_the_flip_and_the_out_fence_signals_at_it)
 {
 	struct card c = card_open();
-	uint32_t w = c.mode.hdisplay, h = c.mode.vdisplay, blob;
-	struct dumb d[2] = { dumb_new(&c, w, h, DRM_FORMAT_XRGB8888),
-			     dumb_new(&c, w, h, DRM_FORMAT_XRGB8888) };
+	uint32_t blob;
+	struct dumb d[2];
 	struct flip_log log = { 0 };
 	int32_t out = -1;
 
@@ -521,12 +535,8 @@ FL_TEST(vkms_in_fence_holds_the_flip_and_the_out_fence_signals_at_it)
 	struct sw_sync_create_fence_data f = { .value = 1, .name = "acquire" };
 	fl_assert_int_eq(ioctl(tl, SW_SYNC_IOC_CREATE_FENCE, &f), 0);
 
-	drmModeAtomicReqPtr req = modeset(&c, c.conn, &blob);
-	add_primary(req, &c, d[0].fb, w, h);
-	fl_assert_int_eq(drmModeAtomicCommit(c.fd, req, DRM_MODE_ATOMIC_ALLOW_MODESET, NULL), 0);
-	drmModeAtomicFree(req);
-
-	req = drmModeAtomicAlloc();
+	lit_pair(&c, d, &blob);
+	drmModeAtomicReqPtr req = drmModeAtomicAlloc();
 	add(req, &c, c.primary, DRM_MODE_OBJECT_PLANE, "FB_ID", d[1].fb);
 	add(req, &c, c.primary, DRM_MODE_OBJECT_PLANE, "IN_FENCE_FD", (uint64_t)f.fence);
 	add(req, &c, c.crtc, DRM_MODE_OBJECT_CRTC, "OUT_FENCE_PTR", (uint64_t)(uintptr_t)&out);
@@ -556,10 +566,7 @@ FL_TEST(vkms_in_fence_holds_the_flip_and_the_out_fence_signals_at_it)
 	fl_assert_int_eq(info.status, 1);
 	close(out);
 	close(tl);
-	dumb_free(&c, &d[0]);
-	dumb_free(&c, &d[1]);
-	drmModeDestroyPropertyBlob(c.fd, blob);
-	card_close(&c);
+	lit_pair_free(&c, d, blob);
 }
 
 FL_TEST(vkms_scans_out_a_udmabuf_imported_with_prime_zero_copy)

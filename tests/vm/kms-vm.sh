@@ -12,7 +12,7 @@
 # the source package's version and the fragment: only the first run on a
 # machine builds it (minutes); later runs boot the cached bzImage. Each
 # PROGRAM is copied into a busybox initramfs with the shared libraries ldd
-# finds for it; kms-init.sh is its /init. The VM runs headless under TCG.
+# finds for it; init.sh is its /init, as for dma-heap-vm.sh. The VM runs headless under TCG.
 # Exit 77 (a skip, for meson) where qemu or the kernel source cannot be had.
 # Knobs: FL_VM_CACHE, SRC_PKG, FL_VM_INSTALL (1: apt-get what is missing,
 # the default as root), JOBS (2), ACCEL (tcg|kvm), SMP (2), MEM (1024),
@@ -174,19 +174,26 @@ log "kernel: $KIMG ($SRC_PKG $SRC_VER, config $HASH)"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/fl-kms-vm.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 IRD=$WORK/initramfs
-mkdir -p "$IRD/bin" "$IRD/proc" "$IRD/sys" "$IRD/dev" "$IRD/tmp" "$IRD/t"
+mkdir -p "$IRD/bin" "$IRD/proc" "$IRD/sys" "$IRD/dev" "$IRD/tmp"
 cp "$BB" "$IRD/bin/busybox"
-cp "$HERE/kms-init.sh" "$IRD/init"
+cp "$HERE/init.sh" "$IRD/init"
 chmod +x "$IRD/init"
 names=
 for p in "$@"; do
+	n=$(basename "$p")
+	case "$n" in
+	*-test) ;;
+	*)
+		echo "kms-vm: $p: /init runs programs named NAME-test" >&2
+		exit 1
+		;;
+	esac
 	[ -x "$p" ] || {
 		echo "kms-vm: $p is not an executable" >&2
 		exit 1
 	}
-	n=$(basename "$p")
-	cp "$p" "$IRD/t/$n"
-	names="$names,$n"
+	cp "$p" "$IRD/$n"
+	names="$names,${n%-test}"
 	# The program's shared libraries and loader, at the paths ldd gives.
 	for lib in $(ldd "$p" 2>/dev/null | grep -oE '/[^ ]+' || true); do
 		[ -e "$IRD$lib" ] && continue
@@ -194,7 +201,7 @@ for p in "$@"; do
 		cp -L "$lib" "$IRD$lib"
 		# A build tree's RUNPATH is relative to the program ($ORIGIN): /init
 		# puts every library's directory on LD_LIBRARY_PATH instead.
-		dirname "$lib" >>"$IRD/t/.libdirs"
+		dirname "$lib" >>"$IRD/.libdirs"
 	done
 done
 (cd "$IRD" && find . | cpio -o -H newc --quiet | gzip -1) >"$WORK/initramfs.cpio.gz"
@@ -236,6 +243,7 @@ bad=0
 grep -v '^@@' "$WORK/results.txt" || true
 for p in "$@"; do
 	n=$(basename "$p")
+	n=${n%-test}
 	rc=$(sed -n "s/^@@RC $n //p" "$WORK/results.txt")
 	if [ "$rc" != 0 ]; then
 		log "$n: exit status ${rc:-none (it did not finish)}"
