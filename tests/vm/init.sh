@@ -1,6 +1,7 @@
 #!/bin/busybox sh
-# /init of the dma-heap VM (tests/vm/dma-heap-vm.sh): list the dma-heaps, run
-# each test program, print everything between @@BEGIN and @@END, power off.
+# /init of the VMs of tests/vm (dma-heap-vm.sh, kms-vm.sh): list the
+# dma-heaps and DRM cards, run each test program /NAME-test of fl.tests,
+# print everything between @@BEGIN and @@END, power off.
 # shellcheck shell=dash
 set -eu
 /bin/busybox --install -s /bin
@@ -11,6 +12,8 @@ mount -t devtmpfs devtmpfs /dev 2>/dev/null || true
 mount -t tmpfs tmpfs /tmp
 mkdir -p /dev/shm
 mount -t tmpfs tmpfs /dev/shm
+# sw_sync lives in debugfs.
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null || true
 
 TESTS=
 MULT=4
@@ -23,6 +26,12 @@ for w in $(cat /proc/cmdline); do
 done
 export FENCELINE_DAEMON=/fencelined FENCELINE_HEAP_WORKER=/fl-heap-worker TMPDIR=/tmp
 export FL_TEST_TIMEOUT_MULTIPLIER=$MULT
+# Dynamically linked programs (kms-vm.sh) come with their libraries: a build
+# tree's RUNPATH is relative to where the program was built.
+if [ -f /.libdirs ]; then
+	LD_LIBRARY_PATH=$(sort -u /.libdirs | tr '\n' : | sed 's/:$//')
+	export LD_LIBRARY_PATH
+fi
 
 echo "@@BEGIN"
 echo "# kernel $(cat /proc/version)"
@@ -36,7 +45,10 @@ if [ -e /dev/udmabuf ]; then
 	# shellcheck disable=SC2012
 	echo "# udmabuf /dev/udmabuf $(ls -l /dev/udmabuf | awk '{print $1, $5, $6}')"
 fi
-dmesg | grep -iE 'cma|dma.?heap|udmabuf' | sed 's/^/# dmesg: /' || true
+for c in /sys/class/drm/card*; do
+	if [ -e "$c" ]; then echo "# drm $(basename "$c") $(grep DRIVER= "$c/device/uevent" 2>/dev/null || true)"; fi
+done
+dmesg | grep -iE 'cma|dma.?heap|udmabuf|drm|vkms' | sed 's/^/# dmesg: /' || true
 for t in $TESTS; do
 	echo "@@TEST $t"
 	rc=0
@@ -44,7 +56,7 @@ for t in $TESTS; do
 	echo "@@RC $t $rc"
 done
 # The kernel's side of anything that went wrong (OOM kills, warnings).
-dmesg | grep -iE 'oom|killed process|warning|bug:|cma_alloc|udmabuf|dma.?heap' |
+dmesg | grep -iE 'oom|killed process|warning|bug:|cma_alloc|udmabuf|dma.?heap|vkms' |
 	grep -v 'ommand line' | sed 's/^/# dmesg-end: /' || true
 echo "# uptime $(cut -d' ' -f1 /proc/uptime) s"
 echo "@@END"
