@@ -31,8 +31,8 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "display-presented.h"
 #include "display-terminal.h"
-#include "display-virtual.h"
 #include "term-encode.h"
 #include "term-input.h"
 
