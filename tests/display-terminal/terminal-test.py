@@ -154,6 +154,20 @@ def run(tmp):
         out, err = rec.communicate(timeout=60)
         check(rec.returncode == 0 and "-- Wipe data/factory reset" in out and "result: leave" in out,
               f"keys from the pane: Down Down Enter selected, q left ({out!r} {err!r})")
+        # The service dies under a console that waits for the display's keys: it says so and ends.
+        rec = subprocess.Popen([RECOVERY, "--no-evdev"], stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(0.5)
+        pane_pid = tmux(sock, "display-message", "-p", "-t", "fl", "#{pane_pid}").stdout.strip()
+        subprocess.run(["pkill", "-KILL", "-P", pane_pid, "-f", "fl-displayd"])
+        try:
+            out, err = rec.communicate(timeout=30)
+            check(rec.returncode == 1 and "the display went away" in err,
+                  f"the service killed: fl-recovery ends with the reason ({rec.returncode}, {err!r})")
+        except subprocess.TimeoutExpired:
+            rec.kill()
+            rec.communicate()
+            check(False, "the service killed: fl-recovery ends (it was still running after 30 s)")
     finally:
         tmux(sock, "kill-server")
 

@@ -89,7 +89,8 @@ def stop_services(tmp):
             args = open(f"/proc/{p}/cmdline", "rb").read().split(b"\0")
         except OSError:
             continue
-        if args and (args[0].endswith(b"fl-displayd") or args[0].endswith(b"fencelined")) and \
+        # A service run under a wrapper (valgrind) has it as args[0]: any argument names it.
+        if any(a.endswith(b"fl-displayd") or a.endswith(b"fencelined") for a in args) and \
                 any(a.startswith(tmp.encode()) for a in args):
             pids.append(int(p))
     for pid in pids:

@@ -175,9 +175,9 @@ int input_wait(struct input *in, int timeout_ms, void (*key)(const struct fl_ter
 			continue;
 		if (p[i].fd == in->display) {
 			struct adf_event *ev = NULL;
+			int e = adf_read_event(in->display, &ev);
 
-			if (adf_read_event(in->display, &ev) == 0 &&
-			    ev->type == DISPLAY_EVENT_KEY &&
+			if (e == 0 && ev->type == DISPLAY_EVENT_KEY &&
 			    ev->length >= sizeof(struct display_key_event)) {
 				const struct display_key_event *k = (const void *)ev;
 				struct fl_term_key fk = { k->code, k->mods, k->ch };
@@ -185,6 +185,10 @@ int input_wait(struct input *in, int timeout_ms, void (*key)(const struct fl_ter
 				key(&fk, data);
 			}
 			free(ev);
+			/* The display is gone (its service died): there is nothing to draw on. */
+			if ((e < 0 && e != -EAGAIN && e != -EINTR) ||
+			    (p[i].revents & (POLLHUP | POLLERR)))
+				return -EPIPE;
 		} else if (p[i].fd == in->in_fd) {
 			unsigned char buf[256];
 			ssize_t got = read(in->in_fd, buf, sizeof(buf));

@@ -192,6 +192,8 @@ int main(int argc, char **argv)
 			r = 0;
 			break; /* no keys will come */
 		}
+		if (r == -EPIPE)
+			fprintf(stderr, "fl-recovery: the display went away\n");
 		if (r < 0)
 			break;
 	}

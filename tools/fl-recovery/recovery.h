@@ -109,7 +109,8 @@ struct input *input_new(bool evdev, int display_dev);
 /*
  * Wait up to @timeout_ms (-1: forever) for keys and call @key for each.
  * Return: 1 keys came, 0 timed out, -ENODATA when no source is left
- * (stdin at its end and nothing else to read).
+ * (stdin at its end and nothing else to read), -EPIPE when the display
+ * whose keys it reads went away.
  */
 int input_wait(struct input *in, int timeout_ms,
 	       void (*key)(const struct fl_term_key *k, void *data), void *data);
