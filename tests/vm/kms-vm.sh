@@ -196,12 +196,18 @@ for p in "$@"; do
 	names="$names,${n%-test}"
 	# The program's shared libraries and loader, at the paths ldd gives.
 	for lib in $(ldd "$p" 2>/dev/null | grep -oE '/[^ ]+' || true); do
-		[ -e "$IRD$lib" ] && continue
-		mkdir -p "$IRD$(dirname "$lib")"
-		cp -L "$lib" "$IRD$lib"
+		case "$lib" in
+		/lib/* | /lib64/* | /usr/*) dest=$lib ;;
+		# A build tree's library (its path may be under /tmp, which /init
+		# mounts a tmpfs over): in /lib/fl, on LD_LIBRARY_PATH.
+		*) dest=/lib/fl/$(basename "$lib") ;;
+		esac
+		[ -e "$IRD$dest" ] && continue
+		mkdir -p "$IRD$(dirname "$dest")"
+		cp -L "$lib" "$IRD$dest"
 		# A build tree's RUNPATH is relative to the program ($ORIGIN): /init
 		# puts every library's directory on LD_LIBRARY_PATH instead.
-		dirname "$lib" >>"$IRD/.libdirs"
+		dirname "$dest" >>"$IRD/.libdirs"
 	done
 done
 (cd "$IRD" && find . | cpio -o -H newc --quiet | gzip -1) >"$WORK/initramfs.cpio.gz"
