@@ -911,23 +911,6 @@ static long raise_nofile(long want)
 	return rl.rlim_cur == RLIM_INFINITY ? want : (long)rl.rlim_cur;
 }
 
-static long count_fds(int pid)
-{
-	char path[64];
-	struct dirent *e;
-	long n = 0;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
-	d = opendir(path);
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
-
 /* The daemon holds an fd per live fence, so its own fd limit (which it
  * raises as far as it may) caps what this part can ask of it. */
 static long daemon_nofile(int pid)
@@ -970,7 +953,7 @@ static void mem_holder(long count, int ready_w, int go_r)
 static void part_memory(int daemon_pid)
 {
 	long want = fl__bench_iters(100000, 10000), count = want, per_child, room, slab0, slab1;
-	long dlimit = daemon_nofile(daemon_pid), dfds0 = count_fds(daemon_pid), dfds1;
+	long dlimit = daemon_nofile(daemon_pid), dfds0 = fl__bench_proc_fds(daemon_pid), dfds1;
 	struct rlimit saved;
 	int ready[2], go[2], nchildren;
 	double rss0, rss1, delta;
@@ -1040,14 +1023,14 @@ static void part_memory(int daemon_pid)
 			fl__bench_die("a fence-holding child failed", EIO);
 	rss1 = (double)status_kib(daemon_pid, "VmRSS") / 1024.0;
 	slab1 = meminfo_kib("Slab");
-	dfds1 = count_fds(daemon_pid);
+	dfds1 = fl__bench_proc_fds(daemon_pid);
 	close(go[1]);
 	t0 = fl__bench_now_ns();
 	for (int i = 0; i < nchildren; i++)
 		reap(pids[i], "memory");
 	/* The children's exit closed every fence fd; the daemon notices each
 	 * hang-up and frees that fence. */
-	while ((dfds2 = count_fds(daemon_pid)) > dfds0 + 16 &&
+	while ((dfds2 = fl__bench_proc_fds(daemon_pid)) > dfds0 + 16 &&
 	       fl__bench_now_ns() - t0 < 30000000000u)
 		usleep(1000);
 	t1 = fl__bench_now_ns();
@@ -1440,6 +1423,6 @@ void fl__bench_daemon(void)
 	part_bogus_fds();
 	part_deadlocks_view();
 	fl__bench_out("daemon_rss_end", (double)status_kib(pid, "VmRSS") / 1024.0, "MiB");
-	fl__bench_outf((double)count_fds(pid), "fds", "daemon_fds_end");
+	fl__bench_outf((double)fl__bench_proc_fds(pid), "fds", "daemon_fds_end");
 	daemon_cleanup();
 }

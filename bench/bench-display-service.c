@@ -30,7 +30,6 @@
  *    fds a post brings (its plane and its fence) and the bytes of its
  *    POST message.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -266,16 +265,10 @@ static pid_t service_pid(void)
 static void usage_of(pid_t pid, long *ret_fds, long *ret_rss)
 {
 	char path[64], line[128];
-	DIR *d;
 	FILE *f;
 
-	*ret_fds = *ret_rss = 0;
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-	d = opendir(path);
-	for (struct dirent *e; d && (e = readdir(d));)
-		*ret_fds += e->d_name[0] != '.';
-	if (d)
-		closedir(d);
+	*ret_fds = fl__bench_proc_fds((int)pid);
+	*ret_rss = 0;
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	f = fopen(path, "re");
 	while (f && fgets(line, sizeof(line), f))

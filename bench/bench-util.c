@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -268,4 +269,21 @@ int fl__bench_wait_asleep(int statfd, uint64_t timeout_ns)
 			return -ETIMEDOUT;
 		sched_yield();
 	}
+}
+
+long fl__bench_proc_fds(int pid)
+{
+	char path[64];
+	struct dirent *e;
+	long n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
 }

@@ -49,6 +49,8 @@ double fl__bench_get(const char *name);
 void fl__bench_ratio(const char *name, const char *num, const char *den);
 
 int fl__bench_nr_cpus(void);
+/* How many fds process @pid has open (/proc/PID/fd); -1 if it cannot be read. */
+long fl__bench_proc_fds(int pid);
 int fl__bench_pin(int cpu);
 void fl__bench_unpin(void);
 

@@ -6,7 +6,6 @@
  * can make them. Each is refused or bounded, the service keeps no fd of
  * it, and a well-behaved client in another process goes on.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -27,24 +26,9 @@
 #include <fenceline/fenceline.h>
 #include <fenceline/shared.h>
 
+#include "daemon-helpers.h"
 #include "disp-fixture.h"
 #include "runner.h"
-
-/* The fds a process has open. */
-static int fds_of(pid_t pid)
-{
-	char path[64];
-	DIR *d;
-	int n = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-	d = opendir(path);
-	fl_assert(d != NULL);
-	for (struct dirent *e; (e = readdir(d));)
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
 
 /*
  * Wait until the service is back at @want fds: what a client sent is closed
@@ -59,9 +43,9 @@ static void service_fds_settle(pid_t pid, int want)
 	disp_open(&d);
 	fl_assert_int_eq(fl_display_device_get_stats(d.dev, &st, NULL), 0);
 	disp_close(&d);
-	for (int i = 0; i < 2000 && fds_of(pid) != want; i++)
+	for (int i = 0; i < 2000 && dl_proc_fd_count(pid) != want; i++)
 		usleep(1000);
-	fl_assert_int_eq(fds_of(pid), want);
+	fl_assert_int_eq(dl_proc_fd_count(pid), want);
 }
 
 /*
@@ -72,22 +56,14 @@ static int service_fds_idle(pid_t *ret_pid, int *ret_keeper)
 {
 	struct fl_display_stats st;
 	struct disp d;
-	int n = -1;
 
 	disp_open(&d);
 	fl_assert_int_eq(fl_display_device_get_stats(d.dev, &st, NULL), 0);
 	*ret_keeper = raw_connect();
 	disp_close(&d);
 	*ret_pid = service_pid();
-	/* Let the disconnects above be handled. */
-	for (int i = 0, last = -1; i < 50; i++) {
-		n = fds_of(*ret_pid);
-		if (n == last)
-			break;
-		last = n;
-		usleep(20000);
-	}
-	return n;
+	/* Once the disconnects above are handled. */
+	return dl_daemon_fd_baseline(*ret_pid);
 }
 
 FL_TEST(a_post_of_56_buffers_of_4_bad_plane_fds_is_refused_and_leaks_nothing)
