@@ -18,17 +18,6 @@ struct create_ctx {
 	struct fl_fence *a, *b, *merged;
 };
 
-static void check(int r, const char *what)
-{
-	if (r < 0)
-		fl__bench_die(what, r);
-}
-
-static double elapsed_per_op(uint64_t t0, long ops)
-{
-	return (double)(fl__bench_now_ns() - t0) / (double)ops;
-}
-
 static double b_socketpair(void *arg, long ops)
 {
 	uint64_t t0 = fl__bench_now_ns();
@@ -40,7 +29,7 @@ static double b_socketpair(void *arg, long ops)
 		close(sv[0]);
 		close(sv[1]);
 	}
-	return elapsed_per_op(t0, ops);
+	return fl__bench_per_op(t0, ops);
 }
 
 static double b_eventfd(void *arg, long ops)
@@ -54,7 +43,7 @@ static double b_eventfd(void *arg, long ops)
 			fl__bench_die("eventfd", errno);
 		close(fd);
 	}
-	return elapsed_per_op(t0, ops);
+	return fl__bench_per_op(t0, ops);
 }
 
 /* The timeline sits at 0, so a fence at 1 is pending; the unref removes its
@@ -66,10 +55,11 @@ static double b_create_nofd(void *arg, long ops)
 	struct fl_fence *f;
 
 	for (long i = 0; i < ops; i++) {
-		check(fl_sw_sync_fence_create(c->tl, 1, "bench", &f), "fl_sw_sync_fence_create");
+		fl__bench_check(fl_sw_sync_fence_create(c->tl, 1, "bench", &f),
+				"fl_sw_sync_fence_create");
 		fl_fence_unref(f);
 	}
-	return elapsed_per_op(t0, ops);
+	return fl__bench_per_op(t0, ops);
 }
 
 static double b_create_fd(void *arg, long ops)
@@ -80,12 +70,13 @@ static double b_create_fd(void *arg, long ops)
 	int fd;
 
 	for (long i = 0; i < ops; i++) {
-		check(fl_sw_sync_fence_create(c->tl, 1, "bench", &f), "fl_sw_sync_fence_create");
-		check(fl_fence_export_fd(f, &fd), "fl_fence_export_fd");
+		fl__bench_check(fl_sw_sync_fence_create(c->tl, 1, "bench", &f),
+				"fl_sw_sync_fence_create");
+		fl__bench_check(fl_fence_export_fd(f, &fd), "fl_fence_export_fd");
 		close(fd);
 		fl_fence_unref(f);
 	}
-	return elapsed_per_op(t0, ops);
+	return fl__bench_per_op(t0, ops);
 }
 
 static double b_create_signaled(void *arg, long ops)
@@ -96,10 +87,11 @@ static double b_create_signaled(void *arg, long ops)
 
 	/* Value 0 has been reached by every timeline: born signalled. */
 	for (long i = 0; i < ops; i++) {
-		check(fl_sw_sync_fence_create(c->tl, 0, "bench", &f), "fl_sw_sync_fence_create");
+		fl__bench_check(fl_sw_sync_fence_create(c->tl, 0, "bench", &f),
+				"fl_sw_sync_fence_create");
 		fl_fence_unref(f);
 	}
-	return elapsed_per_op(t0, ops);
+	return fl__bench_per_op(t0, ops);
 }
 
 static double b_merge(void *arg, long ops)
@@ -109,10 +101,10 @@ static double b_merge(void *arg, long ops)
 	struct fl_fence *m;
 
 	for (long i = 0; i < ops; i++) {
-		check(fl_fence_merge(c->a, c->b, "bench", 0, &m), "fl_fence_merge");
+		fl__bench_check(fl_fence_merge(c->a, c->b, "bench", 0, &m), "fl_fence_merge");
 		fl_fence_unref(m);
 	}
-	return elapsed_per_op(t0, ops);
+	return fl__bench_per_op(t0, ops);
 }
 
 static double b_info1(void *arg, long ops)
@@ -123,8 +115,8 @@ static double b_info1(void *arg, long ops)
 	uint64_t t0 = fl__bench_now_ns();
 
 	for (long i = 0; i < ops; i++)
-		check(fl_fence_get_info(c->a, &info, pts, 1), "fl_fence_get_info");
-	return elapsed_per_op(t0, ops);
+		fl__bench_check(fl_fence_get_info(c->a, &info, pts, 1), "fl_fence_get_info");
+	return fl__bench_per_op(t0, ops);
 }
 
 static double b_info2(void *arg, long ops)
@@ -135,8 +127,8 @@ static double b_info2(void *arg, long ops)
 	uint64_t t0 = fl__bench_now_ns();
 
 	for (long i = 0; i < ops; i++)
-		check(fl_fence_get_info(c->merged, &info, pts, 2), "fl_fence_get_info");
-	return elapsed_per_op(t0, ops);
+		fl__bench_check(fl_fence_get_info(c->merged, &info, pts, 2), "fl_fence_get_info");
+	return fl__bench_per_op(t0, ops);
 }
 
 /* inc(1) with nothing pending: the floor under every signal. The timeline
@@ -147,8 +139,8 @@ static double b_inc_noop(void *arg, long ops)
 	uint64_t t0 = fl__bench_now_ns();
 
 	for (long i = 0; i < ops; i++)
-		check(fl_sw_sync_timeline_inc(tl, 1), "fl_sw_sync_timeline_inc");
-	return elapsed_per_op(t0, ops);
+		fl__bench_check(fl_sw_sync_timeline_inc(tl, 1), "fl_sw_sync_timeline_inc");
+	return fl__bench_per_op(t0, ops);
 }
 
 static void run(const char *name, fl_bench_batch_fn fn, void *arg, long ops)
@@ -163,12 +155,15 @@ void fl__bench_create(void)
 	struct create_ctx c = { 0 };
 
 	fl__bench_comment("section create: ns per operation, median of %d batches", FL_BENCH_REPS);
-	check(fl_sw_sync_timeline_create("bench-a", 0, &c.tl), "fl_sw_sync_timeline_create");
-	check(fl_sw_sync_timeline_create("bench-b", 0, &tl2), "fl_sw_sync_timeline_create");
-	check(fl_sw_sync_timeline_create("bench-inc", 0, &tl_inc), "fl_sw_sync_timeline_create");
-	check(fl_sw_sync_fence_create(c.tl, 1, "a", &c.a), "fl_sw_sync_fence_create");
-	check(fl_sw_sync_fence_create(tl2, 1, "b", &c.b), "fl_sw_sync_fence_create");
-	check(fl_fence_merge(c.a, c.b, "ab", 0, &c.merged), "fl_fence_merge");
+	fl__bench_check(fl_sw_sync_timeline_create("bench-a", 0, &c.tl),
+			"fl_sw_sync_timeline_create");
+	fl__bench_check(fl_sw_sync_timeline_create("bench-b", 0, &tl2),
+			"fl_sw_sync_timeline_create");
+	fl__bench_check(fl_sw_sync_timeline_create("bench-inc", 0, &tl_inc),
+			"fl_sw_sync_timeline_create");
+	fl__bench_check(fl_sw_sync_fence_create(c.tl, 1, "a", &c.a), "fl_sw_sync_fence_create");
+	fl__bench_check(fl_sw_sync_fence_create(tl2, 1, "b", &c.b), "fl_sw_sync_fence_create");
+	fl__bench_check(fl_fence_merge(c.a, c.b, "ab", 0, &c.merged), "fl_fence_merge");
 	if (fl_fence_get_num_points(c.merged) != 2)
 		fl__bench_comment("warning: merged fence has %d points, expected 2",
 				  fl_fence_get_num_points(c.merged));

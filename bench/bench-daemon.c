@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <fenceline/fenceline.h>
@@ -47,17 +48,6 @@
 #define MEM_TARGET_MIB	  64.0
 
 static char sock_dir[64];
-
-static void check(int r, const char *what)
-{
-	if (r < 0)
-		fl__bench_die(what, r);
-}
-
-static double elapsed_per_op(uint64_t t0, long ops)
-{
-	return (double)(fl__bench_now_ns() - t0) / (double)ops;
-}
 
 /* Targets are informational: a miss is printed, never an exit status. */
 static void target(const char *ratio, const char *cmp, double limit)
@@ -111,6 +101,9 @@ static void child_check(int r, const char *what)
 	}
 }
 
+/* What FENCELINE_SOCKET and FENCELINE_IDLE_MS were before the private daemon. */
+static char *saved_sock, *saved_idle;
+
 /* The private daemon: its socket lives in a fresh directory, and an idle
  * daemon exits soon after the bench does. */
 static int daemon_setup(void)
@@ -122,12 +115,12 @@ static int daemon_setup(void)
 	if (!mkdtemp(sock_dir))
 		fl__bench_die("mkdtemp", errno);
 	snprintf(path, sizeof(path), "%s/fenceline.sock", sock_dir);
-	if (setenv("FENCELINE_SOCKET", path, 1) < 0 || setenv("FENCELINE_IDLE_MS", "300", 1) < 0)
-		fl__bench_die("setenv", errno);
+	saved_sock = fl__bench_env_swap("FENCELINE_SOCKET", path);
+	saved_idle = fl__bench_env_swap("FENCELINE_IDLE_MS", "300");
 	if (fl_mode_get() != FL_MODE_DAEMON)
-		check(fl_mode_set(FL_MODE_DAEMON), "fl_mode_set");
+		fl__bench_check(fl_mode_set(FL_MODE_DAEMON), "fl_mode_set");
 	pid = fl_daemon_connect();
-	check(pid, "fl_daemon_connect");
+	fl__bench_check(pid, "fl_daemon_connect");
 	return pid;
 }
 
@@ -145,6 +138,10 @@ static void daemon_cleanup(void)
 		closedir(d);
 	}
 	rmdir(sock_dir);
+	/* Later sections' services (fl-displayd's) must not look for this daemon. */
+	fl__bench_env_restore("FENCELINE_SOCKET", saved_sock);
+	fl__bench_env_restore("FENCELINE_IDLE_MS", saved_idle);
+	saved_sock = saved_idle = NULL;
 }
 
 /* 1: fence creation */
@@ -164,7 +161,7 @@ static double b_socketpair(void *arg, long ops)
 		close(sv[0]);
 		close(sv[1]);
 	}
-	return elapsed_per_op(t0, ops);
+	return fl__bench_per_op(t0, ops);
 }
 
 /* Creation is one-way, so the client can run ahead of the daemon until the
@@ -177,11 +174,11 @@ static double b_create(void *arg, long ops)
 	int fd;
 
 	for (long i = 0; i < ops; i++) {
-		check(fl_fence_fd_create(c->tl, 1, "bench", &fd), "fl_fence_fd_create");
+		fl__bench_check(fl_fence_fd_create(c->tl, 1, "bench", &fd), "fl_fence_fd_create");
 		close(fd);
 	}
 	fl_daemon_flush();
-	return elapsed_per_op(t0, ops);
+	return fl__bench_per_op(t0, ops);
 }
 
 /* The single call, daemon kept in step: a flush every 64 calls (outside the
@@ -195,7 +192,7 @@ static void create_call_p50(struct create_ctx *c, long n)
 
 	if (!sp || !fc)
 		fl__bench_die("calloc", ENOMEM);
-	check(fl_introspect_client_stats(&s0, sizeof(s0)), "fl_introspect_client_stats");
+	fl__bench_check(fl_introspect_client_stats(&s0, sizeof(s0)), "fl_introspect_client_stats");
 	for (long i = 0; i < n; i++) {
 		uint64_t t0 = fl__bench_now_ns();
 
@@ -206,14 +203,14 @@ static void create_call_p50(struct create_ctx *c, long n)
 		close(sv[1]);
 
 		t0 = fl__bench_now_ns();
-		check(fl_fence_fd_create(c->tl, 1, "bench", &fd), "fl_fence_fd_create");
+		fl__bench_check(fl_fence_fd_create(c->tl, 1, "bench", &fd), "fl_fence_fd_create");
 		fc[i] = fl__bench_now_ns() - t0;
 		close(fd);
 		if (i % 64 == 63)
 			fl_daemon_flush();
 	}
 	fl_daemon_flush();
-	check(fl_introspect_client_stats(&s1, sizeof(s1)), "fl_introspect_client_stats");
+	fl__bench_check(fl_introspect_client_stats(&s1, sizeof(s1)), "fl_introspect_client_stats");
 	fl__bench_lat_stats(fc, (size_t)n, &st);
 	fl__bench_out("daemon_create_call_p50", st.p50, "ns");
 	fl__bench_out("daemon_create_call_p99", st.p99, "ns");
@@ -225,10 +222,59 @@ static void create_call_p50(struct create_ctx *c, long n)
 	 */
 	fl__bench_out("daemon_create_call_pool_waits_per_1000",
 		      1000.0 * (double)(s1.pool_waits - s0.pool_waits) / (double)n, "waits");
+	/* The pool's gate (docs/daemon.md): is it on, and its own pooled / round-trip estimate. */
+	fl__bench_out("daemon_create_fdpool_pooled", (double)s1.pool_pooled, "bool");
+	fl__bench_out("ratio_daemon_create_fdpool_gate_estimate",
+		      s1.pool_bare_ns ? (double)s1.pool_pooled_ns / (double)s1.pool_bare_ns : 0,
+		      "x");
 	fl__bench_lat_stats(sp, (size_t)n, &st);
 	fl__bench_out("daemon_baseline_socketpair_call_p50", st.p50, "ns");
 	free(sp);
 	free(fc);
+}
+
+/*
+ * The fence-fd pool against what it saves (docs/daemon.md): the single
+ * creation with no pool (FENCELINE_POOL_MAX=0: each fence waits for a fill
+ * of one fd), beside daemon_create_call_p50. In a child, whose connection
+ * is its own: this one's pool and the daemon stay as they are.
+ */
+static void create_call_no_pool_p50(long n)
+{
+	double p50 = 0;
+	int pfd[2];
+	pid_t pid;
+
+	if (pipe(pfd) < 0)
+		fl__bench_die("pipe", errno);
+	pid = fork();
+	if (pid < 0)
+		fl__bench_die("fork", errno);
+	if (pid == 0) {
+		uint64_t *fc = calloc((size_t)n, sizeof(*fc));
+		struct fl_bench_lat st;
+		int tl, fd;
+
+		setenv("FENCELINE_POOL_MAX", "0", 1);
+		if (!fc || fl_timeline_fd_create("bench-no-pool", 0, &tl) < 0)
+			_exit(1);
+		for (long i = 0; i < n; i++) {
+			uint64_t t0 = fl__bench_now_ns();
+
+			if (fl_fence_fd_create(tl, 1, "bench", &fd) < 0)
+				_exit(1);
+			fc[i] = fl__bench_now_ns() - t0;
+			close(fd);
+		}
+		fl__bench_lat_stats(fc, (size_t)n, &st);
+		_exit(write(pfd[1], &st.p50, sizeof(st.p50)) == sizeof(st.p50) ? 0 : 1);
+	}
+	close(pfd[1]);
+	if (read(pfd[0], &p50, sizeof(p50)) != sizeof(p50))
+		fl__bench_die("no-pool child", EIO);
+	close(pfd[0]);
+	waitpid(pid, NULL, 0);
+	fl__bench_out("daemon_create_call_no_pool_p50", p50, "ns");
 }
 
 static void part_create(void)
@@ -240,10 +286,10 @@ static void part_create(void)
 	fl__bench_comment("daemon 1: fence creation, ns per op (batch: create + close, then one "
 			  "fl_daemon_flush(); median of %d batches)",
 			  FL_BENCH_REPS);
-	check(fl_timeline_fd_create("bench-create", 0, &c.tl), "fl_timeline_fd_create");
+	fl__bench_check(fl_timeline_fd_create("bench-create", 0, &c.tl), "fl_timeline_fd_create");
 	/* The first creation on a timeline waits for the daemon's answer;
 	 * the rest take the one-way path measured here. */
-	check(fl_fence_fd_create(c.tl, 1, "warm", &fd), "fl_fence_fd_create");
+	fl__bench_check(fl_fence_fd_create(c.tl, 1, "warm", &fd), "fl_fence_fd_create");
 	close(fd);
 
 	fl__bench_out("daemon_create_fence_fd", fl__bench_batch_median(b_create, &c, ops), "ns");
@@ -254,6 +300,9 @@ static void part_create(void)
 			"daemon_baseline_socketpair_close");
 	fl__bench_ratio("ratio_daemon_create_call_over_socketpair_p50", "daemon_create_call_p50",
 			"daemon_baseline_socketpair_call_p50");
+	create_call_no_pool_p50(samples / 4);
+	fl__bench_ratio("ratio_daemon_create_call_pooled_over_no_pool_p50",
+			"daemon_create_call_p50", "daemon_create_call_no_pool_p50");
 	target("ratio_daemon_create_over_socketpair", "<=", 3.0);
 	close(c.tl);
 }
@@ -273,7 +322,7 @@ static double b_status(void *arg, long ops)
 	for (long i = 0; i < ops; i++)
 		if (fl_fence_fd_get_status(fd) < 0)
 			fl__bench_die("fl_fence_fd_get_status", -EIO);
-	return elapsed_per_op(t0, ops);
+	return fl__bench_per_op(t0, ops);
 }
 
 static double b_poll0(void *arg, long ops)
@@ -284,7 +333,7 @@ static double b_poll0(void *arg, long ops)
 	for (long i = 0; i < ops; i++)
 		if (poll(&p, 1, 0) < 0)
 			fl__bench_die("poll", errno);
-	return elapsed_per_op(t0, ops);
+	return fl__bench_per_op(t0, ops);
 }
 
 static void part_status(void)
@@ -300,7 +349,7 @@ static void part_status(void)
 	fl__bench_comment("daemon 1b: fl_fence_fd_get_status() on the daemon's pipe fence fds, ns "
 			  "per call, against poll(0) on the same fd (median of %d batches)",
 			  FL_BENCH_REPS);
-	check(fl_timeline_fd_create("bench-status", 0, &tl), "fl_timeline_fd_create");
+	fl__bench_check(fl_timeline_fd_create("bench-status", 0, &tl), "fl_timeline_fd_create");
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		fl__bench_die("socketpair", errno);
 	pid = fork();
@@ -318,7 +367,7 @@ static void part_status(void)
 		_exit(0);
 	}
 	close(sv[1]);
-	check(fl_recv(sv[0], &byte, 1, NULL, fds, 3, &nfds), "fl_recv");
+	fl__bench_check(fl_recv(sv[0], &byte, 1, NULL, fds, 3, &nfds), "fl_recv");
 	close(sv[0]);
 	if (waitpid(pid, &ws, 0) != pid || !WIFEXITED(ws) || WEXITSTATUS(ws) || nfds != 3)
 		fl__bench_die("status child", -EIO);
@@ -373,10 +422,10 @@ static double b_merge(void *arg, long ops)
 	int m;
 
 	for (long i = 0; i < ops; i++) {
-		check(fl_fence_fd_merge(c->a, c->b, "bench", 0, &m), "fl_fence_fd_merge");
+		fl__bench_check(fl_fence_fd_merge(c->a, c->b, "bench", 0, &m), "fl_fence_fd_merge");
 		close(m);
 	}
-	return elapsed_per_op(t0, ops);
+	return fl__bench_per_op(t0, ops);
 }
 
 static double b_info1(void *arg, long ops)
@@ -387,8 +436,8 @@ static double b_info1(void *arg, long ops)
 	uint64_t t0 = fl__bench_now_ns();
 
 	for (long i = 0; i < ops; i++)
-		check(fl_fence_fd_get_info(c->a, &info, pts, 1), "fl_fence_fd_get_info");
-	return elapsed_per_op(t0, ops);
+		fl__bench_check(fl_fence_fd_get_info(c->a, &info, pts, 1), "fl_fence_fd_get_info");
+	return fl__bench_per_op(t0, ops);
 }
 
 static double b_info2(void *arg, long ops)
@@ -399,8 +448,9 @@ static double b_info2(void *arg, long ops)
 	uint64_t t0 = fl__bench_now_ns();
 
 	for (long i = 0; i < ops; i++)
-		check(fl_fence_fd_get_info(c->merged, &info, pts, 2), "fl_fence_fd_get_info");
-	return elapsed_per_op(t0, ops);
+		fl__bench_check(fl_fence_fd_get_info(c->merged, &info, pts, 2),
+				"fl_fence_fd_get_info");
+	return fl__bench_per_op(t0, ops);
 }
 
 /* A request the size of a merge request, and its echo. */
@@ -416,7 +466,7 @@ static double b_roundtrip(void *arg, long ops)
 		if (read(c->echo, buf, sizeof(buf)) != 48)
 			fl__bench_die("echo read", errno ? errno : EIO);
 	}
-	return elapsed_per_op(t0, ops);
+	return fl__bench_per_op(t0, ops);
 }
 
 static pid_t start_echo(int *ret_fd)
@@ -442,6 +492,109 @@ static pid_t start_echo(int *ret_fd)
 	return pid;
 }
 
+/*
+ * Issue 20: info across processes (from the daemon's status page) against
+ * what it costs in-process (fl_fence_get_info() of the core's fence) plus
+ * one poll(0), the least a reader across processes must pay to know the
+ * fd's readiness.
+ */
+struct info_arg {
+	struct fl_fence *f; /* in-process, or NULL */
+	int fd; /* the daemon's fence fd */
+	uint32_t n;
+};
+
+static double b_info_any(void *arg, long ops)
+{
+	const struct info_arg *a = arg;
+	struct fl_sync_pt_info pts[2];
+	struct fl_fence_info info;
+	uint64_t t0 = fl__bench_now_ns();
+
+	for (long i = 0; i < ops; i++)
+		if ((a->f ? fl_fence_get_info(a->f, &info, pts, a->n)
+			  : fl_fence_fd_get_info(a->fd, &info, pts, a->n)) < 0)
+			fl__bench_die("fence info", -EIO);
+	return fl__bench_per_op(t0, ops);
+}
+
+static void info_vs_local(const struct req_ctx *c, long ops)
+{
+	struct fl_timeline *ltl[2];
+	struct fl_fence *la, *lb, *lm;
+	struct info_arg a = { NULL, c->a, 1 };
+	int tl[2], f[2], done, fresh;
+
+	fl__bench_check(fl_sw_sync_timeline_create("local-a", 0, &ltl[0]),
+			"fl_sw_sync_timeline_create");
+	fl__bench_check(fl_sw_sync_timeline_create("local-b", 0, &ltl[1]),
+			"fl_sw_sync_timeline_create");
+	fl__bench_check(fl_sw_sync_fence_create(ltl[0], 1, "a", &la), "fl_sw_sync_fence_create");
+	fl__bench_check(fl_sw_sync_fence_create(ltl[1], 1, "b", &lb), "fl_sw_sync_fence_create");
+	fl__bench_check(fl_fence_merge(la, lb, "ab", 0, &lm), "fl_fence_merge");
+	/* A signalled merge across processes: what a compositor asks most. */
+	fl__bench_check(fl_timeline_fd_create("bench-c", 0, &tl[0]), "fl_timeline_fd_create");
+	fl__bench_check(fl_timeline_fd_create("bench-d", 0, &tl[1]), "fl_timeline_fd_create");
+	fl__bench_check(fl_fence_fd_create(tl[0], 1, "c", &f[0]), "fl_fence_fd_create");
+	fl__bench_check(fl_fence_fd_create(tl[1], 1, "d", &f[1]), "fl_fence_fd_create");
+	fl__bench_check(fl_fence_fd_merge(f[0], f[1], "cd", 0, &done), "fl_fence_fd_merge");
+	fl__bench_check(fl_timeline_fd_inc(tl[0], 1), "fl_timeline_fd_inc");
+	fl__bench_check(fl_timeline_fd_inc(tl[1], 1), "fl_timeline_fd_inc");
+	if (fl_fence_fd_wait(done, 10000) != 0)
+		fl__bench_die("the signalled merge", -EIO);
+
+	a.fd = done;
+	a.n = 2;
+	fl__bench_out("daemon_info_2pt_signalled", fl__bench_batch_median(b_info_any, &a, ops),
+		      "ns");
+	/*
+	 * The page holds the records of the latest fences (128): the 50000
+	 * merges above took daemon_info_1pt's fence's record, and that figure
+	 * is a round trip again. A fence made now, as a compositor asks about
+	 * this frame's fences, has its record.
+	 */
+	fl__bench_check(fl_fence_fd_create(tl[0], 2, "fresh", &fresh), "fl_fence_fd_create");
+	a.fd = fresh;
+	a.n = 1;
+	fl__bench_out("daemon_info_1pt_fresh", fl__bench_batch_median(b_info_any, &a, ops), "ns");
+	a.fd = done;
+	a.f = la;
+	a.n = 1;
+	fl__bench_out("local_info_1pt", fl__bench_batch_median(b_info_any, &a, ops), "ns");
+	a.f = lm;
+	a.n = 2;
+	fl__bench_out("local_info_2pt", fl__bench_batch_median(b_info_any, &a, ops), "ns");
+	fl__bench_out("local_poll0_fence_fd", fl__bench_batch_median(b_poll0, (void *)&c->a, ops),
+		      "ns");
+	fl__bench_out("local_info_1pt_plus_poll0",
+		      fl__bench_get("local_info_1pt") + fl__bench_get("local_poll0_fence_fd"),
+		      "ns");
+	fl__bench_out("local_info_2pt_plus_poll0",
+		      fl__bench_get("local_info_2pt") + fl__bench_get("local_poll0_fence_fd"),
+		      "ns");
+	fl__bench_ratio("ratio_daemon_info_1pt_over_local_plus_poll0", "daemon_info_1pt",
+			"local_info_1pt_plus_poll0");
+	fl__bench_ratio("ratio_daemon_info_1pt_fresh_over_local_plus_poll0",
+			"daemon_info_1pt_fresh", "local_info_1pt_plus_poll0");
+	fl__bench_ratio("ratio_daemon_info_2pt_over_local_plus_poll0", "daemon_info_2pt",
+			"local_info_2pt_plus_poll0");
+	fl__bench_ratio("ratio_daemon_info_2pt_signalled_over_local_plus_poll0",
+			"daemon_info_2pt_signalled", "local_info_2pt_plus_poll0");
+	target("ratio_daemon_info_1pt_fresh_over_local_plus_poll0", "<=", 3.0);
+	target("ratio_daemon_info_2pt_signalled_over_local_plus_poll0", "<=", 3.0);
+	close(fresh);
+	close(done);
+	close(f[0]);
+	close(f[1]);
+	close(tl[0]);
+	close(tl[1]);
+	fl_fence_unref(lm);
+	fl_fence_unref(la);
+	fl_fence_unref(lb);
+	fl_timeline_unref(ltl[0]);
+	fl_timeline_unref(ltl[1]);
+}
+
 static void part_requests(void)
 {
 	long ops = fl__bench_iters(10000, 500);
@@ -452,16 +605,17 @@ static void part_requests(void)
 	fl__bench_comment("daemon 2: requests that wait for the daemon's answer, ns per op "
 			  "(median of %d batches)",
 			  FL_BENCH_REPS);
-	check(fl_timeline_fd_create("bench-a", 0, &tl1), "fl_timeline_fd_create");
-	check(fl_timeline_fd_create("bench-b", 0, &tl2), "fl_timeline_fd_create");
-	check(fl_fence_fd_create(tl1, 1, "a", &c.a), "fl_fence_fd_create");
-	check(fl_fence_fd_create(tl2, 1, "b", &c.b), "fl_fence_fd_create");
-	check(fl_fence_fd_merge(c.a, c.b, "ab", 0, &c.merged), "fl_fence_fd_merge");
+	fl__bench_check(fl_timeline_fd_create("bench-a", 0, &tl1), "fl_timeline_fd_create");
+	fl__bench_check(fl_timeline_fd_create("bench-b", 0, &tl2), "fl_timeline_fd_create");
+	fl__bench_check(fl_fence_fd_create(tl1, 1, "a", &c.a), "fl_fence_fd_create");
+	fl__bench_check(fl_fence_fd_create(tl2, 1, "b", &c.b), "fl_fence_fd_create");
+	fl__bench_check(fl_fence_fd_merge(c.a, c.b, "ab", 0, &c.merged), "fl_fence_fd_merge");
 	{
 		struct fl_fence_info info;
 		struct fl_sync_pt_info pts[2];
 
-		check(fl_fence_fd_get_info(c.merged, &info, pts, 2), "fl_fence_fd_get_info");
+		fl__bench_check(fl_fence_fd_get_info(c.merged, &info, pts, 2),
+				"fl_fence_fd_get_info");
 		if (info.num_points != 2)
 			fl__bench_comment("warning: merged fence has %u points, expected 2",
 					  info.num_points);
@@ -479,6 +633,7 @@ static void part_requests(void)
 			"baseline_seqpacket_roundtrip");
 	fl__bench_ratio("ratio_daemon_info_2pt_over_roundtrip", "daemon_info_2pt",
 			"baseline_seqpacket_roundtrip");
+	info_vs_local(&c, ops);
 
 	close(c.echo);
 	reap(echo, "echo");
@@ -601,7 +756,8 @@ static int xwake_case(enum xwake_kind k, int same_cpu, long samples)
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		fl__bench_die("socketpair", errno);
 	if (fence)
-		check(fl_timeline_fd_create("bench-xwake", 0, &tl), "fl_timeline_fd_create");
+		fl__bench_check(fl_timeline_fd_create("bench-xwake", 0, &tl),
+				"fl_timeline_fd_create");
 	else if ((efd = eventfd(0, EFD_CLOEXEC)) < 0)
 		fl__bench_die("eventfd", errno);
 	/*
@@ -636,10 +792,10 @@ static int xwake_case(enum xwake_kind k, int same_cpu, long samples)
 		if (fence) {
 			int fd;
 
-			check(fl_fence_fd_create(tl, (uint64_t)i + 1, "xwake", &fd),
-			      "fl_fence_fd_create");
+			fl__bench_check(fl_fence_fd_create(tl, (uint64_t)i + 1, "xwake", &fd),
+					"fl_fence_fd_create");
 			fl_daemon_flush();
-			check(send_fd(sv[0], fd), "send fence fd");
+			fl__bench_check(send_fd(sv[0], fd), "send fence fd");
 			close(fd);
 		}
 		spin_until(&s->ready, i + 1);
@@ -648,7 +804,7 @@ static int xwake_case(enum xwake_kind k, int same_cpu, long samples)
 
 		t0 = fl__bench_now_ns();
 		if (fence)
-			check(fl_timeline_fd_inc(tl, 1), "fl_timeline_fd_inc");
+			fl__bench_check(fl_timeline_fd_inc(tl, 1), "fl_timeline_fd_inc");
 		else if (write(efd, &one, sizeof(one)) != sizeof(one))
 			fl__bench_die("eventfd write", errno);
 		spin_until(&s->done, i + 1);
@@ -723,8 +879,13 @@ static void part_wake(void)
 
 /* 4: throughput with many clients */
 
-/* Daemon requests per iteration of the mixed loop: create, inc, merge, info
- * (the two closes reach the daemon too, as hang-ups, but are not counted). */
+/*
+ * fd API calls per iteration of the mixed loop: create, inc, merge, info.
+ * Not all are daemon requests: the create is a one-way message, the merge
+ * and the info are round trips, and the owner's inc sends nothing (the
+ * daemon sees its fence's pipe end close; reading the create after the inc,
+ * it writes the owner a kick).
+ */
 #define TPUT_OPS_PER_ITER 4
 
 struct tput_shm {
@@ -732,7 +893,50 @@ struct tput_shm {
 	struct {
 		long iters;
 		uint64_t end_ns;
+		uint64_t cpu_ns; /* the client process's CPU time (all its threads) in the loop */
 	} child[];
+};
+
+/* A process's CPU time in ns, all threads (the daemon's closer thread too); 0 if unknown. */
+static uint64_t proc_cpu_ns(int pid)
+{
+	char path[64];
+	struct dirent *e;
+	uint64_t sum = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		unsigned long long run = 0;
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/schedstat", pid, e->d_name);
+		f = fopen(path, "re");
+		if (f && fscanf(f, "%llu", &run) == 1)
+			sum += run;
+		if (f)
+			fclose(f);
+	}
+	closedir(d);
+	return sum;
+}
+
+static uint64_t self_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* What one run took besides its rate: ns of CPU per API call, the daemon's and the clients'. */
+struct tput_cpu {
+	double daemon_ns, clients_ns;
 };
 
 static void tput_client(struct tput_shm *s, int idx, int ready_w, int go_r)
@@ -757,6 +961,7 @@ static void tput_client(struct tput_shm *s, int idx, int ready_w, int go_r)
 	if (read(go_r, &c, 1) != 0) /* EOF: go */
 		_exit(1);
 	deadline = s->go_ns + s->run_ns;
+	s->child[idx].cpu_ns = self_cpu_ns();
 	do {
 		child_check(fl_fence_fd_create(tl, v + 1, "t", &f), "fl_fence_fd_create");
 		child_check(fl_timeline_fd_inc(tl, 1), "fl_timeline_fd_inc");
@@ -768,18 +973,19 @@ static void tput_client(struct tput_shm *s, int idx, int ready_w, int go_r)
 		iters++;
 	} while (fl__bench_now_ns() < deadline);
 	s->child[idx].end_ns = fl__bench_now_ns();
+	s->child[idx].cpu_ns = self_cpu_ns() - s->child[idx].cpu_ns;
 	s->child[idx].iters = iters;
 	_exit(0);
 }
 
-static double tput_run(int nclients, uint64_t run_ns)
+static double tput_run(int nclients, uint64_t run_ns, int daemon_pid, struct tput_cpu *cpu)
 {
 	size_t size = sizeof(struct tput_shm) +
 		      (size_t)nclients * sizeof(((struct tput_shm *)0)->child[0]);
 	struct tput_shm *s = shared_alloc(size);
 	pid_t *pids = calloc((size_t)nclients, sizeof(*pids));
 	int ready[2], go[2];
-	uint64_t end = 0;
+	uint64_t end = 0, daemon_cpu, clients_cpu = 0;
 	long iters = 0;
 	char c;
 
@@ -801,12 +1007,17 @@ static double tput_run(int nclients, uint64_t run_ns)
 	for (int i = 0; i < nclients; i++)
 		if (read(ready[0], &c, 1) != 1)
 			fl__bench_die("a throughput client failed to start", EIO);
+	/* The daemon's set-up work for the clients is done: they all answered. */
+	daemon_cpu = proc_cpu_ns(daemon_pid);
 	s->go_ns = fl__bench_now_ns();
 	close(go[1]);
 	for (int i = 0; i < nclients; i++)
 		reap(pids[i], "throughput");
+	/* Up to the last exit: hang-ups the daemon reads later are not counted. */
+	daemon_cpu = daemon_cpu ? proc_cpu_ns(daemon_pid) - daemon_cpu : 0;
 	for (int i = 0; i < nclients; i++) {
 		iters += s->child[i].iters;
+		clients_cpu += s->child[i].cpu_ns;
 		if (s->child[i].end_ns > end)
 			end = s->child[i].end_ns;
 	}
@@ -814,20 +1025,72 @@ static double tput_run(int nclients, uint64_t run_ns)
 	close(ready[0]);
 	free(pids);
 	munmap(s, size);
+	/* Without /proc/<pid>/schedstat (CONFIG_SCHED_INFO), no CPU figures: -1. */
+	cpu->daemon_ns = daemon_cpu ? (double)daemon_cpu / ((double)iters * TPUT_OPS_PER_ITER) : -1;
+	cpu->clients_ns = (double)clients_cpu / ((double)iters * TPUT_OPS_PER_ITER);
 	return (double)iters * TPUT_OPS_PER_ITER * 1e9 / (double)end;
 }
 
-static void part_throughput(void)
+/* What the CPUs allow (part 4), from the CPU figures of the runs. */
+static void tput_cpu_bounds(void)
+{
+	/*
+	 * The most the usable CPUs allow at the 32 clients' cost per call: when
+	 * the measured rate is near it, the CPUs are full, and the clients'
+	 * share of that cost (their cpu_per_op line) is not the daemon's.
+	 */
+	fl__bench_out("daemon_tput_32clients_cpu_bound",
+		      fl__bench_nr_cpus() * 1e9 /
+			      (fl__bench_get("daemon_tput_32clients_daemon_cpu_per_op") +
+			       fl__bench_get("daemon_tput_32clients_clients_cpu_per_op")),
+		      "ops/s");
+	fl__bench_ratio("ratio_daemon_tput_32clients_over_cpu_bound", "daemon_tput_32clients",
+			"daemon_tput_32clients_cpu_bound");
+	fl__bench_ratio("ratio_daemon_tput_32clients_clients_over_daemon_cpu",
+			"daemon_tput_32clients_clients_cpu_per_op",
+			"daemon_tput_32clients_daemon_cpu_per_op");
+	/*
+	 * The most ratio_daemon_tput_32_over_1clients can be if a call costs
+	 * as much CPU with 32 clients as with one: the usable CPUs over those
+	 * one client keeps busy. One client is not idle between its round
+	 * trips where a wake-up is fast, so this can be below the target.
+	 */
+	fl__bench_out("daemon_tput_32_over_1clients_ceiling",
+		      fl__bench_nr_cpus() / fl__bench_get("daemon_tput_1clients_cpus_busy"), "x");
+}
+
+static void part_throughput(int daemon_pid)
 {
 	static const int counts[] = { 1, 8, 32 };
 	uint64_t run_ns = (uint64_t)fl__bench_iters(1000, 200) * 1000000u;
+	struct tput_cpu cpu;
+	bool have_cpu = true;
+	double busy;
 
-	fl__bench_comment("daemon 4: daemon requests per second (create, inc, merge, info per "
-			  "iteration, plus two closes) from N client processes for %.1f s",
+	fl__bench_comment("daemon 4: fd API calls per second (create, inc, merge, info per "
+			  "iteration, plus two closes; the daemon gets 3 messages, 2 of them "
+			  "answered) from N client processes for %.1f s",
 			  (double)run_ns / 1e9);
-	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
-		fl__bench_outf(tput_run(counts[i], run_ns), "ops/s", "daemon_tput_%dclients",
+	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+		double rate = tput_run(counts[i], run_ns, daemon_pid, &cpu);
+
+		fl__bench_outf(rate, "ops/s", "daemon_tput_%dclients", counts[i]);
+		if (cpu.daemon_ns < 0) {
+			have_cpu = false;
+			continue;
+		}
+		/* What limits it: CPU per call, and how many CPUs the run kept busy. */
+		fl__bench_outf(cpu.daemon_ns, "ns", "daemon_tput_%dclients_daemon_cpu_per_op",
 			       counts[i]);
+		fl__bench_outf(cpu.clients_ns, "ns", "daemon_tput_%dclients_clients_cpu_per_op",
+			       counts[i]);
+		busy = (cpu.daemon_ns + cpu.clients_ns) * rate / 1e9;
+		fl__bench_outf(busy, "cpus", "daemon_tput_%dclients_cpus_busy", counts[i]);
+	}
+	if (have_cpu)
+		tput_cpu_bounds();
+	else
+		fl__bench_comment("skip: daemon 4's CPU figures need /proc/<pid>/schedstat");
 	fl__bench_out("baseline_seqpacket_roundtrip_rate",
 		      1e9 / fl__bench_get("baseline_seqpacket_roundtrip"), "ops/s");
 	fl__bench_ratio("ratio_daemon_tput_1client_over_roundtrip_rate", "daemon_tput_1clients",
@@ -1348,8 +1611,8 @@ static void blocked_waiter(void)
 {
 	int tl, f;
 
-	check(fl_timeline_fd_create("bench-blocked", 0, &tl), "fl_timeline_fd_create");
-	check(fl_fence_fd_create(tl, 1, "never", &f), "fl_fence_fd_create");
+	fl__bench_check(fl_timeline_fd_create("bench-blocked", 0, &tl), "fl_timeline_fd_create");
+	fl__bench_check(fl_fence_fd_create(tl, 1, "never", &f), "fl_fence_fd_create");
 	/* Single-threaded and waiting: blocked, a cycle of one. */
 	(void)fl_fence_fd_wait(f, -1);
 	_exit(0);
@@ -1417,8 +1680,9 @@ void fl__bench_daemon(void)
 	part_create();
 	part_status();
 	part_requests();
+	fl__bench_daemon_oneway();
 	part_wake();
-	part_throughput();
+	part_throughput(pid);
 	part_fairness();
 	part_bogus_fds();
 	part_deadlocks_view();

@@ -237,7 +237,7 @@ static void part_flip(struct post_ctx *c, struct fl_display_buffer *b, uint64_t 
 }
 
 /* The display service's pid, from the HELLO of a connection of our own. */
-static pid_t service_pid(void)
+pid_t fl__bench_display_service_pid(void)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	struct {
@@ -326,7 +326,7 @@ static void queuer(int to_parent, int from_parent)
 static void part_queue(void)
 {
 	int up[2], down[2], ok = 1;
-	pid_t kids[QUEUERS], svc = service_pid();
+	pid_t kids[QUEUERS], svc = fl__bench_display_service_pid();
 	long fds0, rss0, fds1, rss1;
 	char c;
 

@@ -26,17 +26,6 @@
 
 #include "bench.h"
 
-static void check(int r, const char *what)
-{
-	if (r < 0)
-		fl__bench_die(what, r);
-}
-
-static double per_op(uint64_t t0, long ops)
-{
-	return (double)(fl__bench_now_ns() - t0) / (double)ops;
-}
-
 static void must(int r, const char *what)
 {
 	if (r < 0)
@@ -53,7 +42,7 @@ static double b_socketpair(void *arg, long ops)
 		close(sv[0]);
 		close(sv[1]);
 	}
-	return per_op(t0, ops);
+	return fl__bench_per_op(t0, ops);
 }
 
 static double b_pipe2(void *arg, long ops)
@@ -66,7 +55,7 @@ static double b_pipe2(void *arg, long ops)
 		close(p[0]);
 		close(p[1]);
 	}
-	return per_op(t0, ops);
+	return fl__bench_per_op(t0, ops);
 }
 
 /* What a pipe fence fd needs at birth: its inode (the key) and mode 0 (no reopen). */
@@ -83,7 +72,7 @@ static double b_pipe2_fstat_fchmod(void *arg, long ops)
 		close(p[0]);
 		close(p[1]);
 	}
-	return per_op(t0, ops);
+	return fl__bench_per_op(t0, ops);
 }
 
 /*
@@ -179,12 +168,13 @@ static double b_fence_fd(void *arg, long ops)
 	int fd;
 
 	for (long i = 0; i < ops; i++) {
-		check(fl_sw_sync_fence_create(tl, 1, "bench", &f), "fl_sw_sync_fence_create");
-		check(fl_fence_export_fd(f, &fd), "fl_fence_export_fd");
+		fl__bench_check(fl_sw_sync_fence_create(tl, 1, "bench", &f),
+				"fl_sw_sync_fence_create");
+		fl__bench_check(fl_fence_export_fd(f, &fd), "fl_fence_export_fd");
 		close(fd);
 		fl_fence_unref(f);
 	}
-	return per_op(t0, ops);
+	return fl__bench_per_op(t0, ops);
 }
 
 static double b_poll0(void *arg, long ops)
@@ -194,7 +184,7 @@ static double b_poll0(void *arg, long ops)
 
 	for (long i = 0; i < ops; i++)
 		must(poll(&p, 1, 0), "poll");
-	return per_op(t0, ops);
+	return fl__bench_per_op(t0, ops);
 }
 
 static double b_get_status(void *arg, long ops)
@@ -205,7 +195,7 @@ static double b_get_status(void *arg, long ops)
 	for (long i = 0; i < ops; i++)
 		if (fl_fence_fd_get_status(fd) != FL_STATUS_SIGNALED)
 			fl__bench_die("fl_fence_fd_get_status", EPROTO);
-	return per_op(t0, ops);
+	return fl__bench_per_op(t0, ops);
 }
 
 static double b_recv_peek(void *arg, long ops)
@@ -217,7 +207,7 @@ static double b_recv_peek(void *arg, long ops)
 	for (long i = 0; i < ops; i++)
 		if (recv(fd, rec, sizeof(rec), MSG_PEEK | MSG_DONTWAIT) != (ssize_t)sizeof(rec))
 			fl__bench_die("recv", errno);
-	return per_op(t0, ops);
+	return fl__bench_per_op(t0, ops);
 }
 
 /*
@@ -268,7 +258,7 @@ static double b_fstat_lookup(void *arg, long ops)
 		if (lookup_status(t, &st) != 1)
 			fl__bench_die("lookup", ENOENT);
 	}
-	return per_op(t0, ops);
+	return fl__bench_per_op(t0, ops);
 }
 
 /* The alternative read order: poll(0) first, the page only when it is ready. */
@@ -285,7 +275,7 @@ static double b_poll_fstat_lookup(void *arg, long ops)
 		if (lookup_status(t, &st) != 1)
 			fl__bench_die("lookup", ENOENT);
 	}
-	return per_op(t0, ops);
+	return fl__bench_per_op(t0, ops);
 }
 
 /* A table with @t->fd's inode among PAGE_SLOTS / 2 other (made-up) keys. */
@@ -356,14 +346,14 @@ static void wake_case(int pipe_kind, long samples)
 	c.t1 = calloc((size_t)n, sizeof(*c.t1));
 	if (!lat || !c.t1)
 		fl__bench_die("calloc", ENOMEM);
-	check(fl__bench_pin(0), "pin signaller");
+	fl__bench_check(fl__bench_pin(0), "pin signaller");
 	r = pthread_create(&th, NULL, wake_waiter, &c);
 	if (r)
 		fl__bench_die("pthread_create", r);
 	while (atomic_load(&c.tid) == 0)
 		sched_yield();
 	statfd = fl__bench_open_task_stat(atomic_load(&c.tid));
-	check(statfd, "open /proc/self/task/<tid>/stat");
+	fl__bench_check(statfd, "open /proc/self/task/<tid>/stat");
 	for (long i = 0; i < n; i++) {
 		static const char rec[16] = "FLF1";
 		int fds[2];
@@ -433,7 +423,8 @@ void fl__bench_fdtype(void)
 	if (!t)
 		fl__bench_die("calloc", ENOMEM);
 	fl__bench_comment("section fdtype: what a fence fd's kind costs, ns per operation");
-	check(fl_sw_sync_timeline_create("bench-fdtype", 0, &tl), "fl_sw_sync_timeline_create");
+	fl__bench_check(fl_sw_sync_timeline_create("bench-fdtype", 0, &tl),
+			"fl_sw_sync_timeline_create");
 
 	run("fdtype_socketpair_close", b_socketpair, NULL, fds);
 	run("fdtype_pipe2_close", b_pipe2, NULL, fds);
@@ -444,9 +435,9 @@ void fl__bench_fdtype(void)
 	run("fdtype_fence_fd", b_fence_fd, tl, fds);
 
 	/* A signalled in-process fence's fd, of the kind this library makes. */
-	check(fl_sw_sync_fence_create(tl, 1, "signalled", &f), "fl_sw_sync_fence_create");
-	check(fl_fence_export_fd(f, &fence_fd), "fl_fence_export_fd");
-	check(fl_sw_sync_timeline_inc(tl, 1), "fl_sw_sync_timeline_inc");
+	fl__bench_check(fl_sw_sync_fence_create(tl, 1, "signalled", &f), "fl_sw_sync_fence_create");
+	fl__bench_check(fl_fence_export_fd(f, &fence_fd), "fl_fence_export_fd");
+	fl__bench_check(fl_sw_sync_timeline_inc(tl, 1), "fl_sw_sync_timeline_inc");
 	must(fstat(fence_fd, &st), "fstat");
 	fl__bench_comment("this library's in-process fence fds are %s",
 			  S_ISFIFO(st.st_mode) ? "pipes" : "socket pairs");

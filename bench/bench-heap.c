@@ -7,6 +7,7 @@
  * page, unmap, free.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,6 +119,48 @@ static struct fl_heap *open_kind(int kind)
 	return heap;
 }
 
+/*
+ * What the pool's gate decided for buffers of @len (docs/heap.md, "Pools
+ * that pay or step aside"), read from the heap's JSON: whether the size is
+ * pooled, and the gate's own estimate of pooled over bare. False and 0
+ * when the gate has no figures for it.
+ */
+static bool gate_of(struct fl_heap *heap, size_t len, double *ret_ratio, char *why, size_t cap)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned long long size = ((unsigned long long)len + (unsigned long long)page - 1) /
+				  (unsigned long long)page * (unsigned long long)page,
+			   pooled_ns = 0, bare_ns = 0;
+	char *json = NULL, key[64], *at, state[16] = "";
+	size_t n = 0;
+	FILE *mem = open_memstream(&json, &n);
+
+	*ret_ratio = 0;
+	why[0] = '\0';
+	if (!mem)
+		return false;
+	fl_heap_print_json(heap, mem);
+	fclose(mem);
+	snprintf(key, sizeof(key), "{\"size\":%llu,", size);
+	at = json ? strstr(json, key) : NULL;
+	if (at &&
+	    sscanf(at,
+		   "{\"size\":%*u,\"pooled\":%*[a-z],\"state\":\"%15[a-z]\",\"pooled_ns\":%llu,"
+		   "\"bare_ns\":%llu",
+		   state, &pooled_ns, &bare_ns) == 3 &&
+	    bare_ns)
+		*ret_ratio = (double)pooled_ns / (double)bare_ns;
+	if (at && (at = strstr(at, "\"why\":\"")) != NULL) {
+		size_t k = 0;
+
+		for (at += 7; k + 1 < cap && at[k] && at[k] != '"'; k++)
+			why[k] = at[k];
+		why[k] = '\0';
+	}
+	free(json);
+	return strcmp(state, "off") != 0 && state[0];
+}
+
 /* Lets a pool's worker finish what it was asked, so that it does not run into the next turn. */
 static void settle(struct fl_heap *heap)
 {
@@ -174,6 +217,15 @@ static void lifecycle_size(size_t s, int rounds)
 		snprintf(name, sizeof(name), "heap_%s_%s", kind_name[kind], sizes[s].name);
 		fl__bench_out(name, fl__bench_median(t[kind], rounds), "ns");
 		if (kind == POOLED) {
+			double gate_ratio;
+			char why[128];
+			bool on =
+				gate_of(c[kind].heap, sizes[s].len, &gate_ratio, why, sizeof(why));
+
+			fl__bench_outf(on ? 1 : 0, "bool", "heap_pooled_%s_pooled", sizes[s].name);
+			fl__bench_outf(gate_ratio, "x", "ratio_heap_pooled_%s_gate_estimate",
+				       sizes[s].name);
+			fl__bench_comment("heap pooled %s: %s", sizes[s].name, why);
 			fl_heap_get_info(c[kind].heap, &info);
 			fl__bench_outf((double)info.pool_hits, "hits", "heap_pooled_%s_hits",
 				       sizes[s].name);

@@ -150,6 +150,7 @@ static void daemon_traced(void)
 	long ops = fl__bench_iters(20000, 2000);
 	pid_t tracer;
 	int tl, status;
+	char *old_sock, *old_idle;
 
 	fl__bench_comment("trace 2: fd API cycle (create, owner's signal, poll) through "
 			  "fencelined, without and with fencectl trace recording");
@@ -158,8 +159,8 @@ static void daemon_traced(void)
 	snprintf(sock, sizeof(sock), "%s/fl.sock", dir);
 	snprintf(out, sizeof(out), "%s/trace.json", dir);
 	fl_daemon_disconnect();
-	setenv("FENCELINE_SOCKET", sock, 1);
-	setenv("FENCELINE_IDLE_MS", "300", 1);
+	old_sock = fl__bench_env_swap("FENCELINE_SOCKET", sock);
+	old_idle = fl__bench_env_swap("FENCELINE_IDLE_MS", "300");
 	if (fl_mode_get() != FL_MODE_DAEMON)
 		check(fl_mode_set(FL_MODE_DAEMON), "fl_mode_set");
 	check(fl_timeline_fd_create("bench", 0, &tl), "fl_timeline_fd_create");
@@ -193,6 +194,8 @@ static void daemon_traced(void)
 	snprintf(out, sizeof(out), "%s.lock", sock);
 	unlink(out);
 	rmdir(dir);
+	fl__bench_env_restore("FENCELINE_SOCKET", old_sock);
+	fl__bench_env_restore("FENCELINE_IDLE_MS", old_idle);
 #endif
 }
 

@@ -46,6 +46,17 @@ void fl__bench_die(const char *what, int err)
 	exit(1);
 }
 
+void fl__bench_check(int r, const char *what)
+{
+	if (r < 0)
+		fl__bench_die(what, r);
+}
+
+double fl__bench_per_op(uint64_t t0, long ops)
+{
+	return (double)(fl__bench_now_ns() - t0) / (double)ops;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -286,4 +297,23 @@ long fl__bench_proc_fds(int pid)
 		n += e->d_name[0] != '.';
 	closedir(d);
 	return n;
+}
+
+char *fl__bench_env_swap(const char *name, const char *value)
+{
+	const char *cur = getenv(name);
+	char *old = cur ? strdup(cur) : NULL;
+
+	if ((value ? setenv(name, value, 1) : unsetenv(name)) < 0)
+		fl__bench_die("setenv", errno);
+	return old;
+}
+
+void fl__bench_env_restore(const char *name, char *old)
+{
+	if (old)
+		setenv(name, old, 1);
+	else
+		unsetenv(name);
+	free(old);
 }

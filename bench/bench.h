@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Batch repetitions; the figure is their median. */
 #define FL_BENCH_REPS 5
@@ -20,6 +21,10 @@ extern int fl__bench_quick;
 uint64_t fl__bench_now_ns(void);
 long fl__bench_iters(long normal, long quick);
 void fl__bench_die(const char *what, int err);
+/* Dies with @what when @r, a 0-or-negative-errno result, is an error. */
+void fl__bench_check(int r, const char *what);
+/* Nanoseconds per operation since @t0 (fl__bench_now_ns()) over @ops operations. */
+double fl__bench_per_op(uint64_t t0, long ops);
 
 /*
  * A batch function does its own setup, times only its batch of @ops
@@ -51,6 +56,15 @@ void fl__bench_ratio(const char *name, const char *num, const char *den);
 int fl__bench_nr_cpus(void);
 /* How many fds process @pid has open (/proc/PID/fd); -1 if it cannot be read. */
 long fl__bench_proc_fds(int pid);
+/*
+ * Set environment variable @name to @value (NULL: unset it) for a section's
+ * private daemon; return what it was (malloc()ed, or NULL), for
+ * fl__bench_env_restore(): later sections' services must not look for a
+ * daemon whose directory is gone.
+ */
+char *fl__bench_env_swap(const char *name, const char *value);
+/* Put @name back to @old (NULL: unset) and free @old. */
+void fl__bench_env_restore(const char *name, char *old);
 int fl__bench_pin(int cpu);
 void fl__bench_unpin(void);
 
@@ -63,13 +77,19 @@ void fl__bench_inc(void);
 void fl__bench_wake(void);
 void fl__bench_fdstall(const char *self_exe);
 void fl__bench_daemon(void);
+/* Part of section daemon (bench-oneway.c), run with its daemon. */
+void fl__bench_daemon_oneway(void);
 void fl__bench_trace(void);
 int fl__bench_trace_child(void);
 void fl__bench_heap(void);
+void fl__bench_bufferqueue(void);
 void fl__bench_fdtype(void);
 void fl__bench_display(void);
 void fl__bench_display_service(void);
 void fl__bench_outputs(void);
+void fl__bench_hwc(void);
+/* The display service's pid, from the HELLO of a connection of our own (-1: none answers). */
+pid_t fl__bench_display_service_pid(void);
 int fl__bench_fdstall_child(const char *variant);
 
 #endif /* FL_BENCH_H */

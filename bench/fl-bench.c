@@ -36,6 +36,8 @@ enum {
 	SEC_FDTYPE,
 	SEC_DISPLAY,
 	SEC_OUTPUTS,
+	SEC_BUFFERQUEUE,
+	SEC_HWC,
 	NR_SECTIONS
 };
 
@@ -55,6 +57,13 @@ static struct section sections[NR_SECTIONS] = {
 			  "post round trip vs a request, vsync lateness vs timerfd",
 			  0 },
 	[SEC_OUTPUTS] = { "outputs", "each display driver's cost per 1080p frame vs a memcpy", 0 },
+	[SEC_BUFFERQUEUE] = { "bufferqueue",
+			      "a buffer queue's frame across processes vs a SEQPACKET round trip",
+			      0 },
+	[SEC_HWC] = { "hwc",
+		      "hardware composer: a static frame, a damaged one, a full recomposition "
+		      "vs a memcpy",
+		      0 },
 };
 
 static void usage(FILE *out, const char *argv0)
@@ -267,6 +276,16 @@ int main(int argc, char **argv)
 	}
 	if (sections[SEC_OUTPUTS].selected)
 		fl__bench_outputs();
+	if (sections[SEC_BUFFERQUEUE].selected)
+		fl__bench_bufferqueue();
+	if (sections[SEC_HWC].selected) {
+#ifdef FL_BENCH_HWC
+		fl__bench_hwc();
+#else
+		fl__bench_comment("hwc: not in this build (fl-bench-sdt/-nosdt link libfenceline "
+				  "statically; libfenceline-hwc needs the shared one)");
+#endif
+	}
 	loadavg("at end");
 	return 0;
 }

@@ -36,7 +36,6 @@
  * it and exits non-zero. A dead daemon shows up as fences failing with -ECONNRESET.
  */
 #define _GNU_SOURCE /* ppoll() */
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -56,6 +55,9 @@
 #include <unistd.h>
 
 #include <fenceline/fenceline.h>
+
+#include "demo-util.h"
+#include "pipeline-screen.h"
 
 #define MAX_FRAMES    100000u
 #define MAX_PRODUCERS 8u
@@ -77,6 +79,7 @@ struct options {
 	unsigned int seed;
 	unsigned int timeout_s;
 	bool quiet;
+	const char *display; /* --display: show the frames there (pipeline-screen.c) */
 };
 
 enum role {
@@ -176,14 +179,6 @@ static volatile sig_atomic_t interrupted;
 static void on_sigint(int sig)
 {
 	interrupted = 1;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
 }
 
 static struct timespec to_timespec(uint64_t ns)
@@ -291,7 +286,7 @@ static int producer_main(struct demo *d, struct child *self)
 
 		alarm(d->opt.timeout_s);
 		sleep_until(d->t0_ns + n * d->period_ns);
-		m.start_ns = now_ns();
+		m.start_ns = demo_now_ns();
 		if (rand_unit(&rng) < d->opt.jank) {
 			m.work_ns =
 				d->period_ns + (uint64_t)(rand_unit(&rng) * (double)d->period_ns);
@@ -503,7 +498,7 @@ static int compositor_main(struct demo *d, struct child *self)
 				r = fail(self, "a producer's fence", r < 0 ? r : -EPROTO);
 				break;
 			}
-			sleep_until(now_ns() + COMPOSE_NS);
+			sleep_until(demo_now_ns() + COMPOSE_NS);
 			r = fl_timeline_fd_inc(tl, 1);
 			if (r < 0) {
 				fail(self, "fl_timeline_fd_inc", r);
@@ -579,7 +574,8 @@ static int report(struct demo *d, struct child *self, const struct disp_frame *f
  * itself, so a fence that signalled after it, while we were still waking up, has missed it.
  */
 static int latch(struct demo *d, struct child *self, struct disp_frame *ring, uint64_t vsync,
-		 unsigned int *shown, unsigned int received, unsigned int *repeats, int flips)
+		 unsigned int *shown, unsigned int received, unsigned int *repeats, int flips,
+		 struct screen *screen)
 {
 	uint64_t vsync_ns = d->t0_ns + vsync * d->period_ns;
 	unsigned int due = received < vsync ? received : (unsigned int)vsync;
@@ -630,6 +626,10 @@ static int latch(struct demo *d, struct child *self, struct disp_frame *ring, ui
 		if (r < 0)
 			return r;
 	}
+	/* The frame that went on screen, with the frames it overtook. */
+	if (screen && end > first &&
+	    (r = screen_show(screen, end - 1, vsync != end, end - 1 - first)) < 0)
+		return fail(self, "show the frame", r);
 	*shown = end;
 	return 0;
 }
@@ -638,6 +638,7 @@ static int display_main(struct demo *d, struct child *self)
 {
 	unsigned int frames = d->opt.frames, received = 0, shown = 0, repeats = 0;
 	struct disp_frame ring[RING];
+	struct screen *screen = NULL;
 	uint64_t vsync = 0;
 	int r, flips;
 
@@ -650,13 +651,18 @@ static int display_main(struct demo *d, struct child *self)
 	r = fl_timeline_fd_create("display", 0, &flips);
 	if (r < 0)
 		return fail(self, "fl_timeline_fd_create", r);
+	/* Before the handshake: the vsync clock starts only once the output is ready. */
+	if (d->opt.display && (r = screen_open(d->opt.producers, &screen)) < 0) {
+		close(flips);
+		return fail(self, "open the display (--display)", r);
+	}
 	r = handshake(d, self);
 
 	while (r == 0 && shown < frames) {
 		uint64_t deadline = d->t0_ns + (vsync + 1) * d->period_ns, now, passed;
 
 		/* Until the next vsync, take in whatever the compositor queues. */
-		while (r == 0 && (now = now_ns()) < deadline) {
+		while (r == 0 && (now = demo_now_ns()) < deadline) {
 			struct pollfd pfd = { .fd = d->present[1], .events = POLLIN };
 			struct timespec left = to_timespec(deadline - now);
 			bool room = received < frames && received < shown + RING;
@@ -703,9 +709,9 @@ static int display_main(struct demo *d, struct child *self)
 			break;
 
 		/* On a loaded machine (or under valgrind) whole vsyncs can pass unseen. */
-		passed = (now_ns() - d->t0_ns) / d->period_ns;
+		passed = (demo_now_ns() - d->t0_ns) / d->period_ns;
 		vsync = passed > vsync + 1 ? passed : vsync + 1;
-		r = latch(d, self, ring, vsync, &shown, received, &repeats, flips);
+		r = latch(d, self, ring, vsync, &shown, received, &repeats, flips, screen);
 	}
 	if (r == 0)
 		r = send_done(self, repeats, (uint32_t)vsync);
@@ -713,25 +719,21 @@ static int display_main(struct demo *d, struct child *self)
 		if (ring[k].fence >= 0)
 			close(ring[k].fence);
 	close(flips);
+	if (screen) {
+		unsigned int posted, skipped;
+
+		screen_counts(screen, &posted, &skipped);
+		if (!d->opt.quiet)
+			printf("screen: %u frames posted to the display, %u skipped (the output "
+			       "had "
+			       "not let go of the buffer)\n",
+			       posted, skipped);
+		screen_close(screen);
+	}
 	return r;
 }
 
 /* ---- main: fork, watch, report ----------------------------------------------------------- */
-
-/* Open fds of this process, to check that a run leaves none behind. */
-static int count_fds(void)
-{
-	DIR *dir = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	if (!dir)
-		return -1;
-	while ((e = readdir(dir)))
-		n += e->d_name[0] != '.';
-	closedir(dir);
-	return n;
-}
 
 static void close_pair(int pair[2])
 {
@@ -973,7 +975,7 @@ static int watch(struct demo *d, struct results *res)
 				if (++ready < d->num_children)
 					break;
 				m = (struct ctl_msg){ .type = CTL_START,
-						      .t0_ns = now_ns() + 20000000u };
+						      .t0_ns = demo_now_ns() + 20000000u };
 				d->t0_ns = m.t0_ns;
 				for (unsigned int c = 0; c < d->num_children; c++) {
 					r = ctl_send(d->children[c].ctl[0], &m);
@@ -997,7 +999,7 @@ static int watch(struct demo *d, struct results *res)
 				if (ch->role == ROLE_DISPLAY) {
 					res->repeats = m.count;
 					res->vsyncs = m.vsync;
-					res->end_ns = now_ns();
+					res->end_ns = demo_now_ns();
 				}
 				break;
 			default:
@@ -1033,7 +1035,7 @@ static bool collect(struct child *ch, int status, enum stop how)
 /* Reap every child, stopping them first as @how says. Return: whether each exited with 0. */
 static bool reap(struct demo *d, enum stop how)
 {
-	uint64_t grace_end = now_ns() + (how == STOP_FAILED ? GRACE_NS : 0);
+	uint64_t grace_end = demo_now_ns() + (how == STOP_FAILED ? GRACE_NS : 0);
 	bool ok = true, killed = false;
 
 	for (;;) {
@@ -1060,7 +1062,7 @@ static bool reap(struct demo *d, enum stop how)
 		}
 		if (!left)
 			return ok;
-		if (!killed && now_ns() >= grace_end) {
+		if (!killed && demo_now_ns() >= grace_end) {
 			for (unsigned int c = 0; c < d->num_children; c++) {
 				struct child *ch = &d->children[c];
 
@@ -1074,7 +1076,7 @@ static bool reap(struct demo *d, enum stop how)
 			}
 			killed = true;
 		} else if (!killed) {
-			sleep_until(now_ns() + 10000000u);
+			sleep_until(demo_now_ns() + 10000000u);
 		}
 	}
 }
@@ -1117,7 +1119,7 @@ static double percentile(double *v, unsigned int n, double p)
 
 static void print_summary(struct demo *d, struct results *res)
 {
-	uint64_t end_ns = res->end_ns ? res->end_ns : now_ns();
+	uint64_t end_ns = res->end_ns ? res->end_ns : demo_now_ns();
 	unsigned int done =
 		res->count[FATE_ON_TIME] + res->count[FATE_LATE] + res->count[FATE_DROPPED];
 
@@ -1153,34 +1155,10 @@ static void usage(FILE *out)
 		"  --jank P        probability that a producer overruns a frame (default 0.05)\n"
 		"  --seed N        random seed (default: from the clock)\n"
 		"  --timeout S     give up after S seconds without progress (default 10)\n"
+		"  --display CHOICE  also show every flipped frame on a display: auto, virtual,\n"
+		"                  window, terminal[:TTY] or kms[:CARD] (docs/display.md)\n"
 		"  --quiet         print only the summary\n",
 		MAX_PRODUCERS);
-}
-
-static bool parse_uint(const char *s, unsigned int min, unsigned int max, unsigned int *ret)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || s[0] == '-' || v < min || v > max)
-		return false;
-	*ret = (unsigned int)v;
-	return true;
-}
-
-static bool parse_double(const char *s, double min, double max, double *ret)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || !(v >= min && v <= max))
-		return false;
-	*ret = v;
-	return true;
 }
 
 static int parse_options(int argc, char **argv, struct options *opt)
@@ -1193,6 +1171,7 @@ static int parse_options(int argc, char **argv, struct options *opt)
 		{ "seed", required_argument, NULL, 's' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "display", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -1203,7 +1182,7 @@ static int parse_options(int argc, char **argv, struct options *opt)
 		.producers = 2,
 		.hz = 60,
 		.jank = 0.05,
-		.seed = (unsigned int)(now_ns() ^ (uint64_t)getpid()),
+		.seed = (unsigned int)(demo_now_ns() ^ (uint64_t)getpid()),
 		.timeout_s = 10,
 	};
 	while ((c = getopt_long(argc, argv, "", longopts, &index)) != -1) {
@@ -1211,25 +1190,29 @@ static int parse_options(int argc, char **argv, struct options *opt)
 
 		switch (c) {
 		case 'f':
-			ok = parse_uint(optarg, 1, MAX_FRAMES, &opt->frames);
+			ok = demo_parse_uint(optarg, 1, MAX_FRAMES, &opt->frames);
 			break;
 		case 'p':
-			ok = parse_uint(optarg, 1, MAX_PRODUCERS, &opt->producers);
+			ok = demo_parse_uint(optarg, 1, MAX_PRODUCERS, &opt->producers);
 			break;
 		case 'z':
-			ok = parse_uint(optarg, 1, 1000, &opt->hz);
+			ok = demo_parse_uint(optarg, 1, 1000, &opt->hz);
 			break;
 		case 'j':
-			ok = parse_double(optarg, 0, 1, &opt->jank);
+			ok = demo_parse_double(optarg, 0, 1, &opt->jank);
 			break;
 		case 's':
-			ok = parse_uint(optarg, 0, UINT32_MAX, &opt->seed);
+			ok = demo_parse_uint(optarg, 0, UINT32_MAX, &opt->seed);
 			break;
 		case 't':
-			ok = parse_uint(optarg, 1, 3600, &opt->timeout_s);
+			ok = demo_parse_uint(optarg, 1, 3600, &opt->timeout_s);
 			break;
 		case 'q':
 			opt->quiet = true;
+			break;
+		case 'd':
+			if (demo_option_display(optarg, &opt->display) < 0)
+				return -EINVAL;
 			break;
 		case 'h':
 			usage(stdout);
@@ -1240,17 +1223,14 @@ static int parse_options(int argc, char **argv, struct options *opt)
 			return -EINVAL;
 		}
 		if (!ok) {
-			fprintf(stderr, "pipeline-demo: bad value '%s' for --%s\n", optarg,
-				longopts[index].name);
-			fputs("Try 'pipeline-demo --help'.\n", stderr);
-			return -EINVAL;
+			char what[64];
+
+			snprintf(what, sizeof(what), "bad value for --%s:", longopts[index].name);
+			return demo_usage_error(what, optarg);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "pipeline-demo: unexpected argument '%s'\n", argv[optind]);
-		fputs("Try 'pipeline-demo --help'.\n", stderr);
-		return -EINVAL;
-	}
+	if (optind < argc)
+		return demo_usage_error("unexpected argument", argv[optind]);
 	return 0;
 }
 
@@ -1308,7 +1288,7 @@ int main(int argc, char **argv)
 			strerror(-d.daemon_pid));
 		return 1;
 	}
-	fds_before = count_fds();
+	fds_before = demo_count_fds();
 
 	if (!d.opt.quiet)
 		printf("pipeline-demo: %u frames, %u producer(s), %u Hz (%.2f ms), jank %.0f%%, "
@@ -1337,7 +1317,7 @@ int main(int argc, char **argv)
 	for (unsigned int i = 0; i < MAX_PRODUCERS; i++)
 		close_pair(d.render[i]);
 	close_pair(d.present);
-	fds_after = count_fds();
+	fds_after = demo_count_fds();
 	if (fds_after != fds_before) {
 		fprintf(stderr, "pipeline-demo: %d fd(s) open at the start, %d at the end\n",
 			fds_before, fds_after);

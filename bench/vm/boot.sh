@@ -31,7 +31,8 @@ KIMG=$REF_DIR/build/arch/x86/boot/bzImage
 	meson setup "$BUILD" "$SRC" --buildtype=debugoptimized -Dtests=false -Dexamples=false >/dev/null
 ninja -C "$BUILD" -j2 src/daemon/fencelined bench/fl-bench src/libfenceline.a \
 	src/kabi/libfenceline-kabi.so >/dev/null
-gcc -O2 -Wall -I"$SRC/include" -o "$WORK/memprobe" "$HERE/memprobe.c" "$BUILD/src/libfenceline.a" -lpthread
+gcc -O2 -Wall -D_GNU_SOURCE -I"$SRC/include" -I"$SRC/bench" -o "$WORK/memprobe" "$HERE/memprobe.c" \
+	"$SRC/bench/bench-util.c" "$BUILD/src/libfenceline.a" -lpthread -lm
 # The uapi tests use plain ioctls and no fenceline header.
 for t in kabi-uapi-test kabi-mixed-test; do
 	gcc -O2 -Wall -D_GNU_SOURCE -pthread -o "$WORK/$t" "$SRC/tests/kabi/$t.c"

@@ -4,7 +4,6 @@
  * the first library call, so the spawned daemon inherits a big hard limit.
  * The daemon caps fences per client (default 65536), so the fences are made
  * by child processes of per_child fences each (each is its own client). */
-#define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +17,8 @@
 
 #include <fenceline/fenceline.h>
 #include <fenceline/shared.h>
+
+#include "bench.h"
 
 /* The number after "@field:" in a /proc file of "Name: value kB" lines, or -1. */
 static long proc_field_kib(const char *path, const char *field)
@@ -49,23 +50,6 @@ static long meminfo_kib(const char *field)
 	return proc_field_kib("/proc/meminfo", field);
 }
 
-static long count_fds(int pid)
-{
-	char path[64];
-	struct dirent *e;
-	long n = 0;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
-	d = opendir(path);
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
-
 static void print_limits(int pid)
 {
 	char path[64], line[256];
@@ -93,7 +77,7 @@ static void snap(int pid, struct snap *s, const char *tag)
 	s->shmem = status_kib(pid, "RssShmem");
 	s->data = status_kib(pid, "VmData");
 	s->hwm = status_kib(pid, "VmHWM");
-	s->fds = count_fds(pid);
+	s->fds = fl__bench_proc_fds(pid);
 	s->slab = meminfo_kib("Slab");
 	s->sunreclaim = meminfo_kib("SUnreclaim");
 	s->memavail = meminfo_kib("MemAvailable");
@@ -245,7 +229,7 @@ int main(int argc, char **argv)
 		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
 			printf("# child %d exit status 0x%x\n", i, st);
 	}
-	while (count_fds(pid) > s0.fds + 16 && now_s() - t0 < 120)
+	while (fl__bench_proc_fds(pid) > s0.fds + 16 && now_s() - t0 < 120)
 		usleep(10000);
 	t1 = now_s();
 	printf("release_wall %.2f s\n", t1 - t0);

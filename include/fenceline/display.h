@@ -126,6 +126,8 @@ struct fl_display_device_data {
  * device's nodes in /dev)
  * @n_interfaces: its interfaces, ids 0 to @n_interfaces - 1
  * @n_engines: its overlay engines, ids 0 to @n_engines - 1
+ * @driver: the name of the driver that runs it ("virtual", "window",
+ *	"terminal", "kms"); empty from a service older than this field
  *
  * Fields may be added at the end: fl_display_device_get_info() takes the
  * size the caller was built with.
@@ -133,6 +135,29 @@ struct fl_display_device_data {
 struct fl_display_device_info {
 	uint32_t n_interfaces;
 	uint32_t n_engines;
+	char driver[FL_DISPLAY_NAME_LEN];
+};
+
+/* The longest reason fl_display_drivers() gives, with its NUL. */
+#define FL_DISPLAY_WHY_LEN 160
+
+/**
+ * struct fl_display_driver_info - a display driver the service knows
+ * @name: its name, as the config's "driver =" and --display name it
+ * @status: 0 when it can run on this machine now; a negative errno when
+ *	not (-ENOSYS: the service was built without it; -ENODEV: no such
+ *	hardware or display; -EACCES: not allowed), explained in @why
+ * @devices: how many of the service's devices it runs
+ * @why: empty, or why it cannot run, one line ("no X11 or Wayland
+ *	display: $DISPLAY and $WAYLAND_DISPLAY are unset"); for the driver
+ *	chosen by "--display auto", which others were passed over is in
+ *	their own entries
+ */
+struct fl_display_driver_info {
+	char name[FL_DISPLAY_NAME_LEN];
+	int32_t status;
+	uint32_t devices;
+	char why[FL_DISPLAY_WHY_LEN];
 };
 
 /**
@@ -414,14 +439,18 @@ FL_EXPORT void fl_display_disconnect(void);
 
 /**
  * fl_display_socket_path() - the path of the display service's socket that
- * this process's calls use: $FENCELINE_DISPLAY_SOCKET, else displayd.sock
- * in fencelined's socket directory (docs/display.md, "The service")
+ * this process's calls use: $FENCELINE_DISPLAY_SOCKET, else in fencelined's
+ * socket directory displayd.sock, or displayd-CHOICE.sock when
+ * $FENCELINE_DISPLAY chooses the output ("window", "kms:card0": one
+ * service per choice, started with it; docs/display.md, "Choosing the
+ * output")
  * @buf, @cap: where to write it, NUL-terminated
  *
  * The directory is private to this user (mode 0700): tools keep files
  * that belong with the display there (fenceline-fbdev's framebuffer).
  * Connects to nothing and starts nothing.
- * Return: 0; -EINVAL (@buf NULL); -ENAMETOOLONG (it does not fit @cap or a
+ * Return: 0; -EINVAL (@buf NULL, or a $FENCELINE_DISPLAY that is not one
+ * of auto, virtual, window, terminal[:TTY], kms[:CARD]); -ENAMETOOLONG (it does not fit @cap or a
  * socket address); the errors of finding fencelined's directory (-ENOENT
  * when there is no usable one).
  */
@@ -505,6 +534,24 @@ FL_EXPORT int fl_display_engine_get_data(struct fl_display_handle *eng,
 FL_EXPORT int fl_display_device_get_info(struct fl_display_handle *dev,
 					 struct fl_display_device_info *info, size_t size,
 					 struct fl_display_error *e);
+
+/**
+ * fl_display_drivers() - the display drivers the service knows, whether
+ * each can run on this machine and why not (docs/display.md, "Choosing
+ * the output")
+ * @ret: gets up to @cap entries (the caller's array; may be NULL when
+ *	@cap is 0)
+ * @cap: its length
+ * @e: NULL, or the service's message on failure
+ *
+ * The service asks every driver now (each driver's probe: cheap, and it
+ * runs as the service, with its environment: $DISPLAY is the service's).
+ * Return: how many drivers there are (more than @cap: only @cap were
+ * written), or a negative errno: -EINVAL (@ret NULL with @cap > 0),
+ * -EOPNOTSUPP (a service older than this call), the connection's errors.
+ */
+FL_EXPORT int fl_display_drivers(struct fl_display_driver_info *ret, size_t cap,
+				 struct fl_display_error *e);
 
 /**
  * fl_display_interface_type_name() - the name of @intf's type

@@ -26,7 +26,8 @@
  * ``-EBADF``            not an open fd
  * ``-ENOTTY``           the fd is open but is not a fenceline fence,
  *                       timeline (or buffer)
- * ``-ETIME``            a wait on a fence timed out (libsync's code)
+ * ``-ETIME``            a wait on a fence timed out (libsync's code), or
+ *                       a buffer queue's wait for a slot or a frame
  * ``-ENOENT``           timeline gone, the fence already signalled on
  *                       fl_fence_add_callback(), nothing of that name
  *                       (no deadline set, no such heap, no trace
@@ -43,11 +44,13 @@
  *                       open a file
  * ``-ENODEV``           no such device or heap (a dma-heap the kernel
  *                       does not have, a heap the daemon does not offer,
- *                       a display device, interface or engine)
+ *                       a display device, interface or engine); egl.h:
+ *                       an EGL display not initialized or terminated
  * ``-EBUSY``            a counter is already attached to the timeline;
  *                       a trace session is recording already; a display
  *                       interface is in that DPMS state already, or a
- *                       display client has as many posts waiting as it may
+ *                       display client has as many posts waiting as it may;
+ *                       a buffer queue has its producer already
  * ``-EALREADY``         display.h: attached, subscribed or plugged already
  * ``-EEXIST``           fl_timeline_watch_fd(): the fd is watched already
  * ``-ENOSPC``           fl_timeline_watch_fd() (and the imports of kernel
@@ -57,8 +60,10 @@
  *                       (%FL_WAIT_DEADLOCK_ERROR, FENCELINE_WAIT_EDEADLK)
  *                       would have closed a cycle of waits
  * ``-EIO``              writing to the FILE, closing the fd or reading a
- *                       view failed
- * ``-EINTR``            close() was interrupted (fl_timeline_fd_close())
+ *                       view failed; egl.h: the EGL driver made no sync
+ *                       object or fd
+ * ``-EINTR``            close() was interrupted (fl_timeline_fd_close());
+ *                       bufferqueue.h: a signal interrupted a wait
  * ``-E2BIG``            a heap table: larger than a constraint allows
  * ``-EFBIG``            a heap table, or a view to read: a file larger
  *                       than it may be
@@ -81,14 +86,18 @@
  * ``-ENOTSOCK``         fl_send() and fl_recv(): not a socket
  * ``-EOPNOTSUPP``       fl_send() and fl_recv(): a socket type other than
  *                       stream, seqpacket or datagram; display.h: the
- *                       driver or the object cannot do that
+ *                       driver or the object cannot do that; egl.h: the
+ *                       display has neither fence sync extension
  * ``-EAGAIN``           fl_send() and fl_recv(): a non-blocking socket
  *                       has nothing to give or no room; a display
- *                       handle's non-blocking fd has no event
+ *                       handle's non-blocking fd has no event;
+ *                       bufferqueue.h: no free slot, nothing queued
  * ``-EMSGSIZE``         fl_send() and fl_recv(): a message or its fds
  *                       exceed what the socket or the buffer takes
  * ``-ENOTCONN``         fl_recv(): the peer closed at a message boundary
- * ``-EPIPE``            fl_send(): the peer is gone
+ * ``-EPIPE``            fl_send(): the peer is gone; bufferqueue.h: the
+ *                       consumer is gone
+ * ``-EADDRINUSE``       bufferqueue.h: a consumer listens on the path
  * ``-ENOBUFS``          fl_send(): the kernel has no buffer space;
  *                       fl_introspect_read(): the buffer is too small
  * ===================== ===============================================

@@ -336,6 +336,15 @@ FL_EXPORT int fl_heap_buffer_get_flags(struct fl_heap *heap, int fd, unsigned in
  * child of a fork(), the first call drops the parent's pooled buffers
  * (they are the parent's to hand out) and the child gets a worker of its
  * own.
+ *
+ * A pool measures, per size, whether it pays on this machine (a sample of
+ * allocations timed pooled and bare, the worker's CPU time counted as far
+ * as no CPU is spare) and stops pooling a size that does not: its ready
+ * buffers are closed, and its allocations are made, and its frees closed,
+ * by the caller, as without a pool, until the size is tried again.
+ * fl_heap_print() and fl_heap_print_json() say which sizes are pooled and
+ * why (docs/heap.md, "Pools that pay or step aside"; FENCELINE_HEAP_POOL_COST
+ * fixes the costs for tests).
  * Return: 0, -EINVAL (@heap NULL).
  */
 FL_EXPORT int fl_heap_set_pool_max(struct fl_heap *heap, uint64_t max_bytes);
@@ -367,6 +376,61 @@ FL_EXPORT int fl_heap_buffer_begin_cpu_access(int fd, unsigned int dir);
  * Return: as fl_heap_buffer_begin_cpu_access().
  */
 FL_EXPORT int fl_heap_buffer_end_cpu_access(int fd, unsigned int dir);
+
+struct fl_fence;
+
+/**
+ * fl_heap_buffer_export_fence() - a dma-buf's implicit fences as one
+ * fenceline fence (DMA_BUF_IOCTL_EXPORT_SYNC_FILE, Linux 6.0)
+ * @dmabuf_fd: the buffer (borrowed): a dma-buf
+ * @dir: what the caller is about to do: FL_HEAP_SYNC_READ gives a fence
+ *	that signals when every writer of the buffer is done (what a reader
+ *	waits for), FL_HEAP_SYNC_WRITE (or RW) one that also waits for the
+ *	readers (what a writer waits for)
+ * @name: the fence's name (NULL: "implicit")
+ * @ret_fence: the fence, the caller's: it completes with the kernel's
+ *	fences (fl_sync_file_import(); already signalled when the buffer is
+ *	idle)
+ *
+ * For producers and consumers that only know implicit sync (a GPU driver
+ * that fences its dma-bufs itself): their work becomes an explicit fence
+ * that a buffer queue or the display can wait for (docs/heap.md,
+ * "Implicit fences").
+ * Return: 0; -EINVAL (@dir 0 or unknown bits, NULL @ret_fence); -EBADF
+ * (@dmabuf_fd not open); -EOPNOTSUPP (not a dma-buf, e.g. a memfd, which
+ * has no implicit fences; or a kernel older than 6.0); the kernel's and
+ * fl_sync_file_import()'s errors.
+ */
+FL_EXPORT int fl_heap_buffer_export_fence(int dmabuf_fd, unsigned int dir, const char *name,
+					  struct fl_fence **ret_fence);
+
+/**
+ * fl_heap_buffer_export_fence_fd() - fl_heap_buffer_export_fence() as a
+ * fence fd (<fenceline/shared.h>: fl_fence_fd_import() of the kernel's
+ * sync_file)
+ * @ret_fd: the fence fd, the caller's
+ * Return: as fl_heap_buffer_export_fence(), and fl_fence_fd_import()'s
+ * errors.
+ */
+FL_EXPORT int fl_heap_buffer_export_fence_fd(int dmabuf_fd, unsigned int dir, const char *name,
+					     int *ret_fd);
+
+/**
+ * fl_heap_buffer_import_sync_file() - make a dma-buf's implicit sync wait
+ * for a kernel fence (DMA_BUF_IOCTL_IMPORT_SYNC_FILE, Linux 6.0)
+ * @dmabuf_fd: the buffer (borrowed): a dma-buf
+ * @dir: FL_HEAP_SYNC_READ adds @sync_file_fd's fence as a reader (later
+ *	writers wait for it); FL_HEAP_SYNC_WRITE (or RW) as a writer
+ *	(everyone after waits for it: a producer's explicit render fence,
+ *	for a consumer that only knows implicit sync)
+ * @sync_file_fd: a kernel sync_file (borrowed). The kernel takes only its
+ *	own fences: a fenceline fence made in userspace cannot be attached
+ *	(its fd is no sync_file: -EINVAL from the kernel)
+ * Return: 0; -EINVAL (@dir, or @sync_file_fd not a sync_file); -EBADF
+ * (an fd not open); -EOPNOTSUPP (not a dma-buf, or a kernel older than
+ * 6.0); the kernel's errors (-ENOMEM).
+ */
+FL_EXPORT int fl_heap_buffer_import_sync_file(int dmabuf_fd, unsigned int dir, int sync_file_fd);
 
 /**
  * fl_heap_get_info() - a heap's name, kind and accounting

@@ -310,13 +310,26 @@ FL_EXPORT int fl_introspect_get_daemon_pid(pid_t *ret_pid);
  * @pool_waits: fence creations that found the pool empty and waited for a
  *	fill, each a blocking round trip to the daemon (the first fence of a
  *	connection always does; a steady loop of creations should not)
+ * @pool_pooled: 1 while the pool makes fds ahead; 0 once its gate found
+ *	that it does not pay in this process (each fence then waits for a
+ *	fill of one fd, until the gate tries the pool again)
+ * @pool_pooled_ns: the gate's estimate of what a fence's fd costs from the
+ *	pool (the fills, polls and receipts that keep it), in ns; 0: no sample yet
+ * @pool_bare_ns: its estimate of a round trip that makes one fd, in ns
+ * @pool_offs: how often the gate turned the pool off
  *
- * Fields may be added at the end; a caller passes the size it knows.
+ * The gate's figures are those of the current connection (a new one
+ * starts afresh). Fields may be added at the end; a caller passes the
+ * size it knows.
  */
 struct fl_introspect_client_stats {
 	unsigned long long pool_fills;
 	unsigned long long pool_fills_taken;
 	unsigned long long pool_waits;
+	unsigned long long pool_pooled;
+	unsigned long long pool_pooled_ns;
+	unsigned long long pool_bare_ns;
+	unsigned long long pool_offs;
 };
 
 /**

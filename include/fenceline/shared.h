@@ -97,8 +97,14 @@ FL_EXPORT int fl_timeline_fd_create(const char *name, unsigned int flags, int *r
  * created the timeline, the fences it made complete without a hop through
  * the daemon, and the call waits for the daemon only if it reached a point
  * that only the daemon can complete (a merged fence, another process's).
+ * In any other process, a point whose fence the creating process made is
+ * readable only once that process closed its end (its library's watcher
+ * thread does, with no call of the program): the call waits for it, so a
+ * stopped creator holds it until it runs again, dies or disconnects, or
+ * the request times out (FENCELINE_REQUEST_TIMEOUT_MS, the step taken).
  * Return: 0; -EBADF if @timeline_fd is not open; -ENOTTY if it is not a
- * timeline fd; -ECONNRESET if the daemon serving it has died.
+ * timeline fd; -ECONNRESET if the daemon serving it has died; -ETIMEDOUT
+ * if the daemon's answer took longer than the request timeout.
  */
 FL_EXPORT int fl_timeline_fd_inc(int timeline_fd, uint64_t count);
 
@@ -129,6 +135,27 @@ FL_EXPORT int fl_timeline_fd_inc(int timeline_fd, uint64_t count);
 FL_EXPORT int fl_timeline_fd_inc_at(int timeline_fd, uint64_t count, uint64_t timestamp_ns);
 
 /**
+ * fl_timeline_fd_fail_pending() - fail a timeline's pending work and go on
+ * (fl_timeline_fail_pending() for a timeline fd)
+ * @timeline_fd: a timeline fd (borrowed)
+ * @status: what every pending point completes with, -4095 to -1: -EIO for
+ *	a context that was reset, -ETIMEDOUT for a hang
+ *
+ * A producer's reset without touching anyone else: points its counter has
+ * reached signal first; every point still pending fails with @status, in
+ * every process (fence fds poll ready, their info says @status; merges
+ * holding them fail too). The timeline lives on at its value, so the
+ * producer's next fences are pending as usual. Any holder of the timeline
+ * fd may call it, as any may step it. Not part of the kernel's sw_sync
+ * uapi (its emulation stays exact); daemon traces show it as a "fail"
+ * event (docs/trace-format.md).
+ * Return: how many points failed (>= 0); -EINVAL (@status out of range);
+ * as fl_timeline_fd_inc() otherwise; -ENOENT for a timeline that died;
+ * -EOPNOTSUPP from a daemon too old to know the call.
+ */
+FL_EXPORT int fl_timeline_fd_fail_pending(int timeline_fd, int status);
+
+/**
  * fl_timeline_fd_get_value() - the timeline's current value
  * @timeline_fd: a timeline fd (borrowed)
  * @ret_value: the value
@@ -143,7 +170,12 @@ FL_EXPORT int fl_timeline_fd_get_value(int timeline_fd, uint64_t *ret_value);
  * Like close(), and if this was the last copy of the fd anywhere, returns
  * only once the timeline has died in the daemon: every fence still pending
  * on it has failed with -ENOENT and its fd polls ready. A plain close() gets
- * there a moment later. Costs one round trip to the daemon for a socket.
+ * there a moment later. Costs one round trip to the daemon for a socket,
+ * and one more first when fences this process made without waiting
+ * (fl_fence_fd_create()) are still on their way to the daemon: they go
+ * first, so that they are fences of the timeline when it dies. (After a
+ * plain close(), or the exit of the timeline's last holder, such a fence
+ * may read -ENOENT without being a fence the daemon knows: info -ENOTTY.)
  * In in-process mode, and in a process that has not talked to the daemon
  * yet (a copy inherited through fork() or exec()), it is a plain close().
  * Return: 0, or close()'s error: -EBADF, -EINTR, -EIO.
@@ -159,13 +191,13 @@ FL_EXPORT int fl_timeline_fd_close(int fd);
  * @name: the fence's name, truncated to 31 bytes; NULL gives ""
  * @ret_fd: on success, a new O_CLOEXEC fence fd owned by the caller
  *
- * For a daemon timeline that this process created, and a value it has not
- * reached, this does not wait for the daemon: the request is queued behind
- * earlier ones of this process, so a later fl_timeline_fd_inc(), merge or
- * info sees the fence. Otherwise (a value reached, which gives a fence born
- * signalled, or another process's timeline, whose value this process cannot
- * see) it waits for the daemon's answer, so that the new fd polls ready at
- * once as a kernel sync_file would. A request the daemon
+ * For a daemon timeline that this process created, this does not wait for
+ * the daemon: the request is queued behind earlier ones of this process, so
+ * a later fl_timeline_fd_inc(), merge or info sees the fence; for a value
+ * reached, the fd is completed here (signalled, stamped now) and polls
+ * ready when this returns, as a kernel sync_file would. For another
+ * process's timeline, whose value this process cannot see, it waits for
+ * the daemon's answer, for the same reason. A request the daemon
  * then refuses (a per-client fence limit, a @timeline_fd that is not a
  * timeline) completes the fence with that error (-EMFILE, -ENOTTY) instead
  * of failing here.
@@ -229,7 +261,11 @@ FL_EXPORT int fl_fence_fd_import(int sync_file_fd, const char *name, int *ret_fd
  * @deadline_ns: CLOCK_MONOTONIC time by which the fence is wanted
  *
  * Works across processes: any holder of a copy of the fd can set a
- * deadline and any other read it back (fl_fence_fd_get_deadline()).
+ * deadline and any other read it back (fl_fence_fd_get_deadline()). On a
+ * fence of the daemon's that its status page lists, the deadline is sent
+ * without waiting for the daemon: this process reads it back at once,
+ * another one once the daemon has read the request (it serves clients in
+ * turn, so within one of its passes).
  * Return: 0, or -EBADF, -ENOTTY (not a fence fd), -ECONNRESET.
  */
 FL_EXPORT int fl_fence_fd_set_deadline(int fd, uint64_t deadline_ns);

@@ -91,6 +91,26 @@ FL_EXPORT void fl_timeline_destroy(struct fl_timeline *tl)
 FL_EXPORT int fl_timeline_signal(struct fl_timeline *tl);
 
 /**
+ * fl_timeline_fail_pending() - fail the work still pending on @tl, and go on
+ * @tl: the timeline (borrowed)
+ * @status: the error every pending point completes with, -4095 to -1:
+ *	-EIO for a context that was reset, -ETIMEDOUT for a hang (the
+ *	kernel's dma_fence_set_error() before a signal)
+ *
+ * The per-context recovery of a GPU reset: points the driver's counter has
+ * reached complete as signalled first, then every point still pending
+ * completes with @status (its fences, and merges of them, with it; their
+ * waiters wake), all stamped now. The timeline stays alive, its counter
+ * where it was: points made afterwards are pending as usual, so the
+ * producer carries on with its next frames. Other timelines are not
+ * touched. Not in the kernel's sw_sync uapi, whose emulation stays exact.
+ * Return: how many points failed (>= 0); -EINVAL (@tl NULL, @status out of
+ * range); -ENOENT (the timeline was killed).
+ * Context: any thread; not from inside the driver's own ops.
+ */
+FL_EXPORT int fl_timeline_fail_pending(struct fl_timeline *tl, int status);
+
+/**
  * fl_timeline_get_name() - the timeline's name (at most 31 bytes + NUL)
  * @tl: the timeline (borrowed)
  * Return: a string owned by @tl, valid while @tl is; "" for NULL.

@@ -42,6 +42,7 @@
 
 #include "client.h"
 #include "counter.h"
+#include "fdpool-gate.h"
 #include "rpc.h"
 #include "service.h"
 #include "statuspage.h"
@@ -150,6 +151,7 @@ static struct {
 	unsigned int timeout_ms; /* a request's bound (0: none), read at connect */
 	unsigned int idle_ms; /* give the pool back after this (0: never) */
 	unsigned int pool_max; /* pooled fds at most (0: fill one per fence) */
+	struct fl__fdpool_gate gate; /* does the pool pay here (fdpool-gate.c) */
 	unsigned int uses; /* fences made: the watcher's sign of activity */
 	pid_t daemon_pid;
 	/* Per enum fl_proto_service_id: the version HELLO agreed on, 0 for none. */
@@ -158,6 +160,11 @@ static struct {
 	bool atfork_done;
 	atomic_bool in_use; /* connected since the process started or forked */
 	atomic_bool unflushed; /* one-way requests sent since the last reply */
+	/*
+	 * Born-signalled fences sent since the last reply: their fds are
+	 * ready, so no status call waits, but a timeline's close does.
+	 */
+	atomic_bool born_unflushed;
 	/*
 	 * Fence fds from POOL_FILL not made fences yet, oldest first. -1 for
 	 * a slot whose fd we do not have (the kernel could not install it, or
@@ -192,6 +199,8 @@ static struct {
 		uint32_t slot; /* the pooled slot it was made of: what kicks name */
 	} kept[KEPT_MAX];
 	unsigned int nkept;
+	/* Kicks read from this connection's kick pipe, for KICK_ACK (one pipe per connection). */
+	uint64_t kicks_read;
 	int ends_score;
 	struct watch *watch; /* running while anything is kept */
 	int fill_result; /* how the last fill went (pool_fill_take_locked()); 1: on its way */
@@ -360,6 +369,20 @@ static void sigpipe_restore(struct sigpipe_guard *g)
 }
 
 /*
+ * Write @len bytes of @buf into pipe end @fd, raising no SIGPIPE: with
+ * RWF_NOSIGNAL where the kernel has it, no mask (the owner's signal is on
+ * its waiters' path: a same-CPU waiter wakes at the write), else @g's mask.
+ */
+static void pipe_write_nosignal(int fd, const void *buf, size_t len, struct sigpipe_guard *g)
+{
+	if (fl__pipe_write_nosignal(fd, buf, len) != -EOPNOTSUPP)
+		return;
+	sigpipe_block(g);
+	if (write(fd, buf, len) < 0 && errno == EPIPE)
+		g->raised = true;
+}
+
+/*
  * Under conn.rpc.lock: complete the fence of the kept end @k (checked ours)
  * with @rec, and close the end. A pipe's end is the fence's only write end
  * (the daemon closed its own on FENCE_NEW): a success's record goes in
@@ -381,11 +404,8 @@ static void kept_complete(const struct kept *k, const struct fl__record *rec,
 		size_t len = rec->status == 1 ? sizeof(recs) : sizeof(*rec);
 		int queued = -1;
 
-		if (ioctl(k->fd, FIONREAD, &queued) == 0 && queued == 0) {
-			sigpipe_block(g);
-			if (write(k->fd, recs, len) < 0 && errno == EPIPE)
-				g->raised = true;
-		}
+		if (ioctl(k->fd, FIONREAD, &queued) == 0 && queued == 0)
+			pipe_write_nosignal(k->fd, recs, len, g);
 	} else {
 		(void)!send(k->fd, rec, sizeof(*rec), MSG_NOSIGNAL | MSG_DONTWAIT);
 	}
@@ -404,12 +424,17 @@ static void kept_kicked_locked(int fd)
 {
 	struct sigpipe_guard g = { false };
 	struct fl_proto_kick k[16];
+	bool ack = false;
 	ssize_t n;
 
 	while ((n = read(fd, k, sizeof(k))) > 0) {
 		for (size_t i = 0; i < (size_t)n / sizeof(k[0]); i++) {
 			struct fl__record rec = { FL__RECORD_MAGIC, k[i].status,
 						  k[i].timestamp_ns };
+
+			conn.kicks_read++;
+			if (k[i].flags & FL_KICK_F_ACK)
+				ack = true;
 
 			for (unsigned int j = 0; j < conn.nkept; j++) {
 				struct kept *e = &conn.kept[j];
@@ -426,6 +451,40 @@ static void kept_kicked_locked(int fd)
 			break;
 	}
 	sigpipe_restore(&g);
+	/*
+	 * Another process's inc waits until these ends are closed (its
+	 * SW_SYNC_IOC_INC returns with the fds ready): tell the daemon they
+	 * are. One-way and never waiting; a daemon that is gone answers nobody.
+	 */
+	if (ack && conn.rpc.fd >= 0 && fl__fdid_is(conn.rpc.fd, &conn.rpc.id)) {
+		struct fl_msg_hdr h = { FL_OP_KICK_ACK, 0, 0, sizeof(struct fl_msg_kick_ack) };
+		struct fl_msg_kick_ack a = { conn.kicks_read };
+
+		(void)fl__rpc_send_locked(&conn.rpc, &h, &a, sizeof(a), NULL, 0, MSG_DONTWAIT);
+	}
+}
+
+/*
+ * Under conn.rpc.lock, in watcher @w about to go with nothing kept: the
+ * kicks that came since its last look are read (another process's step may
+ * wait for them), and the daemon is told that nobody reads the pipe any
+ * more (FL_KICK_ACK_GONE), so that no step waits for this process's
+ * acknowledgement until a fill brings the pipe back to a new watcher. A
+ * kick written after this is about an end we no longer keep.
+ */
+static void kick_pipe_leave_locked(struct watch *w)
+{
+	int kick = atomic_load(&w->kick_fd);
+	struct fl_msg_hdr h = { FL_OP_KICK_ACK, 0, 0, sizeof(struct fl_msg_kick_ack) };
+	struct fl_msg_kick_ack a = { FL_KICK_ACK_GONE };
+
+	if (kick < 0 || !fl__fdid_is(kick, &w->kick_id))
+		return;
+	kept_kicked_locked(kick);
+	/* A daemon before sync 4 has no KICK_ACK, and waits for nobody. */
+	if (conn.served[FL_PROTO_SVC_SYNC] >= FL_KICK_ACK_SINCE && conn.rpc.fd >= 0 &&
+	    fl__fdid_is(conn.rpc.fd, &conn.rpc.id))
+		(void)fl__rpc_send_locked(&conn.rpc, &h, &a, sizeof(a), NULL, 0, MSG_DONTWAIT);
 }
 
 /* Under conn.rpc.lock: what the kick pipe holds now, if there is one. */
@@ -510,9 +569,15 @@ static void *watch_main(void *arg)
 		 * signals and merges).
 		 */
 		locked = false;
-		while (!atomic_load(&w->stop)) {
+		for (unsigned int tries = 0; !atomic_load(&w->stop); tries++) {
+			/*
+			 * But kicks the waiter's answer may depend on: another
+			 * process's inc waits for our KICK_ACK, and may be what
+			 * our waiter waits for (each signalling a timeline the
+			 * other owns). After a few tries, settle them anyway.
+			 */
 			if (pthread_mutex_trylock(&conn.rpc.lock) == 0) {
-				if (!conn.rpc.waiters) {
+				if (!conn.rpc.waiters || (kicked && tries >= 2)) {
 					locked = true;
 					break;
 				}
@@ -557,6 +622,7 @@ static void *watch_main(void *arg)
 			 * program's run. The fds go under the lock, so that no
 			 * fork() copies them.
 			 */
+			kick_pipe_leave_locked(w);
 			fl__fdid_close(atomic_load(&w->conn_fd), &w->conn_id);
 			fl__fdid_close(w->stop_fd, &w->stop_id);
 			fl__fdid_close(atomic_load(&w->kick_fd), &w->kick_id);
@@ -663,6 +729,7 @@ static void atfork_child(void)
 {
 	atomic_store(&conn.in_use, false);
 	atomic_store(&conn.unflushed, false);
+	atomic_store(&conn.born_unflushed, false);
 	fl__rpc_forked_locked(&conn.rpc);
 	/* No watcher thread in the child: only its copies of the watcher's fds. */
 	if (conn.watch) {
@@ -705,11 +772,11 @@ int32_t fl__client_reply_status(const void *reply)
 
 /*
  * HELLO on a fresh connection, saying which services we speak; @served
- * gets what the daemon serves of them, *@ret_page the fd of its status
- * page (the caller's; -1: none).
+ * gets what the daemon serves of them, @ret_page the fds of its status
+ * page and of its info page (the caller's; -1: none).
  * Return: the daemon's pid or a negative errno.
  */
-static int hello(int fd, uint32_t served[FL_PROTO_MAX_SERVICES], int *ret_page)
+static int hello(int fd, uint32_t served[FL_PROTO_MAX_SERVICES], int ret_page[2])
 {
 	struct {
 		struct fl_msg_hdr h;
@@ -719,7 +786,7 @@ static int hello(int fd, uint32_t served[FL_PROTO_MAX_SERVICES], int *ret_page)
 	unsigned char buf[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_hello_reply)];
 	struct fl_msg_hello_reply rep;
 	unsigned int nfds = 0;
-	int r, n, page = -1;
+	int r, n, page[2] = { -1, -1 };
 	bool page_short;
 
 	r = send_packet(fd, &req, sizeof(req), NULL, 0);
@@ -730,7 +797,7 @@ static int hello(int fd, uint32_t served[FL_PROTO_MAX_SERVICES], int *ret_page)
 	if (r < 0 && r != -EPIPE && r != -ECONNRESET)
 		return r;
 	/* A page our full fd table could not take (page_short) is only a page less. */
-	n = recv_packet_fds(fd, buf, sizeof(buf), &page, 1, &nfds, &page_short);
+	n = recv_packet_fds(fd, buf, sizeof(buf), page, 2, &nfds, &page_short);
 	if (n <= 0)
 		return n < 0 && r == 0 ? n : -ECONNRESET;
 	memset(&rep, 0, sizeof(rep));
@@ -755,12 +822,17 @@ static int hello(int fd, uint32_t served[FL_PROTO_MAX_SERVICES], int *ret_page)
 			r = -EPROTO;
 	if (r > 0)
 		memcpy(served, rep.services, sizeof(rep.services));
+	/* The info page only beside a status page, as the second fd. */
 	if (r > 0 && nfds && (rep.flags & FL_HELLO_F_STATUS_PAGE)) {
-		*ret_page = page;
-		nfds = 0;
+		ret_page[0] = page[0];
+		page[0] = -1;
+		if (nfds == 2 && (rep.flags & FL_HELLO_F_INFO_PAGE)) {
+			ret_page[1] = page[1];
+			page[1] = -1;
+		}
 	}
-	if (nfds)
-		close(page);
+	for (unsigned int i = 0; i < nfds; i++)
+		fl__close(page[i]);
 	return r;
 }
 
@@ -808,7 +880,7 @@ static bool conn_live_locked(void)
 struct fresh {
 	int fd;
 	struct fdid id;
-	int page; /* its status page's fd, or -1 */
+	int page[2]; /* its status page's and info page's fds, or -1 */
 	pid_t daemon_pid;
 	unsigned int timeout_ms;
 	uint32_t served[FL_PROTO_MAX_SERVICES];
@@ -841,15 +913,16 @@ static int connect_daemon(bool may_spawn, struct fresh *ret)
 				close(fd);
 				return r;
 			}
-			ret->page = -1;
-			r = hello(fd, ret->served, &ret->page);
+			ret->page[0] = ret->page[1] = -1;
+			r = hello(fd, ret->served, ret->page);
 			if (r > 0 && fl__fdid_get(fd, &ret->id) == 0) {
 				ret->fd = fd;
 				ret->daemon_pid = r;
 				ret->timeout_ms = timeout_ms;
 				return 0;
 			}
-			fl__close(ret->page);
+			fl__close(ret->page[0]);
+			fl__close(ret->page[1]);
 			close(fd);
 			if (r == -EACCES)
 				fprintf(stderr,
@@ -928,7 +1001,7 @@ static int connect_cb(void *arg)
 
 static int ensure_connected_locked(bool may_spawn)
 {
-	struct connect_arg a = { may_spawn, { .fd = -1, .page = -1 } };
+	struct connect_arg a = { may_spawn, { .fd = -1, .page = { -1, -1 } } };
 	struct fresh f;
 	int r;
 
@@ -937,8 +1010,10 @@ static int ensure_connected_locked(bool may_spawn)
 		conn.atfork_done = true;
 	}
 	r = fl__rpc_connect_locked(&conn.rpc, connect_cb, &a);
-	if (r < 0)
-		fl__close(a.f.page);
+	if (r < 0) {
+		fl__close(a.f.page[0]);
+		fl__close(a.f.page[1]);
+	}
 	if (r <= 0)
 		return r;
 	f = a.f;
@@ -948,21 +1023,24 @@ static int ensure_connected_locked(bool may_spawn)
 	 * the program cannot close or replace what we use. A page that does
 	 * not check out is only a page less.
 	 */
-	if (f.page >= 0) {
-		int m = fl__status_page_map(f.page);
+	if (f.page[0] >= 0) {
+		int m = fl__status_page_map(f.page[0], f.page[1]);
 
 		if (m < 0)
 			FL_LOG("daemon", "status page not used: %s", strerror(-m));
-		close(f.page);
+		close(f.page[0]);
 	}
+	fl__close(f.page[1]);
 	memcpy(conn.served, f.served, sizeof(conn.served));
 	conn.told = 0;
 	conn.timeout_ms = f.timeout_ms;
 	conn.idle_ms = env_ms("FENCELINE_POOL_IDLE_MS", POOL_IDLE_MS);
 	conn.pool_max = FL_MIN(env_ms("FENCELINE_POOL_MAX", FL_PROTO_POOL_FILL_MAX),
 			       (unsigned int)FL_PROTO_POOL_FILL_MAX);
+	fl__fdpool_gate_init(&conn.gate);
 	conn.pid = getpid();
 	conn.oneway_seq = 0;
+	conn.kicks_read = 0;
 	conn.daemon_pid = f.daemon_pid;
 	atomic_store(&conn.in_use, true);
 	return 0;
@@ -1004,6 +1082,7 @@ static void rpc_dropped(void)
 {
 	/* What was sent on it is done or never will be. */
 	atomic_store(&conn.unflushed, false);
+	atomic_store(&conn.born_unflushed, false);
 	pool_drop_locked();
 	/* The next daemon may not be this one: its page would tell nothing true. */
 	fl__status_page_unmap();
@@ -1039,8 +1118,10 @@ static int pool_fill_take_locked(const unsigned char *buf, int n, int *fds, unsi
  */
 static void rpc_seen(uint32_t seq)
 {
-	if ((int32_t)(seq - conn.oneway_seq) > 0)
+	if ((int32_t)(seq - conn.oneway_seq) > 0) {
 		atomic_store(&conn.unflushed, false);
+		atomic_store(&conn.born_unflushed, false);
+	}
 }
 
 /* Under conn.rpc.lock: a reply nobody waits for is a fill sent ahead, into the pool. */
@@ -1391,6 +1472,21 @@ static int pool_settle_locked(void)
 }
 
 /*
+ * Under conn.rpc.lock: the oldest slot's request went out; its signal end,
+ * if it still has one, goes (the daemon keeps its own write end).
+ */
+static void pool_used_locked(void)
+{
+	unsigned int at = conn.pool_head % FL_PROTO_POOL_FILL_MAX;
+
+	fl__fdid_close(conn.pool_sig[at], &conn.pool_sig_id[at]);
+	conn.pool_sig[at] = -1;
+	conn.pool_head++;
+	conn.pool_count--;
+	conn.pool_slot++;
+}
+
+/*
  * Under conn.rpc.lock, connected: use up the oldest slot, whose fd we do not
  * have, with a fence of its own (of @handle, for value 0: complete at once
  * and held by nobody, it goes as soon as it comes), so that the next slot
@@ -1403,7 +1499,6 @@ static int slot_skip_locked(uint32_t handle)
 		struct fl_msg_fence_new b;
 	} req = { { FL_OP_FENCE_NEW, 0, 0, sizeof(struct fl_msg_fence_new) },
 		  { .value = 0, .handle = handle } };
-	unsigned int at = conn.pool_head % FL_PROTO_POOL_FILL_MAX;
 	int r;
 
 	fl__name_copy(req.b.name, sizeof(req.b.name), UNUSED_SLOT_NAME);
@@ -1413,11 +1508,7 @@ static int slot_skip_locked(uint32_t handle)
 		drop_locked();
 		return r;
 	}
-	fl__fdid_close(conn.pool_sig[at], &conn.pool_sig_id[at]);
-	conn.pool_sig[at] = -1;
-	conn.pool_head++;
-	conn.pool_count--;
-	conn.pool_slot++;
+	pool_used_locked();
 	return 0;
 }
 
@@ -1433,6 +1524,8 @@ static int slot_skip_locked(uint32_t handle)
  */
 static int pool_take_ready_locked(uint32_t handle)
 {
+	/* A pool that does not pay (fdpool-gate.c) is as if FENCELINE_POOL_MAX were 0. */
+	unsigned int max = fl__fdpool_gate_pooling(&conn.gate) ? conn.pool_max : 0;
 	bool filled = false;
 	int r;
 
@@ -1459,9 +1552,9 @@ static int pool_take_ready_locked(uint32_t handle)
 		if (!filled)
 			conn.stats.pool_waits++;
 		if (!conn.fill_per) {
-			conn.pool_batch = conn.pool_batch ? FL_MIN(conn.pool_batch * 2,
-								   FL_MAX(conn.pool_max, 1u))
-							  : FL_MIN(4u, FL_MAX(conn.pool_max, 1u));
+			conn.pool_batch = conn.pool_batch
+						  ? FL_MIN(conn.pool_batch * 2, FL_MAX(max, 1u))
+						  : FL_MIN(4u, FL_MAX(max, 1u));
 			r = pool_fill_send_locked(conn.pool_batch);
 			if (r < 0)
 				return r;
@@ -1486,7 +1579,7 @@ static int pool_take_ready_locked(uint32_t handle)
  */
 static void pool_fill_ahead_locked(void)
 {
-	unsigned int max = conn.pool_max, next;
+	unsigned int max = fl__fdpool_gate_pooling(&conn.gate) ? conn.pool_max : 0, next;
 
 	if (conn.rpc.fd < 0 || !max)
 		return;
@@ -1654,6 +1747,89 @@ static bool kept_prepare_locked(uint32_t handle, uint64_t value, int sig, const 
 	return true;
 }
 
+/*
+ * Under conn.rpc.lock, connected, before a fence takes a pooled fd: the
+ * pool's gate (fdpool-gate.c) picks how. A bare sample first makes one fd
+ * with a round trip of its own, into the pool's tail, and times it; it
+ * waits for a fill already on its way first, as only one is ever out.
+ * *@ret_t0 and *@ret_waits are for fdpool_sample_end_locked().
+ */
+static int fdpool_sample_begin_locked(enum fl__fdpool_pick *ret_pick, uint64_t *ret_t0,
+				      uint64_t *ret_waits)
+{
+	struct fl__fdpool_gate *g = &conn.gate;
+	bool timed = fl__fdpool_gate_timed(g);
+	uint64_t t0;
+	int r;
+
+	*ret_pick = fl__fdpool_gate_pick(g);
+	*ret_waits = conn.stats.pool_waits;
+	*ret_t0 = *ret_pick != FL_FDPOOL_PICK_POOL && timed ? fl__fdpool_gate_now() : 0;
+	if (*ret_pick != FL_FDPOOL_PICK_BARE_SAMPLE || !timed) {
+		if (*ret_pick == FL_FDPOOL_PICK_BARE_SAMPLE)
+			fl__fdpool_gate_record(g, true, 0);
+		return 0;
+	}
+	*ret_pick = FL_FDPOOL_PICK_POOL;
+	r = conn.fill_per ? pool_fill_recv_locked() : 0;
+	t0 = fl__fdpool_gate_now();
+	if (r == 0)
+		r = pool_fill_send_locked(1);
+	if (r == 0)
+		r = pool_fill_recv_locked();
+	/* A sample only: the fence goes on as it would have, and fails only with the connection. */
+	if (r == 0)
+		fl__fdpool_gate_record(g, true, fl__fdpool_gate_now() - t0);
+	return conn.rpc.fd < 0 ? -ECONNRESET : 0;
+}
+
+/* The pool's part of a fence creation, timed if it did not have to wait for a fill. */
+static void fdpool_sample_end_locked(enum fl__fdpool_pick pick, uint64_t t0, uint64_t waits)
+{
+	if (pick != FL_FDPOOL_PICK_POOL_SAMPLE || conn.stats.pool_waits != waits)
+		return;
+	if (fl__fdpool_gate_record(&conn.gate, false,
+				   fl__fdpool_gate_timed(&conn.gate) ? fl__fdpool_gate_now() - t0
+								     : 0))
+		FL_LOG("daemon",
+		       "fence fds made ahead do not pay here (%llu ns a fence against "
+		       "%llu ns a round trip): each fence waits for its own from now on",
+		       (unsigned long long)conn.gate.pooled_ns,
+		       (unsigned long long)conn.gate.bare_ns);
+}
+
+/*
+ * Under conn.rpc.lock: a new fence of our own timeline for a value our
+ * counter reached is born signalled, as the kernel's (timestamp: now, its
+ * creation). The pooled pipe's signal end *@sig (ours, -1 if none) gets
+ * the success's two records, as the core writes them, and is closed: the
+ * fd polls ready (POLLIN) before FENCE_NEW is even sent, with no round
+ * trip, and reads signalled from its bytes (32 queued) in any process. The
+ * daemon, which keeps its own write end until FENCE_NEW, then completes
+ * it as signalled too (the same counter): its records come after ours,
+ * and its end-of-file. Return: true if done; false (no pipe end: wait for
+ * the daemon instead).
+ */
+static bool born_complete(int *sig, struct fdid *sig_id)
+{
+	struct fl__record rec = { FL__RECORD_MAGIC, 1, fl__now_ns() };
+	struct fl__record recs[2] = { rec, rec };
+	bool done;
+
+	if (*sig < 0 || !sig_id->fifo)
+		return false;
+	/* Our copy of the read end is in the pool: no EPIPE, and 32 bytes always fit. */
+	done = fl__fdid_is(*sig, sig_id);
+	if (done) {
+		done = write(*sig, recs, sizeof(recs)) == sizeof(recs);
+		close(*sig); /* checked just now: still ours */
+	}
+	*sig = -1;
+	if (done)
+		ends_useful_locked();
+	return done;
+}
+
 int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t value, const char *name,
 			 bool reply_wanted, int *ret_fd)
 {
@@ -1665,10 +1841,12 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
 		    sizeof(struct fl_msg_fence_new) },
 		  { .value = value, .handle = handle } };
 	struct fl__rpc_waiter w = { .buf = reply, .cap = sizeof(reply) };
+	enum fl__fdpool_pick pick;
 	struct fdid fid, sig_id;
+	uint64_t t0, waits;
 	unsigned int at;
 	int r, n, fd, sig;
-	bool keep;
+	bool keep, born = false;
 
 	fl__name_copy(req.b.name, sizeof(req.b.name), name);
 	pthread_mutex_lock(&conn.rpc.lock);
@@ -1679,18 +1857,20 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
 	}
 	/*
 	 * A fence for a value already reached is born signalled: its fd must
-	 * poll ready when we return, so wait for the daemon to complete it.
-	 * We can tell only for a timeline we own; for any other we wait.
+	 * poll ready when we return. We can tell only for a timeline we own;
+	 * for any other we wait for the daemon. For ours, the pooled fd's
+	 * signal end completes it below, else we wait too.
 	 */
 	if (!reply_wanted) {
 		struct owned *o = owned_find_locked(handle);
 
-		reply_wanted = !o || fl__counter_reached(&o->counter, fl__counter_read(&o->counter),
-							 value);
-		if (reply_wanted)
-			req.h.flags |= FL_MSG_F_REPLY;
+		born = o && fl__counter_reached(&o->counter, fl__counter_read(&o->counter), value);
+		reply_wanted = !o;
 	}
 	conn.uses++;
+	r = fdpool_sample_begin_locked(&pick, &t0, &waits);
+	if (r < 0)
+		goto out;
 	/*
 	 * Before our own request goes out, not after: a reply read here must
 	 * find its waiter registered (rpc.c), and ours would not be yet.
@@ -1703,12 +1883,20 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
 	r = pool_take_ready_locked(handle);
 	if (r < 0)
 		goto out;
+	fdpool_sample_end_locked(pick, t0, waits);
 	at = conn.pool_head % FL_PROTO_POOL_FILL_MAX;
 	fd = conn.pool[at];
 	fid = conn.pool_id[at];
 	sig = conn.pool_sig[at];
 	sig_id = conn.pool_sig_id[at];
 	conn.pool_sig[at] = -1;
+	if (born && !born_complete(&sig, &sig_id)) {
+		reply_wanted = true;
+		/* An end would have served: have the next fills bring them again. */
+		ends_useful_locked();
+	}
+	if (reply_wanted)
+		req.h.flags |= FL_MSG_F_REPLY;
 	keep = kept_prepare_locked(handle, value, sig, &sig_id);
 	if (keep)
 		req.h.flags |= FL_MSG_F_KEPT;
@@ -1726,8 +1914,13 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
 	if (keep)
 		conn.kept[conn.nkept++] = (struct kept){ handle, value, sig, sig_id, req.b.slot };
 	if (!reply_wanted) {
+		/*
+		 * A born-signalled one's fd is ready already: no status call
+		 * need wait. Closing its timeline must (fl_timeline_fd_close()),
+		 * or the daemon may see the timeline die before it made it.
+		 */
 		conn.oneway_seq = req.h.seq;
-		atomic_store(&conn.unflushed, true);
+		atomic_store(born ? &conn.born_unflushed : &conn.unflushed, true);
 		*ret_fd = fd;
 		goto out;
 	}
@@ -1756,6 +1949,29 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
 	} else {
 		*ret_fd = fd;
 	}
+out:
+	pthread_mutex_unlock(&conn.rpc.lock);
+	return r;
+}
+
+int fl__client_oneway_fd(uint32_t op, const void *body, size_t body_len, int fd)
+{
+	struct fl_msg_hdr h = { op, 0, 0, (uint32_t)body_len };
+	uint32_t svc;
+	int since = fl__proto_op_since(op, &svc), r = -EAGAIN;
+
+	pthread_mutex_lock(&conn.rpc.lock);
+	/* Asked only about the daemon we are connected to: never a new one. */
+	if (since < 0 || !conn_live_locked() ||
+	    (svc != FL_PROTO_SVC_CORE && conn.served[svc] < (uint32_t)since))
+		goto out;
+	r = fl__rpc_send_locked(&conn.rpc, &h, body, body_len, &fd, 1, 0);
+	if (r < 0 && r != -EBADF) {
+		drop_locked();
+		r = -EAGAIN;
+		goto out;
+	}
+	/* A deadline changes no status: nothing for a status call to wait for. */
 out:
 	pthread_mutex_unlock(&conn.rpc.lock);
 	return r;
@@ -1836,7 +2052,14 @@ int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t c
 	int r, n;
 
 	pthread_mutex_lock(&conn.rpc.lock);
-	if (!conn_live_locked() || atomic_load(&conn.rpc.generation) != generation) {
+	/*
+	 * The connection's identity (an fstat()) is checked only where the
+	 * connection is used: the counter, its page and the kept ends are ours
+	 * whatever the program did to the connection's fd number, and a step
+	 * no other process waits for needs nothing more (the fstat() alone
+	 * costs about 2 getppids, the kernel's whole INC 1.1).
+	 */
+	if (conn.rpc.fd < 0 || atomic_load(&conn.rpc.generation) != generation) {
 		r = -ESTALE;
 		goto out;
 	}
@@ -1879,10 +2102,17 @@ int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t c
 		struct pollfd p = { conn.rpc.fd, POLLRDHUP, 0 };
 
 		r = 0;
-		if (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
+		/* A number the program reused is not our connection: no news of the daemon. */
+		if (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) &&
+		    conn_live_locked()) {
 			drop_locked();
 			r = -ECONNRESET;
 		}
+		goto out;
+	}
+	/* Added already: the caller has the daemon catch up through another connection. */
+	if (!conn_live_locked()) {
+		r = -EINPROGRESS;
 		goto out;
 	}
 	r = pool_settle_locked();
@@ -1926,18 +2156,30 @@ static void ping_locked(uint32_t flags)
 		lost_locked(w.generation);
 }
 
-void fl__client_flush(void)
+static void flush(bool born_too)
 {
-	if (!atomic_load(&conn.unflushed))
+	if (!atomic_load(&conn.unflushed) && !(born_too && atomic_load(&conn.born_unflushed)))
 		return;
 	pthread_mutex_lock(&conn.rpc.lock);
 	/*
 	 * Only this process's live connection has anything to flush; never
 	 * connect (or start a daemon) just for this.
 	 */
-	if (conn_live_locked() && atomic_load(&conn.unflushed) && pool_settle_locked() == 0)
+	if (conn_live_locked() &&
+	    (atomic_load(&conn.unflushed) || (born_too && atomic_load(&conn.born_unflushed))) &&
+	    pool_settle_locked() == 0)
 		ping_locked(0); /* its answer settles what was sent before it (rpc_seen()) */
 	pthread_mutex_unlock(&conn.rpc.lock);
+}
+
+void fl__client_flush(void)
+{
+	flush(false);
+}
+
+void fl__client_flush_all(void)
+{
+	flush(true);
 }
 
 void fl__client_sync_closes(void)
@@ -1997,6 +2239,7 @@ void fl__client_disconnect(void)
 	pthread_mutex_lock(&conn.rpc.lock);
 	drop_locked();
 	atomic_store(&conn.unflushed, false);
+	atomic_store(&conn.born_unflushed, false);
 	pthread_mutex_unlock(&conn.rpc.lock);
 }
 
@@ -2035,5 +2278,9 @@ void fl__client_stats(struct fl__client_stats *ret)
 {
 	pthread_mutex_lock(&conn.rpc.lock);
 	*ret = conn.stats;
+	ret->pool_pooled = fl__fdpool_gate_pooling(&conn.gate);
+	ret->pool_pooled_ns = conn.gate.pooled_ns;
+	ret->pool_bare_ns = conn.gate.bare_ns;
+	ret->pool_offs = conn.gate.pay.offs;
 	pthread_mutex_unlock(&conn.rpc.lock);
 }

@@ -63,8 +63,17 @@ int32_t fl__client_reply_status(const void *reply);
  * Wait until the daemon has handled every one-way request this process
  * sent (fence creations), so that a fence made for a value the timeline
  * has already passed reads as signalled at once. Free when there are none.
+ * Born-signalled fences of our own timelines, ready already, are left to
+ * fl__client_flush_all().
  */
 void fl__client_flush(void);
+
+/*
+ * fl__client_flush_all() - fl__client_flush(), born-signalled fences
+ * included: before a timeline's close (the daemon must make them before it
+ * sees the timeline die), fl_daemon_flush() and a disconnect.
+ */
+void fl__client_flush_all(void);
 
 /*
  * fl__client_sync_closes() - PING with FL_MSG_F_AFTER_CLOSES on the live
@@ -86,6 +95,15 @@ void fl__client_sync_closes(void);
  */
 int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t value, const char *name,
 			 bool reply_wanted, int *ret_fd);
+
+/*
+ * fl__client_oneway_fd() - a one-way request about @fd (borrowed) on the
+ * connection we have, if its daemon serves @op
+ * Return: 0 (sent); -EAGAIN (not sent: no connection, an older daemon, or
+ * the connection just failed: ask with a round trip); -EBADF (@fd is not
+ * open; not sent).
+ */
+int fl__client_oneway_fd(uint32_t op, const void *body, size_t body_len, int fd);
 
 /*
  * fl__client_timeline_create() - TIMELINE_CREATE
@@ -110,8 +128,11 @@ int fl__client_timeline_create(const char *name, unsigned int flags, int *ret_fd
  * completed every other point.
  * Return: 0; -ENOSYS when the timeline is not owned here or the step is
  * one for the daemon (send TIMELINE_SIGNAL instead); -ESTALE when the
- * connection of @generation is gone; a connection error or the daemon's
- * (-ENOENT: the timeline is dead).
+ * connection of @generation is gone (nothing added); -EINPROGRESS when
+ * @count was added but the daemon must complete other points and the
+ * connection's fd is no longer ours (the caller has the daemon catch up:
+ * TIMELINE_INC of 0 with the timeline fd); a connection error or the
+ * daemon's (-ENOENT: the timeline is dead).
  */
 int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t count,
 			    uint64_t stamp_ns);
@@ -161,6 +182,8 @@ unsigned int fl__client_answered_generation(void);
 /* What fl_introspect_client_stats() reports (client.c counts it under its lock). */
 struct fl__client_stats {
 	uint64_t pool_fills, pool_fills_taken, pool_waits;
+	/* The pool's gate (fdpool-gate.c), filled in by fl__client_stats(). */
+	uint64_t pool_pooled, pool_pooled_ns, pool_bare_ns, pool_offs;
 };
 
 void fl__client_stats(struct fl__client_stats *ret);

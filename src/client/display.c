@@ -267,8 +267,9 @@ static int request_pre(const struct fl_display_handle *h, uint32_t op, const voi
 	if (r == 0 && h && h->gen != fl__rpc_generation(&dc.rpc))
 		r = -ECONNRESET;
 	/* An older service would take an op it does not know for garbage, and hang up. */
-	if (r == 0 && dc.version < 2 &&
-	    (op == FL_DOP_DEVICE_INFO || op == FL_DOP_INTERFACE_TYPE_NAME))
+	if (r == 0 &&
+	    ((dc.version < 2 && (op == FL_DOP_DEVICE_INFO || op == FL_DOP_INTERFACE_TYPE_NAME)) ||
+	     (dc.version < 3 && op == FL_DOP_DRIVERS)))
 		r = -EOPNOTSUPP;
 	if (r == 0)
 		r = roundtrip_locked(op, body, len, pre, npre, fds, nfds, reply, cap, rfds,
@@ -356,6 +357,45 @@ FL_EXPORT int fl_display_devices(uint32_t **ret_ids)
 		return r;
 	*ret_ids = ids;
 	return (int)d.count;
+}
+
+FL_EXPORT int fl_display_drivers(struct fl_display_driver_info *ret, size_t cap,
+				 struct fl_display_error *e)
+{
+	struct fl_dmsg_drivers_reply d;
+	size_t head = sizeof(struct fl_msg_hdr) + sizeof(d);
+	uint8_t *rep;
+	int r;
+
+	if (!ret && cap)
+		return -EINVAL;
+	rep = malloc(FL_DPROTO_MAX_REPLY);
+	if (!rep)
+		return -ENOMEM;
+	r = request(NULL, FL_DOP_DRIVERS, NULL, 0, NULL, 0, rep, FL_DPROTO_MAX_REPLY, NULL, 0, NULL,
+		    e);
+	if (r >= 0) {
+		if ((size_t)r < head) {
+			r = -EPROTO;
+			goto out;
+		}
+		memcpy(&d, rep + sizeof(struct fl_msg_hdr), sizeof(d));
+		if (d.count > FL_DPROTO_MAX_DRIVERS ||
+		    (size_t)r != head + d.count * sizeof(struct fl_display_driver_info)) {
+			r = -EPROTO;
+			goto out;
+		}
+		for (size_t i = 0; i < d.count && i < cap; i++) {
+			memcpy(&ret[i], rep + head + i * sizeof(ret[i]), sizeof(ret[i]));
+			/* The service's strings are not trusted to end. */
+			ret[i].name[sizeof(ret[i].name) - 1] = '\0';
+			ret[i].why[sizeof(ret[i].why) - 1] = '\0';
+		}
+		r = (int)d.count;
+	}
+out:
+	free(rep);
+	return r;
 }
 
 static int open_handle(uint32_t kind, uint32_t device, uint32_t id, struct fl_display_handle **ret)
@@ -537,9 +577,14 @@ FL_EXPORT int fl_display_device_get_info(struct fl_display_handle *dev,
 		    NULL, e);
 	if (r < 0)
 		return r;
-	if ((size_t)r != sizeof(rep.h) + sizeof(rep.r))
+	/* A version 2 service does not name the driver. */
+	if ((size_t)r != sizeof(rep.h) + sizeof(rep.r) &&
+	    (size_t)r != sizeof(rep.h) + FL_DMSG_DEVICE_INFO_V2_SIZE)
 		return -EPROTO;
-	got = (struct fl_display_device_info){ rep.r.n_interfaces, rep.r.n_engines };
+	if ((size_t)r != sizeof(rep.h) + sizeof(rep.r))
+		memset(rep.r.driver, 0, sizeof(rep.r.driver));
+	got = (struct fl_display_device_info){ rep.r.n_interfaces, rep.r.n_engines, "" };
+	memcpy(got.driver, rep.r.driver, sizeof(got.driver) - 1);
 	memcpy(info, &got, FL_MIN(size, sizeof(got)));
 	return 0;
 }

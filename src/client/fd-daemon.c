@@ -11,6 +11,7 @@
 
 #include "client.h"
 #include "fdbackend.h"
+#include "statuspage.h"
 #include "util.h"
 
 /*
@@ -143,6 +144,12 @@ static int timeline_inc(const struct fl__fdref *ref, uint64_t count, uint64_t st
 	if (tl_cache_handle(key, &sig.handle)) {
 		/* Ours: one hop for our own fences. */
 		r = fl__client_owned_signal(generation, sig.handle, count, stamp_ns);
+		if (r == -EINPROGRESS) {
+			struct fl_msg_timeline_inc none = { 0 };
+
+			/* Counted already: the daemon catches up with the counter first. */
+			return call_about_fd(FL_OP_TIMELINE_INC, ref, &none, sizeof(none), NULL);
+		}
 		if (r != -ENOSYS && r != -ESTALE)
 			return refine(ref, r);
 		/* TIMELINE_SIGNAL has no timestamp: TIMELINE_INC_AT takes the fd. */
@@ -161,6 +168,16 @@ static int timeline_inc(const struct fl__fdref *ref, uint64_t count, uint64_t st
 	if (r == 0)
 		tl_cache_add(key, UINT32_MAX);
 	return r;
+}
+
+static int timeline_fail(const struct fl__fdref *ref, int status)
+{
+	struct fl_msg_timeline_fail body = { status, 0 };
+	uint64_t n = 0;
+	int r = call_about_fd(FL_OP_TIMELINE_FAIL, ref, &body, sizeof(body), &n);
+
+	/* The daemon's count, bounded by the points a timeline can hold. */
+	return r < 0 ? r : n > INT32_MAX ? INT32_MAX : (int)n;
 }
 
 static int timeline_get_value(const struct fl__fdref *ref, uint64_t *ret_value)
@@ -211,6 +228,17 @@ static int fence_create(const struct fl__fdref *ref, uint64_t value, const char 
 	if (r == -ESTALE)
 		r = -ECONNRESET; /* the connection went away in between */
 	return r < 0 ? refine(ref, r) : 0;
+}
+
+/*
+ * Whether the status page of the daemon we are connected to lists @ref
+ * (one of its pipe fence fds, of our uid), in *@ret_status. Fds it does
+ * not list (another uid's daemon, another daemon, not a fence) go the
+ * round trip, which says what they are.
+ */
+static bool page_lists(const struct fl__fdref *ref, int *ret_status)
+{
+	return ref->pipe && fl__status_page_lookup(ref->dev, ref->ino, ret_status, NULL) == 1;
 }
 
 static int fence_merge(const struct fl__fdref *ref, int fd2, const char *name, unsigned int flags,
@@ -273,6 +301,9 @@ static int fence_get_info(const struct fl__fdref *ref, struct fl_fence_info *ret
 	uint32_t done = 0;
 	int r, fd = ref->fd;
 
+	r = fl__fd_page_info(ref, ret_info, points, max_points);
+	if (r != FL__FD_NOT_MINE)
+		return r;
 	do {
 		struct fl_msg_fence_info body = {
 			done, FL_MIN(max_points - done, (uint32_t)FL_PROTO_MAX_INFO_POINTS)
@@ -336,7 +367,16 @@ static int fence_import(int sync_file_fd, const char *name, int *ret_fd)
 static int fence_set_deadline(const struct fl__fdref *ref, uint64_t deadline_ns)
 {
 	struct fl_msg_fence_set_deadline body = { deadline_ns };
+	int status;
 
+	/*
+	 * A fence the page lists is one the daemon knows (or will, by the time
+	 * it reads this: its maker's requests come first), so the only error
+	 * the kernel would give, -ENOTTY, cannot be: no need to wait.
+	 */
+	if (page_lists(ref, &status) &&
+	    fl__client_oneway_fd(FL_OP_FENCE_HINT_DEADLINE, &body, sizeof(body), ref->fd) == 0)
+		return 0;
 	return call_about_fd(FL_OP_FENCE_SET_DEADLINE, ref, &body, sizeof(body), NULL);
 }
 
@@ -349,6 +389,7 @@ const struct fl__fd_backend_ops fl__fd_daemon_ops = {
 	.name = "daemon",
 	.timeline_create = timeline_create,
 	.timeline_inc = timeline_inc,
+	.timeline_fail = timeline_fail,
 	.timeline_get_value = timeline_get_value,
 	.fence_create = fence_create,
 	.fence_merge = fence_merge,

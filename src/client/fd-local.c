@@ -71,6 +71,18 @@ static int timeline_inc(const struct fl__fdref *ref, uint64_t count, uint64_t st
 	return r;
 }
 
+static int timeline_fail(const struct fl__fdref *ref, int status)
+{
+	struct fl_timeline *tl;
+	int r = local_timeline(ref, &tl);
+
+	if (r != 0)
+		return r;
+	r = fl_timeline_fail_pending(tl, status);
+	fl_timeline_unref(tl);
+	return r;
+}
+
 static int timeline_get_value(const struct fl__fdref *ref, uint64_t *ret_value)
 {
 	struct fl_timeline *tl;
@@ -164,6 +176,7 @@ const struct fl__fd_backend_ops fl__fd_local_ops = {
 	.name = "in-process",
 	.timeline_create = timeline_create,
 	.timeline_inc = timeline_inc,
+	.timeline_fail = timeline_fail,
 	.timeline_get_value = timeline_get_value,
 	.fence_create = fence_create,
 	.fence_merge = fence_merge,

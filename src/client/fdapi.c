@@ -89,6 +89,17 @@ FL_EXPORT int fl_timeline_fd_inc_at(int timeline_fd, uint64_t count, uint64_t ti
 	return r < 0 ? r : ON_FD(&ref, timeline_inc, count, timestamp_ns);
 }
 
+FL_EXPORT int fl_timeline_fd_fail_pending(int timeline_fd, int status)
+{
+	struct fl__fdref ref;
+	int r;
+
+	fl_return_if(status >= 0 || status < -4095, -EINVAL);
+	fl_return_if(timeline_fd < 0, -EBADF);
+	r = fl__fdref_get(timeline_fd, &ref);
+	return r < 0 ? r : ON_FD(&ref, timeline_fail, status);
+}
+
 FL_EXPORT int fl_timeline_fd_get_value(int timeline_fd, uint64_t *ret_value)
 {
 	struct fl__fdref ref;
@@ -115,6 +126,15 @@ FL_EXPORT int fl_timeline_fd_close(int fd)
 		fl_timeline_unref(local);
 		maybe_daemons = false;
 	}
+	/*
+	 * Fences of ours still on their one-way way to the daemon were made
+	 * before this close: the daemon must read them before it can see the
+	 * hang-up, or it finds no timeline to make them on (they would read
+	 * -ENOENT as no fence at all: info -ENOTTY, merges refused). Costs a
+	 * round trip only when creations are outstanding.
+	 */
+	if (maybe_daemons)
+		fl__client_flush_all();
 	if (close(fd) < 0)
 		return -errno;
 	/*
@@ -196,11 +216,11 @@ FL_EXPORT int fl_daemon_connect(void)
 
 FL_EXPORT void fl_daemon_flush(void)
 {
-	fl__client_flush();
+	fl__client_flush_all();
 }
 
 FL_EXPORT void fl_daemon_disconnect(void)
 {
-	fl__client_flush();
+	fl__client_flush_all();
 	fl__client_disconnect();
 }

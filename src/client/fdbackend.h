@@ -54,6 +54,8 @@ struct fl__fd_backend_ops {
 	/* @stamp_ns: the time the points get (fl_timeline_fd_inc_at()), 0 for now. */
 	int (*timeline_inc)(const struct fl__fdref *tl, uint64_t count, uint64_t stamp_ns);
 	int (*timeline_get_value)(const struct fl__fdref *tl, uint64_t *ret_value);
+	/* Return: how many points failed, or a negative errno. */
+	int (*timeline_fail)(const struct fl__fdref *tl, int status);
 	int (*fence_create)(const struct fl__fdref *tl, uint64_t value, const char *name,
 			    int *ret_fd);
 	/* @b: fd2, which may be anything (-ENOENT unless a fence of the same backend). */
@@ -68,6 +70,15 @@ struct fl__fd_backend_ops {
 
 /* This process's core (fd-local.c). */
 extern const struct fl__fd_backend_ops fl__fd_local_ops;
+
+/*
+ * fl__fd_page_info() - fence_get_info() of a daemon's pipe fence fd from
+ * its status page's info record, with no round trip (fd-pageinfo.c)
+ * Return: the number of points written, as fence_get_info(); or
+ * FL__FD_NOT_MINE when the page cannot answer exactly (ask the daemon).
+ */
+int fl__fd_page_info(const struct fl__fdref *ref, struct fl_fence_info *ret_info,
+		     struct fl_sync_pt_info *points, uint32_t max_points);
 
 /* fencelined (fd-daemon.c). */
 extern const struct fl__fd_backend_ops fl__fd_daemon_ops;

@@ -377,6 +377,18 @@ uint64_t fl__timeline_last_stamp(struct fl_timeline *tl);
 struct fl__record;
 int fl__pipe_peek_record(int fd, struct fl__record *ret);
 
+/*
+ * fl__pipe_stamp_of() - the time a signalled one-point pipe fence fd @fd
+ * (borrowed) reports, given @stamp_ns, the one its maker's books have: the
+ * record its completer wrote, when that is earlier (an owner's step, which
+ * the daemon saw later, or with a later step's stamp), or when the pipe
+ * holds two successes, its owner's and the daemon's, and that record is
+ * not in the future: a fence born signalled, which its owner completed at
+ * its creation, before the daemon made it (and maybe caught up with the
+ * owner's counter, whose step's stamp is older). Return: that time.
+ */
+uint64_t fl__pipe_stamp_of(int fd, uint64_t stamp_ns);
+
 /* A fence's id: unique in this process, counting from 1 (dumps and traces name fences by it). */
 uint64_t fl__fence_id(const void *fence);
 

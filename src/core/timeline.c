@@ -327,6 +327,39 @@ static void kill_timeline(struct fl_timeline *tl)
 	}
 }
 
+FL_EXPORT int fl_timeline_fail_pending(struct fl_timeline *tl, int status)
+{
+	struct fl_fence *list = NULL;
+	uint64_t ts;
+	int n = 0;
+
+	fl_return_if(!tl || status >= 0 || status < -4095, -EINVAL);
+	pthread_mutex_lock(&tl->lock);
+	if (tl->dead) {
+		pthread_mutex_unlock(&tl->lock);
+		return -ENOENT;
+	}
+	/* What the counter reached signalled: only the work not done fails. */
+	signal_locked(tl, &list);
+	/* A host's stamp (the daemon's trace event's) is the failure's time too. */
+	ts = signal_stamp ? signal_stamp : fl__now_ns();
+	if (ts < tl->last_stamp)
+		ts = tl->last_stamp;
+	tl->last_stamp = ts;
+	while (tl->heap_len) {
+		struct fl_sync_pt *pt = tl->heap[0];
+
+		heap_remove(tl, pt);
+		pt_done_locked(pt, status, ts, &list);
+		n++;
+	}
+	pthread_mutex_unlock(&tl->lock);
+	FL_LOG("timeline", "'%s': %d pending point(s) failed with %d; it lives on", tl->name, n,
+	       status);
+	fl__complete_list(list);
+	return n;
+}
+
 FL_EXPORT struct fl_timeline *fl_timeline_ref(struct fl_timeline *tl)
 {
 	if (tl)

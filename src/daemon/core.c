@@ -11,6 +11,7 @@
 
 #include "daemon.h"
 #include "host.h"
+#include "statuspage.h"
 #include "util.h"
 
 /*
@@ -31,12 +32,19 @@ static bool op_hello(struct fl_server_conn *conn, const struct fl_proto_request 
 	 * fences' statuses from the pipes and asks us, as without a page.
 	 */
 	bool page = fld_status_page_fd >= 0 && c->conn.uid == geteuid();
+	int pages[2] = { fld_status_page_fd, fl__status_page_info_fd() };
+	unsigned int nfds = page;
 
+	fl__server_negotiate(fld_server, conn, q->u.hello.services, r.services);
 	if (page)
 		r.flags = FL_HELLO_F_STATUS_PAGE;
-	fl__server_negotiate(fld_server, conn, q->u.hello.services, r.services);
+	/* The info page only to a client that knows to take a second fd (sync 4). */
+	if (page && pages[1] >= 0 && r.services[FL_PROTO_SVC_SYNC] >= 4) {
+		r.flags |= FL_HELLO_F_INFO_PAGE;
+		nfds = 2;
+	}
 	c->greeted = true;
-	return fld_reply_send(c, &q->hdr, &r, sizeof(r), page ? fld_status_page_fd : -1);
+	return fld_reply_send_fds(c, &q->hdr, &r, sizeof(r), pages, nfds);
 }
 
 /*

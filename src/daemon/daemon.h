@@ -75,6 +75,9 @@ struct client {
 	 * pipe signal ends.
 	 */
 	int kick, kick_r;
+	/* Kicks written into it, and how many it said it read (KICK_ACK): kickwait.c. */
+	uint64_t kicks_sent, kicks_acked;
+	bool kick_unread; /* it said FL_KICK_ACK_GONE, and has had no kick pipe since */
 	bool reading; /* its requests are being handled, further up the stack */
 	uint64_t debt_ns, debt_at_ns; /* loop time it took recently, as of debt_at_ns */
 	unsigned int parked; /* DUMPs waiting for a walk of /proc (see dump_step()) */
@@ -190,7 +193,25 @@ void fld_shared_disown(struct client *c);
 void fld_shared_free_all(void);
 void fld_publish_all(void);
 int fld_timeline_add(struct client *c, struct fl_timeline *tl, uint64_t count, uint64_t stamp_ns);
+/* TIMELINE_FAIL: @tl's pending points fail with @status. Return: how many, or -errno. */
+int fld_timeline_fail(struct client *c, struct fl_timeline *tl, int status);
 void fld_kick_send(struct client *c, uint32_t slot, struct fl_fence *f);
+
+/*
+ * kickwait.c: a step of @c (fld_kickwait_begin() before it) whose kicks to
+ * another process's kept ends asked for a KICK_ACK (fld_kickwait_wanted(),
+ * fld_kickwait_sent() for each) is answered by fld_kickwait_reply() only
+ * once that owner acknowledged them (fld_kickwait_ack()) or is gone.
+ */
+void fld_kickwait_begin(struct client *c);
+bool fld_kickwait_wanted(const struct client *owner);
+void fld_kickwait_sent(struct client *owner);
+bool fld_kickwait_reply(struct client *c, const struct fl_msg_hdr *req, int status);
+/* fld_kickwait_reply() for TIMELINE_FAIL, whose reply (@status 0) carries @value. */
+bool fld_kickwait_reply_value(struct client *c, const struct fl_msg_hdr *req, int status,
+			      uint64_t value);
+void fld_kickwait_ack(struct client *c, uint64_t count);
+void fld_kickwait_client_gone(struct client *c);
 void fld_given_done(void *owner, uint64_t slot, int status, uint64_t ts);
 void fld_owner_end_closed(struct fl_fence *f);
 pid_t fld_owner_of(const void *timeline, void *arg);

@@ -27,6 +27,7 @@
 
 #include "heapsvc.h"
 #include "host.h"
+#include "pool-gate.h" /* the pool's per-size decisions, for the dump */
 #include "server.h"
 #include "service.h"
 #include "util.h"
@@ -341,10 +342,16 @@ static void write_json(FILE *out)
 			",\"peak_allocated\":%" PRIu64 ",\"buffers\":%" PRIu64
 			",\"peak_buffers\":%" PRIu64 ",\"allocations\":%" PRIu64
 			",\"failures\":%" PRIu64 ",\"free_blocks\":%" PRIu64
-			",\"largest_free\":%" PRIu64 ",\"clients\":[",
+			",\"largest_free\":%" PRIu64,
 			heaps[i].id, info.capacity, info.allocated, info.peak_allocated,
 			info.buffers, info.peak_buffers, info.allocations, info.failures,
 			info.free_blocks, info.largest_free);
+		fprintf(out,
+			",\"pool\":{\"max\":%" PRIu64 ",\"buffers\":%" PRIu64 ",\"hits\":%" PRIu64
+			",\"misses\":%" PRIu64 ",\"sizes\":",
+			info.pool_max, info.pool_buffers, info.pool_hits, info.pool_misses);
+		fl__heap_pool_write_sizes(heaps[i].heap, out, true);
+		fputs("},\"clients\":[", out);
 		for (const struct fld_heap_client *hc = hclients; hc; hc = hc->next) {
 			char comm[32];
 
@@ -418,6 +425,14 @@ static void write_text(FILE *out)
 				" blocks, largest free block %" PRIu64 "\n",
 				"capacity", info.capacity, info.capacity - info.allocated,
 				info.free_blocks, info.largest_free);
+		if (info.pool_max) {
+			fprintf(out,
+				"%16s max %" PRIu64 ", %" PRIu64 " buffers ready; %" PRIu64
+				" hits, %" PRIu64 " misses\n",
+				"pool", info.pool_max, info.pool_buffers, info.pool_hits,
+				info.pool_misses);
+			fl__heap_pool_write_sizes(heaps[i].heap, out, false);
+		}
 		fputs(RULE, out);
 	}
 	fputs("\nclients (all heaps):\n", out);

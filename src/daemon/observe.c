@@ -306,6 +306,40 @@ static bool op_trace_event(struct fl_server_conn *conn, const struct fl_proto_re
 	return true;
 }
 
+/*
+ * Before a trace stops, what the other clients had sent by then: an event
+ * a service reported before it signalled a fence (a one-way message on its
+ * own connection) must be in the trace of a tracer that saw that fence
+ * signalled and then stopped. Whatever happened before the STOP was sent is
+ * in a socket's queue by now. A bounded number per client, so a client that
+ * keeps sending cannot keep the STOP waiting; the time goes on their debt.
+ */
+#define TRACE_CATCH_UP_MAX 256
+
+static void trace_catch_up(struct client *tracer_c)
+{
+	unsigned int n = 0, cap = fl__server_conn_count(fld_server);
+	struct client **all = calloc(cap ? cap : 1, sizeof(*all));
+
+	if (!all)
+		return; /* no memory: the trace has what was read already */
+	/* Refs first: reading one may disconnect it (or another) and change the list. */
+	for (struct fl_server_conn *k = fl__server_conn_next(fld_server, NULL); k && n < cap;
+	     k = fl__server_conn_next(fld_server, k)) {
+		all[n] = client_of(k);
+		atomic_fetch_add(&all[n]->refs, 1);
+		n++;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		struct client *k = all[i];
+
+		if (k != tracer_c && k->conn.fd >= 0 && !k->reading && !k->parked)
+			fld_client_readable(k, TRACE_CATCH_UP_MAX, 0);
+		fld_client_unref(k);
+	}
+	free(all);
+}
+
 /* TRACE: one session at a time, owned by the client that started it. */
 static bool op_trace(struct fl_server_conn *conn, const struct fl_proto_request *q, int *fds)
 {
@@ -323,6 +357,7 @@ static bool op_trace(struct fl_server_conn *conn, const struct fl_proto_request 
 	}
 	if (tracer != c)
 		return fld_reply_status(c, &q->hdr, fld_tracing ? -EPERM : -ENOENT);
+	trace_catch_up(c);
 	/* Waits still going on are part of the picture. */
 	fld_waits_trace_pending();
 	tracer = NULL;

@@ -188,6 +188,8 @@ int fld_trace_start(pid_t by, uint32_t max_events, uint32_t cap);
 int fld_trace_stop(int *ret_fd);
 void fld_trace_timeline_new(pid_t pid, uint64_t id, const char *name, uint64_t value);
 void fld_trace_signal(uint64_t tl, uint64_t from, uint64_t to, pid_t by, uint64_t ts, int status);
+/* @by failed the @failed pending points of @tl (at @value) with @status at @ts. */
+void fld_trace_fail(uint64_t tl, uint64_t value, int failed, pid_t by, uint64_t ts, int status);
 /* A fence made by @pid: kind "create", "merge" or "import"; merges name their two inputs. */
 void fld_trace_fence_new(pid_t pid, struct fl_fence *f, const char *kind, uint64_t in_a,
 			 uint64_t in_b);

@@ -507,9 +507,19 @@ static int kick_all, kick_none;
 static void kick_write(struct client *c, uint64_t slot, int status, uint64_t ts)
 {
 	struct fl_proto_kick k = { slot, ts, status, 0 };
+	bool ack;
 
-	if (c && c->kick >= 0)
-		(void)!write(c->kick, &k, sizeof(k));
+	if (!c || c->kick < 0)
+		return;
+	/* Another process's step: its reply waits until the owner closed this end. */
+	ack = fld_kickwait_wanted(c);
+	if (ack)
+		k.flags = FL_KICK_F_ACK;
+	if (write(c->kick, &k, sizeof(k)) != (ssize_t)sizeof(k))
+		return;
+	c->kicks_sent++;
+	if (ack)
+		fld_kickwait_sent(c);
 }
 
 void fld_given_done(void *owner, uint64_t slot, int status, uint64_t ts)
@@ -569,6 +579,30 @@ int fld_timeline_add(struct client *c, struct fl_timeline *tl, uint64_t count, u
 	}
 	if (fld_tracing && fld_timeline_get_value(tl, &after) == 0)
 		fld_trace_signal(fl_timeline_get_id(tl), before, after, c->conn.pid, ts, r);
+	return r;
+}
+
+/*
+ * TIMELINE_FAIL: what the owner's counter reached signals first (caught
+ * up), then every pending point fails with @status; the owner hears of its
+ * kept ends through given_done() (a failure always kicks).
+ */
+int fld_timeline_fail(struct client *c, struct fl_timeline *tl, int status)
+{
+	struct shared_tl *s = fld_shared_find(tl);
+	uint64_t value = 0, ts;
+	int r;
+
+	if (s)
+		fld_shared_sync(s, tl);
+	ts = fl__now_ns();
+	if (ts < fl__timeline_last_stamp(tl))
+		ts = fl__timeline_last_stamp(tl);
+	fl__timeline_signal_stamp(ts);
+	r = fl_timeline_fail_pending(tl, status);
+	fl__timeline_signal_stamp(0);
+	if (r >= 0 && fld_tracing && fld_timeline_get_value(tl, &value) == 0)
+		fld_trace_fail(fl_timeline_get_id(tl), value, r, c->conn.pid, ts, status);
 	return r;
 }
 

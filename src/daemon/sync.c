@@ -24,6 +24,8 @@ static void sync_client_gone(struct fl_server_conn *conn, void *data)
 {
 	struct client *c = client_of(conn);
 
+	/* Steps waiting for its kicks' ends: closed with it, or given back before it went. */
+	fld_kickwait_client_gone(c);
 	/* Its pooled fds were ours on its behalf. */
 	fld_fds_sub(c, c->pool_count);
 	/* Pooled fds it never used read as the connection's end. */
@@ -146,13 +148,34 @@ static bool op_timeline_inc(struct fl_server_conn *conn, const struct fl_proto_r
 	int r = timeline_of(fds[0], &tl);
 	bool at = q->hdr.op == FL_OP_TIMELINE_INC_AT;
 
+	fld_kickwait_begin(c);
 	if (r == 0) {
 		r = fld_timeline_add(c, tl,
 				     at ? q->u.timeline_inc_at.count : q->u.timeline_inc.count,
 				     at ? q->u.timeline_inc_at.timestamp_ns : 0);
 		fl_timeline_unref(tl);
 	}
-	return fld_reply_status(c, &q->hdr, r);
+	return fld_kickwait_reply(c, &q->hdr, r);
+}
+
+/* TIMELINE_FAIL: the reply's value is how many points failed. */
+static bool op_timeline_fail(struct fl_server_conn *conn, const struct fl_proto_request *q,
+			     int *fds)
+{
+	struct client *c = client_of(conn);
+	struct fl_timeline *tl;
+	int r = timeline_of(fds[0], &tl);
+
+	/*
+	 * As an inc: when it returns, the points it failed are failed for
+	 * everyone, the owner's kept fences too (their fds ready).
+	 */
+	fld_kickwait_begin(c);
+	if (r == 0) {
+		r = fld_timeline_fail(c, tl, q->u.timeline_fail.status);
+		fl_timeline_unref(tl);
+	}
+	return fld_kickwait_reply_value(c, &q->hdr, r < 0 ? r : 0, r < 0 ? 0 : (uint64_t)r);
 }
 
 static bool op_timeline_get_value(struct fl_server_conn *conn, const struct fl_proto_request *q,
@@ -358,8 +381,10 @@ static bool op_pool_fill(struct fl_server_conn *conn, const struct fl_proto_requ
 	if (ends)
 		memmove(&user[n], &user[FL_PROTO_POOL_FILL_MAX], n * sizeof(int));
 	/* Last, so that it is the first to go where the client's fd table is full. */
-	if (ends && pipes)
+	if (ends && pipes) {
 		user[2 * n] = c->kick_r;
+		c->kick_unread = false; /* read again, by a watcher this fill starts */
+	}
 	alive = fld_reply_send_fds(c, &q->hdr, &rep, sizeof(rep), user,
 				   ends ? 2 * n + (pipes ? 1 : 0) : n);
 	for (uint32_t i = 0; i < (ends ? 2 * n : n); i++)
@@ -403,11 +428,12 @@ static bool op_timeline_signal(struct fl_server_conn *conn, const struct fl_prot
 		return fld_reject(c, &q->hdr, -EBADMSG,
 				  "TIMELINE_SIGNAL names a timeline it did not bind");
 	r = handle_timeline(c, q->u.timeline_signal.handle, &tl);
+	fld_kickwait_begin(c);
 	if (r == 0) {
 		r = fld_timeline_add(c, tl, q->u.timeline_signal.count, 0);
 		fl_timeline_unref(tl);
 	}
-	return fld_reply_status(c, &q->hdr, r);
+	return fld_kickwait_reply(c, &q->hdr, r);
 }
 
 /*
@@ -432,6 +458,29 @@ static bool op_timeline_sync(struct fl_server_conn *conn, const struct fl_proto_
 		fl_timeline_unref(tl);
 	}
 	return fld_reply_status(c, &q->hdr, r);
+}
+
+/*
+ * The pooled fd @p becomes @f's (FENCE_NEW, FENCE_MERGE_INTO), @f's object
+ * charged to @c already; traced as @how with its inputs' ids. On failure
+ * the charges are taken back (the core dropped the pooled end).
+ */
+static int pooled_adopt(struct client *c, struct fl_fence *f, struct pooled *p, const char *how,
+			uint64_t ida, uint64_t idb)
+{
+	int r;
+
+	atomic_fetch_add(&c->refs, 1);
+	r = p->pipe ? fl__fence_pipe_adopt(f, p->pipe, fld_release_fence, c)
+		    : fl__fence_adopt_sink(f, p->sink, p->dev, p->ino, fld_release_fence, c);
+	if (r == 0) {
+		fld_trace_fence_new(c->conn.pid, f, how, ida, idb);
+	} else {
+		fld_objects_uncharge(c, false);
+		fld_fds_sub(c, 1);
+		atomic_fetch_sub(&c->refs, 1);
+	}
+	return r;
 }
 
 /* FENCE_NEW: the oldest pooled fd becomes a fence of a bound timeline. */
@@ -473,16 +522,7 @@ static bool op_fence_new(struct fl_server_conn *conn, const struct fl_proto_requ
 	if (r == 0 && (r = fld_fence_create(tl, b->value, b->name, &f)) < 0)
 		fld_objects_uncharge(c, false);
 	if (r == 0) {
-		atomic_fetch_add(&c->refs, 1);
-		r = p.pipe ? fl__fence_pipe_adopt(f, p.pipe, fld_release_fence, c)
-			   : fl__fence_adopt_sink(f, p.sink, p.dev, p.ino, fld_release_fence, c);
-		if (r == 0)
-			fld_trace_fence_new(c->conn.pid, f, "create", 0, 0);
-		if (r < 0) {
-			fld_objects_uncharge(c, false);
-			fld_fds_sub(c, 1);
-			atomic_fetch_sub(&c->refs, 1);
-		}
+		r = pooled_adopt(c, f, &p, "create", 0, 0);
 	} else {
 		fld_pooled_drop(&p, r);
 		fld_fds_sub(c, 1);
@@ -539,14 +579,19 @@ static bool op_fence_return(struct fl_server_conn *conn, const struct fl_proto_r
 	return true;
 }
 
-static bool op_fence_merge(struct fl_server_conn *conn, const struct fl_proto_request *q, int *fds)
+/*
+ * The merge of the fences behind @fds[0] and @fds[1] in *@ret (FENCE_MERGE,
+ * FENCE_MERGE_INTO), with their ids for the trace. Return: 0, -ENOTTY (a is
+ * no fence), -ENOENT (b is none) or the merge's error.
+ */
+static int merge_fds(struct client *c, const int *fds, const char *name, uint32_t flags,
+		     struct fl_fence **ret, uint64_t *ret_ida, uint64_t *ret_idb)
 {
-	struct client *c = client_of(conn);
-	struct fl_fence *a = NULL, *b = NULL, *m = NULL;
-	int r, fd = -1;
+	struct fl_fence *a = NULL, *b = NULL;
+	int r;
 
-	uint64_t ida = 0, idb = 0;
-
+	*ret = NULL;
+	*ret_ida = *ret_idb = 0;
 	if (fld_fence_of(c, fds[0], &a) < 0)
 		r = -ENOTTY;
 	else if (fld_fence_of(c, fds[1], &b) < 0)
@@ -554,19 +599,30 @@ static bool op_fence_merge(struct fl_server_conn *conn, const struct fl_proto_re
 	else {
 		fld_shared_sync_fence(a);
 		fld_shared_sync_fence(b);
-		r = fl_fence_merge(a, b, q->u.fence_merge.name, q->u.fence_merge.flags, &m);
+		r = fl_fence_merge(a, b, name, flags, ret);
 		/* The merged fence has a sink of its own, which only we write. */
 		if (r == 0)
-			fld_shared_fence_points(m, true);
+			fld_shared_fence_points(*ret, true);
 	}
 	if (a) {
-		ida = fl__fence_id(a);
+		*ret_ida = fl__fence_id(a);
 		fl_fence_unref(a);
 	}
 	if (b) {
-		idb = fl__fence_id(b);
+		*ret_idb = fl__fence_id(b);
 		fl_fence_unref(b);
 	}
+	return r;
+}
+
+static bool op_fence_merge(struct fl_server_conn *conn, const struct fl_proto_request *q, int *fds)
+{
+	struct client *c = client_of(conn);
+	struct fl_fence *m = NULL;
+	uint64_t ida, idb;
+	int r, fd = -1;
+
+	r = merge_fds(c, fds, q->u.fence_merge.name, q->u.fence_merge.flags, &m, &ida, &idb);
 	if (r == 0) {
 		r = fld_fence_fd_new(c, m, &fd);
 		if (r == 0)
@@ -577,24 +633,63 @@ static bool op_fence_merge(struct fl_server_conn *conn, const struct fl_proto_re
 }
 
 /*
+ * FENCE_MERGE_INTO: FENCE_MERGE made into the oldest pooled fd, one-way
+ * (the client returned that fd already). Until this runs the fd reads
+ * active, as a pooled fd does, so nobody sees it signalled before its
+ * inputs; a request about it from another client finds it through the
+ * pool index (fld_fence_of()). Inputs that are no fences by now (one
+ * went away in a race) fail it with -ENOENT: it never signals.
+ */
+static bool op_fence_merge_into(struct fl_server_conn *conn, const struct fl_proto_request *q,
+				int *fds)
+{
+	struct client *c = client_of(conn);
+	const struct fl_msg_fence_merge_into *b = &q->u.fence_merge_into;
+	struct fl_fence *m = NULL;
+	struct pooled p;
+	uint64_t ida, idb;
+	int r;
+
+	if (!c->pool_count || b->slot != c->pool_slot)
+		return fld_reject(c, &q->hdr, -EBADMSG,
+				  "FENCE_MERGE_INTO names a slot it was not given");
+	fld_pool_index_del(&c->pool[c->pool_head % FL_PROTO_POOL_MAX]);
+	p = c->pool[c->pool_head % FL_PROTO_POOL_MAX];
+	c->pool_head++;
+	c->pool_count--;
+	c->pool_slot++;
+	r = merge_fds(c, fds, b->name, b->flags, &m, &ida, &idb);
+	if (r == -ENOTTY)
+		r = -ENOENT;
+	/* The pooled sink was counted already, as FENCE_NEW's. */
+	if (r == 0 && (r = fld_objects_charge(c, false)) == 0) {
+		r = pooled_adopt(c, m, &p, "merge", ida, idb);
+	} else {
+		fld_pooled_drop(&p, r);
+		fld_fds_sub(c, 1);
+	}
+	if (m)
+		fl_fence_unref(m);
+	return true;
+}
+
+/*
  * A signalled one-point pipe fence tells its own time: the record in it
  * (copied out, left for its holders) is the one its completer wrote, an
  * owner's step stamped with the time the owner gave it. Our catch-up may
  * have come after several of the owner's steps and given their points the
  * last one's stamp; the record has this fence's. Taken only if it is not
  * after ours (the owner can only relabel its own timeline, and never
- * later than we saw the step).
+ * later than we saw the step), but for a born-signalled fence's, which is
+ * its creation's (fl__pipe_stamp_of()).
  */
 static void owner_stamp(int fd, struct fl_fence_info *info, struct fl_sync_pt_info *pt)
 {
-	struct fl__record rec;
-
-	if (info->status != 1 || info->num_points != 1 || fl__pipe_peek_record(fd, &rec) != 1 ||
-	    rec.status != 1 || !rec.timestamp_ns || rec.timestamp_ns >= info->timestamp_ns)
+	if (info->status != 1 || info->num_points != 1)
 		return;
-	info->timestamp_ns = rec.timestamp_ns;
+	info->timestamp_ns = fl__pipe_stamp_of(fd, info->timestamp_ns);
 	if (pt)
-		pt->timestamp_ns = rec.timestamp_ns;
+		pt->timestamp_ns = info->timestamp_ns;
 }
 
 static bool op_fence_info(struct fl_server_conn *conn, const struct fl_proto_request *q, int *fds)
@@ -703,23 +798,42 @@ static bool op_fence_import(struct fl_server_conn *conn, const struct fl_proto_r
 	return fld_reply_fence_fd(c, &q->hdr, r, fd);
 }
 
+/* A deadline for the fence behind @fd (FENCE_SET_DEADLINE, FENCE_HINT_DEADLINE). */
+static int set_deadline(struct client *c, int fd, uint64_t deadline_ns)
+{
+	struct fl_fence *f;
+	int r;
+
+	if (fld_fence_of(c, fd, &f) < 0)
+		return -ENOTTY;
+	/* Points the owner has completed are not told: the kernel skips signalled ones. */
+	fld_shared_sync_fence(f);
+	r = fl_fence_set_deadline(f, deadline_ns);
+	if (r == 0)
+		fld_trace_deadline(c->conn.pid, fl__fence_id(f), deadline_ns);
+	fl_fence_unref(f);
+	return r;
+}
+
 static bool op_fence_set_deadline(struct fl_server_conn *conn, const struct fl_proto_request *q,
 				  int *fds)
 {
 	struct client *c = client_of(conn);
-	struct fl_fence *f;
-	int r;
 
-	if (fld_fence_of(c, fds[0], &f) < 0)
-		return fld_reply_status(c, &q->hdr, -ENOTTY);
-	/* Points the owner has completed are not told: the kernel skips signalled ones. */
-	fld_shared_sync_fence(f);
-	r = fl_fence_set_deadline(f, q->u.fence_set_deadline.deadline_ns);
-	if (r == 0)
-		fld_trace_deadline(c->conn.pid, fl__fence_id(f),
-				   q->u.fence_set_deadline.deadline_ns);
-	fl_fence_unref(f);
-	return fld_reply_status(c, &q->hdr, r);
+	return fld_reply_status(c, &q->hdr,
+				set_deadline(c, fds[0], q->u.fence_set_deadline.deadline_ns));
+}
+
+/*
+ * FENCE_HINT_DEADLINE: FENCE_SET_DEADLINE without a reply. The client
+ * sends it only for an fd the status page shows as ours, so the errors it
+ * would have had (-ENOTTY) are the kernel's synchronous ones, said already.
+ */
+static bool op_fence_hint_deadline(struct fl_server_conn *conn, const struct fl_proto_request *q,
+				   int *fds)
+{
+	(void)set_deadline(client_of(conn), fds[0], q->u.fence_set_deadline.deadline_ns);
+	return true;
 }
 
 static bool op_fence_get_deadline(struct fl_server_conn *conn, const struct fl_proto_request *q,
@@ -737,6 +851,14 @@ static bool op_fence_get_deadline(struct fl_server_conn *conn, const struct fl_p
 	if (r < 0)
 		return fld_reply_status(c, &q->hdr, r);
 	return fld_reply_send(c, &q->hdr, &rep, sizeof(rep), -1);
+}
+
+/* KICK_ACK: the owner closed the ends of the kicks it read (kickwait.c). */
+static bool op_kick_ack(struct fl_server_conn *conn, const struct fl_proto_request *q, int *fds)
+{
+	(void)fds;
+	fld_kickwait_ack(client_of(conn), q->u.kick_ack.count);
+	return true;
 }
 
 /*
@@ -763,12 +885,16 @@ static const struct fl_server_op sync_ops[] = {
 	[FL_OP_FENCE_IMPORT - SYNC_FIRST] = { op_fence_import, 0, 1 },
 	[FL_OP_FENCE_RETURN - SYNC_FIRST] = { op_fence_return, 0, 1 },
 	[FL_OP_TIMELINE_INC_AT - SYNC_FIRST] = { op_timeline_inc, 0, 1 },
+	[FL_OP_TIMELINE_FAIL - SYNC_FIRST] = { op_timeline_fail, 0, 1 },
+	[FL_OP_FENCE_MERGE_INTO - SYNC_FIRST] = { op_fence_merge_into, 0, 2 },
+	[FL_OP_FENCE_HINT_DEADLINE - SYNC_FIRST] = { op_fence_hint_deadline, 0, 1 },
+	[FL_OP_KICK_ACK - SYNC_FIRST] = { op_kick_ack },
 };
 
 const struct fl_server_service_ops fld_sync_service = {
 	.name = "sync",
 	.first_op = SYNC_FIRST,
-	.last_op = FL_OP_TIMELINE_INC_AT,
+	.last_op = FL_OP_KICK_ACK,
 	.ops = sync_ops,
 	.client_gone = sync_client_gone,
 	.id = FL_PROTO_SVC_SYNC,

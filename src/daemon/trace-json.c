@@ -191,6 +191,34 @@ static void signal_fences(struct writer *w, const struct ev *sig)
 	fputc(']', w->out);
 }
 
+/*
+ * A timeline's pending points failed (fl_timeline_fd_fail_pending()): the
+ * fences that completed then on that timeline above its value, failed.
+ */
+static void fail_event(struct writer *w, const struct ev *e)
+{
+	bool first = true;
+
+	note_pid(w, e->pid, 0);
+	sep(w);
+	fputs("{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"signal\",\"name\":\"fail\"", w->out);
+	fprintf(w->out, ",\"pid\":%d,\"tid\":%" PRIu64, TLPID, e->a);
+	ts_us(w->out, "ts", e->ts);
+	fprintf(w->out,
+		",\"args\":{\"timeline\":%" PRIu64 ",\"value\":%" PRIu64
+		",\"status\":%d,\"failed\":%" PRIu64 ",\"by_pid\":%d,\"fences\":[",
+		e->a, e->b, e->status, e->c, (int)e->pid);
+	for (size_t i = 0; i < w->ndone; i++) {
+		const struct ev *d = w->done[i];
+
+		if (d->b == e->a && d->c > e->b && d->ts == e->ts && d->status == e->status) {
+			fprintf(w->out, "%s%" PRIu64, first ? "" : ",", d->a);
+			first = false;
+		}
+	}
+	fputs("]}}", w->out);
+}
+
 /* ---- display events (TRACE_EVENT of fl-displayd) ---- */
 
 enum {
@@ -369,6 +397,10 @@ static void write_event(struct writer *w, const struct ev *e)
 		s = tl_get(w, e->a);
 		if (!s)
 			return;
+		if (e->kind == 1) {
+			fail_event(w, e);
+			break;
+		}
 		if (!s->dead) {
 			value_slice(w, s, e->ts);
 			s->value = e->c;

@@ -178,6 +178,21 @@ void fld_trace_signal(uint64_t tl, uint64_t from, uint64_t to, pid_t by, uint64_
 	e->status = status;
 }
 
+void fld_trace_fail(uint64_t tl, uint64_t value, int failed, pid_t by, uint64_t ts, int status)
+{
+	struct ev *e;
+
+	if (!fld_tracing || !(e = add(EV_SIGNAL, ts)))
+		return;
+	remember_comm(by, 0);
+	e->kind = 1;
+	e->a = tl;
+	e->b = value;
+	e->c = (uint64_t)failed;
+	e->pid = by;
+	e->status = status;
+}
+
 void fld_trace_fence_new(pid_t pid, struct fl_fence *f, const char *kind, uint64_t in_a,
 			 uint64_t in_b)
 {

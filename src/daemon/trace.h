@@ -18,7 +18,7 @@
 enum ev_type {
 	EV_TIMELINE, /* a: id, b: value; pid: creator (0: existed before the trace) */
 	EV_TIMELINE_DEAD, /* a: id */
-	EV_SIGNAL, /* a: tl, b: from, c: to; pid: by; status */
+	EV_SIGNAL, /* a: tl, b: from, c: to; pid: by; status; kind 1: a failure (c: how many) */
 	EV_FENCE, /* a: id, b: input a, c: input b; pid: creator; kind; pts */
 	EV_FENCE_DONE, /* a: id, b: tl, c: value; status */
 	EV_DEADLINE, /* a: fence, b: deadline ns; pid */

@@ -77,6 +77,24 @@ static const struct cformat *cformat_find(uint32_t fourcc)
 	return NULL;
 }
 
+void fl__display_compose_layer_place(struct fl_display_compose_layer *c,
+				     const struct fl_display_layer *ly)
+{
+	c->src_x = ly->src_x;
+	c->src_y = ly->src_y;
+	c->src_w = ly->src_w;
+	c->src_h = ly->src_h;
+	c->dst_x = ly->dst_x;
+	c->dst_y = ly->dst_y;
+	c->dst_w = ly->dst_w;
+	c->dst_h = ly->dst_h;
+	c->zpos = ly->zpos;
+	c->blend = ly->blend;
+	c->alpha = (uint16_t)ly->alpha;
+	c->transform = ly->transform;
+	c->filter = ly->filter;
+}
+
 bool fl__display_compose_format_ok(uint32_t fourcc, enum fl_display_compose_use use)
 {
 	const struct cformat *f = cformat_find(fourcc);
@@ -149,7 +167,7 @@ static int check_memory(const char *what, uint32_t fourcc, uint32_t w, uint32_t 
 			struct fl_display_error *e)
 {
 	struct fl_display_driver_buffer b = {
-		.w = w, .h = h, .format = fourcc, .n_planes = n_planes
+		.w = w, .h = h, .format = fourcc, .n_planes = n_planes, .in_fence = -1
 	};
 	struct fl_display_error inner;
 	int ret;

@@ -163,6 +163,14 @@ enum fl_display_compose_use {
  */
 bool fl__display_compose_format_ok(uint32_t fourcc, enum fl_display_compose_use use);
 
+/**
+ * fl__display_compose_layer_place() - set @c's rects, z, blend, plane
+ * alpha, transform and filter from a post's layer @ly (the buffer fields
+ * are the caller's: fourcc, size, planes)
+ */
+void fl__display_compose_layer_place(struct fl_display_compose_layer *c,
+				     const struct fl_display_layer *ly);
+
 struct fl_display_compositor;
 
 /**

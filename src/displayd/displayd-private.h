@@ -46,6 +46,8 @@ struct ddev {
 	void *drv_data;
 	struct fl_display_host host;
 	const struct fl__display_config_device *cd;
+	/* A device its driver's objects() described (NULL: the config's): what cd points at. */
+	struct fl__display_config_device *own_cd;
 	uint32_t options_asked; /* bit i: the driver asked for cd->options[i] */
 	/* The fence timelines (fenceline fds, fencelined's), made at the first post; -1 before. */
 	int tl_present, tl_release;
@@ -53,6 +55,8 @@ struct ddev {
 	uint64_t seq; /* the last post's number */
 	struct dpost *head, *tail; /* the queue */
 	struct dpost *on_screen;
+	/* FL_DISPLAY_CAP_ASYNC_FLIP: posted, not yet flipped(), oldest first (one, but a flush's). */
+	struct dpost *in_flight, *in_flight_tail;
 	struct fl_loop_source *kick; /* an idle source: flip what needs no vsync */
 	struct fl_display_stats st;
 	uint64_t last_vsync[FL_DISPLAY_CONFIG_MAX_OBJECTS]; /* per interface, for the dump */
@@ -69,6 +73,7 @@ struct dpost {
 	uint64_t seq;
 	void *state;
 	unsigned int pending; /* acquire fences not yet signalled */
+	uint64_t acq_signal_ns; /* the latest signal time of its acquire fences seen so far */
 	bool failed; /* one failed or timed out: never shown */
 	struct fl_loop_source *timeout;
 	uint32_t *intfs;
@@ -78,6 +83,8 @@ struct dpost {
 	/* The writeback destination (its fd ours; -1 without), lent to the driver's state. */
 	struct fl_display_driver_buffer wb;
 	size_t acq_buf[FL_DISPLAY_MAX_BUFFERS]; /* the buffer each acquire fence is for */
+	bool acq_kernel
+		[FL_DISPLAY_MAX_BUFFERS]; /* each a kernel sync_file, not a fenceline fence */
 	uint64_t queued_ns; /* for the dump's age */
 	unsigned int nfds; /* the fds it brought, counted in its owner's fds_held */
 	uint64_t ready_ns; /* its last acquire fence done (or queued_ns): for traces */
@@ -101,6 +108,7 @@ struct dconn {
 	unsigned int n_stash;
 	unsigned int queued; /* its posts in the devices' queues */
 	unsigned int fds_held; /* the fds its posts brought, until each post is let go */
+	uint32_t version; /* agreed by its HELLO (0: none yet, which is answered as the newest) */
 };
 
 /* What the parts share: set by displayd_serve(), read by all. */
@@ -182,10 +190,36 @@ void displayd_trace(struct ddev *d, const struct dpost *p, struct fl_trace_displ
 		    int fence_fd);
 /* Flip, on an idle pass, what needs no vsync (blanked or writeback-only). */
 void displayd_kick(struct ddev *d);
+/*
+ * The status of acquire fence @fd now, a kernel sync_file when @kernel
+ * (else a fenceline fence): 0 pending, 1 signalled, or its negative error.
+ */
+int displayd_fence_status(int fd, bool kernel);
 /* Acquire fence @i of @p is done with @status (0, or a negative errno: not shown). */
 void displayd_acquire_done(struct dpost *p, size_t i, int status);
 void displayd_acquire_ready(int fd, uint32_t events, void *data);
 void displayd_acquire_timeout(void *data);
 void displayd_flush(struct fl__display_device *dev, void *data);
+/* FL_DISPLAY_CAP_ASYNC_FLIP: the oldest post in flight on @d showed at @ts. */
+void displayd_flipped(struct ddev *d, uint64_t ts);
+
+/* ---- drivers.c: which driver runs a device ---- */
+
+/* The driver named @name, or NULL (none, or this service was built without it). */
+const struct fl_display_driver_ops *displayd_driver_find(const char *name);
+/*
+ * Whether driver @name can run here (its probe, at @where: NULL for its
+ * default). Return: 0, or -ENOENT (no such driver), -ENOSYS (built
+ * without it) or the probe's -errno, with the reason in @why.
+ */
+int displayd_driver_probe(const char *name, const char *where, char *why, size_t len);
+/* Every driver known, up to @cap into @ret (see fl_display_drivers()). Return: how many are known. */
+size_t displayd_drivers_info(struct fl_display_driver_info *ret, size_t cap);
+/*
+ * The config that the display choice @choice stands for, into *@ret
+ * (fl__display_config_free()); "auto" probes the drivers. Return: 0, or a
+ * negative errno with the reason in @err.
+ */
+int displayd_choose(const char *choice, struct fl__display_config **ret, char *err, size_t len);
 
 #endif /* FL_DISPLAYD_PRIVATE_H */

@@ -19,6 +19,8 @@ struct displayd_config {
 	const char *config_text; /* the display config */
 	size_t config_len;
 	const char *config_origin; /* its file name, for messages */
+	/* NULL, or the display choice ("window", "kms:card0") that stands for the config */
+	const char *display;
 };
 
 /*

@@ -351,6 +351,25 @@ static void counters(struct out *o, const struct fl_display_stats *s)
 		s->on_screen_buffers, s->vsyncs);
 }
 
+/* The driver's own counters, after the service's. */
+static void driver_counters(struct out *o, const struct displayd_dump_dev *d)
+{
+	if (!d->n_drv_stats)
+		return;
+	fputs(o->json ? ",\"driver_counters\":{" : "  driver counters:", o->f);
+	for (size_t i = 0; i < d->n_drv_stats && i < DISPLAYD_DUMP_DRIVER_STATS; i++) {
+		if (o->json) {
+			fputs(i ? "," : "", o->f);
+			json_str(o->f, d->drv_stats[i].name);
+			fprintf(o->f, ":%" PRIu64, d->drv_stats[i].value);
+		} else {
+			fprintf(o->f, "%s %s %" PRIu64, i ? "," : "", d->drv_stats[i].name,
+				d->drv_stats[i].value);
+		}
+	}
+	fputs(o->json ? "}" : "\n", o->f);
+}
+
 static void device(struct out *o, size_t i)
 {
 	struct displayd_dump_dev d;
@@ -392,6 +411,7 @@ static void device(struct out *o, size_t i)
 	}
 	fputs(o->json ? "]," : "", o->f);
 	counters(o, &d.st);
+	driver_counters(o, &d);
 	fputs(o->json ? "}" : "\n", o->f);
 }
 

@@ -21,11 +21,17 @@
 struct fl__display_device;
 struct dpost;
 
+/* The most driver counters the dump shows. */
+#define DISPLAYD_DUMP_DRIVER_STATS 16
+
 struct displayd_dump_dev {
 	struct fl__display_device *dev;
 	const char *driver;
 	struct fl_display_stats st;
 	const uint64_t *last_vsync; /* by interface id, CLOCK_MONOTONIC ns; 0: none yet */
+	/* The driver's own counters (its stats() op: the kms driver's buffer copies). */
+	struct fl_display_driver_stat drv_stats[DISPLAYD_DUMP_DRIVER_STATS];
+	size_t n_drv_stats;
 };
 
 /* A post, queued or on screen; the arrays are the service's (borrowed). */

@@ -16,6 +16,7 @@
 #include "compose.h"
 #include "display.h"
 #include "displayd-private.h"
+#include "sigbus.h"
 #include "util.h"
 
 struct dsource {
@@ -216,9 +217,12 @@ static int h_compose_over(const struct fl_display_host *host,
 			  const struct fl_display_driver_buffer *dst, uint32_t bg)
 {
 	struct fl_display_compose_layer layers[FL_DISPLAY_MAX_BUFFERS];
+	/* Clients' memory, which they may shrink under us: every mapping is guarded. */
+	struct fl__sigbus_guard guard[FL_DISPLAY_MAX_BUFFERS * FL_DISPLAY_MAX_PLANES + 1];
 	struct fl_display_frame frame;
 	struct fl_display_error e;
-	size_t mapped = 0;
+	size_t mapped = 0, guarded = 0;
+	bool shrank = false;
 	int r = 0;
 
 	(void)host;
@@ -239,6 +243,10 @@ static int h_compose_over(const struct fl_display_host *host,
 	frame.target.map = map_fd(dst->fd[0], dst->size[0], true);
 	if (!frame.target.map)
 		return -errno;
+	r = fl__sigbus_guard_begin(&guard[guarded], frame.target.map, (size_t)dst->size[0]);
+	if (r < 0)
+		goto out;
+	guarded++;
 	for (; mapped < n; mapped++) {
 		const struct fl_display_driver_buffer *b = &bufs[mapped];
 		const struct fl__display_format *f = fl__display_format_find(b->format);
@@ -259,20 +267,8 @@ static int h_compose_over(const struct fl_display_host *host,
 			.alpha = 0xffff,
 		};
 		if (dl && (dl[mapped].flags & FL_DISPLAY_LAYER_ENABLED)) {
-			const struct fl_display_layer *y = &dl[mapped];
-
-			l->src_x = y->src_x;
-			l->src_y = y->src_y;
-			l->src_w = y->src_w;
-			l->src_h = y->src_h;
-			l->dst_x = y->dst_x;
-			l->dst_y = y->dst_y;
-			l->dst_w = y->dst_w;
-			l->dst_h = y->dst_h;
-			l->blend = y->blend;
-			l->alpha = (uint16_t)y->alpha;
-			l->transform = y->transform;
-			l->filter = y->filter;
+			fl__display_compose_layer_place(l, &dl[mapped]);
+			l->zpos = compose_z(dl, n, mapped); /* ranked: any u32 fits */
 		}
 		for (uint32_t p = 0; p < b->n_planes && p < FL_DISPLAY_MAX_PLANES; p++) {
 			l->plane[p] = (struct fl_display_compose_plane){
@@ -284,6 +280,13 @@ static int h_compose_over(const struct fl_display_host *host,
 				mapped++;
 				goto out;
 			}
+			r = fl__sigbus_guard_begin(&guard[guarded], (void *)l->plane[p].map,
+						   (size_t)b->size[p]);
+			if (r < 0) {
+				mapped++;
+				goto out;
+			}
+			guarded++;
 		}
 	}
 	frame.layers = layers;
@@ -292,6 +295,13 @@ static int h_compose_over(const struct fl_display_host *host,
 	if (r < 0)
 		displayd_log("composition refused: %s", e.msg);
 out:
+	while (guarded)
+		shrank |= fl__sigbus_guard_end(&guard[--guarded]);
+	if (shrank) {
+		displayd_log(
+			"a buffer shrank while it was composed (its owner truncated its memory)");
+		r = -EFAULT;
+	}
 	for (size_t i = 0; i < mapped; i++)
 		for (uint32_t p = 0; p < layers[i].n_planes && p < FL_DISPLAY_MAX_PLANES; p++)
 			if (layers[i].plane[p].map)
@@ -379,6 +389,11 @@ static const char *h_option(const struct fl_display_host *host, const char *key)
 	return NULL;
 }
 
+static void h_flipped(const struct fl_display_host *host, uint64_t ts)
+{
+	displayd_flipped(host->data, ts);
+}
+
 /* ---- replies ---- */
 
 void displayd_host_init(struct ddev *d)
@@ -401,5 +416,6 @@ void displayd_host_init(struct ddev *d)
 		.compose_over = h_compose_over,
 		.event = h_event,
 		.option = h_option,
+		.flipped = h_flipped,
 	};
 }

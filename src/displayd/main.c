@@ -44,6 +44,10 @@ static void usage(FILE *out)
 		"                           else displayd.sock beside fencelined's socket)\n"
 		"  -c, --config FILE        the display config (default:\n"
 		"                           $FENCELINE_DISPLAY_CONFIG, else the built-in one)\n"
+		"  -d, --display CHOICE     show the built-in device on another output instead\n"
+		"                           of a config: auto, virtual, window, terminal[:TTY]\n"
+		"                           or kms[:CARD] (default: $FENCELINE_DISPLAY); the\n"
+		"                           default socket is then displayd-CHOICE.sock\n"
 		"  -i, --idle-timeout MS    exit after MS ms without clients or queued posts\n"
 		"                           (default %d, or $FENCELINE_IDLE_MS; 0 = never)\n"
 		"      --fence-timeout MS   an acquire fence not signalled after MS ms fails\n"
@@ -92,6 +96,7 @@ int main(int argc, char **argv)
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "socket", required_argument, NULL, 's' },
 		{ "config", required_argument, NULL, 'c' },
+		{ "display", required_argument, NULL, 'd' },
 		{ "idle-timeout", required_argument, NULL, 'i' },
 		{ "fence-timeout", required_argument, NULL, 'T' },
 		{ "max-fds-per-client", required_argument, NULL, 'M' },
@@ -109,6 +114,8 @@ int main(int argc, char **argv)
 				     .log = displayd_log,
 				     .serve = serve };
 	const char *path = "", *env, *config_file = getenv("FENCELINE_DISPLAY_CONFIG");
+	const char *display = getenv("FENCELINE_DISPLAY");
+	bool config_given = false;
 	char *text = NULL;
 	unsigned long limit;
 	int o, r;
@@ -123,7 +130,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fl-displayd: bad FENCELINE_DISPLAY_CLIENT_MAX_FDS '%s'\n", env);
 		return 2;
 	}
-	while ((o = getopt_long(argc, argv, "fs:c:i:hV", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "fs:c:d:i:hV", opts, NULL)) != -1) {
 		switch (o) {
 		case 'f':
 			cfg.foreground = true;
@@ -133,6 +140,10 @@ int main(int argc, char **argv)
 			break;
 		case 'c':
 			config_file = optarg;
+			config_given = true;
+			break;
+		case 'd':
+			display = optarg;
 			break;
 		case 'i':
 		case 'T':
@@ -165,7 +176,28 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (config_file && config_file[0]) {
+	if (display && display[0]) {
+		struct fl__display_spec spec;
+
+		if (config_given) {
+			fprintf(stderr,
+				"fl-displayd: --config and --display (or FENCELINE_DISPLAY) "
+				"exclude each other: a display choice stands for a config\n");
+			return 2;
+		}
+		if (fl__display_spec_parse(display, &spec) < 0) {
+			fprintf(stderr, "fl-displayd: bad display choice '%s' (%s)\n", display,
+				fl__display_spec_names());
+			return 2;
+		}
+		/* The default socket follows the choice (fl__display_socket_path()). */
+		if (setenv("FENCELINE_DISPLAY", display, 1) < 0) {
+			perror("fl-displayd: setenv");
+			return 1;
+		}
+		cfg.display = display;
+		cfg.config_origin = "--display";
+	} else if (config_file && config_file[0]) {
 		text = read_config(config_file, &cfg.config_len);
 		if (!text) {
 			fprintf(stderr, "fl-displayd: cannot read %s: %s\n", config_file,

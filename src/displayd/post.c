@@ -22,6 +22,7 @@
 #include "display.h"
 #include "displayd-private.h"
 #include "start.h"
+#include "sync-file-status.h"
 #include "util.h"
 
 static uint64_t fd_size(int fd)
@@ -180,12 +181,13 @@ static int check_writeback(struct ddev *d, const uint32_t *intfs, size_t n_intfs
  * ADF's import of a post's fds (spec §1.5 step 4), buffer by buffer after
  * that buffer's plane count and engine: a plane that is no memory is
  * -EINVAL (dma_buf_get() of a file that is not a dma-buf), an acquire fence
- * that is no fence -EINVAL. Before any buffer is validated, so such a
- * buffer is refused before a later buffer's unknown engine (-ENOENT); the
- * model's check reports the plane counts and engines themselves.
+ * that is neither a fenceline fence nor a kernel sync_file -EINVAL (each
+ * marked in @kernel). Before any buffer is validated, so such a buffer is
+ * refused before a later buffer's unknown engine (-ENOENT); the model's
+ * check reports the plane counts and engines themselves.
  */
 static int import_fds(struct ddev *d, const struct fl_display_driver_buffer *bufs,
-		      const int *acquire, size_t n_bufs, struct fl_display_error *e)
+		      const int *acquire, bool *kernel, size_t n_bufs, struct fl_display_error *e)
 {
 	for (size_t i = 0; i < n_bufs; i++) {
 		int st;
@@ -202,11 +204,45 @@ static int import_fds(struct ddev *d, const struct fl_display_driver_buffer *buf
 		if (acquire[i] < 0)
 			continue;
 		st = fl_fence_fd_get_status(acquire[i]);
-		if (st == -ENOTTY || st == -EBADF)
+		kernel[i] = (st == -ENOTTY || st == -EBADF) &&
+			    fl__sync_file_status(acquire[i]) != -EINVAL;
+		if ((st == -ENOTTY || st == -EBADF) && !kernel[i])
 			return fl__display_fail(e, -EINVAL,
-						"buffer %zu: its acquire fence is not a fence", i);
+						"buffer %zu: its acquire fence is not a fence "
+						"(neither fenceline's nor a kernel "
+						"sync_file)",
+						i);
 	}
 	return 0;
+}
+
+/*
+ * FL_DISPLAY_CAP_IN_FENCES: when every pending acquire fence of the post
+ * is a kernel sync_file, each becomes its buffer's in_fence (taken from
+ * @acquire): the driver's commit waits for them, not the service. A
+ * fenceline fence among them and the service waits for all, as it must
+ * for that one anyway.
+ */
+static void hand_in_fences(struct ddev *d, struct dpost *p, int *acquire, const bool *kernel)
+{
+	const uint32_t both = FL_DISPLAY_CAP_IN_FENCES | FL_DISPLAY_CAP_ASYNC_FLIP;
+	bool pending[FL_DISPLAY_MAX_BUFFERS] = { false };
+
+	if ((d->drv->caps & both) != both)
+		return;
+	for (size_t i = 0; i < p->n_bufs; i++) {
+		if (acquire[i] < 0)
+			continue;
+		pending[i] = displayd_fence_status(acquire[i], kernel[i]) == 0;
+		if (pending[i] && !kernel[i])
+			return;
+	}
+	/* Those done already are judged by the service: a failed one is never shown. */
+	for (size_t i = 0; i < p->n_bufs; i++)
+		if (pending[i]) {
+			p->bufs[i].in_fence = acquire[i];
+			acquire[i] = -1;
+		}
 }
 
 /* A post that was checked but never queued (TEST_ONLY or refused): its fds closed, it freed. */
@@ -215,6 +251,8 @@ static void unqueued_free(struct dpost *p, const int *acquire, size_t n_bufs)
 	for (size_t i = 0; i < n_bufs; i++) {
 		for (uint32_t pl = 0; pl < p->bufs[i].n_planes; pl++)
 			close(p->bufs[i].fd[pl]);
+		if (p->bufs[i].in_fence >= 0)
+			close(p->bufs[i].in_fence);
 		if (acquire[i] >= 0)
 			close(acquire[i]);
 	}
@@ -240,6 +278,7 @@ static bool post(struct dconn *c, const struct fl_msg_hdr *req, struct ddev *d, 
 	struct dpost *p;
 	unsigned int k = 0;
 	int acquire[FL_DISPLAY_MAX_BUFFERS], fence = -1, err;
+	bool kernel[FL_DISPLAY_MAX_BUFFERS] = { false };
 	void *state = NULL;
 	bool ok;
 
@@ -251,6 +290,7 @@ static bool post(struct dconn *c, const struct fl_msg_hdr *req, struct ddev *d, 
 	p->d = d;
 	p->n_bufs = n_bufs;
 	p->wb.fd[0] = -1;
+	p->wb.in_fence = -1;
 	for (size_t i = 0; i < n_bufs; i++) {
 		struct fl_display_driver_buffer *b = &p->bufs[i];
 
@@ -259,6 +299,7 @@ static bool post(struct dconn *c, const struct fl_msg_hdr *req, struct ddev *d, 
 		b->h = wb[i].h;
 		b->format = wb[i].format;
 		b->n_planes = wb[i].n_planes;
+		b->in_fence = -1;
 		for (uint32_t pl = 0; pl < FL_DISPLAY_MAX_PLANES; pl++) {
 			b->offset[pl] = wb[i].offset[pl];
 			b->pitch[pl] = wb[i].pitch[pl];
@@ -268,7 +309,8 @@ static bool post(struct dconn *c, const struct fl_msg_hdr *req, struct ddev *d, 
 		acquire[i] = wb[i].flags & FL_DBUF_ACQUIRE ? fds[k++] : -1;
 	}
 	if (dest) {
-		p->wb = (struct fl_display_driver_buffer){ .w = dest->w,
+		p->wb = (struct fl_display_driver_buffer){ .in_fence = -1,
+							   .w = dest->w,
 							   .h = dest->h,
 							   .format = dest->format,
 							   .n_planes = 1,
@@ -278,7 +320,7 @@ static bool post(struct dconn *c, const struct fl_msg_hdr *req, struct ddev *d, 
 		p->wb.size[0] = fd_size(fds[k]);
 		k++;
 	}
-	err = import_fds(d, p->bufs, acquire, n_bufs, &e);
+	err = import_fds(d, p->bufs, acquire, kernel, n_bufs, &e);
 	if (!err)
 		err = fl__display_post_check(d->dev, intfs, n_intfs, p->bufs, n_bufs, custom_size,
 					     &e);
@@ -288,6 +330,7 @@ static bool post(struct dconn *c, const struct fl_msg_hdr *req, struct ddev *d, 
 		err = check_writeback(d, intfs, n_intfs, dest ? &p->wb : NULL, &e);
 	if (err)
 		goto refuse;
+	hand_in_fences(d, p, acquire, kernel);
 	dp = (struct fl_display_driver_post){ intfs,  n_intfs,	   p->bufs, n_bufs,
 					      custom, custom_size, layers,  dest ? &p->wb : NULL };
 	err = d->drv->validate(d->drv_data, &dp, &state, &e);
@@ -364,7 +407,7 @@ static bool post(struct dconn *c, const struct fl_msg_hdr *req, struct ddev *d, 
 						     .buffers = (uint32_t)n_bufs };
 
 		for (size_t i = 0; i < n_bufs; i++)
-			ev.acquire += acquire[i] >= 0;
+			ev.acquire += acquire[i] >= 0 || p->bufs[i].in_fence >= 0;
 		displayd_trace(d, p, &ev, -1);
 		for (size_t i = 0; i < n_bufs; i++)
 			if (acquire[i] >= 0) {
@@ -381,8 +424,9 @@ static bool post(struct dconn *c, const struct fl_msg_hdr *req, struct ddev *d, 
 
 		if (acquire[i] < 0)
 			continue;
-		st = fl_fence_fd_get_status(acquire[i]);
+		st = displayd_fence_status(acquire[i], kernel[i]);
 		p->acquire[p->n_acquire] = acquire[i];
+		p->acq_kernel[p->n_acquire] = kernel[i];
 		p->acq_buf[p->n_acquire] = i;
 		p->pending++;
 		p->n_acquire++;
@@ -482,8 +526,12 @@ bool displayd_do_simple_post(struct dconn *c, const struct fl_dproto_request *q,
 	}
 	d = displayd_dev_by_id(h->device);
 	if (d->drv->describe_simple_post) {
-		struct fl_display_driver_buffer b = { s->buf.engine, s->buf.w, s->buf.h,
-						      s->buf.format, s->buf.n_planes };
+		struct fl_display_driver_buffer b = { .engine = s->buf.engine,
+						      .w = s->buf.w,
+						      .h = s->buf.h,
+						      .format = s->buf.format,
+						      .n_planes = s->buf.n_planes,
+						      .in_fence = -1 };
 		int r = d->drv->describe_simple_post(d->drv_data, h->id, &b, custom, &custom_size);
 
 		if (r < 0 || custom_size > sizeof(custom)) {

@@ -23,6 +23,7 @@
 #include "display-virtual.h"
 #include "display.h"
 #include "displayd-private.h"
+#include "sync-file-status.h"
 #include "util.h"
 
 /* ---- events ---- */
@@ -126,9 +127,12 @@ void displayd_post_free(struct dpost *p)
 		p->owner->fds_held -= p->nfds;
 	if (d->drv->state_free)
 		d->drv->state_free(d->drv_data, p->state);
-	for (size_t i = 0; i < p->n_bufs; i++)
+	for (size_t i = 0; i < p->n_bufs; i++) {
 		for (uint32_t k = 0; k < p->bufs[i].n_planes; k++)
 			close(p->bufs[i].fd[k]);
+		if (p->bufs[i].in_fence >= 0)
+			close(p->bufs[i].in_fence);
+	}
 	for (size_t i = 0; i < p->n_acquire; i++) {
 		fl__loop_source_remove(p->acq_src[i]);
 		if (p->acquire[i] >= 0)
@@ -153,11 +157,11 @@ static void unlink_head(struct ddev *d)
 		p->owner->queued--;
 }
 
-static void flip(struct ddev *d, uint32_t intf, uint64_t vsync_ns)
+/* Post @p is on screen since @vsync_ns (0: now): its fences, and the one before it goes. */
+static void shown(struct ddev *d, struct dpost *p, uint32_t intf, uint64_t vsync_ns)
 {
-	struct dpost *p = d->head, *prev = d->on_screen;
+	struct dpost *prev = d->on_screen;
 
-	unlink_head(d);
 	if (fl_introspect_tracing()) {
 		struct fl_trace_display_event ev = { .type = FL_TRACE_DISPLAY_FLIP,
 						     .ts_ns = vsync_ns,
@@ -173,7 +177,6 @@ static void flip(struct ddev *d, uint32_t intf, uint64_t vsync_ns)
 			displayd_trace(d, prev, &ev, -1);
 		}
 	}
-	d->drv->post(d->drv_data, p->state);
 	d->on_screen = p;
 	d->st.flipped++;
 	d->st.on_screen_buffers = p->n_bufs;
@@ -186,6 +189,42 @@ static void flip(struct ddev *d, uint32_t intf, uint64_t vsync_ns)
 	advance(d->tl_present, &d->present_at, p->seq, vsync_ns);
 	if (prev)
 		displayd_post_free(prev);
+}
+
+static void flip(struct ddev *d, uint32_t intf, uint64_t vsync_ns)
+{
+	struct dpost *p = d->head;
+
+	unlink_head(d);
+	d->drv->post(d->drv_data, p->state);
+	if (!(d->drv->caps & FL_DISPLAY_CAP_ASYNC_FLIP)) {
+		shown(d, p, intf, vsync_ns);
+		return;
+	}
+	/* The hardware shows it at a vblank to come: flipped() says when. */
+	p->next = NULL;
+	if (d->in_flight_tail)
+		d->in_flight_tail->next = p;
+	else
+		d->in_flight = p;
+	d->in_flight_tail = p;
+}
+
+void displayd_flipped(struct ddev *d, uint64_t ts)
+{
+	struct dpost *p = d->in_flight;
+
+	if (!p) {
+		displayd_log("device %s: a flip reported with none in flight",
+			     fl__display_device_name(d->dev));
+		return;
+	}
+	d->in_flight = p->next;
+	if (!d->in_flight)
+		d->in_flight_tail = NULL;
+	p->next = NULL;
+	shown(d, p, p->n_intfs ? p->intfs[0] : 0, ts);
+	displayd_try_flip(d, UINT32_MAX, 0);
 }
 
 void displayd_drop_head(struct ddev *d)
@@ -240,12 +279,22 @@ void displayd_try_flip(struct ddev *d, uint32_t vsync_intf, uint64_t vsync_ns)
 		displayd_drop_head(d);
 	if (!d->head || d->head->pending)
 		return;
+	/* The kernel paces an asynchronous flip to the vblank: one in flight at a time. */
+	if (d->drv->caps & FL_DISPLAY_CAP_ASYNC_FLIP) {
+		if (!d->in_flight)
+			flip(d, UINT32_MAX, 0);
+		return;
+	}
 	if (paced_by_vsync(d, d->head)) {
 		bool mine = false;
 
 		for (size_t i = 0; i < d->head->n_intfs; i++)
 			mine |= d->head->intfs[i] == vsync_intf;
-		if (!mine)
+		/*
+		 * Hardware latches at the vsync itself: a post that became ready after
+		 * it (while a loaded loop was still waking up to it) waits for the next.
+		 */
+		if (!mine || (vsync_ns && d->head->ready_ns > vsync_ns))
 			return;
 		flip(d, vsync_intf, vsync_ns);
 		return;
@@ -267,6 +316,11 @@ void displayd_kick(struct ddev *d)
 {
 	if (!d->kick)
 		d->kick = fl__loop_add_idle(dd.loop, kick_fn, d);
+}
+
+int displayd_fence_status(int fd, bool kernel)
+{
+	return kernel ? fl__sync_file_status(fd) : fl_fence_fd_get_status(fd);
 }
 
 void displayd_acquire_done(struct dpost *p, size_t i, int status)
@@ -292,7 +346,17 @@ void displayd_acquire_done(struct dpost *p, size_t i, int status)
 			     p->seq, fl__display_device_name(p->d->dev), i, strerror(-status));
 	}
 	if (--p->pending == 0) {
-		p->ready_ns = fl__now_ns();
+		/*
+		 * Ready when the last fence signalled, not when this loop saw it: a
+		 * loaded loop that wakes late must not hold a frame back a vsync
+		 * (nor flip one at a vsync it came after: displayd_try_flip()).
+		 * Clamped to [queued, now]: a fence's time is its producer's word.
+		 */
+		uint64_t now = fl__now_ns();
+
+		p->ready_ns = p->acq_signal_ns > now ? now : p->acq_signal_ns;
+		if (p->ready_ns < p->queued_ns)
+			p->ready_ns = p->queued_ns;
 		fl__loop_source_remove(p->timeout);
 		p->timeout = NULL;
 		displayd_kick(p->d);
@@ -308,7 +372,17 @@ void displayd_acquire_ready(int fd, uint32_t events, void *data)
 	for (size_t i = 0; i < p->n_acquire; i++) {
 		if (p->acquire[i] != fd)
 			continue;
-		st = fl_fence_fd_get_status(fd);
+		st = displayd_fence_status(fd, p->acq_kernel[i]);
+		if (st > 0) {
+			struct fl_fence_info info;
+
+			/* A sync_file's time would take a second FILE_INFO: now is later, never early. */
+			if (p->acq_kernel[i] || fl_fence_fd_get_info(fd, &info, NULL, 0) < 0 ||
+			    !info.timestamp_ns)
+				info.timestamp_ns = fl__now_ns();
+			if (info.timestamp_ns > p->acq_signal_ns)
+				p->acq_signal_ns = info.timestamp_ns;
+		}
 		if (st != 0)
 			displayd_acquire_done(p, i, st > 0 ? 0 : st);
 		return;
@@ -325,23 +399,66 @@ void displayd_acquire_timeout(void *data)
 			displayd_acquire_done(p, i, -ETIME);
 }
 
-/* The model's flush hook: blank(non-ON) and modeset drain the queue first, as ADF's. */
+/*
+ * The model's flush hook: blank(non-ON) and modeset drain the queue first,
+ * as ADF's. With FL_DISPLAY_CAP_ASYNC_FLIP the newest ready post is handed
+ * to the driver, which may have one in flight already (its commit waits in
+ * the kernel for that one: no hang, at most a frame); both show with their
+ * flipped() later.
+ */
+/* Never block the loop: what is not ready now is dropped, as its buffers never showed. */
+static void settle(struct dpost *p)
+{
+	for (size_t i = 0; i < p->n_acquire; i++)
+		if (p->acquire[i] >= 0) {
+			int st = displayd_fence_status(p->acquire[i], p->acq_kernel[i]);
+
+			displayd_acquire_done(p, i, st > 0 ? 0 : st == 0 ? -ECANCELED : st);
+		}
+	/*
+	 * In-fences too: the driver's commit of a flush waits for the one in
+	 * flight blocking, and would wait for a pending in-fence as long.
+	 */
+	for (size_t i = 0; i < p->n_bufs && !p->failed; i++)
+		if (p->bufs[i].in_fence >= 0) {
+			int st = fl__sync_file_status(p->bufs[i].in_fence);
+
+			if (st <= 0) {
+				p->failed = true;
+				p->fail_status = st ? st : -ECANCELED;
+				p->d->st.fence_failures++;
+			}
+		}
+}
+
+/* Whether a post after @p will be shown (an asynchronous driver shows only the newest). */
+static bool shown_later(const struct dpost *p)
+{
+	for (const struct dpost *q = p->next; q; q = q->next)
+		if (!q->failed)
+			return true;
+	return false;
+}
+
 void displayd_flush(struct fl__display_device *dev, void *data)
 {
 	struct ddev *d = data;
+	bool async = d->drv->caps & FL_DISPLAY_CAP_ASYNC_FLIP;
 
 	(void)dev;
+	/*
+	 * An asynchronous driver takes one commit at a time: of the ready posts
+	 * only the newest is shown (the others reach their points with it, as
+	 * dropped ones do), and the driver waits for the one in flight itself.
+	 * So every post's fences are settled first, to know which is the newest.
+	 */
+	for (struct dpost *p = d->head; async && p; p = p->next)
+		settle(p);
 	while (d->head) {
 		struct dpost *p = d->head;
 
-		/* Never block the loop: what is not ready now is dropped, as its buffers never showed. */
-		for (size_t i = 0; i < p->n_acquire; i++)
-			if (p->acquire[i] >= 0) {
-				int st = fl_fence_fd_get_status(p->acquire[i]);
-
-				displayd_acquire_done(p, i, st > 0 ? 0 : st == 0 ? -ECANCELED : st);
-			}
-		if (p->failed)
+		settle(p);
+		if (p->failed || (async && shown_later(p)))
 			displayd_drop_head(d);
 		else
 			flip(d, UINT32_MAX, 0);

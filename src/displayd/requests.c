@@ -115,6 +115,7 @@ static bool do_hello(struct dconn *c, const struct fl_dproto_request *q)
 	struct fl_dmsg_hello_reply r = { { 0, 0 }, 0, (uint32_t)getpid() };
 
 	r.version = q->u.hello.version < FL_DPROTO_VERSION ? q->u.hello.version : FL_DPROTO_VERSION;
+	c->version = r.version;
 	return displayd_reply(c, &q->hdr, &r, sizeof(r), NULL, 0);
 }
 
@@ -222,15 +223,33 @@ static bool do_device_data(struct dconn *c, const struct fl_dproto_request *q)
 static bool do_device_info(struct dconn *c, const struct fl_dproto_request *q)
 {
 	struct handle *h = displayd_handle_get(c, q->u.handle.handle, FL_DISPLAY_OBJ_DEVICE);
-	struct fl_dmsg_device_info_reply r = { { 0, 0 }, 0, 0 };
-	struct fl__display_device *dev;
+	struct fl_dmsg_device_info_reply r;
+	struct ddev *d;
 
 	if (!h)
 		return displayd_wrong_kind(c, &q->hdr, q->u.handle.handle, "a device");
-	dev = displayd_dev_by_id(h->device)->dev;
-	r.n_interfaces = (uint32_t)fl__display_device_num_interfaces(dev);
-	r.n_engines = (uint32_t)fl__display_device_num_engines(dev);
-	return displayd_reply(c, &q->hdr, &r, sizeof(r), NULL, 0);
+	d = displayd_dev_by_id(h->device);
+	memset(&r, 0, sizeof(r));
+	r.n_interfaces = (uint32_t)fl__display_device_num_interfaces(d->dev);
+	r.n_engines = (uint32_t)fl__display_device_num_engines(d->dev);
+	snprintf(r.driver, sizeof(r.driver), "%s", d->drv->name);
+	/* A version 2 client checks the reply's size: it gets the one it knows. */
+	return displayd_reply(c, &q->hdr, &r,
+			      c->version == 2 ? FL_DMSG_DEVICE_INFO_V2_SIZE : sizeof(r), NULL, 0);
+}
+
+/* The drivers this service knows and whether each can run here (fl_display_drivers()). */
+static bool do_drivers(struct dconn *c, const struct fl_dproto_request *q)
+{
+	struct fl_display_driver_info info[FL_DPROTO_MAX_DRIVERS];
+	struct fl_dmsg_drivers_reply r = { { 0, 0 }, 0, 0 };
+	size_t n = displayd_drivers_info(info, FL_DPROTO_MAX_DRIVERS);
+
+	r.count = (uint32_t)(n < FL_DPROTO_MAX_DRIVERS ? n : FL_DPROTO_MAX_DRIVERS);
+	memcpy(reply_buf, &r, sizeof(r));
+	memcpy(reply_buf + sizeof(r), info, r.count * sizeof(info[0]));
+	return displayd_reply(c, &q->hdr, reply_buf, sizeof(r) + r.count * sizeof(info[0]), NULL,
+			      0);
 }
 
 static bool do_type_name(struct dconn *c, const struct fl_dproto_request *q)
@@ -489,14 +508,16 @@ static bool do_capture(struct dconn *c, const struct fl_dproto_request *q)
 						 .n_planes = 1,
 						 .pitch = { r.pitch },
 						 .size = { (uint64_t)r.pitch * r.h },
-						 .fd = { fd, -1, -1, -1 } };
+						 .fd = { fd, -1, -1, -1 },
+						 .in_fence = -1 };
 	err = ftruncate(fd, (off_t)dst.size[0]) < 0 ? -errno : 0;
 	if (!err)
 		err = d->drv->capture(d->drv_data, h->id, &dst);
 	if (err) {
 		close(fd);
 		return displayd_fail(c, &q->hdr, err, "the frame could not be composed: %s",
-				     strerror(-err));
+				     err == -EFAULT ? "a buffer on screen shrank while it was read"
+						    : strerror(-err));
 	}
 	ok = displayd_reply(c, &q->hdr, &r, sizeof(r), &fd, 1);
 	close(fd);
@@ -535,6 +556,8 @@ bool displayd_handle_request(struct dconn *c, const struct fl_dproto_request *q,
 		return do_hello(c, q);
 	case FL_DOP_DEVICES:
 		return do_devices(c, q);
+	case FL_DOP_DRIVERS:
+		return do_drivers(c, q);
 	case FL_DOP_OPEN:
 		return do_open(c, q);
 	case FL_DOP_CLOSE:

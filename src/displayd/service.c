@@ -24,16 +24,11 @@
 
 #include "acceptor.h"
 #include "compose.h"
-#include "display-terminal.h"
-#include "display-virtual.h"
 #include "display.h"
 #include "displayd-private.h"
 #include "dump.h"
 #include "start.h"
 #include "util.h"
-
-static const struct fl_display_driver_ops *const drivers[] = { &fl__display_virtual_ops,
-							       &fl__display_terminal_ops };
 
 struct displayd_state dd;
 static struct fl_acceptor *acceptor;
@@ -78,6 +73,9 @@ void displayd_dump_device(size_t i, struct displayd_dump_dev *ret)
 					   .driver = dd.devs[i].drv->name,
 					   .st = dd.devs[i].st,
 					   .last_vsync = dd.devs[i].last_vsync };
+	if (dd.devs[i].drv->stats)
+		ret->n_drv_stats = dd.devs[i].drv->stats(dd.devs[i].drv_data, ret->drv_stats,
+							 DISPLAYD_DUMP_DRIVER_STATS);
 }
 
 static const struct dpost *post_view(const struct dpost *p, struct displayd_dump_post *ret)
@@ -187,6 +185,10 @@ static void disconnecting(struct fl_server_conn *conn, const char *why)
 		d->tail = last;
 		if (d->on_screen && d->on_screen->owner == c)
 			d->on_screen->owner = NULL;
+		/* In flight: the hardware reads its buffers until it flips; it goes then. */
+		for (struct dpost *p = d->in_flight; p; p = p->next)
+			if (p->owner == c)
+				p->owner = NULL;
 		displayd_kick(d);
 	}
 }
@@ -251,13 +253,111 @@ static const struct fl_acceptor_ops acceptor_ops = {
 
 /* ---- set-up ---- */
 
+/*
+ * A config device of @cd's name, driver and options whose interfaces and
+ * engines are those the driver found on its hardware (its objects() op),
+ * for a device whose config lists none: *@ret, freed by objects_free().
+ */
+static int objects_config(struct ddev *d, const struct fl__display_config_device *cd,
+			  struct fl__display_config_device **ret)
+{
+	struct fl_display_driver_objects o = { 0 };
+	struct fl__display_config_device *c;
+	char customs[FL_DISPLAY_CONFIG_MAX_OBJECTS][FL_DISPLAY_NAME_LEN];
+	size_t n_customs = 0;
+	int r = d->drv->objects(d->drv_data, &o);
+
+	if (r < 0)
+		return r;
+	if (o.n_intfs > FL_DISPLAY_CONFIG_MAX_OBJECTS ||
+	    o.n_engines > FL_DISPLAY_CONFIG_MAX_OBJECTS)
+		return -E2BIG;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	*c = *cd;
+	c->intfs = o.n_intfs ? calloc(o.n_intfs, sizeof(*c->intfs)) : NULL;
+	c->engines = o.n_engines ? calloc(o.n_engines, sizeof(*c->engines)) : NULL;
+	c->n_intfs = o.n_intfs;
+	c->n_engines = o.n_engines;
+	*ret = c;
+	if ((o.n_intfs && !c->intfs) || (o.n_engines && !c->engines))
+		return -ENOMEM;
+	for (size_t i = 0; i < o.n_intfs; i++) {
+		const struct fl_display_driver_interface *di = &o.intfs[i];
+		struct fl__display_config_interface *ci = &c->intfs[i];
+		size_t k = 0;
+
+		if (di->n_modes > FL_DISPLAY_MAX_MODES ||
+		    (di->current >= 0 && (size_t)di->current >= di->n_modes))
+			return -EINVAL;
+		memcpy(ci->name, di->name, sizeof(ci->name));
+		ci->name[sizeof(ci->name) - 1] = 0;
+		ci->type = di->type;
+		/* The config's numbering: the device's k-th distinct custom type is CUSTOM + k. */
+		if (di->type >= FL_DISPLAY_INTF_CUSTOM) {
+			while (k < n_customs &&
+			       strncmp(customs[k], di->type_name, FL_DISPLAY_NAME_LEN))
+				k++;
+			if (k == n_customs) {
+				memcpy(customs[k], di->type_name, FL_DISPLAY_NAME_LEN);
+				customs[k][FL_DISPLAY_NAME_LEN - 1] = 0;
+				n_customs++;
+			}
+			ci->type = FL_DISPLAY_INTF_CUSTOM + (uint32_t)k;
+			memcpy(ci->type_str, customs[k], sizeof(ci->type_str));
+		}
+		ci->flags = di->flags;
+		ci->width_mm = di->width_mm;
+		ci->height_mm = di->height_mm;
+		ci->connected = di->connected;
+		memcpy(ci->modes, di->modes, di->n_modes * sizeof(di->modes[0]));
+		ci->n_modes = di->n_modes;
+		ci->current = di->connected ? di->current : -1;
+		ci->background = 0xff000000u;
+		ci->line = cd->line;
+	}
+	for (size_t i = 0; i < o.n_engines; i++) {
+		const struct fl_display_driver_engine *de = &o.engines[i];
+		struct fl__display_config_engine *ce = &c->engines[i];
+
+		if (de->n_formats > FL_DISPLAY_CONFIG_MAX_FORMATS ||
+		    de->n_intfs > FL_DISPLAY_CONFIG_MAX_OBJECTS)
+			return -EINVAL;
+		memcpy(ce->name, de->name, sizeof(ce->name));
+		ce->name[sizeof(ce->name) - 1] = 0;
+		memcpy(ce->formats, de->formats, de->n_formats * sizeof(de->formats[0]));
+		ce->n_formats = de->n_formats;
+		for (size_t j = 0; j < de->n_intfs; j++) {
+			if (de->intfs[j] >= o.n_intfs)
+				return -EINVAL;
+			ce->interfaces[j] = de->intfs[j];
+		}
+		ce->n_interfaces = de->n_intfs;
+		ce->line = cd->line;
+	}
+	return 0;
+}
+
+static void objects_free(struct fl__display_config_device *c)
+{
+	if (!c)
+		return;
+	free(c->intfs);
+	free(c->engines);
+	free(c);
+}
+
 static int devices_make(void)
 {
 	char err[256];
 	int r;
 
-	r = fl__display_config_parse(dd.cfg.config_text, dd.cfg.config_len, dd.cfg.config_origin,
-				     &config, err, sizeof(err));
+	if (dd.cfg.display)
+		r = displayd_choose(dd.cfg.display, &config, err, sizeof(err));
+	else
+		r = fl__display_config_parse(dd.cfg.config_text, dd.cfg.config_len,
+					     dd.cfg.config_origin, &config, err, sizeof(err));
 	if (r < 0) {
 		displayd_log("%s", err);
 		return r;
@@ -268,41 +368,53 @@ static int devices_make(void)
 	for (size_t i = 0; i < config->n_devices; i++) {
 		const struct fl__display_config_device *cd = &config->devices[i];
 		struct ddev *d = &dd.devs[dd.n_devs];
+		const char *origin = dd.cfg.display ? "--display" : dd.cfg.config_origin;
 		struct fl_display_error e;
-		size_t k;
+		char why[FL_DISPLAY_WHY_LEN];
 
-		for (k = 0; k < sizeof(drivers) / sizeof(drivers[0]); k++)
-			if (!strcmp(drivers[k]->name, cd->driver))
-				break;
-		if (k == sizeof(drivers) / sizeof(drivers[0])) {
-			displayd_log("%s:%u: no display driver named '%s'", dd.cfg.config_origin,
-				     cd->line, cd->driver);
+		/* Only whether it exists: its probe knows not the config's options (a card, a tty). */
+		r = displayd_driver_probe(cd->driver, NULL, why, sizeof(why));
+		if (r == -ENOENT || r == -ENOSYS) {
+			displayd_log("%s:%u: %s", origin, cd->line, why);
 			return -EINVAL;
 		}
 		memset(d, 0, sizeof(*d));
-		d->drv = drivers[k];
+		d->drv = displayd_driver_find(cd->driver);
 		d->cd = cd;
 		d->tl_present = d->tl_release = -1;
 		displayd_host_init(d);
 		r = d->drv->create(&d->host, &d->drv_data);
 		if (r < 0) {
-			displayd_log("%s:%u: the %s driver failed: %s", dd.cfg.config_origin,
-				     cd->line, cd->driver, strerror(-r));
+			displayd_log("%s:%u: the %s driver failed: %s", origin, cd->line,
+				     cd->driver, strerror(-r));
 			return r;
 		}
 		/* An option the driver never asked for is a typo or another driver's. */
 		for (size_t o = 0; o < cd->n_options; o++)
 			if (!(d->options_asked & 1u << o)) {
-				displayd_log("%s:%u: the %s driver takes no option '%s'",
-					     dd.cfg.config_origin, cd->line, cd->driver,
-					     cd->options[o].key);
+				displayd_log("%s:%u: the %s driver takes no option '%s'", origin,
+					     cd->line, cd->driver, cd->options[o].key);
 				d->drv->destroy(d->drv_data);
 				return -EINVAL;
 			}
+		/* A device described by its hardware: the driver lists what it found. */
+		if (!cd->n_intfs && !cd->n_engines && d->drv->objects) {
+			r = objects_config(d, cd, &d->own_cd);
+			if (r < 0) {
+				displayd_log("%s:%u: the %s driver cannot list its objects: %s",
+					     dd.cfg.config_origin, cd->line, cd->driver,
+					     strerror(-r));
+				objects_free(d->own_cd);
+				d->drv->destroy(d->drv_data);
+				return r;
+			}
+			cd = d->cd = d->own_cd;
+		}
 		r = fl__display_config_instantiate(cd, set, d->drv, d->drv_data, &d->dev, &e);
 		if (r < 0) {
-			displayd_log("%s:%u: %s", dd.cfg.config_origin, cd->line, e.msg);
+			displayd_log("%s:%u: %s", origin, cd->line, e.msg);
 			d->drv->destroy(d->drv_data);
+			objects_free(d->own_cd);
 			return r;
 		}
 		d->host.device = fl__display_device_id(d->dev);
@@ -322,8 +434,16 @@ static void devices_free(void)
 		if (d->on_screen)
 			displayd_post_free(d->on_screen);
 		d->on_screen = NULL;
+		while (d->in_flight) {
+			struct dpost *p = d->in_flight;
+
+			d->in_flight = p->next;
+			displayd_post_free(p);
+		}
+		d->in_flight_tail = NULL;
 		fl__loop_source_remove(d->kick);
 		d->drv->destroy(d->drv_data);
+		objects_free(d->own_cd);
 		/* Closing the timelines fails what is still pending: no waiter hangs. */
 		if (d->tl_present >= 0)
 			fl_timeline_fd_close(d->tl_present);
@@ -355,7 +475,7 @@ static bool busy(void)
 	if (fl__server_conn_count(dd.server))
 		return true;
 	for (size_t i = 0; i < dd.n_devs; i++)
-		if (dd.devs[i].head)
+		if (dd.devs[i].head || dd.devs[i].in_flight)
 			return true;
 	return false;
 }

@@ -24,7 +24,9 @@
 static int check(struct ddev *d, uint32_t eng, const struct fl_display_source *s,
 		 struct fl_display_error *e)
 {
-	struct fl_display_driver_buffer b = { .engine = eng, .w = s->w, .h = s->h, .n_planes = 1 };
+	struct fl_display_driver_buffer b = {
+		.engine = eng, .w = s->w, .h = s->h, .n_planes = 1, .in_fence = -1
+	};
 	int type = 0;
 	socklen_t len = sizeof(type);
 	char fcc[5];

@@ -37,10 +37,10 @@ static const char *heap_dir(void)
 	return dir && *dir ? dir : "/dev/dma_heap";
 }
 
-static bool name_ok(const char *name)
+bool fl__dma_heap_name_ok(const char *name, size_t len)
 {
-	return name && *name && strcmp(name, ".") && strcmp(name, "..") && !strchr(name, '/') &&
-	       strlen(name) < NAME_MAX;
+	return len && len < NAME_MAX && !memchr(name, '/', len) && !(len == 1 && name[0] == '.') &&
+	       !(len == 2 && name[0] == '.' && name[1] == '.');
 }
 
 /* Whether @st is a device of the dma_heap class; @what says what it is. */
@@ -91,7 +91,7 @@ FL_EXPORT int fl_heap_open_dma_heap(const char *name, struct fl_heap **ret_heap)
 	struct stat st;
 	int fd, r;
 
-	if (!name_ok(name) || !ret_heap)
+	if (!name || !fl__dma_heap_name_ok(name, strlen(name)) || !ret_heap)
 		return -EINVAL;
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	fd = open(path, O_RDONLY | O_CLOEXEC);

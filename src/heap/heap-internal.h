@@ -20,6 +20,7 @@
 
 #include "avl.h"
 #include "make.h"
+#include "pool-gate.h"
 #include "worker-proto.h"
 
 /**
@@ -95,6 +96,8 @@ struct fl_heap_pool {
 	unsigned int gen; /* the fork generation the pool's fds belong to */
 	bool starting; /* a thread is starting the worker */
 	bool failed; /* the worker could not start or went away: nothing made ahead */
+	struct fl_heap_gates gates; /* per size: does pooling pay (pool-gate.c) */
+	uint64_t worker_cpu_ns; /* the worker's CPU time at its last message; 0: none yet */
 };
 
 /*
@@ -193,6 +196,8 @@ struct fl_heap_buffer {
 	unsigned int flags; /* FL_HEAP_FLAG_* */
 	struct fl_heap_watch watch; /* wd -1 until recorded with one (reclaim.c) */
 	uint64_t watch_seq; /* fl_heap.watch_seq when the watch was recorded */
+	unsigned int sample; /* FL_GATE_SAMPLE_*: timed for the pool's gate */
+	uint64_t sample_ns; /* a timed buffer's fl_heap_alloc(), in ns */
 };
 
 static inline struct fl_heap_buffer *fl__heap_buffer_of(const struct fl_avl_node *n)
@@ -242,5 +247,18 @@ void fl__heap_pool_flush(struct fl_heap *heap, struct fl_heap_pool_flush *out);
 void fl__heap_pool_set_max(struct fl_heap *heap, uint64_t max, int **ret_fds, size_t *ret_n);
 /* Buffers asked of the worker and not here yet. */
 uint64_t fl__heap_pool_pending(const struct fl_heap *heap);
+/*
+ * @size is no longer pooled: its ready buffers go to @fds (room for
+ * FL_HEAP_POOL_BUFFERS), to be closed once the lock is dropped; returns
+ * how many. Those on their way are closed as they come.
+ */
+size_t fl__heap_pool_drop_size(struct fl_heap *heap, uint64_t size, int *fds);
+
+/*
+ * Whether the @len bytes at @name may name a heap in /dev/dma_heap: not
+ * empty, no '/', not "." or "..", shorter than NAME_MAX. The table's parser
+ * and fl_heap_open_dma_heap() both ask.
+ */
+bool fl__dma_heap_name_ok(const char *name, size_t len);
 
 #endif /* FL_HEAP_INTERNAL_H */

@@ -131,6 +131,7 @@ static void drop_if_forked(struct fl_heap_pool *p)
 	p->bytes = p->buffers = 0;
 	p->sock = -1;
 	p->starting = p->failed = false;
+	p->worker_cpu_ns = 0;
 	p->gen = fork_gen;
 }
 
@@ -222,6 +223,7 @@ void fl__heap_pool_init(struct fl_heap *heap)
 	const char *s = getenv("FENCELINE_HEAP_POOL_MAX");
 
 	pthread_once(&atfork_once, atfork_register);
+	fl__heap_gate_init(&heap->pool.gates);
 	heap->pool.sock = -1;
 	heap->pool.gen = fork_gen;
 	if (s && *s >= '0' && *s <= '9') {
@@ -331,11 +333,18 @@ void fl__heap_pool_receive(struct fl_heap *heap)
 				close(fds[i]);
 			break;
 		}
+		/* The worker's work since its last message, per buffer made (its first has its start-up). */
+		if (p->worker_cpu_ns && m.cpu_ns > p->worker_cpu_ns && m.n)
+			fl__heap_gate_worker(&p->gates, m.size,
+					     (m.cpu_ns - p->worker_cpu_ns) / m.n);
+		if (m.cpu_ns > p->worker_cpu_ns)
+			p->worker_cpu_ns = m.cpu_ns;
 		c = class_find(p, m.size);
 		c->asked -= m.asked;
 		for (unsigned int i = 0; i < m.asked; i++) {
-			/* The limit may have dropped since: then it goes. */
-			if (i < nfds && p->bytes <= p->max && c->ready < FL_HEAP_POOL_BUFFERS) {
+			/* The limit may have dropped since, or the size is no longer pooled. */
+			if (i < nfds && p->bytes <= p->max && c->ready < FL_HEAP_POOL_BUFFERS &&
+			    fl__heap_gate_pooling(&p->gates, m.size)) {
 				c->entry[c->ready++] =
 					(struct fl_heap_pool_entry){ fds[i], (dev_t)m.id[i].dev,
 								     (ino_t)m.id[i].ino };
@@ -396,6 +405,9 @@ bool fl__heap_pool_give(struct fl_heap *heap, uint64_t size, uint64_t held, int 
 		}
 		return false;
 	}
+	/* A size that does not pay is neither made ahead nor closed by the worker. */
+	if (!fl__heap_gate_pooling(&p->gates, size))
+		return false;
 	p->doomed[p->ndoomed++] = fd;
 	p->doomed_bytes += held;
 	c = fits(p, size) ? class_get(p, size) : NULL;
@@ -534,4 +546,23 @@ void fl__heap_pool_set_max(struct fl_heap *heap, uint64_t max, int **ret_fds, si
 	/* Buffers on their way are closed when they come (fl__heap_pool_receive()). */
 	*ret_fds = fds;
 	*ret_n = n;
+}
+
+size_t fl__heap_pool_drop_size(struct fl_heap *heap, uint64_t size, int *fds)
+{
+	struct fl_heap_pool *p = &heap->pool;
+	struct fl_heap_pool_class *c;
+	size_t n = 0;
+
+	drop_if_forked(p);
+	c = class_find(p, size);
+	if (!c)
+		return 0;
+	for (; c->want; c->want--)
+		unwant(p, size);
+	for (; c->ready; c->ready--) {
+		fds[n++] = c->entry[c->ready - 1].fd;
+		unwant(p, size);
+	}
+	return n;
 }

@@ -73,6 +73,8 @@ static void text_locked(struct fl_heap *heap, FILE *mem)
 			" buffers, %" PRIu64 " being made; %" PRIu64 " hits, %" PRIu64 " misses\n",
 			info.pool_max, info.pool_bytes, info.pool_buffers, info.pool_pending,
 			info.pool_hits, info.pool_misses);
+	if (info.pool_max)
+		fl__heap_gate_write(&heap->pool.gates, mem, false);
 	fprintf(mem, "  %16s %16s %16s %s\n", "inode", "offset", "size", "flags");
 	fl__avl_walk(&heap->buffers, text_buffer, mem);
 	if (heap->ops->walk_free) {
@@ -150,10 +152,11 @@ static void json_locked(struct fl_heap *heap, FILE *mem)
 		info.peak_buffers, info.allocations, info.failures, info.largest_free);
 	fprintf(mem,
 		",\"pool\":{\"max\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"buffers\":%" PRIu64
-		",\"pending\":%" PRIu64 ",\"hits\":%" PRIu64 ",\"misses\":%" PRIu64 "}",
+		",\"pending\":%" PRIu64 ",\"hits\":%" PRIu64 ",\"misses\":%" PRIu64 ",\"sizes\":",
 		info.pool_max, info.pool_bytes, info.pool_buffers, info.pool_pending,
 		info.pool_hits, info.pool_misses);
-	fprintf(mem, ",\"buffers\":[");
+	fl__heap_gate_write(&heap->pool.gates, mem, true);
+	fprintf(mem, "},\"buffers\":[");
 	fl__avl_walk(&heap->buffers, json_buffer, &w);
 	fprintf(mem, "],\"free_blocks\":[");
 	w.n = 0;
@@ -185,6 +188,14 @@ static int print(struct fl_heap *heap, FILE *out, void (*fmt)(struct fl_heap *he
 		r = -EIO;
 	free(text);
 	return r;
+}
+
+void fl__heap_pool_write_sizes(struct fl_heap *heap, FILE *out, bool json)
+{
+	pthread_mutex_lock(&heap->lock);
+	if (heap->pool.max || json)
+		fl__heap_gate_write(&heap->pool.gates, out, json);
+	pthread_mutex_unlock(&heap->lock);
 }
 
 FL_EXPORT int fl_heap_print(struct fl_heap *heap, FILE *out)

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "heap-internal.h"
 #include "table-internal.h"
 
 enum key {
@@ -295,6 +296,11 @@ static int parse_key(struct parser *p, enum key k, const struct fl_ini_value *v)
 								    "%s in a %s name",
 								    fl__ini_show(arg[j], b),
 								    kind->name);
+				/* What the open would refuse, refused where it is written. */
+				if (!fl__dma_heap_name_ok(arg, n_arg))
+					return fl__ini_fail(&p->ini, fl__ini_col(v, n_name + 1),
+							    "'%.*s' is not a %s name", (int)n_arg,
+							    arg, kind->name);
 				h->kind = kind;
 				strcpy(h->kind_name, v->text);
 				return 0;

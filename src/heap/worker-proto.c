@@ -28,7 +28,9 @@ bool fl__heap_worker_req_ok(const void *buf, size_t len, unsigned int nfds,
 			return false;
 		req.recipe.memfd_name[FL_HEAP_RECIPE_NAME_MAX - 1] = '\0';
 	} else if (req.type == FL_HEAP_WORKER_WORK) {
-		if (req.nclose != nfds || req.nmake > FL_HEAP_WORKER_SIZES)
+		/* The worker closes at most a batch: more would run past its fd array. */
+		if (req.nclose != nfds || nfds > FL_HEAP_WORKER_BATCH ||
+		    req.nmake > FL_HEAP_WORKER_SIZES)
 			return false;
 		for (uint32_t i = 0; i < req.nmake; i++)
 			if (!req.make[i].size || req.make[i].count > FL_HEAP_WORKER_MAX_COUNT)

@@ -22,7 +22,7 @@
 
 #include "make.h"
 
-#define FL_HEAP_WORKER_VERSION 0x666c6802u /* "flh" 2 */
+#define FL_HEAP_WORKER_VERSION 0x666c6803u /* "flh" 3 */
 /* The most fds one message carries, either way. */
 #define FL_HEAP_WORKER_BATCH 16
 /* The most sizes one WORK message asks for (the pool's size classes). */
@@ -58,6 +58,7 @@ struct fl_heap_worker_made {
 	uint64_t size;
 	uint32_t asked;
 	uint32_t n; /* fds attached, in the order of @id */
+	uint64_t cpu_ns; /* the worker's CPU time so far, for the pool's gate (pool-gate.c) */
 	struct {
 		uint64_t dev, ino;
 	} id[FL_HEAP_WORKER_BATCH];

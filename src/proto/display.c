@@ -62,6 +62,7 @@ static const struct {
 	[FL_DOP_INTERFACE_TYPE_NAME -
 		FL_DPROTO_FIRST] = { "INTERFACE_TYPE_NAME", sizeof(struct fl_dmsg_handle) },
 	[FL_DOP_SET_SOURCE - FL_DPROTO_FIRST] = { "SET_SOURCE", sizeof(struct fl_dmsg_set_source) },
+	[FL_DOP_DRIVERS - FL_DPROTO_FIRST] = { "DRIVERS", 0 },
 };
 
 const char *fl__dproto_op_name(uint32_t op)

@@ -27,8 +27,9 @@
 /*
  * The display service's version, agreed by DHELLO (the lower of both).
  * 2: DEVICE_INFO and INTERFACE_TYPE_NAME.
+ * 3: DRIVERS, and DEVICE_INFO's reply names the driver.
  */
-#define FL_DPROTO_VERSION 2
+#define FL_DPROTO_VERSION 3
 
 /* The largest request (a POST of 1024 interfaces, 56 buffers and 4096 bytes of custom data). */
 #define FL_DPROTO_MAX_REQUEST 16384
@@ -63,9 +64,10 @@ enum fl_dproto_op {
 	FL_DOP_DEVICE_INFO = 148, /* (version 2) body handle; reply device_info_reply */
 	FL_DOP_INTERFACE_TYPE_NAME = 149, /* (version 2) body handle; reply type_name_reply */
 	FL_DOP_SET_SOURCE = 150, /* body set_source (+ 1 fd for a STREAM); reply: status */
+	FL_DOP_DRIVERS = 151, /* (version 3) no body; reply drivers_reply + count driver_info */
 };
 #define FL_DPROTO_FIRST FL_DOP_HELLO
-#define FL_DPROTO_LAST	FL_DOP_SET_SOURCE
+#define FL_DPROTO_LAST	FL_DOP_DRIVERS
 
 struct fl_dmsg_hello {
 	uint32_t version; /* FL_DPROTO_VERSION */
@@ -230,7 +232,18 @@ struct fl_dmsg_stats_reply {
 struct fl_dmsg_device_info_reply {
 	struct fl_msg_reply r;
 	uint32_t n_interfaces, n_engines;
+	char driver[FL_DISPLAY_NAME_LEN]; /* version 3 */
 };
+/* A version 2 service's reply ends before the driver's name. */
+#define FL_DMSG_DEVICE_INFO_V2_SIZE offsetof(struct fl_dmsg_device_info_reply, driver)
+
+/* The drivers the service knows: @count struct fl_display_driver_info follow. */
+struct fl_dmsg_drivers_reply {
+	struct fl_msg_reply r;
+	uint32_t count, pad;
+};
+/* The most drivers a reply lists. */
+#define FL_DPROTO_MAX_DRIVERS 16
 
 /* An interface's type and its name (ADF's, or the driver's for a custom type). */
 struct fl_dmsg_type_name_reply {

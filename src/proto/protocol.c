@@ -18,6 +18,7 @@ _Static_assert(sizeof(struct fl_msg_hdr) == 16, "wire layout");
 _Static_assert(sizeof(struct fl_msg_timeline_create) == 40, "wire layout");
 _Static_assert(sizeof(struct fl_msg_fence_create) == 40, "wire layout");
 _Static_assert(sizeof(struct fl_msg_fence_merge) == 40, "wire layout");
+_Static_assert(sizeof(struct fl_msg_fence_merge_into) == 40, "wire layout");
 _Static_assert(sizeof(struct fl_msg_fence_new) == 48, "wire layout");
 _Static_assert(sizeof(struct fl_msg_point) == 96, "wire layout");
 _Static_assert(sizeof(struct fl_msg_info_reply) == 64, "wire layout");

@@ -55,7 +55,7 @@ enum fl_proto_service_id {
 };
 #define FL_PROTO_MAX_SERVICES	 8
 
-#define FL_PROTO_SYNC_VERSION	 2
+#define FL_PROTO_SYNC_VERSION	 4
 #define FL_PROTO_HEAP_VERSION	 1
 #define FL_PROTO_OBSERVE_VERSION 2
 
@@ -102,6 +102,12 @@ enum fl_proto_op {
 	FL_OP_FENCE_RETURN = 30, /* no body, fds {signal end}; one-way */
 	/* sync since version 2 */
 	FL_OP_TIMELINE_INC_AT = 31, /* body timeline_inc_at, fds {timeline}; reply: status */
+	/* sync since version 3 */
+	FL_OP_TIMELINE_FAIL = 32, /* body timeline_fail, fds {timeline}; reply: status + count */
+	/* sync since version 4 */
+	FL_OP_FENCE_MERGE_INTO = 40, /* body fence_merge_into, fds {a, b}; one-way */
+	FL_OP_FENCE_HINT_DEADLINE = 41, /* body fence_set_deadline, fds {fence}; one-way */
+	FL_OP_KICK_ACK = 50, /* body kick_ack, no fds; one-way */
 	/* heap (since version 1) */
 	FL_OP_HEAP_ALLOC = 64, /* body heap_alloc, no fds; reply heap_alloc_reply + 1 fd */
 	FL_OP_HEAP_FREE = 65, /* body heap_free, fds {buffer} or none; reply heap_free_reply */
@@ -182,6 +188,12 @@ struct fl_msg_timeline_inc_at {
 	uint64_t timestamp_ns;
 };
 
+/* Fail the timeline's pending points with @status (-4095 to -1): fl_timeline_fd_fail_pending(). */
+struct fl_msg_timeline_fail {
+	int32_t status;
+	uint32_t pad;
+};
+
 struct fl_msg_fence_create {
 	uint64_t value;
 	char name[FL_PROTO_NAME_LEN];
@@ -191,6 +203,18 @@ struct fl_msg_fence_merge {
 	char name[FL_PROTO_NAME_LEN];
 	uint32_t flags; /* FL_MERGE_WAIT_ALL, FL_MERGE_MAINLINE or both */
 	uint32_t pad; /* 0 */
+};
+
+/*
+ * FENCE_MERGE_INTO (one-way): the pooled fd @slot (the oldest left, as
+ * FENCE_NEW's) becomes the merge of fds a and b. The client checked both
+ * to be the daemon's pending pipe fences; if they are not fences when the
+ * daemon gets to it, the slot's fd fails (-ENOENT) and never signals.
+ */
+struct fl_msg_fence_merge_into {
+	char name[FL_PROTO_NAME_LEN];
+	uint32_t flags; /* FL_MERGE_WAIT_ALL, FL_MERGE_MAINLINE or both */
+	uint32_t slot;
 };
 
 struct fl_msg_fence_set_deadline {
@@ -414,7 +438,27 @@ struct fl_proto_kick {
 	uint64_t slot;
 	uint64_t timestamp_ns;
 	int32_t status;
-	uint32_t pad; /* 0 */
+	uint32_t flags; /* 0 or FL_KICK_F_ACK (sync 4; was pad) */
+};
+/*
+ * Another process's step waits for this kick: once its end is closed, the
+ * owner sends KICK_ACK with how many kicks it has read from this pipe.
+ */
+#define FL_KICK_F_ACK	  1u
+#define FL_KICK_ACK_SINCE 4 /* the sync version whose owners send KICK_ACK */
+/*
+ * KICK_ACK's count when the owner stops reading its kick pipe (its watcher
+ * idled out, nothing kept): every kick sent is taken as read, and no step
+ * waits for this owner until its next fill brings the kick pipe back.
+ */
+#define FL_KICK_ACK_GONE UINT64_MAX
+
+/*
+ * KICK_ACK (one-way, sync 4): the owner has read @count kicks from its
+ * kick pipe so far (all of them, in order) and closed the ends they named.
+ */
+struct fl_msg_kick_ack {
+	uint64_t count;
 };
 #define FL_PROTO_SHARED_SIZE 4096
 
@@ -430,7 +474,7 @@ struct fl_msg_hello_reply {
 	uint32_t pid; /* the daemon's */
 	uint32_t max_timelines; /* per client */
 	uint32_t max_fences; /* per client */
-	uint32_t flags; /* FL_HELLO_F_STATUS_PAGE */
+	uint32_t flags; /* FL_HELLO_F_STATUS_PAGE, FL_HELLO_F_INFO_PAGE */
 	uint32_t pad; /* 0 */
 	/*
 	 * What the daemon serves of each service the client asked for: the
@@ -446,6 +490,13 @@ struct fl_msg_hello_reply {
  * own uid: it shows every fence's inode and status.
  */
 #define FL_HELLO_F_STATUS_PAGE 1u
+
+/*
+ * With FL_HELLO_F_STATUS_PAGE, to a client that speaks sync 4 or later: a
+ * second fd follows, the info page (src/util/statuspage.h), from which the
+ * client answers fl_fence_fd_get_info() of the daemon's pipe fence fds.
+ */
+#define FL_HELLO_F_INFO_PAGE 2u
 
 struct fl_msg_bind_reply {
 	struct fl_msg_reply r;
@@ -521,8 +572,11 @@ struct fl_proto_request {
 		struct fl_msg_timeline_create timeline_create;
 		struct fl_msg_timeline_inc timeline_inc;
 		struct fl_msg_timeline_inc_at timeline_inc_at;
+		struct fl_msg_timeline_fail timeline_fail;
+		struct fl_msg_kick_ack kick_ack;
 		struct fl_msg_fence_create fence_create;
 		struct fl_msg_fence_merge fence_merge;
+		struct fl_msg_fence_merge_into fence_merge_into;
 		struct fl_msg_fence_info fence_info;
 		struct fl_msg_fence_set_deadline fence_set_deadline;
 		struct fl_msg_fence_import fence_import;

@@ -33,6 +33,11 @@ static const struct fl_proto_op_desc sync_ops[] = {
 	OP(FENCE_IMPORT, "FENCE_IMPORT", sizeof(struct fl_msg_fence_import)),
 	OP(FENCE_RETURN, "FENCE_RETURN", 0),
 	OP_SINCE(TIMELINE_INC_AT, "TIMELINE_INC_AT", sizeof(struct fl_msg_timeline_inc_at), 2),
+	OP_SINCE(TIMELINE_FAIL, "TIMELINE_FAIL", sizeof(struct fl_msg_timeline_fail), 3),
+	OP_SINCE(FENCE_MERGE_INTO, "FENCE_MERGE_INTO", sizeof(struct fl_msg_fence_merge_into), 4),
+	OP_SINCE(FENCE_HINT_DEADLINE, "FENCE_HINT_DEADLINE",
+		 sizeof(struct fl_msg_fence_set_deadline), 4),
+	OP_SINCE(KICK_ACK, "KICK_ACK", sizeof(struct fl_msg_kick_ack), 4),
 };
 
 /* A name field must hold a NUL: the daemon never reads past the field. */
@@ -59,6 +64,11 @@ static int sync_check(const struct fl_proto_request *r)
 		    r->u.fence_merge.pad)
 			return -EINVAL;
 		return 0;
+	case FL_OP_FENCE_MERGE_INTO:
+		return name_ok(r->u.fence_merge_into.name) && !(r->u.fence_merge_into.flags &
+								~(MERGE_WAIT_ALL | MERGE_MAINLINE))
+			       ? 0
+			       : -EINVAL;
 	case FL_OP_FENCE_INFO:
 		return r->u.fence_info.max > FL_PROTO_MAX_INFO_POINTS ? -EINVAL : 0;
 	case FL_OP_POOL_FILL:
@@ -75,6 +85,11 @@ static int sync_check(const struct fl_proto_request *r)
 	case FL_OP_TIMELINE_INC_AT:
 		/* 0 is no time; whether it is after the clock is the daemon's to say. */
 		return r->u.timeline_inc_at.timestamp_ns ? 0 : -EINVAL;
+	case FL_OP_TIMELINE_FAIL:
+		return r->u.timeline_fail.pad || r->u.timeline_fail.status >= 0 ||
+				       r->u.timeline_fail.status < -4095
+			       ? -EINVAL
+			       : 0;
 	default:
 		/*
 		 * TIMELINE_INC: any count is valid, like SW_SYNC_IOC_INC's u32;

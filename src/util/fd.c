@@ -25,6 +25,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <fenceline/fd.h>
@@ -96,6 +97,29 @@ void fl__close(int fd)
 	/* Never retry close() on Linux: the fd is gone even on EINTR. */
 	if (fd >= 0)
 		close(fd);
+}
+
+#ifndef RWF_NOSIGNAL
+#define RWF_NOSIGNAL 0x00000100
+#endif
+static atomic_bool no_rwf_nosignal;
+
+ssize_t fl__pipe_write_nosignal(int fd, const void *buf, size_t len)
+{
+	struct iovec iov = { (void *)buf, len };
+	ssize_t n;
+
+	if (atomic_load_explicit(&no_rwf_nosignal, memory_order_relaxed))
+		return -EOPNOTSUPP;
+	n = pwritev2(fd, &iov, 1, -1, RWF_NOSIGNAL);
+	if (n >= 0)
+		return n;
+	/* An unknown flag: EOPNOTSUPP (glibc's emulation says the same, ENOTSUP). */
+	if (errno == EOPNOTSUPP || errno == ENOSYS) {
+		atomic_store_explicit(&no_rwf_nosignal, true, memory_order_relaxed);
+		return -EOPNOTSUPP;
+	}
+	return -errno;
 }
 
 /* Current size of the fd table (FDSize in /proc/self/status), or -1. */

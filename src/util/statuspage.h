@@ -35,6 +35,36 @@
 #define FL_STATUS_PAGE_ENTRIES ((size_t)FL_STATUS_PAGE_SLOTS * sizeof(struct fl_status_entry))
 #define FL_STATUS_PAGE_SIZE    (FL_STATUS_PAGE_HEADER + FL_STATUS_PAGE_ENTRIES)
 
+/*
+ * The info page (issue 20): a second sealed memfd, a header page (struct
+ * fl_info_page_header) and then FL_INFO_SLOTS records of
+ * FL_INFO_RECORD_SIZE bytes, an open-addressing hash of its own keyed like
+ * the entries (linear probing over FL_INFO_PROBE slots, tombstones), each
+ * record what fl_fence_fd_get_info() returns for one fence, up to
+ * FL_INFO_POINTS points inline. Small on purpose: 64 KiB whatever the
+ * number of fences, so that a daemon with many thousand live fences pays
+ * no more memory for them; a fence whose probe range is full takes the
+ * slot of the oldest record there, whose fence then asks the daemon. Sent with HELLO's reply beside the
+ * status page to clients that speak sync 4 (FL_HELLO_F_INFO_PAGE).
+ */
+#define FL_INFO_PAGE_MAGIC  0x31495346u /* "FSI1" */
+#define FL_INFO_POINTS	    4u
+#define FL_INFO_RECORD_SIZE 512u
+#define FL_INFO_SLOTS	    128u /* a power of two */
+#define FL_INFO_PROBE	    8u
+#define FL_INFO_PAGE_HEADER 4096u
+#define FL_INFO_PAGE_SIZE   (FL_INFO_PAGE_HEADER + (size_t)FL_INFO_SLOTS * FL_INFO_RECORD_SIZE)
+
+struct fl_info_page_header {
+	uint32_t magic; /* FL_INFO_PAGE_MAGIC */
+	uint32_t slots; /* FL_INFO_SLOTS */
+	uint32_t record_size; /* FL_INFO_RECORD_SIZE */
+	uint32_t points; /* FL_INFO_POINTS */
+	uint32_t probe; /* FL_INFO_PROBE */
+	uint32_t pad; /* 0 */
+	uint64_t reserved[5]; /* 0 */
+};
+
 struct fl_status_page_header {
 	uint32_t magic; /* FL_STATUS_PAGE_MAGIC */
 	uint32_t slots; /* FL_STATUS_PAGE_SLOTS */
@@ -72,6 +102,43 @@ struct fl_status_entry {
 	uint64_t stamp_ns; /* CLOCK_MONOTONIC completion time; 0 while active */
 };
 
+/* One point of an info record: struct fl_sync_pt_info's fields, names in words. */
+struct fl_info_point {
+	uint64_t timeline_name[4]; /* FL_NAME_MAX bytes, NUL-terminated */
+	uint64_t driver_name[4];
+	int32_t status;
+	uint32_t flags;
+	uint64_t timestamp_ns;
+	uint64_t value;
+	uint64_t timeline_id;
+};
+
+/*
+ * The body of an info record (the record is a sequence word and this):
+ * what fl_fence_fd_get_info() returns for the fence fd (@dev, @ino), as
+ * the daemon published it together with the slot's entry.
+ */
+struct fl_info_body {
+	uint32_t state; /* as an entry's: FL_STATUS_E_EMPTY, _LIVE, _HELD or _GONE (a tombstone) */
+	uint32_t dev;
+	uint64_t ino;
+	int32_t status;
+	uint32_t num_points; /* all of the fence's, even beyond FL_INFO_POINTS */
+	uint64_t timestamp_ns;
+	/*
+	 * 1 when the inline points are what info returns now and until the
+	 * next publication: the fence completed and so did every point
+	 * (none can change any more), or it is active with one point (whose
+	 * status is the fence's). 0: a point may change without the fence
+	 * (an active merge, a failed fence with pending points): only the
+	 * fence's own fields are answered from here.
+	 */
+	uint32_t points_final;
+	uint32_t born; /* the writer's count of record writes: the oldest is evicted first */
+	uint64_t name[4]; /* the fence's name, FL_NAME_MAX bytes */
+	struct fl_info_point points[FL_INFO_POINTS];
+};
+
 /*
  * The table alone, on @entries (FL_STATUS_PAGE_ENTRIES bytes, zeroed at
  * first): what the page functions below use, and what the unit tests drive.
@@ -79,6 +146,25 @@ struct fl_status_entry {
 
 /* The slot where a key's probe starts. */
 uint32_t fl__status_table_home(dev_t dev, ino_t ino);
+
+/*
+ * fl__status_table_put_info() - fl__status_table_put(), and the key's info
+ * record in @info (the info page's records, or NULL: none) set to @body,
+ * or deleted when @body is NULL (a status without info: a reader must not
+ * take an older record for it). A key whose probe range in @info is full
+ * takes the slot of the oldest record there. @body's state, dev, ino, status and timestamp_ns are set
+ * here from the other arguments.
+ */
+int fl__status_table_put_info(void *entries, void *info, dev_t dev, ino_t ino, int status,
+			      uint64_t stamp_ns, bool held, const struct fl_info_body *body);
+
+/*
+ * fl__status_table_get_info() - lock-free lookup of the key's info record
+ * in @info, safe against one concurrent writer
+ * Return: true and *@ret when the key has a live record, read
+ * consistently; false otherwise.
+ */
+bool fl__status_table_get_info(const void *info, dev_t dev, ino_t ino, struct fl_info_body *ret);
 
 /*
  * fl__status_table_put() - insert a key or update its status (one writer
@@ -116,8 +202,14 @@ int fl__status_table_get(const void *entries, dev_t dev, ino_t ino, int *ret_sta
  * Return: a read-only fd of the page to send to clients (the module's:
  * do not close it), or a negative errno (memfd_create(), ftruncate(),
  * mmap(), F_ADD_SEALS).
+ *
+ * The info page is made with it, the same way; without it (its memfd
+ * failed), the status page alone is published.
  */
 int fl__status_page_create(void);
+
+/* The info page's read-only fd (the module's), or -1: none. */
+int fl__status_page_info_fd(void);
 
 /* Whether fl__status_page_create() succeeded in this process. */
 bool fl__status_page_writing(void);
@@ -130,6 +222,13 @@ bool fl__status_page_writing(void);
  */
 int fl__status_page_publish(dev_t dev, ino_t ino, int status, uint64_t stamp_ns, bool held);
 
+/*
+ * fl__status_page_publish_info() - fl__status_page_publish() with the
+ * fence's info record (@body; NULL clears the slot's record)
+ */
+int fl__status_page_publish_info(dev_t dev, ino_t ino, int status, uint64_t stamp_ns, bool held,
+				 const struct fl_info_body *body);
+
 /* fl__status_page_remove() - the daemon let go of that fence fd. */
 void fl__status_page_remove(dev_t dev, ino_t ino);
 
@@ -139,17 +238,20 @@ void fl__status_page_set_tracing(bool on);
 /*
  * The readers: clients.
  *
- * fl__status_page_map() - map the page a daemon sent (@fd stays the caller's)
+ * fl__status_page_map() - map the page a daemon sent (@fd stays the
+ * caller's), and its info page @info_fd (the caller's; -1: none)
  *
  * Checks that @fd is a memfd of the right size sealed against shrinking
  * and writing (so reading it can neither fault nor be fooled by another
  * client), maps it read-only and checks its header. The process has one
  * mapping, at one address for its whole life: a new page is mapped over
  * the old one (MAP_FIXED), once no lookup is in it, so a reader in another
- * thread never touches unmapped or half-replaced memory.
+ * thread never touches unmapped or half-replaced memory. The info page is
+ * checked the same way and mapped likewise; one that does not check out
+ * is only no info (info then asks the daemon).
  * Return: 0, -EPROTO (not such a page), or mmap()'s errno.
  */
-int fl__status_page_map(int fd);
+int fl__status_page_map(int fd, int info_fd);
 
 /*
  * fl__status_page_unmap() - the connection is gone: its page no longer
@@ -172,6 +274,15 @@ void fl__status_page_forked(void);
  * or not read consistently).
  */
 int fl__status_page_lookup(dev_t dev, ino_t ino, int *ret_status, uint64_t *ret_stamp_ns);
+
+/*
+ * fl__status_page_info() - the info record the mapped page holds for the
+ * fence fd with read end (@dev, @ino)
+ * Return: true and *@ret (read consistently, naming the key), or false:
+ * not known (no page, no info page, not published, no record with the
+ * entry, or not read consistently).
+ */
+bool fl__status_page_info(dev_t dev, ino_t ino, struct fl_info_body *ret);
 
 /*
  * fl__status_page_tracing() - whether the mapped page says a trace

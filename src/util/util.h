@@ -67,12 +67,28 @@ void *fl__search(const void *key, const void *base, size_t n, size_t size,
  */
 int fl__socket_path(char *buf, size_t cap);
 /*
- * The display service's socket path: $FENCELINE_DISPLAY_SOCKET, else
- * displayd.sock in the directory of fl__socket_path() (with
- * $FENCELINE_SOCKET set, that socket's directory). Return: as
- * fl__socket_path().
+ * The display service's socket path: $FENCELINE_DISPLAY_SOCKET, else in
+ * the directory of fl__socket_path() (with $FENCELINE_SOCKET set, that
+ * socket's directory) displayd.sock, or displayd-DRIVER[WHERE].sock when
+ * $FENCELINE_DISPLAY chooses the output (WHERE's slashes made dashes:
+ * displayd-kms-dev-dri-card0.sock). Return: as fl__socket_path(), and
+ * -EINVAL for a $FENCELINE_DISPLAY that fl__display_spec_parse() refuses.
  */
 int fl__display_socket_path(char *buf, size_t cap);
+/*
+ * A display choice, "NAME[:WHERE]" ($FENCELINE_DISPLAY, --display):
+ * @driver: auto, virtual, window, terminal or kms
+ * @where: empty, or an absolute path: a terminal's, or a card's
+ *	("kms:card1" is /dev/dri/card1)
+ */
+struct fl__display_spec {
+	char driver[16];
+	char where[128];
+};
+/* Parses @spec into @ret. Return: 0, or -EINVAL (an unknown name, a WHERE the driver does not take). */
+int fl__display_spec_parse(const char *spec, struct fl__display_spec *ret);
+/* The choices, for a usage message ("auto, virtual, ..."). */
+const char *fl__display_spec_names(void);
 int fl__socketpair_cloexec(int sv[2]);
 /*
  * fl__fd_stat() - @fd's type and permission bits, device and inode, as
@@ -99,6 +115,16 @@ int fl__fd_inode(int fd, dev_t *ret_dev, ino_t *ret_ino);
  */
 int fl__fd_identity(int fd, dev_t *ret_dev, ino_t *ret_ino, bool *ret_pipe);
 void fl__close(int fd);
+/*
+ * fl__pipe_write_nosignal() - write @len bytes of @buf into pipe end @fd
+ * with pwritev2()'s RWF_NOSIGNAL (Linux 6.18): a pipe whose readers are all
+ * gone fails with EPIPE and raises no SIGPIPE, with no signal mask around
+ * the write (two syscalls, and the first one before the write that wakes
+ * the pipe's pollers). Return: the bytes written, -errno, or -EOPNOTSUPP
+ * when the kernel lacks the flag (remembered: later calls fail at once);
+ * the caller then writes with SIGPIPE blocked.
+ */
+ssize_t fl__pipe_write_nosignal(int fd, const void *buf, size_t len);
 /* Fill @buf with random bytes (getrandom). Return: 0 or -errno. */
 int fl__random(void *buf, size_t len);
 /*

@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fenceline/bufferqueue.h>
 #include <fenceline/display.h>
 #include <fenceline/fenceline.h>
 #define FL_USE_UNSTABLE_INTROSPECT_API
@@ -57,6 +58,12 @@ struct fixture {
 	struct fl_context *out_ctx;
 	struct fl_heap_table *out_table;
 	struct fl_display_event *out_event;
+	struct fl_bufferqueue_consumer *out_consumer;
+	struct fl_bufferqueue_producer *out_producer;
+	struct fl_bufferqueue_config bq_config;
+	struct fl_bufferqueue_acquired bq_acquired;
+	struct fl_bufferqueue_dequeued bq_dequeued;
+	struct fl_bufferqueue_request bq_request;
 	int out_fd;
 	uint64_t out_value;
 	char *out_text;
@@ -72,6 +79,11 @@ static void never_called(struct fl_fence *fence, struct fl_fence_cb *cb)
 }
 
 static const char *const table_devices[] = { "cpu" };
+/* Longer than any socket address (108 bytes). */
+static const char long_path[] = "/tmp/"
+				"0123456789012345678901234567890123456789"
+				"0123456789012345678901234567890123456789"
+				"0123456789012345678901234567890123456789";
 
 static int no_signal(struct fl_sync_pt *pt)
 {
@@ -97,6 +109,7 @@ static const struct fl_timeline_ops good_ops = { .driver_name = "good", .has_sig
 	X(timeline_kill_null, 0, (fl_timeline_kill(NULL), 0))                                      \
 	X(timeline_destroy_null, 0, (fl_timeline_destroy(NULL), 0))                                \
 	X(timeline_signal_null, -EINVAL, fl_timeline_signal(NULL))                                 \
+	X(timeline_fail_pending_null, -EINVAL, fl_timeline_fail_pending(NULL, -EIO))               \
 	X(timeline_get_name_null, 0, IS_EMPTY(fl_timeline_get_name(NULL)))                         \
 	X(timeline_get_driver_name_null, 0, IS_EMPTY(fl_timeline_get_driver_name(NULL)))           \
 	X(timeline_get_id_null, 0, (long long)fl_timeline_get_id(NULL))                            \
@@ -200,6 +213,12 @@ static const struct fl_timeline_ops good_ops = { .driver_name = "good", .has_sig
 	X(timeline_fd_inc_file, -ENOTTY, fl_timeline_fd_inc(fx->file_fd, 1))                       \
 	X(timeline_fd_inc_pipe, -ENOTTY, fl_timeline_fd_inc(fx->pipe_fd, 1))                       \
 	X(timeline_fd_inc_fence_fd, -ENOTTY, fl_timeline_fd_inc(fx->fence_fd, 1))                  \
+	X(timeline_fd_fail_pending_minus_1, -EBADF, fl_timeline_fd_fail_pending(-1, -EIO))         \
+	X(timeline_fd_fail_pending_file, -ENOTTY, fl_timeline_fd_fail_pending(fx->file_fd, -EIO))  \
+	X(timeline_fd_fail_pending_fence_fd, -ENOTTY,                                              \
+	  fl_timeline_fd_fail_pending(fx->fence_fd, -EIO))                                         \
+	X(timeline_fd_fail_pending_positive, -EINVAL,                                              \
+	  fl_timeline_fd_fail_pending(fx->fence_fd, 0))                                            \
 	X(timeline_fd_inc_at_minus_1, -EBADF, fl_timeline_fd_inc_at(-1, 1, 1))                     \
 	X(timeline_fd_inc_at_no_time, -EINVAL, fl_timeline_fd_inc_at(fx->fence_fd, 1, 0))          \
 	X(timeline_fd_inc_at_file, -ENOTTY, fl_timeline_fd_inc_at(fx->file_fd, 1, 1))              \
@@ -286,6 +305,40 @@ static const struct fl_timeline_ops good_ops = { .driver_name = "good", .has_sig
 	X(daemon_flush_returns, 0, (fl_daemon_flush(), 0))                                         \
 	X(daemon_disconnect_returns, 0, (fl_daemon_disconnect(), 0))                               \
 	/* display.h: every bad argument is refused before the service is asked */                 \
+	/* bufferqueue.h */                                                                        \
+	X(bufferqueue_consumer_create_null, -EINVAL,                                               \
+	  fl_bufferqueue_consumer_create(NULL, &fx->out_consumer))                                 \
+	X(bufferqueue_consumer_create_no_slots, -EINVAL,                                           \
+	  fl_bufferqueue_consumer_create(&fx->bq_config, &fx->out_consumer))                       \
+	X(bufferqueue_consumer_destroy_null, 0, (fl_bufferqueue_consumer_destroy(NULL), 0))        \
+	X(bufferqueue_consumer_get_fd_null, -EINVAL, fl_bufferqueue_consumer_get_fd(NULL))         \
+	X(bufferqueue_consumer_dispatch_null, -EINVAL,                                             \
+	  fl_bufferqueue_consumer_dispatch(NULL, NULL))                                            \
+	X(bufferqueue_consumer_wait_null, -EINVAL, fl_bufferqueue_consumer_wait(NULL, 0))          \
+	X(bufferqueue_consumer_acquire_null, -EINVAL,                                              \
+	  fl_bufferqueue_consumer_acquire(NULL, 0, &fx->bq_acquired))                              \
+	X(bufferqueue_consumer_release_null, -EINVAL,                                              \
+	  fl_bufferqueue_consumer_release(NULL, 0, -1))                                            \
+	X(bufferqueue_consumer_connect_fd_null, -EINVAL,                                           \
+	  fl_bufferqueue_consumer_connect_fd(NULL, &fx->out_fd))                                   \
+	X(bufferqueue_producer_connect_null, -EINVAL,                                              \
+	  fl_bufferqueue_producer_connect(NULL, &fx->out_producer))                                \
+	X(bufferqueue_producer_connect_long, -ENAMETOOLONG,                                        \
+	  fl_bufferqueue_producer_connect(long_path, &fx->out_producer))                           \
+	X(bufferqueue_producer_connect_fd_closed, -EBADF,                                          \
+	  fl_bufferqueue_producer_connect_fd(-1, &fx->out_producer))                               \
+	X(bufferqueue_producer_connect_fd_file, -EINVAL,                                           \
+	  fl_bufferqueue_producer_connect_fd(fx->file_fd, &fx->out_producer))                      \
+	X(bufferqueue_producer_destroy_null, 0, (fl_bufferqueue_producer_destroy(NULL), 0))        \
+	X(bufferqueue_producer_get_fd_null, -EINVAL, fl_bufferqueue_producer_get_fd(NULL))         \
+	X(bufferqueue_producer_dispatch_null, -EINVAL, fl_bufferqueue_producer_dispatch(NULL))     \
+	X(bufferqueue_producer_get_num_slots_null, -EINVAL,                                        \
+	  fl_bufferqueue_producer_get_num_slots(NULL, NULL))                                       \
+	X(bufferqueue_producer_dequeue_null, -EINVAL,                                              \
+	  fl_bufferqueue_producer_dequeue(NULL, &fx->bq_request, 0, &fx->bq_dequeued))             \
+	X(bufferqueue_producer_queue_null, -EINVAL,                                                \
+	  fl_bufferqueue_producer_queue(NULL, 0, -1, NULL, &fx->out_value))                        \
+	X(bufferqueue_producer_cancel_null, -EINVAL, fl_bufferqueue_producer_cancel(NULL, 0, -1))  \
 	X(display_disconnect_returns, 0, (fl_display_disconnect(), 0))                             \
 	X(display_socket_path_null, -EINVAL, fl_display_socket_path(NULL, 10))                     \
 	X(display_socket_path_short, -ENAMETOOLONG, fl_display_socket_path(fx->buf, 4))            \
@@ -311,6 +364,7 @@ static const struct fl_timeline_ops good_ops = { .driver_name = "good", .has_sig
 	X(display_device_get_info_null, -EINVAL, fl_display_device_get_info(NULL, NULL, 0, NULL))  \
 	X(display_interface_type_name_null, -EINVAL,                                               \
 	  fl_display_interface_type_name(NULL, NULL, NULL))                                        \
+	X(display_drivers_null, -EINVAL, fl_display_drivers(NULL, 1, NULL))                        \
 	X(display_simple_buffer_alloc_null, -EINVAL,                                               \
 	  fl_display_simple_buffer_alloc(NULL, 1, 1, 0, &fx->out_fd, NULL, NULL, NULL))            \
 	X(display_post_null, -EINVAL, fl_display_post(NULL, NULL, &fx->out_fd, NULL))              \
@@ -403,6 +457,20 @@ static const struct fl_timeline_ops good_ops = { .driver_name = "good", .has_sig
 	  fl_heap_buffer_begin_cpu_access(fx->file_fd, 0))                                         \
 	X(heap_buffer_begin_cpu_access_closed_fd, -EBADF,                                          \
 	  fl_heap_buffer_begin_cpu_access(fx->closed_fd, FL_HEAP_SYNC_READ))                       \
+	X(heap_buffer_export_fence_no_dir, -EINVAL,                                                \
+	  fl_heap_buffer_export_fence(fx->file_fd, 0, NULL, &fx->out_fence))                       \
+	X(heap_buffer_export_fence_closed_fd, -EBADF,                                              \
+	  fl_heap_buffer_export_fence(fx->closed_fd, FL_HEAP_SYNC_READ, NULL, &fx->out_fence))     \
+	X(heap_buffer_export_fence_not_dmabuf, -EOPNOTSUPP,                                        \
+	  fl_heap_buffer_export_fence(fx->file_fd, FL_HEAP_SYNC_READ, NULL, &fx->out_fence))       \
+	X(heap_buffer_export_fence_fd_null, -EINVAL,                                               \
+	  fl_heap_buffer_export_fence_fd(fx->file_fd, FL_HEAP_SYNC_READ, NULL, NULL))              \
+	X(heap_buffer_export_fence_fd_not_dmabuf, -EOPNOTSUPP,                                     \
+	  fl_heap_buffer_export_fence_fd(fx->file_fd, FL_HEAP_SYNC_WRITE, NULL, &fx->out_fd))      \
+	X(heap_buffer_import_sync_file_no_dir, -EINVAL,                                            \
+	  fl_heap_buffer_import_sync_file(fx->file_fd, 4, fx->file_fd))                            \
+	X(heap_buffer_import_sync_file_not_dmabuf, -EOPNOTSUPP,                                    \
+	  fl_heap_buffer_import_sync_file(fx->file_fd, FL_HEAP_SYNC_WRITE, fx->file_fd))           \
 	X(heap_buffer_end_cpu_access_bad_dir, -EINVAL,                                             \
 	  fl_heap_buffer_end_cpu_access(fx->file_fd, 4))                                           \
 	X(heap_buffer_end_cpu_access_pipe, -ENOTTY,                                                \
@@ -523,6 +591,7 @@ static const struct contract contracts[] = {
 	{ "fl_timeline_kill", { 0 } },
 	{ "fl_timeline_destroy", { 0 } },
 	{ "fl_timeline_signal", { EINVAL } },
+	{ "fl_timeline_fail_pending", { EINVAL, ENOENT } },
 	{ "fl_timeline_get_name", { 0 } },
 	{ "fl_timeline_get_driver_name", { 0 } },
 	{ "fl_timeline_get_id", { 0 } },
@@ -557,6 +626,8 @@ static const struct contract contracts[] = {
 	{ "fl_mode_get", { 0 } },
 	{ "fl_timeline_fd_create", { EINVAL, DAEMON_ERRORS } },
 	{ "fl_timeline_fd_inc", { EINVAL, EBADF, ENOTTY, DAEMON_ERRORS } },
+	{ "fl_timeline_fd_fail_pending",
+	  { EINVAL, EBADF, ENOTTY, ENOENT, EOPNOTSUPP, DAEMON_ERRORS } },
 	{ "fl_timeline_fd_inc_at", { EINVAL, EBADF, ENOTTY, DAEMON_ERRORS } },
 	{ "fl_timeline_fd_get_value", { EINVAL, EBADF, ENOTTY, DAEMON_ERRORS } },
 	{ "fl_timeline_fd_close", { EBADF, EINTR, EIO } },
@@ -610,6 +681,10 @@ static const struct contract contracts[] = {
 	{ "fl_heap_print_json", { EINVAL, ENOMEM, EIO } },
 	{ "fl_heap_set_pool_max", { EINVAL } },
 	{ "fl_heap_buffer_begin_cpu_access", { EINVAL, EBADF, ENOTTY } },
+	{ "fl_heap_buffer_export_fence", { EINVAL, EBADF, EOPNOTSUPP, ENOMEM, EMFILE } },
+	{ "fl_heap_buffer_export_fence_fd",
+	  { EINVAL, EBADF, EOPNOTSUPP, ENOMEM, EMFILE, DAEMON_ERRORS } },
+	{ "fl_heap_buffer_import_sync_file", { EINVAL, EBADF, EOPNOTSUPP, ENOMEM } },
 	{ "fl_heap_buffer_end_cpu_access", { EINVAL, EBADF, ENOTTY } },
 	/* heap-daemon.h */
 	{ "fl_heap_daemon_alloc", { EINVAL, ENODEV, DAEMON_ERRORS } },
@@ -662,6 +737,30 @@ static const struct contract contracts[] = {
 	{ "fl_introspect_trace_display", { EINVAL, ENOENT, EBADF, DAEMON_ERRORS } },
 	{ "fl_introspect_client_stats", { EINVAL } },
 	/* display.h: every call may meet the service as the daemon errors say */
+	/* bufferqueue.h */
+	{ "fl_bufferqueue_consumer_create",
+	  { EINVAL, ENAMETOOLONG, EADDRINUSE, EPERM, EPROTO, ENODEV, FILE_ERRORS, ENFILE,
+	    ENOMEM } },
+	{ "fl_bufferqueue_consumer_destroy", { 0 } },
+	{ "fl_bufferqueue_consumer_get_fd", { EINVAL } },
+	{ "fl_bufferqueue_consumer_dispatch", { EINVAL } },
+	{ "fl_bufferqueue_consumer_wait", { EINVAL, ETIME, EINTR } },
+	{ "fl_bufferqueue_consumer_acquire", { EINVAL, EAGAIN } },
+	{ "fl_bufferqueue_consumer_release", { EINVAL, EBADF, EMFILE } },
+	{ "fl_bufferqueue_consumer_connect_fd", { EINVAL, EBUSY, NEW_FD_ERRORS } },
+	{ "fl_bufferqueue_producer_connect",
+	  { EINVAL, ENAMETOOLONG, ENOENT, EACCES, ECONNREFUSED, EBUSY, EPIPE, EPROTO, EINTR,
+	    NEW_FD_ERRORS } },
+	{ "fl_bufferqueue_producer_connect_fd",
+	  { EINVAL, EBADF, EBUSY, EPIPE, EPROTO, EINTR, NEW_FD_ERRORS } },
+	{ "fl_bufferqueue_producer_destroy", { 0 } },
+	{ "fl_bufferqueue_producer_get_fd", { EINVAL } },
+	{ "fl_bufferqueue_producer_dispatch", { EINVAL, EPIPE, EPROTO } },
+	{ "fl_bufferqueue_producer_get_num_slots", { EINVAL } },
+	{ "fl_bufferqueue_producer_dequeue",
+	  { EINVAL, EAGAIN, ETIME, ENODEV, E2BIG, ENOMEM, EPIPE, EPROTO, EINTR, EMFILE } },
+	{ "fl_bufferqueue_producer_queue", { EINVAL, EBADF, EPIPE, EPROTO, EINTR } },
+	{ "fl_bufferqueue_producer_cancel", { EINVAL, EBADF, EPIPE, EPROTO, EINTR } },
 	{ "fl_display_disconnect", { 0 } },
 	{ "fl_display_socket_path", { EINVAL, ENAMETOOLONG, ENOENT } },
 	{ "fl_display_devices", { EINVAL, DAEMON_ERRORS } },
@@ -682,6 +781,7 @@ static const struct contract contracts[] = {
 	{ "fl_display_read_event_fd", { EINVAL, EIO, EAGAIN, EINTR, EBADF, ENOMEM } },
 	{ "fl_display_device_get_info", { EINVAL, EOPNOTSUPP, EBADF, DAEMON_ERRORS } },
 	{ "fl_display_interface_type_name", { EINVAL, EOPNOTSUPP, EBADF, DAEMON_ERRORS } },
+	{ "fl_display_drivers", { EINVAL, EOPNOTSUPP, ENOMEM, DAEMON_ERRORS } },
 	{ "fl_display_simple_buffer_alloc",
 	  { EINVAL, EOPNOTSUPP, E2BIG, ENODEV, EBADF, DAEMON_ERRORS } },
 	{ "fl_display_post", { EINVAL, ENOENT, EBUSY, EBADF, EIO, DAEMON_ERRORS } },
@@ -749,6 +849,8 @@ static void reset_outputs(struct fixture *fx)
 	fx->out_ctx = SENTINEL_PTR;
 	fx->out_table = SENTINEL_PTR;
 	fx->out_event = SENTINEL_PTR;
+	fx->out_consumer = SENTINEL_PTR;
+	fx->out_producer = SENTINEL_PTR;
 	fx->out_fd = SENTINEL_INT;
 	fx->out_value = SENTINEL_INT;
 	fx->out_text = SENTINEL_PTR;
@@ -760,6 +862,7 @@ static int outputs_untouched(const struct fixture *fx)
 	return fx->out_tl == SENTINEL_PTR && fx->out_fence == SENTINEL_PTR &&
 	       fx->out_heap == SENTINEL_PTR && fx->out_table == SENTINEL_PTR &&
 	       fx->out_event == SENTINEL_PTR && fx->out_ctx == SENTINEL_PTR &&
+	       fx->out_consumer == SENTINEL_PTR && fx->out_producer == SENTINEL_PTR &&
 	       fx->out_fd == SENTINEL_INT && fx->out_value == SENTINEL_INT &&
 	       fx->out_text == SENTINEL_PTR && fx->out_len == SENTINEL_INT;
 }
@@ -886,11 +989,12 @@ static char *read_text(const char *path)
 }
 
 static const char *const public_headers[] = {
-	"fenceline/debug.h",	  "fenceline/fd.h",	     "fenceline/fence.h",
-	"fenceline/heap.h",	  "fenceline/heap-daemon.h", "fenceline/heap-table.h",
-	"fenceline/shared.h",	  "fenceline/sw_sync.h",     "fenceline/sync_file.h",
-	"fenceline/timeline.h",	  "fenceline/transfer.h",    "fenceline/driver/timeline.h",
-	"fenceline/introspect.h", "fenceline/context.h",     "fenceline/display.h",
+	"fenceline/debug.h",	   "fenceline/fd.h",	      "fenceline/fence.h",
+	"fenceline/heap.h",	   "fenceline/heap-daemon.h", "fenceline/heap-table.h",
+	"fenceline/shared.h",	   "fenceline/sw_sync.h",     "fenceline/sync_file.h",
+	"fenceline/timeline.h",	   "fenceline/transfer.h",    "fenceline/driver/timeline.h",
+	"fenceline/introspect.h",  "fenceline/context.h",     "fenceline/display.h",
+	"fenceline/bufferqueue.h",
 };
 
 /* The errno whose name is the @len bytes at @name ("EINVAL"), or 0. */
@@ -1210,6 +1314,7 @@ struct daemon_fx {
 /* On fds a daemon made, for after it died. */
 #define FD_CALLS(X)                                                                  \
 	X(timeline_fd_inc, fl_timeline_fd_inc(d->tl, 1))                             \
+	X(timeline_fd_fail_pending, fl_timeline_fd_fail_pending(d->tl, -EIO))        \
 	X(timeline_fd_get_value, fl_timeline_fd_get_value(d->tl, &d->value))         \
 	X(fence_fd_create, fl_fence_fd_create(d->tl, 5, "f", &d->out_fd))            \
 	X(fence_fd_merge, fl_fence_fd_merge(d->fence, d->fence, "m", 0, &d->out_fd)) \

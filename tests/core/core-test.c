@@ -713,3 +713,46 @@ FL_TEST(fence_ref_returns_same_fence)
 	fl_fence_unref(f);
 	mock_timeline_free(m);
 }
+
+/*
+ * fl_timeline_fail_pending(): a reset fails only the work not done. The
+ * driver's counter moved without a signal yet: the points it reached
+ * signal, the others fail with the error at one time, other timelines and
+ * later points are untouched, and a killed timeline refuses.
+ */
+FL_TEST(fail_pending_signals_what_the_counter_reached_and_fails_the_rest)
+{
+	struct mock_timeline *m = mock_timeline_new(0, "gpu"), *o = mock_timeline_new(0, "cam");
+	struct fl_fence *f1 = mock_fence_new(m, 1), *f2 = mock_fence_new(m, 2);
+	struct fl_fence *f3 = mock_fence_new(m, 3), *g1 = mock_fence_new(o, 1), *f4;
+	struct fl_fence_info i2, i3;
+
+	fl_assert_int_eq(fl_timeline_fail_pending(m->tl, 0), -EINVAL);
+	fl_assert_int_eq(fl_timeline_fail_pending(m->tl, -4096), -EINVAL);
+	mock_timeline_set_counter(m, 1);
+	fl_assert_int_eq(fl_timeline_fail_pending(m->tl, -EIO), 2);
+	fl_assert_int_eq(fl_fence_get_status(f1), FL_STATUS_SIGNALED);
+	fl_assert_int_eq(fl_fence_get_status(f2), -EIO);
+	fl_assert_int_eq(fl_fence_get_status(f3), -EIO);
+	fl_assert(fl_fence_get_info(f2, &i2, NULL, 0) >= 0);
+	fl_assert(fl_fence_get_info(f3, &i3, NULL, 0) >= 0);
+	fl_assert_int_eq(i2.timestamp_ns, i3.timestamp_ns);
+	fl_assert_int_eq(fl_fence_get_status(g1), FL_STATUS_ACTIVE);
+	fl_assert_int_eq(fl_timeline_is_alive(m->tl), 1);
+	/* The next frame, made after the reset, is pending and signals as usual. */
+	f4 = mock_fence_new(m, 2);
+	fl_assert_int_eq(fl_fence_get_status(f4), FL_STATUS_ACTIVE);
+	fl_assert_int_eq(mock_timeline_advance(m, 2), 1);
+	fl_assert_int_eq(fl_fence_get_status(f4), FL_STATUS_SIGNALED);
+	fl_assert_int_eq(fl_timeline_fail_pending(m->tl, -ETIMEDOUT), 0);
+	fl_assert_int_eq(fl_timeline_fail_pending(NULL, -EIO), -EINVAL);
+	fl_fence_unref(f4);
+	fl_fence_unref(g1);
+	fl_fence_unref(f3);
+	fl_fence_unref(f2);
+	fl_fence_unref(f1);
+	fl_timeline_kill(fl_timeline_ref(m->tl));
+	fl_assert_int_eq(fl_timeline_fail_pending(m->tl, -EIO), -ENOENT);
+	mock_timeline_free(o);
+	mock_timeline_free(m);
+}

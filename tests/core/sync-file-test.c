@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Importing kernel sync_files (the sync_file driver and the core's fd
- * watches). No kernel here has sync_files to give, so this program defines
- * ioctl() itself: pipes it marks answer SYNC_IOC_FILE_INFO like a sync_file
- * whose status the test sets, and their read ends become readable, as a
- * signalled sync_file does, when the test writes them. The library's calls
- * reach this ioctl() because the executable's definition comes first.
+ * watches). No kernel here has sync_files to give, so this program links
+ * tests/lib/fake-sync-file.c: pipes that answer SYNC_IOC_FILE_INFO like a
+ * sync_file whose status the test sets, and become readable, as a
+ * signalled sync_file does, when the test signals them.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,72 +22,8 @@
 
 #include <fenceline/fenceline.h>
 
+#include "fake-sync-file.h"
 #include "runner.h"
-
-#define MAX_FAKES 8
-
-/* By inode, so that the library's copies (dup()) of a fake are fakes too. */
-static struct {
-	int fd, write_end;
-	ino_t ino;
-	_Atomic int status;
-} fakes[MAX_FAKES];
-static _Atomic int nfakes;
-
-static ino_t inode_of(int fd)
-{
-	struct stat st;
-
-	return fstat(fd, &st) == 0 ? st.st_ino : 0;
-}
-
-int ioctl(int fd, unsigned long request, ...)
-{
-	va_list ap;
-	void *arg;
-
-	va_start(ap, request);
-	arg = va_arg(ap, void *);
-	va_end(ap);
-	for (int i = 0; i < nfakes && request == SYNC_IOC_FILE_INFO; i++) {
-		if (fakes[i].ino != inode_of(fd))
-			continue;
-		struct sync_file_info *info = arg;
-
-		strcpy(info->name, "fake-gpu");
-		info->status = fakes[i].status;
-		info->num_fences = 1;
-		return 0;
-	}
-	return (int)syscall(SYS_ioctl, fd, request, arg);
-}
-
-/* A pending fake sync_file. */
-static int fake_sync_file(void)
-{
-	int fds[2], fd;
-
-	fl_assert_int_eq(pipe2(fds, O_CLOEXEC), 0);
-	fd = fds[0];
-	fl_assert(nfakes < MAX_FAKES);
-	fakes[nfakes].fd = fd;
-	fakes[nfakes].write_end = fds[1];
-	fakes[nfakes].ino = inode_of(fd);
-	fakes[nfakes].status = 0;
-	nfakes++;
-	return fd;
-}
-
-/* The kernel signals it: status first, then readable, as dma_fence_signal() does. */
-static void fake_signal(int fd, int status)
-{
-	for (int i = 0; i < nfakes; i++)
-		if (fakes[i].fd == fd) {
-			fakes[i].status = status;
-			fl_assert_int_eq(write(fakes[i].write_end, "s", 1), 1);
-			close(fakes[i].write_end);
-		}
-}
 
 static struct fl_fence *import(int fd, const char *name)
 {
@@ -101,7 +36,7 @@ static struct fl_fence *import(int fd, const char *name)
 
 FL_TEST(imported_fence_completes_when_the_kernel_fence_signals)
 {
-	int fd = fake_sync_file();
+	int fd, fake = fl_test_fake_sync_file(&fd);
 	struct fl_fence *f = import(fd, NULL);
 	struct fl_sync_pt_info pt;
 	struct fl_fence_info info;
@@ -112,7 +47,7 @@ FL_TEST(imported_fence_completes_when_the_kernel_fence_signals)
 	fl_assert_str_eq(pt.timeline_name, "fake-gpu");
 	fl_assert_int_eq(fl_fence_wait(f, 0), -ETIME);
 	/* The import took a copy: the caller's fd is its own to close. */
-	fake_signal(fd, 1);
+	fl_test_fake_sync_file_signal(fake, 1);
 	close(fd);
 	fl_assert_int_eq(fl_fence_wait(f, 5000), 0);
 	fl_assert_int_eq(fl_fence_get_status(f), 1);
@@ -121,11 +56,11 @@ FL_TEST(imported_fence_completes_when_the_kernel_fence_signals)
 
 FL_TEST(imported_fence_carries_the_kernel_fences_error)
 {
-	int fd = fake_sync_file();
+	int fd, fake = fl_test_fake_sync_file(&fd);
 	struct fl_fence *f = import(fd, "mine");
 
 	fl_assert_str_eq(fl_fence_get_name(f), "mine");
-	fake_signal(fd, -EIO);
+	fl_test_fake_sync_file_signal(fake, -EIO);
 	fl_assert_int_eq(fl_fence_wait(f, 5000), -EIO);
 	close(fd);
 	fl_fence_unref(f);
@@ -133,10 +68,10 @@ FL_TEST(imported_fence_carries_the_kernel_fences_error)
 
 FL_TEST(import_of_a_signalled_sync_file_is_born_signalled)
 {
-	int fd = fake_sync_file();
+	int fd, fake = fl_test_fake_sync_file(&fd);
 	struct fl_fence *f;
 
-	fake_signal(fd, 1);
+	fl_test_fake_sync_file_signal(fake, 1);
 	f = import(fd, NULL);
 	fl_assert_int_eq(fl_fence_get_status(f), 1);
 	close(fd);
@@ -158,7 +93,7 @@ FL_TEST(import_of_what_is_not_a_sync_file_is_einval)
 /* The reason to import: a merge that waits for the GPU and a fenceline timeline. */
 FL_TEST(imported_fence_merges_with_fenceline_fences)
 {
-	int fd = fake_sync_file(), merged = -1, imported = -1, tl = -1, own = -1;
+	int fd, fake = fl_test_fake_sync_file(&fd), merged = -1, imported = -1, tl = -1, own = -1;
 	struct pollfd p = { -1, POLLIN, 0 };
 
 	fl_assert_int_eq(fl_mode_set(FL_MODE_IN_PROCESS), 0);
@@ -169,7 +104,7 @@ FL_TEST(imported_fence_merges_with_fenceline_fences)
 	p.fd = merged;
 	fl_assert_int_eq(fl_timeline_fd_inc(tl, 1), 0);
 	fl_assert_int_eq(poll(&p, 1, 0), 0);
-	fake_signal(fd, 1);
+	fl_test_fake_sync_file_signal(fake, 1);
 	fl_assert_int_eq(poll(&p, 1, 5000), 1);
 	fl_assert_int_eq(fl_fence_fd_get_status(merged), 1);
 	close(merged);
@@ -182,11 +117,11 @@ FL_TEST(imported_fence_merges_with_fenceline_fences)
 /* The watch holds the timeline until the kernel signals, even with no fence left. */
 FL_TEST(dropping_an_imported_fence_before_it_signals_leaks_nothing)
 {
-	int fd = fake_sync_file();
+	int fd, fake = fl_test_fake_sync_file(&fd);
 	struct fl_fence *f = import(fd, NULL);
 
 	fl_fence_unref(f);
-	fake_signal(fd, 1);
+	fl_test_fake_sync_file_signal(fake, 1);
 	close(fd);
 	/* Leak checkers (valgrind, LSan) see the watch and timeline go. */
 	for (int i = 0; i < 100; i++)

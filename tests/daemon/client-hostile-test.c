@@ -270,6 +270,107 @@ FL_TEST(dup2_over_the_library_fds_leaves_program_sockets_untouched)
 	dl_wait_child_ok(pid);
 }
 
+/*
+ * Connects and returns the connection's number (the one fd the library
+ * keeps from connecting), then makes the library busy (library_busy()).
+ */
+static int connection_of_a_busy_library(int *ret_tl, int *ret_fence)
+{
+	struct fl_test_fd_snapshot before;
+	char link[128];
+	int conn;
+
+	pool_kept_while_idle();
+	fl_test_fd_snapshot(&before);
+	fl_assert(fl_daemon_connect() > 0);
+	fl_assert_int_eq(fl_test_fds_new_since(&before, link, sizeof(link)), 1);
+	fl_assert(strstr(link, "socket:") != NULL);
+	fl_assert_int_eq(sscanf(link, "fd %d", &conn), 1);
+	library_busy(ret_tl, ret_fence);
+	return conn;
+}
+
+/*
+ * An owner whose connection's number the program took (a dup2() over it,
+ * while the program holds a copy of the connection, which stays open: the
+ * daemon does not drop us) still signals its own fences: the counter and
+ * the kept ends are its own, so its fence signals instead of failing as
+ * one whose end was given up. (Without that copy the connection closes,
+ * the daemon drops us, and the watcher gives the kept ends up: the fences
+ * fail, -ENOENT, as an owner's that let go of its library's fds.)
+ */
+FL_TEST(owner_signals_its_fences_after_the_program_took_the_connection_number)
+{
+	pid_t pid = dl_fork();
+
+	if (pid == 0) {
+		struct program_socks p;
+		int tl, f, conn = connection_of_a_busy_library(&tl, &f), copy = dup(conn);
+
+		fl_assert(copy >= 0);
+		program_socks_open(&p, 1);
+		fl_assert_int_eq(dup2(p.mine[0], conn), conn);
+		fl_assert_int_eq(sw_sync_timeline_inc(tl, 1), 0);
+		fl_assert_int_eq(sync_wait(f, DL_LONG_WAIT_MS), 0);
+		fl_assert_int_eq(fl_fence_fd_get_status(f), FL_STATUS_SIGNALED);
+		program_socks_untouched(&p);
+		close(copy);
+		close(f);
+		close(tl);
+		_exit(0);
+	}
+	dl_wait_child_ok(pid);
+}
+
+/*
+ * The same owner's step reaching another process's fence, which only the
+ * daemon completes: it is told through a new connection.
+ */
+FL_TEST(owner_step_reaches_the_daemon_after_the_program_took_the_connection_number)
+{
+	pid_t pid = dl_fork();
+
+	if (pid == 0) {
+		struct program_socks p;
+		int tl, f, conn = connection_of_a_busy_library(&tl, &f), copy = dup(conn), made[2];
+		pid_t other;
+		char byte;
+
+		/*
+		 * No fence of ours at that value: the daemon catches up by itself
+		 * when it sees an end it left to us hang up.
+		 */
+		fl_assert(copy >= 0);
+		close(f);
+		fl_assert_int_eq(pipe2(made, O_CLOEXEC), 0);
+		other = dl_fork();
+		if (other == 0) {
+			int g = sw_sync_fence_create(tl, "g", 1);
+
+			fl_assert(g >= 0);
+			fl_daemon_flush();
+			fl_assert_int_eq(write(made[1], "m", 1), 1);
+			/* A bare poll(): a library wait would have the daemon catch up itself. */
+			fl_assert(fl_test_poll_fd(g, POLLIN, DL_LONG_WAIT_MS) & POLLIN);
+			fl_assert_int_eq(fl_fence_fd_get_status(g), FL_STATUS_SIGNALED);
+			close(g);
+			_exit(0);
+		}
+		dl_read_all(made[0], &byte, 1);
+		close(made[0]);
+		close(made[1]);
+		program_socks_open(&p, 1);
+		fl_assert_int_eq(dup2(p.mine[0], conn), conn);
+		fl_assert_int_eq(sw_sync_timeline_inc(tl, 1), 0);
+		dl_wait_child_ok(other);
+		program_socks_untouched(&p);
+		close(copy);
+		close(tl);
+		_exit(0);
+	}
+	dl_wait_child_ok(pid);
+}
+
 /* The daemon dies while this process is connected and idle: the next call just works. */
 FL_TEST(first_call_after_daemon_sigkill_starts_a_new_daemon)
 {

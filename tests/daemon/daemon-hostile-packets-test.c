@@ -398,6 +398,14 @@ static void hostile_shared_packets(void)
 	raw_fence_new_ok(s, seq++, 1, handle, slot++);
 	fl_assert_int_eq(library_fence_status(f[0]), FL_STATUS_ACTIVE);
 	counter_set(ctr, 1);
+	/*
+	 * The library answers from the status page, which says what the
+	 * daemon knows: an owner that told nobody has not signalled for it,
+	 * and the fd agrees (not ready).
+	 */
+	fl_assert_int_eq(library_fence_status(f[0]), FL_STATUS_ACTIVE);
+	fl_assert_int_eq(fl_test_poll_fd(f[0], POLLIN, 0), 0);
+	fl_assert_int_eq(raw_fence_status(s, seq++, f[0]), FL_STATUS_SIGNALED);
 	fl_assert_int_eq(library_fence_status(f[0]), FL_STATUS_SIGNALED);
 	dl_expect_fence_status(f[0], FL_STATUS_SIGNALED);
 	fl_assert_int_eq(queued_bytes(f[0], peek), 2 * sizeof(struct record));

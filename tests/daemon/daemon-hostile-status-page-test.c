@@ -41,8 +41,11 @@
 #include "runner.h"
 #include "statuspage.h"
 
-/* HELLO that must work and carry the status page: returns its fd. */
-static int raw_hello_page(int sock, uint32_t seq)
+/*
+ * HELLO that must work and carry the status page and the info page:
+ * returns the status page's fd, the info page's in *@ret_info (NULL: closed).
+ */
+static int raw_hello_page(int sock, uint32_t seq, int *ret_info)
 {
 	struct {
 		struct fl_msg_hdr h;
@@ -51,13 +54,17 @@ static int raw_hello_page(int sock, uint32_t seq)
 		  { FL_PROTO_VERSION, 0, FL_PROTO_SERVICES_ALL } };
 	struct fl_msg_hello_reply rep;
 	unsigned int n;
-	int fd = -1;
+	int fds[2] = { -1, -1 };
 
 	raw_send(sock, &req, sizeof(req), NULL, 0);
-	fl_assert_int_eq(raw_reply_fds(sock, FL_OP_HELLO, seq, &rep, sizeof(rep), &fd, 1, &n), 0);
-	fl_assert_int_eq(rep.flags, FL_HELLO_F_STATUS_PAGE);
-	fl_assert_int_eq(n, 1);
-	return fd;
+	fl_assert_int_eq(raw_reply_fds(sock, FL_OP_HELLO, seq, &rep, sizeof(rep), fds, 2, &n), 0);
+	fl_assert_int_eq(rep.flags, FL_HELLO_F_STATUS_PAGE | FL_HELLO_F_INFO_PAGE);
+	fl_assert_int_eq(n, 2);
+	if (ret_info)
+		*ret_info = fds[1];
+	else
+		close(fds[1]);
+	return fds[0];
 }
 
 /*
@@ -99,7 +106,7 @@ static int page_entry(const void *page, int fd, int *status, uint64_t *stamp)
 FL_TEST(status_page_cannot_be_written_by_a_client)
 {
 	const int seals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE | F_SEAL_SEAL;
-	int sock = raw_connect(), fd = raw_hello_page(sock, 1), rw;
+	int info, sock = raw_connect(), fd = raw_hello_page(sock, 1, &info), rw;
 	const struct fl_status_page_header *h;
 	char path[64], zero = 0;
 	struct stat st;
@@ -136,6 +143,27 @@ FL_TEST(status_page_cannot_be_written_by_a_client)
 	fl_assert_int_eq(h->entry_size, sizeof(struct fl_status_entry));
 	fl_assert_int_eq(h->probe, FL_STATUS_PAGE_PROBE);
 	munmap(m, FL_STATUS_PAGE_SIZE);
+	/* The info page likewise. */
+	fl_assert_int_eq(fcntl(info, F_GETFL) & O_ACCMODE, O_RDONLY);
+	fl_assert_int_eq(fcntl(info, F_GET_SEALS) & seals, seals);
+	fl_assert_int_eq(fstat(info, &st), 0);
+	fl_assert_int_eq(st.st_size, FL_INFO_PAGE_SIZE);
+	fl_assert(mmap(NULL, FL_INFO_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, info, 0) ==
+		  MAP_FAILED);
+	fl_assert_errno(write(info, &zero, 1), EBADF);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", info);
+	rw = open(path, O_RDWR | O_CLOEXEC);
+	if (rw >= 0) {
+		fl_assert_errno(pwrite(rw, &zero, 1, 0), EPERM);
+		fl_assert_errno(ftruncate(rw, 0), EPERM);
+		close(rw);
+	}
+	m = mmap(NULL, FL_INFO_PAGE_SIZE, PROT_READ, MAP_SHARED, info, 0);
+	fl_assert(m != MAP_FAILED);
+	fl_assert_errno(mprotect(m, FL_INFO_PAGE_SIZE, PROT_READ | PROT_WRITE), EACCES);
+	fl_assert_int_eq(((const struct fl_info_page_header *)m)->magic, FL_INFO_PAGE_MAGIC);
+	munmap(m, FL_INFO_PAGE_SIZE);
+	close(info);
 	close(fd);
 	close(sock);
 }
@@ -147,7 +175,7 @@ FL_TEST(status_page_cannot_be_written_by_a_client)
  */
 FL_TEST(status_page_follows_daemon_fences_from_pool_to_release)
 {
-	int sock = raw_connect(), pfd = raw_hello_page(sock, 1), tl, fds[3], status = 99;
+	int sock = raw_connect(), pfd = raw_hello_page(sock, 1, NULL), tl, fds[3], status = 99;
 	struct fl_msg_hdr ping = { FL_OP_PING, FL_MSG_F_AFTER_CLOSES, 20, 0 };
 	struct fl_fence_info info;
 	struct stat gone;
@@ -200,8 +228,11 @@ FL_TEST(status_page_follows_daemon_fences_from_pool_to_release)
 	munmap((void *)page, FL_STATUS_PAGE_SIZE);
 }
 
-/* HELLO on @path: the reply's flags, and whether an fd came with it (closed). */
-static uint32_t hello_page_flags(const char *path, unsigned int *nfds)
+/*
+ * HELLO on @path speaking sync @sync: the reply's flags, and how many fds
+ * came with it (closed).
+ */
+static uint32_t hello_page_flags_sync(const char *path, uint32_t sync, unsigned int *nfds)
 {
 	struct {
 		struct fl_msg_hdr h;
@@ -209,14 +240,20 @@ static uint32_t hello_page_flags(const char *path, unsigned int *nfds)
 	} req = { { FL_OP_HELLO, 0, 0, sizeof(struct fl_msg_hello) },
 		  { FL_PROTO_VERSION, 0, FL_PROTO_SERVICES_ALL } };
 	struct fl_msg_hello_reply rep;
-	int s = raw_connect_to(path), fd = -1;
+	int s = raw_connect_to(path), fds[2] = { -1, -1 };
 
+	req.b.services[FL_PROTO_SVC_SYNC] = sync;
 	raw_send(s, &req, sizeof(req), NULL, 0);
-	fl_assert_int_eq(raw_reply_fds(s, FL_OP_HELLO, 0, &rep, sizeof(rep), &fd, 1, nfds), 0);
-	if (*nfds)
-		close(fd);
+	fl_assert_int_eq(raw_reply_fds(s, FL_OP_HELLO, 0, &rep, sizeof(rep), fds, 2, nfds), 0);
+	for (unsigned int i = 0; i < *nfds; i++)
+		close(fds[i]);
 	close(s);
 	return rep.flags;
+}
+
+static uint32_t hello_page_flags(const char *path, unsigned int *nfds)
+{
+	return hello_page_flags_sync(path, FL_PROTO_SYNC_VERSION, nfds);
 }
 
 /*
@@ -245,7 +282,11 @@ FL_TEST(another_uid_gets_no_status_page)
 		_exit(0);
 	}
 	dl_wait_child_ok(kid);
-	fl_assert_int_eq(hello_page_flags(path, &nfds), FL_HELLO_F_STATUS_PAGE);
+	fl_assert_int_eq(hello_page_flags(path, &nfds),
+			 FL_HELLO_F_STATUS_PAGE | FL_HELLO_F_INFO_PAGE);
+	fl_assert_int_eq(nfds, 2);
+	/* A client of sync 3 takes one fd: it gets the status page alone, as before. */
+	fl_assert_int_eq(hello_page_flags_sync(path, 3, &nfds), FL_HELLO_F_STATUS_PAGE);
 	fl_assert_int_eq(nfds, 1);
 	dl_daemon_stop(d);
 	unlink(path);

@@ -240,6 +240,8 @@ FL_TEST(daemon_catches_up_with_owner_counter_before_answering_other_clients)
 
 		close(ready[0]);
 		close(go[1]);
+		/* No pool: the merge is a request the daemon answers (not FENCE_MERGE_INTO). */
+		fl_assert_int_eq(setenv("FENCELINE_POOL_MAX", "0", 1), 0);
 		fl_assert(fl_daemon_connect() > 0);
 		dl_write_all(ready[1], "r", 1);
 		dl_read_all(go[0], &byte, 1);
@@ -247,12 +249,13 @@ FL_TEST(daemon_catches_up_with_owner_counter_before_answering_other_clients)
 		 * Queued at the stopped daemon before the owner signals, so
 		 * likely read before the owner's TIMELINE_SYNC: by then the
 		 * counter says 1 and the fence fd reads as signalled, so the
-		 * answer must say so too.
+		 * merge must be too. (Info is answered from the status page
+		 * without the daemon: active while the fd is not ready.)
 		 */
-		fl_assert_int_eq(fl_fence_fd_get_info(fence, &info, NULL, 0), 0);
-		fl_assert_int_eq(info.status, FL_STATUS_SIGNALED);
 		m = new_merge(fence, fence, "after");
 		fl_assert(fence_fd_readable(m));
+		fl_assert_int_eq(fl_fence_fd_get_info(fence, &info, NULL, 0), 0);
+		fl_assert_int_eq(info.status, FL_STATUS_SIGNALED);
 		_exit(0);
 	}
 	close(ready[1]);
@@ -403,6 +406,318 @@ FL_TEST(forked_child_signals_owner_timeline_through_daemon_and_counter_stays_sha
 	close(f2);
 	close(f1);
 	close(tl);
+}
+
+/*
+ * The owner writes its record into a fence's pipe itself; when every fd of
+ * the fence was closed, nobody reads that pipe, and the write must not
+ * raise SIGPIPE (its default action kills the program), nor leave it
+ * pending or blocked for the program. With RWF_NOSIGNAL (Linux 6.18) no
+ * signal is raised at all; without, the write is made with SIGPIPE blocked.
+ */
+FL_TEST(owner_signal_of_a_fence_nobody_holds_raises_no_sigpipe)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL }, old;
+	int tl = new_timeline("no-reader");
+	sigset_t mask, pending;
+	uint64_t v = 0;
+
+	fl_assert_int_eq(sigaction(SIGPIPE, &dfl, &old), 0);
+	for (int i = 0; i < 8; i++)
+		close(new_fence(tl, (uint64_t)i + 1, "dropped"));
+	fl_daemon_flush();
+	for (int i = 0; i < 8; i++)
+		fl_assert_int_eq(fl_timeline_fd_inc(tl, 1), 0);
+	fl_assert_int_eq(fl_timeline_fd_get_value(tl, &v), 0);
+	fl_assert_int_eq(v, 8);
+	fl_assert_int_eq(sigpending(&pending), 0);
+	fl_assert(!sigismember(&pending, SIGPIPE));
+	fl_assert_int_eq(pthread_sigmask(SIG_SETMASK, NULL, &mask), 0);
+	fl_assert(!sigismember(&mask, SIGPIPE));
+	fl_assert_int_eq(sigaction(SIGPIPE, &old, NULL), 0);
+	close(tl);
+}
+
+struct nonowner_inc {
+	pthread_t thread;
+	int tl, fence;
+	atomic_bool done;
+	bool ready; /* the fence fd was ready when the inc returned */
+	bool fail; /* fl_timeline_fd_fail_pending(-EIO) instead of an inc */
+	int ret;
+};
+
+static void *nonowner_inc_main(void *data)
+{
+	struct nonowner_inc *t = data;
+
+	t->ret = t->fail ? fl_timeline_fd_fail_pending(t->tl, -EIO) : fl_timeline_fd_inc(t->tl, 1);
+	t->ready = fence_fd_readable(t->fence);
+	atomic_store(&t->done, true);
+	return NULL;
+}
+
+/*
+ * SW_SYNC_IOC_INC returns with every point it reached signalled, for
+ * everyone. A point whose signal end a stopped owner keeps cannot be: the
+ * daemon has no write end of it. So the inc of a process that is not the
+ * owner waits until the owner has closed the ends it was told of (its
+ * connection watcher, no call of its program), and returns with the fd
+ * ready. Before, it returned as soon as the daemon had written the kick,
+ * and the fence was still pending while the owner was stopped.
+ */
+static void nonowner_step_with_owner_stopped(bool fail)
+{
+	int sv[2], go[2], hgo[2], tl, fence, status;
+	struct nonowner_inc inc = { .fail = fail };
+	uint64_t deadline;
+	pid_t owner, helper;
+	char byte = 'g';
+
+	socketpair_or_fail(sv);
+	fl_assert_int_eq(pipe2(go, O_CLOEXEC), 0);
+	fl_assert_int_eq(pipe2(hgo, O_CLOEXEC), 0);
+	owner = dl_fork();
+	if (owner == 0) {
+		int otl, f;
+
+		close(sv[0]);
+		close(go[1]);
+		otl = new_timeline("stopped-owner");
+		f = new_fence(otl, 1, "kept");
+		fl_daemon_flush();
+		dl_send_fd(sv[1], otl);
+		dl_send_fd(sv[1], f);
+		/* Idle, in no library call: its watcher thread completes what it is told of. */
+		dl_read_all(go[0], &byte, 1);
+		_exit(0);
+	}
+	close(sv[1]);
+	close(go[0]);
+	tl = dl_recv_fd(sv[0]);
+	fence = dl_recv_fd(sv[0]);
+	close(sv[0]);
+	fl_assert_int_eq(fl_fence_fd_get_status(fence), FL_STATUS_ACTIVE);
+
+	/*
+	 * Tells us when the daemon has taken the step. Forked before the inc
+	 * starts: a fork waits for a thread that holds the connection.
+	 */
+	helper = dl_fork();
+	if (helper == 0) {
+		uint64_t v = 0;
+
+		close(hgo[1]);
+		dl_read_all(hgo[0], &byte, 1);
+		deadline = fl_test_now_ns() + DL_LONG_WAIT_MS * 1000000ull;
+		if (fail) {
+			/*
+			 * A failure shows nowhere before the owner closes its end
+			 * (the fd is not ready): time for the daemon to take it
+			 * (were it late, the test would only prove less).
+			 */
+			fl_test_sleep_ms(200);
+			_exit(0);
+		}
+		while (fl_timeline_fd_get_value(tl, &v) == 0 && v < 1 &&
+		       fl_test_now_ns() < deadline)
+			fl_test_sleep_ms(1);
+		_exit(v == 1 ? 0 : 1);
+	}
+	close(hgo[0]);
+
+	fl_assert_int_eq(kill(owner, SIGSTOP), 0);
+	fl_assert_int_eq(waitpid(owner, &status, WUNTRACED), owner);
+	fl_assert(WIFSTOPPED(status));
+	inc.tl = tl;
+	inc.fence = fence;
+	fl_assert_int_eq(pthread_create(&inc.thread, NULL, nonowner_inc_main, &inc), 0);
+	dl_write_all(hgo[1], "g", 1);
+	dl_wait_child_ok(helper);
+	/* The step is taken: an inc that does not wait for the owner returns now. */
+	deadline = fl_test_now_ns() + 500 * 1000000ull;
+	while (!atomic_load(&inc.done) && fl_test_now_ns() < deadline)
+		fl_test_sleep_ms(1);
+	fl_assert(!atomic_load(&inc.done) || inc.ready);
+
+	fl_assert_int_eq(kill(owner, SIGCONT), 0);
+	fl_assert_int_eq(pthread_join(inc.thread, NULL), 0);
+	fl_assert_int_eq(inc.ret, fail ? 1 : 0);
+	fl_assert(inc.ready);
+	fl_assert_int_eq(fl_fence_fd_get_status(fence), fail ? -EIO : FL_STATUS_SIGNALED);
+	dl_write_all(go[1], "g", 1);
+	dl_wait_child_ok(owner);
+	close(go[1]);
+	close(hgo[1]);
+	close(fence);
+	close(tl);
+}
+
+/* Whether this process has a thread named @name (the library's names its own). */
+static bool has_thread(const char *name)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	bool found = false;
+
+	fl_assert(d);
+	while (!found && (e = readdir(d))) {
+		char path[300], comm[32] = "";
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (f && fgets(comm, sizeof(comm), f))
+			found = strncmp(comm, name, strlen(name)) == 0;
+		if (f)
+			fclose(f);
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * An owner whose last fence was closed by everyone lets go of its signal
+ * end, and, idle with nothing kept, its connection watcher goes: nobody
+ * reads its kick pipe any more. The daemon, which learns that nobody holds
+ * the fence only at its next sweep, may still kick the owner about it when
+ * another process steps the timeline past it. That step must not wait for
+ * an acknowledgement nobody will send: the watcher says it goes
+ * (FL_KICK_ACK_GONE). Before, the step waited for the whole request
+ * timeout, then failed with -ETIMEDOUT (found by the fence-state fuzzer).
+ * The daemon is stopped while the owner lets go, so that it cannot have
+ * swept the fence before the step.
+ */
+FL_TEST(nonowner_inc_does_not_wait_for_an_owner_whose_watcher_went)
+{
+	int sv[2], go[2], tl;
+	struct stopped_daemon d;
+	pid_t owner;
+	char byte = 'g';
+
+	socketpair_or_fail(sv);
+	fl_assert_int_eq(pipe2(go, O_CLOEXEC), 0);
+	owner = dl_fork();
+	if (owner == 0) {
+		uint64_t deadline;
+		int otl, f;
+
+		close(sv[0]);
+		close(go[1]);
+		/* Read when this process connects: an idle watcher goes after 20 ms. */
+		fl_assert_int_eq(setenv("FENCELINE_POOL_IDLE_MS", "20", 1), 0);
+		otl = new_timeline("left-owner");
+		f = new_fence(otl, 1, "dropped");
+		fl_daemon_flush();
+		dl_send_fd(sv[1], otl);
+		dl_read_all(go[0], &byte, 1); /* the daemon is stopped */
+		close(f);
+		deadline = fl_test_now_ns() + DL_LONG_WAIT_MS * 1000000ull;
+		while (has_thread("fl-conn-watch") && fl_test_now_ns() < deadline)
+			fl_test_sleep_ms(5);
+		fl_assert(!has_thread("fl-conn-watch"));
+		dl_write_all(sv[1], "w", 1);
+		dl_read_all(go[0], &byte, 1);
+		_exit(0);
+	}
+	close(sv[1]);
+	close(go[0]);
+	tl = dl_recv_fd(sv[0]);
+	daemon_stop(&d);
+	fl_assert(d.stopped);
+	dl_write_all(go[1], "g", 1);
+	dl_read_all(sv[0], &byte, 1);
+	daemon_resume(&d);
+	/* The request timeout is 10 s: a step that waited for the owner fails with -ETIMEDOUT. */
+	fl_assert_int_eq(fl_timeline_fd_inc(tl, 1), 0);
+	dl_write_all(go[1], "g", 1);
+	dl_wait_child_ok(owner);
+	close(go[1]);
+	close(sv[0]);
+	close(tl);
+}
+
+FL_TEST(nonowner_inc_returns_only_with_the_stopped_owners_fence_ready)
+{
+	nonowner_step_with_owner_stopped(false);
+}
+
+/*
+ * The same for fl_timeline_fd_fail_pending() of a process that is not the
+ * owner: when it returns, the owner's kept fence is failed for everyone,
+ * its fd ready (before, it returned at once, and a reader could see the
+ * fence active after it had been seen failed: found by the fence-state
+ * fuzzer).
+ */
+FL_TEST(nonowner_fail_returns_only_with_the_stopped_owners_fence_failed)
+{
+	nonowner_step_with_owner_stopped(true);
+}
+
+/*
+ * Two processes, each the owner of one timeline and signalling the other's
+ * at the same time: each inc waits until the other owner closed the ends
+ * it was kicked for, and each owner's watcher must do that while its own
+ * thread waits for such an inc's answer. A watcher that left the kicks to
+ * the waiting thread (as it may for the answers of ordinary requests)
+ * would wait for it forever, and it for the other process.
+ */
+FL_TEST(two_owners_signalling_each_others_timeline_do_not_wait_for_each_other)
+{
+	enum { N = 24 };
+	int sv[2], go[2], x, fx[N], y, fy[N];
+	pid_t pid;
+
+	socketpair_or_fail(sv);
+	fl_assert_int_eq(pipe2(go, O_CLOEXEC), 0);
+	/*
+	 * Forked before either process keeps an end: a child started while
+	 * the parent's connection watcher runs may give its own watcher that
+	 * thread's stack, which ThreadSanitizer takes for a second thread of
+	 * one id ("dup thread with used id").
+	 */
+	pid = dl_fork();
+	if (pid == 0) {
+		char byte;
+
+		close(sv[0]);
+		close(go[1]);
+		y = new_timeline("y");
+		for (int i = 0; i < N; i++)
+			fy[i] = new_fence(y, (uint64_t)i + 1, "fy");
+		fl_daemon_flush();
+		dl_send_fd(sv[1], y);
+		/* The parent's: signalled from here through the daemon. */
+		x = dl_recv_fd(sv[1]);
+		dl_read_all(go[0], &byte, 1);
+		for (int i = 0; i < N; i++)
+			fl_assert_int_eq(fl_timeline_fd_inc(x, 1), 0);
+		for (int i = 0; i < N; i++)
+			dl_expect_fence_status(fy[i], FL_STATUS_SIGNALED);
+		_exit(0);
+	}
+	close(sv[1]);
+	close(go[0]);
+	x = new_timeline("x");
+	for (int i = 0; i < N; i++)
+		fx[i] = new_fence(x, (uint64_t)i + 1, "fx");
+	fl_daemon_flush();
+	y = dl_recv_fd(sv[0]);
+	dl_send_fd(sv[0], x);
+	close(sv[0]);
+	dl_write_all(go[1], "g", 1);
+	for (int i = 0; i < N; i++)
+		fl_assert_int_eq(fl_timeline_fd_inc(y, 1), 0);
+	dl_wait_child_ok(pid);
+	for (int i = 0; i < N; i++) {
+		dl_expect_fence_status(fx[i], FL_STATUS_SIGNALED);
+		close(fx[i]);
+	}
+	close(go[1]);
+	close(y);
+	close(x);
 }
 
 FL_TEST(daemon_sigkill_while_owner_idle_fails_owner_fences_elsewhere)

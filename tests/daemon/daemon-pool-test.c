@@ -25,6 +25,7 @@
 #define FL_USE_UNSTABLE_INTROSPECT_API
 #include <fenceline/introspect.h>
 
+#include "helpers.h"
 #include "runner.h"
 
 /* The SOCK_SEQPACKET sockets open in this process, as bits by fd (the first 1024 fds). */
@@ -119,6 +120,81 @@ FL_TEST(a_loop_making_fences_waits_for_the_pool_only_once)
 	}
 	close(tl);
 	unsetenv("FENCELINE_POOL_IDLE_MS");
+}
+
+/*
+ * Makes @n fences of @tl (values from @from on, none reached), signals
+ * them all, waits for each and closes it.
+ */
+static void fences_signal_and_close(int tl, int n, uint64_t from)
+{
+	int *fences = calloc((size_t)n, sizeof(*fences));
+
+	fl_assert(fences != NULL);
+	for (int i = 0; i < n; i++)
+		fl_assert_int_eq(fl_fence_fd_create(tl, from + (uint64_t)i, "gate", &fences[i]), 0);
+	fl_assert_int_eq(fl_timeline_fd_inc(tl, (uint64_t)n), 0);
+	for (int i = 0; i < n; i++) {
+		fl_assert_int_eq(fl_fence_fd_wait(fences[i], 10000), 0);
+		close(fences[i]);
+	}
+	free(fences);
+}
+
+/*
+ * With FENCELINE_POOL_COST fixing the costs (docs/env-vars.md), the pool's
+ * gate decides in a known number of fences: dearer than a round trip, the
+ * pool steps aside and each fence waits for an fd of its own (the fds
+ * already made are used up first); cheaper, it stays.
+ */
+static void fdpool_gate_case(const char *costs, bool pays)
+{
+	struct fl_introspect_client_stats st, before;
+	int tl = -1, fds;
+
+	setenv("FENCELINE_POOL_COST", costs, 1);
+	setenv("FENCELINE_POOL_IDLE_MS", "0", 1);
+	fl_daemon_disconnect();
+	fl_assert_int_eq(fl_timeline_fd_create("gate", 0, &tl), 0);
+	fds = fl_test_count_fds();
+	/* 16 samples of each way, by turns (the first fence waits: no sample). */
+	fences_signal_and_close(tl, 40, 1);
+	st = stats();
+	fl_assert_int_eq(st.pool_pooled, (pays ? 1 : 0));
+	fl_assert_int_eq(st.pool_offs, (pays ? 0 : 1));
+	fl_assert_int_eq(st.pool_pooled_ns, (pays ? 500 : 2000));
+	fl_assert_int_eq(st.pool_bare_ns, 1000);
+
+	before = stats();
+	fences_signal_and_close(tl, 80, 41);
+	st = stats();
+	if (pays) {
+		/* Fills of 4 fds and more (how many wait depends on the daemon's speed). */
+		fl_assert(st.pool_fills - before.pool_fills <= 80 / 4 + 1);
+	} else {
+		/* At most a fill's worth (32) came from fds made before the pool stepped aside. */
+		fl_assert(st.pool_waits - before.pool_waits >= 80 - 32);
+		fl_assert(st.pool_fills - before.pool_fills >= 80 - 32);
+	}
+	fl_assert_int_eq(st.pool_pooled, (pays ? 1 : 0));
+	/* Nothing kept beyond the pool's own fds: at most 32 ready and their signal ends. */
+	fl_assert(fl_test_count_fds() <= fds + 2 * 32);
+	close(tl);
+	/* A new connection starts afresh (and leaves no fd of the old one). */
+	unsetenv("FENCELINE_POOL_COST");
+	unsetenv("FENCELINE_POOL_IDLE_MS");
+	fl_daemon_disconnect();
+	fl_assert(fl_test_count_fds() < fds);
+}
+
+FL_TEST(pool_of_fence_fds_that_does_not_pay_steps_aside)
+{
+	fdpool_gate_case("2000/1000", false);
+}
+
+FL_TEST(pool_of_fence_fds_that_pays_stays)
+{
+	fdpool_gate_case("500/1000", true);
 }
 
 FL_TEST(client_stats_take_the_callers_size)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <fenceline/shared.h>
@@ -81,18 +82,40 @@ bool process_stopped(pid_t pid)
 	return all;
 }
 
+/* Close every fd but @a and @b (after fork(): system calls only). */
+static int close_all_but(int a, int b)
+{
+	unsigned int keep[2] = { (unsigned int)(a < b ? a : b), (unsigned int)(a < b ? b : a) },
+		     lo = 0;
+
+	for (int i = 0; i < 2; lo = keep[i++] + 1)
+		if (keep[i] > lo && syscall(SYS_close_range, lo, keep[i] - 1, 0u) < 0)
+			return -1;
+	return (int)syscall(SYS_close_range, lo, ~0u, 0u);
+}
+
 int cont_guard_start(pid_t daemon, pid_t *ret_pid)
 {
-	int p[2];
+	int p[2], copies[2];
 	pid_t pid;
 	char byte;
 
 	fl_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+	fl_assert_int_eq(pipe2(copies, O_CLOEXEC), 0);
 	pid = dl_fork();
 	if (pid == 0) {
-		/* No library call: its copies of the test's fds go when it exits. */
+		/*
+		 * No library call. And none of the test's fds kept: a copy of
+		 * a timeline fd here would keep the timeline alive after the
+		 * test closed its own (as a forked child's copy keeps a
+		 * sw_sync timeline), until this process exits, some time
+		 * after daemon_resume() let it go. Every other fd goes first,
+		 * then @copies' write end tells the test they are gone.
+		 */
 		setpgid(0, 0);
-		close(p[1]);
+		if (close_all_but(p[0], copies[1]) < 0)
+			_exit(1);
+		close(copies[1]);
 		while (read(p[0], &byte, 1) < 0 && errno == EINTR)
 			;
 		kill(daemon, SIGCONT);
@@ -101,6 +124,11 @@ int cont_guard_start(pid_t daemon, pid_t *ret_pid)
 	/* Both sides, so the runner's group kill cannot catch it in between. */
 	setpgid(pid, pid);
 	close(p[0]);
+	close(copies[1]);
+	/* End-of-file once the guard holds none of our fds (or is gone). */
+	while (read(copies[0], &byte, 1) < 0 && errno == EINTR)
+		;
+	close(copies[0]);
 	*ret_pid = pid;
 	return p[1];
 }

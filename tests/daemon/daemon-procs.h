@@ -35,7 +35,9 @@ bool process_stopped(pid_t pid);
  * runs in a session of its own, out of reach of the runner's kill of the
  * test's process group. The guard, in a process group of its own too,
  * sends it SIGCONT once every copy of the returned fd is closed: by the
- * test when done, or by the exit of a test that failed an assertion.
+ * test when done, or by the exit of a test that failed an assertion. It
+ * keeps no copy of the test's other fds (they are closed in it before this
+ * returns), so a timeline the test closes is closed everywhere.
  */
 int cont_guard_start(pid_t daemon, pid_t *ret_pid);
 

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,6 +220,81 @@ FL_TEST(trace_records_between_start_and_stop_of_one_process)
 	fl_assert_int_eq(fd, -1);
 	close(f);
 	close(tl);
+}
+
+/*
+ * A service reports its trace events one way, on its own connection, and
+ * may signal a fence the moment after: a tracer that saw the fence and
+ * stopped must find the event in the trace. Here the daemon is stopped
+ * while a busy client (the daemon serves those that asked little first)
+ * queues a few events, then the STOP comes on another connection: every
+ * event must be in.
+ */
+#define QUEUED_EVENTS 8 /* under net.unix.max_dgram_qlen (10), or the send blocks */
+
+FL_TEST(a_trace_has_every_event_reported_before_its_stop)
+{
+	int ready[2], go[2], fd = -1, n = 0;
+	pid_t daemon, child, waker;
+	char c, *text, *at;
+
+	fl_assert_int_eq(fl_introspect_get_daemon_pid(&daemon), 0);
+	fl_assert_int_eq(fl_introspect_trace_start(100000), 0);
+	fl_assert_int_eq(pipe(ready), 0);
+	fl_assert_int_eq(pipe(go), 0);
+	child = dl_fork();
+	if (child == 0) {
+		pid_t pid;
+
+		close(go[1]);
+		/* Connected, seeing the session, and in debt before the daemon stops. */
+		fl_assert_int_eq(fl_introspect_get_daemon_pid(&pid), 0);
+		for (int i = 0; i < 200; i++) {
+			int view = -1;
+
+			fl_assert_int_eq(fl_introspect_dump_stats(0, &view), 0);
+			close(view);
+		}
+		fl_assert(fl_introspect_tracing());
+		fl_assert_int_eq(write(ready[1], "r", 1), 1);
+		fl_assert_int_eq(read(go[0], &c, 1), 1);
+		for (int i = 1; i <= QUEUED_EVENTS; i++) {
+			struct fl_trace_display_event ev = { .type = FL_TRACE_DISPLAY_FLIP,
+							     .device = 7,
+							     .post = (uint64_t)i,
+							     .ts_ns = (uint64_t)i,
+							     .ready_ns = (uint64_t)i };
+
+			fl_assert_int_eq(fl_introspect_trace_display(&ev, -1), 0);
+		}
+		fl_assert_int_eq(write(ready[1], "d", 1), 1);
+		/* Stay connected until the parent has its trace. */
+		fl_assert_int_eq(read(go[0], &c, 1), 0);
+		exit(0);
+	}
+	fl_assert_int_eq(read(ready[0], &c, 1), 1);
+	fl_assert_int_eq(kill(daemon, SIGSTOP), 0);
+	fl_assert_int_eq(write(go[1], "g", 1), 1);
+	fl_assert_int_eq(read(ready[0], &c, 1), 1);
+	/* The STOP is sent after all of them: the daemon wakes with both queued. */
+	waker = fork();
+	fl_assert(waker >= 0);
+	if (waker == 0) {
+		usleep(100000);
+		kill(daemon, SIGCONT);
+		_exit(0);
+	}
+	text = answered(fl_introspect_trace_stop(&fd), &fd);
+	dl_wait_child_ok(waker);
+	close(go[1]);
+	dl_wait_child_ok(child);
+	for (at = text; (at = strstr(at, "\"name\":\"flip\"")); at++)
+		n++;
+	fl_assert_int_eq(n, QUEUED_EVENTS);
+	free(text);
+	close(go[0]);
+	close(ready[0]);
+	close(ready[1]);
 }
 
 FL_TEST(trace_session_ends_with_its_connection)

@@ -8,7 +8,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -244,10 +246,147 @@ FL_TEST_TIMEOUT(status_table_reader_never_sees_a_torn_entry, 120)
 	free(r.t);
 }
 
+/* An info body whose every word says @n: a read that mixes two writes shows two values. */
+static void info_body_of(struct fl_info_body *b, uint32_t n)
+{
+	memset(b, (int)(n & 0xff), sizeof(*b));
+	b->num_points = n;
+	b->points_final = n;
+}
+
+static bool info_body_whole(const struct fl_info_body *b)
+{
+	const unsigned char *p = (const unsigned char *)b->name;
+	size_t len = sizeof(*b) - offsetof(struct fl_info_body, name);
+
+	if (b->points_final != b->num_points || b->status != (int32_t)b->num_points ||
+	    b->timestamp_ns != (uint64_t)b->num_points * 5)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (p[i] != (b->num_points & 0xff))
+			return false;
+	return true;
+}
+
+struct info_race {
+	void *t, *info;
+	atomic_bool stop;
+};
+
+static void *info_writer(void *arg)
+{
+	struct info_race *r = arg;
+	struct fl_info_body b;
+
+	for (uint32_t i = 1; !atomic_load(&r->stop); i++) {
+		info_body_of(&b, i % 251 + 1);
+		fl__status_table_put_info(r->t, r->info, DEV, 4711, (int)b.num_points,
+					  (uint64_t)b.num_points * 5, false, &b);
+		/* A status alone clears the record: never an older record for a newer entry. */
+		if (i % 32 == 0)
+			fl__status_table_put_info(r->t, r->info, DEV, 4711, 0, 0, false, NULL);
+		/* As the daemon, which writes between requests: readers get whole records too. */
+		if (i % 4 == 0)
+			sched_yield();
+	}
+	return NULL;
+}
+
+/*
+ * Info records under a writer, for real (TSan in suite 'threaded'): a
+ * reader gets a whole record that names its key and matches its entry's
+ * status, or nothing.
+ */
+FL_TEST_TIMEOUT(info_record_reader_never_sees_a_torn_record, 120)
+{
+	struct info_race r = { .t = new_table(),
+			       .info = calloc(FL_INFO_SLOTS, FL_INFO_RECORD_SIZE) };
+	long rounds = FL_TEST_UNDER_TSAN ? 50000 : 1000000, hits = 0, torn = 0;
+	struct fl_info_body b;
+	pthread_t w;
+
+	fl_assert(r.info != NULL);
+	fl_assert(!fl__status_table_get_info(r.info, DEV, 4711, &b));
+	fl_assert_int_eq(pthread_create(&w, NULL, info_writer, &r), 0);
+	for (long i = 0; i < rounds; i++) {
+		if (!fl__status_table_get_info(r.info, DEV, 4711, &b))
+			continue;
+		hits++;
+		if (b.ino != 4711 || b.dev != DEV || b.state != FL_STATUS_E_LIVE ||
+		    !info_body_whole(&b))
+			torn++;
+	}
+	atomic_store(&r.stop, true);
+	fl_assert_int_eq(pthread_join(w, NULL), 0);
+	fl_assert_int_eq(torn, 0);
+	fl_assert(hits > 0);
+	/* A status without info: the key's record is gone. */
+	fl_assert_int_eq(fl__status_table_put_info(r.t, r.info, DEV, 4711, FL_STATUS_SIGNALED, 3,
+						   false, NULL),
+			 0);
+	fl_assert(!fl__status_table_get_info(r.info, DEV, 4711, &b));
+	free(r.info);
+	free(r.t);
+}
+
+/*
+ * The info table is small whatever the number of fences: a key beyond a
+ * full probe range takes the oldest record's slot (that key's info then
+ * asks the daemon) while every status stays published, and a status
+ * without info frees its key's slot.
+ */
+FL_TEST(info_table_is_bounded_and_evicts_the_oldest)
+{
+	void *t = new_table(), *info = calloc(FL_INFO_SLOTS, FL_INFO_RECORD_SIZE);
+	struct fl_info_body b = { .num_points = 1 };
+	ino_t keys[FL_INFO_PROBE + 2];
+	unsigned int n = 0;
+	int status;
+
+	fl_assert(info != NULL);
+	/* Keys that share a home in the info table. */
+	for (ino_t ino = 5000; n < FL_INFO_PROBE + 2; ino++)
+		if (((uint64_t)ino + (uint64_t)DEV * 0x9e3779b9u) % FL_INFO_SLOTS ==
+		    ((uint64_t)5000 + (uint64_t)DEV * 0x9e3779b9u) % FL_INFO_SLOTS)
+			keys[n++] = ino;
+	for (unsigned int i = 0; i <= FL_INFO_PROBE; i++)
+		fl_assert_int_eq(fl__status_table_put_info(t, info, DEV, keys[i], FL_STATUS_ACTIVE,
+							   0, false, &b),
+				 0);
+	/* The first (oldest) gave way to the last. */
+	fl_assert(!fl__status_table_get_info(info, DEV, keys[0], &b));
+	for (unsigned int i = 1; i <= FL_INFO_PROBE; i++)
+		fl_assert(fl__status_table_get_info(info, DEV, keys[i], &b));
+	fl_assert_int_eq(get(t, keys[0], &status, NULL), 1);
+	/* Updating a key keeps its slot and makes it the newest: the next to go is keys[2]. */
+	fl_assert_int_eq(fl__status_table_put_info(t, info, DEV, keys[1], FL_STATUS_SIGNALED, 7,
+						   false, &b),
+			 0);
+	fl_assert_int_eq(fl__status_table_put_info(t, info, DEV, keys[FL_INFO_PROBE + 1],
+						   FL_STATUS_ACTIVE, 0, false, &b),
+			 0);
+	fl_assert(!fl__status_table_get_info(info, DEV, keys[2], &b));
+	fl_assert(fl__status_table_get_info(info, DEV, keys[1], &b));
+	fl_assert_int_eq(b.status, FL_STATUS_SIGNALED);
+	fl_assert_int_eq(b.timestamp_ns, 7);
+	/* A status without info takes the record away; the next key gets its slot. */
+	fl_assert_int_eq(fl__status_table_put_info(t, info, DEV, keys[3], FL_STATUS_SIGNALED, 9,
+						   false, NULL),
+			 0);
+	fl_assert(!fl__status_table_get_info(info, DEV, keys[3], &b));
+	fl_assert_int_eq(fl__status_table_put_info(t, info, DEV, keys[0], FL_STATUS_SIGNALED, 5,
+						   false, &b),
+			 0);
+	fl_assert(fl__status_table_get_info(info, DEV, keys[0], &b));
+	fl_assert(fl__status_table_get_info(info, DEV, keys[4], &b));
+	free(info);
+	free(t);
+}
+
 /* What clients get cannot be written, by them or anybody else but the daemon's mapping. */
 FL_TEST(status_page_is_sealed_and_read_only)
 {
-	int fd = fl__status_page_create(), rw, seals;
+	int fd = fl__status_page_create(), rw, seals, fd2;
 	char path[64], zero = 0;
 	void *m;
 
@@ -273,7 +412,15 @@ FL_TEST(status_page_is_sealed_and_read_only)
 	fl_assert(m != MAP_FAILED);
 	fl_assert_errno(mprotect(m, FL_STATUS_PAGE_SIZE, PROT_READ | PROT_WRITE), EACCES);
 	munmap(m, FL_STATUS_PAGE_SIZE);
-	/* The module's fd, for every client: closed only for the runner's fd count, at the end. */
+	/* The info page, made with it, likewise. */
+	fd2 = fl__status_page_info_fd();
+	fl_assert(fd2 >= 0);
+	fl_assert_int_eq(fcntl(fd2, F_GETFL) & O_ACCMODE, O_RDONLY);
+	fl_assert_int_eq(fcntl(fd2, F_GET_SEALS), seals);
+	fl_assert(mmap(NULL, FL_INFO_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd2, 0) ==
+		  MAP_FAILED);
+	/* The module's fds, for every client: closed only for the runner's fd count, at the end. */
+	close(fd2);
 	close(fd);
 }
 
@@ -299,28 +446,28 @@ FL_TEST(status_page_map_refuses_what_is_not_a_sealed_page)
 	int p[2], fd;
 
 	fd = memfd_with(FL_STATUS_PAGE_SIZE, 0);
-	fl_assert_int_eq(fl__status_page_map(fd), -EPROTO);
+	fl_assert_int_eq(fl__status_page_map(fd, -1), -EPROTO);
 	close(fd);
 	fd = memfd_with(FL_STATUS_PAGE_SIZE, F_SEAL_SHRINK | F_SEAL_GROW);
-	fl_assert_int_eq(fl__status_page_map(fd), -EPROTO);
+	fl_assert_int_eq(fl__status_page_map(fd, -1), -EPROTO);
 	close(fd);
 	fd = memfd_with(4096, seals);
-	fl_assert_int_eq(fl__status_page_map(fd), -EPROTO);
+	fl_assert_int_eq(fl__status_page_map(fd, -1), -EPROTO);
 	close(fd);
 	fl_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
-	fl_assert_int_eq(fl__status_page_map(p[0]), -EPROTO);
+	fl_assert_int_eq(fl__status_page_map(p[0], -1), -EPROTO);
 	close(p[0]);
 	close(p[1]);
 	/* Sealed and sized, but another layout: mapped, checked, blanked. */
 	fd = memfd_create("not-a-page", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	fl_assert_int_eq(ftruncate(fd, (off_t)FL_STATUS_PAGE_SIZE), 0);
 	fl_assert_int_eq(fcntl(fd, F_ADD_SEALS, seals), 0);
-	fl_assert_int_eq(fl__status_page_map(fd), -EPROTO);
+	fl_assert_int_eq(fl__status_page_map(fd, -1), -EPROTO);
 	close(fd);
 	fl_assert_int_eq(fl__status_page_lookup(DEV, 1, &p[0], NULL), 0);
 	/* The control: the same page sealed is taken. */
 	fd = memfd_with(FL_STATUS_PAGE_SIZE, seals);
-	fl_assert_int_eq(fl__status_page_map(fd), 0);
+	fl_assert_int_eq(fl__status_page_map(fd, -1), 0);
 	close(fd);
 }
 
@@ -337,9 +484,17 @@ static void *remap_reader(void *arg)
 		int status = 0;
 		uint64_t stamp = 0;
 
+		struct fl_info_body b;
+
 		if (fl__status_page_lookup(DEV, 4242, &status, &stamp)) {
 			atomic_fetch_add(&r->hits, 1);
 			if (status != FL_STATUS_SIGNALED || stamp != 77)
+				atomic_fetch_add(&r->wrong, 1);
+		}
+		if (fl__status_page_info(DEV, 4242, &b)) {
+			atomic_fetch_add(&r->hits, 1);
+			if (b.status != FL_STATUS_SIGNALED || b.timestamp_ns != 77 ||
+			    b.num_points != 3)
 				atomic_fetch_add(&r->wrong, 1);
 		}
 	}
@@ -353,14 +508,21 @@ static void *remap_reader(void *arg)
  */
 FL_TEST_TIMEOUT(status_page_mapped_over_and_blanked_under_readers, 120)
 {
-	int fd = fl__status_page_create(), status = 0;
+	int fd = fl__status_page_create(), status = 0, ifd = fl__status_page_info_fd();
+	struct fl_info_body b = { .num_points = 3 };
 	struct remap r = { 0 };
 	pthread_t th[2];
 
-	fl_assert(fd >= 0);
+	fl_assert(fd >= 0 && ifd >= 0);
 	fl_assert_int_eq(fl__status_page_lookup(DEV, 4242, &status, NULL), 0);
-	fl_assert_int_eq(fl__status_page_publish(DEV, 4242, FL_STATUS_SIGNALED, 77, false), 0);
-	fl_assert_int_eq(fl__status_page_map(fd), 0);
+	fl_assert_int_eq(fl__status_page_publish_info(DEV, 4242, FL_STATUS_SIGNALED, 77, false, &b),
+			 0);
+	/* Without the info page, no info; with it, the record. */
+	fl_assert_int_eq(fl__status_page_map(fd, -1), 0);
+	fl_assert(!fl__status_page_info(DEV, 4242, &b));
+	fl_assert_int_eq(fl__status_page_map(fd, ifd), 0);
+	fl_assert(fl__status_page_info(DEV, 4242, &b));
+	fl_assert_int_eq(b.num_points, 3);
 	fl_assert_int_eq(fl__status_page_lookup(DEV, 4242, &status, NULL), 1);
 	fl_assert_int_eq(status, FL_STATUS_SIGNALED);
 	for (int i = 0; i < 2; i++)
@@ -368,7 +530,8 @@ FL_TEST_TIMEOUT(status_page_mapped_over_and_blanked_under_readers, 120)
 	for (int i = 0; i < (FL_TEST_UNDER_TSAN ? 200 : 2000); i++) {
 		fl__status_page_unmap();
 		fl_assert_int_eq(fl__status_page_lookup(DEV, 4242, &status, NULL), 0);
-		fl_assert_int_eq(fl__status_page_map(fd), 0);
+		fl_assert(!fl__status_page_info(DEV, 4242, &b));
+		fl_assert_int_eq(fl__status_page_map(fd, ifd), 0);
 	}
 	atomic_store(&r.stop, true);
 	for (int i = 0; i < 2; i++)
@@ -377,5 +540,7 @@ FL_TEST_TIMEOUT(status_page_mapped_over_and_blanked_under_readers, 120)
 	/* Deleted by the writer: gone for the readers. */
 	fl__status_page_remove(DEV, 4242);
 	fl_assert_int_eq(fl__status_page_lookup(DEV, 4242, &status, NULL), 0);
+	fl_assert(!fl__status_page_info(DEV, 4242, &b));
+	close(ifd);
 	close(fd);
 }

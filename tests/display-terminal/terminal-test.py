@@ -19,7 +19,7 @@ import time
 import zlib
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from displaytest import check, main, read_png  # noqa: E402
+from displaytest import check, main, read_png, wait_for_path  # noqa: E402
 
 DISPLAYD, RECOVERY, CTL, CONFIG = sys.argv[1:5]
 FRAME_DIR = os.environ.get("FL_TEST_FRAME_DIR") or sys.argv[5]
@@ -134,10 +134,7 @@ def run(tmp):
     r = tmux(sock, "new-session", "-d", "-s", "fl", "-x", "100", "-y", "30", cmd)
     check(r.returncode == 0, f"tmux started ({r.stderr.strip()})")
     try:
-        for _ in range(100):
-            if os.path.exists(os.path.join(tmp, "displayd.sock")):
-                break
-            time.sleep(0.05)
+        wait_for_path(os.path.join(tmp, "displayd.sock"))
         rec = subprocess.Popen([RECOVERY, "--no-evdev"], stdin=subprocess.DEVNULL,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         time.sleep(0.5)

@@ -8,8 +8,10 @@
  * a hostile one.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -20,7 +22,10 @@
 
 #include <fenceline/display.h>
 #include <fenceline/fenceline.h>
+#define FL_USE_UNSTABLE_INTROSPECT_API
+#include <fenceline/introspect.h>
 #include <fenceline/shared.h>
+#include <sys/stat.h>
 
 #include "disp-fixture.h"
 #include "helpers.h"
@@ -386,6 +391,66 @@ FL_TEST(present_and_release_fences_carry_the_flip_s_vsync_time)
 	close(pres2);
 	close(fd[0]);
 	close(fd[1]);
+	disp_close(&d);
+}
+
+/* The "ready_us" of the trace's flip event, in ns (the trace's µs with 3 decimals). */
+static uint64_t traced_ready_ns(int trace_fd)
+{
+	char *text = fl_test_read_fd_text(trace_fd), *at;
+	uint64_t us = 0, frac = 0;
+
+	at = strstr(text, "\"name\":\"flip\"");
+	fl_assert(at != NULL);
+	at = strstr(at, "\"ready_us\":");
+	fl_assert(at != NULL);
+	fl_assert_int_eq(sscanf(at, "\"ready_us\":%" SCNu64 ".%" SCNu64, &us, &frac), 2);
+	free(text);
+	return us * 1000 + frac;
+}
+
+/*
+ * A post is ready when its last acquire fence signalled, not when a loaded
+ * service's loop (stopped here) got round to seeing it; and hardware
+ * latches at the vsync itself: a post ready after a vsync's time never
+ * shows at that vsync.
+ */
+FL_TEST(a_post_is_ready_when_its_fence_signalled_and_flips_after_that)
+{
+	struct disp d;
+	struct fl_display_buffer b;
+	int fd, tl = -1, acq = -1, pres = -1, trace = -1;
+	uint64_t signalled, ready;
+	pid_t svc;
+
+	disp_open(&d);
+	fd = simple_buffer(&d, 0x00ff00ffu, &b);
+	attach_and_light(&d);
+	svc = service_pid();
+	fl_assert_int_eq(fl_timeline_fd_create("acquire", 0, &tl), 0);
+	fl_assert_int_eq(fl_fence_fd_create(tl, 1, "acq", &acq), 0);
+	b.acquire_fence = acq;
+	fl_assert_int_eq(fl_introspect_trace_start(0), 0);
+	fl_assert_int_eq(fl_display_simple_post(d.intf, &b, FL_DISPLAY_FENCE_PRESENT, &pres, NULL),
+			 0);
+	/* The service sleeps through a vsync, the fence signals after it, then a few more pass. */
+	fl_assert_int_eq(kill(svc, SIGSTOP), 0);
+	usleep(40000);
+	signalled = fl_test_now_ns();
+	fl_assert_int_eq(fl_timeline_fd_inc(tl, 1), 0);
+	usleep(40000);
+	fl_assert_int_eq(kill(svc, SIGCONT), 0);
+	fl_assert_int_eq(fl_fence_fd_wait(pres, 10000), 0);
+	fl_assert(fence_stamp(pres) > signalled);
+	fl_assert_int_eq(fl_introspect_trace_stop(&trace), 0);
+	ready = traced_ready_ns(trace);
+	/* The fence's own time (within the inc's round trip), not the service's wake-up 40 ms on. */
+	fl_assert(ready >= signalled && ready < signalled + 20000000u);
+	close(trace);
+	close(pres);
+	close(acq);
+	close(tl);
+	close(fd);
 	disp_close(&d);
 }
 
@@ -805,6 +870,26 @@ static uint32_t checker(uint32_t px, uint32_t w, uint32_t h, uint32_t x, uint32_
 	return ((x < w / 2) ^ (y < h / 2)) ? px : ~px;
 }
 
+/* Pixels of @d's capture that are not adf_test's checkerboard of @px (XRGB8888 over black). */
+static size_t capture_wrong_checker(struct disp *d, uint32_t px)
+{
+	uint32_t w, h, pitch, *p;
+	size_t wrong = 0;
+	int cap = -1;
+
+	fl_assert_int_eq(fl_display_capture(d->intf, XR24, &cap, &w, &h, &pitch, NULL), 0);
+	p = mmap(NULL, (size_t)pitch * h, PROT_READ, MAP_SHARED, cap, 0);
+	fl_assert(p != MAP_FAILED);
+	/* Every pixel is the buffer's, its X byte aside. */
+	for (uint32_t y = 0; y < h; y++)
+		for (uint32_t x = 0; x < w; x++)
+			wrong += ((p[(size_t)y * pitch / 4 + x] ^ checker(px, w, h, x, y)) &
+				  0xffffff) != 0;
+	munmap(p, (size_t)pitch * h);
+	close(cap);
+	return wrong;
+}
+
 FL_TEST(a_capture_shows_the_post_on_screen)
 {
 	struct disp d;
@@ -832,18 +917,7 @@ FL_TEST(a_capture_shows_the_post_on_screen)
 	fl_assert_int_eq(fl_display_simple_post(d.intf, &b, FL_DISPLAY_FENCE_PRESENT, &pres, NULL),
 			 0);
 	fl_assert_int_eq(fl_fence_fd_wait(pres, 10000), 0);
-	fl_assert_int_eq(fl_display_capture(d.intf, XR24, &cap, &w, &h, &pitch, NULL), 0);
-	p = mmap(NULL, (size_t)pitch * h, PROT_READ, MAP_SHARED, cap, 0);
-	fl_assert(p != MAP_FAILED);
-	/* XRGB8888 over black: every pixel is the buffer's, its X byte aside. */
-	for (uint32_t y = 0; y < h; y++)
-		for (uint32_t x = 0; x < w; x++)
-			wrong +=
-				((p[(size_t)y * pitch / 4 + x] ^ checker(0x00c08040u, w, h, x, y)) &
-				 0xffffff) != 0;
-	fl_assert_int_eq(wrong, 0);
-	munmap(p, (size_t)pitch * h);
-	close(cap);
+	fl_assert_int_eq(capture_wrong_checker(&d, 0x00c08040u), 0);
 	fl_assert_int_eq(fl_display_capture(d.intf, FL_FOURCC('N', 'V', '1', '2'), &cap, &w, &h,
 					    &pitch, &e),
 			 -EINVAL);
@@ -851,6 +925,53 @@ FL_TEST(a_capture_shows_the_post_on_screen)
 	fl_assert_int_eq(fl_display_capture(d.eng, XR24, &cap, &w, &h, &pitch, NULL), -EINVAL);
 	close(pres);
 	close(fd);
+	disp_close(&d);
+}
+
+/*
+ * A client's memfd that it shrinks after its post is on screen: the
+ * service's composition of a capture reads past its end. The service must
+ * live on (libwayland's SIGBUS guard: zeros are read instead), tell the
+ * client, and show the next post as before.
+ */
+FL_TEST(a_buffer_shrunk_under_the_service_does_not_bring_it_down)
+{
+	struct disp d;
+	struct fl_display_buffer b, good;
+	struct fl_display_error e = { 0 };
+	uint32_t w, h, pitch, stride;
+	int mem, fd, cap = -1, pres = -1;
+
+	disp_open(&d);
+	stride = d.mode.hdisplay * 4;
+	mem = memfd_create("shrinks", MFD_CLOEXEC);
+	fl_assert(mem >= 0);
+	fl_assert_int_eq(ftruncate(mem, (off_t)stride * d.mode.vdisplay), 0);
+	b = (struct fl_display_buffer){ .engine = d.eng_id,
+					.w = d.mode.hdisplay,
+					.h = d.mode.vdisplay,
+					.format = XR24,
+					.n_planes = 1,
+					.fd = { mem },
+					.pitch = { stride },
+					.acquire_fence = -1 };
+	attach_and_light(&d);
+	fl_assert_int_eq(fl_display_simple_post(d.intf, &b, FL_DISPLAY_FENCE_PRESENT, &pres, NULL),
+			 0);
+	fl_assert_int_eq(fl_fence_fd_wait(pres, 10000), 0);
+	close(pres);
+	fl_assert_int_eq(ftruncate(mem, 0), 0);
+	fl_assert_int_eq(fl_display_capture(d.intf, XR24, &cap, &w, &h, &pitch, &e), -EFAULT);
+	fl_assert(strstr(e.msg, "shrank"));
+	/* The service lives on: the next post shows, pixel for pixel. */
+	fd = simple_buffer(&d, 0x00c08040u, &good);
+	fl_assert_int_eq(
+		fl_display_simple_post(d.intf, &good, FL_DISPLAY_FENCE_PRESENT, &pres, NULL), 0);
+	fl_assert_int_eq(fl_fence_fd_wait(pres, 10000), 0);
+	fl_assert_int_eq(capture_wrong_checker(&d, 0x00c08040u), 0);
+	close(pres);
+	close(fd);
+	close(mem);
 	disp_close(&d);
 }
 
@@ -869,6 +990,12 @@ FL_TEST(a_device_says_how_many_interfaces_and_engines_it_has)
 	fl_assert_int_eq(fl_display_device_get_info(d.dev, &info, sizeof(info), NULL), 0);
 	fl_assert_int_eq(info.n_interfaces, 3);
 	fl_assert_int_eq(info.n_engines, 4);
+	fl_assert_str_eq(info.driver, "virtual");
+	/* A caller built before the driver's name: its 8 bytes, nothing past them. */
+	memset(big, 0x5a, sizeof(big));
+	fl_assert_int_eq(fl_display_device_get_info(d.dev, (void *)big, 8, NULL), 0);
+	for (size_t i = 8; i < sizeof(big); i++)
+		fl_assert_int_eq(big[i], 0x5a);
 	/* Every id below the counts opens, the first above does not. */
 	for (uint32_t i = 0; i < info.n_interfaces; i++) {
 		fl_assert_int_eq(fl_display_interface_open(d.dev, i, &h), 0);
@@ -891,6 +1018,73 @@ FL_TEST(a_device_says_how_many_interfaces_and_engines_it_has)
 		fl_assert_int_eq(big[i], 0x5a);
 	fl_assert_int_eq(fl_display_device_get_info(d.dev, &info, 0, NULL), -EINVAL);
 	fl_assert_int_eq(fl_display_device_get_info(d.dev, NULL, sizeof(info), NULL), -EINVAL);
+	disp_close(&d);
+}
+
+/* DEVICE_INFO's reply to a client that agreed on version @version: its length. */
+static ssize_t device_info_reply_len(uint32_t version)
+{
+	uint32_t hello[6] = { 128, 0, 1, 8, version, 0 }, open[8] = { 130, 0, 2, 16, 0, 0, 0, 0 };
+	uint32_t info[6] = { 148, 0, 3, 8, 0, 0 }, rep[32] = { 0 };
+	int fd = raw_connect();
+	ssize_t n;
+
+	fl_assert_int_eq(send(fd, hello, sizeof(hello), 0), sizeof(hello));
+	fl_assert_int_eq(recv(fd, rep, sizeof(rep), 0), 32);
+	fl_assert_int_eq(rep[6], version);
+	fl_assert_int_eq(send(fd, open, sizeof(open), 0), sizeof(open));
+	/* The handle's event fd comes along: recv() without room for it lets the kernel close it. */
+	fl_assert_int_eq(recv(fd, rep, sizeof(rep), 0), 32);
+	fl_assert_int_eq((int32_t)rep[4], 0);
+	info[4] = rep[6];
+	fl_assert_int_eq(send(fd, info, sizeof(info), 0), sizeof(info));
+	n = recv(fd, rep, sizeof(rep), 0);
+	fl_assert_int_eq(rep[0], 148u | 0x80000000u);
+	fl_assert_int_eq((int32_t)rep[4], 0);
+	fl_assert_int_eq(rep[6], 3); /* the default config's interfaces */
+	close(fd);
+	return n;
+}
+
+/* A version 2 client checks DEVICE_INFO's size: it gets the reply it knows, without the driver. */
+FL_TEST(a_version_2_client_gets_the_device_info_it_knows)
+{
+	struct disp d;
+
+	disp_open(&d);
+	fl_assert_int_eq(device_info_reply_len(2), 16 + 8 + 8);
+	fl_assert_int_eq(device_info_reply_len(3), 16 + 8 + 8 + FL_DISPLAY_NAME_LEN);
+	disp_close(&d);
+}
+
+/* The service lists its drivers: the one in use, and for the others whether they can run and why not. */
+FL_TEST(the_service_lists_its_drivers_and_which_runs_its_device)
+{
+	struct fl_display_driver_info info[16], one;
+	struct disp d;
+	int n, virt = -1;
+
+	disp_open(&d);
+	n = fl_display_drivers(info, 16, NULL);
+	fl_assert(n >= 4 && n <= 16);
+	for (int i = 0; i < n; i++) {
+		fl_assert(info[i].name[0] != '\0');
+		fl_assert(info[i].status <= 0);
+		/* Unavailable always comes with a reason a person can read. */
+		fl_assert(info[i].status == 0 || strlen(info[i].why) > 8);
+		if (!strcmp(info[i].name, "virtual"))
+			virt = i;
+		else
+			fl_assert_int_eq(info[i].devices, 0);
+	}
+	fl_assert(virt >= 0);
+	fl_assert_int_eq(info[virt].status, 0);
+	fl_assert_int_eq(info[virt].devices, 1);
+	/* A short array gets what fits; the count is still all of them. */
+	fl_assert_int_eq(fl_display_drivers(&one, 1, NULL), n);
+	fl_assert_str_eq(one.name, info[0].name);
+	fl_assert_int_eq(fl_display_drivers(NULL, 0, NULL), n);
+	fl_assert_int_eq(fl_display_drivers(NULL, 1, NULL), -EINVAL);
 	disp_close(&d);
 }
 

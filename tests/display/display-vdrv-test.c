@@ -354,7 +354,8 @@ FL_TEST(a_tiled_buffer_is_checked_by_the_driver_and_shows_as_its_linear_image)
 	struct fl_display_writeback wb;
 	uint8_t *map, *short_map, *dst;
 	size_t wrong = 0;
-	int fd, short_fd, wb_fd, fence = -1;
+	uint32_t cw, ch, cpitch;
+	int fd, short_fd, wb_fd, fence = -1, cap = -1;
 
 	vd_open(&d);
 	fl_assert_int_eq(fl_display_blank(d.intf[SOLO], FL_DISPLAY_DPMS_ON, NULL), 0);
@@ -394,8 +395,20 @@ FL_TEST(a_tiled_buffer_is_checked_by_the_driver_and_shows_as_its_linear_image)
 			wrong += (((uint32_t *)dst)[y * W + x] & 0xffffff) !=
 				 (tiled_want(x, y) & 0xffffff);
 	fl_assert_int_eq(wrong, 0);
-	munmap(dst, (size_t)W * H * 4);
+
+	/* Shrunk by its client while on screen: the capture fails, the service lives on. */
+	fl_assert_int_eq(post(&d, solo, 1, &b, NULL, 0, NULL, &fence, &e), 0);
+	fl_assert_int_eq(fl_fence_fd_wait(fence, 10000), 0);
+	close(fence);
 	munmap(map, TSIZE);
+	fl_assert_int_eq(ftruncate(fd, TOFFSET + TPITCH), 0);
+	fl_assert_int_eq(fl_display_capture(d.intf[SOLO], XR24, &cap, &cw, &ch, &cpitch, &e),
+			 -EFAULT);
+	fl_assert(strstr(e.msg, "shrank"));
+	fl_assert_int_eq(post(&d, solo, 1, &b, NULL, FL_DISPLAY_POST_TEST_ONLY, NULL, NULL, &e),
+			 -EINVAL);
+	fl_assert(strstr(e.msg, "past the plane's 256-byte memory"));
+	munmap(dst, (size_t)W * H * 4);
 	munmap(short_map, TSIZE - 1);
 	close(wb_fd);
 	close(fd);

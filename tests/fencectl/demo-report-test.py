@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""The README's demo, traced and reported end to end: `fencectl trace` records
-a janky run of pipeline-demo, `fencectl report` finds its late frames and
+"""The earlier demo (pipeline-demo-sim), traced and reported end to end: `fencectl trace` records
+a janky run of it, `fencectl report` finds its late frames and
 blames a producer for each, and headless Chromium renders the page with a
 lane per timeline. Saves the screenshot (docs/report-example.png is one)
 into the build directory.

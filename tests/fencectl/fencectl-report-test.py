@@ -217,6 +217,11 @@ def pipeline_trace(path):
                      "ts": T0 + 10})
     t.events.append({"ph": "i", "s": "g", "cat": "deadlock", "name": "deadlock", "ts": T0 + 5,
                      "args": {"text": "none really", "pids": [1]}, "future": [1, 2]})
+    # The gpu's context reset at the end (fl_timeline_fd_fail_pending()): named in the report.
+    t.events.append({"ph": "i", "s": "t", "cat": "signal", "name": "fail", "pid": t.TLPID,
+                     "tid": 2, "ts": end - 10,
+                     "args": {"timeline": 2, "value": FRAMES, "status": -5, "failed": 2,
+                              "by_pid": GPU, "fences": []}})
     t.dump(path, end)
 
 
@@ -265,6 +270,8 @@ SCHEMA = {
     "late_frames": [{"timeline": int, "timeline_name": NSTR, "value": int, "presented_us": NUM,
                      "fence": int, "fence_name": NSTR, "late_us": NUM, "root": str}],
     "deadlocks": [{"t_us": NUM, "text": str}],
+    "resets": [{"t_us": NUM, "timeline": int, "timeline_name": NSTR, "value": int, "status": int,
+                "failed": int, "by_pid": int}],
     "screens": [{"device": int, "posts": int, "flipped": int, "late": int, "dropped": int,
                  "acquire_failed": int, "vsyncs": int, "releases": int,
                  "latency_us": {"p50": NNUM, "p99": NNUM, "max": NNUM},
@@ -394,6 +401,10 @@ def main():
               f"compositor ({COMPOSITOR})", f"compositor summary: {procs.get(COMPOSITOR)}")
         check(len(a["deadlocks"]) == 1 and a["deadlocks"][0]["text"] == "none really",
               "the deadlock report is kept")
+        resets = a.get("resets", [])
+        check(len(resets) == 1 and resets[0]["timeline_name"] == "gpu" and
+              resets[0]["status"] == -5 and resets[0]["failed"] == 2 and
+              resets[0]["by_pid"] == GPU, f"the gpu's reset is named: {resets}")
         check("fences" not in a and "waits" not in a, "--json leaves out the lanes")
 
     # --display picks another timeline: the camera's frames were never late by a deadline.

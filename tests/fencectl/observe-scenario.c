@@ -191,6 +191,11 @@ static int pipeline(int frames)
 			a = fence(cam, (uint64_t)n, name);
 			snprintf(name, sizeof(name), "gpu-%d", n);
 			b = fence(gpu, (uint64_t)n, name);
+			/*
+			 * Made in the daemon now: the trace stamps a fence when the daemon makes
+			 * it, which on a loaded machine could be most of the late frame's 35 ms.
+			 */
+			fl_daemon_flush();
 			send_fd(to_comp[0], a);
 			send_fd(to_comp[0], b);
 			close(a);

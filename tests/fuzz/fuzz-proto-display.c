@@ -39,9 +39,9 @@ static uint32_t u32(const uint8_t *p, size_t off)
 static int body_size(uint32_t op)
 {
 	static const int size[] = { 8,	0,  16, 8,  8, 8, 8, 16, 16, 8, 76, 16,
-				    16, 24, 0,	64, 8, 8, 8, 8,	 8,  8, 96 };
+				    16, 24, 0,	64, 8, 8, 8, 8,	 8,  8, 96, 0 };
 
-	return op >= 128 && op <= 150 ? size[op - 128] : -1;
+	return op >= 128 && op <= 151 ? size[op - 128] : -1;
 }
 
 /* A wire buffer at @b: its fd count, or -1 if its fields break the rules. */
@@ -142,7 +142,7 @@ static int model(const uint8_t *p, size_t len, unsigned int nfds, bool trunc, un
 		return u32(b, 4) > 1 ? -EINVAL : 0;
 	case 147: /* DUMP: flags JSON or 0, pad 0 */
 		return (u32(b, 0) & ~1u) || u32(b, 4) ? -EINVAL : 0;
-	default: /* DEVICES, BLANK, SIMPLE_ALLOC, CAPTURE */
+	default: /* DEVICES, BLANK, SIMPLE_ALLOC, CAPTURE, DRIVERS */
 		return 0;
 	}
 }

@@ -63,6 +63,10 @@ static const struct {
 	{ 29, 32 }, /* FENCE_IMPORT */
 	{ 30, 0 }, /* FENCE_RETURN */
 	{ 31, 16 }, /* TIMELINE_INC_AT (sync 2) */
+	{ 32, 8 }, /* TIMELINE_FAIL (sync 3) */
+	{ 40, 40 }, /* FENCE_MERGE_INTO (sync 4) */
+	{ 41, 8 }, /* FENCE_HINT_DEADLINE (sync 4) */
+	{ 50, 8 }, /* KICK_ACK (sync 4) */
 	{ 64, 48 }, /* HEAP_ALLOC */
 	{ 65, 8 }, /* HEAP_FREE (1 fd, or none for a group) */
 	{ 66, 32 }, /* HEAP_INFO */
@@ -243,6 +247,14 @@ static int violations(const uint8_t *pkt, size_t len, unsigned int nfds, bool tr
 		if (!u64_at(b, 8))
 			bad |= E_INVAL;
 		break;
+	case 40: /* FENCE_MERGE_INTO: name[32], flags (WAIT_ALL 1, MAINLINE 2), slot */
+		if (!memchr(b, 0, 32) || (u32_at(b, 32) & ~3u))
+			bad |= E_INVAL;
+		break;
+	case 32: /* TIMELINE_FAIL: status -4095..-1, pad 0 */
+		if ((int32_t)u32_at(b, 0) >= 0 || (int32_t)u32_at(b, 0) < -4095 || u32_at(b, 4))
+			bad |= E_INVAL;
+		break;
 	default: /* TIMELINE_INC takes any count, FENCE_SET_DEADLINE any time; no other body */
 		break;
 	}
@@ -268,6 +280,10 @@ static void check_body(const struct fl_proto_request *q, const uint8_t *b)
 	case FL_OP_TIMELINE_INC:
 		CHECK(q->u.timeline_inc.count == u64_at(b, 0));
 		break;
+	case FL_OP_TIMELINE_FAIL:
+		CHECK(q->u.timeline_fail.status == (int32_t)u32_at(b, 0) &&
+		      q->u.timeline_fail.status < 0 && q->u.timeline_fail.pad == 0);
+		break;
 	case FL_OP_TIMELINE_INC_AT:
 		CHECK(q->u.timeline_inc_at.count == u64_at(b, 0));
 		CHECK(q->u.timeline_inc_at.timestamp_ns == u64_at(b, 8) &&
@@ -283,6 +299,13 @@ static void check_body(const struct fl_proto_request *q, const uint8_t *b)
 		CHECK(memcmp(q->u.fence_merge.name, b, 32) == 0);
 		CHECK((q->u.fence_merge.flags & ~3u) == 0 && q->u.fence_merge.pad == 0);
 		CHECK(q->u.fence_merge.flags == u32_at(b, 32));
+		break;
+	case FL_OP_FENCE_MERGE_INTO:
+		CHECK(has_nul(q->u.fence_merge_into.name));
+		CHECK(memcmp(q->u.fence_merge_into.name, b, 32) == 0);
+		CHECK((q->u.fence_merge_into.flags & ~3u) == 0);
+		CHECK(q->u.fence_merge_into.flags == u32_at(b, 32) &&
+		      q->u.fence_merge_into.slot == u32_at(b, 36));
 		break;
 	case FL_OP_FENCE_INFO:
 		CHECK(q->u.fence_info.max <= FL_PROTO_MAX_INFO_POINTS);
@@ -308,6 +331,7 @@ static void check_body(const struct fl_proto_request *q, const uint8_t *b)
 		CHECK(q->u.timeline_sync.handle == u32_at(b, 0) && q->u.timeline_sync.pad == 0);
 		break;
 	case FL_OP_FENCE_SET_DEADLINE:
+	case FL_OP_FENCE_HINT_DEADLINE:
 		CHECK(q->u.fence_set_deadline.deadline_ns == u64_at(b, 0));
 		break;
 	case FL_OP_DUMP:
@@ -356,6 +380,9 @@ static void check_body(const struct fl_proto_request *q, const uint8_t *b)
 		CHECK(has_nul(q->u.heap_info.heap));
 		CHECK(memcmp(q->u.heap_info.heap, b, 32) == 0);
 		break;
+	case FL_OP_KICK_ACK:
+		CHECK(q->u.kick_ack.count == u64_at(b, 0));
+		break;
 	case FL_OP_TIMELINE_GET_VALUE:
 	case FL_OP_FENCE_RETURN:
 	case FL_OP_TIMELINE_BIND:
@@ -372,7 +399,7 @@ static void check_tables(void)
 {
 	static bool done;
 	static const uint32_t unknown[] = { 0,		3,	     15,
-					    32,		63,	     67,
+					    33,		63,	     67,
 					    95,		101,	     127,
 					    128,	255,	     256,
 					    0x7fffffff, FL_OP_REPLY, FL_OP_REPLY | 1,

@@ -28,7 +28,9 @@ FENCE_CREATE, FENCE_MERGE, FENCE_INFO = 19, 20, 21
 TIMELINE_BIND, POOL_FILL, FENCE_NEW, TIMELINE_SIGNAL = 22, 23, 24, 25
 TIMELINE_SYNC, FENCE_SET_DEADLINE, FENCE_GET_DEADLINE, FENCE_IMPORT = 26, 27, 28, 29
 FENCE_RETURN = 30
-TIMELINE_INC_AT = 31
+TIMELINE_INC_AT, TIMELINE_FAIL = 31, 32
+KICK_ACK = 50
+FENCE_MERGE_INTO, FENCE_HINT_DEADLINE = 40, 41
 HEAP_ALLOC, HEAP_FREE, HEAP_INFO = 64, 65, 66
 DUMP, WAIT_BEGIN, WAIT_END, TRACE, TRACE_EVENT = 96, 97, 98, 99, 100
 F_FENCE = 16
@@ -70,12 +72,22 @@ SEEDS = {
     "timeline-inc-at": packet(1, TIMELINE_INC_AT, 48, struct.pack("<QQ", 1, 1000)),
     # Invalid: no time (-EINVAL).
     "timeline-inc-at-bad-zero": packet(1, TIMELINE_INC_AT, 49, struct.pack("<QQ", 1, 0)),
+    "timeline-fail": packet(1, TIMELINE_FAIL, 53, struct.pack("<iI", -5, 0)),
+    # Invalid: a status that is no error (-EINVAL).
+    "timeline-fail-bad-status": packet(1, TIMELINE_FAIL, 54, struct.pack("<iI", 0, 0)),
+    "kick-ack": packet(0, KICK_ACK, 55, struct.pack("<Q", 3)),
     "timeline-get-value": packet(1, TIMELINE_GET_VALUE, 4, b""),
     "fence-create": packet(3, FENCE_CREATE, 5, struct.pack("<Q", 1) + name("frame")),
     "fence-create-reply": packet(3, FENCE_CREATE, 6, struct.pack("<Q", 2) + name(""),
                                  flags=F_REPLY),
     "fence-merge": packet(2, FENCE_MERGE, 7,
                           name("merged") + struct.pack("<II", MERGE_WAIT_ALL, 0)),
+    "fence-merge-into": packet(2, FENCE_MERGE_INTO, 55,
+                               name("merged") + struct.pack("<II", MERGE_WAIT_ALL, 3)),
+    # Invalid: an unknown flag (-EINVAL).
+    "fence-merge-into-bad-flags": packet(2, FENCE_MERGE_INTO, 56,
+                                         name("m") + struct.pack("<II", 4, 0)),
+    "fence-hint-deadline": packet(1, FENCE_HINT_DEADLINE, 57, struct.pack("<Q", 1000)),
     "fence-merge-mainline": packet(2, FENCE_MERGE, 20, name("") + struct.pack(
         "<II", MERGE_WAIT_ALL | MERGE_MAINLINE, 0)),
     # Invalid: an unknown merge flag (-EINVAL).

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -312,6 +313,75 @@ static void test_wrong_requests_and_other_fds(void)
 	close(pipefd[1]);
 	close(f);
 	close(tl);
+}
+
+/*
+ * Arguments on the caller's stack, up to its very top, and just past it:
+ * a thread whose stack is a mapping of our own, with an inaccessible page
+ * right above its top. In the stack the ioctls work; at the top, or
+ * straddling it, they are EFAULT, not a crash (a copy that trusted any
+ * address above the caller's frame would fault there).
+ */
+#define EDGE_PAGE  4096
+#define EDGE_STACK (1024 * EDGE_PAGE)
+
+struct edge_args {
+	int tl;
+	char *top; /* the stack's top: the inaccessible page starts here */
+	int inc_in_stack, inc_at_top, create_straddling, create_in_stack, fence;
+};
+
+static void *stack_edge_main(void *arg)
+{
+	struct edge_args *e = arg;
+	struct sw_sync_create_fence_data data;
+	uint32_t *last = (uint32_t *)(void *)(e->top - sizeof(uint32_t));
+	char *data_at_top = e->top - sizeof(data);
+
+	*last = 1;
+	e->inc_in_stack = ioctl(e->tl, SW_SYNC_IOC_INC, last) < 0 ? errno : 0;
+	e->inc_at_top = ioctl(e->tl, SW_SYNC_IOC_INC, e->top) < 0 ? errno : 0;
+	e->create_straddling =
+		ioctl(e->tl, SW_SYNC_IOC_CREATE_FENCE, e->top - sizeof(data) / 2) < 0 ? errno : 0;
+	memset(&data, 0, sizeof(data));
+	data.value = 5;
+	memcpy(data_at_top, &data, sizeof(data));
+	e->create_in_stack = ioctl(e->tl, SW_SYNC_IOC_CREATE_FENCE, data_at_top) < 0 ? errno : 0;
+	memcpy(&data, data_at_top, sizeof(data));
+	e->fence = e->create_in_stack ? -1 : data.fence;
+	return NULL;
+}
+
+static void test_arguments_at_the_top_of_a_stack(void)
+{
+	struct edge_args e = { .tl = open_timeline(), .fence = -1 };
+	pthread_attr_t attr;
+	pthread_t thread;
+	char *map;
+	uint32_t count = 0;
+
+	CHECK(e.tl >= 0);
+	map = mmap(NULL, EDGE_STACK + EDGE_PAGE, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(map != MAP_FAILED);
+	e.top = map + EDGE_STACK;
+	CHECK(mprotect(e.top, EDGE_PAGE, PROT_NONE) == 0);
+	CHECK(pthread_attr_init(&attr) == 0);
+	CHECK(pthread_attr_setstack(&attr, map, EDGE_STACK) == 0);
+	CHECK(pthread_create(&thread, &attr, stack_edge_main, &e) == 0);
+	CHECK(pthread_join(thread, NULL) == 0);
+	pthread_attr_destroy(&attr);
+	munmap(map, EDGE_STACK + EDGE_PAGE);
+	CHECK(e.inc_in_stack == 0);
+	CHECK(e.inc_at_top == EFAULT);
+	CHECK(e.create_straddling == EFAULT);
+	CHECK(e.create_in_stack == 0 && e.fence >= 0);
+	/* The one INC went through: the fence at 5 is pending, the timeline at 1. */
+	CHECK(!ready(e.fence));
+	count = 4;
+	CHECK(ioctl(e.tl, SW_SYNC_IOC_INC, &count) == 0 && ready(e.fence));
+	close(e.fence);
+	close(e.tl);
 }
 
 static void test_closing_the_timeline_fails_pending_fences(void)
@@ -729,6 +799,7 @@ int main(int argc, char **argv)
 		{ "file_info_two_calls", test_file_info_two_calls },
 		{ "merge_and_its_errors", test_merge_and_its_errors },
 		{ "wrong_requests_and_other_fds", test_wrong_requests_and_other_fds },
+		{ "arguments_at_the_top_of_a_stack", test_arguments_at_the_top_of_a_stack },
 		{ "closing_the_timeline_fails_pending_fences",
 		  test_closing_the_timeline_fails_pending_fences },
 		{ "forked_child_signals_through_inherited_timeline",

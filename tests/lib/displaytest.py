@@ -2,7 +2,7 @@
 """What the Python tests of the display tools share: check() and the
 main() that runs a test in a scratch directory and stops the services it
 started there, whatever happens; a PNG reader (the captures they check
-pixel by pixel)."""
+pixel by pixel) and writer (the pictures they keep)."""
 import os
 import shutil
 import signal
@@ -77,6 +77,25 @@ def read_png(path):
         rows.append(line)
         prev = line
     return w, h, ch, rows
+
+
+def wait_for_path(path, secs=5):
+    """Wait until @path exists (a service's socket), @secs at most; return whether it does."""
+    for _ in range(int(secs * 20)):
+        if os.path.exists(path):
+            return True
+        time.sleep(0.05)
+    return os.path.exists(path)
+
+
+def write_png(path, w, h, rows):
+    """An 8-bit RGB PNG of @rows (@h bytes-likes of @w x 3 bytes), unfiltered."""
+    def chunk(kind, body):
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+    raw = b"".join(b"\0" + bytes(r) for r in rows)
+    with open(path, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+                + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
 
 
 def stop_services(tmp):

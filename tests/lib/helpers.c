@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -88,4 +92,55 @@ struct fl_heap_info fl_test_heap_info(struct fl_heap *heap)
 
 	fl_assert_int_eq(fl_heap_get_info(heap, &info), 0);
 	return info;
+}
+
+char *fl_test_stderr_of_self(const char *prog, const char *test, const char *debug)
+{
+	char self[4096], *log = NULL;
+	size_t len = 0, cap = 0;
+	int err[2], status;
+	ssize_t n;
+	pid_t pid;
+
+	/* By name: valgrind's own binary is what /proc/self/exe opens under it. */
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	fl_assert(n > 0 && (size_t)n < sizeof(self) - 1);
+	self[n] = 0;
+	fl_assert_int_eq(pipe2(err, O_CLOEXEC), 0);
+	pid = fork();
+	fl_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		dup2(err[1], STDERR_FILENO);
+		setenv("FENCELINE_DEBUG", debug, 1);
+		execl(self, prog, "--no-fork", test, (char *)NULL);
+		_exit(127);
+	}
+	close(err[1]);
+	do {
+		if (cap - len < 4096) {
+			cap = cap ? cap * 2 : 65536;
+			log = realloc(log, cap);
+			fl_assert(log != NULL);
+		}
+		n = read(err[0], log + len, cap - len - 1);
+		if (n > 0)
+			len += (size_t)n;
+	} while (n > 0 || (n < 0 && errno == EINTR));
+	log[len] = 0;
+	close(err[0]);
+	fl_assert_int_eq(waitpid(pid, &status, 0), pid);
+	fl_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	return log;
+}
+
+char *fl_test_read_fd_text(int fd)
+{
+	struct stat st;
+	char *text;
+
+	fl_assert_int_eq(fstat(fd, &st), 0);
+	text = calloc(1, (size_t)st.st_size + 1);
+	fl_assert(text != NULL);
+	fl_assert_int_eq(pread(fd, text, (size_t)st.st_size, 0), st.st_size);
+	return text;
 }

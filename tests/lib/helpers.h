@@ -52,6 +52,17 @@ void fl_test_record_order(struct fl_fence *fence, struct fl_fence_cb *cb);
 /* The page size: what heaps round sizes up to. */
 size_t fl_test_page_size(void);
 
+/* The whole content of @fd (a memfd, a file: read from offset 0), NUL-terminated, malloc()ed; asserts. */
+char *fl_test_read_fd_text(int fd);
+
+/*
+ * Run test @test of this test program in a new process (--no-fork) with
+ * FENCELINE_DEBUG=@debug, which the library reads when it loads, and
+ * return what it wrote to stderr, NUL-terminated, malloc()ed; asserts that
+ * it exited with 0. @prog names the program (argv[0]).
+ */
+char *fl_test_stderr_of_self(const char *prog, const char *test, const char *debug);
+
 /* fl_heap_get_info() of @heap, which must succeed. */
 struct fl_heap_info fl_test_heap_info(struct fl_heap *heap);
 

@@ -30,6 +30,7 @@
 
 #include <fenceline/fenceline.h>
 
+#include "helpers.h"
 #include "runner.h"
 #include "transport.h"
 
@@ -662,36 +663,11 @@ FL_TEST(an_owner_makes_64_fences)
 
 FL_TEST(an_owners_largest_pool_fill_arrives_whole)
 {
-	char log[16384], self[4096];
-	size_t len = 0;
-	ssize_t n;
-	int err[2], status;
-	pid_t pid;
+	char *log = fl_test_stderr_of_self("transport-test", "an_owner_makes_64_fences", "daemon");
 
-	/* By name: valgrind's own binary is what /proc/self/exe opens under it. */
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	fl_assert(n > 0 && (size_t)n < sizeof(self) - 1);
-	self[n] = 0;
-	fl_assert_int_eq(pipe2(err, O_CLOEXEC), 0);
-	pid = fork();
-	fl_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		/* A new process: the library reads FENCELINE_DEBUG when it loads. */
-		dup2(err[1], STDERR_FILENO);
-		setenv("FENCELINE_DEBUG", "daemon", 1);
-		execl(self, "transport-test", "--no-fork", "an_owner_makes_64_fences",
-		      (char *)NULL);
-		_exit(127);
-	}
-	close(err[1]);
-	while ((n = read(err[0], log + len, sizeof(log) - 1 - len)) > 0)
-		len += (size_t)n;
-	log[len] = 0;
-	close(err[0]);
-	fl_assert_int_eq(waitpid(pid, &status, 0), pid);
-	fl_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	/* The log is on (so the next check can fail) and no fill came cut. */
 	fl_assert(strstr(log, "fenceline[daemon]") != NULL);
 	if (strstr(log, "pooled fds arrived"))
 		fl__test_fail(__FILE__, __LINE__, "a fill came cut: %s", log);
+	free(log);
 }

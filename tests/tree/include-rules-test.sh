@@ -4,7 +4,7 @@
 # Checks the include rules of docs/architecture.md that the per-target
 # include directories cannot catch on their own:
 #   - nothing under src/ reaches up with #include "../";
-#   - src/drivers and src/compat include only <fenceline/...>, system headers
+#   - src/drivers, src/compat and src/egl include only <fenceline/...>, system headers
 #     and headers of their own folder, never a core-private header; a driver
 #     may also include the headers the in-tree drivers share (src/drivers/*.h),
 #     which are held to the same rules.
@@ -71,7 +71,7 @@ if grep -rn --include='*.c' --include='*.h' '#[[:space:]]*include[[:space:]]*"\.
 	status=1
 fi
 
-files=$(find drivers compat -name '*.[ch]' 2>/dev/null | sort)
+files=$(find drivers compat egl -name '*.[ch]' 2>/dev/null | sort)
 for f in $files; do
 	# The while loop above runs in a subshell, so it reports through output.
 	out=$(check_file "$f" 2>&1)

@@ -25,6 +25,10 @@ for w in $(cat /proc/cmdline); do
 	esac
 done
 export FENCELINE_DAEMON=/fencelined FENCELINE_HEAP_WORKER=/fl-heap-worker TMPDIR=/tmp
+# The display service, for the kms driver's tests (kms-vm.sh packs it).
+export FENCELINE_DISPLAYD=/fl-displayd
+# Services' messages (the kms driver's) go to the console, with the tests'.
+export FENCELINE_DAEMON_STDERR=1
 export FL_TEST_TIMEOUT_MULTIPLIER=$MULT
 # Dynamically linked programs (kms-vm.sh) come with their libraries: a build
 # tree's RUNPATH is relative to where the program was built.

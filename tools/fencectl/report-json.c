@@ -544,6 +544,20 @@ int report_write_json(FILE *out, const struct trace *t, const struct analysis *a
 		str(out, t->deadlocks[i].text);
 		fputc('}', out);
 	}
+	/* A producer's reset (fl_timeline_fd_fail_pending()): named, with its timeline. */
+	fputs("],\"resets\":[", out);
+	for (size_t i = 0; i < t->n_resets; i++) {
+		const struct tr_reset *s = &t->resets[i];
+
+		fprintf(out, "%s{\"t_us\":", i ? "," : "");
+		time_at(&w, s->ts);
+		fprintf(out, ",\"timeline\":%" PRId64 ",\"timeline_name\":", s->timeline);
+		str(out, timeline_name(t, s->timeline));
+		fprintf(out,
+			",\"value\":%" PRId64 ",\"status\":%d,\"failed\":%" PRId64
+			",\"by_pid\":%" PRId64 "}",
+			s->value, s->status, s->failed, s->by_pid);
+	}
 	fputs("],\"screens\":[", out);
 	for (size_t i = 0; i < a->n_screens; i++) {
 		if (i)

@@ -22,7 +22,7 @@ struct loader {
 	size_t index; /* of the event being read */
 	const char *what; /* its kind, for messages */
 	size_t cap_processes, cap_threads, cap_timelines, cap_steps, cap_signals, cap_fences,
-		cap_waits, cap_deadlocks, cap_displays;
+		cap_waits, cap_deadlocks, cap_displays, cap_resets;
 };
 
 static int bad(struct loader *ld, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -233,14 +233,22 @@ static int load_metadata(struct loader *ld, const struct json *ev, const char *n
 	if (pid == TR_TIMELINE_PID) {
 		/* "timeline <name> #<id>": the name of a timeline whose create is not in the trace. */
 		const char *hash = strrchr(label, '#');
+		size_t len;
 		char *copy;
 
 		if (tid <= 0)
 			return bad(ld, "tid %" PRId64 " is not a timeline id", tid);
 		if (!strncmp(label, "timeline ", 9))
 			label += 9;
-		copy = strndup(label,
-			       hash && hash > label ? (size_t)(hash - label - 1) : strlen(label));
+		len = strlen(label);
+		if (hash && hash > label) {
+			len = (size_t)(hash - label);
+			/* The space before '#' only: a hostile label may have another byte
+			 * there, the end of a UTF-8 sequence the name must keep whole. */
+			if (label[len - 1] == ' ')
+				len--;
+		}
+		copy = strndup(label, len);
 		if (!copy)
 			return -ENOMEM;
 		r = add_timeline(ld, tid, copy, 0, NAN, NAN);
@@ -329,6 +337,30 @@ static int load_signal(struct loader *ld, const struct json *ev, double ts)
 	if (r < 0)
 		return r;
 	t->signals[t->n_signals++] = s;
+	return 0;
+}
+
+/* A 'fail' instant (docs/trace-format.md): the points it failed are the fences' own ends. */
+static int load_reset(struct loader *ld, const struct json *ev, double ts)
+{
+	struct trace *t = ld->t;
+	const struct json *args = NULL;
+	struct tr_reset s = { .ts = ts };
+	int r;
+
+	ld->what = "fail";
+	if ((r = get_args(ld, ev, &args)) < 0 ||
+	    (r = get_id(ld, args, "args.", "timeline", &s.timeline)) < 0 ||
+	    (r = get_int(ld, args, "args.", "value", true, &s.value)) < 0 ||
+	    (r = get_status(ld, args, "status", true, &s.status)) < 0 ||
+	    (r = get_int(ld, args, "args.", "failed", false, &s.failed)) < 0 ||
+	    (r = get_int(ld, args, "args.", "by_pid", false, &s.by_pid)) < 0)
+		return r;
+	if (s.status >= 0)
+		return bad(ld, "args.status is not an error");
+	if (grow(&t->resets, &ld->cap_resets, t->n_resets, sizeof(s)) < 0)
+		return -ENOMEM;
+	t->resets[t->n_resets++] = s;
 	return 0;
 }
 
@@ -585,6 +617,8 @@ static int load_event(struct loader *ld, const struct json *ev, double *min_ts, 
 			return load_timeline_event(ld, ev, name, ts);
 		if (!strcmp(cat, "signal") && !strcmp(name, "signal"))
 			return load_signal(ld, ev, ts);
+		if (!strcmp(cat, "signal") && !strcmp(name, "fail"))
+			return load_reset(ld, ev, ts);
 		if (!strcmp(cat, "deadline") && !strcmp(name, "deadline"))
 			return load_deadline(ld, ev);
 		if (!strcmp(cat, "deadlock"))
@@ -974,6 +1008,7 @@ void trace_free(struct trace *t)
 	free(t->fences);
 	free(t->waits);
 	free(t->deadlocks);
+	free(t->resets);
 	memset(t, 0, sizeof(*t));
 }
 

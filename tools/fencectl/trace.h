@@ -87,6 +87,13 @@ struct tr_deadlock {
 	char *text;
 };
 
+/* A timeline's pending points failed (fl_timeline_fd_fail_pending(): a producer's reset). */
+struct tr_reset {
+	double ts;
+	int64_t timeline, value, failed, by_pid;
+	int status;
+};
+
 /* A display service's event (docs/trace-format.md, "Display"), by its name. */
 enum tr_display_kind {
 	TR_DISPLAY_POST,
@@ -128,6 +135,8 @@ struct trace {
 	size_t n_waits;
 	struct tr_deadlock *deadlocks; /* by time */
 	size_t n_deadlocks;
+	struct tr_reset *resets; /* in the trace's order (the daemon's: by time) */
+	size_t n_resets;
 	struct tr_display *displays; /* by device, then time */
 	size_t n_displays;
 };

@@ -22,10 +22,18 @@ int dctl_fail(int err, const struct fl_display_error *e, const char *fmt, ...)
 	va_end(ap);
 	if (e && e->err && e->msg[0])
 		fprintf(stderr, ": %s\n", e->msg);
-	else if (err == -ECONNREFUSED)
+	else if (err == -ECONNREFUSED) {
+		const char *choice = getenv("FENCELINE_DISPLAY");
+
 		fprintf(stderr, ": no display service could be started or reached (%s)\n",
 			strerror(-err));
-	else
+		/* The service started for us has no stderr: it says why when run by hand. */
+		fprintf(stderr,
+			"fl-displayctl: `fl-displayd --foreground%s%s` says why it does not "
+			"start\n",
+			choice && choice[0] ? " --display " : "",
+			choice && choice[0] ? choice : "");
+	} else
 		fprintf(stderr, ": %s\n", strerror(-err));
 	return DCTL_EXIT_FAIL;
 }

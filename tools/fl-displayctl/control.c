@@ -9,6 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define FL_USE_UNSTABLE_INTROSPECT_API
+#include <fenceline/introspect.h>
 
 #include "displayctl.h"
 
@@ -33,8 +38,10 @@ const char dctl_attach_usage[] =
 	"Attaches an overlay engine to an interface, or detaches it (ADF_ATTACH,\n"
 	"ADF_DETACH); only the pairs `list` shows as allowed can be attached.\n";
 
-const char dctl_stats_usage[] = "usage: fl-displayctl stats DEVICE\n"
-				"Prints the device's post queue and its counters.\n";
+const char dctl_stats_usage[] =
+	"usage: fl-displayctl stats DEVICE\n"
+	"Prints the device's post queue and its counters, and its driver's own\n"
+	"(the kms driver's zero-copy imports and copies into dumb buffers).\n";
 
 /* argv[0] COMMAND, then exactly @n operands; --help handled. -1 to go on, else an exit status. */
 static int operands(int argc, char **argv, int n, const char *usage)
@@ -199,6 +206,47 @@ out:
 	return r;
 }
 
+/*
+ * The driver's own counters of device @id (the kms driver's copies and
+ * imports), from the service's dump: its "driver counters:" line, one
+ * counter a line. Nothing when the driver keeps none or no dump is had.
+ */
+static void driver_counters(uint32_t id)
+{
+	char head[32], *text = NULL, *sec, *end, *line;
+	struct stat st;
+	int fd = -1;
+
+	if (fl_introspect_display_dump(0, &fd) < 0)
+		return;
+	if (fstat(fd, &st) == 0 && st.st_size > 0 && st.st_size < (1 << 24) &&
+	    (text = calloc(1, (size_t)st.st_size + 1)) &&
+	    pread(fd, text, (size_t)st.st_size, 0) == st.st_size) {
+		snprintf(head, sizeof(head), "device %u '", id);
+		sec = strstr(text, head);
+		end = sec ? strstr(sec + 1, "\ndevice ") : NULL;
+		if (end)
+			*end = '\0';
+		line = sec ? strstr(sec, "  driver counters:") : NULL;
+		if (line) {
+			char *save = NULL, *item;
+
+			line[strcspn(line, "\n")] = '\0';
+			printf("  driver counters:\n");
+			for (item = strtok_r(line + strlen("  driver counters:"), ",", &save); item;
+			     item = strtok_r(NULL, ",", &save)) {
+				char name[64];
+				unsigned long long v;
+
+				if (sscanf(item, " %63s %llu", name, &v) == 2)
+					printf("    %-17s %llu\n", name, v);
+			}
+		}
+	}
+	free(text);
+	close(fd);
+}
+
 int dctl_cmd_stats(int argc, char **argv)
 {
 	struct dctl_target t = { 0 };
@@ -224,6 +272,7 @@ int dctl_cmd_stats(int argc, char **argv)
 	printf("  fence_failures     %llu\n", (unsigned long long)s.fence_failures);
 	printf("  on_screen_buffers  %llu\n", (unsigned long long)s.on_screen_buffers);
 	printf("  vsyncs             %llu\n", (unsigned long long)s.vsyncs);
+	driver_counters(t.dev_id);
 out:
 	dctl_target_close(&t);
 	return r;

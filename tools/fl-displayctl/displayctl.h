@@ -99,8 +99,10 @@ int dctl_cmd_mode(int argc, char **argv);
 int dctl_cmd_attach(int argc, char **argv); /* attach and detach */
 int dctl_cmd_capture(int argc, char **argv);
 int dctl_cmd_stats(int argc, char **argv);
+int dctl_cmd_drivers(int argc, char **argv);
 
 extern const char dctl_list_usage[], dctl_watch_usage[], dctl_connect_usage[], dctl_blank_usage[],
-	dctl_mode_usage[], dctl_attach_usage[], dctl_capture_usage[], dctl_stats_usage[];
+	dctl_mode_usage[], dctl_attach_usage[], dctl_capture_usage[], dctl_stats_usage[],
+	dctl_drivers_usage[];
 
 #endif /* FL_DISPLAYCTL_H */

@@ -240,6 +240,7 @@ static void list_pairs(const char *what, const struct fl_display_attachment *a, 
 static int list_device(uint32_t id, struct listing *l)
 {
 	struct fl_display_device_data d = { 0 };
+	struct fl_display_device_info info;
 	struct fl_display_error e = { 0 };
 	struct fl_display_handle *dev;
 	struct names intfs = { calloc(FL_DISPLAY_MAX_ENGINES, FL_DISPLAY_NAME_LEN),
@@ -274,11 +275,20 @@ static int list_device(uint32_t id, struct listing *l)
 		d.n_attachments = FL_DISPLAY_MAX_ATTACHMENTS;
 	if (d.n_allowed > FL_DISPLAY_MAX_ATTACHMENTS)
 		d.n_allowed = FL_DISPLAY_MAX_ATTACHMENTS;
+	/* Which driver shows it: an older service does not say (empty). */
+	if (fl_display_device_get_info(dev, &info, sizeof(info), NULL) < 0)
+		info.driver[0] = '\0';
 	if (l->json) {
 		printf("%s\n    {\"id\": %u, \"name\": ", l->first_device ? "" : ",", id);
 		json_string(d.name);
+		printf(", \"driver\": ");
+		if (info.driver[0])
+			json_string(info.driver);
+		else
+			printf("null");
 	} else {
-		printf("%sdevice %u: %s\n", l->first_device ? "" : "\n", id, d.name);
+		printf("%sdevice %u: %s", l->first_device ? "" : "\n", id, d.name);
+		printf(info.driver[0] ? " (driver %s)\n" : "\n", info.driver);
 	}
 	l->first_device = false;
 	r = list_objects(dev, false, l->json, &intfs);

@@ -10,10 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "display-choice.h"
 #include "displayctl.h"
 
 static const char usage_text[] =
-	"usage: fl-displayctl [--socket PATH] COMMAND [ARGS...]\n"
+	"usage: fl-displayctl [--display CHOICE | --socket PATH] COMMAND [ARGS...]\n"
 	"\n"
 	"Commands:\n"
 	"  list [--json]                      devices, interfaces, engines, attachments\n"
@@ -26,11 +27,15 @@ static const char usage_text[] =
 	"  detach DEV ENGINE INTF             detach it\n"
 	"  capture [DEV.INTF] -o FILE.png     the frame on screen, as PNG\n"
 	"  stats DEV                          the device's post queue and counters\n"
+	"  drivers                            the display drivers: in use, available, why not\n"
 	"  help [COMMAND]                     this, or a command's usage\n"
 	"\n"
 	"Devices, interfaces and engines go by id or by name (0.panel, phone.1).\n"
-	"--socket PATH talks to the display service at PATH (FENCELINE_DISPLAY_SOCKET);\n"
-	"one is started there if none answers. --version prints the version.\n"
+	"--display CHOICE talks to the display service that shows on "
+	"CHOICE: " FL_TOOL_DISPLAY_CHOICES "\n"
+	"(FENCELINE_DISPLAY; \"terminal\" alone is this terminal). --socket PATH talks to the\n"
+	"display service at PATH (FENCELINE_DISPLAY_SOCKET). Either is started if none\n"
+	"answers. --version prints the version.\n"
 	"Exit status: 0 done, 1 failed (the message says why), 2 usage.\n";
 
 struct command {
@@ -50,6 +55,7 @@ static const struct command commands[] = {
 	{ "detach", dctl_cmd_attach, dctl_attach_usage },
 	{ "capture", dctl_cmd_capture, dctl_capture_usage },
 	{ "stats", dctl_cmd_stats, dctl_stats_usage },
+	{ "drivers", dctl_cmd_drivers, dctl_drivers_usage },
 };
 
 static const struct command *find(const char *name)
@@ -77,6 +83,12 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[i], "--socket") && i + 1 < argc && argv[i + 1][0]) {
 			/* The library reads it at its first connection, which no call has made yet. */
 			setenv("FENCELINE_DISPLAY_SOCKET", argv[i + 1], 1);
+			i += 2;
+			continue;
+		}
+		if (!strcmp(argv[i], "--display") && i + 1 < argc) {
+			if (fl_tool_display_choose("fl-displayctl", argv[i + 1]) < 0)
+				return DCTL_EXIT_USAGE;
 			i += 2;
 			continue;
 		}

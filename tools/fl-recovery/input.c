@@ -79,19 +79,19 @@ static void evdev_open(struct input *in)
 	closedir(d);
 }
 
-struct input *input_new(bool evdev, int display_dev)
+struct input *input_new(bool evdev, bool stdin_keys, int display_dev)
 {
 	struct input *in = calloc(1, sizeof(*in));
 
 	if (!in)
 		return NULL;
-	in->in_fd = 0;
+	in->in_fd = stdin_keys ? 0 : -1;
 	/* A driver without keys refuses the type (-EINVAL, -EOPNOTSUPP): then there are none. */
 	in->display = display_dev >= 0 && adf_set_event(display_dev, DISPLAY_EVENT_KEY, true) == 0
 			      ? display_dev
 			      : -1;
 	fl__term_input_init(&in->dec);
-	if (isatty(0) && tcgetattr(0, &in->saved) == 0) {
+	if (stdin_keys && isatty(0) && tcgetattr(0, &in->saved) == 0) {
 		struct termios raw = in->saved;
 
 		/* Keys as they are typed, no echo; Ctrl+C still stops us (ISIG kept). */

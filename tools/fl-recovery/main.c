@@ -9,9 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <adf/adf.h>
 
+#include "display-choice.h"
 #include "recovery.h"
 
 static const char *const default_items[] = {
@@ -37,6 +39,9 @@ static void usage(FILE *out)
 		"leaves. Keys come from the terminal on stdin, from evdev keyboards and from the\n"
 		"display itself where its driver has keys (the terminal driver).\n\n"
 		"  -d, --device ID    use display device ID (default: the first that can)\n"
+		"      --display CHOICE  the display service that shows on CHOICE:\n"
+		"                     " FL_TOOL_DISPLAY_CHOICES "\n"
+		"                     (FENCELINE_DISPLAY; \"terminal\" alone is this one)\n"
 		"  -t, --title TEXT   the title (default \"fenceline recovery\")\n"
 		"  -i, --item TEXT    a menu item (repeatable; default: recovery's menu)\n"
 		"      --no-evdev     read no evdev keyboard\n"
@@ -118,6 +123,7 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "device", required_argument, NULL, 'd' },
+		{ "display", required_argument, NULL, 'D' },
 		{ "title", required_argument, NULL, 't' },
 		{ "item", required_argument, NULL, 'i' },
 		{ "no-evdev", no_argument, NULL, 'E' },
@@ -128,6 +134,7 @@ int main(int argc, char **argv)
 	struct state s = { .ui = { .title = "fenceline recovery" } };
 	bool evdev = true, layout = false;
 	int device = -1, o, r;
+	const char *choice, *tty;
 	struct input *in;
 	struct gr g;
 
@@ -135,6 +142,10 @@ int main(int argc, char **argv)
 		switch (o) {
 		case 'd':
 			device = atoi(optarg);
+			break;
+		case 'D':
+			if (fl_tool_display_choose("fl-recovery", optarg) < 0)
+				return 2;
 			break;
 		case 't':
 			s.ui.title = optarg;
@@ -170,7 +181,13 @@ int main(int argc, char **argv)
 	r = gr_init(&g, device);
 	if (r < 0)
 		return 1;
-	in = input_new(evdev, g.dev);
+	choice = getenv("FENCELINE_DISPLAY");
+	tty = ttyname(STDIN_FILENO);
+	/* A display in this very terminal reads its keys: two readers would split them. */
+	in = input_new(evdev,
+		       !(choice && tty && !strncmp(choice, "terminal:", 9) &&
+			 !strcmp(choice + 9, tty)),
+		       g.dev);
 	if (!in) {
 		gr_exit(&g);
 		return 1;

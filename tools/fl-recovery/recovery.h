@@ -98,14 +98,15 @@ void ui_free(struct ui *ui);
 struct input;
 
 /*
- * Keys from the terminal on stdin (raw mode while it is a tty, restored by
- * input_free(); a pipe is read the same way, without raw mode), evdev
+ * Keys from the terminal on stdin when @stdin_keys (raw mode while it is a
+ * tty, restored by input_free(); a pipe is read the same way, without raw
+ * mode), evdev
  * keyboards under /dev/input that this process may read (@evdev), and the
  * display's key events on device fd @display_dev (-1: none; a display
  * whose driver has none is left alone).
  * Return: NULL without memory.
  */
-struct input *input_new(bool evdev, int display_dev);
+struct input *input_new(bool evdev, bool stdin_keys, int display_dev);
 /*
  * Wait up to @timeout_ms (-1: forever) for keys and call @key for each.
  * Return: 1 keys came, 0 timed out, -ENODATA when no source is left

@@ -46,6 +46,11 @@ FL_BEGIN_DECLS
  *	service resolved it from the plane's fd)
  * @fd: per plane, the memory (borrowed from the service for the life of
  *	the post's state; -1 past @n_planes, and in checks made without fds)
+ * @in_fence: -1, or (a driver with FL_DISPLAY_CAP_IN_FENCES only) the
+ *	buffer's acquire fence, a kernel sync_file the service did not wait
+ *	for: the driver's commit of the post in post() must hold the flip
+ *	until it signals (KMS: the plane's IN_FENCE_FD); a TEST_ONLY check
+ *	needs none. Borrowed like @fd, for the life of the post's state.
  *
  * ADF's struct adf_buffer, with the fds resolved to what a check needs.
  */
@@ -58,6 +63,7 @@ struct fl_display_driver_buffer {
 	uint32_t pitch[FL_DISPLAY_MAX_PLANES];
 	uint64_t size[FL_DISPLAY_MAX_PLANES];
 	int fd[FL_DISPLAY_MAX_PLANES];
+	int in_fence;
 };
 
 /**
@@ -98,6 +104,96 @@ enum fl_display_driver_cap {
 	FL_DISPLAY_CAP_SIMPLE_BUFFERS = 1u << 2,
 	/* It scans out whatever it is given as soon as it is asked: no queue of its own. */
 	FL_DISPLAY_CAP_IMMEDIATE_FLIP = 1u << 3,
+	/*
+	 * Its post() only starts a flip that the hardware completes later (KMS's
+	 * non-blocking commit, shown at the next vblank): the service calls
+	 * post() as soon as the queue's head is ready and no post is in flight,
+	 * keeps at most one in flight, and takes the flip as done when the
+	 * driver calls the host's flipped() (docs/display.md, "The kms driver").
+	 */
+	FL_DISPLAY_CAP_ASYNC_FLIP = 1u << 4,
+	/*
+	 * With FL_DISPLAY_CAP_ASYNC_FLIP: it can hand the hardware kernel fences
+	 * to wait for (KMS's IN_FENCE_FD). A post whose pending acquire fences
+	 * are all kernel sync_files is then given to validate and post() at once,
+	 * each such fence as its buffer's @in_fence, and the kernel holds the
+	 * flip until they signal; any fenceline fence among them, and every
+	 * fence of a driver without this cap, the service waits for first.
+	 */
+	FL_DISPLAY_CAP_IN_FENCES = 1u << 5,
+};
+
+/**
+ * struct fl_display_driver_interface - an interface the hardware has
+ * (struct fl_display_driver_objects)
+ * @name: its name (a KMS connector's, "Virtual-1"), unique in the device
+ * @type: an enum fl_display_intf_type; FL_DISPLAY_INTF_CUSTOM for a type
+ *	ADF has no name for, named by @type_name
+ * @type_name: a custom type's name ("Virtual"); "" for the others
+ * @flags: FL_DISPLAY_INTF_*
+ * @width_mm, @height_mm: physical size, 0 when unknown
+ * @connected: whether something is plugged in now
+ * @modes, @n_modes: its modes when connected (at most FL_DISPLAY_MAX_MODES)
+ * @current: the index in @modes of the mode it starts with, -1 for none
+ */
+struct fl_display_driver_interface {
+	char name[FL_DISPLAY_NAME_LEN];
+	uint32_t type;
+	char type_name[FL_DISPLAY_NAME_LEN];
+	uint32_t flags;
+	uint16_t width_mm, height_mm;
+	bool connected;
+	struct fl_display_mode modes[FL_DISPLAY_MAX_MODES];
+	size_t n_modes;
+	int current;
+};
+
+/* The most formats an engine of struct fl_display_driver_engine lists. */
+#define FL_DISPLAY_DRIVER_MAX_FORMATS 128
+/* The most interfaces, and engines, struct fl_display_driver_objects has. */
+#define FL_DISPLAY_DRIVER_MAX_OBJECTS 64
+
+/**
+ * struct fl_display_driver_engine - an overlay engine the hardware has
+ * @name: its name (the kms driver's "primary-31"), unique in the device
+ * @formats, @n_formats: the standard fourccs it scans out
+ * @intfs, @n_intfs: the indexes (into the interfaces of the same struct
+ *	fl_display_driver_objects) of the interfaces it may be attached to
+ */
+struct fl_display_driver_engine {
+	char name[FL_DISPLAY_NAME_LEN];
+	uint32_t formats[FL_DISPLAY_DRIVER_MAX_FORMATS];
+	size_t n_formats;
+	uint32_t intfs[FL_DISPLAY_DRIVER_MAX_OBJECTS];
+	size_t n_intfs;
+};
+
+/**
+ * struct fl_display_driver_objects - the objects a driver found on its
+ * hardware (its objects() op): the service builds the device's model from
+ * them, ids in this order, when the config describes none
+ * @intfs, @n_intfs: its interfaces
+ * @engines, @n_engines: its overlay engines
+ *
+ * The arrays are the driver's, valid until its destroy(); the service
+ * copies them.
+ */
+struct fl_display_driver_objects {
+	const struct fl_display_driver_interface *intfs;
+	size_t n_intfs;
+	const struct fl_display_driver_engine *engines;
+	size_t n_engines;
+};
+
+/**
+ * struct fl_display_driver_stat - one of a driver's counters, for the
+ * service's dump (its stats() op)
+ * @name: a word ("copied_frames"), static
+ * @value: its value now
+ */
+struct fl_display_driver_stat {
+	const char *name;
+	uint64_t value;
 };
 
 /* The most interfaces a gang may have (a panel's links: 2 for dual DSI, 4 for a quad). */
@@ -191,6 +287,13 @@ struct fl_display_source;
  *	(also when nobody is subscribed); -EINVAL for a type outside the
  *	driver range, or an event longer than FL_DISPLAY_EVENT_RING bytes
  *	with its header; -ENOENT for an object the device lacks.
+ * @flipped: the oldest post that the driver's post() started is on screen
+ *	since @timestamp_ns (the hardware's time of the vblank that showed it,
+ *	CLOCK_MONOTONIC): the service signals its present point at that time,
+ *	lets the post before it go (its release point, its buffers, its state)
+ *	and posts the next ready one. Only for a driver with
+ *	FL_DISPLAY_CAP_ASYNC_FLIP, which reports each post() once, in order.
+ *	Not from ops.
  * @option: the value the device's config gives the driver option @key
  *	("options = KEY=VALUE, ...": which card, which tty), or NULL when
  *	it gives none; the string is the host's, for the life of the
@@ -233,6 +336,7 @@ struct fl_display_host {
 	int (*event)(const struct fl_display_host *host, enum fl_display_object_kind kind,
 		     uint32_t id, uint32_t type, const void *payload, size_t len);
 	const char *(*option)(const struct fl_display_host *host, const char *key);
+	void (*flipped)(const struct fl_display_host *host, uint64_t timestamp_ns);
 };
 
 /**
@@ -252,6 +356,23 @@ struct fl_display_host {
  *	and outlives the state. Return: 0 and *@ret_data, or a negative errno
  *	(the device is not made).
  * @destroy: mandatory. Free the state, its timers and fds.
+ * @probe: whether this machine can run the driver, asked without making a
+ *	device (by the service before create, for "--display auto", and
+ *	for fl_display_drivers()): cheap, never blocking (no connection that
+ *	may hang), leaving nothing behind. @where: the display choice's place
+ *	(a card's or terminal's path, "kms:card1" gives "/dev/dri/card1"),
+ *	NULL for the driver's default. Return: 0, or a negative errno with
+ *	a one-line reason a person can act on in @why (@len bytes, e.g. "no
+ *	X11 or Wayland display: $DISPLAY and $WAYLAND_DISPLAY are unset").
+ *	NULL: the driver runs everywhere.
+ * @objects: the interfaces and engines the hardware has (a KMS card's
+ *	connectors and planes), into *@ret, called right after create when
+ *	the config's device lists no [interface] and no [engine]; the service
+ *	makes the device's model from them (ids in their order). NULL: a
+ *	device needs them in its config. Return: 0 or a negative errno (the
+ *	device is not made).
+ * @stats: up to @cap of the driver's counters into @ret, for the service's
+ *	dump (the kms driver's buffer copies). NULL: none. Return: how many.
  *
  * The model's ops (ADF's struct adf_device_ops and friends); each optional
  * unless said otherwise. A negative errno is the caller's, with the model
@@ -278,7 +399,11 @@ struct fl_display_host {
  * @post: mandatory. Put @state on screen now; called at the vsync the
  *	service flips at (or at once on an interface without vsync), and
  *	write a writeback destination's frame before returning. Cannot fail:
- *	what could fail was validate's to find.
+ *	what could fail was validate's to find. With FL_DISPLAY_CAP_ASYNC_FLIP:
+ *	start showing @state and call the host's flipped() when it shows (and
+ *	a writeback destination holds the frame); the service calls it with
+ *	no other post in flight, except when a flush (blank, modeset) drains
+ *	the queue: then the driver waits for the one in flight itself.
  * @state_free: frees a state that validate made, once the post is off
  *	the screen or was never posted. NULL: states need no freeing.
  *
@@ -331,6 +456,9 @@ struct fl_display_driver_ops {
 	uint32_t event_objects;
 	int (*create)(const struct fl_display_host *host, void **ret_data);
 	void (*destroy)(void *data);
+	int (*probe)(const char *where, char *why, size_t len);
+	int (*objects)(void *data, struct fl_display_driver_objects *ret);
+	size_t (*stats)(void *data, struct fl_display_driver_stat *ret, size_t cap);
 
 	int (*attach)(void *data, uint32_t eng, uint32_t intf);
 	int (*detach)(void *data, uint32_t eng, uint32_t intf);

@@ -23,11 +23,11 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -49,9 +49,7 @@ struct term {
 	bool keys_on;
 	unsigned short cols, rows;
 	struct fl_term_screen *screen;
-	int frame_fd;
-	void *frame;
-	uint32_t fw, fh;
+	struct fl__display_frame frame;
 	char *buf;
 	size_t cap, len, off; /* bytes encoded, and how many of them were written */
 };
@@ -162,55 +160,18 @@ static int fit_screen(struct term *t)
 	return t->buf ? 0 : -ENOMEM;
 }
 
-/* The frame buffer for a mode of @w × @h: made, or made again when the size changed. */
-static int fit_frame(struct term *t, uint32_t w, uint32_t h)
-{
-	size_t len = (size_t)w * h * 4;
-
-	if (t->frame && t->fw == w && t->fh == h)
-		return 0;
-	if (t->frame)
-		munmap(t->frame, (size_t)t->fw * t->fh * 4);
-	if (t->frame_fd >= 0)
-		close(t->frame_fd);
-	t->frame = NULL;
-	t->frame_fd = fl__display_virtual_memfd("fl-terminal-frame", len);
-	if (t->frame_fd < 0)
-		return t->frame_fd;
-	t->frame = mmap(NULL, len, PROT_READ, MAP_SHARED, t->frame_fd, 0);
-	if (t->frame == MAP_FAILED) {
-		t->frame = NULL;
-		return -errno;
-	}
-	t->fw = w;
-	t->fh = h;
-	return 0;
-}
-
 static void present(void *p, uint32_t intf)
 {
 	struct term *t = p;
-	struct fl_display_mode m;
-	struct fl_display_driver_buffer dst;
-	bool connected;
 	long n;
 
 	/* A terminal slower than the frame rate: this frame is dropped, the next one drawn. */
 	if (intf != t->intf || t->gone || t->off < t->len)
 		return;
-	if (t->host->intf_state(t->host, intf, &m, &connected) < 0 || !m.hdisplay || !m.vdisplay ||
-	    fit_screen(t) < 0 || fit_frame(t, m.hdisplay, m.vdisplay) < 0)
+	if (fit_screen(t) < 0 || fl__display_virtual_capture_frame(
+					 t->v, t->host, intf, "fl-terminal-frame", &t->frame) < 0)
 		return;
-	dst = (struct fl_display_driver_buffer){ .w = m.hdisplay,
-						 .h = m.vdisplay,
-						 .format = FL_FOURCC('X', 'R', '2', '4'),
-						 .n_planes = 1,
-						 .pitch = { m.hdisplay * 4u },
-						 .size = { (uint64_t)m.hdisplay * m.vdisplay * 4 },
-						 .fd = { t->frame_fd, -1, -1, -1 } };
-	if (fl__display_virtual_capture(t->v, intf, &dst) < 0)
-		return;
-	n = fl__term_encode(t->screen, t->frame, m.hdisplay, m.vdisplay, m.hdisplay * 4, t->buf,
+	n = fl__term_encode(t->screen, t->frame.px, t->frame.w, t->frame.h, t->frame.w * 4, t->buf,
 			    t->cap);
 	if (n <= 0)
 		return;
@@ -245,10 +206,7 @@ static void destroy(void *p)
 	}
 	close(t->out);
 	close(t->tty);
-	if (t->frame)
-		munmap(t->frame, (size_t)t->fw * t->fh * 4);
-	if (t->frame_fd >= 0)
-		close(t->frame_fd);
+	fl__display_frame_free(&t->frame);
 	fl__term_screen_free(t->screen);
 	free(t->buf);
 	free(t);
@@ -256,26 +214,21 @@ static void destroy(void *p)
 
 static int create(const struct fl_display_host *host, void *v, void **ret)
 {
-	const char *tty = host->option(host, "tty"), *intf = host->option(host, "interface");
+	const char *tty = host->option(host, "tty");
 	struct term *t = calloc(1, sizeof(*t));
 	struct termios raw;
-	char *end;
 	int r;
 
 	if (!t)
 		return -ENOMEM;
 	t->host = host;
 	t->v = v;
-	t->frame_fd = -1;
+	t->frame.fd = -1;
 	fl__term_input_init(&t->dec);
-	if (intf) {
-		unsigned long id = strtoul(intf, &end, 10);
-
-		if (!*intf || *end || id >= FL_DISPLAY_MAX_INTERFACES) {
-			free(t);
-			return -EINVAL;
-		}
-		t->intf = (uint32_t)id;
+	if (fl__display_presenter_option_uint(host, "interface", 0, FL_DISPLAY_MAX_INTERFACES - 1,
+					      &t->intf) < 0) {
+		free(t);
+		return -EINVAL;
 	}
 	t->tty = open(tty ? tty : "/dev/tty", O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 	if (t->tty < 0) {
@@ -311,17 +264,29 @@ static int create(const struct fl_display_host *host, void *v, void **ret)
 	return 0;
 }
 
-static const struct fl__display_presenter_ops presenter = {
-	.create = create,
-	.destroy = destroy,
-	.present = present,
-	.set_event = set_event,
-};
-
-static int terminal_create(const struct fl_display_host *host, void **ret_data)
+/* Whether @where (default: the controlling terminal) opens as a terminal, as create will. */
+static int terminal_probe(const char *where, char *why, size_t len)
 {
-	return fl__display_virtual_create_presented(host, &presenter, ret_data);
+	const char *path = where ? where : "/dev/tty";
+	int fd = open(path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC), r = 0;
+
+	if (fd < 0) {
+		r = -errno;
+		if (!where && r == -ENXIO)
+			snprintf(why, len,
+				 "no terminal: the service has no controlling terminal "
+				 "(give one: --display terminal:/dev/pts/N)");
+		else
+			snprintf(why, len, "cannot open %s: %s", path, strerror(-r));
+		return r == -ENXIO ? -ENODEV : r;
+	}
+	if (!isatty(fd)) {
+		snprintf(why, len, "%s is not a terminal", path);
+		r = -ENOTTY;
+	}
+	close(fd);
+	return r;
 }
 
-const struct fl_display_driver_ops fl__display_terminal_ops =
-	FL__DISPLAY_VIRTUAL_DRIVER("terminal", terminal_create);
+FL__DISPLAY_PRESENTED_DRIVER(fl__display_terminal_ops, "terminal", create, destroy, present,
+			     set_event, terminal_probe);

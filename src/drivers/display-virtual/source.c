@@ -210,7 +210,8 @@ int fl__display_virtual_source_frame(struct fl__vsource *s, uint32_t engine, uin
 						      .n_planes = 1,
 						      .pitch = { s->src.w * 4 },
 						      .size = { s->frame_bytes },
-						      .fd = { fd, -1, -1, -1 } };
+						      .fd = { fd, -1, -1, -1 },
+						      .in_fence = -1 };
 	*ret_layer = s->src.layer;
 	return 0;
 fail:

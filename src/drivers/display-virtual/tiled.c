@@ -9,8 +9,10 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "display-virtual.h"
@@ -83,31 +85,76 @@ int fl__display_virtual_memfd(const char *name, uint64_t len)
 	return fd;
 }
 
+/* @len bytes of @fd at @off, all of them: -EFAULT when the memory ended sooner (it shrank). */
+static int read_all(int fd, void *buf, size_t len, uint64_t off)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = pread(fd, (char *)buf + got, len - got, (off_t)(off + got));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EFAULT;
+		got += (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * The client's memory (a memfd or file) is read with pread(), a row of
+ * tiles at a time, never mapped: a client that shrinks it under us gets its frame refused
+ * (-EFAULT), where a mapping would have brought the service down with SIGBUS.
+ */
 int fl__display_virtual_detile(const struct fl_display_driver_buffer *b,
 			       struct fl_display_driver_buffer *ret_linear)
 {
-	uint64_t tiled_len =
-		b->offset[0] + (uint64_t)b->pitch[0] * TILE * ((b->h + TILE - 1) / TILE);
 	uint64_t pitch = (uint64_t)b->w * 4, len = pitch * b->h;
-	const uint8_t *src;
-	uint8_t *dst;
+	/* The tiles a row of them uses (no more: the pitch may be padded far beyond). */
+	size_t used = (size_t)((b->w + TILE - 1) / TILE) * TILE_BYTES;
+	uint64_t whole_len =
+		b->offset[0] + (uint64_t)b->pitch[0] * TILE * ((b->h + TILE - 1) / TILE);
+	uint8_t *tiles = NULL, *dst = MAP_FAILED, *whole = MAP_FAILED;
+	struct stat st;
 	int fd, r = 0;
 
 	fd = fl__display_virtual_memfd("xt44-linear", len);
 	if (fd < 0)
 		return fd;
 	/* Checked by fl__display_virtual_tiled_check(): the tiles lie inside the memory. */
-	src = mmap(NULL, (size_t)tiled_len, PROT_READ, MAP_SHARED, b->fd[0], 0);
+	/* A dma-buf has no pread() but cannot shrink either: that one is mapped. */
+	if (fstat(b->fd[0], &st) < 0) {
+		r = -errno;
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		whole = mmap(NULL, (size_t)whole_len, PROT_READ, MAP_SHARED, b->fd[0], 0);
+		if (whole == MAP_FAILED) {
+			r = -errno;
+			goto out;
+		}
+	} else if (!(tiles = malloc(used))) {
+		r = -ENOMEM;
+		goto out;
+	}
 	dst = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (src == MAP_FAILED || dst == MAP_FAILED) {
+	if (dst == MAP_FAILED) {
 		r = -errno;
 		goto out;
 	}
 	for (uint32_t y = 0; y < b->h; y++) {
-		const uint8_t *row = src + b->offset[0] +
-				     (uint64_t)(y / TILE) * TILE * b->pitch[0] +
-				     (y % TILE) * TILE * TILE_CPP;
+		uint64_t at = b->offset[0] + (uint64_t)(y / TILE) * TILE * b->pitch[0];
+		const uint8_t *row =
+			(whole != MAP_FAILED ? whole + at : tiles) + (y % TILE) * TILE * TILE_CPP;
 
+		if (whole == MAP_FAILED && y % TILE == 0) {
+			r = read_all(b->fd[0], tiles, used, at);
+			if (r < 0)
+				goto out;
+		}
 		for (uint32_t tx = 0; tx * TILE < b->w; tx++) {
 			uint32_t n = b->w - tx * TILE < TILE ? b->w - tx * TILE : TILE;
 
@@ -122,8 +169,9 @@ int fl__display_virtual_detile(const struct fl_display_driver_buffer *b,
 	ret_linear->size[0] = len;
 	ret_linear->fd[0] = fd;
 out:
-	if (src != MAP_FAILED)
-		munmap((void *)src, (size_t)tiled_len);
+	free(tiles);
+	if (whole != MAP_FAILED)
+		munmap(whole, (size_t)whole_len);
 	if (dst != MAP_FAILED)
 		munmap(dst, (size_t)len);
 	if (r < 0)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fenceline/heap-table.h>
@@ -508,7 +509,8 @@ static int compose_tile(struct vdev *v, const struct vstate *s, uint32_t intf, u
 	struct fl_display_driver_buffer panel = *dst;
 	unsigned int planes, cpp[FL_DISPLAY_MAX_PLANES];
 	uint64_t row, len, dlen;
-	uint8_t *src, *out;
+	struct stat st;
+	uint8_t *src;
 	int fd, r;
 
 	r = v->host->layout(v->host, dst->format, &planes, cpp);
@@ -532,22 +534,43 @@ static int compose_tile(struct vdev *v, const struct vstate *s, uint32_t intf, u
 	r = compose_frame(v, s, intf, frame, &panel, v->host->background(v->host, intf));
 	if (r < 0)
 		goto out;
+	/*
+	 * Into @dst (a client's writeback memory): a memfd or file with
+	 * pwrite(), not a mapping, so that one shrunk under us is an error, not
+	 * our SIGBUS; a dma-buf (no pwrite(), and it cannot shrink) is mapped.
+	 */
 	src = mmap(NULL, (size_t)len, PROT_READ, MAP_SHARED, fd, 0);
-	out = mmap(NULL, (size_t)dlen, PROT_READ | PROT_WRITE, MAP_SHARED, dst->fd[0], 0);
-	if (src == MAP_FAILED || out == MAP_FAILED) {
+	if (src == MAP_FAILED || fstat(dst->fd[0], &st) < 0) {
 		r = -errno;
 	} else {
 		uint64_t x0 = (uint64_t)g->col * mode->hdisplay * cpp[0];
+		size_t n = (size_t)dst->w * cpp[0];
+		uint8_t *out = MAP_FAILED;
 
-		for (uint64_t y = 0; y < dst->h; y++)
-			memcpy(out + dst->offset[0] + y * dst->pitch[0],
-			       src + ((uint64_t)g->row * mode->vdisplay + y) * row + x0,
-			       (size_t)dst->w * cpp[0]);
+		if (!S_ISREG(st.st_mode)) {
+			out = mmap(NULL, (size_t)dlen, PROT_READ | PROT_WRITE, MAP_SHARED,
+				   dst->fd[0], 0);
+			if (out == MAP_FAILED)
+				r = -errno;
+		}
+		for (uint64_t y = 0; y < dst->h && !r; y++) {
+			const uint8_t *line =
+				src + ((uint64_t)g->row * mode->vdisplay + y) * row + x0;
+			uint64_t at = dst->offset[0] + y * dst->pitch[0];
+			ssize_t w;
+
+			if (out != MAP_FAILED) {
+				memcpy(out + at, line, n);
+				continue;
+			}
+			w = pwrite(dst->fd[0], line, n, (off_t)at);
+			r = w == (ssize_t)n ? 0 : w < 0 ? -errno : -EIO;
+		}
+		if (out != MAP_FAILED)
+			munmap(out, (size_t)dlen);
 	}
 	if (src != MAP_FAILED)
 		munmap(src, (size_t)len);
-	if (out != MAP_FAILED)
-		munmap(out, (size_t)dlen);
 out:
 	close(fd);
 	return r;
@@ -681,4 +704,4 @@ int fl__display_virtual_capture(void *data, uint32_t intf,
 }
 
 const struct fl_display_driver_ops fl__display_virtual_ops =
-	FL__DISPLAY_VIRTUAL_DRIVER("virtual", v_create);
+	FL__DISPLAY_VIRTUAL_DRIVER("virtual", v_create, NULL);

@@ -20,29 +20,17 @@
 #include <fenceline/driver/timeline.h>
 #include <fenceline/sync_file.h>
 
+#include "sync-file-status.h"
+
 struct import {
 	int fd; /* our copy, for status checks; the watch has another */
 };
 
-/* The kernel fence's status: 0 pending, 1 signalled, or its error. */
-static int kernel_status(int fd, struct sync_file_info *info)
-{
-	memset(info, 0, sizeof(*info));
-	return ioctl(fd, SYNC_IOC_FILE_INFO, info) < 0 ? -errno : 0;
-}
-
 static int has_signaled(struct fl_sync_pt *pt)
 {
 	const struct import *im = fl_timeline_get_driver_data(fl_sync_pt_get_timeline(pt));
-	struct pollfd p = { im->fd, POLLIN, 0 };
-	struct sync_file_info info;
 
-	if (poll(&p, 1, 0) != 1)
-		return 0;
-	if (kernel_status(im->fd, &info) < 0)
-		return -EIO;
-	/* Readable means signalled: a status of 0 here would be a kernel bug. */
-	return info.status ? info.status : 1;
+	return fl__sync_file_status(im->fd);
 }
 
 static void release_timeline(struct fl_timeline *tl)
@@ -71,7 +59,7 @@ FL_EXPORT int fl_sync_file_import(int fd, const char *name, struct fl_fence **re
 	if (fd < 0 || fcntl(fd, F_GETFD) < 0)
 		return -EBADF;
 	/* Only a sync_file answers FILE_INFO; anything else says ENOTTY (or EINVAL). */
-	if (kernel_status(fd, &info) < 0)
+	if (fl__sync_file_info(fd, &info) < 0)
 		return -EINVAL;
 	info.name[sizeof(info.name) - 1] = '\0';
 	im = malloc(sizeof(*im));

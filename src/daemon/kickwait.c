@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A step through the daemon (TIMELINE_INC, TIMELINE_INC_AT, TIMELINE_SIGNAL,
+ * and TIMELINE_FAIL, which fails the pending points)
+ * of a process that is not the timeline's owner may reach fences whose only
+ * write end the owner keeps: the daemon cannot make their fds ready, it can
+ * only kick the owner (shared.c). SW_SYNC_IOC_INC returns with every point
+ * it reached signalled for everyone, so the step's reply waits here until
+ * the owner has read that kick and closed those ends (KICK_ACK), or is gone
+ * (its ends closed with it, or given back before it went). The owner's
+ * connection watcher does that without its program's help; an owner that
+ * is stopped holds the reply until it runs again (docs/architecture.md,
+ * "Owned timelines").
+ */
+#include <stdlib.h>
+
+#include "daemon.h"
+
+struct kick_wait {
+	struct client *c; /* the signaller, a reference */
+	struct client *owner; /* a reference */
+	struct fl_msg_hdr hdr;
+	uint64_t seq; /* the owner's kicks_sent that its KICK_ACK must reach */
+	int status;
+	bool has_value; /* TIMELINE_FAIL: the reply carries @value (how many failed) */
+	uint64_t value;
+	struct kick_wait *next;
+};
+static struct kick_wait *waits;
+
+/* The step being handled: whose reply waits for which owner's kick. */
+static struct client *stepping;
+static struct client *step_owner;
+static uint64_t step_seq;
+
+void fld_kickwait_begin(struct client *c)
+{
+	stepping = c;
+	step_owner = NULL;
+}
+
+bool fld_kickwait_wanted(const struct client *owner)
+{
+	return stepping && owner != stepping && !owner->kick_unread &&
+	       owner->conn.versions[FL_PROTO_SVC_SYNC] >= FL_KICK_ACK_SINCE;
+}
+
+void fld_kickwait_sent(struct client *owner)
+{
+	step_owner = owner;
+	step_seq = owner->kicks_sent;
+}
+
+/* The step's answer: its status, or TIMELINE_FAIL's count. */
+static bool answer_step(struct client *c, const struct fl_msg_hdr *req, int status, bool has_value,
+			uint64_t value)
+{
+	struct fl_msg_value_reply rep = { { 0, 0 }, value };
+
+	if (!has_value || status < 0)
+		return fld_reply_status(c, req, status);
+	return fld_reply_send(c, req, &rep, sizeof(rep), -1);
+}
+
+static void wait_free(struct kick_wait *w, bool answer)
+{
+	if (answer && w->c->conn.fd >= 0)
+		answer_step(w->c, &w->hdr, w->status, w->has_value, w->value);
+	fld_client_unref(w->c);
+	fld_client_unref(w->owner);
+	free(w);
+}
+
+static bool reply_after_kicks(struct client *c, const struct fl_msg_hdr *req, int status,
+			      bool has_value, uint64_t value)
+{
+	struct client *owner = step_owner;
+	struct kick_wait *w;
+
+	stepping = step_owner = NULL;
+	if (!owner || owner->conn.fd < 0 || owner->kicks_acked >= step_seq)
+		return answer_step(c, req, status, has_value, value);
+	w = malloc(sizeof(*w));
+	/* No memory to wait with: answer now, as before this wait existed. */
+	if (!w)
+		return answer_step(c, req, status, has_value, value);
+	atomic_fetch_add(&c->refs, 1);
+	atomic_fetch_add(&owner->refs, 1);
+	*w = (struct kick_wait){ c, owner, *req, step_seq, status, has_value, value, waits };
+	waits = w;
+	return true;
+}
+
+bool fld_kickwait_reply(struct client *c, const struct fl_msg_hdr *req, int status)
+{
+	return reply_after_kicks(c, req, status, false, 0);
+}
+
+bool fld_kickwait_reply_value(struct client *c, const struct fl_msg_hdr *req, int status,
+			      uint64_t value)
+{
+	return reply_after_kicks(c, req, status, true, value);
+}
+
+/*
+ * Answer the waits on @owner that its acknowledgements let go; and those
+ * whose owner is @gone, or drop those whose signaller is.
+ */
+static void waits_release(const struct client *owner, const struct client *gone)
+{
+	for (struct kick_wait **p = &waits; *p;) {
+		struct kick_wait *w = *p;
+		bool mine =
+			w->owner == owner && (owner->conn.fd < 0 || owner->kicks_acked >= w->seq);
+
+		if (!mine && w->c != gone && w->owner != gone) {
+			p = &w->next;
+			continue;
+		}
+		*p = w->next;
+		wait_free(w, w->c != gone);
+	}
+}
+
+void fld_kickwait_ack(struct client *c, uint64_t count)
+{
+	/*
+	 * Its watcher stopped with nothing kept: what it did not read is about
+	 * ends it no longer has, so nobody waits for it until it reads again.
+	 */
+	if (count == FL_KICK_ACK_GONE) {
+		c->kick_unread = true;
+		count = c->kicks_sent;
+	}
+	/* It can only say it read what we sent: more is a lie about its own fences. */
+	if (count > c->kicks_sent)
+		count = c->kicks_sent;
+	if (count > c->kicks_acked)
+		c->kicks_acked = count;
+	waits_release(c, NULL);
+}
+
+void fld_kickwait_client_gone(struct client *c)
+{
+	waits_release(NULL, c);
+}

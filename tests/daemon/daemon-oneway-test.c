@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The calls that no longer wait for the daemon (docs/architecture.md, "No
+ * waiting for the daemon"): a born-signalled fence of a timeline we own, a
+ * deadline hint. Each is made while the daemon is stopped: a call that
+ * waited for it would fail with -ETIMEDOUT (FENCELINE_REQUEST_TIMEOUT_MS),
+ * one that does not returns at once. Then what other processes see of the
+ * result. A merge still waits for the daemon (FENCE_MERGE_INTO, one-way,
+ * could not be exact): what it must keep, and the daemon's side of the op.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fenceline/fenceline.h>
+#include <fenceline/shared.h>
+
+#include "daemon-helpers.h"
+#include "daemon-hostile.h"
+#include "daemon-procs.h"
+#include "helpers.h"
+#include "protocol.h"
+#include "raw-helpers.h"
+#include "runner.h"
+
+/* A private daemon for this test, and this process pointed at it. */
+static pid_t own_daemon(const char *name)
+{
+	static const char *const args[] = { "--idle-timeout", "0", NULL };
+	char path[256];
+	pid_t d;
+
+	dl_runtime_path(name, path, sizeof(path));
+	d = dl_daemon_start(path, args);
+	/* The runner's daemon may have answered already: the next call connects anew. */
+	fl_daemon_disconnect();
+	fl_assert_int_eq(setenv("FENCELINE_SOCKET", path, 1), 0);
+	/* A call that waited for the stopped daemon fails, instead of hanging. */
+	fl_assert_int_eq(setenv("FENCELINE_REQUEST_TIMEOUT_MS", "2000", 1), 0);
+	return d;
+}
+
+/* The end of a test on own_daemon()'s daemon @d: this process lets go of it first. */
+static void own_daemon_stop(pid_t d)
+{
+	fl_daemon_disconnect();
+	dl_daemon_stop(d);
+}
+
+/*
+ * fl_timeline_fd_inc(): "when this returns, every fence fd of a point at
+ * or below the new value is readable, in every process", merges included.
+ * A merge the daemon had yet to read when the owner stepped (a one-way
+ * FENCE_MERGE_INTO) read active after the step; merges take the round
+ * trip, which tells the owner's counter that the daemon waits on it.
+ */
+FL_TEST(a_merge_reads_signalled_once_the_owners_step_returned)
+{
+	pid_t d = own_daemon("oneway-step.sock");
+	int tl = new_timeline("oneway");
+
+	for (uint64_t v = 2; v <= 64; v += 2) {
+		int a = new_fence(tl, v - 1, "a"), b = new_fence(tl, v, "b"), m;
+
+		fl_assert_int_eq(fl_fence_fd_merge(a, b, "m", 0, &m), 0);
+		fl_assert_int_eq(fl_timeline_fd_inc(tl, 2), 0);
+		fl_assert(polls_ready(m));
+		fl_assert_int_eq(fl_fence_fd_get_status(m), FL_STATUS_SIGNALED);
+		close(m);
+		close(a);
+		close(b);
+	}
+	close(tl);
+	own_daemon_stop(d);
+}
+
+FL_TEST(a_merge_still_refuses_a_bad_fd_at_once)
+{
+	pid_t d = own_daemon("oneway-bad.sock");
+	int tl = new_timeline("oneway"), a = new_fence(tl, 1, "a"), m = -1, p[2];
+
+	fl_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+	fl_assert_int_eq(fl_fence_fd_merge(a, 1000, "m", 0, &m), -ENOENT);
+	fl_assert_int_eq(fl_fence_fd_merge(a, p[0], "m", 0, &m), -ENOENT);
+	fl_assert_int_eq(fl_fence_fd_merge(a, tl, "m", 0, &m), -ENOENT);
+	fl_assert_int_eq(fl_fence_fd_merge(1000, a, "m", 0, &m), -EBADF);
+	fl_assert_int_eq(fl_fence_fd_merge(p[0], a, "m", 0, &m), -ENOTTY);
+	fl_assert_int_eq(m, -1);
+	close(p[0]);
+	close(p[1]);
+	close(a);
+	close(tl);
+	own_daemon_stop(d);
+}
+
+/*
+ * A pooled fd that another client never made a fence of reads active in
+ * the status page, as a pending fence does: merged with, it is refused at
+ * once (the daemon reads what its maker queued first and finds no fence).
+ */
+FL_TEST(a_merge_whose_input_is_no_fence_is_refused)
+{
+	pid_t d = own_daemon("oneway-nofence.sock");
+	int tl = new_timeline("oneway"), a = new_fence(tl, 1, "a"), s, fake, m = -1;
+
+	s = raw_connect_to(getenv("FENCELINE_SOCKET"));
+	raw_hello(s);
+	raw_pool_fill_ok(s, 2, 1, 0, &fake);
+	fl_assert_int_eq(fl_fence_fd_merge(a, fake, "m", 0, &m), -ENOENT);
+	fl_assert_int_eq(m, -1);
+	close(s);
+	close(fake);
+	close(a);
+	close(tl);
+	own_daemon_stop(d);
+}
+
+FL_TEST(a_born_signalled_fence_does_not_wait_for_the_daemon)
+{
+	struct stopped_daemon sd;
+	struct fl_sync_pt_info pt;
+	struct fl_fence_info info;
+	pid_t d = own_daemon("oneway-born.sock"), reader;
+	int tl = new_timeline("oneway"), warm = new_fence(tl, 5, "warm"), f;
+	uint64_t before, after;
+
+	fl_assert_int_eq(fl_timeline_fd_inc(tl, 3), 0);
+	/* The creations before are handled: a status call asks only then. */
+	fl_daemon_flush();
+	daemon_stop(&sd);
+	before = fl_test_now_ns();
+	fl_assert_int_eq(fl_fence_fd_create(tl, 2, "born", &f), 0);
+	after = fl_test_now_ns();
+	fl_assert(polls_ready(f));
+	fl_assert_int_eq(fl_fence_fd_get_status(f), FL_STATUS_SIGNALED);
+	reader = dl_fork();
+	if (reader == 0) {
+		fl_assert_int_eq(fl_fence_fd_get_status(f), FL_STATUS_SIGNALED);
+		fl_assert_int_eq(fl_fence_fd_wait(f, 0), 0);
+		_exit(0);
+	}
+	dl_wait_child_ok(reader);
+	daemon_resume(&sd);
+	/* Stamped when it was made, as the kernel's sw_sync stamps one. */
+	fl_assert_int_eq(fl_fence_fd_get_info(f, &info, &pt, 1), 1);
+	fl_assert_int_eq(info.status, FL_STATUS_SIGNALED);
+	fl_assert_int_eq(pt.status, FL_STATUS_SIGNALED);
+	fl_assert_str_eq(pt.timeline_name, "oneway");
+	fl_assert_str_eq(pt.driver_name, "sw_sync");
+	fl_assert(pt.timestamp_ns >= before && pt.timestamp_ns <= after);
+	fl_assert_int_eq(info.timestamp_ns, pt.timestamp_ns);
+	fl_assert_int_eq(fl_fence_fd_get_status(warm), FL_STATUS_ACTIVE);
+	close(f);
+	close(warm);
+	close(tl);
+	own_daemon_stop(d);
+}
+
+FL_TEST(a_deadline_does_not_wait_for_the_daemon)
+{
+	struct stopped_daemon sd;
+	pid_t d = own_daemon("oneway-deadline.sock");
+	int tl = new_timeline("oneway"), a = new_fence(tl, 1, "a"), p[2];
+	uint64_t ns = 0;
+
+	fl_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+	/* The creations before are handled: a status call asks only then. */
+	fl_daemon_flush();
+	daemon_stop(&sd);
+	fl_assert_int_eq(fl_fence_fd_set_deadline(a, 123456789), 0);
+	/* Errors are still the kernel's, at once: no waiting for them either. */
+	fl_assert_int_eq(fl_fence_fd_set_deadline(1000, 1), -EBADF);
+	fl_assert_int_eq(fl_fence_fd_set_deadline(p[1], 1), -ENOTTY);
+	daemon_resume(&sd);
+	fl_assert_int_eq(fl_fence_fd_get_deadline(a, &ns), 0);
+	fl_assert_int_eq(ns, 123456789);
+	close(p[0]);
+	close(p[1]);
+	close(a);
+	close(tl);
+	own_daemon_stop(d);
+}
+
+static void send_merge_into(int s, uint32_t seq, uint32_t slot, int a, int b)
+{
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_fence_merge_into b;
+	} req = { { FL_OP_FENCE_MERGE_INTO, 0, seq, sizeof(struct fl_msg_fence_merge_into) },
+		  { "raw", 0, slot } };
+	int fds[2] = { a, b };
+
+	raw_send(s, &req, sizeof(req), fds, 2);
+}
+
+/*
+ * A raw client's FENCE_MERGE_INTO naming a slot it was not given (none at
+ * all, or not the oldest) is a protocol violation: answered, then hung up.
+ * One naming the right slot with inputs that are no fences fails that
+ * slot's fd, and the connection goes on.
+ */
+FL_TEST(a_merge_into_a_slot_not_given_is_refused)
+{
+	pid_t d = own_daemon("oneway-raw.sock");
+	int tl = new_timeline("oneway"), a = new_fence(tl, 1, "a"), s, pooled[2], p[2];
+
+	fl_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+	s = raw_connect_to(getenv("FENCELINE_SOCKET"));
+	raw_hello(s);
+	send_merge_into(s, 2, 0, a, a);
+	fl_assert_int_eq(raw_reply(s, FL_OP_FENCE_MERGE_INTO, 2), -EBADMSG);
+	fl_assert_int_eq(raw_reply(s, FL_OP_FENCE_MERGE_INTO, 2), 1);
+	close(s);
+
+	s = raw_connect_to(getenv("FENCELINE_SOCKET"));
+	raw_hello(s);
+	raw_pool_fill_ok(s, 2, 2, 0, pooled);
+	send_merge_into(s, 3, 0, p[0], a);
+	dl_expect_fence_status(pooled[0], -ENOENT);
+	raw_ping_ok(s, 4);
+	send_merge_into(s, 5, 0, a, a);
+	fl_assert_int_eq(raw_reply(s, FL_OP_FENCE_MERGE_INTO, 5), -EBADMSG);
+	fl_assert_int_eq(raw_reply(s, FL_OP_FENCE_MERGE_INTO, 5), 1);
+	close(s);
+	dl_expect_fence_status(pooled[1], -ECONNRESET);
+	close(pooled[0]);
+	close(pooled[1]);
+	close(p[0]);
+	close(p[1]);
+	close(a);
+	close(tl);
+	own_daemon_stop(d);
+}
+
+/*
+ * A process that made more pending fences than it keeps signal ends for
+ * stops asking for ends (they went unused); a fence born signalled that
+ * found none asks again, so that the next ones need not wait either.
+ */
+FL_TEST(born_signalled_fences_bring_signal_ends_back)
+{
+	struct stopped_daemon sd;
+	pid_t d = own_daemon("oneway-ends.sock");
+	int tl = new_timeline("oneway"), pending[100], f;
+
+	fl_assert_int_eq(fl_timeline_fd_inc(tl, 1), 0);
+	for (int i = 0; i < 100; i++)
+		pending[i] = new_fence(tl, 1000 + (uint64_t)i, "pending");
+	/*
+	 * Each creation sends the next pool fill once the pool is half used,
+	 * and a round trip (an info) takes it in: the pool is not empty at
+	 * the stop.
+	 */
+	for (int i = 0; i < 100; i++) {
+		close(new_fence(tl, 1, "born"));
+		fl_assert_int_eq(fl_fence_fd_get_info(pending[0], NULL, NULL, 0), 0);
+	}
+	daemon_stop(&sd);
+	fl_assert_int_eq(fl_fence_fd_create(tl, 1, "born", &f), 0);
+	fl_assert(polls_ready(f));
+	fl_assert_int_eq(fl_fence_fd_get_status(f), FL_STATUS_SIGNALED);
+	daemon_resume(&sd);
+	close(f);
+	for (int i = 0; i < 100; i++)
+		close(pending[i]);
+	close(tl);
+	own_daemon_stop(d);
+}
