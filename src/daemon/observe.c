@@ -253,14 +253,18 @@ static bool op_dump_view(struct client *c, const struct fl_proto_request *q)
 	return view_answer(c, &q->hdr, q->u.dump.flags, NULL);
 }
 
-/* WAIT_BEGIN: one-way; a fence we do not know (in-process, gone) is not our business. */
+/*
+ * WAIT_BEGIN: one-way; a fence we do not know (in-process, gone) is not
+ * our business. A pooled fd its maker passed on before we read its
+ * FENCE_NEW is one: fld_fence_of() reads that far.
+ */
 static bool op_wait_begin(struct fl_server_conn *conn, const struct fl_proto_request *q, int *fds)
 {
 	struct client *c = client_of(conn);
 	struct fl_fence *f;
 	int notify = -1;
 
-	if (fl_fence_from_fd(fds[0], &f) < 0)
+	if (fld_fence_of(c, fds[0], &f) < 0)
 		return true;
 	/* A notify fd is a daemon fd held for it: within its quotas, or the wait has none. */
 	if ((q->hdr.flags & FL_MSG_F_NOTIFY) && fld_fds_charge(c, 1, "a notify fd") == 0) {

@@ -586,3 +586,74 @@ FL_TEST(a_pooled_fd_passed_before_its_fence_new_was_read_is_a_fence)
 	close(bystander);
 	dl_daemon_stop(d);
 }
+
+/* Does the waiters part of a FL_DUMP_DEADLOCKS @text name @who? */
+static bool waiters_name(const char *text, const char *who)
+{
+	const char *hit = strstr(text, who), *findings = strstr(text, "findings:");
+
+	return hit && (!findings || hit < findings);
+}
+
+/*
+ * The same for a wait reported on such an fd (WAIT_BEGIN, one-way): the
+ * waiter got the fd after its FENCE_NEW was sent, so its wait is on a
+ * fence, and the deadlock detector must know it. It was dropped as "not a
+ * fence we know", and a two-process cycle whose fences had just been made
+ * went unreported now and then (deadlock-test, 1 run in ~500 under load).
+ */
+FL_TEST(a_wait_on_a_pooled_fd_passed_before_its_fence_new_was_read_is_tracked)
+{
+	static const char *const args[] = { "--idle-timeout", "0", NULL };
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_wait_begin b;
+	} wait = { { FL_OP_WAIT_BEGIN, 0, 22, sizeof(struct fl_msg_wait_begin) },
+		   { 77, (uint32_t)gettid(), -1 } };
+	char path[256], me[64], *text;
+	int a, b, tl, pooled;
+	uint32_t handle;
+	pid_t d;
+
+	snprintf(me, sizeof(me), "thread %d ", (int)gettid());
+	dl_runtime_path("wait-early.sock", path, sizeof(path));
+	d = dl_daemon_start(path, args);
+	a = raw_connect_to(path);
+	raw_hello(a);
+	b = raw_connect_to(path);
+	raw_hello(b);
+	tl = raw_timeline_create(a, 10, "wait-early", &handle);
+	fl_assert(tl >= 0);
+	raw_pool_fill_ok(a, 11, 1, 0, &pooled);
+	free(raw_dump(a, 14, 0));
+
+	fl_assert_int_eq(kill(d, SIGSTOP), 0);
+	{
+		struct fl_msg_hdr h = { FL_OP_PING, 0, 20, 0 };
+
+		raw_send(b, &h, sizeof(h), NULL, 0);
+	}
+	raw_send_fence_new(a, 12, 0, 5, handle, 0);
+	raw_send(b, &wait, sizeof(wait), &pooled, 1);
+	fl_assert_int_eq(kill(d, SIGCONT), 0);
+
+	fl_assert_int_eq(raw_reply(b, FL_OP_PING, 20), 0);
+	text = raw_dump(b, 23, FL_DUMP_DEADLOCKS);
+	if (!waiters_name(text, me))
+		fprintf(stderr, "the wait is not tracked:\n%s\n", text);
+	fl_assert(waiters_name(text, me));
+	free(text);
+	/* It ends when its fence does. */
+	fl_assert_int_eq(raw_inc(a, 13, tl, 5), 0);
+	fl_assert_int_eq(fl_fence_fd_wait(pooled, 10000), 0);
+	text = raw_dump(b, 24, FL_DUMP_DEADLOCKS);
+	if (waiters_name(text, me))
+		fprintf(stderr, "the wait outlived its fence:\n%s\n", text);
+	fl_assert(!waiters_name(text, me));
+	free(text);
+	close(pooled);
+	close(tl);
+	close(a);
+	close(b);
+	dl_daemon_stop(d);
+}
