@@ -530,61 +530,90 @@ FL_TEST_TIMEOUT(dump_flood_cannot_starve_a_bystander, 120)
 }
 
 /*
- * A pooled fd passed on before the daemon read its FENCE_NEW (one-way) is
- * still a fence to whoever asks about it: the daemon reads on in the
- * maker's connection, the only one its pool index names. The daemon is
- * stopped while the requests queue up; the maker has just cost it a DUMP
- * (a walk of /proc), so the asker, with less debt, is served first (see
- * serve_ready()) and its FENCE_INFO comes before the FENCE_NEW.
+ * A pooled fd passed on before its FENCE_NEW (one-way) was read: maker a
+ * and asker b, with the daemon stopped while the requests queue up. The
+ * maker has just cost it a DUMP (a walk of /proc), so the asker, with less
+ * debt, is served first (see serve_ready()) and what it sends before
+ * pass_early_go() comes before the FENCE_NEW.
+ */
+struct pass_early {
+	pid_t d;
+	int a, b, bystander, tl, pooled;
+	uint32_t handle;
+};
+
+static void pass_early_begin(struct pass_early *e, const char *name, bool bystander)
+{
+	static const char *const args[] = { "--idle-timeout", "0", NULL };
+	struct fl_msg_hdr ping = { FL_OP_PING, 0, 20, 0 };
+	char path[256];
+
+	dl_runtime_path(name, path, sizeof(path));
+	e->d = dl_daemon_start(path, args);
+	e->a = raw_connect_to(path);
+	raw_hello(e->a);
+	e->b = raw_connect_to(path);
+	raw_hello(e->b);
+	e->bystander = -1;
+	if (bystander) {
+		e->bystander = raw_connect_to(path);
+		raw_hello(e->bystander);
+	}
+	e->tl = raw_timeline_create(e->a, 10, name, &e->handle);
+	fl_assert(e->tl >= 0);
+	raw_pool_fill_ok(e->a, 11, 1, 0, &e->pooled);
+	free(raw_dump(e->a, 14, 0));
+
+	fl_assert_int_eq(kill(e->d, SIGSTOP), 0);
+	raw_send(e->b, &ping, sizeof(ping), NULL, 0);
+	raw_send_fence_new(e->a, 12, 0, 5, e->handle, 0);
+}
+
+/* The daemon goes on; b's PING (seq 20) is answered. */
+static void pass_early_go(struct pass_early *e)
+{
+	fl_assert_int_eq(kill(e->d, SIGCONT), 0);
+	fl_assert_int_eq(raw_reply(e->b, FL_OP_PING, 20), 0);
+}
+
+/* And once it is a fence, it completes as one: a signals point 5. */
+static void pass_early_end(struct pass_early *e)
+{
+	fl_assert_int_eq(raw_inc(e->a, 13, e->tl, 5), 0);
+	fl_assert_int_eq(fl_fence_fd_wait(e->pooled, 10000), 0);
+	fl_assert_int_eq(fl_fence_fd_get_status(e->pooled), FL_STATUS_SIGNALED);
+}
+
+static void pass_early_close(struct pass_early *e)
+{
+	if (e->bystander >= 0)
+		close(e->bystander);
+	close(e->pooled);
+	close(e->tl);
+	close(e->a);
+	close(e->b);
+	dl_daemon_stop(e->d);
+}
+
+/*
+ * Such an fd is still a fence to whoever asks about it: the daemon reads on
+ * in the maker's connection, the only one its pool index names (not the
+ * bystander's, another idle connection).
  */
 FL_TEST(a_pooled_fd_passed_before_its_fence_new_was_read_is_a_fence)
 {
-	static const char *const args[] = { "--idle-timeout", "0", NULL };
 	struct fl_msg_info_reply rep;
-	char path[256];
-	int a, b, bystander, tl, pooled;
-	uint32_t handle;
-	pid_t d;
+	struct pass_early e;
 
-	dl_runtime_path("pass-early.sock", path, sizeof(path));
-	d = dl_daemon_start(path, args);
-	a = raw_connect_to(path);
-	raw_hello(a);
-	b = raw_connect_to(path);
-	raw_hello(b);
-	/* Another idle connection: not the maker, never read for this. */
-	bystander = raw_connect_to(path);
-	raw_hello(bystander);
-	tl = raw_timeline_create(a, 10, "pass-early", &handle);
-	fl_assert(tl >= 0);
-	raw_pool_fill_ok(a, 11, 1, 0, &pooled);
-	free(raw_dump(a, 14, 0));
-
-	fl_assert_int_eq(kill(d, SIGSTOP), 0);
-	{
-		struct fl_msg_hdr h = { FL_OP_PING, 0, 20, 0 };
-
-		raw_send(b, &h, sizeof(h), NULL, 0);
-	}
-	raw_send_fence_new(a, 12, 0, 5, handle, 0);
-	raw_send_fence_info(b, 21, pooled);
-	fl_assert_int_eq(kill(d, SIGCONT), 0);
-
-	fl_assert_int_eq(raw_reply(b, FL_OP_PING, 20), 0);
-	raw_reply_body(b, FL_OP_FENCE_INFO, 21, &rep, sizeof(rep));
+	pass_early_begin(&e, "pass-early", true);
+	raw_send_fence_info(e.b, 21, e.pooled);
+	pass_early_go(&e);
+	raw_reply_body(e.b, FL_OP_FENCE_INFO, 21, &rep, sizeof(rep));
 	fl_assert_int_eq(rep.status, FL_STATUS_ACTIVE);
 	fl_assert_int_eq(rep.num_points, 1);
-	/* And once it is a fence, it completes as one. */
-	fl_assert_int_eq(raw_inc(a, 13, tl, 5), 0);
-	fl_assert_int_eq(fl_fence_fd_wait(pooled, 10000), 0);
-	fl_assert_int_eq(fl_fence_fd_get_status(pooled), FL_STATUS_SIGNALED);
-	raw_ping_ok(bystander, 30);
-	close(pooled);
-	close(tl);
-	close(a);
-	close(b);
-	close(bystander);
-	dl_daemon_stop(d);
+	pass_early_end(&e);
+	raw_ping_ok(e.bystander, 30);
+	pass_early_close(&e);
 }
 
 /* Does the waiters part of a FL_DUMP_DEADLOCKS @text name @who? */
@@ -604,56 +633,29 @@ static bool waiters_name(const char *text, const char *who)
  */
 FL_TEST(a_wait_on_a_pooled_fd_passed_before_its_fence_new_was_read_is_tracked)
 {
-	static const char *const args[] = { "--idle-timeout", "0", NULL };
 	struct {
 		struct fl_msg_hdr h;
 		struct fl_msg_wait_begin b;
 	} wait = { { FL_OP_WAIT_BEGIN, 0, 22, sizeof(struct fl_msg_wait_begin) },
 		   { 77, (uint32_t)gettid(), -1 } };
-	char path[256], me[64], *text;
-	int a, b, tl, pooled;
-	uint32_t handle;
-	pid_t d;
+	struct pass_early e;
+	char me[64], *text;
 
 	snprintf(me, sizeof(me), "thread %d ", (int)gettid());
-	dl_runtime_path("wait-early.sock", path, sizeof(path));
-	d = dl_daemon_start(path, args);
-	a = raw_connect_to(path);
-	raw_hello(a);
-	b = raw_connect_to(path);
-	raw_hello(b);
-	tl = raw_timeline_create(a, 10, "wait-early", &handle);
-	fl_assert(tl >= 0);
-	raw_pool_fill_ok(a, 11, 1, 0, &pooled);
-	free(raw_dump(a, 14, 0));
-
-	fl_assert_int_eq(kill(d, SIGSTOP), 0);
-	{
-		struct fl_msg_hdr h = { FL_OP_PING, 0, 20, 0 };
-
-		raw_send(b, &h, sizeof(h), NULL, 0);
-	}
-	raw_send_fence_new(a, 12, 0, 5, handle, 0);
-	raw_send(b, &wait, sizeof(wait), &pooled, 1);
-	fl_assert_int_eq(kill(d, SIGCONT), 0);
-
-	fl_assert_int_eq(raw_reply(b, FL_OP_PING, 20), 0);
-	text = raw_dump(b, 23, FL_DUMP_DEADLOCKS);
+	pass_early_begin(&e, "wait-early", false);
+	raw_send(e.b, &wait, sizeof(wait), &e.pooled, 1);
+	pass_early_go(&e);
+	text = raw_dump(e.b, 23, FL_DUMP_DEADLOCKS);
 	if (!waiters_name(text, me))
 		fprintf(stderr, "the wait is not tracked:\n%s\n", text);
 	fl_assert(waiters_name(text, me));
 	free(text);
 	/* It ends when its fence does. */
-	fl_assert_int_eq(raw_inc(a, 13, tl, 5), 0);
-	fl_assert_int_eq(fl_fence_fd_wait(pooled, 10000), 0);
-	text = raw_dump(b, 24, FL_DUMP_DEADLOCKS);
+	pass_early_end(&e);
+	text = raw_dump(e.b, 24, FL_DUMP_DEADLOCKS);
 	if (waiters_name(text, me))
 		fprintf(stderr, "the wait outlived its fence:\n%s\n", text);
 	fl_assert(!waiters_name(text, me));
 	free(text);
-	close(pooled);
-	close(tl);
-	close(a);
-	close(b);
-	dl_daemon_stop(d);
+	pass_early_close(&e);
 }
