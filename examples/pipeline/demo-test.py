@@ -167,11 +167,15 @@ def main():
             for name in ("camera", "video"):
                 check(counts[name][0] > 0 and counts[name][1] == 0,
                       f"{name} on its own overlay engine, never composed ({counts[name]})")
-            # One RGB engine, taken by the client target once both RGB layers are there (until
-            # then the first one may have the engine to itself).
-            for name in ("app", "statusbar"):
-                check(counts[name][1] > 10 * counts[name][0],
-                      f"{name} composed into the client target ({counts[name]})")
+            # One RGB engine, taken by the client target once both RGB layers are there: from
+            # then on both are composed on every frame. Until then the first one may have the
+            # engine to itself, for as long as the other takes to queue its first buffer (a slow
+            # start, as under ASan on a loaded machine, makes that many frames).
+            app, bar = counts["app"], counts["statusbar"]
+            check(app[1] > 0 and app[1] == bar[1],
+                  f"app and statusbar composed together into the client target ({app}, {bar})")
+            check(min(app[0], bar[0]) == 0,
+                  f"only the first RGB layer had an overlay to itself ({app}, {bar})")
         m = re.search(r"plan reused on (\d+) frames", out)
         check(m is not None and int(m.group(1)) > 0, "the HWC reused its plan")
         if CASE == "report":
