@@ -71,6 +71,13 @@ static int read_one(struct fl_bufferqueue_producer *p, int timeout_ms, struct fl
 	}
 	r = fl__proto_recv(p->fd, buf, sizeof(buf), NULL, 0,
 			   (timeout_ms >= 0 ? MSG_DONTWAIT : 0) | MSG_TRUNC, &rx);
+	/*
+	 * A consumer that closed with our data unread (a refusal: it did
+	 * not wait for our HELLO) leaves ECONNRESET, reported once, before
+	 * what it sent us: read on for that.
+	 */
+	if (r == -ECONNRESET)
+		r = fl__proto_recv(p->fd, buf, sizeof(buf), NULL, 0, MSG_DONTWAIT | MSG_TRUNC, &rx);
 	if (r == -EAGAIN)
 		return 0;
 	if (r < 0 || rx.len == 0)

@@ -847,6 +847,42 @@ static void raw_hello(struct fl_bufferqueue_consumer *c, int s)
 	fl_assert_int_eq(recv(s, buf, sizeof(buf), 0), 16 + sizeof(struct fl_bqmsg_hello_reply));
 }
 
+/*
+ * A consumer refuses a second producer without waiting for its HELLO
+ * (consumer.c, refuse()). If the HELLO came in between its read and its
+ * close, the close reset the producer's socket, which reports ECONNRESET
+ * once, before the refusal queued ahead of it: connect said -EPIPE
+ * instead of -EBUSY (seen under ASan in CI). Here the producer is stopped
+ * while it waits, its HELLO unread, and the refusal and close come then.
+ */
+FL_TEST(a_refusal_that_reset_the_connection_still_reads_ebusy)
+{
+	struct fl_msg_reply r = { .status = -EBUSY };
+	unsigned char buf[256];
+	int s[2], status;
+	pid_t pid;
+
+	fl_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, s), 0);
+	pid = fork();
+	fl_assert(pid >= 0);
+	if (pid == 0) {
+		struct fl_bufferqueue_producer *p = NULL;
+
+		close(s[0]);
+		_exit(fl_bufferqueue_producer_connect_fd(s[1], &p) == -EBUSY && !p ? 0 : 1);
+	}
+	close(s[1]);
+	fl_assert(recv(s[0], buf, sizeof(buf), MSG_PEEK) > 0); /* its HELLO, left unread */
+	fl_assert_int_eq(kill(pid, SIGSTOP), 0);
+	fl_assert_int_eq(waitpid(pid, &status, WUNTRACED), pid);
+	fl_assert(WIFSTOPPED(status));
+	fl_assert(raw_send(s[0], FL_BQOP_HELLO | FL_OP_REPLY, 0, &r, sizeof(r)) > 0);
+	close(s[0]);
+	fl_assert_int_eq(kill(pid, SIGCONT), 0);
+	fl_assert_int_eq(waitpid(pid, &status, 0), pid);
+	fl_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 /* The status of the reply waiting on @s. */
 static int raw_status(int s)
 {
