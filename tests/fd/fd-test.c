@@ -714,14 +714,22 @@ static int starve_watcher(struct fl_timeline *tl, struct fl_fence **ret_keep)
 	/* One fd kept open keeps this watcher thread from exiting while idle. */
 	*ret_keep = fl_test_fence_new(tl, UINT64_MAX, NULL);
 	fd = fl_test_export_fd(*ret_keep);
-	/* The watcher names itself once it runs. */
-	while ((watcher = find_watcher_tid()) < 0)
-		fl_test_sleep_ms(1);
 	CPU_ZERO(&cpu);
 	CPU_SET(sched_getcpu() < 0 ? 0 : sched_getcpu(), &cpu);
-	fl_assert_int_eq(sched_setaffinity(watcher, sizeof(cpu), &cpu), 0);
+	/*
+	 * The watcher names itself once it runs. The one found may be an
+	 * earlier watcher, idle and on its way out (ESRCH): look again.
+	 */
+	for (;;) {
+		while ((watcher = find_watcher_tid()) < 0)
+			fl_test_sleep_ms(1);
+		if (sched_setaffinity(watcher, sizeof(cpu), &cpu) == 0 &&
+		    sched_setscheduler(watcher, SCHED_IDLE, &sp) == 0)
+			break;
+		fl_assert_int_eq(errno, ESRCH);
+		fl_test_sleep_ms(1);
+	}
 	fl_assert_int_eq(sched_setaffinity(0, sizeof(cpu), &cpu), 0);
-	fl_assert_int_eq(sched_setscheduler(watcher, SCHED_IDLE, &sp), 0);
 	return fd;
 }
 
