@@ -161,8 +161,11 @@ def main():
         check(set(counts) == {"camera", "video", "app", "statusbar"},
               f"the summary has the HWC's decision for each layer (got {counts})")
         if CASE == "engine-poor":
-            check(all(c[0] == 0 and c[1] > 0 for c in counts.values()),
-                  f"one engine: every layer composed, none on an overlay ({counts})")
+            # The one engine goes to the client target once two layers are there; the first
+            # layer, alone until the next one's first buffer comes, may have it to itself.
+            check(all(c[1] > 0 for c in counts.values()) and
+                  sum(1 for c in counts.values() if c[0] > 0) <= 1,
+                  f"one engine: every layer composed, only the first ever on the engine ({counts})")
         elif counts:
             for name in ("camera", "video"):
                 check(counts[name][0] > 0 and counts[name][1] == 0,
