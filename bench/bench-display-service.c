@@ -32,6 +32,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -323,12 +325,25 @@ static void queuer(int to_parent, int from_parent)
 	_exit(0);
 }
 
+/*
+ * One byte from the queuers, or 0: every child holds the pipe's write
+ * end, so a child that died never makes end-of-file; wait 30 s at most.
+ */
+static char queuer_byte(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	char c;
+
+	if (poll(&p, 1, 30000) != 1 || read(fd, &c, 1) != 1)
+		return 0;
+	return c;
+}
+
 static void part_queue(void)
 {
 	int up[2], down[2], ok = 1;
 	pid_t kids[QUEUERS], svc = fl__bench_display_service_pid();
 	long fds0, rss0, fds1, rss1;
-	char c;
 
 	fl__bench_comment("display 4: what a queued post costs the service: %d clients queue 16 "
 			  "posts each (held by an acquire fence), the service's fds and resident "
@@ -345,18 +360,21 @@ static void part_queue(void)
 			queuer(up[1], down[0]);
 		}
 	}
-	for (int i = 0; i < QUEUERS; i++)
-		ok &= read(up[0], &c, 1) == 1 && c == 'c';
+	for (int i = 0; i < QUEUERS && ok; i++)
+		ok &= queuer_byte(up[0]) == 'c';
 	usage_of(svc, &fds0, &rss0);
 	for (int i = 0; i < QUEUERS; i++)
 		(void)!write(down[1], "g", 1);
-	for (int i = 0; i < QUEUERS; i++)
-		ok &= read(up[0], &c, 1) == 1 && c == 'q';
+	for (int i = 0; i < QUEUERS && ok; i++)
+		ok &= queuer_byte(up[0]) == 'q';
 	usage_of(svc, &fds1, &rss1);
 	for (int i = 0; i < QUEUERS; i++)
 		(void)!write(down[1], "g", 1);
-	for (int i = 0; i < QUEUERS; i++)
+	for (int i = 0; i < QUEUERS; i++) {
+		if (!ok)
+			kill(kids[i], SIGKILL); /* one failed: the others may wait for ever */
 		waitpid(kids[i], NULL, 0);
+	}
 	close(up[0]);
 	close(up[1]);
 	close(down[0]);
