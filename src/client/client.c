@@ -107,7 +107,7 @@ static unsigned int env_ms(const char *name, unsigned int def)
  * them all closed.
  */
 struct watch {
-	pthread_t thread;
+	unsigned int seq; /* conn.watch_ended takes it when the thread ends unfreed */
 	atomic_bool stop; /* conn is letting go: exit without taking conn.rpc.lock */
 	atomic_bool done; /* the thread has finished (the connection hung up) */
 	atomic_int conn_fd; /* a copy of the connection; -1 once @kick_fd tells the same */
@@ -203,6 +203,13 @@ static struct {
 	uint64_t kicks_read;
 	int ends_score;
 	struct watch *watch; /* running while anything is kept */
+	unsigned int watch_seq; /* watchers started */
+	/*
+	 * The seq of the last watcher that ended and left its struct watch
+	 * to us: the futex that watch_end_locked() waits on, in place of a
+	 * pthread_join() (the threads are detached, see watch_start_kick_locked()).
+	 */
+	atomic_int watch_ended;
 	int fill_result; /* how the last fill went (pool_fill_take_locked()); 1: on its way */
 	unsigned int fill_got; /* the fds the last fill brought */
 	uint32_t oneway_seq; /* the last one-way request that a reply after it settles */
@@ -261,7 +268,13 @@ static void pool_drop_locked(void)
 		atomic_store(&conn.watch->stop, true);
 		if (fl__fdid_is(conn.watch->stop_fd, &conn.watch->stop_id))
 			(void)!write(conn.watch->stop_fd, &one, sizeof(one));
-		pthread_join(conn.watch->thread, NULL);
+		for (;;) {
+			int ended = atomic_load_explicit(&conn.watch_ended, memory_order_acquire);
+
+			if ((unsigned int)ended == conn.watch->seq)
+				break;
+			fl__futex_wait(&conn.watch_ended, ended, -1);
+		}
 		watch_free(conn.watch);
 		conn.watch = NULL;
 	}
@@ -615,26 +628,29 @@ static void *watch_main(void *arg)
 		    idle_ticks >= FL_MAX(ticks_to_idle, 1u)) {
 			/*
 			 * Nothing to watch, and idle for a while: gone, and nobody
-			 * is to join us. A busy program must not start and end a
-			 * thread per fence: besides the cost, ThreadSanitizer can
-			 * give a thread started right after a detached one ended
-			 * that one's id ("dup thread with used id") and kill the
-			 * program's run. The fds go under the lock, so that no
-			 * fork() copies them.
+			 * waits for us. A busy program must not start and end a
+			 * thread per fence (the cost). The fds go under the lock,
+			 * so that no fork() copies them.
 			 */
 			kick_pipe_leave_locked(w);
 			fl__fdid_close(atomic_load(&w->conn_fd), &w->conn_id);
 			fl__fdid_close(w->stop_fd, &w->stop_id);
 			fl__fdid_close(atomic_load(&w->kick_fd), &w->kick_id);
 			conn.watch = NULL;
-			pthread_detach(pthread_self());
 			pthread_mutex_unlock(&conn.rpc.lock);
 			free(w);
 			return NULL;
 		}
 		pthread_mutex_unlock(&conn.rpc.lock);
 	}
-	atomic_store(&w->done, true);
+	{
+		int seq = (int)w->seq;
+
+		/* Nothing of @w after this: the joiner frees it once it sees @seq. */
+		atomic_store(&w->done, true);
+		atomic_store_explicit(&conn.watch_ended, seq, memory_order_release);
+		fl__futex_wake_all(&conn.watch_ended);
+	}
 	return NULL;
 }
 
@@ -656,6 +672,7 @@ static int watch_start_kick_locked(int kick)
 {
 	struct watch *w;
 	pthread_attr_t attr;
+	pthread_t thread;
 	int r, fd;
 
 	if (conn.watch) {
@@ -685,9 +702,21 @@ static int watch_start_kick_locked(int kick)
 	}
 	w->generation = atomic_load(&conn.rpc.generation);
 	w->seen_uses = conn.uses;
+	w->seq = ++conn.watch_seq;
+	if (w->seq == (unsigned int)atomic_load(&conn.watch_ended))
+		w->seq = ++conn.watch_seq; /* wrapped onto the last one's: never taken as ended */
+	/*
+	 * Detached, and waited for through conn.watch_ended instead of a
+	 * join: a child forked while a watcher ran gets that thread's stack,
+	 * and so its pthread_t, for its own first thread, and gcc 12's
+	 * ThreadSanitizer, which keeps the parent's threads in a child, kills
+	 * a program that joins or detaches a thread whose id two of its
+	 * threads had ("dup thread with used id").
+	 */
 	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 64 * 1024);
-	r = fl__thread_start(&w->thread, &attr, watch_main, w);
+	r = fl__thread_start(&thread, &attr, watch_main, w);
 	pthread_attr_destroy(&attr);
 	if (r != 0) {
 		watch_free(w);

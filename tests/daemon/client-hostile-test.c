@@ -371,6 +371,47 @@ FL_TEST(owner_step_reaches_the_daemon_after_the_program_took_the_connection_numb
 	dl_wait_child_ok(pid);
 }
 
+/*
+ * A process forks while its library's watcher thread runs, and the child
+ * starts a watcher of its own and disconnects. glibc gives the child's new
+ * thread the stack, and so the pthread_t, of the parent's watcher, which
+ * the child never had: a pthread_join() or pthread_detach() of it made gcc
+ * 12's ThreadSanitizer (which keeps the parent's threads after fork) find
+ * two threads of that id and kill the program ("dup thread with used id").
+ */
+FL_TEST(a_child_forked_while_the_watcher_runs_starts_and_ends_its_own)
+{
+	pid_t pid = dl_fork();
+
+	if (pid == 0) {
+		int tl, f;
+
+		pool_kept_while_idle();
+		library_busy(&tl, &f); /* a pending fence kept: the watcher runs */
+		for (int round = 0; round < 2; round++) {
+			pid_t child = dl_fork();
+
+			if (child == 0) {
+				int tl2, f2;
+
+				library_busy(&tl2, &f2);
+				fl_daemon_disconnect(); /* ends the child's own watcher */
+				close(f2);
+				close(tl2);
+				_exit(0);
+			}
+			dl_wait_child_ok(child);
+		}
+		fl_assert_int_eq(sw_sync_timeline_inc(tl, 1), 0);
+		fl_assert_int_eq(sync_wait(f, DL_LONG_WAIT_MS), 0);
+		close(f);
+		close(tl);
+		fl_daemon_disconnect();
+		_exit(0);
+	}
+	dl_wait_child_ok(pid);
+}
+
 /* The daemon dies while this process is connected and idle: the next call just works. */
 FL_TEST(first_call_after_daemon_sigkill_starts_a_new_daemon)
 {

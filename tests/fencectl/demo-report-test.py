@@ -68,18 +68,33 @@ def main():
     late = rep.get("late_frames", [])
     # A jank of 0.25 misses vsyncs for sure; each miss is a late frame of the display.
     check(repeated and int(repeated.group(1)) > 0 and late, "late frames found")
+    # A jank of 0.25 makes the producers late; on a loaded machine the compositor itself can
+    # also be scheduled late (its own fence past the deadline while its inputs were on time),
+    # and the report must then blame it, not a producer: both are right, most are producers'.
+    by_producer = 0
     for f in late:
-        check(re.match(r"timeline (camera|gpu-render) reached \d+ .* signalled by "
-                       r"(camera|gpu-render) \(\d+\)$", f["root"]) is not None,
-              f"frame {f['value']} is blamed on a producer: {f['root']}")
+        producer = re.match(r"timeline (camera|gpu-render) reached \d+ .* signalled by "
+                            r"(camera|gpu-render) \(\d+\)$", f["root"])
+        itself = re.match(r"timeline compositor reached \d+ .* signalled by compositor \(\d+\)$",
+                          f["root"])
+        by_producer += producer is not None
+        check(producer or itself, f"frame {f['value']} is blamed on a producer or the compositor: "
+              f"{f['root']}")
         check(f["fence_name"].startswith("composed-f"), "the composed frame was late")
-    # Each late fence's path runs compositor -> the merged frame it waited on -> a producer.
+    check(late and by_producer * 2 >= len(late),
+          f"most late frames are the producers' ({by_producer} of {len(late)})")
+    # Each late fence's path runs compositor -> the merged frame it waited on -> a producer,
+    # or stops at the compositor's own fence when it waited on nothing late.
     for lf in rep.get("late_fences", []):
         chain = lf["chain"]
-        check(len(chain) == 2 and chain[0]["timeline_name"] == "compositor" and
-              chain[0]["waited_on"] == chain[1]["fence"] and
-              chain[1]["fence_name"].startswith("frame-"),
-              f"critical path of {lf['name']}: {[c['fence_name'] for c in chain]}")
+        names = [c["fence_name"] for c in chain]
+        via_producer = (len(chain) == 2 and chain[0]["timeline_name"] == "compositor" and
+                        chain[0]["waited_on"] == chain[1]["fence"] and
+                        chain[1]["fence_name"].startswith("frame-"))
+        own = (len(chain) == 1 and chain[0]["timeline_name"] == "compositor" and
+               not chain[0].get("waited_on"))
+        check(via_producer or own, f"critical path of {lf['name']}: {names} "
+              f"({[c.get('waited_on') for c in chain]})")
 
     r = subprocess.run([FENCECTL, "report", trace, "-o", page], capture_output=True, text=True,
                        timeout=120)
