@@ -411,22 +411,10 @@ static void part_status(void)
 /* 2: merge and info against a bare round trip */
 
 struct req_ctx {
-	int a, b, merged;
+	struct fl_bench_fd_pair p; /* first: fl__bench_fd_merge() */
+	int merged;
 	int echo; /* our end of the echo child's SOCK_SEQPACKET pair */
 };
-
-static double b_merge(void *arg, long ops)
-{
-	struct req_ctx *c = arg;
-	uint64_t t0 = fl__bench_now_ns();
-	int m;
-
-	for (long i = 0; i < ops; i++) {
-		fl__bench_check(fl_fence_fd_merge(c->a, c->b, "bench", 0, &m), "fl_fence_fd_merge");
-		close(m);
-	}
-	return fl__bench_per_op(t0, ops);
-}
 
 static double b_info1(void *arg, long ops)
 {
@@ -436,7 +424,8 @@ static double b_info1(void *arg, long ops)
 	uint64_t t0 = fl__bench_now_ns();
 
 	for (long i = 0; i < ops; i++)
-		fl__bench_check(fl_fence_fd_get_info(c->a, &info, pts, 1), "fl_fence_fd_get_info");
+		fl__bench_check(fl_fence_fd_get_info(c->p.a, &info, pts, 1),
+				"fl_fence_fd_get_info");
 	return fl__bench_per_op(t0, ops);
 }
 
@@ -522,7 +511,7 @@ static void info_vs_local(const struct req_ctx *c, long ops)
 {
 	struct fl_timeline *ltl[2];
 	struct fl_fence *la, *lb, *lm;
-	struct info_arg a = { NULL, c->a, 1 };
+	struct info_arg a = { NULL, c->p.a, 1 };
 	int tl[2], f[2], done, fresh;
 
 	fl__bench_check(fl_sw_sync_timeline_create("local-a", 0, &ltl[0]),
@@ -564,7 +553,7 @@ static void info_vs_local(const struct req_ctx *c, long ops)
 	a.f = lm;
 	a.n = 2;
 	fl__bench_out("local_info_2pt", fl__bench_batch_median(b_info_any, &a, ops), "ns");
-	fl__bench_out("local_poll0_fence_fd", fl__bench_batch_median(b_poll0, (void *)&c->a, ops),
+	fl__bench_out("local_poll0_fence_fd", fl__bench_batch_median(b_poll0, (void *)&c->p.a, ops),
 		      "ns");
 	fl__bench_out("local_info_1pt_plus_poll0",
 		      fl__bench_get("local_info_1pt") + fl__bench_get("local_poll0_fence_fd"),
@@ -607,9 +596,9 @@ static void part_requests(void)
 			  FL_BENCH_REPS);
 	fl__bench_check(fl_timeline_fd_create("bench-a", 0, &tl1), "fl_timeline_fd_create");
 	fl__bench_check(fl_timeline_fd_create("bench-b", 0, &tl2), "fl_timeline_fd_create");
-	fl__bench_check(fl_fence_fd_create(tl1, 1, "a", &c.a), "fl_fence_fd_create");
-	fl__bench_check(fl_fence_fd_create(tl2, 1, "b", &c.b), "fl_fence_fd_create");
-	fl__bench_check(fl_fence_fd_merge(c.a, c.b, "ab", 0, &c.merged), "fl_fence_fd_merge");
+	fl__bench_check(fl_fence_fd_create(tl1, 1, "a", &c.p.a), "fl_fence_fd_create");
+	fl__bench_check(fl_fence_fd_create(tl2, 1, "b", &c.p.b), "fl_fence_fd_create");
+	fl__bench_check(fl_fence_fd_merge(c.p.a, c.p.b, "ab", 0, &c.merged), "fl_fence_fd_merge");
 	{
 		struct fl_fence_info info;
 		struct fl_sync_pt_info pts[2];
@@ -622,7 +611,8 @@ static void part_requests(void)
 	}
 	echo = start_echo(&c.echo);
 
-	fl__bench_out("daemon_merge_2tl", fl__bench_batch_median(b_merge, &c, ops), "ns");
+	fl__bench_out("daemon_merge_2tl", fl__bench_batch_median(fl__bench_fd_merge, &c, ops),
+		      "ns");
 	fl__bench_out("daemon_info_1pt", fl__bench_batch_median(b_info1, &c, ops), "ns");
 	fl__bench_out("daemon_info_2pt", fl__bench_batch_median(b_info2, &c, ops), "ns");
 	fl__bench_out("baseline_seqpacket_roundtrip", fl__bench_batch_median(b_roundtrip, &c, ops),
@@ -638,8 +628,8 @@ static void part_requests(void)
 	close(c.echo);
 	reap(echo, "echo");
 	close(c.merged);
-	close(c.a);
-	close(c.b);
+	close(c.p.a);
+	close(c.p.b);
 	close(tl1);
 	close(tl2);
 }

@@ -23,29 +23,17 @@
 #include "bench.h"
 
 struct oneway_ctx {
-	int a, b, tl; /* the daemon's: pending fences on two timelines, and an owned timeline */
+	struct fl_bench_fd_pair p; /* the daemon's pending fences on two timelines: first */
+	int tl; /* an owned timeline */
 	struct fl_fence *fa, *fb; /* the core's, in this process */
 	struct fl_timeline *itl;
 };
-
-static double b_merge(void *arg, long ops)
-{
-	struct oneway_ctx *c = arg;
-	uint64_t t0 = fl__bench_now_ns();
-	int m;
-
-	for (long i = 0; i < ops; i++) {
-		fl__bench_check(fl_fence_fd_merge(c->a, c->b, "bench", 0, &m), "fl_fence_fd_merge");
-		close(m);
-	}
-	return fl__bench_per_op(t0, ops);
-}
 
 /* The in-process merge, and the poll(0) any reader of a fence fd pays. */
 static double b_inproc_merge_poll(void *arg, long ops)
 {
 	struct oneway_ctx *c = arg;
-	struct pollfd p = { .fd = c->a, .events = POLLIN };
+	struct pollfd p = { .fd = c->p.a, .events = POLLIN };
 	uint64_t t0 = fl__bench_now_ns();
 	struct fl_fence *m;
 
@@ -74,7 +62,7 @@ static double b_born_fd(void *arg, long ops)
 static double b_inproc_born_poll(void *arg, long ops)
 {
 	struct oneway_ctx *c = arg;
-	struct pollfd p = { .fd = c->a, .events = POLLIN };
+	struct pollfd p = { .fd = c->p.a, .events = POLLIN };
 	uint64_t t0 = fl__bench_now_ns();
 	struct fl_fence *f;
 
@@ -94,7 +82,7 @@ static double b_deadline(void *arg, long ops)
 	uint64_t t0 = fl__bench_now_ns();
 
 	for (long i = 0; i < ops; i++)
-		fl__bench_check(fl_fence_fd_set_deadline(c->a, t0 + (uint64_t)i),
+		fl__bench_check(fl_fence_fd_set_deadline(c->p.a, t0 + (uint64_t)i),
 				"fl_fence_fd_set_deadline");
 	return fl__bench_per_op(t0, ops);
 }
@@ -102,7 +90,7 @@ static double b_deadline(void *arg, long ops)
 static double b_poll0(void *arg, long ops)
 {
 	struct oneway_ctx *c = arg;
-	struct pollfd p = { .fd = c->a, .events = POLLIN };
+	struct pollfd p = { .fd = c->p.a, .events = POLLIN };
 	uint64_t t0 = fl__bench_now_ns();
 
 	for (long i = 0; i < ops; i++)
@@ -128,7 +116,7 @@ static double merge_by_holder(struct oneway_ctx *c, long ops)
 		fl__bench_die("fork", errno);
 	if (pid == 0) {
 		close(p[0]);
-		v = fl__bench_batch_median(b_merge, c, ops);
+		v = fl__bench_batch_median(fl__bench_fd_merge, c, ops);
 		_exit(write(p[1], &v, sizeof(v)) == sizeof(v) ? 0 : 1);
 	}
 	close(p[1]);
@@ -153,7 +141,7 @@ static void call_p50(struct oneway_ctx *c, long n)
 					     "baseline_inproc_create_signaled_poll0_call_p50",
 					     "daemon_set_deadline_call_p50",
 					     "baseline_poll0_call_p50" };
-	struct pollfd p = { .fd = c->a, .events = POLLIN };
+	struct pollfd p = { .fd = c->p.a, .events = POLLIN };
 	uint64_t *s[6];
 	struct fl_bench_lat st;
 	struct fl_fence *f;
@@ -165,7 +153,7 @@ static void call_p50(struct oneway_ctx *c, long n)
 	for (long i = 0; i < n; i++) {
 		uint64_t t0 = fl__bench_now_ns(), t1;
 
-		fl__bench_check(fl_fence_fd_merge(c->a, c->b, "bench", 0, &fd),
+		fl__bench_check(fl_fence_fd_merge(c->p.a, c->p.b, "bench", 0, &fd),
 				"fl_fence_fd_merge");
 		t1 = fl__bench_now_ns();
 		s[0][i] = t1 - t0;
@@ -186,13 +174,13 @@ static void call_p50(struct oneway_ctx *c, long n)
 		(void)poll(&p, 1, 0);
 		s[3][i] = fl__bench_now_ns() - t0;
 		t0 = fl__bench_now_ns();
-		fl__bench_check(fl_fence_fd_set_deadline(c->a, t0), "fl_fence_fd_set_deadline");
+		fl__bench_check(fl_fence_fd_set_deadline(c->p.a, t0), "fl_fence_fd_set_deadline");
 		s[4][i] = fl__bench_now_ns() - t0;
 		t0 = fl__bench_now_ns();
 		(void)poll(&p, 1, 0);
 		s[5][i] = fl__bench_now_ns() - t0;
 		if (i % 32 == 31)
-			fl__bench_check(fl_fence_fd_get_info(c->a, NULL, NULL, 0),
+			fl__bench_check(fl_fence_fd_get_info(c->p.a, NULL, NULL, 0),
 					"fl_fence_fd_get_info");
 	}
 	for (int k = 0; k < 6; k++) {
@@ -216,8 +204,8 @@ void fl__bench_daemon_oneway(void)
 	fl__bench_check(fl_timeline_fd_create("oneway-b", 0, &tl2), "fl_timeline_fd_create");
 	fl__bench_check(fl_timeline_fd_create("oneway-born", 0, &c.tl), "fl_timeline_fd_create");
 	fl__bench_check(fl_timeline_fd_inc(c.tl, 1), "fl_timeline_fd_inc");
-	fl__bench_check(fl_fence_fd_create(tl1, 1, "a", &c.a), "fl_fence_fd_create");
-	fl__bench_check(fl_fence_fd_create(tl2, 1, "b", &c.b), "fl_fence_fd_create");
+	fl__bench_check(fl_fence_fd_create(tl1, 1, "a", &c.p.a), "fl_fence_fd_create");
+	fl__bench_check(fl_fence_fd_create(tl2, 1, "b", &c.p.b), "fl_fence_fd_create");
 	fl__bench_check(fl_sw_sync_timeline_create("oneway-ia", 0, &c.itl),
 			"fl_sw_sync_timeline_create");
 	fl__bench_check(fl_sw_sync_timeline_create("oneway-ib", 0, &itl2),
@@ -227,7 +215,8 @@ void fl__bench_daemon_oneway(void)
 	fl__bench_check(fl_sw_sync_timeline_inc(c.itl, 1), "fl_sw_sync_timeline_inc");
 	fl_daemon_flush();
 
-	fl__bench_out("daemon_merge_2tl_owner", fl__bench_batch_median(b_merge, &c, ops), "ns");
+	fl__bench_out("daemon_merge_2tl_owner", fl__bench_batch_median(fl__bench_fd_merge, &c, ops),
+		      "ns");
 	fl__bench_out("daemon_merge_2tl_holder", merge_by_holder(&c, ops), "ns");
 	fl__bench_out("baseline_inproc_merge_poll0",
 		      fl__bench_batch_median(b_inproc_merge_poll, &c, ops), "ns");
@@ -265,8 +254,8 @@ void fl__bench_daemon_oneway(void)
 	fl_fence_unref(c.fb);
 	fl_timeline_unref(c.itl);
 	fl_timeline_unref(itl2);
-	close(c.a);
-	close(c.b);
+	close(c.p.a);
+	close(c.p.b);
 	close(c.tl);
 	close(tl1);
 	close(tl2);

@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <fenceline/shared.h>
+
 #include "bench.h"
 
 int fl__bench_quick;
@@ -55,6 +57,19 @@ void fl__bench_check(int r, const char *what)
 double fl__bench_per_op(uint64_t t0, long ops)
 {
 	return (double)(fl__bench_now_ns() - t0) / (double)ops;
+}
+
+double fl__bench_fd_merge(void *arg, long ops)
+{
+	const struct fl_bench_fd_pair *c = arg;
+	uint64_t t0 = fl__bench_now_ns();
+	int m;
+
+	for (long i = 0; i < ops; i++) {
+		fl__bench_check(fl_fence_fd_merge(c->a, c->b, "bench", 0, &m), "fl_fence_fd_merge");
+		close(m);
+	}
+	return fl__bench_per_op(t0, ops);
 }
 
 static int cmp_double(const void *a, const void *b)

@@ -33,6 +33,14 @@ double fl__bench_per_op(uint64_t t0, long ops);
  */
 typedef double (*fl_bench_batch_fn)(void *arg, long ops);
 
+/* Two fence fds, first in a section's context, for fl__bench_fd_merge(). */
+struct fl_bench_fd_pair {
+	int a, b;
+};
+
+/* A batch function: @ops fl_fence_fd_merge()s of @arg's (struct fl_bench_fd_pair) a and b. */
+double fl__bench_fd_merge(void *arg, long ops);
+
 double fl__bench_batch_median(fl_bench_batch_fn fn, void *arg, long ops);
 /* The median of @n rounds' figures (sorts @v); a section's turns take it. */
 double fl__bench_median(double *v, int n);
