@@ -206,7 +206,7 @@ static struct {
 	unsigned int watch_seq; /* watchers started */
 	/*
 	 * The seq of the last watcher that ended and left its struct watch
-	 * to us: the futex that watch_end_locked() waits on, in place of a
+	 * to us: the futex that pool_drop_locked() waits on, in place of a
 	 * pthread_join() (the threads are detached, see watch_start_kick_locked()).
 	 */
 	atomic_int watch_ended;
