@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,6 +29,10 @@
 #include <fenceline/fenceline.h>
 
 #include "runner.h"
+
+#if FL_TEST_UNDER_TSAN
+#include <sanitizer/common_interface_defs.h>
+#endif
 
 #define DEFAULT_TIMEOUT_S 60
 #define LEAK_GRACE_MS	  3000
@@ -59,6 +65,83 @@ const char *__tsan_default_options(void);
 const char *__tsan_default_options(void)
 {
 	return "atexit_sleep_ms=0:die_after_fork=0";
+}
+
+/*
+ * clang's ThreadSanitizer names code through an llvm-symbolizer process
+ * that it starts the first time it needs a name (to match a suppression,
+ * say a race inside Mesa), and the two pipes to it would read as the test's
+ * fd leak: start it before the fds are counted. gcc's names code in
+ * process and opens nothing.
+ */
+static void symbolizer_warm_up(void)
+{
+	char name[256];
+
+	__sanitizer_symbolize_pc(__builtin_return_address(0), "%p %F %L", name, sizeof(name));
+}
+
+/* Is every other thread of this process asleep in the kernel (state S)? */
+static bool other_threads_asleep(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	long self = syscall(SYS_gettid);
+	bool asleep = true;
+	struct dirent *e;
+
+	if (!d)
+		return true;
+	while (asleep && (e = readdir(d))) {
+		char path[300], stat[512], *state;
+		ssize_t n;
+		int fd;
+
+		if (e->d_name[0] == '.' || atol(e->d_name) == self)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/stat", e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue; /* gone meanwhile */
+		n = read(fd, stat, sizeof(stat) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		stat[n] = '\0';
+		state = strrchr(stat, ')'); /* the name may hold anything */
+		if (state && state[1] == ' ' && state[2] != 'S')
+			asleep = false;
+	}
+	closedir(d);
+	return asleep;
+}
+
+/*
+ * The ThreadSanitizer runtimes of gcc 12 and clang 14 do not lock their
+ * allocator around fork(): a child forked while another thread held one of
+ * its size classes' locks (a thread allocating, or ending and giving its
+ * cache back) hangs for ever the first time one of its threads needs that
+ * class. The tests fork beside fenceline's threads on purpose; a fork
+ * waits here (200 ms at most) until the process's other threads sleep.
+ * Registered first, so it runs last of the prepare handlers, after the
+ * library's, and before the runtime's own.
+ */
+static void fork_quiesce(void)
+{
+	for (int i = 0; i < 200 && !other_threads_asleep(); i++)
+		usleep(1000);
+}
+
+static void fork_quiesce_install(void)
+{
+	pthread_atfork(fork_quiesce, NULL, NULL);
+}
+#else
+static void symbolizer_warm_up(void)
+{
+}
+
+static void fork_quiesce_install(void)
+{
 }
 #endif
 
@@ -378,6 +461,7 @@ static void run_body(const struct fl_test *t)
 		if (r < 0)
 			fl__test_fail(__FILE__, __LINE__, "daemon connection: %s", strerror(-r));
 	}
+	symbolizer_warm_up();
 	for_each_fd(collect_fd, &before_warm_up);
 	warm_up();
 	wait_warm_up_settled(&before_warm_up);
@@ -649,6 +733,7 @@ int main(int argc, char **argv)
 	int i;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	fork_quiesce_install();
 	/* Each test has its own runtime dir, so its own daemon: let them go soon. */
 	setenv("FENCELINE_IDLE_MS", "500", 0);
 	if (argc == 2 && strcmp(argv[1], "--list") == 0) {
