@@ -122,8 +122,9 @@ static bool other_threads_asleep(void)
  * cache back) hangs for ever the first time one of its threads needs that
  * class. The tests fork beside fenceline's threads on purpose; a fork
  * waits here (200 ms at most) until the process's other threads sleep.
- * Registered first, so it runs last of the prepare handlers, after the
- * library's, and before the runtime's own.
+ * Registered before the library's own handler, so that it runs after it
+ * (prepare handlers run in reverse order), with the library's connection
+ * lock already held.
  */
 static void fork_quiesce(void)
 {
