@@ -317,6 +317,10 @@ FL_EXPORT int fl_introspect_get_daemon_pid(pid_t *ret_pid);
  *	pool (the fills, polls and receipts that keep it), in ns; 0: no sample yet
  * @pool_bare_ns: its estimate of a round trip that makes one fd, in ns
  * @pool_offs: how often the gate turned the pool off
+ * @kicks: kicks read from the daemon: it completed a fence whose signal end
+ *	this process kept (another process's step on its timeline, a failure,
+ *	or a step the daemon saw first), so this process wrote that end's
+ *	record and closed it. A process that signals its own fences sees few.
  *
  * The gate's figures are those of the current connection (a new one
  * starts afresh). Fields may be added at the end; a caller passes the
@@ -330,6 +334,7 @@ struct fl_introspect_client_stats {
 	unsigned long long pool_pooled_ns;
 	unsigned long long pool_bare_ns;
 	unsigned long long pool_offs;
+	unsigned long long kicks;
 };
 
 /**

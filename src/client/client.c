@@ -446,6 +446,7 @@ static void kept_kicked_locked(int fd)
 						  k[i].timestamp_ns };
 
 			conn.kicks_read++;
+			conn.stats.kicks++;
 			if (k[i].flags & FL_KICK_F_ACK)
 				ack = true;
 
@@ -2129,11 +2130,15 @@ int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t c
 	 */
 	if (!fl__counter_needs_daemon(&o->counter, now) && !lost_end) {
 		struct pollfd p = { conn.rpc.fd, POLLRDHUP, 0 };
+		/* The status page's alive word tells with a load; else the connection's poll(). */
+		int alive = fl__status_page_daemon_alive();
 
 		r = 0;
+		if (alive < 0)
+			alive = !(poll(&p, 1, 0) > 0 &&
+				  (p.revents & (POLLRDHUP | POLLHUP | POLLERR)));
 		/* A number the program reused is not our connection: no news of the daemon. */
-		if (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) &&
-		    conn_live_locked()) {
+		if (!alive && conn_live_locked()) {
 			drop_locked();
 			r = -ECONNRESET;
 		}

@@ -184,6 +184,7 @@ struct fl__client_stats {
 	uint64_t pool_fills, pool_fills_taken, pool_waits;
 	/* The pool's gate (fdpool-gate.c), filled in by fl__client_stats(). */
 	uint64_t pool_pooled, pool_pooled_ns, pool_bare_ns, pool_offs;
+	uint64_t kicks; /* kicks read from the kick pipe */
 };
 
 void fl__client_stats(struct fl__client_stats *ret);

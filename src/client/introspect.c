@@ -190,9 +190,10 @@ FL_EXPORT int fl_introspect_client_stats(struct fl_introspect_client_stats *ret,
 
 	fl_return_if(!ret || !size, -EINVAL);
 	fl__client_stats(&c);
-	st = (struct fl_introspect_client_stats){ c.pool_fills,	 c.pool_fills_taken, c.pool_waits,
-						  c.pool_pooled, c.pool_pooled_ns,   c.pool_bare_ns,
-						  c.pool_offs };
+	st = (struct fl_introspect_client_stats){ c.pool_fills,	    c.pool_fills_taken,
+						  c.pool_waits,	    c.pool_pooled,
+						  c.pool_pooled_ns, c.pool_bare_ns,
+						  c.pool_offs,	    c.kicks };
 	memcpy(ret, &st, FL_MIN(size, sizeof(st)));
 	return 0;
 }

@@ -1409,6 +1409,9 @@ void fl__fence_pipe_give(struct fl__sink *s, uint64_t cookie)
 	 * gone): then it closes fd.
 	 */
 	if (fd >= 0 && slot_get(s->key) == s) {
+		/* A fresh one is in no epoll set yet (sweep_fresh() adds it as it leaves the list). */
+		bool watched = !s->on_fresh;
+
 		s->given = true;
 		s->cookie = cookie;
 		fresh_unlink(s);
@@ -1420,7 +1423,8 @@ void fl__fence_pipe_give(struct fl__sink *s, uint64_t cookie)
 		 * owner's close of the last write end then releases a file in
 		 * no epoll set, which is quicker on its waiters' CPU.
 		 */
-		(void)epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL);
+		if (watched)
+			(void)epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL);
 	}
 	pthread_mutex_unlock(&sink_lock);
 	pthread_mutex_unlock(&f->lock);

@@ -283,6 +283,7 @@ static int client_read_some(struct client *c, int max, uint64_t start, uint64_t 
 		struct fl_proto_request q;
 		int fds[FL_PROTO_MAX_FDS], nfds, r;
 		struct fl_server_msg rx;
+		struct fld_rx rxs;
 		bool bad_cmsg, alive, stuck = false;
 		unsigned int trunc;
 		ssize_t n;
@@ -322,10 +323,12 @@ static int client_read_some(struct client *c, int max, uint64_t start, uint64_t 
 				disconnect(c, why);
 			return i + 1;
 		}
+		fld_rx_begin(&rxs, fds, nfds);
 		alive = dispatch(c, &q, fds);
 		for (int k = 0; k < nfds; k++)
 			if (fds[k] >= 0)
 				stuck |= close_received(c, fds[k]);
+		fld_rx_end(&rxs);
 		if (!alive || c->conn.fd < 0)
 			return i + 1;
 		if (stuck) {

@@ -31,7 +31,7 @@ static bool op_hello(struct fl_server_conn *conn, const struct fl_proto_request 
 	 * status of every fence of every client. Such a client reads its
 	 * fences' statuses from the pipes and asks us, as without a page.
 	 */
-	bool page = fld_status_page_fd >= 0 && c->conn.uid == geteuid();
+	bool page = fld_status_page_fd >= 0 && c->conn.uid == fld_euid();
 	int pages[2] = { fld_status_page_fd, fl__status_page_info_fd() };
 	unsigned int nfds = page;
 

@@ -112,6 +112,12 @@ struct shared_tl {
 	uint32_t nmust, must_cap;
 	bool must_lost;
 	bool is32;
+	/*
+	 * A step not the owner's went through here (fld_timeline_add()):
+	 * only such a step reaches a fence that the owner's own steps do
+	 * not complete (op_fence_new()'s kick).
+	 */
+	bool stepped_by_others;
 	int mfd; /* the page's memfd, until fld_shared_own() hands it out */
 };
 
@@ -128,6 +134,8 @@ extern unsigned int fld_max_fds_process, fld_max_fds_uid;
 /* limits.c: fences and timelines gone since the last malloc_trim(). */
 extern atomic_uint fld_released;
 extern int fld_status_page_fd; /* sync.c: -1 without a status page */
+/* limits.c: the daemon's effective uid (it never changes it), read once: no geteuid() a request. */
+uid_t fld_euid(void);
 extern const struct fl_server_service_ops fld_core_service, fld_sync_service, fld_observe_service;
 
 /*
@@ -183,6 +191,12 @@ int fld_fence_create(struct fl_timeline *tl, uint64_t value, const char *name,
 		     struct fl_fence **ret_fence);
 struct shared_tl *fld_shared_find(struct fl_timeline *tl);
 int fld_shared_sync(struct shared_tl *s, struct fl_timeline *tl);
+/*
+ * fld_shared_sync_end_seen() - fld_shared_sync(), and whether it found
+ * every write end of the owner's pipe fence @f closed (the owner completed
+ * it, or lost its end): then nobody keeps an end to kick.
+ */
+bool fld_shared_sync_end_seen(struct shared_tl *s, struct fl_timeline *tl, struct fl_fence *f);
 void fld_shared_sync_tl(struct fl_timeline *tl);
 void fld_shared_sync_fence(struct fl_fence *f);
 void fld_shared_fence_points(struct fl_fence *f, bool must);

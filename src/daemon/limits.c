@@ -152,10 +152,22 @@ static bool is_pow2(unsigned long n)
 	return n && !(n & (n - 1));
 }
 
+uid_t fld_euid(void)
+{
+	static uid_t uid = (uid_t)-1;
+	uid_t u = __atomic_load_n(&uid, __ATOMIC_RELAXED);
+
+	if (u == (uid_t)-1) {
+		u = geteuid();
+		__atomic_store_n(&uid, u, __ATOMIC_RELAXED);
+	}
+	return u;
+}
+
 /* Whether @c's uid has a quota of its own: every uid but the daemon's. */
 static bool uid_limited(const struct client *c)
 {
-	return c->conn.uid != geteuid();
+	return c->conn.uid != fld_euid();
 }
 
 unsigned int fld_room_of(const struct peer *p, unsigned int max)
@@ -309,7 +321,7 @@ void fld_release_fence(void *owner)
 
 bool fld_uid_allowed(uid_t uid)
 {
-	if (uid == geteuid() || fld_cfg.allow_all)
+	if (uid == fld_euid() || fld_cfg.allow_all)
 		return true;
 	for (unsigned int i = 0; i < fld_cfg.n_allow; i++)
 		if (fld_cfg.allow[i] == uid)

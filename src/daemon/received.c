@@ -18,7 +18,8 @@
  *
  * The kind is read with fl__fd_stat() (cached attributes: no request to
  * the filesystem) and with fcntl()/getsockopt(), which look at the open
- * file only.
+ * file only. A request's fds are statted once (fld_fd_stat()): the
+ * handler that identified a fence fd and the close after it share that.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -50,13 +51,61 @@ static size_t ndone, done_cap;
 static bool started;
 static int wake = -1; /* eventfd: the loop reaps when readable */
 
+/*
+ * The request being handled (the innermost: fld_fence_of() may handle
+ * another client's first). Only the loop's thread uses it.
+ */
+static struct fld_rx *rx_top;
+
+void fld_rx_begin(struct fld_rx *rx, const int *fds, int nfds)
+{
+	rx->fds = fds;
+	rx->nfds = nfds;
+	rx->known = 0;
+	rx->outer = rx_top;
+	rx_top = rx;
+}
+
+void fld_rx_end(struct fld_rx *rx)
+{
+	rx_top = rx->outer;
+}
+
+int fld_fd_stat(int fd, struct fl__fd_stat *ret)
+{
+	/*
+	 * Only while the request's slot still holds @fd: a handler that
+	 * takes an fd sets its slot to -1, and only then can the number be
+	 * reused. The daemon's fds are its own: nothing else closes them.
+	 */
+	for (struct fld_rx *rx = rx_top; rx && fd >= 0; rx = rx->outer) {
+		for (int k = 0; k < rx->nfds; k++) {
+			int r;
+
+			if (rx->fds[k] != fd)
+				continue;
+			if (rx->known & (1u << k)) {
+				*ret = rx->st[k];
+				return 0;
+			}
+			r = fl__fd_stat(fd, ret);
+			if (r == 0) {
+				rx->st[k] = *ret;
+				rx->known |= 1u << k;
+			}
+			return r;
+		}
+	}
+	return fl__fd_stat(fd, ret);
+}
+
 bool fld_received_inline(int fd)
 {
 	struct fl__fd_stat st;
 	int domain = 0;
 	socklen_t dlen = sizeof(domain);
 
-	if (fl__fd_stat(fd, &st) < 0)
+	if (fld_fd_stat(fd, &st) < 0)
 		return true; /* not open: close() only says EBADF */
 	switch (st.mode & S_IFMT) {
 	case 0: /* an anonymous inode */

@@ -12,6 +12,9 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "protocol.h"
+#include "util.h"
+
 #define FLD_MAX_ALLOW 32
 
 struct server_config {
@@ -135,6 +138,26 @@ void fld_notify_closed(const void *client);
  * Return: the fd (the loop calls fld_received_reap() when it is readable), or -errno.
  */
 int fld_received_init(void);
+/*
+ * The fds of the request being handled, each statted at most once: the
+ * handler's identification of a fence fd, its pipe check and the close
+ * after it (fld_received_inline()) share one statx(). fld_rx_begin()
+ * before the handler, fld_rx_end() after the request's fds are closed;
+ * they nest (fld_fence_of() may handle another client's request first).
+ * @fds is the request's own array: a slot a handler took (set to -1) is
+ * looked at no more.
+ */
+struct fld_rx {
+	const int *fds;
+	int nfds;
+	unsigned int known; /* bit k: st[k] is fds[k]'s */
+	struct fl__fd_stat st[FL_PROTO_MAX_FDS];
+	struct fld_rx *outer;
+};
+void fld_rx_begin(struct fld_rx *rx, const int *fds, int nfds);
+void fld_rx_end(struct fld_rx *rx);
+/* fld_fd_stat() - fl__fd_stat() of @fd, from the memo when it is a slot of a request being handled. */
+int fld_fd_stat(int fd, struct fl__fd_stat *ret);
 /*
  * fld_received_inline() - whether closing @fd (a client's) cannot wait on
  * anyone: an AF_UNIX socket, a pipe or FIFO, an anonymous inode, a shmem

@@ -568,6 +568,8 @@ int fld_timeline_add(struct client *c, struct fl_timeline *tl, uint64_t count, u
 		ts = stamp_ns;
 	fl__timeline_signal_stamp(ts);
 	/* Not the owner's counter: its kept ends of fences this step reaches are told (given_done()). */
+	if (s)
+		s->stepped_by_others = true;
 	kick_all++;
 	r = fl__timeline_is_shared_counter(tl) ? fl__shared_counter_inc(tl, count)
 					       : fl_sw_sync_timeline_inc(tl, count);
@@ -624,9 +626,25 @@ void fld_shared_must_tl(struct fl_timeline *tl, uint64_t value)
  * sw_sync timeline that goes away: ready must never read as signalled
  * before it is.
  */
+/* fld_shared_sync_end_seen(): the fence whose end's close it looks out for, and whether it came. */
+static struct fl_fence *end_watch;
+static bool end_watch_seen;
+
+bool fld_shared_sync_end_seen(struct shared_tl *s, struct fl_timeline *tl, struct fl_fence *f)
+{
+	end_watch = f;
+	end_watch_seen = false;
+	fld_shared_sync(s, tl);
+	end_watch = NULL;
+	return end_watch_seen;
+}
+
 void fld_owner_end_closed(struct fl_fence *f)
 {
 	int n;
+
+	if (f == end_watch)
+		end_watch_seen = true;
 
 	/* Its owner has no end to close (nor those it closed with it). */
 	kick_none++;

@@ -69,7 +69,7 @@ static bool pipe_at_eof(int fd)
 	struct pollfd pf = { .fd = fd, .events = 0 };
 	struct fl__fd_stat st;
 
-	return fl__fd_stat(fd, &st) == 0 && S_ISFIFO(st.mode) && poll(&pf, 1, 0) == 1 &&
+	return fld_fd_stat(fd, &st) == 0 && S_ISFIFO(st.mode) && poll(&pf, 1, 0) == 1 &&
 	       (pf.revents & POLLHUP);
 }
 
@@ -543,10 +543,16 @@ static bool op_fence_new(struct fl_server_conn *conn, const struct fl_proto_requ
 			 * Another process may have reached it before the owner
 			 * could see: then the owner's end must go. Only this
 			 * fence is told: the others the catch-up completes,
-			 * the owner's counter reached.
+			 * the owner's counter reached. Not when only the
+			 * owner ever stepped the timeline (its own step
+			 * completes the ends it keeps, made before that step),
+			 * nor when the catch-up found the owner's end closed
+			 * already: a kick would only wake the owner's watcher
+			 * for nothing.
 			 */
-			fld_shared_sync(s, tl);
-			if (fl_fence_get_status(f) != 0)
+			bool end_seen = fld_shared_sync_end_seen(s, tl, f);
+
+			if (s->stepped_by_others && !end_seen && fl_fence_get_status(f) != 0)
 				fld_kick_send(c, b->slot, f);
 		}
 	}

@@ -25,8 +25,10 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -450,6 +452,38 @@ static int seal(int fd, void *m, size_t size)
 	return fd;
 }
 
+/*
+ * The alive word: a robust, process-shared mutex at @at, locked by the
+ * calling thread for good. glibc puts it on the thread's robust list, and
+ * when the thread dies the kernel sets FUTEX_OWNER_DIED in its futex
+ * word, the mutex's first int (glibc's __lock). Only with glibc, whose
+ * layout that is. Return: 0, or a negative errno (then no word).
+ */
+static int alive_word_take(void *at)
+{
+#ifdef __GLIBC__
+	pthread_mutexattr_t a;
+	pthread_mutex_t *m = at;
+	int r;
+
+	_Static_assert(FL_STATUS_PAGE_ALIVE_OFF + sizeof(pthread_mutex_t) <= FL_STATUS_PAGE_HEADER,
+		       "the alive word fits in the header page");
+	_Static_assert(offsetof(pthread_mutex_t, __data.__lock) == 0,
+		       "the futex word is the mutex's first int");
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+	pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+	r = pthread_mutex_init(m, &a);
+	pthread_mutexattr_destroy(&a);
+	if (r == 0)
+		r = pthread_mutex_lock(m);
+	return -r;
+#else
+	(void)at;
+	return -ENOTSUP;
+#endif
+}
+
 int fl__status_page_create(void)
 {
 	struct fl_status_page_header *h;
@@ -470,6 +504,8 @@ int fl__status_page_create(void)
 	h->slots = FL_STATUS_PAGE_SLOTS;
 	h->entry_size = sizeof(struct fl_status_entry);
 	h->probe = FL_STATUS_PAGE_PROBE;
+	if (alive_word_take((char *)m + FL_STATUS_PAGE_ALIVE_OFF) == 0)
+		h->alive_off = FL_STATUS_PAGE_ALIVE_OFF;
 	fd = seal(fd, m, FL_STATUS_PAGE_SIZE);
 	if (fd < 0)
 		goto out;
@@ -766,6 +802,29 @@ bool fl__status_page_info(dev_t dev, ino_t ino, struct fl_info_body *ret)
 					      dev, ino, ret);
 	__atomic_fetch_sub(n, 1, __ATOMIC_RELEASE);
 	return r;
+}
+
+int fl__status_page_daemon_alive(void)
+{
+	const char *p = __atomic_load_n(&read_page, __ATOMIC_ACQUIRE);
+	const struct fl_status_page_header *h = (const void *)p;
+	uint32_t off, word;
+
+	/*
+	 * No lookup guard, as for tracing: the address stays mapped once
+	 * set. A remapping between the two loads reads a blank page's 0 or
+	 * the next daemon's word at the same offset: never a death that did
+	 * not happen.
+	 */
+	if (!p)
+		return -1;
+	off = __atomic_load_n(&h->alive_off, __ATOMIC_ACQUIRE);
+	if (off != FL_STATUS_PAGE_ALIVE_OFF)
+		return -1;
+	word = __atomic_load_n((const uint32_t *)(p + off), __ATOMIC_ACQUIRE);
+	if (word & FUTEX_OWNER_DIED)
+		return 0;
+	return (word & FUTEX_TID_MASK) ? 1 : -1;
 }
 
 bool fl__status_page_tracing(void)

@@ -76,8 +76,22 @@ struct fl_status_page_header {
 	 * cost of this load otherwise. Older daemons leave it 0.
 	 */
 	uint64_t tracing;
-	uint64_t reserved[5]; /* 0 */
+	/*
+	 * Where in the header page the daemon's alive word is (0: none, an
+	 * older daemon's or another libc's): the futex word of a robust,
+	 * process-shared mutex that the daemon's loop thread locked and
+	 * never unlocks. When that thread dies (the daemon exits or is
+	 * killed), the kernel sets FUTEX_OWNER_DIED in it, before it closes
+	 * any of the daemon's fds; a client reads the daemon's death there
+	 * with one load instead of a poll() of its connection.
+	 */
+	uint32_t alive_off;
+	uint32_t pad; /* 0 */
+	uint64_t reserved[4]; /* 0 */
 };
+
+/* The alive word's place in the header page (fl_status_page_header.alive_off). */
+#define FL_STATUS_PAGE_ALIVE_OFF 2048u
 
 enum fl_status_entry_state {
 	FL_STATUS_E_EMPTY = 0, /* never used: ends a probe */
@@ -252,6 +266,15 @@ void fl__status_page_set_tracing(bool on);
  * Return: 0, -EPROTO (not such a page), or mmap()'s errno.
  */
 int fl__status_page_map(int fd, int info_fd);
+
+/*
+ * fl__status_page_daemon_alive() - what the mapped page's alive word says
+ * of the daemon that sent it
+ * Return: 1 while its loop thread lives, 0 once it died (the process
+ * exited or was killed), -1 when the page cannot tell (none mapped, a
+ * blank one, or a daemon without the word): ask the connection.
+ */
+int fl__status_page_daemon_alive(void);
 
 /*
  * fl__status_page_unmap() - the connection is gone: its page no longer

@@ -27,7 +27,9 @@
 #include <android/sync.h>
 #include <sw_sync.h>
 
+#define FL_USE_UNSTABLE_INTROSPECT_API
 #include <fenceline/fenceline.h>
+#include <fenceline/introspect.h>
 #include <fenceline/shared.h>
 #include <fenceline/transfer.h>
 
@@ -978,4 +980,33 @@ FL_TEST(a_rebound_owned_timeline_keeps_its_fences)
 	/* Rounds of new timelines, new inodes: a collision in every run, not most. */
 	for (int round = 0; round < ROUNDS; round++)
 		rebound_round(tl, first, second, N);
+}
+
+/*
+ * The owner's fences, each signalled by its own step before the daemon
+ * read its (one-way) creation: the daemon finds the owner's end closed
+ * and writes no kick, which would only wake the owner's watcher thread.
+ */
+FL_TEST(an_owner_that_signals_its_fences_before_the_daemon_reads_them_gets_no_kicks)
+{
+	struct fl_introspect_client_stats s0, s1;
+	int tl = new_timeline("no-kicks"), f;
+
+	f = new_fence(tl, 1, "first"); /* the pool's first fill */
+	fl_assert_int_eq(fl_timeline_fd_inc(tl, 1), 0);
+	close(f);
+	fl_daemon_flush();
+	fl_assert_int_eq(fl_introspect_client_stats(&s0, sizeof(s0)), 0);
+	for (uint64_t v = 2; v < 66; v++) {
+		f = new_fence(tl, v, "own");
+		fl_assert_int_eq(fl_timeline_fd_inc(tl, 1), 0);
+		fl_assert(fence_fd_readable(f));
+		close(f);
+	}
+	/* A round trip: every creation is read, and any kick is in the pipe before the reply. */
+	fl_daemon_flush();
+	fl_daemon_flush();
+	fl_assert_int_eq(fl_introspect_client_stats(&s1, sizeof(s1)), 0);
+	fl_assert_int_eq(s1.kicks - s0.kicks, 0);
+	fl_timeline_fd_close(tl);
 }

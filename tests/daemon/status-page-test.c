@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fenceline/fenceline.h>
@@ -543,4 +545,59 @@ FL_TEST_TIMEOUT(status_page_mapped_over_and_blanked_under_readers, 120)
 	fl_assert(!fl__status_page_info(DEV, 4242, &b));
 	close(ifd);
 	close(fd);
+}
+
+/*
+ * A child that made a page (as the daemon does, from its loop thread) and
+ * then ends as @how says: the alive word reads 1 while it lives, 0 once it
+ * is gone, in a process that mapped its page; a blank page cannot tell.
+ */
+static void alive_word_after(int how)
+{
+	int go[2], ready[2], fd, status;
+	char path[64], byte = 0;
+	pid_t child;
+
+	fl_assert_int_eq(pipe2(go, O_CLOEXEC), 0);
+	fl_assert_int_eq(pipe2(ready, O_CLOEXEC), 0);
+	child = fork();
+	fl_assert(child >= 0);
+	if (child == 0) {
+		int pfd = fl__status_page_create();
+
+		if (pfd < 0 || write(ready[1], &pfd, sizeof(pfd)) != sizeof(pfd))
+			_exit(1);
+		(void)!read(go[0], &byte, 1);
+		_exit(0);
+	}
+	close(go[0]);
+	close(ready[1]);
+	fl_assert_int_eq(read(ready[0], &fd, sizeof(fd)), sizeof(fd));
+	close(ready[0]);
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)child, fd);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fl_assert(fd >= 0);
+	fl_assert_int_eq(fl__status_page_daemon_alive(), -1); /* nothing mapped yet */
+	fl_assert_int_eq(fl__status_page_map(fd, -1), 0);
+	close(fd);
+	fl_assert_int_eq(fl__status_page_daemon_alive(), 1);
+	if (how == SIGKILL)
+		fl_assert_int_eq(kill(child, SIGKILL), 0);
+	else
+		fl_assert_int_eq(write(go[1], &byte, 1), 1);
+	fl_assert_int_eq(waitpid(child, &status, 0), child);
+	close(go[1]);
+	fl_assert_int_eq(fl__status_page_daemon_alive(), 0);
+	fl__status_page_unmap();
+	fl_assert_int_eq(fl__status_page_daemon_alive(), -1);
+}
+
+FL_TEST(status_page_alive_word_reads_a_killed_writer_dead)
+{
+	alive_word_after(SIGKILL);
+}
+
+FL_TEST(status_page_alive_word_reads_an_exited_writer_dead)
+{
+	alive_word_after(0);
 }
