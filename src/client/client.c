@@ -1646,6 +1646,28 @@ static struct owned *owned_find_locked(uint32_t handle)
 	return NULL;
 }
 
+int fl__client_owned_point(uint64_t timeline_id, uint64_t value)
+{
+	int r = -1;
+
+	if (!timeline_id)
+		return -1;
+	pthread_mutex_lock(&conn.rpc.lock);
+	for (unsigned int i = 0; i < conn.nowned; i++) {
+		struct fl__counter *c = &conn.owned[i].counter;
+
+		/* The page's id is the daemon's; the owner could only mislabel its own. */
+		if (__atomic_load_n(&c->page->id, __ATOMIC_ACQUIRE) != timeline_id)
+			continue;
+		/* A point of it failed, or is about to: the counter no longer tells. */
+		if (!__atomic_load_n(&c->page->failed, __ATOMIC_ACQUIRE))
+			r = fl__counter_reached(c, fl__counter_read(c), value);
+		break;
+	}
+	pthread_mutex_unlock(&conn.rpc.lock);
+	return r;
+}
+
 /*
  * Under conn.rpc.lock: the daemon reuses the handle of a timeline that is gone,
  * so a handle it gives again no longer names a timeline we own.

@@ -119,6 +119,17 @@ int fl__client_timeline_create(const char *name, unsigned int flags, int *ret_fd
 			       uint32_t *ret_handle, unsigned int *ret_generation);
 
 /*
+ * fl__client_owned_point() - where a point (@value on the timeline whose
+ * id is @timeline_id, as info's points name it) stands, if this process
+ * owns that timeline on its current connection: its counter is the
+ * timeline's value.
+ * Return: 1 reached, 0 not reached, -1 not a timeline this process owns
+ * (or a daemon that does not say its timelines' ids), or one of whose
+ * points failed (the daemon marks it first): the counter no longer tells.
+ */
+int fl__client_owned_point(uint64_t timeline_id, uint64_t value);
+
+/*
  * fl__client_owned_signal() - add @count to a timeline this process owns
  *
  * Adds to the shared counter, stamped with @stamp_ns (0: now; else

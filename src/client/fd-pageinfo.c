@@ -10,6 +10,7 @@
 
 #include <fenceline/fence.h>
 
+#include "client.h"
 #include "fdbackend.h"
 #include "host.h"
 #include "statuspage.h"
@@ -23,6 +24,27 @@ static bool fd_ready(int fd)
 	return poll(&pf, 1, 0) != 0;
 }
 
+/*
+ * An active merge's points, which the record published when the merge was
+ * made and which may have changed since: a completed one stays completed
+ * (the record's word is final), and a pending one on a timeline this
+ * process owns is pending while the owner's counter has not reached it
+ * (the counter is that timeline's value). Any other (a pending point of
+ * another process's timeline, or one our counter reached that the daemon
+ * may not have completed yet) is the daemon's to tell. The fd's readiness,
+ * checked after this, says whether the fence itself completed meanwhile.
+ */
+static bool active_points_known(const struct fl_info_body *b, uint32_t n)
+{
+	if (b->status != FL_STATUS_ACTIVE || b->state != FL_STATUS_E_LIVE)
+		return false;
+	for (uint32_t i = 0; i < n; i++)
+		if (b->points[i].status == FL_STATUS_ACTIVE &&
+		    fl__client_owned_point(b->points[i].timeline_id, b->points[i].value) != 0)
+			return false;
+	return true;
+}
+
 int fl__fd_page_info(const struct fl__fdref *ref, struct fl_fence_info *ret_info,
 		     struct fl_sync_pt_info *points, uint32_t max_points)
 {
@@ -34,7 +56,8 @@ int fl__fd_page_info(const struct fl__fdref *ref, struct fl_fence_info *ret_info
 		return FL__FD_NOT_MINE;
 	n = FL_MIN(max_points, b.num_points);
 	/* Points the page cannot vouch for, or has not got: the daemon's. */
-	if (n && (!b.points_final || b.num_points > FL_INFO_POINTS))
+	if (n &&
+	    (b.num_points > FL_INFO_POINTS || (!b.points_final && !active_points_known(&b, n))))
 		return FL__FD_NOT_MINE;
 	if (b.status == FL_STATUS_ACTIVE) {
 		/*

@@ -1252,7 +1252,8 @@ fail:
  * from it): its name, points and whether those are final (see struct
  * fl_info_body). Without a fence, the status alone.
  */
-static void page_publish(struct fl__sink *s, struct fl_fence *f, int status, uint64_t ts, bool held)
+static void page_publish_key(dev_t dev, ino_t ino, struct fl_fence *f, int status, uint64_t ts,
+			     bool held)
 {
 	struct fl_sync_pt_info pts[FL_INFO_POINTS];
 	struct fl_fence_info info;
@@ -1261,7 +1262,7 @@ static void page_publish(struct fl__sink *s, struct fl_fence *f, int status, uin
 	int n = f ? fl_fence_get_info(f, &info, pts, FL_INFO_POINTS) : -EINVAL;
 
 	if (n < 0) {
-		fl__status_page_publish(s->dev, s->ino, status, ts, held);
+		fl__status_page_publish(dev, ino, status, ts, held);
 		return;
 	}
 	memset(&b, 0, sizeof(b));
@@ -1289,7 +1290,46 @@ static void page_publish(struct fl__sink *s, struct fl_fence *f, int status, uin
 	 */
 	b.points_final = info.num_points <= FL_INFO_POINTS &&
 			 (status ? done : info.num_points == 1 && n == 1 && pts[0].status == 0);
-	fl__status_page_publish_info(s->dev, s->ino, status, ts, held, &b);
+	fl__status_page_publish_info(dev, ino, status, ts, held, &b);
+}
+
+static void page_publish(struct fl__sink *s, struct fl_fence *f, int status, uint64_t ts, bool held)
+{
+	page_publish_key(s->dev, s->ino, f, status, ts, held);
+}
+
+void fl__fence_pipe_republish(dev_t dev, ino_t ino)
+{
+	struct fl_fence *f = NULL;
+	struct fl__sink *s;
+	bool active;
+
+	if (fl__status_page_info_listed(dev, ino))
+		return;
+	pthread_mutex_lock(&sink_lock);
+	s = hash_find(dev, ino);
+	if (s && s->kind == SINK_FENCE && !s->inherited && s->published && !s->given && s->fence &&
+	    fl__fence_ref_unless_zero(s->fence))
+		f = s->fence;
+	pthread_mutex_unlock(&sink_lock);
+	if (!f)
+		return;
+	/*
+	 * Under the fence lock, as a completion publishes (pipe_complete_locked()):
+	 * either it published already and the fence reads complete here, or it
+	 * publishes after us. The sink is looked up again: it may have gone.
+	 */
+	pthread_mutex_lock(&f->lock);
+	pthread_mutex_lock(&sink_lock);
+	s = hash_find(dev, ino);
+	active = s && s->fence == f && !s->given && s->published &&
+		 atomic_load(&s->status) == FL_STATUS_ACTIVE &&
+		 atomic_load(&f->status) == FL_STATUS_ACTIVE;
+	pthread_mutex_unlock(&sink_lock);
+	if (active)
+		page_publish_key(dev, ino, f, FL_STATUS_ACTIVE, 0, false);
+	pthread_mutex_unlock(&f->lock);
+	fl_fence_unref(f);
 }
 
 int fl__fence_pipe_adopt(struct fl_fence *f, struct fl__sink *s, fl__host_release_fn release,

@@ -119,6 +119,14 @@ int fl__timeline_from_key(dev_t dev, ino_t ino, struct fl_timeline **ret);
 int fl__fence_from_key(dev_t dev, ino_t ino, struct fl_fence **ret);
 
 /*
+ * fl__fence_pipe_republish() - publish the info record of the active pipe
+ * fence fd (@dev, @ino) again if the status page has none for it (a fuller
+ * table evicted it): its holders then answer info from the page again.
+ * Nothing for a completed, given or unknown one, or without a page.
+ */
+void fl__fence_pipe_republish(dev_t dev, ino_t ino);
+
+/*
  * fl__timeline_export_fd_tracked() - fl_timeline_export_fd() with a
  * release callback (see fl__fence_adopt_fds()). The fd is a pipe's read
  * end of mode 0, as in-process (a socket with FENCELINE_FD_KIND=socket).

@@ -398,9 +398,19 @@ static struct shared_tl *counter_timeline_new(struct client *c, const char *name
 		shared_discard(s);
 		s = NULL;
 	}
-	if (s)
+	if (s) {
 		s->is32 = flags & FL_SW_SYNC_32BIT;
+		/* Its death fails its pending points: the owner's counter then tells less. */
+		fl__shared_counter_set_failed_word(*ret_tl, &drv->failed);
+	}
 	return s;
+}
+
+/* Before a point of @s fails: the owner must not read a pending point from its counter alone. */
+static void mark_failing(struct shared_tl *s)
+{
+	if (s && s->page != MAP_FAILED)
+		__atomic_store_n(&s->page->failed, 1, __ATOMIC_RELEASE);
 }
 
 /*
@@ -462,6 +472,7 @@ int fld_shared_own(struct client *c, struct shared_tl *s, struct fl_timeline *tl
 	r = s->mfd;
 	s->mfd = -1;
 	s->id = fl_timeline_get_id(tl);
+	__atomic_store_n(&s->page->id, s->id, __ATOMIC_RELEASE);
 	must_publish(s);
 	s->owner = c;
 	c->nshared++;
@@ -597,6 +608,7 @@ int fld_timeline_fail(struct client *c, struct fl_timeline *tl, int status)
 
 	if (s)
 		fld_shared_sync(s, tl);
+	mark_failing(s);
 	ts = fl__now_ns();
 	if (ts < fl__timeline_last_stamp(tl))
 		ts = fl__timeline_last_stamp(tl);
@@ -649,6 +661,15 @@ void fld_owner_end_closed(struct fl_fence *f)
 	/* Its owner has no end to close (nor those it closed with it). */
 	kick_none++;
 	fld_shared_sync_fence(f);
+	if (fl_fence_get_status(f) == 0) {
+		struct fl_sync_pt_info pts[4];
+		struct fl_fence_info info;
+		int np = fl_fence_get_info(f, &info, pts, 4);
+
+		/* A kept fence has one point (FENCE_NEW's): its timeline's owner is told first. */
+		for (int i = 0; i < np; i++)
+			mark_failing(shared_find_id(pts[i].timeline_id));
+	}
 	n = fl_fence_get_status(f) == 0 ? fl__fence_fail_pending(f, -ENOENT) : 0;
 	kick_none--;
 	if (n > 0)

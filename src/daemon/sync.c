@@ -705,6 +705,7 @@ static bool op_fence_info(struct fl_server_conn *conn, const struct fl_proto_req
 	struct fl_msg_info_reply rep;
 	struct fl_sync_pt_info *pts = NULL;
 	struct fl_fence_info info;
+	struct fl__fd_stat st;
 	struct fl_fence *f;
 	uint32_t first = q->u.fence_info.first, want = q->u.fence_info.max, n;
 	int r;
@@ -739,6 +740,13 @@ static bool op_fence_info(struct fl_server_conn *conn, const struct fl_proto_req
 		return fld_reply_status(c, &q->hdr, r);
 	}
 	owner_stamp(fds[0], &info, first == 0 && want ? pts : NULL);
+	/*
+	 * Asked because its holders found no record (evicted by newer
+	 * fences): publish it again, before the answer, so that their next
+	 * info is read from the page. A no-op where the record is there.
+	 */
+	if (info.status == FL_STATUS_ACTIVE && fld_fd_stat(fds[0], &st) == 0 && S_ISFIFO(st.mode))
+		fl__fence_pipe_republish(st.dev, st.ino);
 	memset(&rep, 0, sizeof(rep));
 	memcpy(rep.name, info.name, sizeof(rep.name));
 	rep.status = info.status;

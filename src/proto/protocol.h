@@ -420,7 +420,21 @@ struct fl_proto_shared_timeline {
 	 * the owner signalled, not when the daemon caught up.
 	 */
 	uint64_t stamp_ns;
-	uint64_t reserved[5];
+	/*
+	 * Written by the daemon before it sends the page: the timeline's id
+	 * (fl_timeline_get_id(), the timeline_id of info's points), so that
+	 * the owner can tell its own timelines' points apart in info records.
+	 * 0 from an older daemon (ids start at 1). Release/acquire.
+	 */
+	uint64_t id;
+	/*
+	 * Set to 1 by the daemon before any of the timeline's points fails
+	 * (TIMELINE_FAIL, the timeline's death, a fence of it whose owner
+	 * lost its signal end), and never cleared: from then on a pending
+	 * point is not told by the counter alone. Release/acquire.
+	 */
+	uint64_t failed;
+	uint64_t reserved[3];
 };
 
 /*

@@ -489,6 +489,7 @@ int fl__status_page_create(void)
 	struct fl_status_page_header *h;
 	struct fl_info_page_header *ih;
 	void *m, *im;
+	bool made = false;
 	int fd, ifd;
 
 	pthread_mutex_lock(&write_lock);
@@ -504,8 +505,6 @@ int fl__status_page_create(void)
 	h->slots = FL_STATUS_PAGE_SLOTS;
 	h->entry_size = sizeof(struct fl_status_entry);
 	h->probe = FL_STATUS_PAGE_PROBE;
-	if (alive_word_take((char *)m + FL_STATUS_PAGE_ALIVE_OFF) == 0)
-		h->alive_off = FL_STATUS_PAGE_ALIVE_OFF;
 	fd = seal(fd, m, FL_STATUS_PAGE_SIZE);
 	if (fd < 0)
 		goto out;
@@ -530,8 +529,18 @@ int fl__status_page_create(void)
 	}
 	__atomic_store_n(&write_page, (char *)m, __ATOMIC_RELEASE);
 	page_fd = fd;
+	made = true;
 out:
 	pthread_mutex_unlock(&write_lock);
+	/*
+	 * The alive word last, with no lock of ours held: a mutex locked for
+	 * good comes before every lock this thread takes later, and taking it
+	 * under write_lock would order it after write_lock too (a cycle, to
+	 * ThreadSanitizer). Our writable mapping stays writable under the
+	 * seals; the daemon sends the page only after this returns.
+	 */
+	if (made && alive_word_take((char *)m + FL_STATUS_PAGE_ALIVE_OFF) == 0)
+		__atomic_store_n(&h->alive_off, FL_STATUS_PAGE_ALIVE_OFF, __ATOMIC_RELEASE);
 	return fd;
 }
 
@@ -567,6 +576,18 @@ int fl__status_page_publish_info(dev_t dev, ino_t ino, int status, uint64_t stam
 			write_page + FL_STATUS_PAGE_HEADER,
 			write_info_page ? write_info_page + FL_INFO_PAGE_HEADER : NULL, dev, ino,
 			status, stamp_ns, held, body);
+	pthread_mutex_unlock(&write_lock);
+	return r;
+}
+
+bool fl__status_page_info_listed(dev_t dev, ino_t ino)
+{
+	struct fl_info_body b;
+	bool r = false;
+
+	pthread_mutex_lock(&write_lock);
+	if (write_page && write_info_page)
+		r = fl__status_table_get_info(write_info_page + FL_INFO_PAGE_HEADER, dev, ino, &b);
 	pthread_mutex_unlock(&write_lock);
 	return r;
 }

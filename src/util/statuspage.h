@@ -243,6 +243,12 @@ int fl__status_page_publish(dev_t dev, ino_t ino, int status, uint64_t stamp_ns,
 int fl__status_page_publish_info(dev_t dev, ino_t ino, int status, uint64_t stamp_ns, bool held,
 				 const struct fl_info_body *body);
 
+/*
+ * fl__status_page_info_listed() - whether the fence fd (@dev, @ino) has an
+ * info record on this process's page (false without a page)
+ */
+bool fl__status_page_info_listed(dev_t dev, ino_t ino);
+
 /* fl__status_page_remove() - the daemon let go of that fence fd. */
 void fl__status_page_remove(dev_t dev, ino_t ino);
 

@@ -479,3 +479,72 @@ FL_TEST(info_under_a_concurrent_signaller_is_never_torn_or_early)
 		close(c.fds[i]);
 	close(c.tl);
 }
+
+/* The owner's view of its merge @m of two fences at 1: status @st, points @p0 and @p1. */
+static void expect_own_merge(int m, int st, int p0, int p1)
+{
+	struct fl_sync_pt_info pts[2];
+	struct fl_fence_info info;
+
+	fl_assert_int_eq(fl_fence_fd_get_info(m, &info, pts, 2), 2);
+	fl_assert_str_eq(info.name, "own-merge");
+	fl_assert_int_eq(info.status, st);
+	fl_assert_int_eq(info.num_points, 2);
+	fl_assert_int_eq(pts[0].status, p0);
+	fl_assert_int_eq(pts[1].status, p1);
+	for (int i = 0; i < 2; i++) {
+		fl_assert_str_eq(pts[i].timeline_name, "own-tl");
+		fl_assert_int_eq(pts[i].value, 1);
+		fl_assert_int_eq(pts[i].timestamp_ns != 0, pts[i].status != 0);
+	}
+}
+
+/*
+ * An active merge whose pending points are all on timelines this process
+ * owns: its counters are those timelines' values, so info is answered
+ * from the page while the daemon is stopped (a round trip would time out),
+ * also after newer fences evicted its record and one round trip had the
+ * daemon publish it again. Once a point is reached the daemon answers, as
+ * exact as ever.
+ */
+FL_TEST(an_owners_active_merge_of_its_own_timelines_is_answered_without_the_daemon)
+{
+	struct stopped_daemon d;
+	int tl[2], f[2], m, more, filler[256];
+
+	setenv("FENCELINE_REQUEST_TIMEOUT_MS", "2000", 1);
+	fl_daemon_disconnect();
+	for (int i = 0; i < 2; i++) {
+		tl[i] = new_timeline("own-tl");
+		f[i] = new_fence(tl[i], 1, "own");
+	}
+	m = new_merge(f[0], f[1], "own-merge");
+	daemon_stop(&d);
+	expect_own_merge(m, FL_STATUS_ACTIVE, FL_STATUS_ACTIVE, FL_STATUS_ACTIVE);
+	daemon_resume(&d);
+
+	/* Twice the info table's slots of newer live fences: its record is evicted. */
+	more = new_timeline("more");
+	for (int i = 0; i < 256; i++)
+		filler[i] = new_fence(more, 1, "filler");
+	fl_daemon_flush();
+	expect_own_merge(m, FL_STATUS_ACTIVE, FL_STATUS_ACTIVE, FL_STATUS_ACTIVE);
+	daemon_stop(&d);
+	expect_own_merge(m, FL_STATUS_ACTIVE, FL_STATUS_ACTIVE, FL_STATUS_ACTIVE);
+	daemon_resume(&d);
+
+	signal_to(tl[0], 1);
+	expect_own_merge(m, FL_STATUS_ACTIVE, FL_STATUS_SIGNALED, FL_STATUS_ACTIVE);
+	signal_to(tl[1], 1);
+	fl_assert(polls_ready(m));
+	expect_own_merge(m, FL_STATUS_SIGNALED, FL_STATUS_SIGNALED, FL_STATUS_SIGNALED);
+	for (int i = 0; i < 256; i++)
+		close(filler[i]);
+	close(more);
+	close(m);
+	for (int i = 0; i < 2; i++) {
+		close(f[i]);
+		close(tl[i]);
+	}
+	unsetenv("FENCELINE_REQUEST_TIMEOUT_MS");
+}

@@ -26,6 +26,7 @@ struct shared_counter {
 	 * thread catches up.
 	 */
 	uint64_t *counter;
+	uint64_t *failed; /* fl__shared_counter_set_failed_word(); NULL: none */
 	uint64_t synced;
 	pthread_mutex_t sync_lock;
 	void *map;
@@ -67,7 +68,12 @@ static void catch_up(struct fl_timeline *tl, struct shared_counter *sc)
 /* The writer may have moved the counter and gone: what it reached is signalled, not failed. */
 static void dying(struct fl_timeline *tl)
 {
-	catch_up(tl, shared_of(tl));
+	struct shared_counter *sc = shared_of(tl);
+
+	catch_up(tl, sc);
+	/* Before the core fails what is pending (after this returns). */
+	if (sc->failed)
+		__atomic_store_n(sc->failed, 1, __ATOMIC_RELEASE);
 }
 
 static void release_timeline(struct fl_timeline *tl)
@@ -125,6 +131,20 @@ int fl__shared_counter_timeline_create(const char *name, unsigned int flags, voi
 		free(sc);
 	}
 	return r;
+}
+
+int fl__shared_counter_set_failed_word(struct fl_timeline *tl, uint64_t *word)
+{
+	struct shared_counter *sc;
+
+	if (!tl || !fl__timeline_is_shared_counter(tl))
+		return -EINVAL;
+	sc = shared_of(tl);
+	if (word && ((uintptr_t)word % sizeof(*word) || (char *)word < (char *)sc->map ||
+		     (size_t)((char *)word - (char *)sc->map) + sizeof(*word) > sc->map_size))
+		return -EINVAL;
+	sc->failed = word;
+	return 0;
 }
 
 int fl__shared_counter_catch_up(struct fl_timeline *tl)

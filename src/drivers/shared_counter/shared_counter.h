@@ -45,6 +45,15 @@ int fl__shared_counter_timeline_create(const char *name, unsigned int flags, voi
 				       size_t map_size, uint64_t *counter,
 				       struct fl_timeline **ret_timeline);
 
+/*
+ * fl__shared_counter_set_failed_word() - the word (8-byte aligned, inside
+ * the timeline's map) that the driver sets to 1 when the timeline dies,
+ * before the core fails its pending points; NULL: none. Set it before the
+ * timeline can die (one thread).
+ * Return: 0; -EINVAL (not a shared_counter timeline, @word misplaced).
+ */
+int fl__shared_counter_set_failed_word(struct fl_timeline *tl, uint64_t *word);
+
 /* fl__timeline_is_shared_counter() - whether @tl was made by the above. */
 bool fl__timeline_is_shared_counter(const struct fl_timeline *tl);
 
