@@ -1179,6 +1179,28 @@ static int await_locked(struct fl__rpc_waiter *w)
 static int pool_settle_locked(void);
 
 /*
+ * Whether the daemon, serving @op, may complete fences whose signal ends the
+ * requester keeps, and must have them closed before the call returns: a
+ * step, a failure, a flush after one-way creations. Merges, info and
+ * deadlines only catch up with counters, which completes what the owner
+ * reached itself (no kick): reading the kick pipe after them (an fstat()
+ * and a read()) found nothing, and a kick another process's request
+ * caused meanwhile is the watcher's to read, as at any other time.
+ */
+static bool may_kick_requester(uint32_t op)
+{
+	switch (op) {
+	case FL_OP_FENCE_MERGE:
+	case FL_OP_FENCE_INFO:
+	case FL_OP_FENCE_SET_DEADLINE:
+	case FL_OP_FENCE_GET_DEADLINE:
+		return false;
+	default:
+		return true;
+	}
+}
+
+/*
  * Under conn.rpc.lock, connected: does the daemon serve @op, in a version of
  * its service that has it? A newer library than its daemon uses the
  * services both know; a call into the rest fails here, said once per
@@ -1288,7 +1310,7 @@ retry:
 	r = n;
 	answered_generation = w.generation;
 	/* It may have completed fences whose ends we keep (a step, a timeline's death). */
-	if (conn.nkept)
+	if (conn.nkept && may_kick_requester(op))
 		kept_settle_locked();
 out:
 	pthread_mutex_unlock(&conn.rpc.lock);
