@@ -4,7 +4,6 @@
  * their index by inode, adopting the fds a client made, and making ours.
  */
 #include <stdlib.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "daemon.h"
@@ -205,17 +204,12 @@ bool fld_reply_fence_fd(struct client *c, const struct fl_msg_hdr *req, int r, i
 int fld_fence_of(struct client *c, int fd, struct fl_fence **ret)
 {
 	struct client *maker;
-	struct fl__fd_stat st;
 	dev_t dev;
 	ino_t ino;
 
 	*ret = NULL;
-	/* What fl__fd_identity() takes for a fence: a socket, or a pipe of mode 0. */
-	if (fld_fd_stat(fd, &st) < 0 ||
-	    !(S_ISSOCK(st.mode) || (S_ISFIFO(st.mode) && (st.mode & 07777) == 0)))
+	if (fld_fd_identity(fd, &dev, &ino) < 0)
 		return -ENOENT;
-	dev = st.dev;
-	ino = st.ino;
 	if (fl__fence_from_key(dev, ino, ret) == 0)
 		return 0;
 	maker = pool_index_client(dev, ino);

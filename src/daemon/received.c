@@ -99,6 +99,21 @@ int fld_fd_stat(int fd, struct fl__fd_stat *ret)
 	return fl__fd_stat(fd, ret);
 }
 
+int fld_fd_identity(int fd, dev_t *ret_dev, ino_t *ret_ino)
+{
+	struct fl__fd_stat st;
+	int r = fld_fd_stat(fd, &st);
+
+	/* As fl__fd_identity(): a socket, or a pipe of mode 0. */
+	if (r < 0)
+		return r == -EBADF ? -EBADF : -ENOTTY;
+	if (!S_ISSOCK(st.mode) && !(S_ISFIFO(st.mode) && (st.mode & 07777) == 0))
+		return -ENOTTY;
+	*ret_dev = st.dev;
+	*ret_ino = st.ino;
+	return 0;
+}
+
 bool fld_received_inline(int fd)
 {
 	struct fl__fd_stat st;

@@ -49,8 +49,12 @@ static void sync_client_gone(struct fl_server_conn *conn, void *data)
 /* The sw_sync timeline behind a client's fd, or -ENOTTY as the kernel would say. */
 static int timeline_of(int fd, struct fl_timeline **ret)
 {
-	int r = fl_timeline_from_fd(fd, ret);
+	dev_t dev;
+	ino_t ino;
+	int r = fld_fd_identity(fd, &dev, &ino);
 
+	if (r == 0)
+		r = fl__timeline_from_key(dev, ino, ret);
 	if (r < 0)
 		return -ENOTTY;
 	if (!fld_timeline_is_sw_sync(*ret)) {
