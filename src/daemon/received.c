@@ -104,14 +104,7 @@ int fld_fd_identity(int fd, dev_t *ret_dev, ino_t *ret_ino)
 	struct fl__fd_stat st;
 	int r = fld_fd_stat(fd, &st);
 
-	/* As fl__fd_identity(): a socket, or a pipe of mode 0. */
-	if (r < 0)
-		return r == -EBADF ? -EBADF : -ENOTTY;
-	if (!S_ISSOCK(st.mode) && !(S_ISFIFO(st.mode) && (st.mode & 07777) == 0))
-		return -ENOTTY;
-	*ret_dev = st.dev;
-	*ret_ino = st.ino;
-	return 0;
+	return fl__fd_identity_of(r, &st, ret_dev, ret_ino, NULL);
 }
 
 bool fld_received_inline(int fd)

@@ -76,20 +76,26 @@ int fl__fd_inode(int fd, dev_t *ret_dev, ino_t *ret_ino)
 	return 0;
 }
 
+int fl__fd_identity_of(int stat_r, const struct fl__fd_stat *st, dev_t *ret_dev, ino_t *ret_ino,
+		       bool *ret_pipe)
+{
+	if (stat_r < 0)
+		return stat_r == -EBADF ? -EBADF : -ENOTTY;
+	if (!S_ISSOCK(st->mode) && !(S_ISFIFO(st->mode) && (st->mode & 07777) == 0))
+		return -ENOTTY;
+	*ret_dev = st->dev;
+	*ret_ino = st->ino;
+	if (ret_pipe)
+		*ret_pipe = S_ISFIFO(st->mode);
+	return 0;
+}
+
 int fl__fd_identity(int fd, dev_t *ret_dev, ino_t *ret_ino, bool *ret_pipe)
 {
 	struct fl__fd_stat st;
 	int r = fl__fd_stat(fd, &st);
 
-	if (r < 0)
-		return r == -EBADF ? -EBADF : -ENOTTY;
-	if (!S_ISSOCK(st.mode) && !(S_ISFIFO(st.mode) && (st.mode & 07777) == 0))
-		return -ENOTTY;
-	*ret_dev = st.dev;
-	*ret_ino = st.ino;
-	if (ret_pipe)
-		*ret_pipe = S_ISFIFO(st.mode);
-	return 0;
+	return fl__fd_identity_of(r, &st, ret_dev, ret_ino, ret_pipe);
 }
 
 void fl__close(int fd)

@@ -114,6 +114,13 @@ int fl__fd_inode(int fd, dev_t *ret_dev, ino_t *ret_ino);
  * Return: 0, -EBADF, or -ENOTTY for any other kind of file.
  */
 int fl__fd_identity(int fd, dev_t *ret_dev, ino_t *ret_ino, bool *ret_pipe);
+/*
+ * fl__fd_identity_of() - the same from a stat already taken: @stat_r is
+ * fl__fd_stat()'s return, *@st what it filled in (for a caller that keeps
+ * one statx() per fd, the daemon's request memo).
+ */
+int fl__fd_identity_of(int stat_r, const struct fl__fd_stat *st, dev_t *ret_dev, ino_t *ret_ino,
+		       bool *ret_pipe);
 void fl__close(int fd);
 /*
  * fl__pipe_write_nosignal() - write @len bytes of @buf into pipe end @fd
