@@ -629,15 +629,6 @@ void fld_shared_must_tl(struct fl_timeline *tl, uint64_t value)
 		fld_shared_must(s, tl, value);
 }
 
-/*
- * Every write end of an owner's pipe fence is closed (fl__fence_pipe_give()):
- * its holders see it ready. That is a completion only if the owner's
- * counter reached the fence; otherwise the owner lost its end before it
- * got there (it died, or the program closed the library's fds), and the
- * fence fails with -ENOENT, as the kernel fails the pending points of a
- * sw_sync timeline that goes away: ready must never read as signalled
- * before it is.
- */
 /* fld_shared_sync_end_seen(): the fence whose end's close it looks out for, and whether it came. */
 static struct fl_fence *end_watch;
 static bool end_watch_seen;
@@ -651,6 +642,15 @@ bool fld_shared_sync_end_seen(struct shared_tl *s, struct fl_timeline *tl, struc
 	return end_watch_seen;
 }
 
+/*
+ * Every write end of an owner's pipe fence is closed (fl__fence_pipe_give()):
+ * its holders see it ready. That is a completion only if the owner's
+ * counter reached the fence; otherwise the owner lost its end before it
+ * got there (it died, or the program closed the library's fds), and the
+ * fence fails with -ENOENT, as the kernel fails the pending points of a
+ * sw_sync timeline that goes away: ready must never read as signalled
+ * before it is.
+ */
 void fld_owner_end_closed(struct fl_fence *f)
 {
 	int n;
@@ -661,6 +661,7 @@ void fld_owner_end_closed(struct fl_fence *f)
 	/* Its owner has no end to close (nor those it closed with it). */
 	kick_none++;
 	fld_shared_sync_fence(f);
+	n = 0;
 	if (fl_fence_get_status(f) == 0) {
 		struct fl_sync_pt_info pts[4];
 		struct fl_fence_info info;
@@ -669,8 +670,8 @@ void fld_owner_end_closed(struct fl_fence *f)
 		/* A kept fence has one point (FENCE_NEW's): its timeline's owner is told first. */
 		for (int i = 0; i < np; i++)
 			mark_failing(shared_find_id(pts[i].timeline_id));
+		n = fl__fence_fail_pending(f, -ENOENT);
 	}
-	n = fl_fence_get_status(f) == 0 ? fl__fence_fail_pending(f, -ENOENT) : 0;
 	kick_none--;
 	if (n > 0)
 		fld_log("an owner's fence '%s' failed: its signal end was closed before its "
