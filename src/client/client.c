@@ -33,6 +33,7 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -43,6 +44,7 @@
 #include "client.h"
 #include "counter.h"
 #include "fdpool-gate.h"
+#include "kept.h"
 #include "rpc.h"
 #include "service.h"
 #include "statuspage.h"
@@ -85,11 +87,16 @@ static unsigned int env_ms(const char *name, unsigned int def)
 
 /*
  * Owned timelines (see fl__client_owned_signal()): how many this process
- * signals itself, and how many signal ends of their fences it keeps open
- * at most (each is an fd).
+ * signals itself. And how many signal ends of their fences it keeps open
+ * at most: each is an fd, so a sixteenth of the process's RLIMIT_NOFILE,
+ * within these bounds (kept_limit_locked()). A program with the usual 1024
+ * keeps 64; one that raised its limit to hold thousands of fence fds gets
+ * room for the ends of thousands, and its steps need no daemon for them.
  */
-#define OWNED_MAX 64
-#define KEPT_MAX  64
+#define OWNED_MAX    64
+#define KEPT_MIN     64
+#define KEPT_MAX     4096
+#define KEPT_PER_FDS 16
 /*
  * Signal ends cost an fd each on the way here and a close; they pay off
  * only for fences this process signals itself before it drops them. Keep
@@ -188,17 +195,12 @@ static struct {
 		bool unkept; /* made a fence without an end since the last signal */
 		struct fl__counter counter;
 		struct fdid tl_id; /* the timeline fd's file: a rebind of it keeps it ours */
+		/* Signal ends of its pending fences, in signal order. */
+		struct fl__kept_list kept;
 	} owned[OWNED_MAX];
 	unsigned int nowned;
-	/* Signal ends of pending fences of owned timelines. */
-	struct kept {
-		uint32_t handle;
-		uint64_t value;
-		int fd;
-		struct fdid id;
-		uint32_t slot; /* the pooled slot it was made of: what kicks name */
-	} kept[KEPT_MAX];
-	unsigned int nkept;
+	unsigned int nkept; /* signal ends kept, of every owned timeline */
+	unsigned int kept_max; /* how many it may keep: kept_limit_locked() */
 	/* Kicks read from this connection's kick pipe, for KICK_ACK (one pipe per connection). */
 	uint64_t kicks_read;
 	int ends_score;
@@ -232,10 +234,19 @@ static void watch_free(struct watch *w)
  * (it keeps its own end), or, if it is gone, closing ours is what makes
  * their holders read end-of-file.
  */
+static bool kept_close(struct fl__kept *k, void *arg)
+{
+	(void)arg;
+	fl__fdid_close(k->fd, &k->id);
+	return false;
+}
+
 static void kept_drop_locked(void)
 {
-	for (unsigned int i = 0; i < conn.nkept; i++)
-		fl__fdid_close(conn.kept[i].fd, &conn.kept[i].id);
+	for (unsigned int i = 0; i < conn.nowned; i++) {
+		fl__kept_list_filter(&conn.owned[i].kept, kept_close, NULL);
+		fl__kept_list_free(&conn.owned[i].kept);
+	}
 	conn.nkept = 0;
 }
 
@@ -316,23 +327,36 @@ static void pool_give_back_locked(void)
  * a program that drops pending fences would keep their ends until the
  * timeline is signalled past them.
  */
+/* An entry whose end kept_sweep_locked() closed (fd -1) goes. */
+static bool kept_open(struct fl__kept *k, void *arg)
+{
+	(void)arg;
+	return k->fd >= 0;
+}
+
 static void kept_sweep_locked(void)
 {
-	struct pollfd p[KEPT_MAX];
-	unsigned int j = 0;
+	struct pollfd p[64];
 
-	for (unsigned int i = 0; i < conn.nkept; i++)
-		p[i] = (struct pollfd){ conn.kept[i].fd, 0, 0 };
-	if (!conn.nkept || poll(p, conn.nkept, 0) <= 0)
-		return;
-	/* Every holder gone: POLLHUP on a socket, POLLERR on a pipe's write end. */
-	for (unsigned int i = 0; i < conn.nkept; i++) {
-		if (p[i].revents & (POLLHUP | POLLERR | POLLNVAL))
-			fl__fdid_close(conn.kept[i].fd, &conn.kept[i].id);
-		else
-			conn.kept[j++] = conn.kept[i];
+	for (unsigned int o = 0; o < conn.nowned; o++) {
+		struct fl__kept_list *l = &conn.owned[o].kept;
+
+		for (unsigned int i = l->head; i < l->n; i += FL_ARRAY_SIZE(p)) {
+			unsigned int m = FL_MIN(l->n - i, (unsigned int)FL_ARRAY_SIZE(p));
+
+			for (unsigned int j = 0; j < m; j++)
+				p[j] = (struct pollfd){ l->v[i + j].fd, 0, 0 };
+			if (poll(p, m, 0) <= 0)
+				continue;
+			/* Every holder gone: POLLHUP on a socket, POLLERR on a pipe's write end. */
+			for (unsigned int j = 0; j < m; j++)
+				if (p[j].revents & (POLLHUP | POLLERR | POLLNVAL)) {
+					fl__fdid_close(l->v[i + j].fd, &l->v[i + j].id);
+					l->v[i + j].fd = -1;
+				}
+		}
+		conn.nkept -= fl__kept_list_filter(l, kept_open, NULL);
 	}
-	conn.nkept = j;
 }
 
 /*
@@ -409,7 +433,7 @@ static void pipe_write_nosignal(int fd, const void *buf, size_t len, struct sigp
  * would wake its fd watcher, which then competes with the waiters for a
  * CPU just as they wake.
  */
-static void kept_complete(const struct kept *k, const struct fl__record *rec,
+static void kept_complete(const struct fl__kept *k, const struct fl__record *rec,
 			  struct sigpipe_guard *g)
 {
 	if (k->id.fifo) {
@@ -450,14 +474,17 @@ static void kept_kicked_locked(int fd)
 			if (k[i].flags & FL_KICK_F_ACK)
 				ack = true;
 
-			for (unsigned int j = 0; j < conn.nkept; j++) {
-				struct kept *e = &conn.kept[j];
+			for (unsigned int j = 0; j < conn.nowned; j++) {
+				struct fl__kept_list *l = &conn.owned[j].kept;
+				struct fl__kept *e =
+					fl__kept_list_find_slot(l, (uint32_t)k[i].slot);
 
-				if (!e->id.fifo || e->slot != (uint32_t)k[i].slot)
+				if (!e || !e->id.fifo)
 					continue;
 				if (fl__fdid_is(e->fd, &e->id))
 					kept_complete(e, &rec, &g);
-				*e = conn.kept[--conn.nkept];
+				fl__kept_list_remove(l, e);
+				conn.nkept--;
 				break;
 			}
 		}
@@ -1089,15 +1116,16 @@ static void kept_return_locked(void)
 
 	if (conn.rpc.fd < 0 || !fl__fdid_is(conn.rpc.fd, &conn.rpc.id))
 		return;
-	for (unsigned int i = 0; i < conn.nkept; i++) {
-		const struct kept *k = &conn.kept[i];
-
-		if (!k->id.fifo || !fl__fdid_is(k->fd, &k->id))
-			continue;
-		/* Never waits: a daemon that reads nothing gets nothing back. */
-		if (fl__rpc_send_locked(&conn.rpc, &h, NULL, 0, &k->fd, 1, MSG_DONTWAIT) < 0)
-			break;
-	}
+	for (unsigned int i = 0; i < conn.nowned; i++)
+		fl__kept_list_for_each(k, &conn.owned[i].kept)
+		{
+			if (!k->id.fifo || !fl__fdid_is(k->fd, &k->id))
+				continue;
+			/* Never waits: a daemon that reads nothing gets nothing back. */
+			if (fl__rpc_send_locked(&conn.rpc, &h, NULL, 0, &k->fd, 1, MSG_DONTWAIT) <
+			    0)
+				return;
+		}
 }
 
 /* Under conn.rpc.lock: the connection is about to go (rpc.c). */
@@ -1696,16 +1724,10 @@ int fl__client_owned_point(uint64_t timeline_id, uint64_t value)
  */
 static void owned_forget_locked(uint32_t handle)
 {
-	for (unsigned int i = 0; i < conn.nkept;) {
-		if (conn.kept[i].handle == handle) {
-			fl__fdid_close(conn.kept[i].fd, &conn.kept[i].id);
-			conn.kept[i] = conn.kept[--conn.nkept];
-		} else {
-			i++;
-		}
-	}
 	for (unsigned int i = 0; i < conn.nowned; i++)
 		if (conn.owned[i].handle == handle) {
+			conn.nkept -= fl__kept_list_filter(&conn.owned[i].kept, kept_close, NULL);
+			fl__kept_list_free(&conn.owned[i].kept);
 			fl__counter_unmap(&conn.owned[i].counter);
 			conn.owned[i] = conn.owned[--conn.nowned];
 			break;
@@ -1763,6 +1785,29 @@ static void watch_give_kick_locked(int fd)
 		(void)!write(conn.watch->stop_fd, &one, sizeof(one));
 }
 
+/* How many signal ends the program's fd limit lets us keep (KEPT_PER_FDS). */
+static unsigned int kept_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return KEPT_MIN;
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur / KEPT_PER_FDS >= KEPT_MAX)
+		return KEPT_MAX;
+	return FL_MAX((unsigned int)(rl.rlim_cur / KEPT_PER_FDS), KEPT_MIN);
+}
+
+/* For fl__kept_list_filter(): keep what @arg's counter has not reached, close the rest. */
+static bool kept_unreached(struct fl__kept *k, void *arg)
+{
+	struct owned *o = arg;
+
+	if (!fl__counter_reached(&o->counter, fl__counter_read(&o->counter), k->value))
+		return true;
+	fl__fdid_close(k->fd, &k->id);
+	return false;
+}
+
 /*
  * Under conn.rpc.lock, before FENCE_NEW: whether to keep @sig, the signal end
  * of a new fence of @handle for @value: only for a timeline of ours whose
@@ -1790,30 +1835,26 @@ static bool kept_prepare_locked(uint32_t handle, uint64_t value, int sig, const 
 		fl__fdid_close(sig, sig_id);
 		return false;
 	}
-	if (conn.nkept == KEPT_MAX) {
+	/* The limit follows the program's: read again when it is reached. */
+	if (conn.nkept >= conn.kept_max)
+		conn.kept_max = kept_limit();
+	if (conn.nkept >= conn.kept_max) {
 		/* Make room: ends of fences others signalled through the daemon go. */
-		unsigned int j = 0;
+		unsigned int gone = 0;
 
-		for (unsigned int i = 0; i < conn.nkept; i++) {
-			struct kept *k = &conn.kept[i];
-			struct owned *ko = owned_find_locked(k->handle);
-
-			if (!ko || fl__counter_reached(&ko->counter, fl__counter_read(&ko->counter),
-						       k->value))
-				fl__fdid_close(k->fd, &k->id);
-			else
-				conn.kept[j++] = *k;
-		}
-		conn.ends_score = FL_MAX(conn.ends_score - (int)(KEPT_MAX - j), -ENDS_SCORE_MAX);
-		conn.nkept = j;
+		for (unsigned int i = 0; i < conn.nowned; i++)
+			gone += fl__kept_list_filter(&conn.owned[i].kept, kept_unreached,
+						     &conn.owned[i]);
+		conn.ends_score = FL_MAX(conn.ends_score - (int)gone, -ENDS_SCORE_MAX);
+		conn.nkept -= gone;
 	}
 	/*
 	 * Full of pending fences, or no watcher (without one the daemon's
-	 * death could leave this fence's waiters hanging): the daemon
-	 * completes this one.
+	 * death could leave this fence's waiters hanging), or no memory to
+	 * list it: the daemon completes this one.
 	 */
-	if (conn.nkept == KEPT_MAX || watch_start_locked() < 0 ||
-	    (sig_id->fifo && !watch_has_kick_locked())) {
+	if (conn.nkept >= conn.kept_max || fl__kept_list_reserve(&o->kept) < 0 ||
+	    watch_start_locked() < 0 || (sig_id->fifo && !watch_has_kick_locked())) {
 		conn.ends_score = FL_MAX(conn.ends_score - 1, -ENDS_SCORE_MAX);
 		fl__fdid_close(sig, sig_id);
 		return false;
@@ -1985,8 +2026,14 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
 	conn.pool_head++;
 	conn.pool_count--;
 	conn.pool_slot++;
-	if (keep)
-		conn.kept[conn.nkept++] = (struct kept){ handle, value, sig, sig_id, req.b.slot };
+	if (keep) {
+		/* Listed after the send, room made before it (kept_prepare_locked()). */
+		struct owned *o = owned_find_locked(handle);
+
+		fl__kept_list_add(&o->kept, o->counter.is32,
+				  &(struct fl__kept){ value, sig, sig_id, req.b.slot });
+		conn.nkept++;
+	}
 	if (!reply_wanted) {
 		/*
 		 * A born-signalled one's fd is ready already: no status call
@@ -2014,12 +2061,14 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
 		/* Unless its connection went meanwhile, and its kept ends with it. */
 		if (atomic_load(&conn.rpc.generation) != w.generation || conn.rpc.fd < 0)
 			keep = false;
-		for (unsigned int i = 0; keep && i < conn.nkept; i++)
-			if (conn.kept[i].fd == sig) {
-				fl__fdid_close(sig, &sig_id);
-				conn.kept[i] = conn.kept[--conn.nkept];
-				break;
-			}
+		struct owned *o = keep ? owned_find_locked(handle) : NULL;
+		struct fl__kept *k = o ? fl__kept_list_find_slot(&o->kept, req.b.slot) : NULL;
+
+		if (k && k->fd == sig) {
+			fl__fdid_close(sig, &sig_id);
+			fl__kept_list_remove(&o->kept, k);
+			conn.nkept--;
+		}
 	} else {
 		*ret_fd = fd;
 	}
@@ -2150,20 +2199,16 @@ int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t c
 	 * Our own fences first, straight into their fds: their waiters
 	 * wake now, without waiting for the daemon to be scheduled.
 	 */
-	for (unsigned int i = 0; i < conn.nkept;) {
-		struct kept *k = &conn.kept[i];
-
-		if (k->handle != handle || !fl__counter_reached(&o->counter, now, k->value)) {
-			i++;
-			continue;
-		}
+	for (struct fl__kept *k;
+	     (k = fl__kept_list_next_reached(&o->kept, o->counter.is32, now));) {
 		if (fl__fdid_is(k->fd, &k->id)) {
 			kept_complete(k, &rec, &sigpipe);
 		} else {
 			/* The program took its number: the daemon must complete this one. */
 			lost_end = true;
 		}
-		*k = conn.kept[--conn.nkept];
+		fl__kept_list_remove(&o->kept, k);
+		conn.nkept--;
 		ends_useful_locked();
 	}
 	sigpipe_restore(&sigpipe);

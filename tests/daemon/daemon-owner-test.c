@@ -1010,3 +1010,119 @@ FL_TEST(an_owner_that_signals_its_fences_before_the_daemon_reads_them_gets_no_ki
 	fl_assert_int_eq(s1.kicks - s0.kicks, 0);
 	fl_timeline_fd_close(tl);
 }
+
+#define MANY_KEPT 300
+
+struct steps_thread {
+	pthread_t thread;
+	int tl;
+	unsigned int steps;
+	atomic_bool done;
+	int ret;
+};
+
+static void *steps_thread_main(void *data)
+{
+	struct steps_thread *t = data;
+
+	t->ret = 0;
+	for (unsigned int i = 0; i < t->steps && t->ret == 0; i++)
+		t->ret = fl_timeline_fd_inc(t->tl, 1);
+	atomic_store(&t->done, true);
+	return NULL;
+}
+
+/*
+ * An owner whose fd limit is high keeps the signal ends of hundreds of
+ * pending fences, so that it completes each of them itself, one step at a
+ * time, while the daemon is stopped, as sw_sync signals any number of
+ * pending points with nobody else scheduled. With the 64 ends it used to
+ * keep at most, every step past the 64th waited for the daemon.
+ */
+FL_TEST(an_owner_with_a_high_fd_limit_completes_hundreds_of_pending_fences_itself)
+{
+	struct steps_thread t = { .steps = MANY_KEPT };
+	uint64_t deadline;
+	struct stopped_daemon d;
+	struct rlimit rl;
+	int fds[MANY_KEPT];
+	bool started = false, all_ready = true;
+	unsigned int i;
+
+	fl_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < 16 * MANY_KEPT + 1024)
+		fl_test_skip("RLIMIT_NOFILE's hard limit %lu is too low",
+			     (unsigned long)rl.rlim_max);
+	rl.rlim_cur = 16 * MANY_KEPT + 1024;
+	fl_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	/* A new connection: what it may keep follows the limit it finds. */
+	fl_daemon_disconnect();
+	t.tl = new_timeline("many-kept");
+	for (i = 0; i < MANY_KEPT; i++)
+		fds[i] = new_fence(t.tl, i + 1, "kept");
+	fl_daemon_flush();
+
+	daemon_stop(&d);
+	if (d.stopped)
+		started = pthread_create(&t.thread, NULL, steps_thread_main, &t) == 0;
+	deadline = fl_test_now_ns() + DL_LONG_WAIT_MS * 1000000ull;
+	while (started && !atomic_load(&t.done) && fl_test_now_ns() < deadline)
+		fl_test_sleep_ms(1);
+	for (i = 0; started && atomic_load(&t.done) && i < MANY_KEPT; i++)
+		all_ready = all_ready && fence_fd_readable(fds[i]);
+	daemon_resume(&d);
+	fl_assert(started);
+	fl_assert_int_eq(pthread_join(t.thread, NULL), 0);
+	fl_assert(i == MANY_KEPT);
+	fl_assert(all_ready);
+	fl_assert_int_eq(t.ret, 0);
+	for (i = 0; i < MANY_KEPT; i++) {
+		dl_expect_fence_status(fds[i], FL_STATUS_SIGNALED);
+		close(fds[i]);
+	}
+	close(t.tl);
+}
+
+/*
+ * The ends an owner keeps are listed in signal order while fences come for
+ * rising values; one made for an earlier value than the last (here every
+ * other one) makes each step look at them all. Either way a step completes
+ * exactly the fences it reached, on a 64-bit and a 32-bit timeline, across
+ * the 32-bit wrap too.
+ */
+#define KEPT_ORDER_N 10
+
+FL_TEST(an_owners_step_completes_exactly_the_kept_fences_it_reaches_in_any_order)
+{
+	static const uint64_t order[KEPT_ORDER_N] = { 3, 1, 2, 6, 4, 5, 9, 7, 8, 10 };
+	int fds[KEPT_ORDER_N];
+
+	for (int pass = 0; pass < 4; pass++) {
+		bool is32 = pass >= 2, sorted = pass % 2;
+		/* A 32-bit timeline starts 5 before the wrap. */
+		uint64_t base = is32 ? 0xFFFFFFFBull : 0;
+		int tl;
+
+		fl_assert_int_eq(fl_timeline_fd_create(is32 ? "kept-32" : "kept-64",
+						       is32 ? FL_SW_SYNC_32BIT : 0, &tl),
+				 0);
+		if (base)
+			fl_assert_int_eq(fl_timeline_fd_inc(tl, base), 0);
+		for (size_t i = 0; i < KEPT_ORDER_N; i++) {
+			uint64_t v = sorted ? i + 1 : order[i];
+
+			fds[v - 1] = new_fence(tl, is32 ? (uint32_t)(base + v) : base + v, "kept");
+		}
+		fl_daemon_flush();
+		for (size_t step = 1; step <= KEPT_ORDER_N; step++) {
+			fl_assert_int_eq(fl_timeline_fd_inc(tl, 1), 0);
+			for (size_t v = 1; v <= KEPT_ORDER_N; v++)
+				fl_assert_int_eq(fence_fd_readable(fds[v - 1]), v <= step);
+		}
+		for (size_t i = 0; i < KEPT_ORDER_N; i++) {
+			dl_expect_fence_status(fds[i], FL_STATUS_SIGNALED);
+			close(fds[i]);
+		}
+		close(tl);
+	}
+}
