@@ -190,6 +190,12 @@ int fld_timeline_get_value(struct fl_timeline *tl, uint64_t *ret_value);
 int fld_fence_create(struct fl_timeline *tl, uint64_t value, const char *name,
 		     struct fl_fence **ret_fence);
 struct shared_tl *fld_shared_find(struct fl_timeline *tl);
+/*
+ * fld_shared_mark_failing_tl() - @tl's owner must no longer take a pending
+ * point's status from its counter alone, nor write into a kept end without
+ * looking (the page's failed word); nothing for a timeline without a page.
+ */
+void fld_shared_mark_failing_tl(struct fl_timeline *tl);
 int fld_shared_sync(struct shared_tl *s, struct fl_timeline *tl);
 /*
  * fld_shared_sync_end_seen() - fld_shared_sync(), and whether it found

@@ -413,6 +413,11 @@ static void mark_failing(struct shared_tl *s)
 		__atomic_store_n(&s->page->failed, 1, __ATOMIC_RELEASE);
 }
 
+void fld_shared_mark_failing_tl(struct fl_timeline *tl)
+{
+	mark_failing(fld_shared_find(tl));
+}
+
 /*
  * TIMELINE_CREATE's timeline and its fd (*@ret_fd, tracked for @c): a
  * shared_counter one, whose page @c will get, while @c may own one more

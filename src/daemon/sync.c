@@ -528,6 +528,13 @@ static bool op_fence_new(struct fl_server_conn *conn, const struct fl_proto_requ
 	if (r == 0) {
 		r = pooled_adopt(c, f, &p, "create", 0, 0);
 	} else {
+		/*
+		 * The failure's record goes into a pipe whose signal end the
+		 * owner may keep: flagged first, so that its step looks before
+		 * it writes (a timeline that is gone flagged it as it died).
+		 */
+		if (tl)
+			fld_shared_mark_failing_tl(tl);
 		fld_pooled_drop(&p, r);
 		fld_fds_sub(c, 1);
 	}

@@ -75,7 +75,6 @@ static void limits_child(const char *path)
 		fl_assert_int_eq(fl_fence_fd_get_status(f[i]), FL_STATUS_ACTIVE);
 
 	/* Closing frees room, once the daemon has seen the last copy go. */
-	close(f[4]);
 	close(f[0]);
 	deadline = fl_test_now_ns() + DL_LONG_WAIT_MS * 1000000ull;
 	for (;;) {
@@ -103,6 +102,13 @@ static void limits_child(const char *path)
 	for (int i = 1; i < 4; i++)
 		dl_expect_fence_status(f[i], FL_STATUS_SIGNALED);
 	dl_expect_fence_status(f[5], FL_STATUS_SIGNALED);
+	/*
+	 * The refused one stays failed, though our step passed its value
+	 * and we kept its signal end: the daemon flagged the timeline before
+	 * it failed the pipe, so the step looked before writing.
+	 */
+	dl_expect_fence_status(f[4], -EMFILE);
+	close(f[4]);
 	_exit(0);
 }
 
