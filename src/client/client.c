@@ -202,7 +202,9 @@ static struct {
 	} owned[OWNED_MAX];
 	unsigned int nowned;
 	unsigned int nkept; /* signal ends kept, of every owned timeline */
-	unsigned int kept_max; /* how many it may keep: kept_limit_locked() */
+	unsigned int kept_max; /* how many it may keep: kept_limit() */
+	unsigned int
+		kept_sweep_wait; /* full creations before the next sweep (kept_prepare_locked()) */
 	/* Kicks read from this connection's kick pipe, for KICK_ACK (one pipe per connection). */
 	uint64_t kicks_read;
 	int ends_score;
@@ -1853,6 +1855,21 @@ static bool kept_prepare_locked(uint32_t handle, uint64_t value, int sig, const 
 						     &conn.owned[i]);
 		conn.ends_score = FL_MAX(conn.ends_score - (int)gone, -ENDS_SCORE_MAX);
 		conn.nkept -= gone;
+	}
+	/*
+	 * Then ends of pending fences the program dropped (nobody holds them),
+	 * a poll() per 64 ends. A sweep that freed little waits a quarter of
+	 * the limit's creations, so that a program holding its fences pays
+	 * O(1) polls per fence, not one sweep each.
+	 */
+	if (conn.nkept >= conn.kept_max && conn.kept_sweep_wait) {
+		conn.kept_sweep_wait--;
+	} else if (conn.nkept >= conn.kept_max) {
+		unsigned int before = conn.nkept;
+
+		kept_sweep_locked();
+		conn.kept_sweep_wait =
+			before - conn.nkept < conn.kept_max / 4 ? conn.kept_max / 4 : 0;
 	}
 	/*
 	 * Full of pending fences, or no watcher (without one the daemon's
