@@ -1857,19 +1857,21 @@ static bool kept_prepare_locked(uint32_t handle, uint64_t value, int sig, const 
 		conn.nkept -= gone;
 	}
 	/*
-	 * Then ends of pending fences the program dropped (nobody holds them),
-	 * a poll() per 64 ends. A sweep that freed little waits a quarter of
-	 * the limit's creations, so that a program holding its fences pays
-	 * O(1) polls per fence, not one sweep each.
+	 * Then ends of pending fences the program dropped (nobody holds them):
+	 * their fds go now, not when the connection idles, and they count as
+	 * ends given up unused. A poll() per 64 ends; a sweep that freed
+	 * little waits a quarter of the limit's creations, so that a program
+	 * holding its fences pays O(1) polls per fence, not one sweep each.
 	 */
 	if (conn.nkept >= conn.kept_max && conn.kept_sweep_wait) {
 		conn.kept_sweep_wait--;
 	} else if (conn.nkept >= conn.kept_max) {
-		unsigned int before = conn.nkept;
+		unsigned int gone = conn.nkept;
 
 		kept_sweep_locked();
-		conn.kept_sweep_wait =
-			before - conn.nkept < conn.kept_max / 4 ? conn.kept_max / 4 : 0;
+		gone -= conn.nkept;
+		conn.ends_score = FL_MAX(conn.ends_score - (int)gone, -ENDS_SCORE_MAX);
+		conn.kept_sweep_wait = gone < conn.kept_max / 4 ? conn.kept_max / 4 : 0;
 	}
 	/*
 	 * Full of pending fences, or no watcher (without one the daemon's
