@@ -1407,6 +1407,14 @@ int fl__fence_pipe_end(struct fl__sink *s, int user_fd, int *ret_end)
 	return 0;
 }
 
+/* Host-driven only: the host's one thread. */
+static unsigned int ends_checks;
+
+unsigned int fl__fence_pipe_ends_checks(void)
+{
+	return ends_checks;
+}
+
 void fl__fence_pipe_ends_check(void)
 {
 	static bool busy;
@@ -1416,6 +1424,7 @@ void fl__fence_pipe_ends_check(void)
 	/* The host's end hook catches up, which looks here again: once is enough. */
 	if (busy)
 		return;
+	ends_checks++;
 	pthread_mutex_lock(&sink_lock);
 	fd = end_fd;
 	pthread_mutex_unlock(&sink_lock);

@@ -287,6 +287,13 @@ void fl__fence_pipe_give(struct fl__sink *s, uint64_t cookie);
 void fl__fence_pipe_ends_check(void);
 
 /*
+ * fl__fence_pipe_ends_checks() - how many fl__fence_pipe_ends_check()s ran
+ * (wrapping): a host that checked during a turn of its loop need not check
+ * again at its end, one epoll_wait() less per request.
+ */
+unsigned int fl__fence_pipe_ends_checks(void);
+
+/*
  * fl__fence_pipe_set_hooks() - the host's part in given pipe fences
  * (fl__fence_pipe_give())
  * @end_closed: every write end of one is closed; with the fence (borrowed).

@@ -64,6 +64,8 @@ struct fl_server *fld_server;
 #define DISPATCH_PUT_OFF_MAX 8
 /* This pass left requests unread (a turn or the round ran out). */
 static bool served_in_part;
+/* fl__fence_pipe_ends_checks() when this turn began: a request that looked spares the loop its look. */
+static unsigned int ends_checks;
 static unsigned int dispatch_put_off;
 
 /* Log why @c gets no more fds (its process's quota, or its uid's). Always -EMFILE. */
@@ -637,6 +639,7 @@ int fld_serve(int lfd, const struct server_config *config)
 		if (fl__server_conn_count(fld_server) || fl__sink_count())
 			idle_since = fl__now_ns();
 		served_in_part = false;
+		ends_checks = fl__fence_pipe_ends_checks();
 		serve_ready(readable, nreadable);
 		/*
 		 * After the events at hand: a release can free a client they
@@ -651,8 +654,14 @@ int fld_serve(int lfd, const struct server_config *config)
 			fl__watcher_dispatch();
 			dispatch_put_off = 0;
 		}
-		/* Owners' ends closed meanwhile; nothing woke us for them. */
-		fl__fence_pipe_ends_check();
+		/*
+		 * Owners' ends closed meanwhile; nothing woke us for them.
+		 * Unless a request looked already (a catch-up with an owner's
+		 * counter does): the exact checks are those before answering,
+		 * this one only notices ends sooner than the next request.
+		 */
+		if (fl__fence_pipe_ends_checks() == ends_checks)
+			fl__fence_pipe_ends_check();
 		if (reap)
 			fld_received_reap();
 		fld_answer_deferred_pings();
