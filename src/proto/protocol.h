@@ -430,8 +430,10 @@ struct fl_proto_shared_timeline {
 	/*
 	 * Set to 1 by the daemon before any of the timeline's points fails
 	 * (TIMELINE_FAIL, the timeline's death, a fence of it whose owner
-	 * lost its signal end), and never cleared: from then on a pending
-	 * point is not told by the counter alone. Release/acquire.
+	 * lost its signal end) and before it writes a refused FENCE_NEW's
+	 * failure into its pooled pipe, and never cleared: from then on a
+	 * pending point is not told by the counter alone, and the owner
+	 * looks into a kept end's pipe before it writes. Release/acquire.
 	 */
 	uint64_t failed;
 	uint64_t reserved[3];
