@@ -234,11 +234,40 @@ FL_EXPORT int fl_fence_fd_merge(int fd1, int fd2, const char *name, unsigned int
  * @points: array of @max_points entries to fill in point order; may be NULL
  *	when @max_points is 0
  * @max_points: capacity of @points
+ *
+ * fl_fence_fd_get_info_flags() with @flags 0.
  * Return: the number of entries written, or -EINVAL, -EBADF, -ENOTTY (not
  * a fence fd of this process or of the daemon), -ECONNRESET.
  */
 FL_EXPORT int fl_fence_fd_get_info(int fd, struct fl_fence_info *ret_info,
 				   struct fl_sync_pt_info *points, uint32_t max_points);
+
+/**
+ * FL_INFO_NO_TIMESTAMPS - fl_fence_fd_get_info_flags(): the caller does not
+ * read the timestamps, so the call need not find them; they read 0
+ */
+#define FL_INFO_NO_TIMESTAMPS 1u
+
+/**
+ * fl_fence_fd_get_info_flags() - fl_fence_fd_get_info() with options
+ * @fd: a fence fd (borrowed)
+ * @flags: 0 or FL_INFO_NO_TIMESTAMPS
+ * @ret_info: filled with the summary; may be NULL
+ * @points: array of @max_points entries to fill in point order; may be NULL
+ *	when @max_points is 0
+ * @max_points: capacity of @points
+ *
+ * A signalled one-point fence of the daemon reports the time its completer
+ * wrote into its pipe, which costs a scratch pipe, a tee() and a read() in
+ * the calling process (docs/architecture.md, "The status page"). A caller
+ * that wants only the count, the name or the status (the first call of
+ * count-then-fill, a check that @fd is a fence) passes
+ * FL_INFO_NO_TIMESTAMPS: then @ret_info's and every entry's timestamp_ns
+ * read 0, and everything else is as with @flags 0.
+ * Return: as fl_fence_fd_get_info(); -EINVAL also for an unknown flag.
+ */
+FL_EXPORT int fl_fence_fd_get_info_flags(int fd, unsigned int flags, struct fl_fence_info *ret_info,
+					 struct fl_sync_pt_info *points, uint32_t max_points);
 
 /**
  * fl_fence_fd_import() - a fence fd that completes with a kernel sync_file

@@ -292,8 +292,9 @@ static void copy_points(const unsigned char *p, uint32_t count, struct fl_sync_p
 	}
 }
 
-static int fence_get_info(const struct fl__fdref *ref, struct fl_fence_info *ret_info,
-			  struct fl_sync_pt_info *points, uint32_t max_points)
+static int fence_get_info(const struct fl__fdref *ref, unsigned int flags,
+			  struct fl_fence_info *ret_info, struct fl_sync_pt_info *points,
+			  uint32_t max_points)
 {
 	unsigned char reply[FL_PROTO_MAX_REPLY];
 	struct fl_msg_info_reply rep;
@@ -301,7 +302,12 @@ static int fence_get_info(const struct fl__fdref *ref, struct fl_fence_info *ret
 	uint32_t done = 0;
 	int r, fd = ref->fd;
 
-	r = fl__fd_page_info(ref, ret_info, points, max_points);
+	/*
+	 * The page skips the pipe's timestamp for FL_INFO_NO_TIMESTAMPS;
+	 * FENCE_INFO below has no such flag: the daemon peeks in its own
+	 * process, whatever we ask, and fdapi.c drops what it finds.
+	 */
+	r = fl__fd_page_info(ref, flags, ret_info, points, max_points);
 	if (r != FL__FD_NOT_MINE)
 		return r;
 	do {

@@ -127,8 +127,10 @@ static int fence_merge(const struct fl__fdref *ref, int fd2, const char *name, u
 	return r < 0 ? r : export_fence(m, ret_fd);
 }
 
-static int fence_get_info(const struct fl__fdref *ref, struct fl_fence_info *ret_info,
-			  struct fl_sync_pt_info *points, uint32_t max_points)
+/* The core keeps its timestamps: nothing to skip for FL_INFO_NO_TIMESTAMPS. */
+static int fence_get_info(const struct fl__fdref *ref, unsigned int flags,
+			  struct fl_fence_info *ret_info, struct fl_sync_pt_info *points,
+			  uint32_t max_points)
 {
 	struct fl_fence *f;
 	int r = local_fence(ref, &f);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <fenceline/fence.h>
+#include <fenceline/shared.h>
 
 #include "client.h"
 #include "fdbackend.h"
@@ -45,8 +46,9 @@ static bool active_points_known(const struct fl_info_body *b, uint32_t n)
 	return true;
 }
 
-int fl__fd_page_info(const struct fl__fdref *ref, struct fl_fence_info *ret_info,
-		     struct fl_sync_pt_info *points, uint32_t max_points)
+int fl__fd_page_info(const struct fl__fdref *ref, unsigned int flags,
+		     struct fl_fence_info *ret_info, struct fl_sync_pt_info *points,
+		     uint32_t max_points)
 {
 	struct fl_info_body b;
 	uint32_t n;
@@ -83,8 +85,10 @@ int fl__fd_page_info(const struct fl__fdref *ref, struct fl_fence_info *ret_info
 	 * The time its completer wrote into the pipe, as FENCE_INFO says
 	 * (sync.c's owner_stamp()): an owner's step's own, or a born-signalled
 	 * fence's creation, which its owner wrote before the daemon made it.
+	 * Five syscalls for the timestamp alone: not for a caller that drops it.
 	 */
-	if (!active && b.status == FL_STATUS_SIGNALED && b.num_points == 1) {
+	if (!active && b.status == FL_STATUS_SIGNALED && b.num_points == 1 &&
+	    !(flags & FL_INFO_NO_TIMESTAMPS)) {
 		b.timestamp_ns = fl__pipe_stamp_of(ref->fd, b.timestamp_ns);
 		b.points[0].timestamp_ns = b.timestamp_ns;
 	}

@@ -174,13 +174,33 @@ FL_EXPORT int fl_fence_fd_merge(int fd1, int fd2, const char *name, unsigned int
 FL_EXPORT int fl_fence_fd_get_info(int fd, struct fl_fence_info *ret_info,
 				   struct fl_sync_pt_info *points, uint32_t max_points)
 {
+	return fl_fence_fd_get_info_flags(fd, 0, ret_info, points, max_points);
+}
+
+FL_EXPORT int fl_fence_fd_get_info_flags(int fd, unsigned int flags, struct fl_fence_info *ret_info,
+					 struct fl_sync_pt_info *points, uint32_t max_points)
+{
 	struct fl__fdref ref;
 	int r;
 
 	fl_return_if(!points && max_points, -EINVAL);
+	fl_return_if(flags & ~(unsigned int)FL_INFO_NO_TIMESTAMPS, -EINVAL);
 	fl_return_if(fd < 0, -EBADF);
 	r = fl__fdref_get(fd, &ref);
-	return r < 0 ? r : ON_FD(&ref, fence_get_info, ret_info, points, max_points);
+	if (r < 0)
+		return r;
+	r = ON_FD(&ref, fence_get_info, flags, ret_info, points, max_points);
+	/*
+	 * Here, not in the backends: the same 0 whichever answered, also
+	 * where one had the time for free (the core, the daemon's reply).
+	 */
+	if (r >= 0 && (flags & FL_INFO_NO_TIMESTAMPS)) {
+		if (ret_info)
+			ret_info->timestamp_ns = 0;
+		for (int i = 0; i < r; i++)
+			points[i].timestamp_ns = 0;
+	}
+	return r;
 }
 
 FL_EXPORT int fl_fence_fd_import(int sync_file_fd, const char *name, int *ret_fd)

@@ -61,8 +61,14 @@ struct fl__fd_backend_ops {
 	/* @b: fd2, which may be anything (-ENOENT unless a fence of the same backend). */
 	int (*fence_merge)(const struct fl__fdref *a, int b, const char *name, unsigned int flags,
 			   int *ret_fd);
-	int (*fence_get_info)(const struct fl__fdref *f, struct fl_fence_info *ret_info,
-			      struct fl_sync_pt_info *points, uint32_t max_points);
+	/*
+	 * @flags: FL_INFO_NO_TIMESTAMPS lets the backend skip what only finds
+	 * timestamps; the caller zeroes them (fdapi.c), so a backend that has
+	 * them for free may fill them anyway.
+	 */
+	int (*fence_get_info)(const struct fl__fdref *f, unsigned int flags,
+			      struct fl_fence_info *ret_info, struct fl_sync_pt_info *points,
+			      uint32_t max_points);
 	int (*fence_import)(int sync_file_fd, const char *name, int *ret_fd);
 	int (*fence_set_deadline)(const struct fl__fdref *f, uint64_t deadline_ns);
 	int (*fence_get_deadline)(const struct fl__fdref *f, uint64_t *ret_ns);
@@ -73,12 +79,14 @@ extern const struct fl__fd_backend_ops fl__fd_local_ops;
 
 /*
  * fl__fd_page_info() - fence_get_info() of a daemon's pipe fence fd from
- * its status page's info record, with no round trip (fd-pageinfo.c)
+ * its status page's info record, with no round trip (fd-pageinfo.c);
+ * @flags as fence_get_info()'s
  * Return: the number of points written, as fence_get_info(); or
  * FL__FD_NOT_MINE when the page cannot answer exactly (ask the daemon).
  */
-int fl__fd_page_info(const struct fl__fdref *ref, struct fl_fence_info *ret_info,
-		     struct fl_sync_pt_info *points, uint32_t max_points);
+int fl__fd_page_info(const struct fl__fdref *ref, unsigned int flags,
+		     struct fl_fence_info *ret_info, struct fl_sync_pt_info *points,
+		     uint32_t max_points);
 
 /* fencelined (fd-daemon.c). */
 extern const struct fl__fd_backend_ops fl__fd_daemon_ops;

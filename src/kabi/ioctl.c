@@ -194,7 +194,7 @@ static bool is_our_fence(int fd)
 {
 	struct fl_fence_info info;
 
-	return FL(fl_fence_fd_get_info)(fd, &info, NULL, 0) >= 0;
+	return FL(fl_fence_fd_get_info_flags)(fd, FL_INFO_NO_TIMESTAMPS, &info, NULL, 0) >= 0;
 }
 
 /* An error the kernel finds only after it has dispatched on @fd's kind. */
@@ -359,17 +359,34 @@ static int sync_file_info(int fd, void *arg)
 	struct sync_fence_info *out = NULL;
 	struct fl_fence_info summary;
 	struct sync_file_info info;
+	unsigned int flags = 0;
+	bool have_arg = false;
 	uint32_t n;
-	int r;
+	int copied = 0, r;
 
-	r = FL(fl_fence_fd_get_info)(fd, &summary, stack_pts, INFO_POINTS);
+	/*
+	 * Only the entries carry timestamps, and finding a daemon fence's can
+	 * cost more than the rest of the call: the count call (num_fences 0),
+	 * or one that fails, goes without. That needs the argument before the
+	 * info; reading it first costs a syscall where it is not on the stack,
+	 * wasted on a kernel sync_file passing through, so only for an fd seen
+	 * as ours. Its error still comes after the fd's (the kernel's order).
+	 */
+	if (fl__kabi_fence_marked(fd)) {
+		copied = copy_in(&info, arg, sizeof(info));
+		have_arg = true;
+		if (copied < 0 || info.flags || info.pad || !info.num_fences)
+			flags = FL_INFO_NO_TIMESTAMPS;
+	}
+	r = FL(fl_fence_fd_get_info_flags)(fd, flags, &summary, stack_pts, INFO_POINTS);
 	if (r < 0)
 		return not_ours(r) ? FL_KABI_NOT_OURS : r;
 	fl__kabi_mark_fence(fd);
 	n = summary.num_points;
-	r = copy_in(&info, arg, sizeof(info));
-	if (r < 0)
-		return r;
+	if (!have_arg)
+		copied = copy_in(&info, arg, sizeof(info));
+	if (copied < 0)
+		return copied;
 	if (info.flags || info.pad)
 		return -EINVAL;
 	kernel_name(info.name, sizeof(info.name), &summary, &stack_pts[0]);
@@ -382,7 +399,7 @@ static int sync_file_info(int fd, void *arg)
 		out = calloc(n ? n : 1, sizeof(*out));
 		r = pts && out ? 0 : -ENOMEM;
 		if (r == 0 && n > INFO_POINTS)
-			r = FL(fl_fence_fd_get_info)(fd, NULL, pts, n);
+			r = FL(fl_fence_fd_get_info_flags)(fd, 0, NULL, pts, n);
 		if (r >= 0) {
 			info.status = 1;
 			for (uint32_t i = 0; i < n; i++) {

@@ -288,6 +288,11 @@ void fl__kabi_mark_fence(int fd)
 	mark(fence_bits, fd);
 }
 
+bool fl__kabi_fence_marked(int fd)
+{
+	return marked(fence_bits, fd);
+}
+
 static void mark_timeline(int fd, int flags)
 {
 	int acc = flags & O_ACCMODE;
@@ -327,7 +332,7 @@ static bool is_marked_fence(int fd, int err)
 
 	if (!marked(fence_bits, fd))
 		return false;
-	if (FL(fl_fence_fd_get_info)(fd, &info, NULL, 0) < 0) {
+	if (FL(fl_fence_fd_get_info_flags)(fd, FL_INFO_NO_TIMESTAMPS, &info, NULL, 0) < 0) {
 		unmark(fence_bits, fd);
 		return false;
 	}

@@ -72,6 +72,9 @@ int fl__kabi_real_ioctl(int fd, unsigned long request, void *arg);
  */
 void fl__kabi_mark_fence(int fd);
 
+/* fl__kabi_fence_marked() - whether @fd was marked and not closed since (a hint: maybe reused) */
+bool fl__kabi_fence_marked(int fd);
+
 /*
  * Every libfenceline function the preload calls. They are looked up in
  * libfenceline.so itself (dlsym() on its handle), never bound by name: a
@@ -82,16 +85,16 @@ void fl__kabi_mark_fence(int fd);
  * which opened sw_sync again, through us, until the stack overflowed.
  * tests/tree/symbols-test.sh fails if a call bypasses this table.
  */
-#define FL_KABI_CALLS(X)            \
-	X(fl_fence_fd_create)       \
-	X(fl_fence_fd_get_deadline) \
-	X(fl_fence_fd_get_info)     \
-	X(fl_fence_fd_import)       \
-	X(fl_fence_fd_merge)        \
-	X(fl_fence_fd_set_deadline) \
-	X(fl_timeline_fd_close)     \
-	X(fl_timeline_fd_get_value) \
-	X(fl_timeline_fd_inc)       \
+#define FL_KABI_CALLS(X)              \
+	X(fl_fence_fd_create)         \
+	X(fl_fence_fd_get_deadline)   \
+	X(fl_fence_fd_get_info_flags) \
+	X(fl_fence_fd_import)         \
+	X(fl_fence_fd_merge)          \
+	X(fl_fence_fd_set_deadline)   \
+	X(fl_timeline_fd_close)       \
+	X(fl_timeline_fd_get_value)   \
+	X(fl_timeline_fd_inc)         \
 	X(sw_sync_timeline_create)
 
 #define FL_KABI_FIELD(name) __typeof__(name) *name;

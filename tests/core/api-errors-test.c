@@ -255,6 +255,14 @@ static const struct fl_timeline_ops good_ops = { .driver_name = "good", .has_sig
 	  fl_fence_fd_get_info(fx->timeline_fd, &fx->info, NULL, 0))                               \
 	X(fence_fd_get_info_null_points, -EINVAL,                                                  \
 	  fl_fence_fd_get_info(fx->fence_fd, &fx->info, NULL, 4))                                  \
+	X(fence_fd_get_info_flags_unknown, -EINVAL,                                                \
+	  fl_fence_fd_get_info_flags(fx->fence_fd, 1u << 1, &fx->info, NULL, 0))                   \
+	X(fence_fd_get_info_flags_minus_1, -EBADF,                                                 \
+	  fl_fence_fd_get_info_flags(-1, FL_INFO_NO_TIMESTAMPS, &fx->info, NULL, 0))               \
+	X(fence_fd_get_info_flags_file, -ENOTTY,                                                   \
+	  fl_fence_fd_get_info_flags(fx->file_fd, FL_INFO_NO_TIMESTAMPS, &fx->info, NULL, 0))      \
+	X(fence_fd_get_info_flags_null_points, -EINVAL,                                            \
+	  fl_fence_fd_get_info_flags(fx->fence_fd, FL_INFO_NO_TIMESTAMPS, &fx->info, NULL, 4))     \
 	X(timeline_fd_close_minus_1, -EBADF, fl_timeline_fd_close(-1))                             \
 	X(timeline_fd_close_closed, -EBADF, fl_timeline_fd_close(fx->closed_fd))                   \
 	X(fence_fd_import_minus_1, -EBADF, fl_fence_fd_import(-1, "x", &fx->out_fd))               \
@@ -634,6 +642,7 @@ static const struct contract contracts[] = {
 	{ "fl_fence_fd_create", { EINVAL, EBADF, ENOTTY, DAEMON_ERRORS } },
 	{ "fl_fence_fd_merge", { EINVAL, EBADF, ENOTTY, ENOENT, DAEMON_ERRORS } },
 	{ "fl_fence_fd_get_info", { EINVAL, EBADF, ENOTTY, DAEMON_ERRORS } },
+	{ "fl_fence_fd_get_info_flags", { EINVAL, EBADF, ENOTTY, DAEMON_ERRORS } },
 	{ "fl_fence_fd_import", { EINVAL, EBADF, ENOSPC, DAEMON_ERRORS } },
 	{ "fl_fence_fd_set_deadline", { EINVAL, EBADF, ENOTTY, DAEMON_ERRORS } },
 	{ "fl_fence_fd_get_deadline", { EINVAL, EBADF, ENOTTY, ENOENT, DAEMON_ERRORS } },
@@ -1312,17 +1321,19 @@ struct daemon_fx {
 	X(introspect_dump, fl_introspect_dump(0, &d->out_fd))
 
 /* On fds a daemon made, for after it died. */
-#define FD_CALLS(X)                                                                  \
-	X(timeline_fd_inc, fl_timeline_fd_inc(d->tl, 1))                             \
-	X(timeline_fd_fail_pending, fl_timeline_fd_fail_pending(d->tl, -EIO))        \
-	X(timeline_fd_get_value, fl_timeline_fd_get_value(d->tl, &d->value))         \
-	X(fence_fd_create, fl_fence_fd_create(d->tl, 5, "f", &d->out_fd))            \
-	X(fence_fd_merge, fl_fence_fd_merge(d->fence, d->fence, "m", 0, &d->out_fd)) \
-	X(fence_fd_get_info, fl_fence_fd_get_info(d->fence, &d->info, NULL, 0))      \
-	X(fence_fd_set_deadline, fl_fence_fd_set_deadline(d->fence, 1))              \
-	X(fence_fd_get_deadline, fl_fence_fd_get_deadline(d->fence, &d->value))      \
-	X(fence_fd_get_status, fl_fence_fd_get_status(d->fence))                     \
-	X(fence_fd_wait, fl_fence_fd_wait(d->fence, 0))                              \
+#define FD_CALLS(X)                                                                       \
+	X(timeline_fd_inc, fl_timeline_fd_inc(d->tl, 1))                                  \
+	X(timeline_fd_fail_pending, fl_timeline_fd_fail_pending(d->tl, -EIO))             \
+	X(timeline_fd_get_value, fl_timeline_fd_get_value(d->tl, &d->value))              \
+	X(fence_fd_create, fl_fence_fd_create(d->tl, 5, "f", &d->out_fd))                 \
+	X(fence_fd_merge, fl_fence_fd_merge(d->fence, d->fence, "m", 0, &d->out_fd))      \
+	X(fence_fd_get_info, fl_fence_fd_get_info(d->fence, &d->info, NULL, 0))           \
+	X(fence_fd_get_info_flags,                                                        \
+	  fl_fence_fd_get_info_flags(d->fence, FL_INFO_NO_TIMESTAMPS, &d->info, NULL, 0)) \
+	X(fence_fd_set_deadline, fl_fence_fd_set_deadline(d->fence, 1))                   \
+	X(fence_fd_get_deadline, fl_fence_fd_get_deadline(d->fence, &d->value))           \
+	X(fence_fd_get_status, fl_fence_fd_get_status(d->fence))                          \
+	X(fence_fd_wait, fl_fence_fd_wait(d->fence, 0))                                   \
 	X(fence_fd_wait_flags, fl_fence_fd_wait_flags(d->fence, 0, FL_WAIT_DEADLOCK_ERROR))
 
 struct daemon_call {

@@ -34,7 +34,8 @@ static int snapshot_by_fd(struct fl__libsync_snapshot *snap, int fd)
 	uint32_t n;
 	int r;
 
-	r = fl_fence_fd_get_info(fd, &info, NULL, 0);
+	/* Only the count: the fill below reads everything again, timestamps too. */
+	r = fl_fence_fd_get_info_flags(fd, FL_INFO_NO_TIMESTAMPS, &info, NULL, 0);
 	if (r < 0)
 		return r;
 	n = info.num_points;
