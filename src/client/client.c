@@ -2102,6 +2102,58 @@ out:
 	return r;
 }
 
+int fl__client_merge_signalled(int fd1, int fd2, const char *name, uint32_t flags, int *ret_fd)
+{
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_fence_merge_into b;
+	} req = { { FL_OP_FENCE_MERGE_INTO, 0, 0, sizeof(struct fl_msg_fence_merge_into) },
+		  { .flags = flags } };
+	struct fl__record rec = { FL__RECORD_MAGIC, 1, 0 };
+	struct fl__record recs[2] = { rec, rec };
+	int fds[2] = { fd1, fd2 }, r = -EAGAIN, queued = -1;
+	unsigned int at;
+
+	fl__name_copy(req.b.name, sizeof(req.b.name), name);
+	pthread_mutex_lock(&conn.rpc.lock);
+	/* Our daemon only, one that serves it, and a ready slot of ours with its signal end. */
+	if (!conn_live_locked() || served_locked(FL_OP_FENCE_MERGE_INTO) < 0)
+		goto out;
+	conn.uses++;
+	pool_fill_ahead_locked();
+	at = conn.pool_head % FL_PROTO_POOL_FILL_MAX;
+	if (conn.rpc.fd < 0 || !conn.pool_count || conn.pool_sig[at] < 0 ||
+	    !conn.pool_sig_id[at].fifo || !fl__fdid_is(conn.pool[at], &conn.pool_id[at]) ||
+	    !fl__fdid_is(conn.pool_sig[at], &conn.pool_sig_id[at]))
+		goto out;
+	req.b.slot = conn.pool_slot;
+	r = fl__rpc_send_locked(&conn.rpc, &req.h, &req.b, sizeof(req.b), fds, 2, 0);
+	if (r < 0) {
+		/* Nothing sent: the round trip tells what is wrong (EBADF: fd2 is no longer open). */
+		if (r != -EBADF)
+			drop_locked();
+		r = -EAGAIN;
+		goto out;
+	}
+	/*
+	 * Ready before we return, in every process: the success's records,
+	 * stamped 0 so that every reader takes the daemon's time (the
+	 * merge's, as the round trip's would be: fl__pipe_stamp_of()). Not
+	 * into a pipe the daemon completed first, which keeps its records.
+	 */
+	if (ioctl(conn.pool_sig[at], FIONREAD, &queued) == 0 && queued == 0)
+		(void)!write(conn.pool_sig[at], recs, sizeof(recs));
+	*ret_fd = conn.pool[at];
+	pool_used_locked();
+	ends_useful_locked();
+	conn.oneway_seq = req.h.seq;
+	atomic_store(&conn.born_unflushed, true);
+	r = 0;
+out:
+	pthread_mutex_unlock(&conn.rpc.lock);
+	return r;
+}
+
 int fl__client_oneway_fd(uint32_t op, const void *body, size_t body_len, int fd)
 {
 	struct fl_msg_hdr h = { op, 0, 0, (uint32_t)body_len };

@@ -97,6 +97,19 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
 			 bool reply_wanted, int *ret_fd);
 
 /*
+ * fl__client_merge_signalled() - the merge of two fence fds (borrowed) that
+ * the status page lists as signalled, without a round trip: the oldest
+ * pooled fd, completed as signalled through its signal end, is made the
+ * merge with a one-way FENCE_MERGE_INTO (the inputs' statuses are final,
+ * so the merge's is too, and its fd is ready when this returns)
+ * @ret_fd: the merged fence's fd, the caller's
+ * Return: 0; -EAGAIN (nothing done: no connection, an older daemon, no
+ * pooled fd with a signal end at hand, or the send failed: merge with the
+ * round trip).
+ */
+int fl__client_merge_signalled(int fd1, int fd2, const char *name, uint32_t flags, int *ret_fd);
+
+/*
  * fl__client_oneway_fd() - a one-way request about @fd (borrowed) on the
  * connection we have, if its daemon serves @op
  * Return: 0 (sent); -EAGAIN (not sent: no connection, an older daemon, or

@@ -241,15 +241,44 @@ static bool page_lists(const struct fl__fdref *ref, int *ret_status)
 	return ref->pipe && fl__status_page_lookup(ref->dev, ref->ino, ret_status, NULL) == 1;
 }
 
+/*
+ * Whether the status page lists @ref as signalled, a status for good, and
+ * everyone reads it so: a fence whose signal end its owner holds (state
+ * held) only once the owner closed that end, its fd ready.
+ */
+static bool page_signalled(const struct fl__fdref *ref)
+{
+	struct pollfd pf = { .fd = ref->fd, .events = POLLIN };
+	int status, found;
+
+	if (!ref->pipe)
+		return false;
+	found = fl__status_page_lookup(ref->dev, ref->ino, &status, NULL);
+	if (!found || status != FL_STATUS_SIGNALED)
+		return false;
+	return found == 1 || poll(&pf, 1, 0) > 0;
+}
+
 static int fence_merge(const struct fl__fdref *ref, int fd2, const char *name, unsigned int flags,
 		       int *ret_fd)
 {
 	struct fl_msg_fence_merge body = { .flags = flags };
 	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_reply)];
+	struct fl__fdref ref2;
 	int r, fds[2], merged = -1;
 
 	if (fd2 < 0)
 		return refine(ref, -ENOENT);
+	/*
+	 * Both signalled, as the status page says (a final status): so is
+	 * the merge, made one-way into a pooled fd we complete ourselves
+	 * (fl__client_merge_signalled()). Anything else waits for the daemon,
+	 * which alone can make a pending merge's fd ready when its inputs
+	 * are (docs/architecture.md, "No waiting for the daemon").
+	 */
+	if (page_signalled(ref) && fl__fdref_get(fd2, &ref2) == 0 && page_signalled(&ref2) &&
+	    fl__client_merge_signalled(ref->fd, fd2, name, flags, ret_fd) == 0)
+		return 0;
 	fl__name_copy(body.name, sizeof(body.name), name);
 	fds[0] = ref->fd;
 	fds[1] = fd2;

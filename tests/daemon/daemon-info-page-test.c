@@ -662,3 +662,67 @@ FL_TEST(info_without_timestamps_peeks_no_pipe)
 	close(s.fd[1]);
 	close(tl);
 }
+
+/*
+ * A merge of two fences that the status page lists as signalled is
+ * signalled too: made into a pooled fd that this owner completes through
+ * its signal end, it returns while the daemon is stopped (a round trip
+ * would time out) with its fd ready. Once the daemon runs it knows the
+ * merge as the round trip makes it: one that keeps its points has both,
+ * with their own times; a mainline one is the kernel's stub.
+ */
+FL_TEST(a_merge_of_signalled_fences_needs_no_round_trip)
+{
+	static const char *const names[2] = { "plain", "mainline" };
+	struct fl_sync_pt_info pts[2], in;
+	struct fl_fence_info info;
+	struct stopped_daemon d;
+	int tl[2], f[2], m[2], r[2];
+	bool ready[2];
+	uint64_t stamp[2];
+
+	setenv("FENCELINE_REQUEST_TIMEOUT_MS", "2000", 1);
+	fl_daemon_disconnect();
+	for (int i = 0; i < 2; i++) {
+		tl[i] = new_timeline("merged-signalled");
+		f[i] = new_fence(tl[i], 1, i ? "b" : "a");
+		signal_to(tl[i], 1);
+	}
+	for (int i = 0; i < 2; i++) {
+		fl_assert_int_eq(fl_fence_fd_get_info(f[i], &info, &in, 1), 1);
+		fl_assert_int_eq(info.status, FL_STATUS_SIGNALED);
+		stamp[i] = in.timestamp_ns;
+	}
+	daemon_stop(&d);
+	for (int i = 0; i < 2; i++) {
+		r[i] = fl_fence_fd_merge(f[0], f[1], names[i], i ? FL_MERGE_MAINLINE : 0, &m[i]);
+		ready[i] = r[i] == 0 && polls_ready(m[i]);
+	}
+	daemon_resume(&d);
+	for (int i = 0; i < 2; i++) {
+		fl_assert_int_eq(r[i], 0);
+		fl_assert(ready[i]);
+		fl_assert_int_eq(fl_fence_fd_get_status(m[i]), FL_STATUS_SIGNALED);
+	}
+	fl_assert_int_eq(fl_fence_fd_get_info(m[0], &info, pts, 2), 2);
+	fl_assert_str_eq(info.name, "plain");
+	fl_assert_int_eq(info.status, FL_STATUS_SIGNALED);
+	for (int i = 0; i < 2; i++) {
+		fl_assert_str_eq(pts[i].timeline_name, "merged-signalled");
+		fl_assert_int_eq(pts[i].status, FL_STATUS_SIGNALED);
+		fl_assert_int_eq(pts[i].value, 1);
+		/* Sorted by timeline: the first made first. */
+		fl_assert_int_eq(pts[i].timestamp_ns, stamp[i]);
+	}
+	fl_assert_int_eq(fl_fence_fd_get_info(m[1], &info, pts, 2), 1);
+	fl_assert_int_eq(info.status, FL_STATUS_SIGNALED);
+	fl_assert_str_eq(pts[0].driver_name, "stub");
+	fl_assert(info.timestamp_ns != 0);
+	fl_assert_int_eq(pts[0].timestamp_ns, info.timestamp_ns);
+	for (int i = 0; i < 2; i++) {
+		close(m[i]);
+		close(f[i]);
+		close(tl[i]);
+	}
+	unsetenv("FENCELINE_REQUEST_TIMEOUT_MS");
+}
