@@ -2111,13 +2111,18 @@ int fl__client_merge_signalled(int fd1, int fd2, const char *name, uint32_t flag
 		  { .flags = flags } };
 	struct fl__record rec = { FL__RECORD_MAGIC, 1, 0 };
 	struct fl__record recs[2] = { rec, rec };
-	int fds[2] = { fd1, fd2 }, r = -EAGAIN, queued = -1;
+	int fds[2] = { fd1, fd2 }, r = -EAGAIN, queued = -1, since;
+	uint32_t svc;
 	unsigned int at;
 
 	fl__name_copy(req.b.name, sizeof(req.b.name), name);
 	pthread_mutex_lock(&conn.rpc.lock);
-	/* Our daemon only, one that serves it, and a ready slot of ours with its signal end. */
-	if (!conn_live_locked() || served_locked(FL_OP_FENCE_MERGE_INTO) < 0)
+	/*
+	 * Our daemon only, one that serves it (an older one: the round trip,
+	 * with nothing said), and a ready slot of ours with its signal end.
+	 */
+	since = fl__proto_op_since(FL_OP_FENCE_MERGE_INTO, &svc);
+	if (!conn_live_locked() || since < 0 || conn.served[svc] < (uint32_t)since)
 		goto out;
 	conn.uses++;
 	pool_fill_ahead_locked();
