@@ -20,15 +20,9 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <linux/audit.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
 
 #include <android/sync.h>
 
@@ -39,6 +33,7 @@
 #include "daemon-procs.h"
 #include "helpers.h"
 #include "runner.h"
+#include "seccomp-forbid.h"
 
 /* A fence fd made by another process (so no fd of ours backs it), as a holder would get it. */
 static int child_made_fence(int tl, uint64_t value, const char *name)
@@ -556,42 +551,6 @@ FL_TEST(an_owners_active_merge_of_its_own_timelines_is_answered_without_the_daem
 	unsetenv("FENCELINE_REQUEST_TIMEOUT_MS");
 }
 
-#if defined(__x86_64__)
-#define NATIVE_AUDIT_ARCH AUDIT_ARCH_X86_64
-#elif defined(__aarch64__)
-#define NATIVE_AUDIT_ARCH AUDIT_ARCH_AARCH64
-#endif
-
-/*
- * From here on, this process dies of SIGSYS at its first pipe(), pipe2()
- * or tee(): what peeking a pipe's record for its timestamp takes
- * (fl__pipe_peek_record()). A count of syscalls that no load can change.
- */
-static void forbid_scratch_pipes(void)
-{
-#ifdef NATIVE_AUDIT_ARCH
-	struct sock_filter code[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_AUDIT_ARCH, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_pipe2, 3, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_tee, 2, 0),
-#ifdef SYS_pipe
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_pipe, 1, 0),
-#else
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_tee, 1, 0),
-#endif
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-	};
-	struct sock_fprog prog = { sizeof(code) / sizeof(code[0]), code };
-
-	fl_assert_int_eq(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
-	fl_assert_int_eq(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog), 0);
-#endif
-}
-
 struct stamped {
 	int fd[2];
 	uint64_t stamp[2];
@@ -610,7 +569,7 @@ static void check_without_timestamps(void *arg)
 		fl_assert_int_eq(info.timestamp_ns, s->stamp[i]);
 		fl_assert_int_eq(pt.timestamp_ns, s->stamp[i]);
 	}
-	forbid_scratch_pipes();
+	fl_assert_int_eq(fl_test_forbid_scratch_pipes(), 0);
 	for (int i = 0; i < 2; i++) {
 		memset(&pt, 0xff, sizeof(pt));
 		fl_assert_int_eq(fl_fence_fd_get_info_flags(s->fd[i], FL_INFO_NO_TIMESTAMPS, &info,
@@ -644,9 +603,8 @@ FL_TEST(info_without_timestamps_peeks_no_pipe)
 	struct fl_fence_info info;
 	struct stamped s;
 
-#ifndef NATIVE_AUDIT_ARCH
-	fl_test_skip("no seccomp audit arch known for this machine");
-#endif
+	if (!fl_test_can_forbid())
+		fl_test_skip("no seccomp audit arch known for this machine");
 	s.fd[0] = new_fence(tl, 1, "owned");
 	s.fd[1] = child_made_fence(tl, 2, "held");
 	signal_to(tl, 2);

@@ -20,15 +20,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <linux/audit.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
 #include <linux/sync_file.h>
 #include <stddef.h>
-#include <sys/prctl.h>
 #include <sys/select.h>
 #include <sys/syscall.h>
 
+#include "../lib/seccomp-forbid.h"
 #include "sw-sync-uapi.h"
 
 struct sw_sync_get_deadline {
@@ -769,62 +766,9 @@ static void test_threads_create_and_signal_at_once(void)
  */
 static int forbid_process_vm(void)
 {
-	struct sock_filter code[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_readv, 2, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_writev, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
-	};
-	struct sock_fprog prog = { sizeof(code) / sizeof(code[0]), code };
+	static const long nrs[] = { SYS_process_vm_readv, SYS_process_vm_writev };
 
-	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
-			       prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0
-		       ? 0
-		       : -1;
-}
-
-#if defined(__x86_64__)
-#define NATIVE_AUDIT_ARCH AUDIT_ARCH_X86_64
-#elif defined(__aarch64__)
-#define NATIVE_AUDIT_ARCH AUDIT_ARCH_AARCH64
-#endif
-
-/*
- * From here on, this process dies of SIGSYS at its first pipe(), pipe2()
- * or tee(): what peeking a pipe's record for its timestamp takes. Return:
- * 0, or -1 (no filter: the caller skips the check).
- */
-static int forbid_scratch_pipes(void)
-{
-#ifdef NATIVE_AUDIT_ARCH
-	struct sock_filter code[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_AUDIT_ARCH, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_pipe2, 3, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_tee, 2, 0),
-#ifdef SYS_pipe
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_pipe, 1, 0),
-#else
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_tee, 1, 0),
-#endif
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-	};
-	struct sock_fprog prog = { sizeof(code) / sizeof(code[0]), code };
-
-	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
-			       prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0
-		       ? 0
-		       : -1;
-#else
-	return -1;
-#endif
+	return fl_test_seccomp_forbid(nrs, 2, SECCOMP_RET_ERRNO | EPERM);
 }
 
 /*
@@ -861,7 +805,7 @@ static void test_file_info_count_of_a_signalled_fence_peeks_no_pipe(void)
 		memset(&info, 0, sizeof(info));
 		if (ioctl(f, SYNC_IOC_FILE_INFO, &info) < 0)
 			_exit(2);
-		if (forbid_scratch_pipes() < 0)
+		if (fl_test_forbid_scratch_pipes() < 0)
 			_exit(77);
 		memset(&info, 0, sizeof(info));
 		_exit(ioctl(f, SYNC_IOC_FILE_INFO, &info) == 0 && info.num_fences == 1 &&
