@@ -194,25 +194,31 @@ void fl__heap_gate_worker(struct fl_heap_gates *gates, uint64_t size, uint64_t n
 		ewma(&g->worker_ns, ns);
 }
 
-unsigned int fl__heap_gate_busy(void)
+unsigned int fl__heap_gate_share(double cpus, double load)
 {
-	struct sysinfo si;
-	cpu_set_t set;
-	double spare;
-
-	if (sysinfo(&si) < 0 || sched_getaffinity(0, sizeof(set), &set) < 0)
-		return 100;
 	/*
 	 * The load counts the program's own thread and the worker: a CPU to
 	 * spare is a load at most one below the CPUs. Between none and one
 	 * spare, the program pays for part of the worker's time.
 	 */
-	spare = (double)CPU_COUNT(&set) - (double)si.loads[0] / (double)(1u << SI_LOAD_SHIFT);
+	double spare = cpus - load;
+
 	if (spare >= 1)
 		return 0;
 	if (spare <= 0)
 		return 100;
 	return (unsigned int)((1 - spare) * 100);
+}
+
+unsigned int fl__heap_gate_busy(void)
+{
+	struct sysinfo si;
+	cpu_set_t set;
+
+	if (sysinfo(&si) < 0 || sched_getaffinity(0, sizeof(set), &set) < 0)
+		return 100;
+	return fl__heap_gate_share((double)CPU_COUNT(&set),
+				   (double)si.loads[0] / (double)(1u << SI_LOAD_SHIFT));
 }
 
 void fl__heap_gate_set_busy(struct fl_heap_gates *gates, unsigned int pct)

@@ -82,6 +82,8 @@ void fl__heap_gate_worker(struct fl_heap_gates *gates, uint64_t size, uint64_t n
  * average and the CPUs this thread may use). A syscall: no lock held.
  */
 unsigned int fl__heap_gate_busy(void);
+/* fl__heap_gate_busy()'s arithmetic, for @cpus CPUs at a load average of @load. */
+unsigned int fl__heap_gate_share(double cpus, double load);
 /* Sets what fl__heap_gate_busy() said, for the next decisions. Lock held. */
 void fl__heap_gate_set_busy(struct fl_heap_gates *gates, unsigned int pct);
 /* The current time for samples, in ns. */
