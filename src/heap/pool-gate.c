@@ -14,7 +14,12 @@
  * pooled side carries its share of the messages to the worker (a sampled
  * free that happens to send the batch pays for it) and, on a busy machine,
  * the worker's work whenever the wake-up runs the worker on the caller's
- * CPU. Each way has a running estimate (an EWMA, weight 1/8).
+ * CPU. Each way has a running estimate (an EWMA, weight 1/8). The caller's
+ * time does not show the worker's CPU time, nor what the worker takes from
+ * the program's own work between these calls, and the bare samples, taken
+ * while the worker runs, suffer that as much as the pooled ones: so the
+ * pooled side is charged the worker's CPU time per buffer, all of it unless
+ * the machine has two CPUs to spare (fl__heap_gate_share()).
  *
  * The decision has hysteresis, so that noise does not flip it: a size is
  * pooled once the pooled estimate is at most 0.95 of the bare one after
@@ -197,17 +202,20 @@ void fl__heap_gate_worker(struct fl_heap_gates *gates, uint64_t size, uint64_t n
 unsigned int fl__heap_gate_share(double cpus, double load)
 {
 	/*
-	 * The load counts the program's own thread and the worker: a CPU to
-	 * spare is a load at most one below the CPUs. Between none and one
-	 * spare, the program pays for part of the worker's time.
+	 * All or nothing. The load counts the program's own thread and the
+	 * worker. The worker's time is free only if it runs beside the
+	 * program without slowing it, and one idle CPU on average is not
+	 * that: on a 2-vCPU VM, each size that stayed pooled, from an idle
+	 * start (load 0.1-0.8) to a load of 1.5, cost 1.31-1.57x a bare
+	 * memfd in the paired benchmark against 1.21-1.36x with no pool,
+	 * while a gate that charged nothing with one CPU to spare, and a
+	 * share in proportion to the CPU missing below, believed 0.18-0.8x.
+	 * Counting all of the worker's CPU time per buffer, its estimates
+	 * (0.97-2.15x) left every size off. So only with two CPUs to spare,
+	 * one for the worker and one more to keep it off the program's, does
+	 * the worker's time count for nothing, as the pool's design assumes.
 	 */
-	double spare = cpus - load;
-
-	if (spare >= 1)
-		return 0;
-	if (spare <= 0)
-		return 100;
-	return (unsigned int)((1 - spare) * 100);
+	return cpus - load >= 2 ? 0 : 100;
 }
 
 unsigned int fl__heap_gate_busy(void)

@@ -77,9 +77,9 @@ bool fl__heap_gate_record(struct fl_heap_gates *gates, uint64_t size, bool bare,
 /* The worker spent @ns of CPU time per buffer of @size it made (and closed). Lock held. */
 void fl__heap_gate_worker(struct fl_heap_gates *gates, uint64_t size, uint64_t ns);
 /*
- * How much of the worker's CPU time the program pays for, in %: 0 with a
- * CPU to spare, 100 on a machine that runs flat out (from the load
- * average and the CPUs this thread may use). A syscall: no lock held.
+ * How much of the worker's CPU time the program pays for, in %: 0 with two
+ * CPUs to spare, 100 otherwise (from the load average and the CPUs this
+ * thread may use). A syscall: no lock held.
  */
 unsigned int fl__heap_gate_busy(void);
 /* fl__heap_gate_busy()'s arithmetic, for @cpus CPUs at a load average of @load. */
