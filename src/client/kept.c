@@ -69,12 +69,6 @@ struct fl__kept *fl__kept_list_find_slot(struct fl__kept_list *l, uint32_t slot)
 	return NULL;
 }
 
-struct fl__kept *fl__kept_list_find_fd(struct fl__kept_list *l, int fd)
-{
-	fl__kept_list_for_each(e, l) if (e->fd == fd) return e;
-	return NULL;
-}
-
 /* Empty: the next end starts an ordered list again. */
 static void emptied(struct fl__kept_list *l)
 {

@@ -35,12 +35,6 @@ struct fl__kept_list {
 	bool unordered;
 };
 
-/* fl__kept_list_count() - how many ends @l holds. */
-static inline unsigned int fl__kept_list_count(const struct fl__kept_list *l)
-{
-	return l->n - l->head;
-}
-
 /*
  * fl__kept_list_reserve() - make room for one more entry, so that the next
  * fl__kept_list_add() cannot fail (an end the daemon was told we keep must
@@ -64,9 +58,6 @@ struct fl__kept *fl__kept_list_next_reached(struct fl__kept_list *l, bool is32, 
 
 /* fl__kept_list_find_slot() - the entry made of pooled slot @slot, or NULL. */
 struct fl__kept *fl__kept_list_find_slot(struct fl__kept_list *l, uint32_t slot);
-
-/* fl__kept_list_find_fd() - the entry whose end is @fd, or NULL. */
-struct fl__kept *fl__kept_list_find_fd(struct fl__kept_list *l, int fd);
 
 /*
  * fl__kept_list_remove() - drop entry @e (one of @l's; its fd untouched).
