@@ -11,6 +11,7 @@
 
 #include "client.h"
 #include "fdbackend.h"
+#include "host.h"
 #include "statuspage.h"
 #include "util.h"
 
@@ -241,22 +242,13 @@ static bool page_lists(const struct fl__fdref *ref, int *ret_status)
 	return ref->pipe && fl__status_page_lookup(ref->dev, ref->ino, ret_status, NULL) == 1;
 }
 
-/*
- * Whether the status page lists @ref as signalled, a status for good, and
- * everyone reads it so: a fence whose signal end its owner holds (state
- * held) only once the owner closed that end, its fd ready.
- */
+/* Whether the status page lists @ref as signalled, a status for good, as everyone reads it. */
 static bool page_signalled(const struct fl__fdref *ref)
 {
-	struct pollfd pf = { .fd = ref->fd, .events = POLLIN };
-	int status, found;
+	int status;
 
-	if (!ref->pipe)
-		return false;
-	found = fl__status_page_lookup(ref->dev, ref->ino, &status, NULL);
-	if (!found || status != FL_STATUS_SIGNALED)
-		return false;
-	return found == 1 || poll(&pf, 1, 0) > 0;
+	return ref->pipe && fl__pipe_page_status(ref->fd, ref->dev, ref->ino, &status) &&
+	       status == FL_STATUS_SIGNALED;
 }
 
 static int fence_merge(const struct fl__fdref *ref, int fd2, const char *name, unsigned int flags,

@@ -2270,7 +2270,7 @@ static int foreign_pipe_status(int fd)
 
 /*
  * The status of a daemon's pipe fence fd from the status page it maps to
- * us in *@ret; false when it does not say (then ask the pipe). A final
+ * us in *@ret (host.h); false when it does not say (then ask the pipe). A final
  * status there is the daemon's, published before it closed its write
  * end, and true for good; but an owner's fence (held) is ready only once
  * the owner closed its end after the daemon's kick, and reads active
@@ -2280,12 +2280,11 @@ static int foreign_pipe_status(int fd)
  * daemon that died left its page behind with its fences active (they
  * read as failed now).
  */
-static bool page_status(int fd, dev_t dev, ino_t ino, int *ret)
+bool fl__pipe_page_status(int fd, dev_t dev, ino_t ino, int *ret)
 {
 	struct pollfd pf = { .fd = fd, .events = POLLIN };
 	int status, found;
 
-	host_settle();
 	found = fl__status_page_lookup(dev, ino, &status, NULL);
 	if (!found)
 		return false;
@@ -2311,7 +2310,10 @@ static int pipe_status(int fd, dev_t dev, ino_t ino)
 	if (ours && s->kind == SINK_FENCE)
 		r = atomic_load(&s->status);
 	pthread_mutex_unlock(&sink_lock);
-	if (ours || page_status(fd, dev, ino, &r))
+	if (ours)
+		return r;
+	host_settle();
+	if (fl__pipe_page_status(fd, dev, ino, &r))
 		return r;
 	return foreign_pipe_status(fd);
 }

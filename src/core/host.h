@@ -393,6 +393,16 @@ struct fl__record;
 int fl__pipe_peek_record(int fd, struct fl__record *ret);
 
 /*
+ * fl__pipe_page_status() - the status of the daemon's pipe fence fd @fd
+ * (borrowed; read end (@dev, @ino)) from the status page this process
+ * maps, in *@ret, as every holder reads it: an owner's fence (held) reads
+ * active until its fd is ready, an active one only while its fd is not.
+ * Return: true, or false when the page does not say (ask the pipe or the
+ * daemon). Does not wait for this process's one-way requests.
+ */
+bool fl__pipe_page_status(int fd, dev_t dev, ino_t ino, int *ret);
+
+/*
  * fl__pipe_stamp_of() - the time a signalled one-point pipe fence fd @fd
  * (borrowed) reports, given @stamp_ns, the one its maker's books have: the
  * record its completer wrote, when that is earlier (an owner's step, which
