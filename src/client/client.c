@@ -2148,6 +2148,9 @@ int fl__client_merge_signalled(int fd1, int fd2, const char *name, uint32_t flag
 	 */
 	if (ioctl(conn.pool_sig[at], FIONREAD, &queued) == 0 && queued == 0)
 		(void)!write(conn.pool_sig[at], recs, sizeof(recs));
+	/* Checked ours above, under the lock, as born_complete() closes its end. */
+	close(conn.pool_sig[at]);
+	conn.pool_sig[at] = -1;
 	*ret_fd = conn.pool[at];
 	pool_used_locked();
 	ends_useful_locked();
