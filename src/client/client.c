@@ -199,6 +199,8 @@ static struct {
 		struct fdid tl_id; /* the timeline fd's file: a rebind of it keeps it ours */
 		/* Signal ends of its pending fences, in signal order. */
 		struct fl__kept_list kept;
+		/* The page's failed count when a step last caught up with the daemon's failures. */
+		uint64_t failed_seen;
 	} owned[OWNED_MAX];
 	unsigned int nowned;
 	unsigned int nkept; /* signal ends kept, of every owned timeline */
@@ -2243,8 +2245,12 @@ out:
 	return r;
 }
 
-int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t count,
-			    uint64_t stamp_ns)
+/*
+ * Under conn.rpc.lock, on the live connection: TIMELINE_SYNC of our
+ * timeline @handle, the daemon's catch-up with our counter, and its answer.
+ * A connection that broke is dropped (-ECONNRESET).
+ */
+static int timeline_sync_locked(uint32_t handle, unsigned int generation)
 {
 	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_reply)];
 	struct {
@@ -2252,12 +2258,60 @@ int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t c
 		struct fl_msg_timeline_sync b;
 	} req = { { FL_OP_TIMELINE_SYNC, 0, 0, sizeof(struct fl_msg_timeline_sync) },
 		  { handle, 0 } };
+	int r, n;
+
+	r = pool_settle_locked();
+	if (r < 0)
+		return r;
+	r = fl__rpc_send_locked(&conn.rpc, &req.h, &req.b, sizeof(req.b), NULL, 0, 0);
+	if (r == 0) {
+		struct fl__rpc_waiter w = { .seq = req.h.seq, .buf = reply, .cap = sizeof(reply) };
+
+		n = await_locked(&w);
+		if (n >= 0 && fl__rpc_check(reply, n, FL_OP_TIMELINE_SYNC, req.h.seq) < 0)
+			n = -EPROTO;
+		r = n < 0 ? n : fl__client_reply_status(reply);
+	}
+	if (r == -EPIPE || r == -ENOTCONN || r == -ECONNRESET || r == -EPROTO ||
+	    (r < 0 && r != -ENOENT && r != -EINVAL)) {
+		lost_locked(generation);
+		if (r == -EPIPE || r == -ENOTCONN)
+			r = -ECONNRESET;
+	}
+	return r;
+}
+
+/*
+ * Under conn.rpc.lock: the daemon failed points of our timeline @o (its
+ * page's failed count moved) and the step about to write kept ends may
+ * reach some. A TIMELINE_SYNC, answered once the daemon is done with every
+ * request it read before ours (a failure included, and it sees our
+ * counter), then the kicks it wrote: the kept ends it failed get its
+ * failure and leave the list, so that the step signals only the others.
+ * Without a live connection there is no daemon to contradict. Return: 0,
+ * or the connection's loss (-ECONNRESET...), after which our entry for
+ * the timeline may be gone.
+ */
+static int kept_failures_locked(uint32_t handle, unsigned int generation)
+{
+	int r;
+
+	if (!conn_live_locked())
+		return 0;
+	r = timeline_sync_locked(handle, generation);
+	kept_settle_locked();
+	return r == -ENOENT || r == -EINVAL ? 0 : r;
+}
+
+int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t count,
+			    uint64_t stamp_ns)
+{
 	struct fl__record rec = { FL__RECORD_MAGIC, 1, 0 };
 	struct sigpipe_guard sigpipe = { false };
 	struct owned *o;
-	uint64_t now;
-	bool lost_end = false, look;
-	int r, n;
+	uint64_t now, failed;
+	bool lost_end = false, look, synced = false;
+	int r, sync_r = 0;
 
 	pthread_mutex_lock(&conn.rpc.lock);
 	/*
@@ -2281,12 +2335,32 @@ int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t c
 		ends_useful_locked();
 	}
 	/*
+	 * Another process's TIMELINE_FAIL may have failed a kept fence this
+	 * step reaches, its kick not read yet: our signalled record would
+	 * contradict the daemon. The daemon counts `failed` up before it reads
+	 * the counter, we after adding to it (both seq_cst), so either it saw
+	 * our addition (and fails none of these) or we see its count: then we
+	 * catch up with it first (kept_failures_locked()).
+	 */
+	failed = __atomic_load_n(&o->counter.page->failed, __ATOMIC_SEQ_CST);
+	if (failed != o->failed_seen &&
+	    fl__kept_list_next_reached(&o->kept, o->counter.is32, now)) {
+		sync_r = kept_failures_locked(handle, generation);
+		o = owned_find_locked(handle);
+		if (!o) {
+			r = sync_r < 0 ? sync_r : -ECONNRESET;
+			goto out;
+		}
+		if (sync_r == 0)
+			o->failed_seen = failed;
+		synced = true;
+	}
+	/*
 	 * Our own fences first, straight into their fds: their waiters
 	 * wake now, without waiting for the daemon to be scheduled.
 	 */
 	/* A daemon without the page's id (older) flags nothing: look then. */
-	look = __atomic_load_n(&o->counter.page->failed, __ATOMIC_ACQUIRE) != 0 ||
-	       !__atomic_load_n(&o->counter.page->id, __ATOMIC_ACQUIRE);
+	look = failed != 0 || !__atomic_load_n(&o->counter.page->id, __ATOMIC_ACQUIRE);
 	for (struct fl__kept *k;
 	     (k = fl__kept_list_next_reached(&o->kept, o->counter.is32, now));) {
 		if (fl__fdid_is(k->fd, &k->id)) {
@@ -2305,12 +2379,12 @@ int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t c
 	 * we reached one: below sync_at every pending point is one of ours.
 	 * Even then, a daemon that died must not go unnoticed.
 	 */
-	if (!fl__counter_needs_daemon(&o->counter, now) && !lost_end) {
+	if ((synced || !fl__counter_needs_daemon(&o->counter, now)) && !lost_end) {
 		struct pollfd p = { conn.rpc.fd, POLLRDHUP, 0 };
 		/* The status page's alive word tells with a load; else the connection's poll(). */
 		int alive = fl__status_page_daemon_alive();
 
-		r = 0;
+		r = sync_r;
 		if (alive < 0)
 			alive = !(poll(&p, 1, 0) > 0 &&
 				  (p.revents & (POLLRDHUP | POLLHUP | POLLERR)));
@@ -2326,24 +2400,7 @@ int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t c
 		r = -EINPROGRESS;
 		goto out;
 	}
-	r = pool_settle_locked();
-	if (r < 0)
-		goto out;
-	r = fl__rpc_send_locked(&conn.rpc, &req.h, &req.b, sizeof(req.b), NULL, 0, 0);
-	if (r == 0) {
-		struct fl__rpc_waiter w = { .seq = req.h.seq, .buf = reply, .cap = sizeof(reply) };
-
-		n = await_locked(&w);
-		if (n >= 0 && fl__rpc_check(reply, n, FL_OP_TIMELINE_SYNC, req.h.seq) < 0)
-			n = -EPROTO;
-		r = n < 0 ? n : fl__client_reply_status(reply);
-	}
-	if (r == -EPIPE || r == -ENOTCONN || r == -ECONNRESET || r == -EPROTO ||
-	    (r < 0 && r != -ENOENT && r != -EINVAL)) {
-		lost_locked(generation);
-		if (r == -EPIPE || r == -ENOTCONN)
-			r = -ECONNRESET;
-	}
+	r = timeline_sync_locked(handle, generation);
 out:
 	pthread_mutex_unlock(&conn.rpc.lock);
 	return r;

@@ -406,11 +406,16 @@ static struct shared_tl *counter_timeline_new(struct client *c, const char *name
 	return s;
 }
 
-/* Before a point of @s fails: the owner must not read a pending point from its counter alone. */
+/*
+ * Before a point of @s fails: the owner must not read a pending point from
+ * its counter alone, and must catch up with us before it writes a kept
+ * end. Counted up (never down) before we read the counter, seq_cst like
+ * the owner's addition, which reads it after (protocol.h).
+ */
 static void mark_failing(struct shared_tl *s)
 {
 	if (s && s->page != MAP_FAILED)
-		__atomic_store_n(&s->page->failed, 1, __ATOMIC_RELEASE);
+		__atomic_add_fetch(&s->page->failed, 1, __ATOMIC_SEQ_CST);
 }
 
 void fld_shared_mark_failing_tl(struct fl_timeline *tl)
@@ -611,9 +616,10 @@ int fld_timeline_fail(struct client *c, struct fl_timeline *tl, int status)
 	uint64_t value = 0, ts;
 	int r;
 
+	/* Counted before the catch-up: an addition we do not see then sees the count. */
+	mark_failing(s);
 	if (s)
 		fld_shared_sync(s, tl);
-	mark_failing(s);
 	ts = fl__now_ns();
 	if (ts < fl__timeline_last_stamp(tl))
 		ts = fl__timeline_last_stamp(tl);

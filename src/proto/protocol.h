@@ -428,12 +428,17 @@ struct fl_proto_shared_timeline {
 	 */
 	uint64_t id;
 	/*
-	 * Set to 1 by the daemon before any of the timeline's points fails
-	 * (TIMELINE_FAIL, the timeline's death, a fence of it whose owner
-	 * lost its signal end) and before it writes a refused FENCE_NEW's
-	 * failure into its pooled pipe, and never cleared: from then on a
-	 * pending point is not told by the counter alone, and the owner
-	 * looks into a kept end's pipe before it writes. Release/acquire.
+	 * Counted up by the daemon (never down; an older daemon sets 1 once)
+	 * before any of the timeline's points fails (TIMELINE_FAIL, the
+	 * timeline's death, a fence of it whose owner lost its signal end)
+	 * and before it writes a refused FENCE_NEW's failure into its pooled
+	 * pipe. Non-zero: a pending point is not told by the counter alone,
+	 * and the owner looks into a kept end's pipe before it writes. Moved
+	 * since the owner's last look: before it writes the kept ends a step
+	 * reached, the owner sends TIMELINE_SYNC and reads its kick pipe, so
+	 * a kept fence the daemon failed gets the failure, not "signalled".
+	 * The daemon counts before it reads @value, the owner reads this
+	 * after adding to @value, both seq_cst: one of them sees the other.
 	 */
 	uint64_t failed;
 	uint64_t reserved[3];

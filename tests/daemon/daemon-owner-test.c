@@ -19,6 +19,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -1156,5 +1157,70 @@ FL_TEST(an_owner_that_drops_pending_fences_does_not_hold_their_ends)
 	/* The pool's fds and their ends come and go; the room's worth would stay. */
 	fl_assert(fl_test_count_fds() - before < (int)room / 2);
 	fl_assert_int_eq(fl_timeline_fd_inc(tl, 1000), 0);
+	close(tl);
+}
+
+/*
+ * Another process's fl_timeline_fd_fail_pending() and the owner's inc race
+ * on a fence whose signal end the owner keeps: whichever the daemon took
+ * first must be what every reader sees. Here the daemon has failed the
+ * fence (the owner's info says so) but the kick that tells the owner may
+ * not have been read when the owner's inc reaches the fence: the inc must
+ * write the failure into the end, not "signalled" (32 bytes in the pipe,
+ * which a reader without the status page takes for signalled). Before, it
+ * wrote "signalled" whenever it ran ahead of its connection watcher: 0 to
+ * 3 rounds in 150 here (found by the fence-state fuzzer in CI).
+ */
+FL_TEST(an_owners_inc_after_another_process_failed_its_fence_keeps_the_failure)
+{
+	enum { ROUNDS = 500 };
+	int sv[2], tl;
+	pid_t owner;
+	char byte;
+
+	socketpair_or_fail(sv);
+	owner = dl_fork();
+	if (owner == 0) {
+		int otl, bad = 0;
+
+		close(sv[0]);
+		otl = new_timeline("raced");
+		dl_send_fd(sv[1], otl);
+		for (int i = 1; i <= ROUNDS; i++) {
+			struct fl_fence_info info;
+			struct fl_sync_pt_info pt;
+			int f = new_fence(otl, (uint64_t)i, "kept"), queued = -1;
+			uint64_t deadline = fl_test_now_ns() + DL_LONG_WAIT_MS * 1000000ull;
+
+			fl_daemon_flush();
+			dl_write_all(sv[1], "f", 1); /* the parent fails it now */
+			do
+				fl_assert(fl_fence_fd_get_info(f, &info, &pt, 1) >= 0);
+			while (info.status == 0 && fl_test_now_ns() < deadline);
+			fl_assert_int_eq(info.status, -ETIMEDOUT);
+			/* The daemon failed it; our watcher may or may not have heard. */
+			fl_assert_int_eq(fl_timeline_fd_inc(otl, 1), 0);
+			fl_assert(fence_fd_readable(f));
+			fl_assert_int_eq(ioctl(f, FIONREAD, &queued), 0);
+			/* One 16-byte record: failed; two: signalled (protocol.md). */
+			bad += queued != 16;
+			fl_assert_int_eq(fl_fence_fd_get_status(f), -ETIMEDOUT);
+			close(f);
+			dl_read_all(sv[1], &byte, 1); /* its fail_pending returned */
+		}
+		if (bad)
+			fprintf(stderr, "%d of %d fences failed by the daemon read signalled\n",
+				bad, ROUNDS);
+		_exit(bad ? 1 : 0);
+	}
+	close(sv[1]);
+	tl = dl_recv_fd(sv[0]);
+	for (int i = 0; i < ROUNDS; i++) {
+		dl_read_all(sv[0], &byte, 1);
+		fl_assert_int_eq(fl_timeline_fd_fail_pending(tl, -ETIMEDOUT), 1);
+		dl_write_all(sv[0], "d", 1);
+	}
+	dl_wait_child_ok(owner);
+	close(sv[0]);
 	close(tl);
 }

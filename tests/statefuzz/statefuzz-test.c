@@ -97,7 +97,6 @@ struct answer {
 	struct fl_sync_pt_info pts[INFO_PTS];
 	int64_t pid; /* OP_DAEMON_PID */
 	char err[200]; /* a check the worker made itself failed */
-	bool err_fail_vs_signal; /* the error: signalled against failed, one read */
 };
 
 /* ---- the worker ---- */
@@ -141,11 +140,9 @@ static void worker_read(int fd, struct answer *a)
 		 a->status2 != a->info.status) {
 		snprintf(a->err, sizeof(a->err), "info status %d, then status %d", a->info.status,
 			 a->status2);
-		a->err_fail_vs_signal = (a->info.status == 1) != (a->status2 == 1);
 	} else if (a->info_rc >= 0 && a->status1 != 0 && a->info.status != a->status1) {
 		snprintf(a->err, sizeof(a->err), "status %d, then info status %d", a->status1,
 			 a->info.status);
-		a->err_fail_vs_signal = (a->info.status == 1) != (a->status1 == 1);
 	} else if (a->status2 != 0 && a->sync_wait_rc != 0)
 		snprintf(a->err, sizeof(a->err), "status %d, then sync_wait(0) %d", a->status2,
 			 a->sync_wait_rc);
@@ -360,7 +357,7 @@ static struct {
 	char log[LOG_LINES][160];
 	unsigned long n_log;
 	bool verbose, strict;
-	unsigned long known_info_ahead, known_enotty, known_fail_then_signal, known_reset;
+	unsigned long known_info_ahead, known_enotty, known_reset;
 	unsigned long ops, reads, completions_seen, merges, kills, daemon_kills;
 } m;
 
@@ -464,14 +461,6 @@ static struct pstate point_state(int pid, bool kept)
 		 */
 		if (e->sure && p->known != NONE && e->issue > p->known && e->reply != NONE &&
 		    e->hi_at_reply < p->v) {
-			/*
-			 * KNOWN ISSUE (docs/daemon.md, "The fence-state fuzzer"):
-			 * another process's fail_pending and the owner's inc race
-			 * on a fence the owner keeps the end of; it may read
-			 * signalled though the daemon failed it.
-			 */
-			if (kept && !e->by_owner && !m.strict)
-				continue;
 			no_signal = true;
 			if (e->eventual || (kept && !e->by_owner))
 				s.sure_fail_ev = true;
@@ -485,8 +474,7 @@ static struct pstate point_state(int pid, bool kept)
 	if (p->pinned) {
 		/* Seen completed: it stays so (the reads before may not know yet). */
 		s.must_ev = true;
-		/* KNOWN ISSUE: the owner's fd may say signalled all the same. */
-		s.may_sig = s.may_sig && (p->pin == 1 || (kept && !m.strict));
+		s.may_sig = s.may_sig && p->pin == 1;
 		s.may_err = p->pin < 0 ? err_bit(p->pin) : 0;
 	}
 	return s;
@@ -535,7 +523,7 @@ static struct fstate fence_state(int fid)
 	const struct fence *f = &m.f[fid];
 	struct fstate s = { .may_sig = true, .must_now = true, .must_ev = true };
 	bool fail_now = false, fail_ev = false;
-	bool kept = fence_kept(fid), unpinned_may_sig;
+	bool kept = fence_kept(fid);
 
 	for (int i = 0; i < f->n_pts; i++) {
 		struct pstate ps = point_state(f->pts[i], kept);
@@ -557,7 +545,6 @@ static struct fstate fence_state(int fid)
 			s.may_err |= E_CONNRESET;
 		s.must_ev = true;
 	}
-	unpinned_may_sig = s.may_sig;
 	if (f->pinned) {
 		s.must_ev = true;
 		s.may_sig = s.may_sig && f->pin == 1;
@@ -570,9 +557,6 @@ static struct fstate fence_state(int fid)
 		 */
 		if (m.daemon_dead && f->pin < 0 && kept)
 			s.may_err |= E_CONNRESET;
-		/* KNOWN ISSUE: see point_state(). */
-		if (kept && f->pin < 0 && !m.strict)
-			s.may_sig = unpinned_may_sig;
 	}
 	return s;
 }
@@ -615,13 +599,6 @@ static void check_status(int fid, int got, const struct inflight *in, const char
 	char desc[1024];
 	const char *bad = NULL;
 
-	if (got == 1 && s.may_sig && !m.strict && fence_kept(fid)) {
-		/* Would the strict model have let it? (the known issue in point_state()) */
-		m.strict = true;
-		if (!fence_state(fid).may_sig)
-			m.known_fail_then_signal++;
-		m.strict = false;
-	}
 	if (got == 1 && !s.may_sig)
 		bad = "reads signalled before all its points may have";
 	else if (got == -ECONNRESET && !(s.may_err & err_bit(got)) && !m.strict &&
@@ -857,13 +834,7 @@ static void handle_answer(int wi, struct inflight *in, const struct answer *a, i
 	const struct order *o = &in->o;
 	char desc[1024];
 
-	/*
-	 * KNOWN ISSUE 1 (docs/daemon.md), seen within one read: the owner's pipe
-	 * says signalled, the daemon's info page or answer failed.
-	 */
-	if (a->err[0] && a->err_fail_vs_signal && !m.strict && fence_kept((int)o->obj)) {
-		m.known_fail_then_signal++;
-	} else if (a->err[0]) {
+	if (a->err[0]) {
 		describe_fence((int)o->obj, desc, sizeof(desc));
 		fuzz_fail("worker %d, reading %s: %s", wi, desc, a->err);
 	}
@@ -978,18 +949,12 @@ static void handle_answer(int wi, struct inflight *in, const struct answer *a, i
 		}
 		m.reads++;
 		if (a->status1 != 0 && a->status2 != a->status1) {
-			bool known = !m.strict && fence_kept((int)o->obj) &&
-				     (a->status1 == 1 || a->status2 == 1);
-
 			describe_fence((int)o->obj, desc, sizeof(desc));
 			/* The daemon's death between the two (see fence_state()) */
 			if (!(m.daemon_dead && fence_kept((int)o->obj) && a->status1 < 0 &&
-			      a->status2 == -ECONNRESET) &&
-			    !known)
+			      a->status2 == -ECONNRESET))
 				fuzz_fail("worker %d: %s reads %s, then %s", wi, desc,
 					  status_str(a->status1), status_str(a->status2));
-			if (known)
-				m.known_fail_then_signal++;
 		}
 		check_status((int)o->obj, a->status1, in, "status");
 		check_status((int)o->obj, a->status2, in, "status (again)");
@@ -1502,8 +1467,7 @@ FL_TEST_TIMEOUT(random_interleavings_agree_with_the_model, 280)
 	       m.daemon_kills);
 	printf("statefuzz: known issues seen (FL_STATEFUZZ_STRICT=1 fails on them): an owner's "
 	       "fence: info ahead of its fd %lu, made after its timeline died (-ENOTTY) %lu, "
-	       "failed "
-	       "then signalled %lu, -ECONNRESET after its owner was killed %lu\n",
-	       m.known_info_ahead, m.known_enotty, m.known_fail_then_signal, m.known_reset);
+	       "-ECONNRESET after its owner was killed %lu\n",
+	       m.known_info_ahead, m.known_enotty, m.known_reset);
 	fl_assert(m.round > 0);
 }

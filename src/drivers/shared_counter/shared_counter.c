@@ -70,10 +70,10 @@ static void dying(struct fl_timeline *tl)
 {
 	struct shared_counter *sc = shared_of(tl);
 
-	catch_up(tl, sc);
-	/* Before the core fails what is pending (after this returns). */
+	/* Before the catch-up and before the core fails what is pending (after this returns). */
 	if (sc->failed)
-		__atomic_store_n(sc->failed, 1, __ATOMIC_RELEASE);
+		__atomic_add_fetch(sc->failed, 1, __ATOMIC_SEQ_CST);
+	catch_up(tl, sc);
 }
 
 static void release_timeline(struct fl_timeline *tl)

@@ -47,8 +47,9 @@ int fl__shared_counter_timeline_create(const char *name, unsigned int flags, voi
 
 /*
  * fl__shared_counter_set_failed_word() - the word (8-byte aligned, inside
- * the timeline's map) that the driver sets to 1 when the timeline dies,
- * before the core fails its pending points; NULL: none. Set it before the
+ * the timeline's map) that the driver counts up (seq_cst) when the
+ * timeline dies, before it catches up with the counter and before the
+ * core fails its pending points; NULL: none. Set it before the
  * timeline can die (one thread).
  * Return: 0; -EINVAL (not a shared_counter timeline, @word misplaced).
  */
