@@ -640,6 +640,8 @@ FL_TEST(a_merge_of_signalled_fences_needs_no_round_trip)
 	uint64_t stamp[2];
 
 	setenv("FENCELINE_REQUEST_TIMEOUT_MS", "2000", 1);
+	/* The pooled fds must still be there after the set-up, however slow (idle give-back). */
+	setenv("FENCELINE_POOL_IDLE_MS", "0", 1);
 	fl_daemon_disconnect();
 	for (int i = 0; i < 2; i++) {
 		tl[i] = new_timeline("merged-signalled");
