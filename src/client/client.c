@@ -1440,6 +1440,9 @@ static int pool_fill_send_locked(uint32_t count)
 
 	/* Signal ends are only of use for fences of timelines we own. */
 	req.b.flags = conn.nowned && conn.ends_score >= 0 ? FL_POOL_F_SIGNAL_ENDS : 0;
+	/* The fds' identities with them: one fstat() per fill, not one per fd. */
+	if (conn.served[FL_PROTO_SVC_SYNC] >= FL_POOL_INODES_SINCE)
+		req.b.flags |= FL_POOL_F_INODES;
 	r = fl__rpc_send_locked(&conn.rpc, &req.h, &req.b, sizeof(req.b), NULL, 0, 0);
 	if (r < 0) {
 		drop_locked();
@@ -1448,7 +1451,7 @@ static int pool_fill_send_locked(uint32_t count)
 	conn.fill_seq = req.h.seq;
 	conn.fill_count = count;
 	conn.stats.pool_fills++;
-	conn.fill_per = req.b.flags ? 2 : 1;
+	conn.fill_per = req.b.flags & FL_POOL_F_SIGNAL_ENDS ? 2 : 1;
 	conn.fill_result = 1;
 	return 0;
 }
@@ -1464,12 +1467,30 @@ static int watch_start_locked(void);
  * the signal ends, which come last, are the first to go. Fills then start
  * small again and ask for no ends, which cost an fd each.
  */
+/*
+ * A pooled fd's identity: from the fill's inode numbers (FL_POOL_F_INODES)
+ * once one fstat() of the fill has given pipefs's st_dev and found its
+ * first inode as the daemon said (@dev non-NULL), else its own fstat().
+ * An identity that is wrong only makes the fd unusable (fl__fdid_is()).
+ */
+static int pool_fdid(int fd, const dev_t *dev, uint64_t ino, struct fdid *ret)
+{
+	if (!dev)
+		return fl__fdid_get(fd, ret);
+	*ret = (struct fdid){ *dev, (ino_t)ino, true };
+	return 0;
+}
+
 static int pool_fill_take_locked(const unsigned char *buf, int n, int *fds, unsigned int nfds,
 				 bool cut)
 {
-	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_pool_reply)] = { 0 };
+	enum { BASE = sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_pool_reply) };
+	unsigned char reply[BASE + FL_PROTO_POOL_FILL_MAX * sizeof(uint64_t)] = { 0 };
 	struct fl_msg_pool_reply rep = { { 0, 0 }, 0, 0 };
+	uint64_t ino[FL_PROTO_POOL_FILL_MAX] = { 0 };
 	unsigned int per = conn.fill_per;
+	const dev_t *pipefs = NULL;
+	struct fdid first;
 	int r, kick = -1;
 
 	conn.fill_per = 0;
@@ -1488,7 +1509,8 @@ static int pool_fill_take_locked(const unsigned char *buf, int n, int *fds, unsi
 		/* Pipe signal ends come with the kick pipe, last (the first to go when cut). */
 		bool kicked = !cut && per == 2 && nfds == 2 * rep.count + 1;
 
-		if (n != (int)sizeof(reply) ||
+		/* Sync 5's inode numbers follow, for pipes, or nothing does. */
+		if ((n != BASE && n != (int)(BASE + rep.count * sizeof(uint64_t))) ||
 		    (cut ? nfds > rep.count * per : rep.count * per != nfds && !kicked) ||
 		    (!nfds && !cut) || !rep.count || rep.count > conn.fill_count ||
 		    rep.first != conn.pool_slot + conn.pool_count ||
@@ -1506,16 +1528,22 @@ static int pool_fill_take_locked(const unsigned char *buf, int n, int *fds, unsi
 	}
 	if (!cut && per == 2 && nfds == 2 * rep.count + 1)
 		kick = fds[--nfds];
+	if (n > BASE && nfds) {
+		memcpy(ino, reply + BASE, rep.count * sizeof(uint64_t));
+		if (fl__fdid_get(fds[0], &first) == 0 && first.fifo && first.ino == ino[0])
+			pipefs = &first.dev;
+	}
 	for (unsigned int i = 0; i < rep.count; i++) {
 		unsigned int at = (conn.pool_head + conn.pool_count + i) % FL_PROTO_POOL_FILL_MAX;
 		unsigned int sig = rep.count + i;
 
 		conn.pool[at] = i < nfds ? fds[i] : -1;
 		conn.pool_sig[at] = per == 2 && sig < nfds ? fds[sig] : -1;
-		if (conn.pool[at] >= 0 && fl__fdid_get(conn.pool[at], &conn.pool_id[at]) < 0)
+		if (conn.pool[at] >= 0 &&
+		    pool_fdid(conn.pool[at], pipefs, ino[i], &conn.pool_id[at]) < 0)
 			conn.pool[at] = -1;
 		if (conn.pool_sig[at] >= 0 &&
-		    fl__fdid_get(conn.pool_sig[at], &conn.pool_sig_id[at]) < 0)
+		    pool_fdid(conn.pool_sig[at], pipefs, ino[i], &conn.pool_sig_id[at]) < 0)
 			conn.pool_sig[at] = -1;
 	}
 	conn.pool_count += rep.count;

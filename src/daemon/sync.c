@@ -320,7 +320,12 @@ static bool op_timeline_bind(struct fl_server_conn *conn, const struct fl_proto_
 static bool op_pool_fill(struct fl_server_conn *conn, const struct fl_proto_request *q, int *fds)
 {
 	struct client *c = client_of(conn);
-	struct fl_msg_pool_reply rep = { { 0, 0 }, c->pool_slot + c->pool_count, 0 };
+	/* FL_POOL_F_INODES: each pipe's inode number after the reply (sync 5). */
+	struct {
+		struct fl_msg_pool_reply rep;
+		uint64_t ino[FL_PROTO_POOL_FILL_MAX];
+	} body = { { { 0, 0 }, c->pool_slot + c->pool_count, 0 }, { 0 } };
+	struct fl_msg_pool_reply *rep = &body.rep;
 	/* The fence fds, then (FL_POOL_F_SIGNAL_ENDS) copies of our ends, and the kick pipe. */
 	int user[2 * FL_PROTO_POOL_FILL_MAX + 1];
 	uint32_t want = q->u.pool_fill.count, n = 0;
@@ -353,6 +358,7 @@ static bool op_pool_fill(struct fl_server_conn *conn, const struct fl_proto_requ
 				break;
 			p->sink = -1;
 			p->end_given = ends;
+			body.ino[n] = (uint64_t)p->ino;
 			continue;
 		}
 		p->pipe = NULL;
@@ -381,7 +387,7 @@ static bool op_pool_fill(struct fl_server_conn *conn, const struct fl_proto_requ
 	/* Out of fds after a few: hand out what we have. */
 	if (n == 0)
 		return fld_reply_status(c, &q->hdr, r);
-	rep.count = n;
+	rep->count = n;
 	if (ends)
 		memmove(&user[n], &user[FL_PROTO_POOL_FILL_MAX], n * sizeof(int));
 	/* Last, so that it is the first to go where the client's fd table is full. */
@@ -389,8 +395,12 @@ static bool op_pool_fill(struct fl_server_conn *conn, const struct fl_proto_requ
 		user[2 * n] = c->kick_r;
 		c->kick_unread = false; /* read again, by a watcher this fill starts */
 	}
-	alive = fld_reply_send_fds(c, &q->hdr, &rep, sizeof(rep), user,
-				   ends ? 2 * n + (pipes ? 1 : 0) : n);
+	alive = fld_reply_send_fds(c, &q->hdr, &body,
+				   sizeof(*rep) +
+					   (pipes && (q->u.pool_fill.flags & FL_POOL_F_INODES)
+						    ? n * sizeof(uint64_t)
+						    : 0),
+				   user, ends ? 2 * n + (pipes ? 1 : 0) : n);
 	for (uint32_t i = 0; i < (ends ? 2 * n : n); i++)
 		close(user[i]);
 	if (!alive) {

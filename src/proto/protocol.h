@@ -55,7 +55,7 @@ enum fl_proto_service_id {
 };
 #define FL_PROTO_MAX_SERVICES	 8
 
-#define FL_PROTO_SYNC_VERSION	 4
+#define FL_PROTO_SYNC_VERSION	 5
 #define FL_PROTO_HEAP_VERSION	 1
 #define FL_PROTO_OBSERVE_VERSION 2
 
@@ -350,10 +350,19 @@ struct fl_msg_fence_info {
  */
 struct fl_msg_pool_fill {
 	uint32_t count;
-	uint32_t flags; /* 0 or FL_POOL_F_SIGNAL_ENDS */
+	uint32_t flags; /* FL_POOL_F_SIGNAL_ENDS, FL_POOL_F_INODES */
 };
 
 #define FL_POOL_F_SIGNAL_ENDS 1u
+/*
+ * Sync 5: where the fds are pipes, the reply's struct fl_msg_pool_reply is
+ * followed by count u64s, each slot's pipe inode number (st_ino), which its
+ * fence fd and its signal end share: the client records its fds' identity
+ * from them and one fstat() per reply (its pipefs st_dev, and that the
+ * first inode is what it says), not one per fd. Socket pairs: none follow.
+ */
+#define FL_POOL_F_INODES     2u
+#define FL_POOL_INODES_SINCE 5 /* the sync version that added FL_POOL_F_INODES */
 
 /*
  * Make the pooled fd @slot a fence of the bound timeline @handle. Pooled

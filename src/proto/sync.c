@@ -73,7 +73,7 @@ static int sync_check(const struct fl_proto_request *r)
 		return r->u.fence_info.max > FL_PROTO_MAX_INFO_POINTS ? -EINVAL : 0;
 	case FL_OP_POOL_FILL:
 		if (!r->u.pool_fill.count || r->u.pool_fill.count > FL_PROTO_POOL_FILL_MAX ||
-		    (r->u.pool_fill.flags & ~FL_POOL_F_SIGNAL_ENDS))
+		    (r->u.pool_fill.flags & ~(FL_POOL_F_SIGNAL_ENDS | FL_POOL_F_INODES)))
 			return -EINVAL;
 		return 0;
 	case FL_OP_FENCE_NEW:

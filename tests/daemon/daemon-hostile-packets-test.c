@@ -70,7 +70,7 @@ static void hostile_pool_packets(void)
 	static const struct fl_msg_pool_fill bad_fills[] = {
 		{ 0, 0 },
 		{ FL_PROTO_POOL_FILL_MAX + 1, 0 },
-		{ 1, 2 },
+		{ 1, 4 },
 	};
 	int s, a[FL_PROTO_POOL_FILL_MAX], b[FL_PROTO_POOL_FILL_MAX], c[FL_PROTO_POOL_FILL_MAX];
 	/* What a third fill may still have: exactly up to the limit. */
@@ -816,6 +816,78 @@ static void hostile_packets(void)
 
 	hostile_pool_packets();
 	hostile_shared_packets();
+}
+
+/*
+ * A POOL_FILL with FL_POOL_F_INODES (sync 5) answers each pipe's inode
+ * number after the reply, in slot order: its fence fd's and its signal
+ * end's, which the library records as their identity instead of an
+ * fstat() of each. Without the flag, the reply is as before.
+ */
+static void pool_fill_inodes_ok(int s, uint32_t seq, uint32_t count, uint32_t flags)
+{
+	struct {
+		struct fl_msg_pool_reply rep;
+		uint64_t ino[FL_PROTO_POOL_FILL_MAX];
+	} body;
+	int fds[2 * FL_PROTO_POOL_FILL_MAX + 1];
+	unsigned int n, per = flags & FL_POOL_F_SIGNAL_ENDS ? 2 : 1;
+	struct stat st;
+
+	raw_send_pool_fill(s, seq, count, flags | FL_POOL_F_INODES);
+	fl_assert_int_eq(raw_reply_fds(s, FL_OP_POOL_FILL, seq, &body,
+				       sizeof(body.rep) + count * sizeof(uint64_t), fds,
+				       sizeof(fds) / sizeof(fds[0]), &n),
+			 0);
+	fl_assert_int_eq(body.rep.count, count);
+	/* With signal ends, the kick pipe comes last. */
+	fl_assert_int_eq(n, count * per + (per == 2 ? 1 : 0));
+	for (unsigned int i = 0; i < count; i++) {
+		fl_assert_int_eq(fstat(fds[i], &st), 0);
+		fl_assert(S_ISFIFO(st.st_mode));
+		fl_assert_int_eq(st.st_ino, body.ino[i]);
+		if (per == 2) {
+			fl_assert_int_eq(fstat(fds[count + i], &st), 0);
+			fl_assert_int_eq(st.st_ino, body.ino[i]);
+		}
+		for (unsigned int j = 0; j < i; j++)
+			fl_assert(body.ino[j] != body.ino[i]);
+	}
+	close_fds(fds, n);
+}
+
+/* FENCELINE_FD_KIND=socket: the daemon's fence fds are socket pairs (env-vars.md). */
+static bool pipes_in_use(void)
+{
+	const char *kind = getenv("FENCELINE_FD_KIND");
+
+	return !kind || strcmp(kind, "socket");
+}
+
+FL_TEST(pool_fill_names_each_pipes_inode_when_asked)
+{
+	uint32_t handle;
+	int s, tl, a[4];
+
+	if (!pipes_in_use())
+		fl_test_skip("the daemon hands out socket pairs here (no inode numbers)");
+	s = raw_connect();
+	raw_hello(s);
+	pool_fill_inodes_ok(s, 1, 4, 0);
+	pool_fill_inodes_ok(s, 2, FL_PROTO_POOL_FILL_MAX, 0);
+	/* The 16-byte reply of sync 4 without the flag (raw_pool_fill_ok() checks its size). */
+	raw_pool_fill_ok(s, 3, 2, 4 + FL_PROTO_POOL_FILL_MAX, a);
+	close_fds(a, 2);
+	close(s);
+
+	/* An owner's fill: signal ends and the kick pipe, each end the same inode as its fd. */
+	s = raw_connect();
+	raw_hello(s);
+	tl = raw_timeline_create(s, 10, "inodes", &handle);
+	pool_fill_inodes_ok(s, 11, 3, FL_POOL_F_SIGNAL_ENDS);
+	raw_ping_ok(s, 12);
+	close(s);
+	close(tl);
 }
 
 FL_TEST(hostile_packets_get_errors_or_disconnect_and_leak_nothing)

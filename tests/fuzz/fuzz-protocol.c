@@ -227,8 +227,8 @@ static int violations(const uint8_t *pkt, size_t len, unsigned int nfds, bool tr
 		if (u32_at(b, 4) > 64)
 			bad |= E_INVAL;
 		break;
-	case 23: /* POOL_FILL: count 1..32, flags (SIGNAL_ENDS = 1) */
-		if (u32_at(b, 0) < 1 || u32_at(b, 0) > 32 || (u32_at(b, 4) & ~1u))
+	case 23: /* POOL_FILL: count 1..32, flags (SIGNAL_ENDS = 1, INODES = 2) */
+		if (u32_at(b, 0) < 1 || u32_at(b, 0) > 32 || (u32_at(b, 4) & ~3u))
 			bad |= E_INVAL;
 		break;
 	case 24: /* FENCE_NEW: value, name[32], handle, slot */
@@ -313,7 +313,7 @@ static void check_body(const struct fl_proto_request *q, const uint8_t *b)
 		break;
 	case FL_OP_POOL_FILL:
 		CHECK(q->u.pool_fill.count >= 1 && q->u.pool_fill.count <= FL_PROTO_POOL_FILL_MAX);
-		CHECK(q->u.pool_fill.count == u32_at(b, 0) && (q->u.pool_fill.flags & ~1u) == 0);
+		CHECK(q->u.pool_fill.count == u32_at(b, 0) && (q->u.pool_fill.flags & ~3u) == 0);
 		CHECK(q->u.pool_fill.flags == u32_at(b, 4));
 		break;
 	case FL_OP_FENCE_NEW:

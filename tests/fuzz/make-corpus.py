@@ -43,6 +43,7 @@ SW_SYNC_32BIT = 1
 MERGE_WAIT_ALL = 1
 MERGE_MAINLINE = 2
 POOL_F_SIGNAL_ENDS = 1
+POOL_F_INODES = 2
 
 
 def name(s):
@@ -128,6 +129,8 @@ SEEDS = {
     "pool-fill": packet(0, POOL_FILL, 11, struct.pack("<II", 32, 0)),
     "pool-fill-signal-ends": packet(0, POOL_FILL, 15,
                                     struct.pack("<II", 4, POOL_F_SIGNAL_ENDS)),
+    "pool-fill-inodes": packet(0, POOL_FILL, 16,
+                               struct.pack("<II", 8, POOL_F_SIGNAL_ENDS | POOL_F_INODES)),
     "fence-new": packet(0, FENCE_NEW, 12, struct.pack("<Q", 1) + name("frame") +
                         struct.pack("<II", 0, 0)),
     "fence-new-reply": packet(0, FENCE_NEW, 13, struct.pack("<Q", 3) + name("") +
