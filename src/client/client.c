@@ -1459,15 +1459,6 @@ static int pool_fill_send_locked(uint32_t count)
 static int watch_start_locked(void);
 
 /*
- * Under conn.rpc.lock, with a fill sent: take its reply (@n bytes at @buf, or
- * the connection's error, with @nfds @fds, taken; @cut: our full fd table
- * dropped some) into the pool. Near our fd limit the kernel installs only
- * the fds that fit: the fence fds come first, so we keep what arrived and
- * the slots whose fds did not become slots without an fd (see conn.pool);
- * the signal ends, which come last, are the first to go. Fills then start
- * small again and ask for no ends, which cost an fd each.
- */
-/*
  * A pooled fd's identity: from the fill's inode numbers (FL_POOL_F_INODES)
  * once one fstat() of the fill has given pipefs's st_dev and found its
  * first inode as the daemon said (@dev non-NULL), else its own fstat().
@@ -1481,6 +1472,15 @@ static int pool_fdid(int fd, const dev_t *dev, uint64_t ino, struct fdid *ret)
 	return 0;
 }
 
+/*
+ * Under conn.rpc.lock, with a fill sent: take its reply (@n bytes at @buf, or
+ * the connection's error, with @nfds @fds, taken; @cut: our full fd table
+ * dropped some) into the pool. Near our fd limit the kernel installs only
+ * the fds that fit: the fence fds come first, so we keep what arrived and
+ * the slots whose fds did not become slots without an fd (see conn.pool);
+ * the signal ends, which come last, are the first to go. Fills then start
+ * small again and ask for no ends, which cost an fd each.
+ */
 static int pool_fill_take_locked(const unsigned char *buf, int n, int *fds, unsigned int nfds,
 				 bool cut)
 {
@@ -2309,26 +2309,28 @@ static int timeline_sync_locked(uint32_t handle, unsigned int generation)
 	return r;
 }
 
-/*
- * Under conn.rpc.lock: the daemon failed points of our timeline @o (its
- * page's failed count moved) and the step about to write kept ends may
- * reach some. A TIMELINE_SYNC, answered once the daemon is done with every
- * request it read before ours (a failure included, and it sees our
- * counter), then the kicks it wrote: the kept ends it failed get its
- * failure and leave the list, so that the step signals only the others.
- * Without a live connection there is no daemon to contradict. Return: 0,
- * or the connection's loss (-ECONNRESET...), after which our entry for
- * the timeline may be gone.
- */
-static int kept_failures_locked(uint32_t handle, unsigned int generation)
-{
-	int r;
+static void ping_locked(uint32_t flags);
 
+/*
+ * Under conn.rpc.lock: the daemon is failing or failed points of one of
+ * our timelines (its page's failed count moved) and the step about to
+ * write kept ends may reach some. A PING, answered once the daemon's one
+ * thread is done with the request it was in (the failure, whose kicks it
+ * writes before it returns), then those kicks: the kept ends it failed get
+ * its failure and leave the list, so that the step signals only the
+ * others. A PING, not TIMELINE_SYNC: the daemon must not catch up with our
+ * counter (and complete merges of these fences) before we wrote their
+ * ends. Without a live connection there is no daemon to contradict.
+ * Return: 0, or -ECONNRESET (the connection was lost: our entries for
+ * owned timelines may be gone).
+ */
+static int kept_failures_locked(void)
+{
 	if (!conn_live_locked())
 		return 0;
-	r = timeline_sync_locked(handle, generation);
+	ping_locked(0);
 	kept_settle_locked();
-	return r == -ENOENT || r == -EINVAL ? 0 : r;
+	return conn_live_locked() ? 0 : -ECONNRESET;
 }
 
 int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t count,
@@ -2338,7 +2340,7 @@ int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t c
 	struct sigpipe_guard sigpipe = { false };
 	struct owned *o;
 	uint64_t now, failed;
-	bool lost_end = false, look, synced = false;
+	bool lost_end = false, look;
 	int r, sync_r = 0;
 
 	pthread_mutex_lock(&conn.rpc.lock);
@@ -2368,12 +2370,12 @@ int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t c
 	 * contradict the daemon. The daemon counts `failed` up before it reads
 	 * the counter, we after adding to it (both seq_cst), so either it saw
 	 * our addition (and fails none of these) or we see its count: then we
-	 * catch up with it first (kept_failures_locked()).
+	 * read its kicks first (kept_failures_locked()).
 	 */
 	failed = __atomic_load_n(&o->counter.page->failed, __ATOMIC_SEQ_CST);
 	if (failed != o->failed_seen &&
 	    fl__kept_list_next_reached(&o->kept, o->counter.is32, now)) {
-		sync_r = kept_failures_locked(handle, generation);
+		sync_r = kept_failures_locked();
 		o = owned_find_locked(handle);
 		if (!o) {
 			r = sync_r < 0 ? sync_r : -ECONNRESET;
@@ -2381,7 +2383,6 @@ int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t c
 		}
 		if (sync_r == 0)
 			o->failed_seen = failed;
-		synced = true;
 	}
 	/*
 	 * Our own fences first, straight into their fds: their waiters
@@ -2407,7 +2408,7 @@ int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t c
 	 * we reached one: below sync_at every pending point is one of ours.
 	 * Even then, a daemon that died must not go unnoticed.
 	 */
-	if ((synced || !fl__counter_needs_daemon(&o->counter, now)) && !lost_end) {
+	if (!fl__counter_needs_daemon(&o->counter, now) && !lost_end) {
 		struct pollfd p = { conn.rpc.fd, POLLRDHUP, 0 };
 		/* The status page's alive word tells with a load; else the connection's poll(). */
 		int alive = fl__status_page_daemon_alive();

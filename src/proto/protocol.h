@@ -444,7 +444,7 @@ struct fl_proto_shared_timeline {
 	 * pipe. Non-zero: a pending point is not told by the counter alone,
 	 * and the owner looks into a kept end's pipe before it writes. Moved
 	 * since the owner's last look: before it writes the kept ends a step
-	 * reached, the owner sends TIMELINE_SYNC and reads its kick pipe, so
+	 * reached, the owner sends PING and reads its kick pipe, so
 	 * a kept fence the daemon failed gets the failure, not "signalled".
 	 * The daemon counts before it reads @value, the owner reads this
 	 * after adding to @value, both seq_cst: one of them sees the other.
