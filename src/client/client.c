@@ -201,6 +201,12 @@ static struct {
 		struct fl__kept_list kept;
 		/* The page's failed count when a step last caught up with the daemon's failures. */
 		uint64_t failed_seen;
+		/*
+		 * A one-way merge named a pending point of it: while that
+		 * merge is unflushed (conn.merge_unflushed), every step goes
+		 * through the daemon (fl__client_merge_oneway()).
+		 */
+		bool merge_sent;
 	} owned[OWNED_MAX];
 	unsigned int nowned;
 	unsigned int nkept; /* signal ends kept, of every owned timeline */
@@ -221,6 +227,9 @@ static struct {
 	int fill_result; /* how the last fill went (pool_fill_take_locked()); 1: on its way */
 	unsigned int fill_got; /* the fds the last fill brought */
 	uint32_t oneway_seq; /* the last one-way request that a reply after it settles */
+	/* A one-way merge of pending points (seq merge_seq) no reply after it has settled. */
+	bool merge_unflushed;
+	uint32_t merge_seq;
 	struct fl__client_stats stats; /* since the process started or forked */
 } conn = { .rpc = FL__RPC_INIT(&rpc_ops, read_buf, READ_ROOM) };
 
@@ -1106,6 +1115,7 @@ static int ensure_connected_locked(bool may_spawn)
 	fl__fdpool_gate_init(&conn.gate);
 	conn.pid = getpid();
 	conn.oneway_seq = 0;
+	conn.merge_unflushed = false;
 	conn.kicks_read = 0;
 	conn.daemon_pid = f.daemon_pid;
 	atomic_store(&conn.in_use, true);
@@ -1150,6 +1160,7 @@ static void rpc_dropped(void)
 	/* What was sent on it is done or never will be. */
 	atomic_store(&conn.unflushed, false);
 	atomic_store(&conn.born_unflushed, false);
+	conn.merge_unflushed = false;
 	pool_drop_locked();
 	/* The next daemon may not be this one: its page would tell nothing true. */
 	fl__status_page_unmap();
@@ -1189,6 +1200,8 @@ static void rpc_seen(uint32_t seq)
 		atomic_store(&conn.unflushed, false);
 		atomic_store(&conn.born_unflushed, false);
 	}
+	if (conn.merge_unflushed && (int32_t)(seq - conn.merge_seq) > 0)
+		conn.merge_unflushed = false;
 }
 
 /* Under conn.rpc.lock: a reply nobody waits for is a fill sent ahead, into the pool. */
@@ -2132,20 +2145,42 @@ out:
 	return r;
 }
 
-int fl__client_merge_signalled(int fd1, int fd2, const char *name, uint32_t flags, int *ret_fd)
+/*
+ * Under conn.rpc.lock, connected: FENCE_MERGE_INTO of @fd1 and @fd2
+ * (borrowed) into the oldest pooled slot, which stays the caller's to use
+ * up (pool_used_locked()). Return: the request's seq, or -EAGAIN: nothing
+ * sent, merge with the round trip, which tells what is wrong (EBADF: fd2
+ * is no longer open; any other error dropped the connection).
+ */
+static int64_t merge_into_send_locked(int fd1, int fd2, const char *name, uint32_t flags)
 {
 	struct {
 		struct fl_msg_hdr h;
 		struct fl_msg_fence_merge_into b;
 	} req = { { FL_OP_FENCE_MERGE_INTO, 0, 0, sizeof(struct fl_msg_fence_merge_into) },
-		  { .flags = flags } };
+		  { .flags = flags, .slot = conn.pool_slot } };
+	int fds[2] = { fd1, fd2 };
+	int r;
+
+	fl__name_copy(req.b.name, sizeof(req.b.name), name);
+	r = fl__rpc_send_locked(&conn.rpc, &req.h, &req.b, sizeof(req.b), fds, 2, 0);
+	if (r < 0) {
+		if (r != -EBADF)
+			drop_locked();
+		return -EAGAIN;
+	}
+	return req.h.seq;
+}
+
+int fl__client_merge_signalled(int fd1, int fd2, const char *name, uint32_t flags, int *ret_fd)
+{
 	struct fl__record rec = { FL__RECORD_MAGIC, 1, 0 };
 	struct fl__record recs[2] = { rec, rec };
-	int fds[2] = { fd1, fd2 }, r = -EAGAIN, queued = -1, since;
+	int r = -EAGAIN, queued = -1, since;
+	int64_t seq;
 	uint32_t svc;
 	unsigned int at;
 
-	fl__name_copy(req.b.name, sizeof(req.b.name), name);
 	pthread_mutex_lock(&conn.rpc.lock);
 	/*
 	 * Our daemon only, one that serves it (an older one: the round trip,
@@ -2161,15 +2196,9 @@ int fl__client_merge_signalled(int fd1, int fd2, const char *name, uint32_t flag
 	    !conn.pool_sig_id[at].fifo || !fl__fdid_is(conn.pool[at], &conn.pool_id[at]) ||
 	    !fl__fdid_is(conn.pool_sig[at], &conn.pool_sig_id[at]))
 		goto out;
-	req.b.slot = conn.pool_slot;
-	r = fl__rpc_send_locked(&conn.rpc, &req.h, &req.b, sizeof(req.b), fds, 2, 0);
-	if (r < 0) {
-		/* Nothing sent: the round trip tells what is wrong (EBADF: fd2 is no longer open). */
-		if (r != -EBADF)
-			drop_locked();
-		r = -EAGAIN;
+	seq = merge_into_send_locked(fd1, fd2, name, flags);
+	if (seq < 0)
 		goto out;
-	}
 	/*
 	 * Ready before we return, in every process: the success's records,
 	 * stamped 0 so that every reader takes the daemon's time (the
@@ -2184,8 +2213,114 @@ int fl__client_merge_signalled(int fd1, int fd2, const char *name, uint32_t flag
 	*ret_fd = conn.pool[at];
 	pool_used_locked();
 	ends_useful_locked();
-	conn.oneway_seq = req.h.seq;
+	conn.oneway_seq = (uint32_t)seq;
 	atomic_store(&conn.born_unflushed, true);
+	r = 0;
+out:
+	pthread_mutex_unlock(&conn.rpc.lock);
+	return r;
+}
+
+static void ping_locked(uint32_t flags);
+
+/* Under conn.rpc.lock: the owned timeline the daemon calls @id, or NULL. */
+static struct owned *owned_by_id_locked(uint64_t id)
+{
+	for (unsigned int i = 0; id && i < conn.nowned; i++)
+		if (__atomic_load_n(&conn.owned[i].counter.page->id, __ATOMIC_ACQUIRE) == id)
+			return &conn.owned[i];
+	return NULL;
+}
+
+/*
+ * Under conn.rpc.lock: is every point of @pts still pending on a timeline
+ * we own, with nothing failed there? Only our steps (under this lock) and
+ * the daemon's for another process move our counters.
+ */
+static bool merge_points_pending_locked(const struct fl__merge_point *pts, unsigned int npts)
+{
+	for (unsigned int i = 0; i < npts; i++) {
+		struct owned *o = owned_by_id_locked(pts[i].timeline_id);
+
+		if (!o || __atomic_load_n(&o->counter.page->failed, __ATOMIC_SEQ_CST) ||
+		    fl__counter_reached(&o->counter, fl__counter_read(&o->counter), pts[i].value))
+			return false;
+	}
+	return true;
+}
+
+int fl__client_kept_point(dev_t dev, ino_t ino, struct fl__merge_point *ret)
+{
+	int r = -ENOENT;
+
+	pthread_mutex_lock(&conn.rpc.lock);
+	for (unsigned int i = 0; r < 0 && i < conn.nowned; i++) {
+		uint64_t id = __atomic_load_n(&conn.owned[i].counter.page->id, __ATOMIC_ACQUIRE);
+
+		/* A signal end is a copy of the fence pipe's write end: the same inode. */
+		fl__kept_list_for_each(e, &conn.owned[i].kept) if (id && e->id.fifo &&
+								   e->id.ino == ino &&
+								   e->id.dev == dev)
+		{
+			*ret = (struct fl__merge_point){ id, e->value };
+			r = 0;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&conn.rpc.lock);
+	return r;
+}
+
+int fl__client_merge_oneway(int fd1, int fd2, const char *name, uint32_t flags,
+			    const struct fl__merge_point *pts, unsigned int npts, int *ret_fd)
+{
+	int r = -EAGAIN;
+	unsigned int at;
+	int64_t seq;
+
+	pthread_mutex_lock(&conn.rpc.lock);
+	if (!conn_live_locked() || conn.served[FL_PROTO_SVC_SYNC] < FL_MERGE_ONEWAY_SINCE)
+		goto out;
+	/*
+	 * Checked under the lock that our steps take: a step of ours either
+	 * came before (and the merge goes the round trip) or comes after and
+	 * sees merge_sent. The page's flag before the send: another process's
+	 * step that the daemon answers after our send reads it, and then our
+	 * queue (protocol.h, FENCE_MERGE_INTO). The pool is filled ahead only
+	 * for a merge that takes a pooled fd.
+	 */
+	if (!merge_points_pending_locked(pts, npts))
+		goto out;
+	conn.uses++;
+	pool_fill_ahead_locked();
+	at = conn.pool_head % FL_PROTO_POOL_FILL_MAX;
+	if (conn.rpc.fd < 0 || !conn.pool_count || conn.pool[at] < 0 ||
+	    !fl__fdid_is(conn.pool[at], &conn.pool_id[at]))
+		goto out;
+	for (unsigned int i = 0; i < npts; i++) {
+		struct owned *o = owned_by_id_locked(pts[i].timeline_id);
+
+		o->merge_sent = true;
+		if (!__atomic_load_n(&o->counter.page->oneway_merges, __ATOMIC_SEQ_CST))
+			__atomic_store_n(&o->counter.page->oneway_merges, 1, __ATOMIC_SEQ_CST);
+	}
+	seq = merge_into_send_locked(fd1, fd2, name, flags);
+	if (seq < 0)
+		goto out;
+	/* The daemon writes this fd; a signal end the slot came with is of no use. */
+	*ret_fd = conn.pool[at];
+	pool_used_locked();
+	conn.oneway_seq = conn.merge_seq = (uint32_t)seq;
+	conn.merge_unflushed = true;
+	/* A timeline's close waits for it, as for a born-signalled creation. */
+	atomic_store(&conn.born_unflushed, true);
+	/*
+	 * Another process's step (or failure) that the daemon answered before
+	 * it could read our queue and after our check: wait until the daemon
+	 * has made the merge, which then finds that point completed.
+	 */
+	if (!merge_points_pending_locked(pts, npts))
+		ping_locked(0);
 	r = 0;
 out:
 	pthread_mutex_unlock(&conn.rpc.lock);
@@ -2309,8 +2444,6 @@ static int timeline_sync_locked(uint32_t handle, unsigned int generation)
 	return r;
 }
 
-static void ping_locked(uint32_t flags);
-
 /*
  * Under conn.rpc.lock: the daemon is failing or failed points of one of
  * our timelines (its page's failed count moved) and the step about to
@@ -2404,11 +2537,19 @@ int fl__client_owned_signal(unsigned int generation, uint32_t handle, uint64_t c
 	}
 	sigpipe_restore(&sigpipe);
 	/*
+	 * A one-way merge of a pending point of ours that the daemon may not
+	 * have read: it has not lowered sync_at for it, and does not catch up
+	 * with our counter when it reads it, so our TIMELINE_SYNC completes it
+	 * (fl__client_merge_oneway()).
+	 */
+	if (o->merge_sent && !conn.merge_unflushed)
+		o->merge_sent = false;
+	/*
 	 * Then the daemon completes every other point before we return, if
 	 * we reached one: below sync_at every pending point is one of ours.
 	 * Even then, a daemon that died must not go unnoticed.
 	 */
-	if (!fl__counter_needs_daemon(&o->counter, now) && !lost_end) {
+	if (!fl__counter_needs_daemon(&o->counter, now) && !lost_end && !o->merge_sent) {
 		struct pollfd p = { conn.rpc.fd, POLLRDHUP, 0 };
 		/* The status page's alive word tells with a load; else the connection's poll(). */
 		int alive = fl__status_page_daemon_alive();

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "protocol.h"
 
@@ -108,6 +109,41 @@ int fl__client_fence_new(unsigned int generation, uint32_t handle, uint64_t valu
  * round trip).
  */
 int fl__client_merge_signalled(int fd1, int fd2, const char *name, uint32_t flags, int *ret_fd);
+
+/* A pending point a one-way merge names: on a timeline this process owns, by the daemon's id. */
+struct fl__merge_point {
+	uint64_t timeline_id;
+	uint64_t value;
+};
+
+/*
+ * fl__client_kept_point() - the point of the fence fd with read end (@dev,
+ * @ino), if it is one of ours whose signal end we keep (pending, unless
+ * our counter reached it or the daemon failed it since: the caller checks
+ * with fl__client_merge_oneway()), in *@ret. For fences whose info record
+ * the daemon has not published yet or evicted.
+ * Return: 0, or -ENOENT.
+ */
+int fl__client_kept_point(dev_t dev, ino_t ino, struct fl__merge_point *ret);
+
+/*
+ * fl__client_merge_oneway() - the merge of two fence fds (borrowed) whose
+ * pending points, @pts (@npts of them, at most 8), all lie on timelines
+ * this process owns and that its counters have not reached, made without
+ * a round trip: a one-way FENCE_MERGE_INTO into the oldest pooled fd,
+ * which the daemon completes when the inputs do. Exact as the round trip
+ * (docs/architecture.md, "No waiting for the daemon"): until the daemon
+ * has answered a later request, this process's next step of those
+ * timelines goes through the daemon (TIMELINE_SYNC); another process's
+ * step makes the daemon read our queue before it answers; and a step that
+ * raced the send makes this call wait for the daemon (a PING).
+ * @ret_fd: the merged fence's fd, the caller's
+ * Return: 0; -EAGAIN (nothing done: no connection, a daemon of sync
+ * version < FL_MERGE_ONEWAY_SINCE, no pooled fd at hand, a point no longer
+ * pending or not ours, or the send failed: merge with the round trip).
+ */
+int fl__client_merge_oneway(int fd1, int fd2, const char *name, uint32_t flags,
+			    const struct fl__merge_point *pts, unsigned int npts, int *ret_fd);
 
 /*
  * fl__client_oneway_fd() - a one-way request about @fd (borrowed) on the

@@ -251,9 +251,59 @@ static bool page_signalled(const struct fl__fdref *ref)
 	       status == FL_STATUS_SIGNALED;
 }
 
+/* What a merge can make of an input without waiting for the daemon. */
+enum merge_input {
+	INPUT_OTHER, /* the round trip */
+	INPUT_SIGNALLED, /* signalled for good, as the status page says */
+	INPUT_PENDING, /* its pending points are listed: a one-way merge if they are ours */
+};
+
+/*
+ * One look at @ref's info record. Pending points (added to @pts, *@n of
+ * them so far) are taken from it without a poll() of the fd: whether they
+ * are on timelines we own, below our counters and with no failure counted
+ * there, fl__client_merge_oneway() checks under its lock, and only our
+ * counter, a failure the daemon counts first, or the daemon's death can
+ * complete such a point (the last fails the merge too). A fence with more
+ * points than the record holds, or a point that failed, is OTHER. Without
+ * a record, a fence whose signal end we keep is PENDING at its point.
+ */
+static enum merge_input merge_input(const struct fl__fdref *ref, struct fl__merge_point *pts,
+				    unsigned int *n)
+{
+	struct fl_info_body b;
+
+	if (!ref->pipe)
+		return INPUT_OTHER;
+	if (!fl__status_page_info(ref->dev, ref->ino, &b)) {
+		/* No record (not published yet, or evicted): one of our kept fences, maybe. */
+		if (fl__client_kept_point(ref->dev, ref->ino, &pts[*n]) == 0) {
+			(*n)++;
+			return INPUT_PENDING;
+		}
+		return page_signalled(ref) ? INPUT_SIGNALLED : INPUT_OTHER;
+	}
+	if (b.status != FL_STATUS_ACTIVE)
+		return page_signalled(ref) ? INPUT_SIGNALLED : INPUT_OTHER;
+	if (b.state != FL_STATUS_E_LIVE || b.num_points > FL_INFO_POINTS)
+		return INPUT_OTHER;
+	for (uint32_t i = 0; i < b.num_points; i++) {
+		if (b.points[i].status == FL_STATUS_SIGNALED)
+			continue;
+		if (b.points[i].status != FL_STATUS_ACTIVE || !b.points[i].timeline_id)
+			return INPUT_OTHER;
+		pts[(*n)++] =
+			(struct fl__merge_point){ b.points[i].timeline_id, b.points[i].value };
+	}
+	return INPUT_PENDING;
+}
+
 static int fence_merge(const struct fl__fdref *ref, int fd2, const char *name, unsigned int flags,
 		       int *ret_fd)
 {
+	struct fl__merge_point pts[2 * FL_INFO_POINTS];
+	enum merge_input k1, k2;
+	unsigned int npts = 0;
 	struct fl_msg_fence_merge body = { .flags = flags };
 	unsigned char reply[sizeof(struct fl_msg_hdr) + sizeof(struct fl_msg_reply)];
 	struct fl__fdref ref2;
@@ -264,12 +314,25 @@ static int fence_merge(const struct fl__fdref *ref, int fd2, const char *name, u
 	/*
 	 * Both signalled, as the status page says (a final status): so is
 	 * the merge, made one-way into a pooled fd we complete ourselves
-	 * (fl__client_merge_signalled()). Anything else waits for the daemon,
-	 * which alone can make a pending merge's fd ready when its inputs
-	 * are (docs/architecture.md, "No waiting for the daemon").
+	 * (fl__client_merge_signalled()). Anything else but the case below
+	 * waits for the daemon, which alone can make a pending merge's fd
+	 * ready when its inputs are (docs/architecture.md, "No waiting for
+	 * the daemon").
 	 */
-	if (page_signalled(ref) && fl__fdref_get(fd2, &ref2) == 0 && page_signalled(&ref2) &&
+	if (fl__fdref_get(fd2, &ref2) < 0)
+		ref2.pipe = false;
+	k1 = merge_input(ref, pts, &npts);
+	k2 = k1 == INPUT_OTHER ? INPUT_OTHER : merge_input(&ref2, pts, &npts);
+	if (k1 == INPUT_SIGNALLED && k2 == INPUT_SIGNALLED &&
 	    fl__client_merge_signalled(ref->fd, fd2, name, flags, ret_fd) == 0)
+		return 0;
+	/*
+	 * Pending points all on timelines we own, and not reached: made
+	 * one-way too, into a pooled fd that the daemon completes with them
+	 * (fl__client_merge_oneway() says how that stays exact).
+	 */
+	if (k1 != INPUT_OTHER && k2 != INPUT_OTHER && npts &&
+	    fl__client_merge_oneway(ref->fd, fd2, name, flags, pts, npts, ret_fd) == 0)
 		return 0;
 	fl__name_copy(body.name, sizeof(body.name), name);
 	fds[0] = ref->fd;

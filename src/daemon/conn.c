@@ -264,10 +264,13 @@ int fld_client_readable(struct client *c, int max, uint64_t budget_ns)
 {
 	bool was = c->reading;
 	uint64_t start = fl__now_ns(), now;
+	struct fld_kickwait_step st;
 	int n;
 
 	c->reading = true;
+	fld_kickwait_save(&st);
 	n = client_read_some(c, max, start, budget_ns);
+	fld_kickwait_restore(&st);
 	c->reading = was;
 	now = fl__now_ns();
 	fld_client_debt(c, now);

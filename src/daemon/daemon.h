@@ -205,7 +205,7 @@ int fld_shared_sync(struct shared_tl *s, struct fl_timeline *tl);
 bool fld_shared_sync_end_seen(struct shared_tl *s, struct fl_timeline *tl, struct fl_fence *f);
 void fld_shared_sync_tl(struct fl_timeline *tl);
 void fld_shared_sync_fence(struct fl_fence *f);
-void fld_shared_fence_points(struct fl_fence *f, bool must);
+void fld_shared_fence_points(struct fl_fence *f, bool must, const struct client *mine);
 void fld_shared_must(struct shared_tl *s, struct fl_timeline *tl, uint64_t value);
 void fld_shared_must_tl(struct fl_timeline *tl, uint64_t value);
 void fld_shared_collect(void);
@@ -224,6 +224,17 @@ void fld_kick_send(struct client *c, uint32_t slot, struct fl_fence *f);
  * once that owner acknowledged them (fld_kickwait_ack()) or is gone.
  */
 void fld_kickwait_begin(struct client *c);
+/*
+ * The step being handled, kept aside while another client's requests are
+ * read in the middle of it (fld_client_readable()): a step among them
+ * would otherwise take its place and answer it without its kicks' wait.
+ */
+struct fld_kickwait_step {
+	struct client *stepping, *owner;
+	uint64_t seq;
+};
+void fld_kickwait_save(struct fld_kickwait_step *st);
+void fld_kickwait_restore(const struct fld_kickwait_step *st);
 bool fld_kickwait_wanted(const struct client *owner);
 void fld_kickwait_sent(struct client *owner);
 bool fld_kickwait_reply(struct client *c, const struct fl_msg_hdr *req, int status);

@@ -39,6 +39,19 @@ void fld_kickwait_begin(struct client *c)
 	step_owner = NULL;
 }
 
+void fld_kickwait_save(struct fld_kickwait_step *st)
+{
+	*st = (struct fld_kickwait_step){ stepping, step_owner, step_seq };
+	stepping = step_owner = NULL;
+}
+
+void fld_kickwait_restore(const struct fld_kickwait_step *st)
+{
+	stepping = st->stepping;
+	step_owner = st->owner;
+	step_seq = st->seq;
+}
+
 bool fld_kickwait_wanted(const struct client *owner)
 {
 	return stepping && owner != stepping && !owner->kick_unread &&

@@ -188,7 +188,7 @@ int fld_shared_sync(struct shared_tl *s, struct fl_timeline *tl)
  * read the counter (in shared_sync()), so an addition we do not see yet
  * sees the new sync_at.
  */
-void fld_shared_must(struct shared_tl *s, struct fl_timeline *tl, uint64_t value)
+static void shared_must(struct shared_tl *s, struct fl_timeline *tl, uint64_t value, bool sync)
 {
 	if (!s->is32) {
 		must_push(s, value);
@@ -202,7 +202,13 @@ void fld_shared_must(struct shared_tl *s, struct fl_timeline *tl, uint64_t value
 		must_push(s, s->synced + (uint32_t)((uint32_t)value - (uint32_t)s->synced));
 	}
 	must_publish(s);
-	fld_shared_sync(s, tl);
+	if (sync)
+		fld_shared_sync(s, tl);
+}
+
+void fld_shared_must(struct shared_tl *s, struct fl_timeline *tl, uint64_t value)
+{
+	shared_must(s, tl, value, true);
 }
 
 /*
@@ -222,9 +228,13 @@ void fld_shared_sync_tl(struct fl_timeline *tl)
 /*
  * For each pending point of @f on a timeline with a counter: catch up with
  * it (@must false), or also count the point as one we must complete (@must
- * true). Without memory to list the points, every counter is done.
+ * true). Without memory to list the points, every counter is done. Not
+ * the counters of @mine's own timelines (NULL: none), for a one-way merge
+ * it sent: its TIMELINE_SYNC completes those after it wrote its kept ends
+ * (FENCE_MERGE_INTO in protocol.h), where a catch-up here could complete
+ * the merge before the owner's own fence of the same step is ready.
  */
-void fld_shared_fence_points(struct fl_fence *f, bool must)
+void fld_shared_fence_points(struct fl_fence *f, bool must, const struct client *mine)
 {
 	struct fl_sync_pt_info few[8], *pts = few;
 	int n = fl_fence_get_num_points(f), got;
@@ -256,13 +266,14 @@ void fld_shared_fence_points(struct fl_fence *f, bool must)
 		struct fl_timeline *tl;
 
 		if (pts[i].status != 0 || !(s = shared_find_id(pts[i].timeline_id)) ||
-		    (!must && __atomic_load_n(&s->page->value, __ATOMIC_SEQ_CST) == s->synced))
+		    (!must && ((mine && s->owner == mine) ||
+			       __atomic_load_n(&s->page->value, __ATOMIC_SEQ_CST) == s->synced)))
 			continue;
 		tl = shared_timeline(s);
 		if (!tl)
 			continue;
 		if (must)
-			fld_shared_must(s, tl, pts[i].value);
+			shared_must(s, tl, pts[i].value, !mine || s->owner != mine);
 		else
 			fld_shared_sync(s, tl);
 		fl_timeline_unref(tl);
@@ -273,7 +284,7 @@ void fld_shared_fence_points(struct fl_fence *f, bool must)
 
 void fld_shared_sync_fence(struct fl_fence *f)
 {
-	fld_shared_fence_points(f, false);
+	fld_shared_fence_points(f, false, NULL);
 }
 
 /* Catch up with every owner's counter: a view of everything must not lag. */
@@ -559,6 +570,35 @@ void fld_kick_send(struct client *c, uint32_t slot, struct fl_fence *f)
 }
 
 /*
+ * Requests of the owner of @s read at most, for one step not its own: a
+ * socket's queue is bounded (its send buffer), and an owner that keeps
+ * sending cannot keep us here.
+ */
+#define OWNER_READ_MAX 1024
+
+/*
+ * A step or failure by @c, not the owner of @s, has completed points: the
+ * owner may have sent a one-way merge of them (FENCE_MERGE_INTO) that we
+ * have not read, and the step must not be answered with that merge still
+ * pending. The owner sets its page's oneway_merges before its first such
+ * send and reads its counter after each (our addition or failure count,
+ * made before we read the flag, all seq_cst): if we do not see the flag
+ * it sees our step and waits for us to read its merge. Not an owner read
+ * further up the stack (its queue comes next anyway), nor a parked one.
+ * @s is not used once its owner's requests run (they may end it).
+ */
+static void read_owner_merges(struct client *c, struct shared_tl *s)
+{
+	struct client *o = s ? s->owner : NULL;
+
+	if (!o || o == c || !__atomic_load_n(&s->page->oneway_merges, __ATOMIC_SEQ_CST))
+		return;
+	for (int i = 0; i < OWNER_READ_MAX && o->conn.fd >= 0 && !o->parked && !o->reading; i++)
+		if (fld_client_readable(o, 1, 0) == 0)
+			break;
+}
+
+/*
  * TIMELINE_INC, TIMELINE_INC_AT and TIMELINE_SIGNAL: through the counter
  * if there is one. @stamp_ns: the time the points get (0: now), which
  * must not be after now nor before the timeline's last stamp (-EINVAL).
@@ -602,6 +642,7 @@ int fld_timeline_add(struct client *c, struct fl_timeline *tl, uint64_t count, u
 	}
 	if (fld_tracing && fld_timeline_get_value(tl, &after) == 0)
 		fld_trace_signal(fl_timeline_get_id(tl), before, after, c->conn.pid, ts, r);
+	read_owner_merges(c, s);
 	return r;
 }
 
@@ -628,6 +669,7 @@ int fld_timeline_fail(struct client *c, struct fl_timeline *tl, int status)
 	fl__timeline_signal_stamp(0);
 	if (r >= 0 && fld_tracing && fld_timeline_get_value(tl, &value) == 0)
 		fld_trace_fail(fl_timeline_get_id(tl), value, r, c->conn.pid, ts, status);
+	read_owner_merges(c, s);
 	return r;
 }
 

@@ -600,7 +600,7 @@ static bool op_fence_return(struct fl_server_conn *conn, const struct fl_proto_r
 	fds[0] = -1;
 	/* Ours to complete again, when the counter gets there. */
 	if (f) {
-		fld_shared_fence_points(f, true);
+		fld_shared_fence_points(f, true, NULL);
 		fl_fence_unref(f);
 	}
 	return true;
@@ -608,12 +608,15 @@ static bool op_fence_return(struct fl_server_conn *conn, const struct fl_proto_r
 
 /*
  * The merge of the fences behind @fds[0] and @fds[1] in *@ret (FENCE_MERGE,
- * FENCE_MERGE_INTO), with their ids for the trace. Return: 0, -ENOTTY (a is
- * no fence), -ENOENT (b is none) or the merge's error.
+ * FENCE_MERGE_INTO), with their ids for the trace. @oneway: FENCE_MERGE_INTO,
+ * which does not catch up with @c's own counters (fld_shared_fence_points()).
+ * Return: 0, -ENOTTY (a is no fence), -ENOENT (b is none) or the merge's
+ * error.
  */
 static int merge_fds(struct client *c, const int *fds, const char *name, uint32_t flags,
-		     struct fl_fence **ret, uint64_t *ret_ida, uint64_t *ret_idb)
+		     bool oneway, struct fl_fence **ret, uint64_t *ret_ida, uint64_t *ret_idb)
 {
+	const struct client *mine = oneway ? c : NULL;
 	struct fl_fence *a = NULL, *b = NULL;
 	int r;
 
@@ -624,12 +627,12 @@ static int merge_fds(struct client *c, const int *fds, const char *name, uint32_
 	else if (fld_fence_of(c, fds[1], &b) < 0)
 		r = -ENOENT;
 	else {
-		fld_shared_sync_fence(a);
-		fld_shared_sync_fence(b);
+		fld_shared_fence_points(a, false, mine);
+		fld_shared_fence_points(b, false, mine);
 		r = fl_fence_merge(a, b, name, flags, ret);
 		/* The merged fence has a sink of its own, which only we write. */
 		if (r == 0)
-			fld_shared_fence_points(*ret, true);
+			fld_shared_fence_points(*ret, true, mine);
 	}
 	if (a) {
 		*ret_ida = fl__fence_id(a);
@@ -649,7 +652,18 @@ static bool op_fence_merge(struct fl_server_conn *conn, const struct fl_proto_re
 	uint64_t ida, idb;
 	int r, fd = -1;
 
-	r = merge_fds(c, fds, q->u.fence_merge.name, q->u.fence_merge.flags, &m, &ida, &idb);
+	r = merge_fds(c, fds, q->u.fence_merge.name, q->u.fence_merge.flags, false, &m, &ida, &idb);
+	/*
+	 * A client merges without asking us when the page holds its inputs'
+	 * records (FENCE_MERGE_INTO): one evicted by newer fences, put back,
+	 * lets its next merge of the same fence go one-way again.
+	 */
+	for (int i = 0; r == 0 && i < 2; i++) {
+		struct fl__fd_stat st;
+
+		if (fld_fd_stat(fds[i], &st) == 0 && S_ISFIFO(st.mode))
+			fl__fence_pipe_republish(st.dev, st.ino);
+	}
 	if (r == 0) {
 		r = fld_fence_fd_new(c, m, &fd);
 		if (r == 0)
@@ -685,7 +699,7 @@ static bool op_fence_merge_into(struct fl_server_conn *conn, const struct fl_pro
 	c->pool_head++;
 	c->pool_count--;
 	c->pool_slot++;
-	r = merge_fds(c, fds, b->name, b->flags, &m, &ida, &idb);
+	r = merge_fds(c, fds, b->name, b->flags, true, &m, &ida, &idb);
 	if (r == -ENOTTY)
 		r = -ENOENT;
 	/* The pooled sink was counted already, as FENCE_NEW's. */

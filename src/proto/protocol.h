@@ -55,7 +55,7 @@ enum fl_proto_service_id {
 };
 #define FL_PROTO_MAX_SERVICES	 8
 
-#define FL_PROTO_SYNC_VERSION	 5
+#define FL_PROTO_SYNC_VERSION	 6
 #define FL_PROTO_HEAP_VERSION	 1
 #define FL_PROTO_OBSERVE_VERSION 2
 
@@ -210,12 +210,21 @@ struct fl_msg_fence_merge {
  * FENCE_NEW's) becomes the merge of fds a and b. The client checked both
  * to be the daemon's pending pipe fences; if they are not fences when the
  * daemon gets to it, the slot's fd fails (-ENOENT) and never signals.
+ * Since sync version 6 (FL_MERGE_ONEWAY_SINCE) the daemon does not catch
+ * up with the sender's own counters for it: a pending point of a timeline
+ * the sender owns is completed by the sender's next TIMELINE_SYNC, which
+ * the sender owes for every step of such a timeline until it has read a
+ * reply to a request sent after the merge; and before the sender sends
+ * it, it sets its page's @oneway_merges (struct fl_proto_shared_timeline),
+ * so that another client's step of the timeline makes the daemon read the
+ * sender's queue before answering.
  */
 struct fl_msg_fence_merge_into {
 	char name[FL_PROTO_NAME_LEN];
 	uint32_t flags; /* FL_MERGE_WAIT_ALL, FL_MERGE_MAINLINE or both */
 	uint32_t slot;
 };
+#define FL_MERGE_ONEWAY_SINCE 6 /* the sync version whose daemon serves pending one-way merges */
 
 struct fl_msg_fence_set_deadline {
 	uint64_t deadline_ns; /* CLOCK_MONOTONIC */
@@ -450,7 +459,18 @@ struct fl_proto_shared_timeline {
 	 * after adding to @value, both seq_cst: one of them sees the other.
 	 */
 	uint64_t failed;
-	uint64_t reserved[3];
+	/*
+	 * The owner's: set (never cleared) before its first FENCE_MERGE_INTO
+	 * naming a pending point of the timeline (sync version 6). While it
+	 * is set, a step or failure of the timeline by another client makes
+	 * the daemon read what the owner queued before answering it, so a
+	 * one-way merge sent before that step completes with it. The daemon
+	 * sets its counter before it reads this, the owner this before it
+	 * sends and reads the counter after (all seq_cst). A lying owner only
+	 * has its own queue read early.
+	 */
+	uint64_t oneway_merges;
+	uint64_t reserved[2];
 };
 
 /*

@@ -5,8 +5,10 @@
  * deadline hint. Each is made while the daemon is stopped: a call that
  * waited for it would fail with -ETIMEDOUT (FENCELINE_REQUEST_TIMEOUT_MS),
  * one that does not returns at once. Then what other processes see of the
- * result. A merge still waits for the daemon (FENCE_MERGE_INTO, one-way,
- * could not be exact): what it must keep, and the daemon's side of the op.
+ * result. A merge of our own pending fences goes one-way too
+ * (FENCE_MERGE_INTO): what it must keep when the owner, or another
+ * process, completes its inputs before the daemon has read it; any other
+ * merge still waits for the daemon; and the daemon's side of the op.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -54,30 +56,217 @@ static void own_daemon_stop(pid_t d)
 }
 
 /*
+ * The pool's fds (and signal ends) go back after FENCELINE_POOL_IDLE_MS
+ * without a fence made: on a loaded machine the time between the warm-up
+ * and the fence made while the daemon is stopped can be that long, and the
+ * fence then waits for a fill nobody answers (seen in a parallel run).
+ */
+static void keep_pool_while_idle(void)
+{
+	setenv("FENCELINE_POOL_IDLE_MS", "0", 1);
+}
+
+/*
  * fl_timeline_fd_inc(): "when this returns, every fence fd of a point at
  * or below the new value is readable, in every process", merges included.
- * A merge the daemon had yet to read when the owner stepped (a one-way
- * FENCE_MERGE_INTO) read active after the step; merges take the round
- * trip, which tells the owner's counter that the daemon waits on it.
+ * A merge of the owner's own pending fences is one-way: the step must
+ * still return with it complete, which the daemon does at the
+ * TIMELINE_SYNC the step owes while the merge may be unread (without it,
+ * the step returned with the merge still active). Inputs on one timeline
+ * and on two; fresh (no info record yet: their kept ends name them) and
+ * flushed (the info page lists them).
  */
-FL_TEST(a_merge_reads_signalled_once_the_owners_step_returned)
+static void merge_then_step(const char *sock, bool two, bool flush)
 {
-	pid_t d = own_daemon("oneway-step.sock");
-	int tl = new_timeline("oneway");
+	pid_t d = own_daemon(sock);
+	int tl = new_timeline("oneway"), tl2 = two ? new_timeline("oneway2") : tl;
 
-	for (uint64_t v = 2; v <= 64; v += 2) {
-		int a = new_fence(tl, v - 1, "a"), b = new_fence(tl, v, "b"), m;
+	for (uint64_t v = 2; v <= 200; v += 2) {
+		int a = new_fence(tl, v - 1, "a"), b = new_fence(tl2, v, "b"), m;
 
+		if (flush)
+			fl_daemon_flush();
 		fl_assert_int_eq(fl_fence_fd_merge(a, b, "m", 0, &m), 0);
 		fl_assert_int_eq(fl_timeline_fd_inc(tl, 2), 0);
+		if (two)
+			fl_assert_int_eq(fl_timeline_fd_inc(tl2, 2), 0);
 		fl_assert(polls_ready(m));
 		fl_assert_int_eq(fl_fence_fd_get_status(m), FL_STATUS_SIGNALED);
 		close(m);
 		close(a);
 		close(b);
 	}
+	if (two)
+		close(tl2);
 	close(tl);
 	own_daemon_stop(d);
+}
+
+FL_TEST(a_merge_reads_signalled_once_the_owners_step_returned)
+{
+	merge_then_step("oneway-step.sock", false, false);
+	merge_then_step("oneway-step2.sock", true, true);
+}
+
+/*
+ * A merge of two pending fences of timelines this process owns does not
+ * wait for the daemon: made while the daemon is stopped (a round trip
+ * would fail with -ETIMEDOUT), it reads active everywhere until its
+ * inputs signal, then signalled, with both points in its info.
+ */
+FL_TEST(a_merge_of_our_pending_fences_does_not_wait_for_the_daemon)
+{
+	struct fl_sync_pt_info pts[2];
+	struct fl_fence_info info;
+	struct stopped_daemon sd;
+	pid_t d, reader;
+	int tl, tl2, a, b, m = -1;
+
+	keep_pool_while_idle();
+	d = own_daemon("oneway-merge.sock");
+	tl = new_timeline("oneway");
+	tl2 = new_timeline("oneway2");
+	a = new_fence(tl, 1, "a");
+	b = new_fence(tl2, 3, "b");
+	fl_daemon_flush();
+	daemon_stop(&sd);
+	fl_assert_int_eq(fl_fence_fd_merge(a, b, "m", 0, &m), 0);
+	fl_assert(!polls_ready(m));
+	fl_assert_int_eq(fl_fence_fd_get_status(m), FL_STATUS_ACTIVE);
+	daemon_resume(&sd);
+	reader = dl_fork();
+	if (reader == 0) {
+		fl_assert_int_eq(fl_fence_fd_get_status(m), FL_STATUS_ACTIVE);
+		fl_assert_int_eq(fl_fence_fd_get_info(m, &info, pts, 2), 2);
+		fl_assert_int_eq(info.status, FL_STATUS_ACTIVE);
+		fl_assert_str_eq(info.name, "m");
+		_exit(0);
+	}
+	dl_wait_child_ok(reader);
+	fl_assert_int_eq(fl_timeline_fd_inc(tl, 1), 0);
+	fl_assert_int_eq(fl_fence_fd_get_status(m), FL_STATUS_ACTIVE);
+	fl_assert_int_eq(fl_timeline_fd_inc(tl2, 3), 0);
+	fl_assert(polls_ready(m));
+	fl_assert_int_eq(fl_fence_fd_get_info(m, &info, pts, 2), 2);
+	fl_assert_int_eq(info.status, FL_STATUS_SIGNALED);
+	fl_assert_int_eq(pts[0].status, FL_STATUS_SIGNALED);
+	fl_assert_int_eq(pts[1].status, FL_STATUS_SIGNALED);
+	close(m);
+	close(a);
+	close(b);
+	close(tl2);
+	close(tl);
+	own_daemon_stop(d);
+}
+
+static void send_one_fd(int s, int fd)
+{
+	char c = 0;
+
+	raw_send(s, &c, 1, &fd, 1);
+}
+
+static int recv_one_fd(int s)
+{
+	char c, buf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { &c, 1 };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1, .msg_control = buf, .msg_controllen = sizeof(buf)
+	};
+	struct cmsghdr *cm;
+	int fd;
+
+	fl_assert_int_eq(recvmsg(s, &mh, MSG_CMSG_CLOEXEC), 1);
+	cm = CMSG_FIRSTHDR(&mh);
+	fl_assert(cm && cm->cmsg_type == SCM_RIGHTS);
+	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd;
+}
+
+/* One-way requests queued before the merge: more than a turn reads (BATCH), fewer than a socket holds. */
+#define HINTS 200
+
+/*
+ * Another process steps (or fails) our timeline through the daemon while
+ * our one-way merge of its points is still queued behind HINTS other
+ * one-way requests of ours (deadline hints: more than the daemon reads of
+ * one client in a turn). Its call must return with the merge complete, in
+ * its own process: the daemon reads our queue before it answers (the
+ * page's oneway_merges). The inputs are fences that process made on our
+ * timeline, which the daemon completes itself: for fences whose signal
+ * ends we keep, the step would wait for our KICK_ACK, queued after the
+ * merge, anyway. Without the read, the step returned with the merge
+ * still active.
+ */
+static void another_process_completes_a_one_way_merge(const char *sock, bool fail)
+{
+	struct stopped_daemon sd;
+	pid_t d, other;
+	int tl, warm, a, b, m = -1, sv[2];
+	char c = 0;
+
+	keep_pool_while_idle();
+	d = own_daemon(sock);
+	tl = new_timeline("oneway");
+	fl_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	other = dl_fork();
+	if (other == 0) {
+		int mm;
+
+		/* Its fences, and bound to the timeline now: the step below is one request. */
+		a = new_fence(tl, 1, "a");
+		b = new_fence(tl, 2, "b");
+		send_one_fd(sv[1], a);
+		send_one_fd(sv[1], b);
+		fl_assert_int_eq(read(sv[1], &c, 1), 1);
+		if (fail)
+			fl_assert_int_eq(fl_timeline_fd_fail_pending(tl, -ETIMEDOUT), 2);
+		else
+			fl_assert_int_eq(fl_timeline_fd_inc(tl, 2), 0);
+		mm = recv_one_fd(sv[1]);
+		fl_assert(polls_ready(mm));
+		fl_assert_int_eq(fl_fence_fd_get_status(mm),
+				 fail ? -ETIMEDOUT : FL_STATUS_SIGNALED);
+		_exit(0);
+	}
+	a = recv_one_fd(sv[0]);
+	b = recv_one_fd(sv[0]);
+	/* Our pool, for the merge's fd (another timeline: nothing of ours on tl to kick us about). */
+	warm = new_timeline("warm");
+	close(new_fence(warm, 1, "warm"));
+	fl_daemon_flush();
+	daemon_stop(&sd);
+	/* Its step goes first into the stopped daemon's queues. */
+	fl_assert_int_eq(write(sv[0], &c, 1), 1);
+	usleep(100 * 1000);
+	for (int i = 0; i < HINTS; i++)
+		fl_assert_int_eq(fl_fence_fd_set_deadline(a, 1000 + (uint64_t)i), 0);
+	fl_assert_int_eq(fl_fence_fd_merge(a, b, "m", 0, &m), 0);
+	send_one_fd(sv[0], m);
+	daemon_resume(&sd);
+	dl_wait_child_ok(other);
+	fl_assert(polls_ready(m));
+	close(m);
+	close(sv[0]);
+	close(sv[1]);
+	close(a);
+	close(b);
+	close(warm);
+	close(tl);
+	own_daemon_stop(d);
+}
+
+/* A few times: a daemon that does not read our queue first fails about half of the runs. */
+FL_TEST(another_process_step_completes_our_one_way_merge_before_it_returns)
+{
+	for (int i = 0; i < 3; i++)
+		another_process_completes_a_one_way_merge("oneway-other-inc.sock", false);
+}
+
+FL_TEST(another_process_failure_completes_our_one_way_merge_before_it_returns)
+{
+	for (int i = 0; i < 3; i++)
+		another_process_completes_a_one_way_merge("oneway-other-fail.sock", true);
 }
 
 FL_TEST(a_merge_still_refuses_a_bad_fd_at_once)
@@ -119,17 +308,6 @@ FL_TEST(a_merge_whose_input_is_no_fence_is_refused)
 	close(a);
 	close(tl);
 	own_daemon_stop(d);
-}
-
-/*
- * The pool's fds (and signal ends) go back after FENCELINE_POOL_IDLE_MS
- * without a fence made: on a loaded machine the time between the warm-up
- * and the fence made while the daemon is stopped can be that long, and the
- * fence then waits for a fill nobody answers (seen in a parallel run).
- */
-static void keep_pool_while_idle(void)
-{
-	setenv("FENCELINE_POOL_IDLE_MS", "0", 1);
 }
 
 FL_TEST(a_born_signalled_fence_does_not_wait_for_the_daemon)
