@@ -1955,6 +1955,13 @@ static int fdpool_sample_begin_locked(enum fl__fdpool_pick *ret_pick, uint64_t *
 	}
 	*ret_pick = FL_FDPOOL_PICK_POOL;
 	r = conn.fill_per ? pool_fill_recv_locked() : 0;
+	/*
+	 * No room for the sample's fd in a full pool: its reply would not fit
+	 * (pool_fill_take_locked() takes that for a protocol error and drops
+	 * the connection; found by the fence-state fuzzer). No sample then.
+	 */
+	if (r == 0 && conn.pool_count >= FL_PROTO_POOL_FILL_MAX)
+		return 0;
 	t0 = fl__fdpool_gate_now();
 	if (r == 0)
 		r = pool_fill_send_locked(1);
