@@ -2264,14 +2264,16 @@ int fl__client_kept_point(dev_t dev, ino_t ino, struct fl__merge_point *ret)
 	for (unsigned int i = 0; r < 0 && i < conn.nowned; i++) {
 		uint64_t id = __atomic_load_n(&conn.owned[i].counter.page->id, __ATOMIC_ACQUIRE);
 
+		if (!id)
+			continue;
 		/* A signal end is a copy of the fence pipe's write end: the same inode. */
-		fl__kept_list_for_each(e, &conn.owned[i].kept) if (id && e->id.fifo &&
-								   e->id.ino == ino &&
-								   e->id.dev == dev)
+		fl__kept_list_for_each(e, &conn.owned[i].kept)
 		{
-			*ret = (struct fl__merge_point){ id, e->value };
-			r = 0;
-			break;
+			if (e->id.fifo && e->id.ino == ino && e->id.dev == dev) {
+				*ret = (struct fl__merge_point){ id, e->value };
+				r = 0;
+				break;
+			}
 		}
 	}
 	pthread_mutex_unlock(&conn.rpc.lock);

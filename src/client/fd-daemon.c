@@ -319,10 +319,10 @@ static int fence_merge(const struct fl__fdref *ref, int fd2, const char *name, u
 	 * ready when its inputs are (docs/architecture.md, "No waiting for
 	 * the daemon").
 	 */
-	if (fl__fdref_get(fd2, &ref2) < 0)
-		ref2.pipe = false;
+	/* fd2 is looked at only for a merge that may not need the daemon: the round trip sends it. */
 	k1 = merge_input(ref, pts, &npts);
-	k2 = k1 == INPUT_OTHER ? INPUT_OTHER : merge_input(&ref2, pts, &npts);
+	k2 = k1 != INPUT_OTHER && fl__fdref_get(fd2, &ref2) == 0 ? merge_input(&ref2, pts, &npts)
+								 : INPUT_OTHER;
 	if (k1 == INPUT_SIGNALLED && k2 == INPUT_SIGNALLED &&
 	    fl__client_merge_signalled(ref->fd, fd2, name, flags, ret_fd) == 0)
 		return 0;

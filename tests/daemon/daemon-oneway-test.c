@@ -159,30 +159,6 @@ FL_TEST(a_merge_of_our_pending_fences_does_not_wait_for_the_daemon)
 	own_daemon_stop(d);
 }
 
-static void send_one_fd(int s, int fd)
-{
-	char c = 0;
-
-	raw_send(s, &c, 1, &fd, 1);
-}
-
-static int recv_one_fd(int s)
-{
-	char c, buf[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { &c, 1 };
-	struct msghdr mh = {
-		.msg_iov = &iov, .msg_iovlen = 1, .msg_control = buf, .msg_controllen = sizeof(buf)
-	};
-	struct cmsghdr *cm;
-	int fd;
-
-	fl_assert_int_eq(recvmsg(s, &mh, MSG_CMSG_CLOEXEC), 1);
-	cm = CMSG_FIRSTHDR(&mh);
-	fl_assert(cm && cm->cmsg_type == SCM_RIGHTS);
-	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
-	return fd;
-}
-
 /* One-way requests queued before the merge: more than a turn reads (BATCH), fewer than a socket holds. */
 #define HINTS 200
 
@@ -216,21 +192,21 @@ static void another_process_completes_a_one_way_merge(const char *sock, bool fai
 		/* Its fences, and bound to the timeline now: the step below is one request. */
 		a = new_fence(tl, 1, "a");
 		b = new_fence(tl, 2, "b");
-		send_one_fd(sv[1], a);
-		send_one_fd(sv[1], b);
+		dl_send_fd(sv[1], a);
+		dl_send_fd(sv[1], b);
 		fl_assert_int_eq(read(sv[1], &c, 1), 1);
 		if (fail)
 			fl_assert_int_eq(fl_timeline_fd_fail_pending(tl, -ETIMEDOUT), 2);
 		else
 			fl_assert_int_eq(fl_timeline_fd_inc(tl, 2), 0);
-		mm = recv_one_fd(sv[1]);
+		mm = dl_recv_fd(sv[1]);
 		fl_assert(polls_ready(mm));
 		fl_assert_int_eq(fl_fence_fd_get_status(mm),
 				 fail ? -ETIMEDOUT : FL_STATUS_SIGNALED);
 		_exit(0);
 	}
-	a = recv_one_fd(sv[0]);
-	b = recv_one_fd(sv[0]);
+	a = dl_recv_fd(sv[0]);
+	b = dl_recv_fd(sv[0]);
 	/* Our pool, for the merge's fd (another timeline: nothing of ours on tl to kick us about). */
 	warm = new_timeline("warm");
 	close(new_fence(warm, 1, "warm"));
@@ -242,7 +218,7 @@ static void another_process_completes_a_one_way_merge(const char *sock, bool fai
 	for (int i = 0; i < HINTS; i++)
 		fl_assert_int_eq(fl_fence_fd_set_deadline(a, 1000 + (uint64_t)i), 0);
 	fl_assert_int_eq(fl_fence_fd_merge(a, b, "m", 0, &m), 0);
-	send_one_fd(sv[0], m);
+	dl_send_fd(sv[0], m);
 	daemon_resume(&sd);
 	dl_wait_child_ok(other);
 	fl_assert(polls_ready(m));
