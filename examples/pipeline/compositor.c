@@ -10,6 +10,7 @@
  *   that was on an overlay is free once the next frame is on screen).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,7 +105,8 @@ struct comp {
 	unsigned int n_late, n_late_all;
 	unsigned int vsyncs, posted, frames, unchanged, captures, capture_errors;
 	uint64_t capture_due_ns;
-	unsigned int full_since; /* the vsync of the first post with every layer, or 0 */
+	unsigned int full_since; /* the vsync that found every layer on screen, or 0 */
+	int full_fence; /* the first post with every layer: its present fence, or -1 */
 	struct watched watched[MAX_WATCHED];
 	unsigned int n_watched;
 	struct sheet sheet;
@@ -437,6 +439,15 @@ static int frame(struct comp *c, uint64_t vsync_ns)
 
 	c->vsyncs++;
 	check_watched(c);
+	if (c->full_fence >= 0) {
+		int st = fl_fence_fd_get_status(c->full_fence);
+
+		/* Failed (the service reset the display): the next full post is watched. */
+		if (st != 0)
+			close_fd(&c->full_fence);
+		if (st == 1)
+			c->full_since = c->vsyncs;
+	}
 	for (unsigned int l = 0; l < SCENE_LAYERS; l++)
 		latch(c, l, vsync_ns + 1000000000u / c->hz);
 	for (unsigned int l = 0; l < SCENE_LAYERS; l++) {
@@ -494,15 +505,16 @@ static int frame(struct comp *c, uint64_t vsync_ns)
 			L->composed++;
 	}
 	/*
-	 * Once every layer is on screen (a few vsyncs after the first post with all of them:
-	 * the service may flip it a vsync later), every Nth vsync is captured half a period
-	 * later: what the screen shows while the producers write their next buffers.
+	 * Once every layer is on screen, every Nth vsync is captured half a period later: what
+	 * the screen shows while the producers write their next buffers. On screen means the
+	 * present fence of the first post with all of them signalled: a loaded machine may flip
+	 * it many vsyncs after the post, and a capture before then shows a layer missing.
 	 */
-	if (n == SCENE_LAYERS && !c->full_since && (res.flags & FL_HWC_FRAME_POSTED))
-		c->full_since = c->vsyncs;
+	if (n == SCENE_LAYERS && !c->full_since && c->full_fence < 0 &&
+	    (res.flags & FL_HWC_FRAME_POSTED) && res.present_fence >= 0)
+		c->full_fence = fcntl(res.present_fence, F_DUPFD_CLOEXEC, 0);
 	if ((c->o->sheet || c->o->capture_dir) && c->o->capture_every && c->full_since &&
-	    c->vsyncs >= c->full_since + 3 && c->vsyncs % c->o->capture_every == 0 &&
-	    c->captures < MAX_CAPTURES)
+	    c->vsyncs % c->o->capture_every == 0 && c->captures < MAX_CAPTURES)
 		c->capture_due_ns = now_ns() + 500000000u / c->hz;
 	if (!(res.flags & FL_HWC_FRAME_POSTED)) {
 		c->unchanged++;
@@ -612,6 +624,7 @@ int compositor_run(const struct compositor_opts *o)
 	c->o = o;
 	for (unsigned int l = 0; l < SCENE_LAYERS; l++)
 		c->L[l].pending.fence = c->L[l].current.fence = -1;
+	c->full_fence = -1;
 	r = open_display(c, &dev_id, &intf_id);
 	if (r < 0)
 		goto out;
@@ -761,6 +774,7 @@ out:
 		close(c->presents[i].fence);
 	for (unsigned int i = 0; i < c->n_watched; i++)
 		close(c->watched[i].fence);
+	close_fd(&c->full_fence);
 	for (unsigned int l = 0; l < SCENE_LAYERS; l++) {
 		close_fd(&c->L[l].pending.fence);
 		fl_bufferqueue_consumer_destroy(c->L[l].q);
