@@ -12,10 +12,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/sockios.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -177,6 +180,7 @@ FL_TEST(a_merge_of_our_pending_fences_does_not_wait_for_the_daemon)
 static void another_process_completes_a_one_way_merge(const char *sock, bool fail)
 {
 	struct stopped_daemon sd;
+	struct fl_fence_info info;
 	pid_t d, other;
 	int tl, warm, a, b, m = -1, sv[2];
 	char c = 0;
@@ -207,6 +211,13 @@ static void another_process_completes_a_one_way_merge(const char *sock, bool fai
 	}
 	a = dl_recv_fd(sv[0]);
 	b = dl_recv_fd(sv[0]);
+	/*
+	 * Their records in the info page, which the merge reads its inputs' points from: the
+	 * daemon may not have read that process's FENCE_NEWs yet (a merge of inputs without one
+	 * waits for the daemon, and the stopped daemon then failed it with -ETIMEDOUT).
+	 */
+	fl_assert_int_eq(fl_fence_fd_get_info(a, &info, NULL, 0), 0);
+	fl_assert_int_eq(fl_fence_fd_get_info(b, &info, NULL, 0), 0);
 	/* Our pool, for the merge's fd (another timeline: nothing of ours on tl to kick us about). */
 	warm = new_timeline("warm");
 	close(new_fence(warm, 1, "warm"));
@@ -243,6 +254,156 @@ FL_TEST(another_process_failure_completes_our_one_way_merge_before_it_returns)
 {
 	for (int i = 0; i < 3; i++)
 		another_process_completes_a_one_way_merge("oneway-other-fail.sock", true);
+}
+
+/* FENCE_MERGE_INTO of @a and @b into pooled @slot, unless the queue is full: false then. */
+static bool try_merge_into(int s, uint32_t seq, uint32_t slot, int a, int b)
+{
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_fence_merge_into b;
+	} req = { { FL_OP_FENCE_MERGE_INTO, 0, seq, sizeof(struct fl_msg_fence_merge_into) },
+		  { "flood", 0, slot } };
+	int fds[2] = { a, b };
+
+	return raw_try_send(s, &req, sizeof(req), fds, 2);
+}
+
+/* FENCE_HINT_DEADLINE of @f at @ns, unless the queue is full: false then. */
+static bool try_hint(int s, uint32_t seq, int f, uint64_t ns)
+{
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_fence_set_deadline b;
+	} req = { { FL_OP_FENCE_HINT_DEADLINE, 0, seq, sizeof(struct fl_msg_fence_set_deadline) },
+		  { ns } };
+
+	return raw_try_send(s, &req, sizeof(req), &f, 1);
+}
+
+#define FLOOD_POINTS 1024
+#define FLOOD_SLOTS  FL_PROTO_POOL_MAX
+
+/*
+ * An owner that set its page's oneway_merges and filled its queue with
+ * costly one-way requests (deadline hints of a fence of FLOOD_POINTS
+ * points, then merges of it with itself, as many as its pool allows)
+ * while another process steps its timeline: the daemon reads the owner's
+ * queue for the step (at most OWNER_READ_MAX requests), and the step must
+ * still return, the owner's requests all be handled in order, and both
+ * connections go on. What the read costs the other clients (the step is
+ * answered once the flood is read, about 16 ms of the daemon's time here)
+ * is printed, not asserted: docs/architecture.md, "No waiting for the
+ * daemon", says what bounds it.
+ */
+FL_TEST_TIMEOUT(a_flooding_owner_cannot_keep_another_process_step_from_returning, 120)
+{
+	struct fl_msg_hdr h_inc = { FL_OP_TIMELINE_INC, 0, 0, sizeof(struct fl_msg_timeline_inc) };
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_timeline_inc b;
+	} inc = { h_inc, { 1 } };
+	struct fl_proto_shared_timeline *ctr;
+	static int tls[FLOOD_POINTS], pooled[FLOOD_SLOTS];
+	struct stopped_daemon sd;
+	uint32_t seq = 2, handle;
+	int o, st, tl, memfd, big = -1, sig_tl, sig, n = 0, hints = 0, sndbuf = 0, queued = 0;
+	uint64_t t0, t1;
+	struct fl_fence_info info;
+	struct rlimit rl;
+	pid_t d;
+	bool early;
+
+	/* A timeline fd per point, and the daemon's two fds for each. */
+	fl_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	if (rl.rlim_cur < 8192 && rl.rlim_max > rl.rlim_cur) {
+		rl.rlim_cur = rl.rlim_max < 8192 ? rl.rlim_max : 8192;
+		fl_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	}
+	if (rl.rlim_cur < 8192)
+		fl_test_skip("needs 8192 fds (RLIMIT_NOFILE)");
+	d = own_daemon("oneway-flood.sock");
+	/* A fence of FLOOD_POINTS pending points, each on a timeline of its own. */
+	for (int i = 0; i < FLOOD_POINTS; i++) {
+		int f, m;
+
+		tls[i] = new_timeline("flood-point");
+		f = new_fence(tls[i], 1, "p");
+		if (big < 0) {
+			big = f;
+			continue;
+		}
+		fl_assert_int_eq(fl_fence_fd_merge(big, f, "big", 0, &m), 0);
+		close(big);
+		close(f);
+		big = m;
+	}
+	sig_tl = new_timeline("signalled");
+	sig = new_fence(sig_tl, 1, "sig");
+	fl_assert_int_eq(fl_timeline_fd_inc(sig_tl, 1), 0);
+	fl_daemon_flush();
+
+	o = raw_connect_to(getenv("FENCELINE_SOCKET"));
+	raw_hello(o);
+	tl = raw_timeline_create_flags(o, seq++, "flooder", 0, &handle, &memfd);
+	ctr = counter_map(memfd);
+	__atomic_store_n(&ctr->oneway_merges, 1, __ATOMIC_SEQ_CST);
+	for (uint32_t i = 0; i < FLOOD_SLOTS; i += FL_PROTO_POOL_FILL_MAX)
+		raw_pool_fill_ok(o, seq++, FL_PROTO_POOL_FILL_MAX, i, pooled + i);
+	st = raw_connect_to(getenv("FENCELINE_SOCKET"));
+	raw_hello(st);
+
+	daemon_stop(&sd);
+	/*
+	 * The flood: deadline hints of the big fence, each earlier than the last (each tells
+	 * every point), in half of the queue; then as many merges as the pool allows.
+	 */
+	fl_assert_int_eq(getsockopt(o, SOL_SOCKET, SO_SNDBUF, &sndbuf, &(socklen_t){ sizeof(int) }),
+			 0);
+	while (hints < 4096 && ioctl(o, SIOCOUTQ, &queued) == 0 && queued < sndbuf / 2 &&
+	       try_hint(o, seq, big, UINT64_MAX / 2 - (uint64_t)hints))
+		hints++, seq++;
+	while (n < FLOOD_SLOTS - 1 && try_merge_into(o, seq, (uint32_t)n, big, big))
+		n++, seq++;
+	fl_assert(n >= 16);
+	while (!try_merge_into(o, seq, (uint32_t)n, sig, sig))
+		fl_assert(!"the flood left no room for the last merge");
+	inc.h.seq = 1;
+	raw_send(st, &inc, sizeof(inc), &tl, 1);
+	t0 = fl_test_now_ns();
+	daemon_resume(&sd);
+	fl_assert_int_eq(raw_reply(st, FL_OP_TIMELINE_INC, 1), 0);
+	t1 = fl_test_now_ns();
+	early = polls_ready(pooled[n]);
+	fprintf(stderr,
+		"%d hints and %d merges of %d points queued; the step answered after %.2f ms, "
+		"%s\n",
+		hints, n, FLOOD_POINTS, (double)(t1 - t0) / 1e6,
+		early ? "with the whole flood read" : "before the flood's end was read");
+	/* All of the owner's queue is read, in order: each merge a fence of the big one's points. */
+	dl_expect_fence_status(pooled[n], FL_STATUS_SIGNALED);
+	for (int i = 0; i < n; i++)
+		fl_assert_int_eq(fl_fence_fd_get_status(pooled[i]), FL_STATUS_ACTIVE);
+	fl_assert_int_eq(fl_fence_fd_get_info(pooled[0], &info, NULL, 0), 0);
+	fl_assert_int_eq(info.num_points, FLOOD_POINTS);
+	/* The step counted, and both connections go on. */
+	fl_assert_int_eq(raw_get_value(st, 2, tl), 1);
+	raw_ping_ok(o, seq++);
+	raw_ping_ok(st, 3);
+
+	counter_unmap(ctr);
+	close(memfd);
+	close(o);
+	close(st);
+	close(tl);
+	for (int i = 0; i < FLOOD_SLOTS; i++)
+		close(pooled[i]);
+	for (int i = 0; i < FLOOD_POINTS; i++)
+		close(tls[i]);
+	close(big);
+	close(sig);
+	close(sig_tl);
+	own_daemon_stop(d);
 }
 
 FL_TEST(a_merge_still_refuses_a_bad_fd_at_once)

@@ -26,7 +26,9 @@ int raw_connect_to(const char *path)
 	return fd;
 }
 
-void raw_send(int sock, const void *buf, size_t len, const int *fds, unsigned int nfds)
+/* sendmsg() of one packet with @flags besides MSG_NOSIGNAL: its result. */
+static ssize_t send_packet(int sock, const void *buf, size_t len, const int *fds, unsigned int nfds,
+			   int flags)
 {
 	union {
 		struct cmsghdr align;
@@ -48,7 +50,20 @@ void raw_send(int sock, const void *buf, size_t len, const int *fds, unsigned in
 		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
 		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
 	}
-	fl_assert_int_eq(sendmsg(sock, &msg, MSG_NOSIGNAL), (ssize_t)len);
+	return sendmsg(sock, &msg, MSG_NOSIGNAL | flags);
+}
+
+void raw_send(int sock, const void *buf, size_t len, const int *fds, unsigned int nfds)
+{
+	fl_assert_int_eq(send_packet(sock, buf, len, fds, nfds, 0), (ssize_t)len);
+}
+
+bool raw_try_send(int sock, const void *buf, size_t len, const int *fds, unsigned int nfds)
+{
+	if (send_packet(sock, buf, len, fds, nfds, MSG_DONTWAIT) == (ssize_t)len)
+		return true;
+	fl_assert_int_eq(errno, EAGAIN);
+	return false;
 }
 
 /*

@@ -7,6 +7,7 @@
 #ifndef FL_TESTS_RAW_HELPERS_H
 #define FL_TESTS_RAW_HELPERS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -16,6 +17,9 @@ int raw_connect_to(const char *path);
 
 /* One packet of @len bytes with @nfds (at most 16) fds as SCM_RIGHTS. */
 void raw_send(int sock, const void *buf, size_t len, const int *fds, unsigned int nfds);
+
+/* raw_send() unless the socket's queue is full: false then (the packet is not sent). */
+bool raw_try_send(int sock, const void *buf, size_t len, const int *fds, unsigned int nfds);
 
 /*
  * One reply to request (@op, @seq) into @buf (FL_PROTO_MAX_REPLY bytes), its
