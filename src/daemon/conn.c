@@ -15,10 +15,12 @@
  * fld_received_reap(). The counters' atomics date from when the watcher
  * was a thread of its own; nothing relies on them now.
  */
+#include <linux/sockios.h>
 #include <malloc.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -243,7 +245,8 @@ static bool shed_out_of_fds(struct client *c, const unsigned char *buf, ssize_t 
 	return true;
 }
 
-static int client_read_some(struct client *c, int max, uint64_t start, uint64_t budget_ns);
+static int client_read_some(struct client *c, int max, uint64_t start, uint64_t budget_ns,
+			    bool *empty);
 
 /* @c's debt now: halved for every half-life gone by since it was last updated. */
 uint64_t fld_client_debt(struct client *c, uint64_t now)
@@ -262,23 +265,38 @@ uint64_t fld_client_debt(struct client *c, uint64_t now)
 /* Handle up to @max of @c's requests (within @budget_ns, 0: any time). Return: 0 when none was queued. */
 int fld_client_readable(struct client *c, int max, uint64_t budget_ns)
 {
-	bool was = c->reading;
+	bool was = c->reading, empty = false;
 	uint64_t start = fl__now_ns(), now;
 	struct fld_kickwait_step st;
 	int n;
 
 	c->reading = true;
 	fld_kickwait_save(&st);
-	n = client_read_some(c, max, start, budget_ns);
+	n = client_read_some(c, max, start, budget_ns, &empty);
 	fld_kickwait_restore(&st);
 	c->reading = was;
+	/* Read further up the stack: that read ends later, and looks then. */
+	if (was)
+		c->reads += (uint64_t)n;
+	else
+		fld_kickwait_read(c, n, empty);
 	now = fl__now_ns();
 	fld_client_debt(c, now);
 	c->debt_ns += now - start;
 	return n;
 }
 
-static int client_read_some(struct client *c, int max, uint64_t start, uint64_t budget_ns)
+bool fld_client_queue_empty(const struct client *c)
+{
+	int n = 0;
+
+	/* SIOCINQ of a SOCK_SEQPACKET socket: the length of the next message. */
+	return c->conn.fd < 0 || ioctl(c->conn.fd, SIOCINQ, &n) < 0 || n == 0;
+}
+
+/* *@empty: the read stopped because nothing more was queued. */
+static int client_read_some(struct client *c, int max, uint64_t start, uint64_t budget_ns,
+			    bool *empty)
 {
 	int i = 0;
 
@@ -295,8 +313,10 @@ static int client_read_some(struct client *c, int max, uint64_t start, uint64_t 
 
 		/* Room for exactly the fds a request may carry: the kernel closes the rest. */
 		r = fl__server_conn_recv(&c->conn, buf, sizeof(buf), fds, FL_PROTO_MAX_FDS, &rx);
-		if (r <= 0)
+		if (r <= 0) {
+			*empty = true;
 			return i; /* none queued, or it went (end of file, an error) */
+		}
 		n = (ssize_t)rx.len;
 		nfds = (int)rx.nfds;
 		bad_cmsg = rx.flags & (FL__PROTO_RX_FOREIGN | FL__PROTO_RX_EXTRA);

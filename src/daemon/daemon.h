@@ -79,6 +79,13 @@ struct client {
 	uint64_t kicks_sent, kicks_acked;
 	bool kick_unread; /* it said FL_KICK_ACK_GONE, and has had no kick pipe since */
 	bool reading; /* its requests are being handled, further up the stack */
+	/*
+	 * Steps of other clients whose replies wait for its queue to be read
+	 * (kickwait.c, fld_kickwait_drain()); while there are any, how many of
+	 * its requests were read and how often its queue was found empty.
+	 */
+	unsigned int drain_waits;
+	uint64_t reads, empties;
 	uint64_t debt_ns, debt_at_ns; /* loop time it took recently, as of debt_at_ns */
 	unsigned int parked; /* DUMPs waiting for a walk of /proc (see dump_step()) */
 };
@@ -152,6 +159,14 @@ bool fld_reject(struct client *c, const struct fl_msg_hdr *req, int status, cons
 int fld_fds_refused(struct client *c, const char *what);
 uint64_t fld_client_debt(struct client *c, uint64_t now);
 int fld_client_readable(struct client *c, int max, uint64_t budget_ns);
+/* Nothing is queued on @c's connection (or it is gone): one ioctl(SIOCINQ). */
+bool fld_client_queue_empty(const struct client *c);
+/*
+ * Requests of a timeline's owner read for another client's step at most,
+ * and how many the step waits for at most (shared.c, kickwait.c): an
+ * owner that keeps sending cannot keep the step waiting.
+ */
+#define FLD_OWNER_READ_MAX 1024
 
 /* limits.c: peers, the quotas of daemon fds (fds_*) and of objects, the release callbacks of the core. */
 struct peer *fld_peer_get(bool is_uid, unsigned int id);
@@ -232,6 +247,8 @@ void fld_kickwait_begin(struct client *c);
 struct fld_kickwait_step {
 	struct client *stepping, *owner;
 	uint64_t seq;
+	bool drain;
+	uint64_t empties, reads;
 };
 void fld_kickwait_save(struct fld_kickwait_step *st);
 void fld_kickwait_restore(const struct fld_kickwait_step *st);
@@ -242,6 +259,14 @@ bool fld_kickwait_reply(struct client *c, const struct fl_msg_hdr *req, int stat
 bool fld_kickwait_reply_value(struct client *c, const struct fl_msg_hdr *req, int status,
 			      uint64_t value);
 void fld_kickwait_ack(struct client *c, uint64_t count);
+/*
+ * The step being handled waits, besides, until @owner's requests queued
+ * before it are read (its queue found empty since, FLD_OWNER_READ_MAX of
+ * them read, or @owner gone): the step found @owner's queue not empty.
+ */
+void fld_kickwait_drain(struct client *owner);
+/* After fld_client_readable() read @c: the steps waiting for @c's queue it lets go. */
+void fld_kickwait_read(struct client *c, int n, bool empty);
 void fld_kickwait_client_gone(struct client *c);
 void fld_given_done(void *owner, uint64_t slot, int status, uint64_t ts);
 void fld_owner_end_closed(struct fl_fence *f);

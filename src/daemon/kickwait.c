@@ -11,6 +11,13 @@
  * connection watcher does that without its program's help; an owner that
  * is stopped holds the reply until it runs again (docs/architecture.md,
  * "Owned timelines").
+ *
+ * The same wait holds a step whose owner may have queued a one-way merge
+ * of the points it reached (FENCE_MERGE_INTO, the page's oneway_merges)
+ * that we could not read within the step's share of our time: the reply
+ * waits until the owner's queue from before the step is read, in the
+ * owner's own turns (fld_kickwait_drain()), so a flood of costly requests
+ * holds up only the steps of its own timelines, never the other clients.
  */
 #include <stdlib.h>
 
@@ -21,6 +28,8 @@ struct kick_wait {
 	struct client *owner; /* a reference */
 	struct fl_msg_hdr hdr;
 	uint64_t seq; /* the owner's kicks_sent that its KICK_ACK must reach */
+	bool drain; /* and the owner's queue read: its empties or reads past these */
+	uint64_t empties, reads;
 	int status;
 	bool has_value; /* TIMELINE_FAIL: the reply carries @value (how many failed) */
 	uint64_t value;
@@ -28,21 +37,32 @@ struct kick_wait {
 };
 static struct kick_wait *waits;
 
-/* The step being handled: whose reply waits for which owner's kick. */
+/* The step being handled: whose reply waits for which owner's kick, or queue. */
 static struct client *stepping;
 static struct client *step_owner;
 static uint64_t step_seq;
+static bool step_drain;
+static uint64_t step_empties, step_reads;
 
 void fld_kickwait_begin(struct client *c)
 {
 	stepping = c;
 	step_owner = NULL;
+	step_seq = 0;
+	step_drain = false;
 }
 
 void fld_kickwait_save(struct fld_kickwait_step *st)
 {
-	*st = (struct fld_kickwait_step){ stepping, step_owner, step_seq };
+	*st = (struct fld_kickwait_step){ .stepping = stepping,
+					  .owner = step_owner,
+					  .seq = step_seq,
+					  .drain = step_drain,
+					  .empties = step_empties,
+					  .reads = step_reads };
 	stepping = step_owner = NULL;
+	step_seq = 0;
+	step_drain = false;
 }
 
 void fld_kickwait_restore(const struct fld_kickwait_step *st)
@@ -50,6 +70,9 @@ void fld_kickwait_restore(const struct fld_kickwait_step *st)
 	stepping = st->stepping;
 	step_owner = st->owner;
 	step_seq = st->seq;
+	step_drain = st->drain;
+	step_empties = st->empties;
+	step_reads = st->reads;
 }
 
 bool fld_kickwait_wanted(const struct client *owner)
@@ -62,6 +85,33 @@ void fld_kickwait_sent(struct client *owner)
 {
 	step_owner = owner;
 	step_seq = owner->kicks_sent;
+}
+
+/*
+ * A step concerns one timeline, so the owner it kicks and the owner whose
+ * queue it waits for are the same client; were they not, the kicks' wait
+ * wins and the queue's is not waited for (only a merge could read late).
+ */
+void fld_kickwait_drain(struct client *owner)
+{
+	if (!stepping || owner == stepping || (step_owner && step_owner != owner))
+		return;
+	step_owner = owner;
+	step_drain = true;
+	step_empties = owner->empties;
+	step_reads = owner->reads;
+}
+
+/* @w's owner has done what the step waits for. */
+static bool wait_done(const struct kick_wait *w)
+{
+	const struct client *o = w->owner;
+
+	if (o->conn.fd < 0)
+		return true;
+	if (o->kicks_acked < w->seq)
+		return false;
+	return !w->drain || o->empties != w->empties || o->reads - w->reads >= FLD_OWNER_READ_MAX;
 }
 
 /* The step's answer: its status, or TIMELINE_FAIL's count. */
@@ -79,6 +129,8 @@ static void wait_free(struct kick_wait *w, bool answer)
 {
 	if (answer && w->c->conn.fd >= 0)
 		answer_step(w->c, &w->hdr, w->status, w->has_value, w->value);
+	if (w->drain)
+		w->owner->drain_waits--;
 	fld_client_unref(w->c);
 	fld_client_unref(w->owner);
 	free(w);
@@ -91,15 +143,32 @@ static bool reply_after_kicks(struct client *c, const struct fl_msg_hdr *req, in
 	struct kick_wait *w;
 
 	stepping = step_owner = NULL;
-	if (!owner || owner->conn.fd < 0 || owner->kicks_acked >= step_seq)
+	if (!owner)
 		return answer_step(c, req, status, has_value, value);
 	w = malloc(sizeof(*w));
 	/* No memory to wait with: answer now, as before this wait existed. */
 	if (!w)
 		return answer_step(c, req, status, has_value, value);
+	*w = (struct kick_wait){ .c = c,
+				 .owner = owner,
+				 .hdr = *req,
+				 .seq = step_seq,
+				 .drain = step_drain,
+				 .empties = step_empties,
+				 .reads = step_reads,
+				 .status = status,
+				 .has_value = has_value,
+				 .value = value,
+				 .next = waits };
+	step_drain = false;
+	if (wait_done(w)) {
+		free(w);
+		return answer_step(c, req, status, has_value, value);
+	}
 	atomic_fetch_add(&c->refs, 1);
 	atomic_fetch_add(&owner->refs, 1);
-	*w = (struct kick_wait){ c, owner, *req, step_seq, status, has_value, value, waits };
+	if (w->drain)
+		owner->drain_waits++;
 	waits = w;
 	return true;
 }
@@ -123,8 +192,7 @@ static void waits_release(const struct client *owner, const struct client *gone)
 {
 	for (struct kick_wait **p = &waits; *p;) {
 		struct kick_wait *w = *p;
-		bool mine =
-			w->owner == owner && (owner->conn.fd < 0 || owner->kicks_acked >= w->seq);
+		bool mine = w->owner == owner && wait_done(w);
 
 		if (!mine && w->c != gone && w->owner != gone) {
 			p = &w->next;
@@ -150,6 +218,20 @@ void fld_kickwait_ack(struct client *c, uint64_t count)
 		count = c->kicks_sent;
 	if (count > c->kicks_acked)
 		c->kicks_acked = count;
+	waits_release(c, NULL);
+}
+
+void fld_kickwait_read(struct client *c, int n, bool empty)
+{
+	c->reads += (uint64_t)n;
+	if (!c->drain_waits)
+		return;
+	/*
+	 * Looked at whatever ended the read (a turn's end, a parked DUMP): a
+	 * queue emptied by it may never be reported readable again.
+	 */
+	if (empty || fld_client_queue_empty(c))
+		c->empties++;
 	waits_release(c, NULL);
 }
 
