@@ -263,10 +263,16 @@ static bool try_merge_into(int s, uint32_t seq, uint32_t slot, int a, int b)
 		struct fl_msg_hdr h;
 		struct fl_msg_fence_merge_into b;
 	} req = { { FL_OP_FENCE_MERGE_INTO, 0, seq, sizeof(struct fl_msg_fence_merge_into) },
-		  { "flood", 0, slot } };
+		  { "raw", 0, slot } };
 	int fds[2] = { a, b };
 
 	return raw_try_send(s, &req, sizeof(req), fds, 2);
+}
+
+/* FENCE_MERGE_INTO of @a and @b into pooled @slot, into a queue with room for it. */
+static void send_merge_into(int s, uint32_t seq, uint32_t slot, int a, int b)
+{
+	fl_assert(try_merge_into(s, seq, slot, a, b));
 }
 
 /* FENCE_HINT_DEADLINE of @f at @ns, unless the queue is full: false then. */
@@ -424,6 +430,64 @@ FL_TEST_TIMEOUT(a_flooding_owner_holds_up_only_the_steps_of_its_timeline, 120)
 	own_daemon_stop(d);
 }
 
+/*
+ * An owner whose DUMP is parked (waiting for a walk of /proc) has a one-way
+ * merge of its pending fence queued behind it when another process steps
+ * its timeline: the daemon cannot read the merge before the DUMP is
+ * answered, so the step's reply waits until it has (it used to be answered
+ * at once, the merge still unread: active after the step).
+ */
+FL_TEST(a_step_waits_for_the_merge_a_parked_owner_queued)
+{
+	struct fl_msg_hdr h_inc = { FL_OP_TIMELINE_INC, 0, 1, sizeof(struct fl_msg_timeline_inc) };
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_timeline_inc b;
+	} inc = { h_inc, { 1 } };
+	struct fl_proto_shared_timeline *ctr;
+	struct stopped_daemon sd;
+	uint32_t seq = 2, handle, dump_seq;
+	int o, st, tl, memfd, pooled[2];
+	pid_t d;
+
+	d = own_daemon("oneway-parked.sock");
+	o = raw_connect_to(getenv("FENCELINE_SOCKET"));
+	raw_hello(o);
+	tl = raw_timeline_create_flags(o, seq++, "parked", 0, &handle, &memfd);
+	ctr = counter_map(memfd);
+	__atomic_store_n(&ctr->oneway_merges, 1, __ATOMIC_SEQ_CST);
+	raw_pool_fill_ok(o, seq++, 2, 0, pooled);
+	/* Its pending fence at 1, made by now. */
+	raw_send_fence_new(o, seq++, 0, 1, handle, 0);
+	raw_ping_ok(o, seq++);
+	st = raw_connect_to(getenv("FENCELINE_SOCKET"));
+	raw_hello(st);
+
+	daemon_stop(&sd);
+	dump_seq = seq++;
+	raw_send_dump(o, dump_seq);
+	send_merge_into(o, seq++, 1, pooled[0], pooled[0]);
+	raw_send(st, &inc, sizeof(inc), &tl, 1);
+	daemon_resume(&sd);
+	fl_assert_int_eq(raw_reply(st, FL_OP_TIMELINE_INC, 1), 0);
+	fl_assert(polls_ready(pooled[0]));
+	if (!polls_ready(pooled[1]))
+		fl__test_fail(__FILE__, __LINE__,
+			      "the step was answered before the parked owner's merge was read");
+	fl_assert_int_eq(fl_fence_fd_get_status(pooled[1]), FL_STATUS_SIGNALED);
+	fl_assert_int_eq(raw_reply(o, FL_OP_DUMP, dump_seq), 0);
+	raw_ping_ok(o, seq++);
+
+	counter_unmap(ctr);
+	close(memfd);
+	close(pooled[0]);
+	close(pooled[1]);
+	close(o);
+	close(st);
+	close(tl);
+	own_daemon_stop(d);
+}
+
 FL_TEST(a_merge_still_refuses_a_bad_fd_at_once)
 {
 	pid_t d = own_daemon("oneway-bad.sock");
@@ -534,18 +598,6 @@ FL_TEST(a_deadline_does_not_wait_for_the_daemon)
 	close(a);
 	close(tl);
 	own_daemon_stop(d);
-}
-
-static void send_merge_into(int s, uint32_t seq, uint32_t slot, int a, int b)
-{
-	struct {
-		struct fl_msg_hdr h;
-		struct fl_msg_fence_merge_into b;
-	} req = { { FL_OP_FENCE_MERGE_INTO, 0, seq, sizeof(struct fl_msg_fence_merge_into) },
-		  { "raw", 0, slot } };
-	int fds[2] = { a, b };
-
-	raw_send(s, &req, sizeof(req), fds, 2);
 }
 
 /*
