@@ -81,8 +81,9 @@ struct client {
 	bool reading; /* its requests are being handled, further up the stack */
 	/*
 	 * Steps of other clients whose replies wait for its queue to be read
-	 * (kickwait.c, fld_kickwait_drain()); while there are any, how many of
-	 * its requests were read and how often its queue was found empty.
+	 * (kickwait.c, fld_kickwait_drain()), how many of its requests were
+	 * read, and (counted while such steps wait) how often its queue was
+	 * found empty.
 	 */
 	unsigned int drain_waits;
 	uint64_t reads, empties;
