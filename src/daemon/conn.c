@@ -278,8 +278,10 @@ int fld_client_readable(struct client *c, int max, uint64_t budget_ns)
 	/* Read further up the stack: that read ends later, and looks then. */
 	if (was)
 		c->reads += (uint64_t)n;
-	else
+	else {
 		fld_kickwait_read(c, n, empty);
+		fld_defer_read(c, empty);
+	}
 	now = fl__now_ns();
 	fld_client_debt(c, now);
 	c->debt_ns += now - start;
@@ -290,8 +292,69 @@ bool fld_client_queue_empty(const struct client *c)
 {
 	int n = 0;
 
+	/* A request kept aside (defer.c) is still to be handled. */
+	if (c->deferred && c->conn.fd >= 0)
+		return false;
 	/* SIOCINQ of a SOCK_SEQPACKET socket: the length of the next message. */
 	return c->conn.fd < 0 || ioctl(c->conn.fd, SIOCINQ, &n) < 0 || n == 0;
+}
+
+/*
+ * Run one decoded request of @c, then close the fds its handler left
+ * (setting them to -1), unless it was kept aside to run again (defer.c).
+ * Return: false when @c was disconnected.
+ */
+static bool handle(struct client *c, const struct fl_proto_request *q, int *fds, int nfds)
+{
+	struct fld_rx rxs;
+	bool alive, stuck = false;
+
+	fld_rx_begin(&rxs, fds, nfds);
+	alive = dispatch(c, q, fds);
+	if (alive && c->conn.fd >= 0)
+		(void)fld_defer_take(c, q, fds, nfds);
+	fld_defer_drop_asked();
+	for (int k = 0; k < nfds; k++)
+		if (fds[k] >= 0) {
+			stuck |= close_received(c, fds[k]);
+			fds[k] = -1;
+		}
+	fld_rx_end(&rxs);
+	if (!alive || c->conn.fd < 0)
+		return false;
+	if (stuck) {
+		/* Each request could add one more: stop reading them. */
+		fds_refused(c, "more of its fds stuck closing");
+		disconnect(c, "its fds do not close (docs/daemon.md)");
+		return false;
+	}
+	return true;
+}
+
+void fld_close_received(struct client *c, int fd)
+{
+	(void)close_received(c, fd);
+}
+
+void fld_client_rerun(struct client *c, const struct fl_proto_request *q, int *fds, int nfds)
+{
+	bool was = c->reading;
+	uint64_t start = fl__now_ns(), now;
+	struct fld_kickwait_step st;
+
+	c->reading = true;
+	fld_kickwait_save(&st);
+	(void)handle(c, q, fds, nfds);
+	fld_kickwait_restore(&st);
+	c->reading = was;
+	/* A read of @c's requests, for whoever waits for its queue. */
+	if (!was) {
+		fld_kickwait_read(c, 1, false);
+		fld_defer_read(c, false);
+	}
+	now = fl__now_ns();
+	fld_client_debt(c, now);
+	c->debt_ns += now - start;
 }
 
 /* *@empty: the read stopped because nothing more was queued. */
@@ -300,14 +363,13 @@ static int client_read_some(struct client *c, int max, uint64_t start, uint64_t 
 {
 	int i = 0;
 
-	/* A parked DUMP stops the reading: its reply comes first. */
-	for (; i < max && c->conn.fd >= 0 && !c->parked; i++) {
+	/* A parked DUMP or a request kept aside stops the reading: its reply comes first. */
+	for (; i < max && c->conn.fd >= 0 && !c->parked && !c->deferred; i++) {
 		unsigned char buf[FL_PROTO_MAX_REQUEST];
 		struct fl_proto_request q;
 		int fds[FL_PROTO_MAX_FDS], nfds, r;
 		struct fl_server_msg rx;
-		struct fld_rx rxs;
-		bool bad_cmsg, alive, stuck = false;
+		bool bad_cmsg;
 		unsigned int trunc;
 		ssize_t n;
 
@@ -348,20 +410,8 @@ static int client_read_some(struct client *c, int max, uint64_t start, uint64_t 
 				disconnect(c, why);
 			return i + 1;
 		}
-		fld_rx_begin(&rxs, fds, nfds);
-		alive = dispatch(c, &q, fds);
-		for (int k = 0; k < nfds; k++)
-			if (fds[k] >= 0)
-				stuck |= close_received(c, fds[k]);
-		fld_rx_end(&rxs);
-		if (!alive || c->conn.fd < 0)
+		if (!handle(c, &q, fds, nfds) || c->deferred)
 			return i + 1;
-		if (stuck) {
-			/* Each request could add one more: stop reading them. */
-			fds_refused(c, "more of its fds stuck closing");
-			disconnect(c, "its fds do not close (docs/daemon.md)");
-			return i + 1;
-		}
 		if (budget_ns && fl__now_ns() - start >= budget_ns) {
 			served_in_part = true;
 			return i + 1;
@@ -505,7 +555,7 @@ static void serve_ready(struct client **ready, int n)
 			served_in_part = true;
 			break;
 		}
-		if (ready[i]->conn.fd >= 0 && !ready[i]->parked)
+		if (ready[i]->conn.fd >= 0 && !ready[i]->parked && !ready[i]->deferred)
 			fld_client_readable(ready[i], BATCH, TURN_NS);
 	}
 }
@@ -653,7 +703,8 @@ int fld_serve(int lfd, const struct server_config *config)
 			fl__loop_timer_arm_ms(idle_timer, 100);
 		watch = reap = false;
 		nreadable = 0;
-		r = fl__loop_dispatch(loop, -1);
+		/* A request to run again (defer.c) does not wait for the next event. */
+		r = fl__loop_dispatch(loop, fld_defer_any_ready() ? 0 : -1);
 		if (r < 0 && r != -EINTR)
 			return r;
 		if (stopping)
@@ -688,6 +739,7 @@ int fld_serve(int lfd, const struct server_config *config)
 		if (reap)
 			fld_received_reap();
 		fld_answer_deferred_pings();
+		fld_defer_run();
 		trim_if_due();
 		if (fl__server_conn_count(fld_server) || fl__sink_count()) {
 			idle_since = fl__now_ns();

@@ -89,6 +89,9 @@ struct client {
 	uint64_t reads, empties;
 	uint64_t debt_ns, debt_at_ns; /* loop time it took recently, as of debt_at_ns */
 	unsigned int parked; /* DUMPs waiting for a walk of /proc (see dump_step()) */
+	/* Its request kept aside (defer.c), which stops its reading; others' waiting for its queue. */
+	struct deferred *deferred;
+	unsigned int defer_waits;
 };
 
 /* The quotas (limits.c), for fld_log_quota(). */
@@ -162,6 +165,10 @@ uint64_t fld_client_debt(struct client *c, uint64_t now);
 int fld_client_readable(struct client *c, int max, uint64_t budget_ns);
 /* Nothing is queued on @c's connection (or it is gone): one ioctl(SIOCINQ). */
 bool fld_client_queue_empty(const struct client *c);
+/* Run @c's request @q again (defer.c), with its @nfds @fds (closed after, set to -1). */
+void fld_client_rerun(struct client *c, const struct fl_proto_request *q, int *fds, int nfds);
+/* Close an fd @c sent us, as its requests' fds are closed (received.c). */
+void fld_close_received(struct client *c, int fd);
 /*
  * Requests of a timeline's owner read for another client's step at most,
  * and how many the step waits for at most (shared.c, kickwait.c): an
@@ -194,7 +201,36 @@ void fld_pooled_drop(struct pooled *p, int status);
 int fld_adopt(struct client *c, struct fl_fence *f, int *fds);
 int fld_fence_fd_new(struct client *c, struct fl_fence *f, int *ret_fd);
 bool fld_reply_fence_fd(struct client *c, const struct fl_msg_hdr *req, int r, int fd);
+/*
+ * fld_fence_of() - the fence behind @fd, sent by @c, in *@ret (a reference)
+ *
+ * Return: 0; -ENOENT when @fd is no fence of ours; or -EINPROGRESS: @fd is
+ * a pooled fd whose maker's queue still holds its FENCE_NEW, and the
+ * request at hand is kept aside to run again later (defer.c). The handler
+ * then returns true at once, having changed nothing.
+ */
 int fld_fence_of(struct client *c, int fd, struct fl_fence **ret);
+/* The client whose pool holds the fd of @dev and @ino, not yet made a fence; or NULL. */
+struct client *fld_pool_index_client(dev_t dev, ino_t ino);
+/* fld_fence_of()'s reading of a maker's queue inline, at most. */
+#define FLD_FENCE_OF_READ_NS 1000000ull
+
+/*
+ * defer.c: a request kept aside until its fd's maker's queue is read
+ * (fld_fence_of()). fld_defer() asks for it during the request (0, or
+ * -EBUSY/-EDEADLK/-ENOMEM: it cannot wait); fld_defer_take() keeps it
+ * after its handler returned, its fds moved out of @fds, and its client is
+ * read no more until fld_defer_run() runs it again (fld_client_rerun()),
+ * once fld_defer_read() or fld_defer_client_gone() found its maker done.
+ * fld_defer_drop_asked() forgets an ask nobody took.
+ */
+int fld_defer(struct client *c, struct client *maker, dev_t dev, ino_t ino);
+bool fld_defer_take(struct client *c, const struct fl_proto_request *q, int *fds, int nfds);
+void fld_defer_drop_asked(void);
+void fld_defer_read(struct client *maker, bool empty);
+bool fld_defer_any_ready(void);
+void fld_defer_run(void);
+void fld_defer_client_gone(struct client *c);
 
 /* shared.c: owned timelines' shared counters and the kick pipes. */
 int fld_shared_timeline_create(struct client *c, const char *name, unsigned int flags,

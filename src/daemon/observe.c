@@ -301,10 +301,15 @@ static bool op_trace_event(struct fl_server_conn *conn, const struct fl_proto_re
 	if (!fld_tracing)
 		return true;
 	/* Only an ACQUIRE names its fence; another type's fd is closed unread. */
-	if ((q->hdr.flags & FL_MSG_F_FENCE) && q->u.trace_event.type == FL_PROTO_TRACE_ACQUIRE &&
-	    fld_fence_of(c, fds[0], &f) == 0) {
-		id = fl__fence_id(f);
-		fl_fence_unref(f);
+	if ((q->hdr.flags & FL_MSG_F_FENCE) && q->u.trace_event.type == FL_PROTO_TRACE_ACQUIRE) {
+		int r = fld_fence_of(c, fds[0], &f);
+
+		if (r == -EINPROGRESS)
+			return true;
+		if (r == 0) {
+			id = fl__fence_id(f);
+			fl_fence_unref(f);
+		}
 	}
 	fld_trace_display(c->conn.pid, &q->u.trace_event, id);
 	return true;

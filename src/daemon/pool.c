@@ -77,7 +77,7 @@ void fld_pool_index_del(struct pooled *p)
 }
 
 /* The client whose pool holds the fd of inode (@dev, @ino), or NULL. */
-static struct client *pool_index_client(dev_t dev, ino_t ino)
+struct client *fld_pool_index_client(dev_t dev, ino_t ino)
 {
 	if (!pool_index)
 		return NULL;
@@ -197,13 +197,16 @@ bool fld_reply_fence_fd(struct client *c, const struct fl_msg_hdr *req, int r, i
  * A fence fd we do not know may be a pooled fd whose FENCE_NEW its client
  * sent (one-way) before passing the fd on, still unread on that client's
  * connection: causality guarantees it is queued by now. So before
- * answering "not a fence", handle what that client has queued. Not a
- * client being read further up the stack (its FENCE_NEW, if any, came
- * before the request at hand); a disconnected one has fd -1.
+ * answering "not a fence", handle what that client has queued: for
+ * FLD_FENCE_OF_READ_NS of our time at most, then the request at hand waits
+ * for the rest, read in the maker's own turns (defer.c). Not a client
+ * being read further up the stack (its FENCE_NEW, if any, came before the
+ * request at hand); a disconnected one has fd -1.
  */
 int fld_fence_of(struct client *c, int fd, struct fl_fence **ret)
 {
 	struct client *maker;
+	uint64_t start;
 	dev_t dev;
 	ino_t ino;
 
@@ -212,7 +215,7 @@ int fld_fence_of(struct client *c, int fd, struct fl_fence **ret)
 		return -ENOENT;
 	if (fl__fence_from_key(dev, ino, ret) == 0)
 		return 0;
-	maker = pool_index_client(dev, ino);
+	maker = fld_pool_index_client(dev, ino);
 	/*
 	 * A client with a DUMP parked is read once it is answered; the
 	 * library sends DUMP only as a round trip, so no FENCE_NEW of its
@@ -220,14 +223,20 @@ int fld_fence_of(struct client *c, int fd, struct fl_fence **ret)
 	 */
 	if (!maker || maker == c || maker->reading || maker->parked)
 		return -ENOENT;
-	/*
-	 * One request at a time, until that FENCE_NEW is handled (the fd
-	 * leaves the index) or nothing is queued: what was queued before the
-	 * fd was passed is finite, and a client that keeps sending cannot
-	 * keep us here.
-	 */
-	while (maker->conn.fd >= 0 && !maker->parked && pool_index_client(dev, ino) == maker)
+	/* One request at a time, until that FENCE_NEW is handled (the fd leaves the index). */
+	start = fl__now_ns();
+	while (maker->conn.fd >= 0 && !maker->parked && !maker->deferred &&
+	       fld_pool_index_client(dev, ino) == maker) {
+		/* Past the budget: the request waits, unless it cannot (then as before). */
+		if (fl__now_ns() - start >= FLD_FENCE_OF_READ_NS &&
+		    fld_defer(c, maker, dev, ino) == 0)
+			return -EINPROGRESS;
 		if (fld_client_readable(maker, 1, 0) == 0)
 			break;
+	}
+	/* A maker that waits itself is read once its own wait is over. */
+	if (maker->conn.fd >= 0 && maker->deferred && fld_pool_index_client(dev, ino) == maker &&
+	    fld_defer(c, maker, dev, ino) == 0)
+		return -EINPROGRESS;
 	return fl__fence_from_key(dev, ino, ret);
 }

@@ -26,6 +26,8 @@ static void sync_client_gone(struct fl_server_conn *conn, void *data)
 
 	/* Steps waiting for its kicks' ends: closed with it, or given back before it went. */
 	fld_kickwait_client_gone(c);
+	/* Its request kept aside goes; those waiting for its queue run again. */
+	fld_defer_client_gone(c);
 	/* Its pooled fds were ours on its behalf. */
 	fld_fds_sub(c, c->pool_count);
 	/* Pooled fds it never used read as the connection's end. */
@@ -607,41 +609,48 @@ static bool op_fence_return(struct fl_server_conn *conn, const struct fl_proto_r
 }
 
 /*
- * The merge of the fences behind @fds[0] and @fds[1] in *@ret (FENCE_MERGE,
+ * The fences behind @fds[0] and @fds[1] in *@a and *@b (references).
+ * Return: 0, -ENOTTY (a is no fence), -ENOENT (b is none) or -EINPROGRESS
+ * (the request waits: fld_fence_of()), with nothing held on error.
+ */
+static int fences_of(struct client *c, const int *fds, struct fl_fence **a, struct fl_fence **b)
+{
+	int r = fld_fence_of(c, fds[0], a);
+
+	if (r < 0)
+		return r == -EINPROGRESS ? r : -ENOTTY;
+	r = fld_fence_of(c, fds[1], b);
+	if (r < 0) {
+		fl_fence_unref(*a);
+		*a = NULL;
+		return r == -EINPROGRESS ? r : -ENOENT;
+	}
+	return 0;
+}
+
+/*
+ * The merge of @a and @b (whose references it drops) in *@ret (FENCE_MERGE,
  * FENCE_MERGE_INTO), with their ids for the trace. @oneway: FENCE_MERGE_INTO,
  * which does not catch up with @c's own counters (fld_shared_fence_points()).
- * Return: 0, -ENOTTY (a is no fence), -ENOENT (b is none) or the merge's
- * error.
+ * Return: 0 or the merge's error.
  */
-static int merge_fds(struct client *c, const int *fds, const char *name, uint32_t flags,
-		     bool oneway, struct fl_fence **ret, uint64_t *ret_ida, uint64_t *ret_idb)
+static int merge_fences(struct client *c, struct fl_fence *a, struct fl_fence *b, const char *name,
+			uint32_t flags, bool oneway, struct fl_fence **ret, uint64_t *ret_ida,
+			uint64_t *ret_idb)
 {
 	const struct client *mine = oneway ? c : NULL;
-	struct fl_fence *a = NULL, *b = NULL;
 	int r;
 
-	*ret = NULL;
-	*ret_ida = *ret_idb = 0;
-	if (fld_fence_of(c, fds[0], &a) < 0)
-		r = -ENOTTY;
-	else if (fld_fence_of(c, fds[1], &b) < 0)
-		r = -ENOENT;
-	else {
-		fld_shared_fence_points(a, false, mine);
-		fld_shared_fence_points(b, false, mine);
-		r = fl_fence_merge(a, b, name, flags, ret);
-		/* The merged fence has a sink of its own, which only we write. */
-		if (r == 0)
-			fld_shared_fence_points(*ret, true, mine);
-	}
-	if (a) {
-		*ret_ida = fl__fence_id(a);
-		fl_fence_unref(a);
-	}
-	if (b) {
-		*ret_idb = fl__fence_id(b);
-		fl_fence_unref(b);
-	}
+	fld_shared_fence_points(a, false, mine);
+	fld_shared_fence_points(b, false, mine);
+	r = fl_fence_merge(a, b, name, flags, ret);
+	/* The merged fence has a sink of its own, which only we write. */
+	if (r == 0)
+		fld_shared_fence_points(*ret, true, mine);
+	*ret_ida = fl__fence_id(a);
+	*ret_idb = fl__fence_id(b);
+	fl_fence_unref(a);
+	fl_fence_unref(b);
 	return r;
 }
 
@@ -649,10 +658,16 @@ static bool op_fence_merge(struct fl_server_conn *conn, const struct fl_proto_re
 {
 	struct client *c = client_of(conn);
 	struct fl_fence *m = NULL;
+	struct fl_fence *a, *b;
 	uint64_t ida, idb;
 	int r, fd = -1;
 
-	r = merge_fds(c, fds, q->u.fence_merge.name, q->u.fence_merge.flags, false, &m, &ida, &idb);
+	r = fences_of(c, fds, &a, &b);
+	if (r == -EINPROGRESS)
+		return true;
+	if (r == 0)
+		r = merge_fences(c, a, b, q->u.fence_merge.name, q->u.fence_merge.flags, false, &m,
+				 &ida, &idb);
 	/*
 	 * A client merges without asking us when the page holds its inputs'
 	 * records (FENCE_MERGE_INTO): one evicted by newer fences, put back,
@@ -687,19 +702,25 @@ static bool op_fence_merge_into(struct fl_server_conn *conn, const struct fl_pro
 	struct client *c = client_of(conn);
 	const struct fl_msg_fence_merge_into *b = &q->u.fence_merge_into;
 	struct fl_fence *m = NULL;
+	struct fl_fence *in_a, *in_b;
 	struct pooled p;
-	uint64_t ida, idb;
+	uint64_t ida = 0, idb = 0;
 	int r;
 
 	if (!c->pool_count || b->slot != c->pool_slot)
 		return fld_reject(c, &q->hdr, -EBADMSG,
 				  "FENCE_MERGE_INTO names a slot it was not given");
+	/* Before the slot is taken: the request may have to run again. */
+	r = fences_of(c, fds, &in_a, &in_b);
+	if (r == -EINPROGRESS)
+		return true;
 	fld_pool_index_del(&c->pool[c->pool_head % FL_PROTO_POOL_MAX]);
 	p = c->pool[c->pool_head % FL_PROTO_POOL_MAX];
 	c->pool_head++;
 	c->pool_count--;
 	c->pool_slot++;
-	r = merge_fds(c, fds, b->name, b->flags, true, &m, &ida, &idb);
+	if (r == 0)
+		r = merge_fences(c, in_a, in_b, b->name, b->flags, true, &m, &ida, &idb);
 	if (r == -ENOTTY)
 		r = -ENOENT;
 	/* The pooled sink was counted already, as FENCE_NEW's. */
@@ -745,7 +766,10 @@ static bool op_fence_info(struct fl_server_conn *conn, const struct fl_proto_req
 	uint32_t first = q->u.fence_info.first, want = q->u.fence_info.max, n;
 	int r;
 
-	if (fld_fence_of(c, fds[0], &f) < 0)
+	r = fld_fence_of(c, fds[0], &f);
+	if (r == -EINPROGRESS)
+		return true;
+	if (r < 0)
 		return fld_reply_status(c, &q->hdr, -ENOTTY);
 	fld_shared_sync_fence(f);
 	/*
@@ -853,8 +877,9 @@ static int set_deadline(struct client *c, int fd, uint64_t deadline_ns)
 	struct fl_fence *f;
 	int r;
 
-	if (fld_fence_of(c, fd, &f) < 0)
-		return -ENOTTY;
+	r = fld_fence_of(c, fd, &f);
+	if (r < 0)
+		return r == -EINPROGRESS ? r : -ENOTTY;
 	/* Points the owner has completed are not told: the kernel skips signalled ones. */
 	fld_shared_sync_fence(f);
 	r = fl_fence_set_deadline(f, deadline_ns);
@@ -868,9 +893,9 @@ static bool op_fence_set_deadline(struct fl_server_conn *conn, const struct fl_p
 				  int *fds)
 {
 	struct client *c = client_of(conn);
+	int r = set_deadline(c, fds[0], q->u.fence_set_deadline.deadline_ns);
 
-	return fld_reply_status(c, &q->hdr,
-				set_deadline(c, fds[0], q->u.fence_set_deadline.deadline_ns));
+	return r == -EINPROGRESS || fld_reply_status(c, &q->hdr, r);
 }
 
 /*
@@ -893,7 +918,10 @@ static bool op_fence_get_deadline(struct fl_server_conn *conn, const struct fl_p
 	struct fl_fence *f;
 	int r;
 
-	if (fld_fence_of(c, fds[0], &f) < 0)
+	r = fld_fence_of(c, fds[0], &f);
+	if (r == -EINPROGRESS)
+		return true;
+	if (r < 0)
 		return fld_reply_status(c, &q->hdr, -ENOTTY);
 	r = fl_fence_get_deadline(f, &rep.value);
 	fl_fence_unref(f);

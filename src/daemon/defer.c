@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Requests about a pooled fd whose FENCE_NEW (or FENCE_MERGE_INTO) its
+ * maker has not had read yet (fld_fence_of()): the answer needs that
+ * request read first, and the maker may have queued anything before it.
+ * Reading the maker's queue inline held up every client for all of it (a
+ * flood of costly one-way requests: 17-31 ms here), so the daemon reads it
+ * only within a budget of its time (FLD_FENCE_OF_READ_NS) and then keeps
+ * the request aside, its bytes and fds, and reads nothing more of its
+ * client until it runs it again: once the maker's queue was found empty
+ * since, FLD_OWNER_READ_MAX more of its requests were read, the fd's
+ * request was read, or the maker is gone. Meanwhile the maker's queue is
+ * read in its own turns, by debt like everyone's, so a flood holds up only
+ * the requests about its own fds, as a step waits for its owner's
+ * (kickwait.c). A client's requests still run in the order it sent them.
+ *
+ * The request runs again from the start, so a handler defers before it
+ * changes anything (fld_fence_of() first, its -EINPROGRESS returned as
+ * is). Waits never form a cycle (each would wait for the other's reads,
+ * which its own wait stops): fld_defer() refuses one that would.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon.h"
+
+struct deferred {
+	struct client *c; /* whose request; a reference */
+	struct client *maker; /* whose queue it waits for; a reference */
+	dev_t dev; /* the pooled fd it asks about */
+	ino_t ino;
+	uint64_t empties, reads; /* the maker's, when it was kept */
+	bool ready;
+	struct fl_proto_request q;
+	int fds[FL_PROTO_MAX_FDS];
+	int nfds;
+	struct deferred *next;
+};
+
+static struct deferred *deferred;
+/* Asked for by fld_defer() during the request at hand, taken by fld_defer_take(). */
+static struct deferred *asked;
+
+int fld_defer(struct client *c, struct client *maker, dev_t dev, ino_t ino)
+{
+	struct deferred *d;
+
+	if (asked || c->deferred || maker == c || maker->conn.fd < 0)
+		return -EBUSY;
+	/* A maker that waits, through others maybe, for @c's reads would wait for ever. */
+	for (struct client *m = maker; m->deferred; m = m->deferred->maker)
+		if (m->deferred->maker == c)
+			return -EDEADLK;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->c = c;
+	d->maker = maker;
+	d->dev = dev;
+	d->ino = ino;
+	d->empties = maker->empties;
+	d->reads = maker->reads;
+	asked = d;
+	return 0;
+}
+
+bool fld_defer_take(struct client *c, const struct fl_proto_request *q, int *fds, int nfds)
+{
+	struct deferred *d = asked;
+
+	if (!d || d->c != c)
+		return false;
+	asked = NULL;
+	d->q = *q;
+	/* Its fds wait with it (a few: its client sends nothing more meanwhile). */
+	for (int k = 0; k < nfds; k++) {
+		d->fds[k] = fds[k];
+		fds[k] = -1;
+	}
+	d->nfds = nfds;
+	atomic_fetch_add(&c->refs, 1);
+	atomic_fetch_add(&d->maker->refs, 1);
+	d->maker->defer_waits++;
+	c->deferred = d;
+	d->next = deferred;
+	deferred = d;
+	return true;
+}
+
+void fld_defer_drop_asked(void)
+{
+	free(asked);
+	asked = NULL;
+}
+
+/* Has @d's maker done what it waits for? */
+static bool defer_done(const struct deferred *d, bool empty)
+{
+	const struct client *m = d->maker;
+
+	return m->conn.fd < 0 || empty || m->empties != d->empties ||
+	       m->reads - d->reads >= FLD_OWNER_READ_MAX ||
+	       fld_pool_index_client(d->dev, d->ino) != m;
+}
+
+void fld_defer_read(struct client *maker, bool empty)
+{
+	if (!maker->defer_waits)
+		return;
+	/* Looked at whatever ended the read: a queue emptied by it may never be reported again. */
+	if (!empty)
+		empty = fld_client_queue_empty(maker);
+	for (struct deferred *d = deferred; d; d = d->next)
+		if (d->maker == maker && !d->ready && defer_done(d, empty))
+			d->ready = true;
+}
+
+bool fld_defer_any_ready(void)
+{
+	for (struct deferred *d = deferred; d; d = d->next)
+		if (d->ready)
+			return true;
+	return false;
+}
+
+/* Unlink @d: its client reads again. */
+static void unlink_deferred(struct deferred *d)
+{
+	for (struct deferred **p = &deferred; *p; p = &(*p)->next)
+		if (*p == d) {
+			*p = d->next;
+			break;
+		}
+	d->c->deferred = NULL;
+	d->maker->defer_waits--;
+}
+
+static void free_deferred(struct deferred *d)
+{
+	for (int k = 0; k < d->nfds; k++)
+		if (d->fds[k] >= 0)
+			fld_close_received(d->c, d->fds[k]);
+	fld_client_unref(d->maker);
+	fld_client_unref(d->c);
+	free(d);
+}
+
+void fld_defer_run(void)
+{
+	/* One at a time from the list's head: running one may keep another, or end a client. */
+	for (;;) {
+		struct deferred *d = deferred;
+
+		while (d && !d->ready)
+			d = d->next;
+		if (!d)
+			return;
+		unlink_deferred(d);
+		if (d->c->conn.fd >= 0)
+			fld_client_rerun(d->c, &d->q, d->fds, d->nfds);
+		free_deferred(d);
+	}
+}
+
+void fld_defer_client_gone(struct client *c)
+{
+	for (struct deferred *d = deferred; d; d = d->next)
+		if (d->maker == c)
+			d->ready = true; /* runs again, and finds the fd no fence */
+	for (struct deferred *d = deferred; d;) {
+		struct deferred *next = d->next;
+
+		if (d->c == c) {
+			unlink_deferred(d);
+			free_deferred(d);
+		}
+		d = next;
+	}
+}
