@@ -1954,6 +1954,13 @@ static int fdpool_sample_begin_locked(enum fl__fdpool_pick *ret_pick, uint64_t *
 		return 0;
 	}
 	*ret_pick = FL_FDPOOL_PICK_POOL;
+	/*
+	 * Not into an empty pool with no fill on its way: the fence waits
+	 * for a fill anyway, and after a sample's fill of one it would leave
+	 * the pool empty, with none asked for ahead (a connection's first).
+	 */
+	if (!conn.pool_count && !conn.fill_per)
+		return 0;
 	r = conn.fill_per ? pool_fill_recv_locked() : 0;
 	/*
 	 * No room for the sample's fd in a full pool: its reply would not fit

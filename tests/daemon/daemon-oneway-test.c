@@ -49,10 +49,10 @@ static pid_t own_daemon(const char *name)
 	/* A call that waited for the stopped daemon fails, instead of hanging. */
 	fl_assert_int_eq(setenv("FENCELINE_REQUEST_TIMEOUT_MS", "2000", 1), 0);
 	/*
-	 * The pool always on: the gate's occasional sample (one fence in 256) makes a fence by
-	 * a round trip that fills nothing ahead, and a warm-up fence so made left the pool empty:
-	 * the call that was to take a pooled fd while the daemon is stopped then waited for it
-	 * (a merge's -ETIMEDOUT, in about 1 of 12 loaded runs of the binary).
+	 * The pool always on: the calls made while the daemon is stopped take pooled fds, and a
+	 * gate that turned the pool off (where it does not pay), or a sample that left it empty
+	 * (daemon-pool-test's a_connections_first_fence_leaves_fds_pooled_ahead), would make them
+	 * wait for the daemon instead (-ETIMEDOUT).
 	 */
 	fl_assert_int_eq(setenv("FENCELINE_POOL_COST", "none", 1), 0);
 	return d;

@@ -72,6 +72,40 @@ static struct fl_introspect_client_stats stats(void)
 	return s;
 }
 
+/*
+ * The pool's gate times about one fence in 256, at random, by a fill of
+ * one fd made for it alone. When that was a connection's first fence, the
+ * pool was left empty with no fill ahead, and the next fence waited for
+ * one (so did a one-way merge, and a test that stopped the daemon then got
+ * -ETIMEDOUT). A first fence is never such a sample: it waits for a fill
+ * anyway. Enough fresh connections that a sample comes up for certain.
+ */
+FL_TEST_TIMEOUT(a_connections_first_fence_leaves_fds_pooled_ahead, 120)
+{
+	enum { CONNECTIONS = 3000 };
+
+	setenv("FENCELINE_POOL_IDLE_MS", "0", 1);
+	for (int i = 0; i < CONNECTIONS; i++) {
+		struct fl_introspect_client_stats before, after;
+		int tl, f1, f2;
+
+		fl_daemon_disconnect();
+		fl_assert_int_eq(fl_timeline_fd_create("first-fence", 0, &tl), 0);
+		fl_assert_int_eq(fl_fence_fd_create(tl, 1, "first", &f1), 0);
+		before = stats();
+		fl_assert_int_eq(fl_fence_fd_create(tl, 2, "second", &f2), 0);
+		after = stats();
+		if (after.pool_waits != before.pool_waits)
+			fl__test_fail(__FILE__, __LINE__,
+				      "connection %d: the second fence waited for the pool", i);
+		close(f1);
+		close(f2);
+		close(tl);
+	}
+	unsetenv("FENCELINE_POOL_IDLE_MS");
+	fl_daemon_disconnect();
+}
+
 FL_TEST(a_loop_making_fences_waits_for_the_pool_only_once)
 {
 	enum { FENCES = 200 };
