@@ -363,6 +363,91 @@ static int flood_hints(int s, uint32_t *seq, const struct flood_fences *f, int m
 	return hints;
 }
 
+/* A raw connection to the test's daemon, HELLO done. */
+static int raw_client(void)
+{
+	int s = raw_connect_to(getenv("FENCELINE_SOCKET"));
+
+	raw_hello(s);
+	return s;
+}
+
+/* A raw connection with HELLO done, and @n pooled fds (slots 0 on) into @pooled. */
+static int raw_pooled_client(uint32_t *seq, int *pooled, uint32_t n)
+{
+	int s = raw_client();
+
+	for (uint32_t i = 0; i < n; i += FL_PROTO_POOL_FILL_MAX) {
+		uint32_t k = n - i < FL_PROTO_POOL_FILL_MAX ? n - i : FL_PROTO_POOL_FILL_MAX;
+
+		raw_pool_fill_ok(s, (*seq)++, k, i, pooled + i);
+	}
+	return s;
+}
+
+/*
+ * A bystander that took some of the daemon's time (100 PINGs), less than
+ * a flood's first turn: served by debt, it comes after a client with none
+ * and before the flooder's next turn.
+ */
+static int bystander_in_debt(void)
+{
+	int by = raw_client();
+
+	for (uint32_t i = 0; i < 100; i++)
+		raw_ping_ok(by, 100 + i);
+	return by;
+}
+
+/*
+ * One-way merges of @f's big fence with itself into @o's pooled slots 0 on,
+ * @max at most (the queue's room), then one of two signalled fences, the
+ * probe: ready once the daemon read it. Return: the probe's slot.
+ */
+static int flood_merges(int o, uint32_t *seq, const struct flood_fences *f, int max)
+{
+	int n = 0;
+
+	while (n < max && try_merge_into(o, *seq, (uint32_t)n, f->big, f->big))
+		n++, (*seq)++;
+	fl_assert(n >= 16);
+	while (!try_merge_into(o, *seq, (uint32_t)n, f->sig, f->sig))
+		fl_assert(!"the flood left no room for the probe");
+	(*seq)++;
+	return n;
+}
+
+/*
+ * Resumes the stopped daemon and takes the bystander's PING reply (seq 1),
+ * then @who's reply to @op (seq 1: a bare success if @body is NULL, else
+ * @size bytes of body into @body), and prints when each came. Fails unless
+ * the bystander was answered before the probe (@probe) was read: before
+ * the flood's end.
+ */
+static void resume_and_time(struct stopped_daemon *sd, int by, int probe, int who, uint32_t op,
+			    void *body, size_t size, int hints, int n, const char *what)
+{
+	uint64_t t0 = fl_test_now_ns(), t1, t2;
+	bool late;
+
+	daemon_resume(sd);
+	fl_assert_int_eq(raw_reply(by, FL_OP_PING, 1), 0);
+	t1 = fl_test_now_ns();
+	late = polls_ready(probe);
+	if (body)
+		raw_reply_body(who, op, 1, body, size);
+	else
+		fl_assert_int_eq(raw_reply(who, op, 1), 0);
+	t2 = fl_test_now_ns();
+	fprintf(stderr,
+		"%d hints and %d merges of %d points queued: the bystander answered after %.2f ms, "
+		"the %s after %.2f ms\n",
+		hints, n, FLOOD_POINTS, (double)(t1 - t0) / 1e6, what, (double)(t2 - t0) / 1e6);
+	if (late)
+		fl__test_fail(__FILE__, __LINE__,
+			      "the bystander waited for the flooder's whole queue");
+}
+
 /*
  * An owner that set its page's oneway_merges and filled its queue with
  * costly one-way requests (deadline hints of a fence of FLOOD_POINTS
@@ -388,58 +473,28 @@ FL_TEST_TIMEOUT(a_flooding_owner_holds_up_only_the_steps_of_its_timeline, 120)
 	struct stopped_daemon sd;
 	uint32_t seq = 2, handle;
 	int o, st, by, tl, memfd, n = 0, hints;
-	uint64_t t0, t1, t2;
 	struct fl_fence_info info;
 	struct fl_msg_hdr ping = { FL_OP_PING, 0, 1, 0 };
 	pid_t d;
-	bool late;
 
 	d = own_daemon("oneway-flood.sock");
 	flood_fences_make(&ff);
 
-	o = raw_connect_to(getenv("FENCELINE_SOCKET"));
-	raw_hello(o);
+	o = raw_pooled_client(&seq, pooled, FLOOD_SLOTS);
 	tl = raw_timeline_create_flags(o, seq++, "flooder", 0, &handle, &memfd);
 	ctr = counter_map(memfd);
 	__atomic_store_n(&ctr->oneway_merges, 1, __ATOMIC_SEQ_CST);
-	for (uint32_t i = 0; i < FLOOD_SLOTS; i += FL_PROTO_POOL_FILL_MAX)
-		raw_pool_fill_ok(o, seq++, FL_PROTO_POOL_FILL_MAX, i, pooled + i);
-	st = raw_connect_to(getenv("FENCELINE_SOCKET"));
-	raw_hello(st);
-	by = raw_connect_to(getenv("FENCELINE_SOCKET"));
-	raw_hello(by);
-	/*
-	 * Some of the daemon's time for the bystander, less than the owner took: served by
-	 * debt, it comes after the stepper and before the owner's next turn.
-	 */
-	for (uint32_t i = 0; i < 100; i++)
-		raw_ping_ok(by, 100 + i);
+	st = raw_client();
+	by = bystander_in_debt();
 
 	daemon_stop(&sd);
 	/* The flood: deadline hints of the big fence in half of the queue; then merges of it. */
 	hints = flood_hints(o, &seq, &ff, 4096);
-	while (n < FLOOD_SLOTS - 1 && try_merge_into(o, seq, (uint32_t)n, ff.big, ff.big))
-		n++, seq++;
-	fl_assert(n >= 16);
-	while (!try_merge_into(o, seq, (uint32_t)n, ff.sig, ff.sig))
-		fl_assert(!"the flood left no room for the last merge");
+	n = flood_merges(o, &seq, &ff, FLOOD_SLOTS - 1);
 	inc.h.seq = 1;
 	raw_send(st, &inc, sizeof(inc), &tl, 1);
 	raw_send(by, &ping, sizeof(ping), NULL, 0);
-	t0 = fl_test_now_ns();
-	daemon_resume(&sd);
-	fl_assert_int_eq(raw_reply(by, FL_OP_PING, 1), 0);
-	t1 = fl_test_now_ns();
-	late = polls_ready(pooled[n]);
-	fl_assert_int_eq(raw_reply(st, FL_OP_TIMELINE_INC, 1), 0);
-	t2 = fl_test_now_ns();
-	fprintf(stderr,
-		"%d hints and %d merges of %d points queued: the bystander answered after %.2f ms, "
-		"the step after %.2f ms\n",
-		hints, n, FLOOD_POINTS, (double)(t1 - t0) / 1e6, (double)(t2 - t0) / 1e6);
-	if (late)
-		fl__test_fail(__FILE__, __LINE__,
-			      "the bystander waited for the owner's whole queue");
+	resume_and_time(&sd, by, pooled[n], st, FL_OP_TIMELINE_INC, NULL, 0, hints, n, "step");
 	/* The step's points are reached for everyone: so is the merge the owner sent before it. */
 	fl_assert(polls_ready(pooled[n]));
 	fl_assert_int_eq(fl_fence_fd_get_status(pooled[n]), FL_STATUS_SIGNALED);
@@ -487,55 +542,28 @@ FL_TEST_TIMEOUT(a_flooding_maker_holds_up_only_requests_about_its_fds, 120)
 	struct fl_msg_hdr ping = { FL_OP_PING, 0, 1, 0 };
 	uint32_t seq = 2, handle;
 	int o, v, by, tl, n = 0, hints, base;
-	uint64_t t0, t1, t2;
 	pid_t d;
-	bool late;
 
 	d = own_daemon("oneway-maker-flood.sock");
 	flood_fences_make(&ff);
 	base = dl_daemon_fd_baseline(d);
-	o = raw_connect_to(getenv("FENCELINE_SOCKET"));
-	raw_hello(o);
+	o = raw_pooled_client(&seq, pooled, FLOOD_SLOTS);
 	tl = raw_timeline_create(o, seq++, "maker", &handle);
-	for (uint32_t i = 0; i < FLOOD_SLOTS; i += FL_PROTO_POOL_FILL_MAX)
-		raw_pool_fill_ok(o, seq++, FL_PROTO_POOL_FILL_MAX, i, pooled + i);
-	v = raw_connect_to(getenv("FENCELINE_SOCKET"));
-	raw_hello(v);
-	by = raw_connect_to(getenv("FENCELINE_SOCKET"));
-	raw_hello(by);
-	/* Served by debt, the bystander comes after the victim and before the maker's next turn. */
-	for (uint32_t i = 0; i < 100; i++)
-		raw_ping_ok(by, 100 + i);
+	v = raw_client();
+	by = bystander_in_debt();
 
 	daemon_stop(&sd);
 	hints = flood_hints(o, &seq, &ff, 4096);
 	/* Slots 0..n-1 merges of the big fence, slot n the probe, slot n + 1 the fence passed on. */
-	while (n < FLOOD_SLOTS - 2 && try_merge_into(o, seq, (uint32_t)n, ff.big, ff.big))
-		n++, seq++;
-	fl_assert(n >= 16);
-	while (!try_merge_into(o, seq, (uint32_t)n, ff.sig, ff.sig))
-		fl_assert(!"the flood left no room for the probe");
-	seq++;
+	n = flood_merges(o, &seq, &ff, FLOOD_SLOTS - 2);
 	raw_send_fence_new(o, seq++, 0, 1, handle, (uint32_t)n + 1);
 	raw_send_fence_info(v, 1, pooled[n + 1]);
 	ping.seq = 2;
 	raw_send(v, &ping, sizeof(ping), NULL, 0);
 	ping.seq = 1;
 	raw_send(by, &ping, sizeof(ping), NULL, 0);
-	t0 = fl_test_now_ns();
-	daemon_resume(&sd);
-	fl_assert_int_eq(raw_reply(by, FL_OP_PING, 1), 0);
-	t1 = fl_test_now_ns();
-	late = polls_ready(pooled[n]);
-	raw_reply_body(v, FL_OP_FENCE_INFO, 1, &rep, sizeof(rep));
-	t2 = fl_test_now_ns();
-	fprintf(stderr,
-		"%d hints and %d merges of %d points queued: the bystander answered after %.2f ms, "
-		"the victim after %.2f ms\n",
-		hints, n, FLOOD_POINTS, (double)(t1 - t0) / 1e6, (double)(t2 - t0) / 1e6);
-	if (late)
-		fl__test_fail(__FILE__, __LINE__,
-			      "the bystander waited for the maker's whole queue");
+	resume_and_time(&sd, by, pooled[n], v, FL_OP_FENCE_INFO, &rep, sizeof(rep), hints, n,
+			"victim");
 	/* Exact: the fence the maker made, and everything the maker sent before it is read. */
 	fl_assert_int_eq(rep.status, FL_STATUS_ACTIVE);
 	fl_assert_int_eq(rep.num_points, 1);
@@ -559,20 +587,6 @@ FL_TEST_TIMEOUT(a_flooding_maker_holds_up_only_requests_about_its_fds, 120)
 	own_daemon_stop(d);
 }
 
-/* A raw connection with HELLO done, and @n pooled fds (slots 0 on) into @pooled. */
-static int raw_pooled_client(uint32_t *seq, int *pooled, uint32_t n)
-{
-	int s = raw_connect_to(getenv("FENCELINE_SOCKET"));
-
-	raw_hello(s);
-	for (uint32_t i = 0; i < n; i += FL_PROTO_POOL_FILL_MAX) {
-		uint32_t k = n - i < FL_PROTO_POOL_FILL_MAX ? n - i : FL_PROTO_POOL_FILL_MAX;
-
-		raw_pool_fill_ok(s, (*seq)++, k, i, pooled + i);
-	}
-	return s;
-}
-
 /*
  * The request kept aside may be one-way: a merge into the victim's own
  * pooled fd of the maker's fd (FENCE_MERGE_INTO), then, from the same
@@ -591,10 +605,8 @@ FL_TEST_TIMEOUT(a_request_kept_aside_keeps_its_clients_order, 120)
 
 	d = own_daemon("oneway-kept-order.sock");
 	flood_fences_make(&ff);
-	o = raw_connect_to(getenv("FENCELINE_SOCKET"));
-	raw_hello(o);
+	o = raw_pooled_client(&seq, mpooled, 2);
 	tl = raw_timeline_create(o, seq++, "maker", &handle);
-	raw_pool_fill_ok(o, seq++, 2, 0, mpooled);
 	v = raw_pooled_client(&vseq, vpooled, 1);
 
 	daemon_stop(&sd);
@@ -642,8 +654,7 @@ FL_TEST_TIMEOUT(requests_kept_aside_never_wait_for_each_other, 120)
 	atl = raw_timeline_create(a, aseq++, "maker-a", &ah);
 	b = raw_pooled_client(&bseq, bpooled, 1);
 	btl = raw_timeline_create(b, bseq++, "maker-b", &bh);
-	by = raw_connect_to(getenv("FENCELINE_SOCKET"));
-	raw_hello(by);
+	by = raw_client();
 
 	daemon_stop(&sd);
 	/* b's flood the longer: a asks first, and waits for b's queue. */
