@@ -281,6 +281,7 @@ int fld_client_readable(struct client *c, int max, uint64_t budget_ns)
 	else {
 		fld_kickwait_read(c, n, empty);
 		fld_defer_read(c, empty);
+		fld_trace_stop_read(c);
 	}
 	now = fl__now_ns();
 	fld_client_debt(c, now);
@@ -351,6 +352,7 @@ void fld_client_rerun(struct client *c, const struct fl_proto_request *q, int *f
 	if (!was) {
 		fld_kickwait_read(c, 1, false);
 		fld_defer_read(c, false);
+		fld_trace_stop_read(c);
 	}
 	now = fl__now_ns();
 	fld_client_debt(c, now);

@@ -314,5 +314,7 @@ void fld_answer_deferred_pings(void);
 
 /* observe.c: the service's end when the daemon exits. */
 void fld_observe_stop(void);
+/* After fld_client_readable() read @k: a parked trace STOP that waited for it may be done. */
+void fld_trace_stop_read(struct client *k);
 
 #endif /* FLD_DAEMON_H */

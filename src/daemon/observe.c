@@ -11,6 +11,8 @@
 #include "util.h"
 
 static struct client *tracer; /* the client whose trace session runs */
+static struct client *stop_parker(void);
+static void stop_unpark(bool answer);
 
 /* The observe service's client_gone: its waits are over, its trace goes with it. */
 static void observe_client_gone(struct fl_server_conn *conn, void *data)
@@ -18,6 +20,11 @@ static void observe_client_gone(struct fl_server_conn *conn, void *data)
 	struct client *c = client_of(conn);
 
 	fld_waits_client_gone(c);
+	/* A STOP it parked goes unanswered; one waiting for its queue waits no more. */
+	if (stop_parker() == c)
+		stop_unpark(false);
+	else
+		fld_trace_stop_read(c);
 	if (tracer == c) {
 		int fd;
 
@@ -320,16 +327,51 @@ static bool op_trace_event(struct fl_server_conn *conn, const struct fl_proto_re
  * a service reported before it signalled a fence (a one-way message on its
  * own connection) must be in the trace of a tracer that saw that fence
  * signalled and then stopped. Whatever happened before the STOP was sent is
- * in a socket's queue by now. A bounded number per client, so a client that
- * keeps sending cannot keep the STOP waiting; the time goes on their debt.
+ * in a socket's queue by now. Those queues are read for TRACE_CATCH_UP_NS
+ * of our time at most; a client with requests still queued after that is
+ * waited for instead, read in its own turns: the STOP is parked (its
+ * tracer read no further) until each such client's queue was found empty
+ * since, TRACE_CATCH_UP_MAX more of its requests were read (one that keeps
+ * sending cannot keep the STOP waiting), or it is gone. So a client that
+ * filled its queue with costly requests holds up the STOP, not every
+ * client (it held them all up for up to TRACE_CATCH_UP_MAX of its
+ * requests). The time goes on their debt.
  */
 #define TRACE_CATCH_UP_MAX 256
+#define TRACE_CATCH_UP_NS  1000000ull
 
+/* The parked STOP: its tracer (a reference) and the clients it waits for (references). */
+static struct {
+	struct client *c;
+	struct fl_msg_hdr hdr;
+	struct stop_wait {
+		struct client *k;
+		uint64_t empties, reads;
+	} * w;
+	unsigned int n;
+} stop;
+
+static struct client *stop_parker(void)
+{
+	return stop.c;
+}
+
+static void stop_wait_drop(unsigned int i)
+{
+	stop.w[i].k->drain_waits--;
+	fld_client_unref(stop.w[i].k);
+	stop.w[i] = stop.w[--stop.n];
+}
+
+/* Read the other clients' queues; those not read through are put in stop.w. */
 static void trace_catch_up(struct client *tracer_c)
 {
 	unsigned int n = 0, cap = fl__server_conn_count(fld_server);
 	struct client **all = calloc(cap ? cap : 1, sizeof(*all));
+	uint64_t start = fl__now_ns();
 
+	stop.n = 0;
+	stop.w = all ? calloc(cap ? cap : 1, sizeof(*stop.w)) : NULL;
 	if (!all)
 		return; /* no memory: the trace has what was read already */
 	/* Refs first: reading one may disconnect it (or another) and change the list. */
@@ -341,20 +383,80 @@ static void trace_catch_up(struct client *tracer_c)
 	}
 	for (unsigned int i = 0; i < n; i++) {
 		struct client *k = all[i];
+		uint64_t spent = fl__now_ns() - start, reads = k->reads, empties = k->empties;
 
-		if (k != tracer_c && k->conn.fd >= 0 && !k->reading && !k->parked)
-			fld_client_readable(k, TRACE_CATCH_UP_MAX, 0);
+		/* Without memory to wait, everyone's TRACE_CATCH_UP_MAX are read at once. */
+		if (k != tracer_c && k->conn.fd >= 0 && !k->reading && !k->parked && !k->deferred &&
+		    (!stop.w || spent < TRACE_CATCH_UP_NS))
+			fld_client_readable(k, TRACE_CATCH_UP_MAX,
+					    stop.w ? TRACE_CATCH_UP_NS - spent : 0);
+		if (stop.w && k != tracer_c && !fld_client_queue_empty(k) &&
+		    k->reads - reads < TRACE_CATCH_UP_MAX) {
+			k->drain_waits++;
+			stop.w[stop.n++] = (struct stop_wait){ k, empties, reads };
+			continue; /* its reference goes with the wait */
+		}
 		fld_client_unref(k);
 	}
 	free(all);
+}
+
+/* The STOP's answer: the trace ends, with what was waited for. */
+static bool trace_stop_answer(struct client *c, const struct fl_msg_hdr *hdr)
+{
+	int r, fd = -1;
+	bool ok;
+
+	/* Waits still going on are part of the picture. */
+	fld_waits_trace_pending();
+	tracer = NULL;
+	r = fld_trace_stop(&fd);
+	fld_publish_all();
+	if (r < 0)
+		return fld_reply_status(c, hdr, r);
+	ok = fld_reply_send(c, hdr, &(struct fl_msg_reply){ 0, 0 }, sizeof(struct fl_msg_reply),
+			    fd);
+	close(fd);
+	return ok;
+}
+
+/* The parked STOP goes: answered (@answer) or not, its waits let go. */
+static void stop_unpark(bool answer)
+{
+	struct client *c = stop.c;
+	uint64_t start = fl__now_ns();
+
+	while (stop.n)
+		stop_wait_drop(stop.n - 1);
+	free(stop.w);
+	stop.w = NULL;
+	stop.c = NULL;
+	c->parked--;
+	if (answer && c->conn.fd >= 0)
+		trace_stop_answer(c, &stop.hdr);
+	fld_client_debt(c, start);
+	c->debt_ns += fl__now_ns() - start;
+	fld_client_unref(c);
+}
+
+void fld_trace_stop_read(struct client *k)
+{
+	for (unsigned int i = 0; stop.c && i < stop.n;) {
+		const struct stop_wait *w = &stop.w[i];
+
+		if (w->k == k && (k->conn.fd < 0 || k->empties != w->empties ||
+				  k->reads - w->reads >= TRACE_CATCH_UP_MAX))
+			stop_wait_drop(i);
+		else
+			i++;
+	}
 }
 
 /* TRACE: one session at a time, owned by the client that started it. */
 static bool op_trace(struct fl_server_conn *conn, const struct fl_proto_request *q, int *fds)
 {
 	struct client *c = client_of(conn);
-	int r, fd = -1;
-	bool ok;
+	int r;
 
 	if (q->u.trace.cmd == FL_TRACE_START) {
 		r = fld_trace_start(c->conn.pid, q->u.trace.max_events, fld_cfg.trace_max_events);
@@ -367,17 +469,17 @@ static bool op_trace(struct fl_server_conn *conn, const struct fl_proto_request 
 	if (tracer != c)
 		return fld_reply_status(c, &q->hdr, fld_tracing ? -EPERM : -ENOENT);
 	trace_catch_up(c);
-	/* Waits still going on are part of the picture. */
-	fld_waits_trace_pending();
-	tracer = NULL;
-	r = fld_trace_stop(&fd);
-	fld_publish_all();
-	if (r < 0)
-		return fld_reply_status(c, &q->hdr, r);
-	ok = fld_reply_send(c, &q->hdr, &(struct fl_msg_reply){ 0, 0 }, sizeof(struct fl_msg_reply),
-			    fd);
-	close(fd);
-	return ok;
+	if (!stop.n) {
+		free(stop.w);
+		stop.w = NULL;
+		return trace_stop_answer(c, &q->hdr);
+	}
+	/* Answered by observe_prepare() once nothing is waited for (fld_trace_stop_read()). */
+	stop.c = c;
+	stop.hdr = q->hdr;
+	c->parked++;
+	atomic_fetch_add(&c->refs, 1);
+	return true;
 }
 
 /* The daemon is exiting: drop the parked DUMPs and the walk, answer the deferred PINGs. */
@@ -392,6 +494,8 @@ void fld_observe_stop(void)
 		free(d);
 	}
 	parked_tail = &parked;
+	if (stop_parker())
+		stop_unpark(false);
 	fld_scan_free(walk);
 	walk = NULL;
 	fld_answer_deferred_pings();
@@ -425,6 +529,9 @@ static int observe_prepare(void *data)
 	if (want_walk && !detector_walk)
 		detector_walk = walks + 1;
 	step = dump_step();
+	/* A parked STOP whose waits are over is answered before the loop waits again. */
+	if (stop_parker() && !stop.n)
+		stop_unpark(true);
 	return check < 0 || (step >= 0 && step < check) ? step : check;
 }
 

@@ -165,33 +165,6 @@ static int raw_fence_create(int sock, uint32_t seq, int tl, uint64_t value)
 	return sv[1];
 }
 
-/* The text of the sealed memfd that comes with the reply to (@op, @seq) (malloc()ed). */
-static char *raw_reply_text(int sock, uint32_t op, uint32_t seq)
-{
-	struct fl_msg_reply rep;
-	int fds[RAW_MAX_FDS];
-	unsigned int n;
-	size_t len = 0, cap = 4096;
-	char *text = malloc(cap);
-	ssize_t got;
-
-	fl_assert(text);
-	fl_assert_int_eq(raw_reply_fds(sock, op, seq, &rep, sizeof(rep), fds, RAW_MAX_FDS, &n), 0);
-	fl_assert_int_eq(n, 1);
-	while ((got = read(fds[0], text + len, cap - len - 1)) > 0) {
-		len += (size_t)got;
-		if (cap - len < 2) {
-			cap *= 2;
-			text = realloc(text, cap);
-			fl_assert(text);
-		}
-	}
-	fl_assert_int_eq(got, 0);
-	text[len] = '\0';
-	close(fds[0]);
-	return text;
-}
-
 /* DUMP with @flags: the text that comes with the reply (malloc()ed). */
 static char *raw_dump(int sock, uint32_t seq, uint32_t flags)
 {
@@ -324,16 +297,6 @@ FL_TEST_TIMEOUT(full_notify_fd_does_not_block_the_daemon, 30)
 }
 
 /* ---- trace caps ---- */
-
-static void raw_send_trace(int sock, uint32_t seq, uint32_t cmd, uint32_t max_events)
-{
-	struct {
-		struct fl_msg_hdr h;
-		struct fl_msg_trace b;
-	} req = { { FL_OP_TRACE, 0, seq, sizeof(struct fl_msg_trace) }, { cmd, max_events } };
-
-	raw_send(sock, &req, sizeof(req), NULL, 0);
-}
 
 /* The unsigned number after "@key": in @json, which must have it. */
 static unsigned long long json_number(const char *json, const char *key)

@@ -458,3 +458,39 @@ void raw_send_dump(int sock, uint32_t seq)
 
 	raw_send(sock, &req, sizeof(req), NULL, 0);
 }
+
+char *raw_reply_text(int sock, uint32_t op, uint32_t seq)
+{
+	struct fl_msg_reply rep;
+	int fds[RAW_MAX_FDS];
+	unsigned int n;
+	size_t len = 0, cap = 4096;
+	char *text = malloc(cap);
+	ssize_t got;
+
+	fl_assert(text);
+	fl_assert_int_eq(raw_reply_fds(sock, op, seq, &rep, sizeof(rep), fds, RAW_MAX_FDS, &n), 0);
+	fl_assert_int_eq(n, 1);
+	while ((got = read(fds[0], text + len, cap - len - 1)) > 0) {
+		len += (size_t)got;
+		if (cap - len < 2) {
+			cap *= 2;
+			text = realloc(text, cap);
+			fl_assert(text);
+		}
+	}
+	fl_assert_int_eq(got, 0);
+	text[len] = '\0';
+	close(fds[0]);
+	return text;
+}
+
+void raw_send_trace(int sock, uint32_t seq, uint32_t cmd, uint32_t max_events)
+{
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_trace b;
+	} req = { { FL_OP_TRACE, 0, seq, sizeof(struct fl_msg_trace) }, { cmd, max_events } };
+
+	raw_send(sock, &req, sizeof(req), NULL, 0);
+}

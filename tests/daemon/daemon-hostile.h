@@ -155,4 +155,10 @@ int count_lines(const char *path, const char *what);
 /* Sends DUMP (no flags), without reading the reply. */
 void raw_send_dump(int sock, uint32_t seq);
 
+/* The text of the sealed memfd that comes with the reply to (@op, @seq) (malloc()ed). */
+char *raw_reply_text(int sock, uint32_t op, uint32_t seq);
+
+/* Sends TRACE @cmd (FL_TRACE_START with @max_events, FL_TRACE_STOP), without reading the reply. */
+void raw_send_trace(int sock, uint32_t seq, uint32_t cmd, uint32_t max_events);
+
 #endif /* FL_TESTS_DAEMON_HOSTILE_H */

@@ -386,15 +386,15 @@ static int raw_pooled_client(uint32_t *seq, int *pooled, uint32_t n)
 }
 
 /*
- * A bystander that took some of the daemon's time (100 PINGs), less than
- * a flood's first turn: served by debt, it comes after a client with none
- * and before the flooder's next turn.
+ * A bystander that took some of the daemon's time (@pings PINGs), less
+ * than a flood's first turn: served by debt, it comes after a client with
+ * less and before the flooder's next turn.
  */
-static int bystander_in_debt(void)
+static int bystander_in_debt(uint32_t pings)
 {
 	int by = raw_client();
 
-	for (uint32_t i = 0; i < 100; i++)
+	for (uint32_t i = 0; i < pings; i++)
 		raw_ping_ok(by, 100 + i);
 	return by;
 }
@@ -418,34 +418,35 @@ static int flood_merges(int o, uint32_t *seq, const struct flood_fences *f, int 
 }
 
 /*
- * Resumes the stopped daemon and takes the bystander's PING reply (seq 1),
- * then @who's reply to @op (seq 1: a bare success if @body is NULL, else
- * @size bytes of body into @body), and prints when each came. Fails unless
- * the bystander was answered before the probe (@probe) was read: before
- * the flood's end.
+ * Resumes the stopped daemon and takes the bystander's PING reply (seq 1).
+ * Fails unless it came before the probe (@probe) was read: before the
+ * flood's end. Return: when the daemon was resumed.
  */
-static void resume_and_time(struct stopped_daemon *sd, int by, int probe, int who, uint32_t op,
-			    void *body, size_t size, int hints, int n, const char *what)
+static uint64_t resume_bystander_first(struct stopped_daemon *sd, int by, int probe, int hints,
+				       int n)
 {
-	uint64_t t0 = fl_test_now_ns(), t1, t2;
+	uint64_t t0 = fl_test_now_ns(), t1;
 	bool late;
 
 	daemon_resume(sd);
 	fl_assert_int_eq(raw_reply(by, FL_OP_PING, 1), 0);
 	t1 = fl_test_now_ns();
 	late = polls_ready(probe);
-	if (body)
-		raw_reply_body(who, op, 1, body, size);
-	else
-		fl_assert_int_eq(raw_reply(who, op, 1), 0);
-	t2 = fl_test_now_ns();
 	fprintf(stderr,
-		"%d hints and %d merges of %d points queued: the bystander answered after %.2f ms, "
-		"the %s after %.2f ms\n",
-		hints, n, FLOOD_POINTS, (double)(t1 - t0) / 1e6, what, (double)(t2 - t0) / 1e6);
+		"%d hints and %d merges of %d points queued: the bystander answered after %.2f "
+		"ms\n",
+		hints, n, FLOOD_POINTS, (double)(t1 - t0) / 1e6);
 	if (late)
 		fl__test_fail(__FILE__, __LINE__,
 			      "the bystander waited for the flooder's whole queue");
+	return t0;
+}
+
+/* After resume_bystander_first() returned @t0: how long @what waited. */
+static void print_wait(uint64_t t0, const char *what)
+{
+	fprintf(stderr, "the %s answered after %.2f ms\n", what,
+		(double)(fl_test_now_ns() - t0) / 1e6);
 }
 
 /*
@@ -462,6 +463,7 @@ static void resume_and_time(struct stopped_daemon *sd, int by, int probe, int wh
  */
 FL_TEST_TIMEOUT(a_flooding_owner_holds_up_only_the_steps_of_its_timeline, 120)
 {
+	uint64_t t0;
 	struct fl_msg_hdr h_inc = { FL_OP_TIMELINE_INC, 0, 0, sizeof(struct fl_msg_timeline_inc) };
 	struct {
 		struct fl_msg_hdr h;
@@ -485,7 +487,7 @@ FL_TEST_TIMEOUT(a_flooding_owner_holds_up_only_the_steps_of_its_timeline, 120)
 	ctr = counter_map(memfd);
 	__atomic_store_n(&ctr->oneway_merges, 1, __ATOMIC_SEQ_CST);
 	st = raw_client();
-	by = bystander_in_debt();
+	by = bystander_in_debt(100);
 
 	daemon_stop(&sd);
 	/* The flood: deadline hints of the big fence in half of the queue; then merges of it. */
@@ -494,7 +496,9 @@ FL_TEST_TIMEOUT(a_flooding_owner_holds_up_only_the_steps_of_its_timeline, 120)
 	inc.h.seq = 1;
 	raw_send(st, &inc, sizeof(inc), &tl, 1);
 	raw_send(by, &ping, sizeof(ping), NULL, 0);
-	resume_and_time(&sd, by, pooled[n], st, FL_OP_TIMELINE_INC, NULL, 0, hints, n, "step");
+	t0 = resume_bystander_first(&sd, by, pooled[n], hints, n);
+	fl_assert_int_eq(raw_reply(st, FL_OP_TIMELINE_INC, 1), 0);
+	print_wait(t0, "step");
 	/* The step's points are reached for everyone: so is the merge the owner sent before it. */
 	fl_assert(polls_ready(pooled[n]));
 	fl_assert_int_eq(fl_fence_fd_get_status(pooled[n]), FL_STATUS_SIGNALED);
@@ -535,6 +539,7 @@ FL_TEST_TIMEOUT(a_flooding_owner_holds_up_only_the_steps_of_its_timeline, 120)
  */
 FL_TEST_TIMEOUT(a_flooding_maker_holds_up_only_requests_about_its_fds, 120)
 {
+	uint64_t t0;
 	static struct flood_fences ff;
 	static int pooled[FLOOD_SLOTS];
 	struct stopped_daemon sd;
@@ -550,7 +555,7 @@ FL_TEST_TIMEOUT(a_flooding_maker_holds_up_only_requests_about_its_fds, 120)
 	o = raw_pooled_client(&seq, pooled, FLOOD_SLOTS);
 	tl = raw_timeline_create(o, seq++, "maker", &handle);
 	v = raw_client();
-	by = bystander_in_debt();
+	by = bystander_in_debt(100);
 
 	daemon_stop(&sd);
 	hints = flood_hints(o, &seq, &ff, 4096);
@@ -562,8 +567,9 @@ FL_TEST_TIMEOUT(a_flooding_maker_holds_up_only_requests_about_its_fds, 120)
 	raw_send(v, &ping, sizeof(ping), NULL, 0);
 	ping.seq = 1;
 	raw_send(by, &ping, sizeof(ping), NULL, 0);
-	resume_and_time(&sd, by, pooled[n], v, FL_OP_FENCE_INFO, &rep, sizeof(rep), hints, n,
-			"victim");
+	t0 = resume_bystander_first(&sd, by, pooled[n], hints, n);
+	raw_reply_body(v, FL_OP_FENCE_INFO, 1, &rep, sizeof(rep));
+	print_wait(t0, "victim");
 	/* Exact: the fence the maker made, and everything the maker sent before it is read. */
 	fl_assert_int_eq(rep.status, FL_STATUS_ACTIVE);
 	fl_assert_int_eq(rep.num_points, 1);
@@ -584,6 +590,76 @@ FL_TEST_TIMEOUT(a_flooding_maker_holds_up_only_requests_about_its_fds, 120)
 	flood_fences_close(&ff);
 	/* The request kept aside, and its fd, went with it. */
 	dl_expect_daemon_fds_back(d, base);
+	own_daemon_stop(d);
+}
+
+/*
+ * A tracer stops its trace while a client's queue holds the flood, then a
+ * TIMELINE_CREATE of a timeline named "flood-traced", and a bystander
+ * pings. The STOP reads the other clients' queues within a budget of our
+ * time, and its reply waits for the rest, read in the flooder's own turns:
+ * the bystander is answered before the flood's probe is read (it waited
+ * for 256 of the flooder's requests, read inside the STOP: 24-41 ms here),
+ * and the trace still has what the flooder sent before the STOP.
+ */
+FL_TEST_TIMEOUT(a_trace_stop_waits_for_a_flooders_queue_alone, 120)
+{
+	static struct flood_fences ff;
+	static int pooled[FLOOD_SLOTS];
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_timeline_create b;
+	} create = { { FL_OP_TIMELINE_CREATE, 0, 0, sizeof(struct fl_msg_timeline_create) },
+		     { "flood-traced", 0, 0 } };
+	struct fl_msg_bind_reply made;
+	struct stopped_daemon sd;
+	uint32_t seq = 2, tseq = 2, create_seq;
+	int fds[RAW_MAX_FDS], o, t, by, n, hints;
+	unsigned int nfds;
+	uint64_t t0;
+	char *text;
+	pid_t d;
+
+	d = own_daemon("oneway-trace-flood.sock");
+	flood_fences_make(&ff);
+	/* The STOP reads the latest connections first: the flooder's before the bystander's. */
+	by = bystander_in_debt(100);
+	o = raw_pooled_client(&seq, pooled, FLOOD_SLOTS);
+	t = raw_client();
+	raw_send_trace(t, tseq, FL_TRACE_START, 4096);
+	fl_assert_int_eq(raw_reply(t, FL_OP_TRACE, tseq++), 0);
+	/* The START's cost forgotten (halved every 100 ms): served by debt, the STOP comes first. */
+	fl_test_sleep_ms(500);
+
+	daemon_stop(&sd);
+	hints = flood_hints(o, &seq, &ff, 4096);
+	n = flood_merges(o, &seq, &ff, FLOOD_SLOTS - 1);
+	create_seq = create.h.seq = seq++;
+	raw_send(o, &create, sizeof(create), NULL, 0);
+	raw_send_trace(t, 1, FL_TRACE_STOP, 0);
+	raw_send(by, &(struct fl_msg_hdr){ FL_OP_PING, 0, 1, 0 }, sizeof(struct fl_msg_hdr), NULL,
+		 0);
+	t0 = resume_bystander_first(&sd, by, pooled[n], hints, n);
+	text = raw_reply_text(t, FL_OP_TRACE, 1);
+	print_wait(t0, "STOP");
+	if (!strstr(text, "flood-traced"))
+		fl__test_fail(__FILE__, __LINE__,
+			      "the trace misses a timeline created before the STOP");
+	free(text);
+	fl_assert_int_eq(raw_reply_fds(o, FL_OP_TIMELINE_CREATE, create_seq, &made, sizeof(made),
+				       fds, RAW_MAX_FDS, &nfds),
+			 0);
+	close_fds(fds, nfds);
+	raw_ping_ok(t, tseq++);
+	raw_ping_ok(o, seq++);
+	raw_ping_ok(by, 2);
+
+	close(by);
+	close(t);
+	close(o);
+	for (int i = 0; i < FLOOD_SLOTS; i++)
+		close(pooled[i]);
+	flood_fences_close(&ff);
 	own_daemon_stop(d);
 }
 
