@@ -119,7 +119,6 @@ struct watch {
 	unsigned int seq; /* conn.watch_ended takes it when the thread ends unfreed */
 	atomic_bool stop; /* conn is letting go: exit without taking conn.rpc.lock */
 	atomic_bool done; /* the thread has finished (the connection hung up) */
-	atomic_int started; /* 1 once the thread runs watch_main(): its start is waited for */
 	atomic_int conn_fd; /* a copy of the connection; -1 once @kick_fd tells the same */
 	int stop_fd; /* eventfd: wakes the thread to look at @stop (and @kick_fd) */
 	/*
@@ -583,8 +582,6 @@ static void *watch_main(void *arg)
 	unsigned int idle_ticks = 0, ticks_to_idle = (conn.idle_ms + tick - 1) / tick;
 	bool hung_up = false, locked;
 
-	atomic_store(&w->started, 1);
-	fl__futex_wake_all(&w->started);
 	pthread_setname_np(pthread_self(), "fl-conn-watch");
 
 	while (!atomic_load(&w->stop)) {
@@ -771,15 +768,6 @@ static int watch_start_kick_locked(int kick)
 		watch_free(w);
 		return -r;
 	}
-	/*
-	 * Started before we return: a thread's start allocates (the C
-	 * library's, a sanitizer's), and an allocator without fork handlers
-	 * (gcc 12's ASan) left its lock taken in a child forked right then,
-	 * whose first allocation then hung (seen in the client-hostile test
-	 * that forks while the watcher runs, about 1 run in 65 under load).
-	 */
-	while (!atomic_load(&w->started))
-		(void)fl__futex_wait(&w->started, 0, -1);
 	conn.watch = w;
 	return 0;
 }

@@ -54,14 +54,36 @@ void fl__futex_wake_all(atomic_int *word)
 	syscall(SYS_futex, (int *)word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
+/* What a thread started by fl__thread_start() runs first. */
+struct thread_start {
+	void *(*fn)(void *);
+	void *arg;
+	atomic_int started;
+};
+
+static void *thread_trampoline(void *data)
+{
+	struct thread_start *t = data;
+	void *(*fn)(void *) = t->fn;
+	void *arg = t->arg;
+
+	/* @t is the starter's, on its stack: not touched after this (a late wake is harmless). */
+	atomic_store(&t->started, 1);
+	fl__futex_wake_all(&t->started);
+	return fn(arg);
+}
+
 int fl__thread_start(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
+	struct thread_start t = { fn, arg, 0 };
 	sigset_t all, old;
 	int r;
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = pthread_create(thread, attr, fn, arg);
+	r = pthread_create(thread, attr, thread_trampoline, &t);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	while (r == 0 && !atomic_load(&t.started))
+		(void)fl__futex_wait(&t.started, 0, -1);
 	return r;
 }

@@ -146,7 +146,12 @@ void fl__fd_grow(unsigned int target);
 
 /*
  * pthread_create() with every signal blocked in the new thread, so that the
- * application's signal handlers never run on a fenceline thread.
+ * application's signal handlers never run on a fenceline thread; returns
+ * once the thread runs @fn. A thread's start allocates (the C library's, a
+ * sanitizer's), and an allocator without fork handlers (gcc 12's ASan)
+ * left its lock taken in a child the program forked right then, whose
+ * first allocation hung (the client-hostile test that forks while the
+ * library's watcher runs, about 1 run in 45 under load).
  */
 #include <pthread.h>
 int fl__thread_start(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
