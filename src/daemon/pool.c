@@ -223,6 +223,14 @@ int fld_fence_of(struct client *c, int fd, struct fl_fence **ret)
 	 */
 	if (!maker || maker == c || maker->reading || maker->parked)
 		return -ENOENT;
+	/*
+	 * Others wait for that queue already (or the maker waits itself):
+	 * this request waits with them, rather than read it for its own 1 ms
+	 * (many victims of one flood would add up to as many).
+	 */
+	if ((maker->deferred || maker->defer_waits) && maker->conn.fd >= 0 &&
+	    fld_defer(c, maker, dev, ino) == 0)
+		return -EINPROGRESS;
 	/* One request at a time, until that FENCE_NEW is handled (the fd leaves the index). */
 	start = fl__now_ns();
 	while (maker->conn.fd >= 0 && !maker->parked && !maker->deferred &&
@@ -234,9 +242,5 @@ int fld_fence_of(struct client *c, int fd, struct fl_fence **ret)
 		if (fld_client_readable(maker, 1, 0) == 0)
 			break;
 	}
-	/* A maker that waits itself is read once its own wait is over. */
-	if (maker->conn.fd >= 0 && maker->deferred && fld_pool_index_client(dev, ino) == maker &&
-	    fld_defer(c, maker, dev, ino) == 0)
-		return -EINPROGRESS;
 	return fl__fence_from_key(dev, ino, ret);
 }

@@ -546,7 +546,7 @@ FL_TEST_TIMEOUT(a_flooding_maker_holds_up_only_requests_about_its_fds, 120)
 	struct fl_msg_info_reply rep;
 	struct fl_msg_hdr ping = { FL_OP_PING, 0, 1, 0 };
 	uint32_t seq = 2, handle;
-	int o, v, by, tl, n = 0, hints, base;
+	int o, v, v2, by, tl, n = 0, hints, base;
 	pid_t d;
 
 	d = own_daemon("oneway-maker-flood.sock");
@@ -555,6 +555,7 @@ FL_TEST_TIMEOUT(a_flooding_maker_holds_up_only_requests_about_its_fds, 120)
 	o = raw_pooled_client(&seq, pooled, FLOOD_SLOTS);
 	tl = raw_timeline_create(o, seq++, "maker", &handle);
 	v = raw_client();
+	v2 = raw_client();
 	by = bystander_in_debt(100);
 
 	daemon_stop(&sd);
@@ -563,6 +564,8 @@ FL_TEST_TIMEOUT(a_flooding_maker_holds_up_only_requests_about_its_fds, 120)
 	n = flood_merges(o, &seq, &ff, FLOOD_SLOTS - 2);
 	raw_send_fence_new(o, seq++, 0, 1, handle, (uint32_t)n + 1);
 	raw_send_fence_info(v, 1, pooled[n + 1]);
+	/* A second victim waits with the first, and does not read the maker's queue again. */
+	raw_send_fence_info(v2, 1, pooled[n + 1]);
 	ping.seq = 2;
 	raw_send(v, &ping, sizeof(ping), NULL, 0);
 	ping.seq = 1;
@@ -575,6 +578,9 @@ FL_TEST_TIMEOUT(a_flooding_maker_holds_up_only_requests_about_its_fds, 120)
 	fl_assert_int_eq(rep.num_points, 1);
 	fl_assert(polls_ready(pooled[n]));
 	fl_assert_int_eq(fl_fence_fd_get_status(pooled[n]), FL_STATUS_SIGNALED);
+	raw_reply_body(v2, FL_OP_FENCE_INFO, 1, &rep, sizeof(rep));
+	fl_assert_int_eq(rep.status, FL_STATUS_ACTIVE);
+	fl_assert_int_eq(rep.num_points, 1);
 	/* What the victim sent after it is answered after it. */
 	fl_assert_int_eq(raw_reply(v, FL_OP_PING, 2), 0);
 	raw_ping_ok(v, 3);
@@ -583,6 +589,7 @@ FL_TEST_TIMEOUT(a_flooding_maker_holds_up_only_requests_about_its_fds, 120)
 
 	close(by);
 	close(v);
+	close(v2);
 	close(o);
 	close(tl);
 	for (int i = 0; i < FLOOD_SLOTS; i++)
