@@ -200,7 +200,7 @@ void fld_pool_index_del(struct pooled *p);
 void fld_pooled_drop(struct pooled *p, int status);
 int fld_adopt(struct client *c, struct fl_fence *f, int *fds);
 int fld_fence_fd_new(struct client *c, struct fl_fence *f, int *ret_fd);
-bool fld_reply_fence_fd(struct client *c, const struct fl_msg_hdr *req, int r, int fd);
+bool fld_reply_fd(struct client *c, const struct fl_msg_hdr *req, int r, int fd);
 /*
  * fld_fence_of() - the fence behind @fd, sent by @c, in *@ret (a reference)
  *

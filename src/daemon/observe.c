@@ -50,7 +50,6 @@ static bool dump_answer(struct client *c, const struct fl_msg_hdr *hdr, uint32_t
 	struct fld_client_info *infos = calloc(nclients ? nclients : 1, sizeof(*infos));
 	size_t n = 0;
 	int r, fd = -1;
-	bool ok;
 
 	if (flags & FL_DUMP_DEADLOCKS) {
 		free(infos);
@@ -68,12 +67,7 @@ static bool dump_answer(struct client *c, const struct fl_msg_hdr *hdr, uint32_t
 	r = fld_dump_write(flags & FL_DUMP_JSON, flags & FL_DUMP_FDS, (pid_t)pid, infos, n,
 			   fld_owner_of, NULL, scan, &fd);
 	free(infos);
-	if (r < 0)
-		return fld_reply_status(c, hdr, r);
-	ok = fld_reply_send(c, hdr, &(struct fl_msg_reply){ 0, 0 }, sizeof(struct fl_msg_reply),
-			    fd);
-	close(fd);
-	return ok;
+	return fld_reply_fd(c, hdr, r, fd);
 }
 
 /*
@@ -196,16 +190,10 @@ static bool op_dump(struct client *c, const struct fl_proto_request *q)
 {
 	struct parked_dump *d;
 	int r, fd = -1;
-	bool ok;
 
 	if (q->u.dump.flags & FL_DUMP_HEAPS) {
 		r = fl__server_dump(fld_server, "heap", q->u.dump.flags, &fd);
-		if (r < 0)
-			return fld_reply_status(c, &q->hdr, r);
-		ok = fld_reply_send(c, &q->hdr, &(struct fl_msg_reply){ 0, 0 },
-				    sizeof(struct fl_msg_reply), fd);
-		close(fd);
-		return ok;
+		return fld_reply_fd(c, &q->hdr, r, fd);
 	}
 	d = malloc(sizeof(*d));
 	if (!d)
@@ -231,7 +219,6 @@ static bool view_answer(struct client *c, const struct fl_msg_hdr *hdr, uint32_t
 	size_t len = 0;
 	int r, fd = -1;
 	FILE *out;
-	bool ok;
 
 	/* Owned timelines' values, as the report shows them, are caught up first. */
 	fld_shared_sync_all();
@@ -247,12 +234,7 @@ static bool view_answer(struct client *c, const struct fl_msg_hdr *hdr, uint32_t
 	if (r == 0)
 		r = fld_memfd_sealed(text, len, &fd);
 	free(text);
-	if (r < 0)
-		return fld_reply_status(c, hdr, r);
-	ok = fld_reply_send(c, hdr, &(struct fl_msg_reply){ 0, 0 }, sizeof(struct fl_msg_reply),
-			    fd);
-	close(fd);
-	return ok;
+	return fld_reply_fd(c, hdr, r, fd);
 }
 
 static bool op_dump_view(struct client *c, const struct fl_proto_request *q)
@@ -405,19 +387,13 @@ static void trace_catch_up(struct client *tracer_c)
 static bool trace_stop_answer(struct client *c, const struct fl_msg_hdr *hdr)
 {
 	int r, fd = -1;
-	bool ok;
 
 	/* Waits still going on are part of the picture. */
 	fld_waits_trace_pending();
 	tracer = NULL;
 	r = fld_trace_stop(&fd);
 	fld_publish_all();
-	if (r < 0)
-		return fld_reply_status(c, hdr, r);
-	ok = fld_reply_send(c, hdr, &(struct fl_msg_reply){ 0, 0 }, sizeof(struct fl_msg_reply),
-			    fd);
-	close(fd);
-	return ok;
+	return fld_reply_fd(c, hdr, r, fd);
 }
 
 /* The parked STOP goes: answered (@answer) or not, its waits let go. */

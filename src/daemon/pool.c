@@ -180,8 +180,8 @@ int fld_fence_fd_new(struct client *c, struct fl_fence *f, int *ret_fd)
 	return r;
 }
 
-/* The reply to a request that made a fence fd: the status, with the fd on success. */
-bool fld_reply_fence_fd(struct client *c, const struct fl_msg_hdr *req, int r, int fd)
+/* The reply to a request that made an fd (a fence's, a dump's, a trace's): the status, with the fd on success (closed here). */
+bool fld_reply_fd(struct client *c, const struct fl_msg_hdr *req, int r, int fd)
 {
 	struct fl_msg_reply ok = { 0, 0 };
 	bool alive;

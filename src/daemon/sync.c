@@ -685,7 +685,7 @@ static bool op_fence_merge(struct fl_server_conn *conn, const struct fl_proto_re
 			fld_trace_fence_new(c->conn.pid, m, "merge", ida, idb);
 		fl_fence_unref(m);
 	}
-	return fld_reply_fence_fd(c, &q->hdr, r, fd);
+	return fld_reply_fd(c, &q->hdr, r, fd);
 }
 
 /*
@@ -868,7 +868,7 @@ static bool op_fence_import(struct fl_server_conn *conn, const struct fl_proto_r
 			fld_trace_fence_new(c->conn.pid, f, "import", 0, 0);
 		fl_fence_unref(f);
 	}
-	return fld_reply_fence_fd(c, &q->hdr, r, fd);
+	return fld_reply_fd(c, &q->hdr, r, fd);
 }
 
 /* A deadline for the fence behind @fd (FENCE_SET_DEADLINE, FENCE_HINT_DEADLINE). */
