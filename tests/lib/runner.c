@@ -81,6 +81,13 @@ static void symbolizer_warm_up(void)
 	__sanitizer_symbolize_pc(__builtin_return_address(0), "%p %F %L", name, sizeof(name));
 }
 
+#else
+static void symbolizer_warm_up(void)
+{
+}
+#endif
+
+#if FL_TEST_UNDER_TSAN || FL_TEST_UNDER_ASAN
 /* Is every other thread of this process asleep in the kernel (state S)? */
 static bool other_threads_asleep(void)
 {
@@ -116,11 +123,12 @@ static bool other_threads_asleep(void)
 }
 
 /*
- * The ThreadSanitizer runtimes of gcc 12 and clang 14 do not lock their
- * allocator around fork(): a child forked while another thread held one of
- * its size classes' locks (a thread allocating, or ending and giving its
- * cache back) hangs for ever the first time one of its threads needs that
- * class. The tests fork beside fenceline's threads on purpose; a fork
+ * The ThreadSanitizer and AddressSanitizer runtimes of gcc 12 and clang 14
+ * do not lock their allocator around fork(): a child forked while another
+ * thread held one of its size classes' locks (a thread allocating, or
+ * ending and giving its cache back) hangs for ever the first time one of
+ * its threads needs that class (under ASan: a test that forked its owner
+ * right after the library's watcher went idle, in CI, no output for 60 s). The tests fork beside fenceline's threads on purpose; a fork
  * waits here (200 ms at most) until the process's other threads sleep.
  * Registered before the library's own handler, so that it runs after it
  * (prepare handlers run in reverse order), with the library's connection
@@ -137,10 +145,6 @@ static void fork_quiesce_install(void)
 	pthread_atfork(fork_quiesce, NULL, NULL);
 }
 #else
-static void symbolizer_warm_up(void)
-{
-}
-
 static void fork_quiesce_install(void)
 {
 }

@@ -106,6 +106,18 @@ void fl__test_wait_fds_back(const char *file, int line, const struct fl_test_fd_
 #define FL_TEST_UNDER_TSAN 0
 #endif
 
+/* 1 in an AddressSanitizer build (gcc or clang), else 0. */
+#if defined(__SANITIZE_ADDRESS__)
+#define FL_TEST_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FL_TEST_UNDER_ASAN 1
+#endif
+#endif
+#ifndef FL_TEST_UNDER_ASAN
+#define FL_TEST_UNDER_ASAN 0
+#endif
+
 #define fl_assert(cond)                                                                   \
 	do {                                                                              \
 		if (!(cond))                                                              \
