@@ -14,6 +14,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1656,6 +1657,23 @@ static void part_deadlocks_view(void)
 	target("ratio_daemon_ping_p99_deadlocks_flood_over_target", "<=", 1.0);
 }
 
+/*
+ * FL_BENCH_DAEMON_PARTS=wake,oneway runs only those parts of the section
+ * (a developer's knob: the targets need the whole section).
+ */
+static bool want_part(const char *name)
+{
+	const char *list = getenv("FL_BENCH_DAEMON_PARTS");
+	size_t n = strlen(name);
+
+	if (!list || !*list)
+		return true;
+	for (const char *p = list; (p = strstr(p, name)); p += n)
+		if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
+			return true;
+	return false;
+}
+
 void fl__bench_daemon(void)
 {
 	int pid;
@@ -1666,16 +1684,26 @@ void fl__bench_daemon(void)
 	fl__bench_comment("daemon pid %d, socket in %s", pid, sock_dir);
 	/* Memory first, while the daemon's heap is fresh: later parts leave
 	 * freed memory behind that new fences would reuse unseen. */
-	part_memory(pid);
-	part_create();
-	part_status();
-	part_requests();
-	fl__bench_daemon_oneway();
-	part_wake();
-	part_throughput(pid);
-	part_fairness();
-	part_bogus_fds();
-	part_deadlocks_view();
+	if (want_part("memory"))
+		part_memory(pid);
+	if (want_part("create"))
+		part_create();
+	if (want_part("status"))
+		part_status();
+	if (want_part("requests"))
+		part_requests();
+	if (want_part("oneway"))
+		fl__bench_daemon_oneway();
+	if (want_part("wake"))
+		part_wake();
+	if (want_part("throughput"))
+		part_throughput(pid);
+	if (want_part("fairness"))
+		part_fairness();
+	if (want_part("bogus"))
+		part_bogus_fds();
+	if (want_part("deadlocks"))
+		part_deadlocks_view();
 	fl__bench_out("daemon_rss_end", (double)status_kib(pid, "VmRSS") / 1024.0, "MiB");
 	fl__bench_outf((double)fl__bench_proc_fds(pid), "fds", "daemon_fds_end");
 	daemon_cleanup();

@@ -66,7 +66,10 @@ struct fl_server *fld_server;
 #define DISPATCH_PUT_OFF_MAX 8
 /* This pass left requests unread (a turn or the round ran out). */
 static bool served_in_part;
-/* fl__fence_pipe_ends_checks() when this turn began: a request that looked spares the loop its look. */
+/*
+ * fl__fence_pipe_ends_checks() when this turn began: a request that
+ * looked spares the loop its look.
+ */
 static unsigned int ends_checks;
 static unsigned int dispatch_put_off;
 
@@ -247,6 +250,7 @@ static bool shed_out_of_fds(struct client *c, const unsigned char *buf, ssize_t 
 
 static int client_read_some(struct client *c, int max, uint64_t start, uint64_t budget_ns,
 			    bool *empty);
+static void queue_read(struct client *c, int n, bool empty);
 
 /* @c's debt now: halved for every half-life gone by since it was last updated. */
 uint64_t fld_client_debt(struct client *c, uint64_t now)
@@ -259,10 +263,10 @@ uint64_t fld_client_debt(struct client *c, uint64_t now)
 }
 
 /*
- * Read and handle up to @max requests, or until they took @budget_ns of
- * the loop's time (0: no limit); the time goes on the client's debt.
+ * Read and handle up to @max of @c's requests, or until they took
+ * @budget_ns of the loop's time (0: no limit); the time goes on the
+ * client's debt. Return: how many were read, 0 when none was queued.
  */
-/* Handle up to @max of @c's requests (within @budget_ns, 0: any time). Return: 0 when none was queued. */
 int fld_client_readable(struct client *c, int max, uint64_t budget_ns)
 {
 	bool was = c->reading, empty = false;
@@ -278,15 +282,43 @@ int fld_client_readable(struct client *c, int max, uint64_t budget_ns)
 	/* Read further up the stack: that read ends later, and looks then. */
 	if (was)
 		c->reads += (uint64_t)n;
-	else {
-		fld_kickwait_read(c, n, empty);
-		fld_defer_read(c, empty);
-		fld_trace_stop_read(c);
-	}
+	else
+		queue_read(c, n, empty);
 	now = fl__now_ns();
 	fld_client_debt(c, now);
 	c->debt_ns += now - start;
 	return n;
+}
+
+struct fld_queue_mark fld_queue_mark(const struct client *c)
+{
+	return (struct fld_queue_mark){ c->empties, c->reads };
+}
+
+bool fld_queue_passed(const struct client *c, struct fld_queue_mark m, uint64_t max)
+{
+	return c->conn.fd < 0 || c->empties != m.empties || c->reads - m.reads >= max;
+}
+
+/*
+ * After @n of @c's requests were read, not further up the stack (@empty:
+ * the read stopped at an empty queue): the waits for its queue may be over.
+ */
+static void queue_read(struct client *c, int n, bool empty)
+{
+	c->reads += (uint64_t)n;
+	if (!c->queue_waits)
+		return;
+	/*
+	 * Looked at whatever ended the read (a turn's end, a parked DUMP, a
+	 * request kept aside): a queue emptied by it may never be reported
+	 * readable again.
+	 */
+	if (empty || fld_client_queue_empty(c))
+		c->empties++;
+	fld_kickwait_read(c);
+	fld_defer_read(c);
+	fld_trace_stop_read(c);
 }
 
 bool fld_client_queue_empty(const struct client *c)
@@ -349,11 +381,8 @@ void fld_client_rerun(struct client *c, const struct fl_proto_request *q, int *f
 	fld_kickwait_restore(&st);
 	c->reading = was;
 	/* A read of @c's requests, for whoever waits for its queue. */
-	if (!was) {
-		fld_kickwait_read(c, 1, false);
-		fld_defer_read(c, false);
-		fld_trace_stop_read(c);
-	}
+	if (!was)
+		queue_read(c, 1, false);
 	now = fl__now_ns();
 	fld_client_debt(c, now);
 	c->debt_ns += now - start;

@@ -80,18 +80,17 @@ struct client {
 	bool kick_unread; /* it said FL_KICK_ACK_GONE, and has had no kick pipe since */
 	bool reading; /* its requests are being handled, further up the stack */
 	/*
-	 * Steps of other clients whose replies wait for its queue to be read
-	 * (kickwait.c, fld_kickwait_drain()), how many of its requests were
-	 * read, and (counted while such steps wait) how often its queue was
-	 * found empty.
+	 * Waits for its queue to be read (struct fld_queue_mark): other
+	 * clients' steps (kickwait.c), requests kept aside (defer.c) and a
+	 * trace's STOP (observe.c); how many of its requests were read, and
+	 * (counted while anyone waits) how often its queue was found empty.
 	 */
-	unsigned int drain_waits;
+	unsigned int queue_waits;
 	uint64_t reads, empties;
 	uint64_t debt_ns, debt_at_ns; /* loop time it took recently, as of debt_at_ns */
 	unsigned int parked; /* DUMPs waiting for a walk of /proc (see dump_step()) */
-	/* Its request kept aside (defer.c), which stops its reading; others' waiting for its queue. */
+	/* Its request kept aside (defer.c), which stops its reading. */
 	struct deferred *deferred;
-	unsigned int defer_waits;
 };
 
 /* The quotas (limits.c), for fld_log_quota(). */
@@ -165,6 +164,26 @@ uint64_t fld_client_debt(struct client *c, uint64_t now);
 int fld_client_readable(struct client *c, int max, uint64_t budget_ns);
 /* Nothing is queued on @c's connection (or it is gone): one ioctl(SIOCINQ). */
 bool fld_client_queue_empty(const struct client *c);
+/*
+ * A point in a client's stream of requests, for the three waits until
+ * what it had queued by then is read, in its own turns: another client's
+ * step (kickwait.c), a request kept aside (defer.c) and a trace's STOP
+ * (observe.c). A wait counts itself in the client's queue_waits while it
+ * holds a mark: only then does a read of the client look whether it left
+ * the queue empty. After each read of a client (not one further up the
+ * stack) conn.c tells the three (fld_kickwait_read(), fld_defer_read(),
+ * fld_trace_stop_read()).
+ */
+struct fld_queue_mark {
+	uint64_t empties, reads;
+};
+struct fld_queue_mark fld_queue_mark(const struct client *c);
+/*
+ * Whether what @c had queued at @m is read: its queue was found empty
+ * since (while a wait was counted), @max more of its requests were read
+ * (one that keeps sending cannot keep a wait going), or @c is gone.
+ */
+bool fld_queue_passed(const struct client *c, struct fld_queue_mark m, uint64_t max);
 /* Run @c's request @q again (defer.c), with its @nfds @fds (closed after, set to -1). */
 void fld_client_rerun(struct client *c, const struct fl_proto_request *q, int *fds, int nfds);
 /* Close an fd @c sent us, as its requests' fds are closed (received.c). */
@@ -176,7 +195,10 @@ void fld_close_received(struct client *c, int fd);
  */
 #define FLD_OWNER_READ_MAX 1024
 
-/* limits.c: peers, the quotas of daemon fds (fds_*) and of objects, the release callbacks of the core. */
+/*
+ * limits.c: peers, the quotas of daemon fds (fds_*) and of objects, the
+ * release callbacks of the core.
+ */
 struct peer *fld_peer_get(bool is_uid, unsigned int id);
 void fld_client_unref(struct client *c);
 unsigned int fld_room_of(const struct peer *p, unsigned int max);
@@ -194,7 +216,10 @@ void fld_release_fence(void *owner);
 void fld_release_timeline(void *owner);
 bool fld_uid_allowed(uid_t uid);
 
-/* pool.c: pooled fds and their index, adopting a client's fds, making ours, @c's fence behind @fd. */
+/*
+ * pool.c: pooled fds and their index, adopting a client's fds, making
+ * ours, @c's fence behind @fd.
+ */
 void fld_pool_index_add(struct client *c, struct pooled *p);
 void fld_pool_index_del(struct pooled *p);
 void fld_pooled_drop(struct pooled *p, int status);
@@ -227,7 +252,7 @@ struct client *fld_pool_index_client(dev_t dev, ino_t ino);
 int fld_defer(struct client *c, struct client *maker, dev_t dev, ino_t ino);
 bool fld_defer_take(struct client *c, const struct fl_proto_request *q, int *fds, int nfds);
 void fld_defer_drop_asked(void);
-void fld_defer_read(struct client *maker, bool empty);
+void fld_defer_read(struct client *maker);
 bool fld_defer_any_ready(void);
 void fld_defer_run(void);
 void fld_defer_client_gone(struct client *c);
@@ -285,7 +310,7 @@ struct fld_kickwait_step {
 	struct client *stepping, *owner;
 	uint64_t seq;
 	bool drain;
-	uint64_t empties, reads;
+	struct fld_queue_mark mark;
 };
 void fld_kickwait_save(struct fld_kickwait_step *st);
 void fld_kickwait_restore(const struct fld_kickwait_step *st);
@@ -303,7 +328,7 @@ void fld_kickwait_ack(struct client *c, uint64_t count);
  */
 void fld_kickwait_drain(struct client *owner);
 /* After fld_client_readable() read @c: the steps waiting for @c's queue it lets go. */
-void fld_kickwait_read(struct client *c, int n, bool empty);
+void fld_kickwait_read(struct client *c);
 void fld_kickwait_client_gone(struct client *c);
 void fld_given_done(void *owner, uint64_t slot, int status, uint64_t ts);
 void fld_owner_end_closed(struct fl_fence *f);

@@ -30,7 +30,7 @@ struct deferred {
 	struct client *maker; /* whose queue it waits for; a reference */
 	dev_t dev; /* the pooled fd it asks about */
 	ino_t ino;
-	uint64_t empties, reads; /* the maker's, when it was kept */
+	struct fld_queue_mark mark; /* the maker's, when it was kept */
 	bool ready;
 	struct fl_proto_request q;
 	int fds[FL_PROTO_MAX_FDS];
@@ -59,8 +59,7 @@ int fld_defer(struct client *c, struct client *maker, dev_t dev, ino_t ino)
 	d->maker = maker;
 	d->dev = dev;
 	d->ino = ino;
-	d->empties = maker->empties;
-	d->reads = maker->reads;
+	d->mark = fld_queue_mark(maker);
 	asked = d;
 	return 0;
 }
@@ -81,7 +80,7 @@ bool fld_defer_take(struct client *c, const struct fl_proto_request *q, int *fds
 	d->nfds = nfds;
 	atomic_fetch_add(&c->refs, 1);
 	atomic_fetch_add(&d->maker->refs, 1);
-	d->maker->defer_waits++;
+	d->maker->queue_waits++;
 	c->deferred = d;
 	d->next = deferred;
 	deferred = d;
@@ -95,24 +94,16 @@ void fld_defer_drop_asked(void)
 }
 
 /* Has @d's maker done what it waits for? */
-static bool defer_done(const struct deferred *d, bool empty)
+static bool defer_done(const struct deferred *d)
 {
-	const struct client *m = d->maker;
-
-	return m->conn.fd < 0 || empty || m->empties != d->empties ||
-	       m->reads - d->reads >= FLD_OWNER_READ_MAX ||
-	       fld_pool_index_client(d->dev, d->ino) != m;
+	return fld_queue_passed(d->maker, d->mark, FLD_OWNER_READ_MAX) ||
+	       fld_pool_index_client(d->dev, d->ino) != d->maker;
 }
 
-void fld_defer_read(struct client *maker, bool empty)
+void fld_defer_read(struct client *maker)
 {
-	if (!maker->defer_waits)
-		return;
-	/* Looked at whatever ended the read: a queue emptied by it may never be reported again. */
-	if (!empty)
-		empty = fld_client_queue_empty(maker);
 	for (struct deferred *d = deferred; d; d = d->next)
-		if (d->maker == maker && !d->ready && defer_done(d, empty))
+		if (d->maker == maker && !d->ready && defer_done(d))
 			d->ready = true;
 }
 
@@ -133,7 +124,7 @@ static void unlink_deferred(struct deferred *d)
 			break;
 		}
 	d->c->deferred = NULL;
-	d->maker->defer_waits--;
+	d->maker->queue_waits--;
 }
 
 static void free_deferred(struct deferred *d)

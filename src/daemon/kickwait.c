@@ -28,8 +28,8 @@ struct kick_wait {
 	struct client *owner; /* a reference */
 	struct fl_msg_hdr hdr;
 	uint64_t seq; /* the owner's kicks_sent that its KICK_ACK must reach */
-	bool drain; /* and the owner's queue read: its empties or reads past these */
-	uint64_t empties, reads;
+	bool drain; /* and the owner's queue read past this mark */
+	struct fld_queue_mark mark;
 	int status;
 	bool has_value; /* TIMELINE_FAIL: the reply carries @value (how many failed) */
 	uint64_t value;
@@ -42,7 +42,7 @@ static struct client *stepping;
 static struct client *step_owner;
 static uint64_t step_seq;
 static bool step_drain;
-static uint64_t step_empties, step_reads;
+static struct fld_queue_mark step_mark;
 
 void fld_kickwait_begin(struct client *c)
 {
@@ -58,8 +58,7 @@ void fld_kickwait_save(struct fld_kickwait_step *st)
 					  .owner = step_owner,
 					  .seq = step_seq,
 					  .drain = step_drain,
-					  .empties = step_empties,
-					  .reads = step_reads };
+					  .mark = step_mark };
 	stepping = step_owner = NULL;
 	step_seq = 0;
 	step_drain = false;
@@ -71,8 +70,7 @@ void fld_kickwait_restore(const struct fld_kickwait_step *st)
 	step_owner = st->owner;
 	step_seq = st->seq;
 	step_drain = st->drain;
-	step_empties = st->empties;
-	step_reads = st->reads;
+	step_mark = st->mark;
 }
 
 bool fld_kickwait_wanted(const struct client *owner)
@@ -98,8 +96,7 @@ void fld_kickwait_drain(struct client *owner)
 		return;
 	step_owner = owner;
 	step_drain = true;
-	step_empties = owner->empties;
-	step_reads = owner->reads;
+	step_mark = fld_queue_mark(owner);
 }
 
 /* @w's owner has done what the step waits for. */
@@ -111,7 +108,7 @@ static bool wait_done(const struct kick_wait *w)
 		return true;
 	if (o->kicks_acked < w->seq)
 		return false;
-	return !w->drain || o->empties != w->empties || o->reads - w->reads >= FLD_OWNER_READ_MAX;
+	return !w->drain || fld_queue_passed(o, w->mark, FLD_OWNER_READ_MAX);
 }
 
 /* The step's answer: its status, or TIMELINE_FAIL's count. */
@@ -130,7 +127,7 @@ static void wait_free(struct kick_wait *w, bool answer)
 	if (answer && w->c->conn.fd >= 0)
 		answer_step(w->c, &w->hdr, w->status, w->has_value, w->value);
 	if (w->drain)
-		w->owner->drain_waits--;
+		w->owner->queue_waits--;
 	fld_client_unref(w->c);
 	fld_client_unref(w->owner);
 	free(w);
@@ -154,8 +151,7 @@ static bool reply_after_kicks(struct client *c, const struct fl_msg_hdr *req, in
 				 .hdr = *req,
 				 .seq = step_seq,
 				 .drain = step_drain,
-				 .empties = step_empties,
-				 .reads = step_reads,
+				 .mark = step_mark,
 				 .status = status,
 				 .has_value = has_value,
 				 .value = value,
@@ -168,7 +164,7 @@ static bool reply_after_kicks(struct client *c, const struct fl_msg_hdr *req, in
 	atomic_fetch_add(&c->refs, 1);
 	atomic_fetch_add(&owner->refs, 1);
 	if (w->drain)
-		owner->drain_waits++;
+		owner->queue_waits++;
 	waits = w;
 	return true;
 }
@@ -221,18 +217,10 @@ void fld_kickwait_ack(struct client *c, uint64_t count)
 	waits_release(c, NULL);
 }
 
-void fld_kickwait_read(struct client *c, int n, bool empty)
+void fld_kickwait_read(struct client *c)
 {
-	c->reads += (uint64_t)n;
-	if (!c->drain_waits)
-		return;
-	/*
-	 * Looked at whatever ended the read (a turn's end, a parked DUMP): a
-	 * queue emptied by it may never be reported readable again.
-	 */
-	if (empty || fld_client_queue_empty(c))
-		c->empties++;
-	waits_release(c, NULL);
+	if (waits)
+		waits_release(c, NULL);
 }
 
 void fld_kickwait_client_gone(struct client *c)

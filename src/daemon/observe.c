@@ -328,7 +328,7 @@ static struct {
 	struct fl_msg_hdr hdr;
 	struct stop_wait {
 		struct client *k;
-		uint64_t empties, reads;
+		struct fld_queue_mark mark;
 	} * w;
 	unsigned int n;
 } stop;
@@ -340,7 +340,7 @@ static struct client *stop_parker(void)
 
 static void stop_wait_drop(unsigned int i)
 {
-	stop.w[i].k->drain_waits--;
+	stop.w[i].k->queue_waits--;
 	fld_client_unref(stop.w[i].k);
 	stop.w[i] = stop.w[--stop.n];
 }
@@ -365,7 +365,8 @@ static void trace_catch_up(struct client *tracer_c)
 	}
 	for (unsigned int i = 0; i < n; i++) {
 		struct client *k = all[i];
-		uint64_t spent = fl__now_ns() - start, reads = k->reads, empties = k->empties;
+		uint64_t spent = fl__now_ns() - start;
+		struct fld_queue_mark m = fld_queue_mark(k);
 
 		/* Without memory to wait, everyone's TRACE_CATCH_UP_MAX are read at once. */
 		if (k != tracer_c && k->conn.fd >= 0 && !k->reading && !k->parked && !k->deferred &&
@@ -373,9 +374,9 @@ static void trace_catch_up(struct client *tracer_c)
 			fld_client_readable(k, TRACE_CATCH_UP_MAX,
 					    stop.w ? TRACE_CATCH_UP_NS - spent : 0);
 		if (stop.w && k != tracer_c && !fld_client_queue_empty(k) &&
-		    k->reads - reads < TRACE_CATCH_UP_MAX) {
-			k->drain_waits++;
-			stop.w[stop.n++] = (struct stop_wait){ k, empties, reads };
+		    !fld_queue_passed(k, m, TRACE_CATCH_UP_MAX)) {
+			k->queue_waits++;
+			stop.w[stop.n++] = (struct stop_wait){ k, m };
 			continue; /* its reference goes with the wait */
 		}
 		fld_client_unref(k);
@@ -420,8 +421,7 @@ void fld_trace_stop_read(struct client *k)
 	for (unsigned int i = 0; stop.c && i < stop.n;) {
 		const struct stop_wait *w = &stop.w[i];
 
-		if (w->k == k && (k->conn.fd < 0 || k->empties != w->empties ||
-				  k->reads - w->reads >= TRACE_CATCH_UP_MAX))
+		if (w->k == k && fld_queue_passed(k, w->mark, TRACE_CATCH_UP_MAX))
 			stop_wait_drop(i);
 		else
 			i++;

@@ -180,7 +180,10 @@ int fld_fence_fd_new(struct client *c, struct fl_fence *f, int *ret_fd)
 	return r;
 }
 
-/* The reply to a request that made an fd (a fence's, a dump's, a trace's): the status, with the fd on success (closed here). */
+/*
+ * The reply to a request that made an fd (a fence's, a dump's, a
+ * trace's): the status, with the fd on success (closed here).
+ */
 bool fld_reply_fd(struct client *c, const struct fl_msg_hdr *req, int r, int fd)
 {
 	struct fl_msg_reply ok = { 0, 0 };
@@ -228,7 +231,7 @@ int fld_fence_of(struct client *c, int fd, struct fl_fence **ret)
 	 * this request waits with them, rather than read it for its own 1 ms
 	 * (many victims of one flood would add up to as many).
 	 */
-	if ((maker->deferred || maker->defer_waits) && maker->conn.fd >= 0 &&
+	if ((maker->deferred || maker->queue_waits) && maker->conn.fd >= 0 &&
 	    fld_defer(c, maker, dev, ino) == 0)
 		return -EINPROGRESS;
 	/* One request at a time, until that FENCE_NEW is handled (the fd leaves the index). */

@@ -156,7 +156,10 @@ struct fld_rx {
 };
 void fld_rx_begin(struct fld_rx *rx, const int *fds, int nfds);
 void fld_rx_end(struct fld_rx *rx);
-/* fld_fd_stat() - fl__fd_stat() of @fd, from the memo when it is a slot of a request being handled. */
+/*
+ * fld_fd_stat() - fl__fd_stat() of @fd, from the memo when it is a slot
+ * of a request being handled.
+ */
 int fld_fd_stat(int fd, struct fl__fd_stat *ret);
 /* fld_fd_identity() - fl__fd_identity() of @fd (no pipe flag) through fld_fd_stat(). */
 int fld_fd_identity(int fd, dev_t *ret_dev, ino_t *ret_ino);
