@@ -562,6 +562,50 @@ static void trim_if_due(void)
 	malloc_trim(0);
 }
 
+/*
+ * Clients that are not read until a request of theirs is answered (a
+ * parked DUMP or trace STOP, a request kept aside) leave the loop's set
+ * meanwhile: what they send after it, or their hang-up, would keep their
+ * socket ready, and every pass of the loop would return at once (a client
+ * that sent a PING behind each DUMP had the daemon spin through each walk
+ * of /proc). Their queue and hang-up wait in the socket; they are back in
+ * the set before the next dispatch after their answer.
+ */
+static struct client *paused;
+uint64_t fld_loop_passes;
+
+static void client_pause(struct client *c)
+{
+	if (c->paused || fl__server_conn_pause(&c->conn, true) < 0)
+		return;
+	c->paused = true;
+	atomic_fetch_add(&c->refs, 1);
+	c->paused_next = paused;
+	paused = c;
+}
+
+/* Before the loop waits: those answered meanwhile are read again (@all: every one, at exit). */
+static void clients_resume(bool all)
+{
+	for (struct client **p = &paused; *p;) {
+		struct client *c = *p;
+		int r = 0;
+
+		if (!all && c->conn.fd >= 0 && (c->parked || c->deferred)) {
+			p = &c->paused_next;
+			continue;
+		}
+		*p = c->paused_next;
+		c->paused = false;
+		if (c->conn.fd >= 0)
+			r = fl__server_conn_pause(&c->conn, false);
+		/* Left out of the set it would never be read again. */
+		if (r < 0)
+			disconnect(c, "cannot be watched any more (out of memory)");
+		fld_client_unref(c);
+	}
+}
+
 /* One pass over the clients epoll reported: see BATCH for the rules. */
 static void serve_ready(struct client **ready, int n)
 {
@@ -586,7 +630,11 @@ static void serve_ready(struct client **ready, int n)
 			served_in_part = true;
 			break;
 		}
-		if (ready[i]->conn.fd >= 0 && !ready[i]->parked && !ready[i]->deferred)
+		if (ready[i]->conn.fd < 0)
+			continue;
+		if (ready[i]->parked || ready[i]->deferred)
+			client_pause(ready[i]);
+		else
 			fld_client_readable(ready[i], BATCH, TURN_NS);
 	}
 }
@@ -734,8 +782,10 @@ int fld_serve(int lfd, const struct server_config *config)
 			fl__loop_timer_arm_ms(idle_timer, 100);
 		watch = reap = false;
 		nreadable = 0;
+		clients_resume(false);
 		/* A request to run again (defer.c) does not wait for the next event. */
 		r = fl__loop_dispatch(loop, fld_defer_any_ready() ? 0 : -1);
+		fld_loop_passes++;
 		if (r < 0 && r != -EINTR)
 			return r;
 		if (stopping)
@@ -784,6 +834,7 @@ int fld_serve(int lfd, const struct server_config *config)
 out:
 	fld_log_flush();
 	fld_observe_stop();
+	clients_resume(true);
 	while (fl__server_conn_count(fld_server))
 		disconnect(client_of(fl__server_conn_next(fld_server, NULL)), NULL);
 	fl__server_release_gone(fld_server);

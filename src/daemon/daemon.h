@@ -91,6 +91,12 @@ struct client {
 	unsigned int parked; /* DUMPs waiting for a walk of /proc (see dump_step()) */
 	/* Its request kept aside (defer.c), which stops its reading. */
 	struct deferred *deferred;
+	/*
+	 * Out of the loop's set while it is not read (parked or deferred):
+	 * on conn.c's list of those, which holds a reference.
+	 */
+	bool paused;
+	struct client *paused_next;
 };
 
 /* The quotas (limits.c), for fld_log_quota(). */

@@ -410,9 +410,9 @@ static void write_by_process(FILE *out, bool json, struct holders *h, pid_t only
 static void write_clients(FILE *out, bool json, const struct fld_client_info *clients, size_t n)
 {
 	fprintf(out,
-		json ? "{\"version\":1,\"daemon\":{\"pid\":%d},\"clients\":["
+		json ? "{\"version\":1,\"daemon\":{\"pid\":%d,\"passes\":%" PRIu64 "},\"clients\":["
 		     : "fencelined pid %d\n\nclients:\n--------------\n",
-		(int)getpid());
+		(int)getpid(), fld_loop_passes);
 	for (size_t i = 0; i < n; i++) {
 		const struct fld_client_info *c = &clients[i];
 

@@ -205,6 +205,11 @@ void fld_waits_trace_pending(void);
  * call costs one branch while nobody traces.
  */
 extern bool fld_tracing;
+/*
+ * conn.c: the loop's passes so far (one per return from epoll_wait()), in
+ * dump --json: a daemon that is busy for nothing shows it.
+ */
+extern uint64_t fld_loop_passes;
 /* Events a trace session keeps at most, whatever its client asks (--trace-max-events). */
 #define FLD_TRACE_MAX_EVENTS 1000000u
 /*

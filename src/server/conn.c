@@ -89,6 +89,13 @@ bool fl__server_conn_send(struct fl_server_conn *conn, const void *head, size_t 
 	return false;
 }
 
+int fl__server_conn_pause(struct fl_server_conn *conn, bool pause)
+{
+	if (conn->fd < 0 || !conn->src)
+		return -ENOTCONN;
+	return fl__loop_fd_pause(conn->src, pause);
+}
+
 /* The pass that disconnected them is over: nothing names them any more. */
 static void reap(void *data)
 {

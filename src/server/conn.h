@@ -123,6 +123,20 @@ bool fl__server_conn_send(struct fl_server_conn *conn, const void *head, size_t 
  */
 void fl__server_conn_disconnect(struct fl_server_conn *conn, const char *why);
 
+/**
+ * fl__server_conn_pause() - stop (@pause) or restart telling the host
+ * that @conn is readable or hung up
+ *
+ * For a connection the host reads no further until it has answered a
+ * request (a reply it owes comes first): its queue and its hang-up wait
+ * in the socket, instead of making every pass of the loop return at once.
+ * Restarted, a connection that is readable or hung up is reported in the
+ * next dispatch.
+ *
+ * Return: 0; -ENOTCONN (disconnected), or fl__loop_fd_pause()'s error.
+ */
+int fl__server_conn_pause(struct fl_server_conn *conn, bool pause);
+
 /** fl__server_conn_count() - the connections of @srv now (not counting disconnected ones) */
 unsigned int fl__server_conn_count(const struct fl_server *srv);
 

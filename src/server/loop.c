@@ -35,6 +35,8 @@ struct fl_loop_source {
 	struct fl_loop_source *gc_next; /* in loop->removed */
 	/* fd sources */
 	int fd;
+	uint32_t events;
+	bool paused; /* out of the epoll set (fl__loop_fd_pause()) */
 	/* timer sources */
 	uint64_t deadline, period_ns, seq;
 	size_t heap_at; /* index in loop->heap, NOT_IN_HEAP when disarmed */
@@ -137,6 +139,7 @@ struct fl_loop_source *fl__loop_add_fd(struct fl_loop *loop, int fd, uint32_t ev
 	if (!s)
 		return NULL;
 	s->fd = fd;
+	s->events = events;
 	s->fd_fn = fn;
 	ev.data.ptr = s;
 	if (epoll_ctl(loop->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
@@ -154,8 +157,23 @@ int fl__loop_fd_update(struct fl_loop_source *s, uint32_t events)
 {
 	struct epoll_event ev = { .events = events, .data.ptr = s };
 
-	if (epoll_ctl(s->loop->epfd, EPOLL_CTL_MOD, s->fd, &ev) < 0)
+	if (!s->paused && epoll_ctl(s->loop->epfd, EPOLL_CTL_MOD, s->fd, &ev) < 0)
 		return -errno;
+	s->events = events;
+	return 0;
+}
+
+int fl__loop_fd_pause(struct fl_loop_source *s, bool pause)
+{
+	struct epoll_event ev = { .events = s->events, .data.ptr = s };
+
+	if (s->removed || s->kind != SRC_FD)
+		return -EINVAL;
+	if (s->paused == pause)
+		return 0;
+	if (epoll_ctl(s->loop->epfd, pause ? EPOLL_CTL_DEL : EPOLL_CTL_ADD, s->fd, &ev) < 0)
+		return -errno;
+	s->paused = pause;
 	return 0;
 }
 
@@ -302,7 +320,7 @@ void fl__loop_source_remove(struct fl_loop_source *s)
 	loop = s->loop;
 	s->removed = true;
 	s->due = false;
-	if (s->kind == SRC_FD)
+	if (s->kind == SRC_FD && !s->paused)
 		epoll_ctl(loop->epfd, EPOLL_CTL_DEL, s->fd, NULL);
 	if (s->kind == SRC_TIMER) {
 		heap_del(loop, s);

@@ -20,6 +20,7 @@
 #ifndef FL_SERVER_LOOP_H
 #define FL_SERVER_LOOP_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/epoll.h>
 
@@ -86,6 +87,21 @@ struct fl_loop_source *fl__loop_add_fd(struct fl_loop *loop, int fd, uint32_t ev
  * Return: 0, or epoll_ctl()'s -errno.
  */
 int fl__loop_fd_update(struct fl_loop_source *source, uint32_t events);
+
+/**
+ * fl__loop_fd_pause() - take an fd source out of the epoll set, or put it back
+ * @pause: true: nothing of the fd is reported, not even EPOLLHUP or
+ *         EPOLLERR; false: as before, and at once if it is ready then
+ *
+ * For an fd that stays ready (level-triggered) while its owner will not
+ * act on it for a while: left in the set, it would make every dispatch
+ * return at once. fl__loop_fd_update() while paused takes effect on
+ * resuming.
+ *
+ * Return: 0 (also when already so), -EINVAL (not an fd source, or
+ * removed), or epoll_ctl()'s -errno (-ENOMEM resuming).
+ */
+int fl__loop_fd_pause(struct fl_loop_source *source, bool pause);
 
 /**
  * fl__loop_add_timer() - a timer source that calls @fn, not armed yet

@@ -31,7 +31,7 @@ FENCE = {"id": int, "name": str, "status": int, "timestamp_ns": int, "created_ns
 CLIENT = {"pid": int, "uid": int, "comm": str, "timelines": int, "fences": int}
 WAITER = {"pid": int, "comm": str, "tid": int, "thread": str,
           "fence": {"id": int, "name": str}, "waited_ms": int, "timeout_ms": int}
-DUMP = {"version": int, "daemon": {"pid": int}, "clients": [CLIENT], "timelines": [TIMELINE],
+DUMP = {"version": int, "daemon": {"pid": int, "passes": int}, "clients": [CLIENT], "timelines": [TIMELINE],
         "fences": [FENCE], "waiters": [WAITER]}
 OPTIONAL = {"owner": int}  # timelines with a shared counter whose creator is connected
 # fds --json: "objects" hold two shapes, told apart by "kind".

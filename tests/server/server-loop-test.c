@@ -94,6 +94,53 @@ FL_TEST(loop_fd_source_called_when_ready_only)
 	close(p[1]);
 }
 
+/*
+ * Paused, an fd is not reported even hung up (which events 0 still
+ * reports); resumed, at once if it is ready, with the events asked for
+ * while it was paused. Removing a paused source leaves nothing behind.
+ */
+FL_TEST(loop_fd_paused_reports_nothing_not_even_a_hang_up_until_resumed)
+{
+	struct fl_loop *loop = fl__loop_create();
+	struct rec r = { 0 }, other = { 0 };
+	struct fl_loop_source *s, *t;
+	int p[2], q[2];
+
+	fl_assert(loop);
+	make_pipe(p);
+	make_pipe(q);
+	s = fl__loop_add_fd(loop, p[0], EPOLLIN, on_fd, &r);
+	t = fl__loop_add_fd(loop, q[0], EPOLLIN, on_fd, &other);
+	fl_assert(s && t);
+	fl_assert_int_eq(write(p[1], "x", 1), 1);
+	fl_assert_int_eq(fl__loop_fd_pause(s, true), 0);
+	fl_assert_int_eq(fl__loop_fd_pause(s, true), 0); /* already */
+	close(p[1]); /* a hang-up too */
+	fl_assert_int_eq(fl__loop_dispatch(loop, 0), 0);
+	fl_assert_int_eq(r.calls, 0);
+	/* Updated while paused: takes effect on resuming. */
+	fl_assert_int_eq(fl__loop_fd_update(s, 0), 0);
+	fl_assert_int_eq(fl__loop_fd_pause(s, false), 0);
+	fl_assert_int_eq(fl__loop_dispatch(loop, 0), 0);
+	fl_assert_int_eq(r.calls, 1);
+	fl_assert(r.events & EPOLLHUP);
+	fl_assert(!(r.events & EPOLLIN));
+	fl_assert_int_eq(fl__loop_fd_update(s, EPOLLIN), 0);
+	fl_assert_int_eq(fl__loop_dispatch(loop, 0), 0);
+	fl_assert_int_eq(r.calls, 2);
+	fl_assert(r.events & EPOLLIN);
+	/* Paused, then removed: the fd may be added again (it left the set). */
+	fl_assert_int_eq(fl__loop_fd_pause(s, true), 0);
+	fl__loop_source_remove(s);
+	s = fl__loop_add_fd(loop, p[0], EPOLLIN, on_fd, &r);
+	fl_assert(s);
+	fl_assert_int_eq(other.calls, 0);
+	fl__loop_destroy(loop);
+	close(p[0]);
+	close(q[0]);
+	close(q[1]);
+}
+
 FL_TEST(loop_fd_added_twice_fails_eexist_and_removed_fd_can_be_added_again)
 {
 	struct fl_loop *loop = fl__loop_create();
