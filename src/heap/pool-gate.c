@@ -149,6 +149,8 @@ bool fl__heap_gate_pooling(const struct fl_heap_gates *gates, uint64_t size)
 {
 	const struct fl_heap_gate *g = find(gates, size);
 
+	if (gates->no_worker)
+		return false;
 	return !g || g->pay.state != FL_PAY_OFF;
 }
 
@@ -156,7 +158,8 @@ enum fl_heap_gate_pick fl__heap_gate_pick(struct fl_heap_gates *gates, uint64_t 
 {
 	struct fl_heap_gate *g;
 
-	if (gates->pinned)
+	/* What the worker made before it went is still good; nothing is timed. */
+	if (gates->pinned || gates->no_worker)
 		return FL_GATE_POOL;
 	g = get(gates, size);
 	g->last_use = ++gates->tick;
@@ -267,6 +270,10 @@ static void why(const struct fl_heap_gates *gates, const struct fl_heap_gate *g,
 	unsigned int pct =
 		g->bare_ns ? (unsigned int)(pooled_cost(gates, g) * 100 / g->bare_ns) : 0;
 
+	if (gates->no_worker) {
+		snprintf(buf, len, "no worker: the pool makes nothing ahead (see the heap's log)");
+		return;
+	}
 	switch (g->pay.state) {
 	case FL_PAY_ON:
 		snprintf(buf, len, "pays: pooled %u.%02ux a bare memfd", pct / 100, pct % 100);
@@ -296,6 +303,7 @@ void fl__heap_gate_write(const struct fl_heap_gates *gates, FILE *out, bool json
 			"bare ns", "samples", "why");
 	for (int i = 0; i < FL_HEAP_GATE_SIZES; i++) {
 		const struct fl_heap_gate *g = &gates->g[i];
+		bool off = gates->no_worker || g->pay.state == FL_PAY_OFF;
 
 		if (!g->size)
 			continue;
@@ -307,8 +315,8 @@ void fl__heap_gate_write(const struct fl_heap_gates *gates, FILE *out, bool json
 				"\"bare_ns\":%llu,\"caller_ns\":%llu,\"worker_ns\":%llu,"
 				"\"busy_pct\":%u,\"samples\":%llu,\"offs\":%llu,\"why\":\"%s\"}",
 				first ? "" : ",", (unsigned long long)g->size,
-				g->pay.state == FL_PAY_OFF ? "false" : "true",
-				state_name[g->pay.state], (unsigned long long)pooled_cost(gates, g),
+				off ? "false" : "true", off ? "off" : state_name[g->pay.state],
+				(unsigned long long)pooled_cost(gates, g),
 				(unsigned long long)g->bare_ns, (unsigned long long)g->pooled_ns,
 				(unsigned long long)g->worker_ns, gates->busy_pct,
 				(unsigned long long)g->samples, (unsigned long long)g->pay.offs,
@@ -316,7 +324,7 @@ void fl__heap_gate_write(const struct fl_heap_gates *gates, FILE *out, bool json
 		else
 			fprintf(out, "  %16llu %8s %12llu %12llu %10llu %s\n",
 				(unsigned long long)g->size,
-				g->pay.state == FL_PAY_OFF  ? "no"
+				off			    ? "no"
 				: g->pay.state == FL_PAY_ON ? "yes"
 							    : "trying",
 				(unsigned long long)pooled_cost(gates, g),

@@ -43,6 +43,11 @@ struct fl_heap_gates {
 	unsigned int nfixed; /* 0: measured */
 	bool pinned; /* "none": every size pooled, nothing measured */
 	unsigned int busy_pct; /* how much of the worker's CPU time the program pays for, in % */
+	/*
+	 * The pool's worker is gone, or never started: nothing is made
+	 * ahead, so every size is off (and says why), measured or pinned.
+	 */
+	bool no_worker;
 };
 
 /* How one allocation goes, chosen by fl__heap_gate_pick(). */
@@ -65,7 +70,10 @@ bool fl__heap_gate_sampling(const struct fl_heap_gates *gates);
  * Under the heap's lock.
  */
 enum fl_heap_gate_pick fl__heap_gate_pick(struct fl_heap_gates *gates, uint64_t size, bool sample);
-/* Whether buffers of @size are pooled now (made ahead, freed through the worker). Lock held. */
+/*
+ * Whether buffers of @size are pooled now (made ahead, freed through the
+ * worker): not with no worker. Lock held.
+ */
 bool fl__heap_gate_pooling(const struct fl_heap_gates *gates, uint64_t size);
 /*
  * Records one sampled buffer's life (@ns of the caller's time in

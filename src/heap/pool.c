@@ -130,7 +130,7 @@ static void drop_if_forked(struct fl_heap_pool *p)
 	p->doomed_bytes = 0;
 	p->bytes = p->buffers = 0;
 	p->sock = -1;
-	p->starting = p->failed = false;
+	p->starting = p->failed = p->gates.no_worker = false;
 	p->worker_cpu_ns = 0;
 	p->gen = fork_gen;
 }
@@ -325,7 +325,7 @@ void fl__heap_pool_receive(struct fl_heap *heap)
 					     heap->name,
 					     r == -ENOTCONN || r == -ECONNRESET ? "went away"
 										: "sent nonsense");
-			p->failed = true;
+			p->failed = p->gates.no_worker = true;
 			drop_asked(p);
 			pthread_mutex_unlock(&heap->lock);
 			/* fl_recv() closed what came with a failure. */
@@ -456,7 +456,7 @@ static void unask(struct fl_heap *heap, const struct fl_heap_pool_flush *out, bo
 		}
 	}
 	if (broken) {
-		p->failed = true;
+		p->failed = p->gates.no_worker = true;
 		drop_asked(p);
 	}
 }

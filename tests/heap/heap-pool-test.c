@@ -507,6 +507,37 @@ FL_TEST(pool_without_its_worker_program_makes_nothing_ahead)
 	fl_assert_int_eq(fl_test_count_fds(), before);
 }
 
+/*
+ * With no worker, every size is off and says so: a gate left measuring
+ * would never get a pooled sample (every allocation misses), and fencectl
+ * heaps (and the benchmark) showed such a size as pooled, "measuring: 0
+ * pooled and 1284 bare samples", for good.
+ */
+FL_TEST(pool_without_a_worker_says_every_size_is_off)
+{
+	struct fl_heap *heap = NULL;
+	size_t page = fl_test_page_size();
+	char *text;
+
+	unsetenv("FENCELINE_HEAP_POOL_COST"); /* measured, not pinned */
+	setenv("FENCELINE_HEAP_WORKER", "/nonexistent/fl-heap-worker", 1);
+	fl_assert_int_eq(fl_heap_open_system("p", &heap), 0);
+	fl_assert_int_eq(fl_heap_set_pool_max(heap, 1 << 20), 0);
+	for (int i = 0; i < 200; i++)
+		fl_assert_int_eq(fl_heap_buffer_free(heap, alloc(heap, (size_t)(i % 2 + 1) * page)),
+				 0);
+	/* The size seen before the worker was found missing; the other was never listed. */
+	fl_assert_str_eq(gate_state(heap, page), "off");
+	fl_assert(strcmp(gate_state(heap, 2 * page), "on") != 0);
+	text = heap_dump(heap, false);
+	if (!strstr(text, "no worker"))
+		fl__test_fail(__FILE__, __LINE__, "the pool does not say why it is off:\n%s", text);
+	free(text);
+	fl_heap_close(heap);
+	unsetenv("FENCELINE_HEAP_WORKER");
+	setenv("FENCELINE_HEAP_POOL_COST", "none", 1);
+}
+
 #ifdef FL_BAD_WORKER
 static void bad_worker(const char *mode)
 {
