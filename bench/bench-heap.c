@@ -125,18 +125,20 @@ static struct fl_heap *open_kind(int kind)
  * pooled, and the gate's own estimate of pooled over bare. False and 0
  * when the gate has no figures for it.
  */
-static bool gate_of(struct fl_heap *heap, size_t len, double *ret_ratio, char *why, size_t cap)
+static bool gate_of(struct fl_heap *heap, size_t len, double *ret_ratio, char *why, size_t cap,
+		    char state[16])
 {
 	long page = sysconf(_SC_PAGESIZE);
 	unsigned long long size = ((unsigned long long)len + (unsigned long long)page - 1) /
-				  (unsigned long long)page * (unsigned long long)page,
-			   pooled_ns = 0, bare_ns = 0;
-	char *json = NULL, key[64], *at, state[16] = "";
+				  (unsigned long long)page * (unsigned long long)page;
+	unsigned int permille = 0;
+	char *json = NULL, key[64], *at;
 	size_t n = 0;
 	FILE *mem = open_memstream(&json, &n);
 
 	*ret_ratio = 0;
 	why[0] = '\0';
+	state[0] = '\0';
 	if (!mem)
 		return false;
 	fl_heap_print_json(heap, mem);
@@ -145,11 +147,10 @@ static bool gate_of(struct fl_heap *heap, size_t len, double *ret_ratio, char *w
 	at = json ? strstr(json, key) : NULL;
 	if (at &&
 	    sscanf(at,
-		   "{\"size\":%*u,\"pooled\":%*[a-z],\"state\":\"%15[a-z]\",\"pooled_ns\":%llu,"
-		   "\"bare_ns\":%llu",
-		   state, &pooled_ns, &bare_ns) == 3 &&
-	    bare_ns)
-		*ret_ratio = (double)pooled_ns / (double)bare_ns;
+		   "{\"size\":%*u,\"pooled\":%*[a-z],\"state\":\"%15[a-z]\",\"pooled_ns\":%*u,"
+		   "\"bare_ns\":%*u,\"ratio_permille\":%u",
+		   state, &permille) == 2)
+		*ret_ratio = permille / 1000.0;
 	if (at && (at = strstr(at, "\"why\":\"")) != NULL) {
 		size_t k = 0;
 
@@ -159,6 +160,25 @@ static bool gate_of(struct fl_heap *heap, size_t len, double *ret_ratio, char *w
 	}
 	free(json);
 	return strcmp(state, "off") != 0 && state[0];
+}
+
+/*
+ * The pooled heap's warm-up goes on until its gate has decided for @len
+ * (on or off), up to 4096 allocations: the benchmark compares what a size
+ * costs pooled or not, and a gate's learning (half of it bare) is paid
+ * once per size in a program's life, not in every batch of it.
+ */
+static void gate_warm_up(struct heap_ctx *c)
+{
+	char why[128], state[16];
+	double ratio;
+
+	for (int i = 0; i < 128; i++) {
+		gate_of(c->heap, c->len, &ratio, why, sizeof(why), state);
+		if (!strcmp(state, "on") || !strcmp(state, "off"))
+			return;
+		b_heap(c, 32);
+	}
 }
 
 /* Lets a pool's worker finish what it was asked, so that it does not run into the next turn. */
@@ -196,6 +216,8 @@ static void lifecycle_size(size_t s, int rounds)
 			c[turn[k]].heap = open_kind(turn[k]);
 		/* One short untimed batch: page faults, lazy set-up, the pool's worker. */
 		(turn[k] == BARE ? b_bare : b_heap)(&c[turn[k]], ops / 10 + 1);
+		if (turn[k] == POOLED)
+			gate_warm_up(&c[turn[k]]);
 		if (turn[k] == POOLED || turn[k] == DEFERRED)
 			settle(c[turn[k]].heap);
 	}
@@ -218,9 +240,9 @@ static void lifecycle_size(size_t s, int rounds)
 		fl__bench_out(name, fl__bench_median(t[kind], rounds), "ns");
 		if (kind == POOLED) {
 			double gate_ratio;
-			char why[128];
-			bool on =
-				gate_of(c[kind].heap, sizes[s].len, &gate_ratio, why, sizeof(why));
+			char why[128], state[16];
+			bool on = gate_of(c[kind].heap, sizes[s].len, &gate_ratio, why, sizeof(why),
+					  state);
 
 			fl__bench_outf(on ? 1 : 0, "bool", "heap_pooled_%s_pooled", sizes[s].name);
 			fl__bench_outf(gate_ratio, "x", "ratio_heap_pooled_%s_gate_estimate",

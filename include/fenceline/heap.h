@@ -337,9 +337,10 @@ FL_EXPORT int fl_heap_buffer_get_flags(struct fl_heap *heap, int fd, unsigned in
  * (they are the parent's to hand out) and the child gets a worker of its
  * own.
  *
- * A pool measures, per size, whether it pays on this machine (a sample of
- * allocations timed pooled and bare, the worker's CPU time counted as far
- * as no CPU is spare) and stops pooling a size that does not: its ready
+ * A pool measures, per size, whether it pays on this machine (the program's
+ * pace in windows of allocations taken by turns pooled and bare; one
+ * allocation in eight stays bare while a size is pooled, the price of
+ * knowing) and stops pooling a size that does not: its ready
  * buffers are closed, and its allocations are made, and its frees closed,
  * by the caller, as without a pool, until the size is tried again.
  * fl_heap_print() and fl_heap_print_json() say which sizes are pooled and

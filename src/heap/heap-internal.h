@@ -196,8 +196,7 @@ struct fl_heap_buffer {
 	unsigned int flags; /* FL_HEAP_FLAG_* */
 	struct fl_heap_watch watch; /* wd -1 until recorded with one (reclaim.c) */
 	uint64_t watch_seq; /* fl_heap.watch_seq when the watch was recorded */
-	unsigned int sample; /* FL_GATE_SAMPLE_*: timed for the pool's gate */
-	uint64_t sample_ns; /* a timed buffer's fl_heap_alloc(), in ns */
+	unsigned int sample; /* FL_GATE_SAMPLE_*: what the pool's gate does at its free */
 };
 
 static inline struct fl_heap_buffer *fl__heap_buffer_of(const struct fl_avl_node *n)

@@ -228,29 +228,31 @@ static void record_locked(struct fl_heap *heap, struct fl_heap_buffer *b)
 	heap->allocations++;
 }
 
-/* @b is a sample for the pool's gate, its fl_heap_alloc() begun at @t0. Before it is recorded. */
-static void sample_stamp(struct fl_heap_buffer *b, unsigned int sample, uint64_t t0)
+/* The gate turned @size off: its stock (@fds, taken under the lock) goes. No lock held. */
+static void gate_turned_off(struct fl_heap *heap, uint64_t size, const int *fds, size_t n)
 {
-	b->sample = sample;
-	b->sample_ns = fl__heap_gate_now() - t0;
+	for (size_t i = 0; i < n; i++)
+		close(fds[i]);
+	fl__heap_log("heap '%s': pooling buffers of %" PRIu64 " bytes does not pay here; "
+		     "they are made bare from now on",
+		     heap->name, size);
 }
 
 FL_EXPORT int fl_heap_alloc(struct fl_heap *heap, size_t len, unsigned int flags, int *ret_fd)
 {
 	enum fl_heap_gate_pick pick = FL_GATE_BARE;
+	int fd = -1, r, dropped[FL_HEAP_POOL_BUFFERS];
 	struct fl_heap_buffer *b;
-	bool recorded = false, sample;
-	uint64_t t0 = 0;
+	bool recorded = false, sample, turned_off = false;
+	size_t size, ndropped = 0;
+	uint64_t t0;
 	struct stat st;
-	size_t size;
-	int fd = -1, r;
 
 	if (!heap || !ret_fd || len == 0 || (flags & ~FL_HEAP_FLAGS_ALL))
 		return -EINVAL;
-	/* Timed for the pool's gate (pool-gate.c): decided before the clock starts. */
+	/* The pool's gate (pool-gate.c) times its windows from here. */
 	sample = fl__heap_gate_sampling(&heap->pool.gates);
-	if (sample)
-		t0 = fl__heap_gate_now();
+	t0 = fl__heap_gate_now();
 	size = page_round(heap, len);
 	b = size ? calloc(1, sizeof(*b)) : NULL;
 	if (!b) {
@@ -280,9 +282,11 @@ FL_EXPORT int fl_heap_alloc(struct fl_heap *heap, size_t len, unsigned int flags
 	if (r == 0) {
 		heap->allocated += size;
 		heap->live++;
-		/* With a pool, its gate says whether this size is pooled, and samples. */
+		/* With a pool, its gate says whether this size is pooled, and measures. */
 		if (heap->pool.max)
-			pick = fl__heap_gate_pick(&heap->pool.gates, size, sample);
+			pick = fl__heap_gate_pick(&heap->pool.gates, size, sample, t0, &turned_off);
+		if (turned_off)
+			ndropped = fl__heap_pool_drop_size(heap, size, dropped);
 		/* A pooled buffer is ready: no syscall, one trip through the lock. */
 		if (pick == FL_GATE_POOL || pick == FL_GATE_POOL_SAMPLE)
 			fd = fl__heap_pool_take(heap, size, true, &b->dev, &b->ino);
@@ -298,7 +302,7 @@ FL_EXPORT int fl_heap_alloc(struct fl_heap *heap, size_t len, unsigned int flags
 		 * allocation that waited for nothing, counted apart.
 		 */
 		if (fd >= 0 && pick == FL_GATE_POOL_SAMPLE)
-			sample_stamp(b, FL_GATE_SAMPLE_POOLED, t0);
+			b->sample = FL_GATE_SAMPLE_POOLED;
 		/* A heap with a capacity records it only once it is watched (below). */
 		if (fd >= 0 && !heap->ops->reserve) {
 			record_locked(heap, b);
@@ -306,6 +310,8 @@ FL_EXPORT int fl_heap_alloc(struct fl_heap *heap, size_t len, unsigned int flags
 		}
 	}
 	pthread_mutex_unlock(&heap->lock);
+	if (turned_off)
+		gate_turned_off(heap, size, dropped, ndropped);
 	if (r < 0) {
 		free(b);
 		goto fail_counted;
@@ -342,7 +348,9 @@ FL_EXPORT int fl_heap_alloc(struct fl_heap *heap, size_t len, unsigned int flags
 		if (heap->ops->reserve)
 			fl__heap_watch_add(heap, fd, &b->watch);
 		if (pick == FL_GATE_BARE_SAMPLE)
-			sample_stamp(b, FL_GATE_SAMPLE_BARE, t0);
+			b->sample = FL_GATE_SAMPLE_BARE;
+		else if (pick == FL_GATE_BARE_WINDOW)
+			b->sample = FL_GATE_SAMPLE_CLOSE;
 		pthread_mutex_lock(&heap->lock);
 		b->watch_seq = ++heap->watch_seq;
 		record_locked(heap, b);
@@ -358,32 +366,20 @@ fail_counted:
 	return r;
 }
 
-/*
- * A sampled buffer's life is over: it goes into the gate's figures, and a
- * size turned off by it loses its stock. No lock held.
- */
-static void gate_record(struct fl_heap *heap, uint64_t size, bool bare, uint64_t ns)
+/* A sampled buffer's life is over (fixed costs): it goes into the gate's figures. No lock held. */
+static void gate_record(struct fl_heap *heap, uint64_t size, bool bare)
 {
-	static _Thread_local unsigned int records;
 	int fds[FL_HEAP_POOL_BUFFERS];
-	unsigned int busy = 0;
 	size_t n = 0;
+	bool off;
 
-	/* How busy the machine is changes slowly: looked at every 32nd sample. */
-	if (records++ % 32 == 0)
-		busy = fl__heap_gate_busy() + 1;
 	pthread_mutex_lock(&heap->lock);
-	if (busy)
-		fl__heap_gate_set_busy(&heap->pool.gates, busy - 1);
-	if (fl__heap_gate_record(&heap->pool.gates, size, bare, ns)) {
+	off = fl__heap_gate_record(&heap->pool.gates, size, bare);
+	if (off)
 		n = fl__heap_pool_drop_size(heap, size, fds);
-		fl__heap_log("heap '%s': pooling buffers of %" PRIu64 " bytes does not pay here; "
-			     "they are made bare from now on",
-			     heap->name, size);
-	}
 	pthread_mutex_unlock(&heap->lock);
-	for (size_t i = 0; i < n; i++)
-		close(fds[i]);
+	if (off)
+		gate_turned_off(heap, size, fds, n);
 }
 
 /* The live buffer @fd belongs to; -EBADF, or NULL. Under the lock. */
@@ -399,7 +395,7 @@ FL_EXPORT int fl_heap_buffer_free(struct fl_heap *heap, int fd)
 {
 	struct fl_heap_pool_flush out = { .what = FL_POOL_NOTHING };
 	unsigned int sample = FL_GATE_SAMPLE_NONE;
-	uint64_t t0 = 0, sample_ns = 0, size = 0;
+	uint64_t size = 0;
 	struct fl_heap_buffer *b;
 	struct stat st;
 	bool deferred = false;
@@ -418,13 +414,9 @@ FL_EXPORT int fl_heap_buffer_free(struct fl_heap *heap, int fd)
 		uint64_t held = S_ISREG(st.st_mode) ? (uint64_t)st.st_blocks * 512 : b->size;
 
 		sample = b->sample;
-		if (sample != FL_GATE_SAMPLE_NONE) {
-			t0 = fl__heap_gate_now();
-			sample_ns = b->sample_ns;
-			size = b->size;
-		}
-		/* A bare sample ends as it would without a pool: closed here. */
-		if (sample != FL_GATE_SAMPLE_BARE)
+		size = b->size;
+		/* A bare one of the gate's ends as it would without a pool: closed here. */
+		if (sample != FL_GATE_SAMPLE_BARE && sample != FL_GATE_SAMPLE_CLOSE)
 			deferred = fl__heap_pool_give(heap, b->size, held, fd, &out);
 		forget_locked(heap, b);
 	}
@@ -434,9 +426,8 @@ FL_EXPORT int fl_heap_buffer_free(struct fl_heap *heap, int fd)
 	fl__heap_pool_flush(heap, &out);
 	if (!deferred)
 		close(fd);
-	if (sample != FL_GATE_SAMPLE_NONE)
-		gate_record(heap, size, sample == FL_GATE_SAMPLE_BARE,
-			    sample_ns + fl__heap_gate_now() - t0);
+	if (sample == FL_GATE_SAMPLE_POOLED || sample == FL_GATE_SAMPLE_BARE)
+		gate_record(heap, size, sample == FL_GATE_SAMPLE_BARE);
 	return 0;
 }
 

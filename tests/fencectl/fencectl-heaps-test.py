@@ -25,8 +25,8 @@ MIB = 1 << 20
 ACCOUNT = {"pid": int, "comm": str, "bytes": int, "buffers": int, "peak_bytes": int,
            "peak_buffers": int}
 POOL_SIZE = {"size": int, "pooled": bool, "state": str, "pooled_ns": int, "bare_ns": int,
-             "caller_ns": int, "worker_ns": int, "busy_pct": int, "samples": int,
-             "offs": int, "why": str}
+             "ratio_permille": int, "worker_ns": int, "samples": int, "offs": int,
+             "why": str}
 POOL = {"max": int, "buffers": int, "hits": int, "misses": int, "sizes": [POOL_SIZE]}
 HEAP = {"name": str, "kind": str, "id": int, "capacity": int, "allocated": int,
         "peak_allocated": int, "buffers": int, "peak_buffers": int, "allocations": int,

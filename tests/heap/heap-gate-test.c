@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The heap pool's gate (src/heap/pool-gate.c, compiled in): what share of
- * the worker's CPU time it charges to pooling, and the decision that share
- * leads to. The figures are set, not measured, so nothing here depends on
- * how fast or how busy the machine is.
+ * The heap pool's gate (src/heap/pool-gate.c, compiled in): its windows,
+ * the paired ratios they give and the decision those lead to. The clock is
+ * the test's: each allocation moves it by what the program would take per
+ * buffer in that way, so nothing here depends on how fast or how busy the
+ * machine is.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -12,69 +13,170 @@
 #include "pool-gate.h"
 #include "runner.h"
 
-/* 1 MiB, with figures rounded from fl-bench's heap runs on a 2-vCPU VM (docs/benchmarks.md). */
-#define SIZE	  (1u << 20)
-#define CALLER_NS 4000u /* the caller's alloc + free of a pooled buffer */
-#define WORKER_NS 10000u /* the worker's CPU time per buffer it made and closed */
-#define BARE_NS	  10000u /* the caller's alloc + free of a bare memfd */
+#define SIZE (1u << 20)
+
+/* A program allocating buffers of SIZE back to back, as the gate sees it. */
+struct sim {
+	struct fl_heap_gates gates;
+	uint64_t now;
+	bool last_pooled;
+	unsigned int spill_left; /* allocations still slowed by the worker's work */
+	unsigned int offs, bare; /* turned off; bare allocations */
+};
+
+static void sim_init(struct sim *s)
+{
+	/* Measured, not fixed. */
+	unsetenv("FENCELINE_HEAP_POOL_COST");
+	fl__heap_gate_init(&s->gates);
+	s->now = 1000000;
+	s->last_pooled = false;
+	s->spill_left = 0;
+	s->offs = s->bare = 0;
+}
 
 /*
- * Feeds @size's gate the figures above on a machine where the program pays
- * @share % of the worker's CPU time, until it decides; whether it pools.
+ * One allocation and its share of the program's time: @pooled_ns or
+ * @bare_ns per buffer, and @spill_ns more for each of the 8 allocations
+ * after the program stopped taking pooled buffers (the worker still making
+ * their replacements, on the program's CPU).
  */
-static bool decide(unsigned int share)
+static enum fl_heap_gate_pick sim_alloc(struct sim *s, uint64_t pooled_ns, uint64_t bare_ns,
+					uint64_t spill_ns)
 {
-	struct fl_heap_gates gates;
-	bool pooled;
+	bool off;
+	enum fl_heap_gate_pick p = fl__heap_gate_pick(&s->gates, SIZE, false, s->now, &off);
+	bool pooled = p == FL_GATE_POOL;
 
-	/* Measured, not fixed: fixed costs leave the worker out. */
-	unsetenv("FENCELINE_HEAP_POOL_COST");
-	fl__heap_gate_init(&gates);
-	fl__heap_gate_set_busy(&gates, share);
-	fl__heap_gate_pick(&gates, SIZE, false);
-	fl__heap_gate_worker(&gates, SIZE, WORKER_NS);
-	for (int i = 0; i < FL_PAY_MIN_SAMPLES; i++) {
-		fl__heap_gate_record(&gates, SIZE, false, CALLER_NS);
-		fl__heap_gate_record(&gates, SIZE, true, BARE_NS);
+	fl_assert(p == FL_GATE_POOL || p == FL_GATE_BARE || p == FL_GATE_BARE_WINDOW);
+	s->offs += off;
+	s->bare += !pooled;
+	if (s->last_pooled && !pooled)
+		s->spill_left = 8;
+	s->last_pooled = pooled;
+	s->now += pooled ? pooled_ns : bare_ns;
+	if (s->spill_left) {
+		s->now += spill_ns;
+		s->spill_left--;
 	}
-	pooled = fl__heap_gate_pooling(&gates, SIZE);
-	/* Either way, it decided. */
-	fl_assert_int_eq(gates.g[0].pay.state, pooled ? FL_PAY_ON : FL_PAY_OFF);
-	return pooled;
+	return p;
 }
 
-FL_TEST(gate_charges_all_of_the_worker_without_two_cpus_to_spare)
+static enum fl_pay_state state(const struct sim *s)
 {
-	/*
-	 * A 2-vCPU VM, loaded (1.4) and idle but for the program (0.7): the
-	 * paired benchmark measured the pool at 1.31-1.57x bare at both,
-	 * while a gate that charged the worker in proportion to the CPU
-	 * missing below one spare (40% and 0%) believed 0.2-0.8x.
-	 */
-	fl_assert_int_eq(fl__heap_gate_share(2, 1.4), 100);
-	fl_assert_int_eq(fl__heap_gate_share(2, 0.7), 100);
-	fl_assert_int_eq(fl__heap_gate_share(2, 3.5), 100);
-	fl_assert_int_eq(fl__heap_gate_share(4, 2.5), 100);
-	fl_assert_int_eq(fl__heap_gate_share(8, 6.1), 100);
+	return s->gates.g[0].pay.state;
 }
 
-FL_TEST(gate_charges_none_of_the_worker_with_two_cpus_to_spare)
+/* Allocations until the gate decides, or @max; how many it took. */
+static int until_decided(struct sim *s, uint64_t pooled_ns, uint64_t bare_ns, uint64_t spill_ns,
+			 int max)
 {
-	fl_assert_int_eq(fl__heap_gate_share(4, 2.0), 0);
-	fl_assert_int_eq(fl__heap_gate_share(4, 1.4), 0);
-	fl_assert_int_eq(fl__heap_gate_share(8, 1.4), 0);
+	int n = 0;
+
+	while (n < max && (state(s) == FL_PAY_LEARNING || n == 0)) {
+		sim_alloc(s, pooled_ns, bare_ns, spill_ns);
+		n++;
+	}
+	return n;
 }
 
-FL_TEST(gate_turns_off_a_size_whose_worker_costs_more_than_the_caller_saves)
+FL_TEST(gate_pools_a_size_whose_program_runs_faster_pooled)
 {
-	/* 4 us of the caller's + 10 us of the worker's against 10 us bare. */
-	fl_assert(!decide(fl__heap_gate_share(2, 1.4)));
-	fl_assert(!decide(fl__heap_gate_share(2, 0.7)));
+	struct sim s;
+	int n;
+
+	sim_init(&s);
+	n = until_decided(&s, 6000, 10000, 0, 100000);
+	fl_assert_int_eq(state(&s), FL_PAY_ON);
+	fl_assert_int_eq(s.gates.g[0].ratio_pm, 600);
+	/* 16 cycles of 4 windows of 8, and the first allocation of the next. */
+	fl_assert_int_eq(n, FL_PAY_MIN_SAMPLES * FL_HEAP_GATE_CYCLE * FL_HEAP_GATE_WINDOW + 1);
+	fl_assert(fl__heap_gate_pooling(&s.gates, SIZE));
+	fl_assert_int_eq(s.offs, 0);
 }
 
-FL_TEST(gate_keeps_a_size_whose_worker_has_a_cpu_of_its_own)
+FL_TEST(gate_turns_off_a_size_whose_program_runs_slower_pooled)
 {
-	/* The same figures with two CPUs to spare: the caller's 4 us against 10 us bare. */
-	fl_assert(decide(fl__heap_gate_share(4, 1.4)));
-	fl_assert(decide(fl__heap_gate_share(8, 1.4)));
+	struct sim s;
+
+	sim_init(&s);
+	until_decided(&s, 10500, 10000, 0, 100000);
+	fl_assert_int_eq(state(&s), FL_PAY_OFF);
+	fl_assert_int_eq(s.offs, 1);
+	fl_assert_int_eq(s.gates.g[0].ratio_pm, 1050);
+	fl_assert(!fl__heap_gate_pooling(&s.gates, SIZE));
+	/* Off: every allocation bare, none of them in a window, until the re-probe. */
+	for (int i = 0; i < 100; i++)
+		fl_assert_int_eq(sim_alloc(&s, 10500, 10000, 0), FL_GATE_BARE);
+}
+
+/*
+ * The worker's work for a pooled window's buffers runs on after it. Were
+ * the bare window measured right after, it would carry that work and make
+ * a pool that costs 1.05x look like 0.84x; the guard window takes it.
+ */
+FL_TEST(gate_guard_windows_keep_the_workers_late_work_off_the_bare_figure)
+{
+	struct sim s;
+
+	sim_init(&s);
+	until_decided(&s, 10500, 10000, 2500, 100000);
+	fl_assert_int_eq(state(&s), FL_PAY_OFF);
+	fl_assert_int_eq(s.gates.g[0].ratio_pm, 1050);
+}
+
+/* A window that takes in a pause of the program's (a frame's wait, a sleep) decides nothing. */
+FL_TEST(gate_is_not_swayed_by_a_pause_in_a_few_windows)
+{
+	struct sim s;
+	int n = 0;
+
+	sim_init(&s);
+	while (state(&s) == FL_PAY_LEARNING && n < 100000) {
+		/* A 10 ms pause every 100 allocations, whichever way they go. */
+		sim_alloc(&s, 9000, 10000, 0);
+		if (++n % 100 == 0)
+			s.now += 10000000;
+	}
+	fl_assert_int_eq(state(&s), FL_PAY_ON);
+	fl_assert_int_eq(s.gates.g[0].ratio_pm, 900);
+}
+
+FL_TEST(gate_keeps_one_allocation_in_eight_bare_once_on_and_turns_off_when_that_changes)
+{
+	enum { ALLOCS = 100 * FL_HEAP_GATE_CYCLE_ON * FL_HEAP_GATE_WINDOW };
+	struct sim s;
+
+	sim_init(&s);
+	until_decided(&s, 6000, 10000, 0, 100000);
+	fl_assert_int_eq(state(&s), FL_PAY_ON);
+	s.bare = 0;
+	for (int i = 0; i < ALLOCS; i++)
+		sim_alloc(&s, 6000, 10000, 0);
+	fl_assert_int_eq(state(&s), FL_PAY_ON);
+	/* Two windows of FL_HEAP_GATE_CYCLE_ON: a guard and a measured one. */
+	fl_assert_int_eq(s.bare, ALLOCS / 8);
+	/* The machine gets busier: the pool now costs more than it saves, and goes. */
+	for (int i = 0; i < ALLOCS && state(&s) == FL_PAY_ON; i++)
+		sim_alloc(&s, 12000, 10000, 0);
+	fl_assert_int_eq(state(&s), FL_PAY_OFF);
+	fl_assert_int_eq(s.offs, 1);
+}
+
+/* Turned off, a size is tried again after its count-down, with windows afresh. */
+FL_TEST(gate_probes_again_after_the_count_down_and_waits_longer_after_a_failed_probe)
+{
+	struct sim s;
+
+	sim_init(&s);
+	until_decided(&s, 12000, 10000, 0, 100000);
+	fl_assert_int_eq(state(&s), FL_PAY_OFF);
+	for (int i = 0; i < FL_PAY_REPROBE && state(&s) == FL_PAY_OFF; i++)
+		sim_alloc(&s, 12000, 10000, 0);
+	fl_assert_int_eq(state(&s), FL_PAY_PROBING);
+	for (int i = 0; i < 100000 && state(&s) == FL_PAY_PROBING; i++)
+		sim_alloc(&s, 12000, 10000, 0);
+	fl_assert_int_eq(state(&s), FL_PAY_OFF);
+	fl_assert_int_eq(s.gates.g[0].pay.countdown, 2 * FL_PAY_REPROBE);
+	fl_assert_int_eq(s.offs, 2);
 }

@@ -218,6 +218,75 @@ FL_TEST_TIMEOUT(pool_turns_off_a_size_that_does_not_pay_and_loses_nothing, 180)
 	fl_assert_int_eq(fl_test_count_fds(), before);
 }
 
+/*
+ * Allocations of @len on @heap until its measured gate decides, the program
+ * taking 2 ms more after each buffer that came from the pool (@slow_pooled)
+ * or after each that did not: whatever the machine, the pooled or the bare
+ * windows are then the slower. The state it decided.
+ */
+static const char *decide_with_a_delay(struct fl_heap *heap, size_t len, bool slow_pooled)
+{
+	const char *state = "";
+
+	for (int i = 0; i < 4000; i++) {
+		uint64_t hits = fl_test_heap_info(heap).pool_hits;
+		int fd = alloc(heap, len);
+		bool pooled = fl_test_heap_info(heap).pool_hits != hits;
+
+		if (pooled == slow_pooled)
+			sleep_ms(2);
+		fl_assert_int_eq(fl_heap_buffer_free(heap, fd), 0);
+		state = gate_state(heap, len);
+		if (!strcmp(state, "on") || !strcmp(state, "off"))
+			break;
+	}
+	return state;
+}
+
+/*
+ * Measured, the gate follows the program's pace (heap.md, "Pools that pay
+ * or step aside"): a program slower with pooled buffers loses the pool for
+ * that size, its stock closed, and its buffers are then made and closed
+ * here; one slower with bare buffers keeps it.
+ */
+FL_TEST_TIMEOUT(pool_gate_follows_the_programs_pace, 120)
+{
+	const size_t page = fl_test_page_size();
+	struct fl_heap *heap = NULL;
+	struct fl_heap_info info;
+	int before = fl_test_count_fds();
+	char *json;
+
+	unsetenv("FENCELINE_HEAP_POOL_COST"); /* measured, not pinned */
+	fl_assert_int_eq(fl_heap_open_system("p", &heap), 0);
+	setenv("FENCELINE_HEAP_POOL_COST", "none", 1);
+	fl_assert_int_eq(fl_heap_set_pool_max(heap, 1 << 30), 0);
+
+	fl_assert_str_eq(decide_with_a_delay(heap, 2 * page, false), "on");
+	fl_assert_str_eq(decide_with_a_delay(heap, page, true), "off");
+	/* The off size's stock is gone (what was on its way closed as it came). */
+	wait_pool_settled(heap);
+	info = fl_test_heap_info(heap);
+	fl_assert(info.pool_buffers > 0);
+	fl_assert_int_eq(info.pool_bytes, info.pool_buffers * 2 * page);
+	/* Both say why, with the ratio of the windows they decided on. */
+	json = heap_dump(heap, true);
+	fl_assert(strstr(json, "\"why\":\"pays: pooled 0.") != NULL);
+	fl_assert(strstr(json, "\"why\":\"does not pay: pooled ") != NULL);
+	free(json);
+	/* Off: made and closed here, and no hit counted. */
+	info = fl_test_heap_info(heap);
+	for (int i = 0; i < 10; i++) {
+		int fd = alloc(heap, page);
+
+		fl_assert_int_eq(fl_heap_buffer_free(heap, fd), 0);
+		fl_assert_errno(fcntl(fd, F_GETFD), EBADF);
+	}
+	fl_assert_int_eq(fl_test_heap_info(heap).pool_hits, info.pool_hits);
+	fl_heap_close(heap);
+	fl_assert_int_eq(fl_test_count_fds(), before);
+}
+
 FL_TEST(pool_cost_env_var_is_ignored_when_malformed)
 {
 	static const char *const bad[] = {
@@ -866,4 +935,10 @@ FL_TEST_TIMEOUT(threads_allocate_and_free_through_one_pool, 120)
 FL_TEST_TIMEOUT(threads_allocate_and_free_while_the_gate_turns_sizes_off, 120)
 {
 	threads_on_one_pool("1000/900");
+}
+
+/* The same with the gate measuring its windows (an empty value: measured). */
+FL_TEST_TIMEOUT(threads_allocate_and_free_while_the_gate_measures_windows, 120)
+{
+	threads_on_one_pool("");
 }
