@@ -1383,11 +1383,8 @@ void fl__fence_pipe_discard(struct fl__sink *s, int status)
 int fl__fence_pipe_end(struct fl__sink *s, int user_fd, int *ret_end)
 {
 	struct epoll_event ev = { .events = EPOLLONESHOT };
-	int end, r = 0;
+	int r = 0;
 
-	end = fcntl(s->fd, F_DUPFD_CLOEXEC, 0);
-	if (end < 0)
-		return -errno;
 	/*
 	 * Registered now, while we hold the read end; the registration lives
 	 * as long as the read end does anywhere, and reports its EPOLLHUP
@@ -1399,12 +1396,9 @@ int fl__fence_pipe_end(struct fl__sink *s, int user_fd, int *ret_end)
 	if (end_fd < 0 || epoll_ctl(end_fd, EPOLL_CTL_ADD, user_fd, &ev) < 0)
 		r = end_fd < 0 ? -ENOSYS : -errno;
 	pthread_mutex_unlock(&sink_lock);
-	if (r < 0) {
-		close(end);
-		return r;
-	}
-	*ret_end = end;
-	return 0;
+	if (r == 0)
+		*ret_end = s->fd;
+	return r;
 }
 
 /* Host-driven only: the host's one thread. */

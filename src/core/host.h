@@ -247,13 +247,16 @@ int fl__fence_pipe_adopt(struct fl_fence *f, struct fl__sink *s, fl__host_releas
 void fl__fence_pipe_discard(struct fl__sink *s, int status);
 
 /*
- * fl__fence_pipe_end() - a copy of the write end of @s (from
- * fl__fence_pipe_new(), not adopted yet) for a timeline's owner, who
- * completes the fence itself by writing the record and closing it
+ * fl__fence_pipe_end() - the write end of @s (from fl__fence_pipe_new(),
+ * not adopted yet) to send to a timeline's owner, who completes the fence
+ * itself by writing the record and closing its copy
  * @user_fd: the pipe's read end, still held by the caller: registered so
  *	that the host hears (fl__fence_pipe_set_end_hook()) when every write
  *	end is closed after fl__fence_pipe_give()
- * @ret_end: the copy (O_CLOEXEC), owned by the caller
+ * @ret_end: the core's own end, borrowed: the host sends it (SCM_RIGHTS
+ *	makes the owner's copy) before anything else is done with @s, and
+ *	never closes it. Not a dup() of it: a copy here would cost an
+ *	fcntl() and a close() per pooled fence, for the same file.
  *
  * Until fl__fence_pipe_give(), the core keeps its own write end: the fence
  * completes as any pooled pipe's, and the owner's copy only delays the

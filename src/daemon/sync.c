@@ -403,7 +403,8 @@ static bool op_pool_fill(struct fl_server_conn *conn, const struct fl_proto_requ
 						    ? n * sizeof(uint64_t)
 						    : 0),
 				   user, ends ? 2 * n + (pipes ? 1 : 0) : n);
-	for (uint32_t i = 0; i < (ends ? 2 * n : n); i++)
+	/* A pipe's signal end sent is the core's own (fl__fence_pipe_end()): kept. */
+	for (uint32_t i = 0; i < (ends && !pipes ? 2 * n : n); i++)
 		close(user[i]);
 	if (!alive) {
 		for (uint32_t i = 0; i < n; i++)

@@ -110,7 +110,7 @@ FL_TEST(timeline_without_counter_sync_is_einval_and_dead_counters_are_unmapped)
 	char path[256];
 	int s, s2, keep, tl, base, fds[RAW_MAX_FDS], r;
 	uint32_t kept, handle, h2, seq = 10;
-	unsigned int n, m;
+	unsigned int n, m, m3;
 	uint64_t deadline;
 	pid_t d;
 
@@ -159,14 +159,16 @@ FL_TEST(timeline_without_counter_sync_is_einval_and_dead_counters_are_unmapped)
 	close(tl);
 
 	/*
-	 * Signal ends out of fds: room for the kick pipe, one pipe and its
-	 * end's copy, and then the next pipe's: one fence fd, its end and the
-	 * kick pipe come back. Then room for a pipe but not the copy: -EMFILE,
-	 * and the connection stays.
+	 * Signal ends out of fds: room for the kick pipe, one pipe, and one fd
+	 * of the next pipe's two: one fence fd, its end and the kick pipe come
+	 * back. Then room for one pipe: it comes with its end, which is the
+	 * core's own and costs the daemon no fd more (a copy did, until
+	 * 2026-12-07). Then room for less than a pipe: -EMFILE, and the
+	 * connection stays.
 	 */
 	{
-		struct fl_msg_pool_reply prep, prep2;
-		int r2;
+		struct fl_msg_pool_reply prep, prep2, prep3;
+		int r2, r3;
 
 		/* The fds of what we closed are free (the count settles) before counting. */
 		(void)dl_daemon_fd_baseline(d);
@@ -174,19 +176,29 @@ FL_TEST(timeline_without_counter_sync_is_einval_and_dead_counters_are_unmapped)
 		raw_send_pool_fill(s, seq, 4, FL_POOL_F_SIGNAL_ENDS);
 		r = raw_reply_fds(s, FL_OP_POOL_FILL, seq++, &prep, sizeof(prep), fds, RAW_MAX_FDS,
 				  &n);
-		/* Answered once the daemon closed its copies of what it sent. */
+		/* Answered once the daemon closed what it sent of its own. */
 		raw_ping_ok(s, seq++);
 		set_fd_limit(d, (rlim_t)nth_free_fd(d, 2) + 1);
 		raw_send_pool_fill(s, seq, 1, FL_POOL_F_SIGNAL_ENDS);
 		r2 = raw_reply_fds(s, FL_OP_POOL_FILL, seq++, &prep2, sizeof(prep2), &fds[3],
 				   RAW_MAX_FDS - 3, &m);
+		raw_ping_ok(s, seq++);
+		set_fd_limit(d, (rlim_t)nth_free_fd(d, 1) + 1);
+		raw_send_pool_fill(s, seq, 1, FL_POOL_F_SIGNAL_ENDS);
+		r3 = raw_reply_fds(s, FL_OP_POOL_FILL, seq++, &prep3, sizeof(prep3), &fds[6],
+				   RAW_MAX_FDS - 6, &m3);
 		fl_assert_int_eq(prlimit(d, RLIMIT_NOFILE, &saved, NULL), 0);
 		fl_assert_int_eq(r, 0);
 		fl_assert_int_eq(prep.first, 0);
 		fl_assert_int_eq(prep.count, 1);
 		fl_assert_int_eq(n, 3);
-		fl_assert_int_eq(r2, -EMFILE);
-		fl_assert_int_eq(m, 0);
+		fl_assert_int_eq(r2, 0);
+		fl_assert_int_eq(prep2.first, 1);
+		fl_assert_int_eq(prep2.count, 1);
+		fl_assert_int_eq(m, 3);
+		fl_assert_int_eq(r3, -EMFILE);
+		fl_assert_int_eq(m3, 0);
+		close_fds(&fds[3], 3);
 	}
 	raw_ping_ok(s, seq++);
 	expect_end_of(fds[0], fds[1], 0x5107);
