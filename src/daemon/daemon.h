@@ -249,7 +249,8 @@ struct client *fld_pool_index_client(dev_t dev, ino_t ino);
 /*
  * defer.c: a request kept aside until its fd's maker's queue is read
  * (fld_fence_of()). fld_defer() asks for it during the request (0, or
- * -EBUSY/-EDEADLK/-ENOMEM: it cannot wait); fld_defer_take() keeps it
+ * -EBUSY/-EDEADLK/-ENOMEM: it cannot wait; -EMFILE: its fds, charged to
+ * the client's quotas while it waits, would not fit); fld_defer_take() keeps it
  * after its handler returned, its fds moved out of @fds, and its client is
  * read no more until fld_defer_run() runs it again (fld_client_rerun()),
  * once fld_defer_read() or fld_defer_client_gone() found its maker done.

@@ -18,6 +18,13 @@
  * changes anything (fld_fence_of() first, its -EINPROGRESS returned as
  * is). Waits never form a cycle (each would wait for the other's reads,
  * which its own wait stops): fld_defer() refuses one that would.
+ *
+ * The fds a kept request holds (up to FL_PROTO_MAX_FDS) are daemon fds
+ * held on its client's behalf, charged to its quotas like any other while
+ * it is kept: a client without room for them is not kept waiting but read
+ * inline, as before there was a budget (a process with a thousand
+ * connections could otherwise make the daemon hold 4 fds more on each,
+ * beyond its quota).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +42,7 @@ struct deferred {
 	struct fl_proto_request q;
 	int fds[FL_PROTO_MAX_FDS];
 	int nfds;
+	unsigned int charged; /* of them, held on @c's quotas until it runs again */
 	struct deferred *next;
 };
 
@@ -46,8 +54,15 @@ int fld_defer(struct client *c, struct client *maker, dev_t dev, ino_t ino)
 {
 	struct deferred *d;
 
+	unsigned int need = fld_rx_nfds();
+
 	if (asked || c->deferred || maker == c || maker->conn.fd < 0)
 		return -EBUSY;
+	/* Its fds are held for it meanwhile: within its quotas, or it is not kept. */
+	if (need && fld_fds_room_for(c, need) < need) {
+		fld_fds_refused(c, "the fds of a request kept aside");
+		return -EMFILE;
+	}
 	/* A maker that waits, through others maybe, for @c's reads would wait for ever. */
 	for (struct client *m = maker; m->deferred; m = m->deferred->maker)
 		if (m->deferred->maker == c)
@@ -78,6 +93,9 @@ bool fld_defer_take(struct client *c, const struct fl_proto_request *q, int *fds
 		fds[k] = -1;
 	}
 	d->nfds = nfds;
+	for (int k = 0; k < nfds; k++)
+		d->charged += d->fds[k] >= 0;
+	fld_fds_add(c, d->charged);
 	atomic_fetch_add(&c->refs, 1);
 	atomic_fetch_add(&d->maker->refs, 1);
 	d->maker->queue_waits++;
@@ -125,6 +143,9 @@ static void unlink_deferred(struct deferred *d)
 		}
 	d->c->deferred = NULL;
 	d->maker->queue_waits--;
+	/* Its fds are the request's again: closed or taken as it runs, charged as it does. */
+	fld_fds_sub(d->c, d->charged);
+	d->charged = 0;
 }
 
 static void free_deferred(struct deferred *d)

@@ -209,6 +209,7 @@ bool fld_reply_fd(struct client *c, const struct fl_msg_hdr *req, int r, int fd)
 int fld_fence_of(struct client *c, int fd, struct fl_fence **ret)
 {
 	struct client *maker;
+	bool can_wait = true;
 	uint64_t start;
 	dev_t dev;
 	ino_t ino;
@@ -231,17 +232,25 @@ int fld_fence_of(struct client *c, int fd, struct fl_fence **ret)
 	 * this request waits with them, rather than read it for its own 1 ms
 	 * (many victims of one flood would add up to as many).
 	 */
-	if ((maker->deferred || maker->queue_waits) && maker->conn.fd >= 0 &&
-	    fld_defer(c, maker, dev, ino) == 0)
-		return -EINPROGRESS;
+	if ((maker->deferred || maker->queue_waits) && maker->conn.fd >= 0) {
+		if (fld_defer(c, maker, dev, ino) == 0)
+			return -EINPROGRESS;
+		can_wait = false;
+	}
 	/* One request at a time, until that FENCE_NEW is handled (the fd leaves the index). */
 	start = fl__now_ns();
 	while (maker->conn.fd >= 0 && !maker->parked && !maker->deferred &&
 	       fld_pool_index_client(dev, ino) == maker) {
-		/* Past the budget: the request waits, unless it cannot (then as before). */
-		if (fl__now_ns() - start >= FLD_FENCE_OF_READ_NS &&
-		    fld_defer(c, maker, dev, ino) == 0)
-			return -EINPROGRESS;
+		/*
+		 * Past the budget: the request waits, unless it cannot (then
+		 * as before, without asking again: nothing that refused it
+		 * changes while we read).
+		 */
+		if (can_wait && fl__now_ns() - start >= FLD_FENCE_OF_READ_NS) {
+			if (fld_defer(c, maker, dev, ino) == 0)
+				return -EINPROGRESS;
+			can_wait = false;
+		}
 		if (fld_client_readable(maker, 1, 0) == 0)
 			break;
 	}

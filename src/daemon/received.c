@@ -71,6 +71,15 @@ void fld_rx_end(struct fld_rx *rx)
 	rx_top = rx->outer;
 }
 
+unsigned int fld_rx_nfds(void)
+{
+	unsigned int n = 0;
+
+	for (int k = 0; rx_top && k < rx_top->nfds; k++)
+		n += rx_top->fds[k] >= 0;
+	return n;
+}
+
 int fld_fd_stat(int fd, struct fl__fd_stat *ret)
 {
 	/*

@@ -156,6 +156,8 @@ struct fld_rx {
 };
 void fld_rx_begin(struct fld_rx *rx, const int *fds, int nfds);
 void fld_rx_end(struct fld_rx *rx);
+/* The fds the request being handled still holds (its handler took none yet): 0 without one. */
+unsigned int fld_rx_nfds(void);
 /*
  * fld_fd_stat() - fl__fd_stat() of @fd, from the memo when it is a slot
  * of a request being handled.

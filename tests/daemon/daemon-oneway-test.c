@@ -600,6 +600,141 @@ FL_TEST_TIMEOUT(a_flooding_maker_holds_up_only_requests_about_its_fds, 120)
 	own_daemon_stop(d);
 }
 
+/* HELLO on a new connection @s: true when served, false when refused (a quota). */
+static bool hello_served(int s)
+{
+	struct {
+		struct fl_msg_hdr h;
+		struct fl_msg_hello b;
+	} req = { { FL_OP_HELLO, 0, 7, sizeof(struct fl_msg_hello) },
+		  { FL_PROTO_VERSION, 0, FL_PROTO_SERVICES_ALL } };
+	unsigned char buf[FL_PROTO_MAX_REPLY];
+	struct fl_msg_reply r;
+	ssize_t n;
+
+	raw_send(s, &req, sizeof(req), NULL, 0);
+	do
+		n = recv(s, buf, sizeof(buf), 0);
+	while (n < 0 && errno == EINTR);
+	if (n < (ssize_t)(sizeof(struct fl_msg_hdr) + sizeof(r)))
+		return false;
+	memcpy(&r, buf + sizeof(struct fl_msg_hdr), sizeof(r));
+	return r.status == 0;
+}
+
+/*
+ * The victim of a_request_kept_aside_is_charged_to_its_quota, in a process
+ * of its own: connections with pooled fds (held, so that none goes back)
+ * until its process's fd quota is used up, then, once @go is readable,
+ * FENCE_INFO of @fd. Exits 0 when the answer is exact.
+ */
+static void victim_at_quota(int ready, int go, int fd)
+{
+	struct fl_msg_info_reply rep;
+	struct fl_msg_pool_reply prep;
+	int v, fds[RAW_MAX_FDS], r = 0, conns = 0;
+	unsigned int n;
+	char byte;
+
+	v = raw_client();
+	while (r == 0) {
+		int s = raw_connect_to(getenv("FENCELINE_SOCKET"));
+
+		/* No room for a connection: none for anything else either. */
+		if (!hello_served(s))
+			break;
+		conns++;
+		for (uint32_t seq = 1; r == 0 && seq <= FL_PROTO_POOL_MAX / FL_PROTO_POOL_FILL_MAX;
+		     seq++) {
+			raw_send_pool_fill(s, seq, FL_PROTO_POOL_FILL_MAX, 0);
+			r = raw_reply_fds(s, FL_OP_POOL_FILL, seq, &prep, sizeof(prep), fds,
+					  RAW_MAX_FDS, &n);
+		}
+	}
+	fl_assert(conns > 0);
+	fl_assert(r == 0 || r == -EMFILE);
+	dl_write_all(ready, "r", 1);
+	dl_read_all(go, &byte, 1);
+	raw_send_fence_info(v, 1, fd);
+	dl_write_all(ready, "s", 1);
+	raw_reply_body(v, FL_OP_FENCE_INFO, 1, &rep, sizeof(rep));
+	fl_assert_int_eq(rep.status, FL_STATUS_ACTIVE);
+	fl_assert_int_eq(rep.num_points, 1);
+	raw_ping_ok(v, 2);
+	_exit(0);
+}
+
+/*
+ * A request kept aside holds its fds in the daemon (defer.c): they are
+ * charged to its client's quota while it waits. A victim whose process is
+ * at its fd quota asks about a fd of a flooding maker; the daemon does not
+ * keep the request (it would hold the fd beyond the quota: a process with
+ * many connections could make it hold 4 fds more on each) but reads the
+ * maker's queue inline, as before there was a budget, says so in its log,
+ * and answers exactly.
+ */
+FL_TEST_TIMEOUT(a_request_kept_aside_is_charged_to_its_quota, 120)
+{
+	static const char *const args[] = { "--idle-timeout", "0", "--max-fds-per-process", "4000",
+					    NULL };
+	static struct flood_fences ff;
+	static int pooled[FLOOD_SLOTS];
+	struct stopped_daemon sd;
+	char path[256], log[256], byte;
+	uint32_t seq = 2, handle;
+	int o, tl, n, saved, logfd, ready[2], go[2];
+	pid_t d, victim;
+
+	dl_runtime_path("oneway-kept-quota.sock", path, sizeof(path));
+	dl_runtime_path("oneway-kept-quota.log", log, sizeof(log));
+	logfd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	fl_assert(logfd >= 0);
+	saved = fcntl(2, F_DUPFD_CLOEXEC, 3);
+	fl_assert_int_eq(dup2(logfd, 2), 2);
+	d = dl_daemon_start(path, args);
+	fl_assert_int_eq(dup2(saved, 2), 2);
+	close(saved);
+	close(logfd);
+	fl_daemon_disconnect();
+	fl_assert_int_eq(setenv("FENCELINE_SOCKET", path, 1), 0);
+	fl_assert_int_eq(setenv("FENCELINE_REQUEST_TIMEOUT_MS", "2000", 1), 0);
+	fl_assert_int_eq(setenv("FENCELINE_POOL_COST", "none", 1), 0);
+
+	flood_fences_make(&ff);
+	o = raw_pooled_client(&seq, pooled, FLOOD_SLOTS);
+	tl = raw_timeline_create(o, seq++, "maker", &handle);
+	fl_assert_int_eq(pipe2(ready, O_CLOEXEC), 0);
+	fl_assert_int_eq(pipe2(go, O_CLOEXEC), 0);
+	victim = dl_fork();
+	if (victim == 0)
+		victim_at_quota(ready[1], go[0], pooled[FLOOD_SLOTS - 1]);
+	dl_read_all(ready[0], &byte, 1);
+
+	daemon_stop(&sd);
+	flood_hints(o, &seq, &ff, 4096);
+	n = flood_merges(o, &seq, &ff, FLOOD_SLOTS - 2);
+	fl_assert(n < FLOOD_SLOTS - 1);
+	raw_send_fence_new(o, seq++, 0, 1, handle, FLOOD_SLOTS - 1);
+	/* The victim's request is queued behind the flood before the daemon goes on. */
+	dl_write_all(go[1], "g", 1);
+	dl_read_all(ready[0], &byte, 1);
+	daemon_resume(&sd);
+	dl_wait_child_ok(victim);
+	raw_ping_ok(o, seq++);
+	if (count_lines(log, "the fds of a request kept aside") < 1)
+		fl__test_fail(__FILE__, __LINE__,
+			      "the request was kept aside beyond its process's quota (%s)", log);
+
+	close_fds(ready, 2);
+	close_fds(go, 2);
+	close(o);
+	close(tl);
+	for (int i = 0; i < FLOOD_SLOTS; i++)
+		close(pooled[i]);
+	flood_fences_close(&ff);
+	own_daemon_stop(d);
+}
+
 /*
  * A tracer stops its trace while a client's queue holds the flood, then a
  * TIMELINE_CREATE of a timeline named "flood-traced", and a bystander
