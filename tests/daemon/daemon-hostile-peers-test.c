@@ -304,7 +304,7 @@ FL_TEST(quotas_count_per_process_not_per_connection)
 	static const char *const fds[] = { "--idle-timeout", "0", "--max-fds-per-process", "40",
 					   NULL };
 	char path[256], log[256], byte;
-	int saved, logfd, base;
+	int base;
 	pid_t d, pid, hog;
 
 	dl_runtime_path("quota-fences.sock", path, sizeof(path));
@@ -315,16 +315,8 @@ FL_TEST(quotas_count_per_process_not_per_connection)
 	dl_wait_child_ok(pid);
 	dl_daemon_stop(d);
 
+	d = daemon_start_logged("quota-fds.sock", "quota-fds.log", fds, log, sizeof(log));
 	dl_runtime_path("quota-fds.sock", path, sizeof(path));
-	dl_runtime_path("quota-fds.log", log, sizeof(log));
-	logfd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	fl_assert(logfd >= 0);
-	saved = fcntl(2, F_DUPFD_CLOEXEC, 3);
-	fl_assert_int_eq(dup2(logfd, 2), 2);
-	d = dl_daemon_start(path, fds);
-	fl_assert_int_eq(dup2(saved, 2), 2);
-	close(saved);
-	close(logfd);
 	base = dl_daemon_fd_baseline(d);
 	/* The hog keeps what it got while the newcomer works. */
 	fl_assert_int_eq(pipe2(hog_ready, O_CLOEXEC), 0);

@@ -436,6 +436,26 @@ void raw_wait_begin(int sock, uint32_t seq, int fence, int notify)
 
 /* ---- the daemon's log ---- */
 
+pid_t daemon_start_logged(const char *sock, const char *logname, const char *const *args, char *log,
+			  size_t cap)
+{
+	char path[256];
+	int logfd, saved;
+	pid_t d;
+
+	dl_runtime_path(sock, path, sizeof(path));
+	dl_runtime_path(logname, log, cap);
+	logfd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	fl_assert(logfd >= 0);
+	saved = fcntl(2, F_DUPFD_CLOEXEC, 3);
+	fl_assert_int_eq(dup2(logfd, 2), 2);
+	d = dl_daemon_start(path, args);
+	fl_assert_int_eq(dup2(saved, 2), 2);
+	close(saved);
+	close(logfd);
+	return d;
+}
+
 int count_lines(const char *path, const char *what)
 {
 	char line[512];

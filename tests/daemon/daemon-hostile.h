@@ -152,6 +152,13 @@ void raw_wait_begin(int sock, uint32_t seq, int fence, int notify);
 /* The lines of file @path that contain @what. */
 int count_lines(const char *path, const char *what);
 
+/*
+ * dl_daemon_start() of a daemon at the runtime path @sock with @args, its
+ * stderr (its log) in the runtime file @logname, whose path goes to @log.
+ */
+pid_t daemon_start_logged(const char *sock, const char *logname, const char *const *args, char *log,
+			  size_t cap);
+
 /* Sends DUMP (no flags), without reading the reply. */
 void raw_send_dump(int sock, uint32_t seq);
 

@@ -682,19 +682,12 @@ FL_TEST_TIMEOUT(a_request_kept_aside_is_charged_to_its_quota, 120)
 	struct stopped_daemon sd;
 	char path[256], log[256], byte;
 	uint32_t seq = 2, handle;
-	int o, tl, n, saved, logfd, ready[2], go[2];
+	int o, tl, n, ready[2], go[2];
 	pid_t d, victim;
 
+	d = daemon_start_logged("oneway-kept-quota.sock", "oneway-kept-quota.log", args, log,
+				sizeof(log));
 	dl_runtime_path("oneway-kept-quota.sock", path, sizeof(path));
-	dl_runtime_path("oneway-kept-quota.log", log, sizeof(log));
-	logfd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	fl_assert(logfd >= 0);
-	saved = fcntl(2, F_DUPFD_CLOEXEC, 3);
-	fl_assert_int_eq(dup2(logfd, 2), 2);
-	d = dl_daemon_start(path, args);
-	fl_assert_int_eq(dup2(saved, 2), 2);
-	close(saved);
-	close(logfd);
 	fl_daemon_disconnect();
 	fl_assert_int_eq(setenv("FENCELINE_SOCKET", path, 1), 0);
 	fl_assert_int_eq(setenv("FENCELINE_REQUEST_TIMEOUT_MS", "2000", 1), 0);
