@@ -245,14 +245,11 @@ FL_EXPORT int fl_heap_alloc(struct fl_heap *heap, size_t len, unsigned int flags
 	struct fl_heap_buffer *b;
 	bool recorded = false, sample, turned_off = false;
 	size_t size, ndropped = 0;
-	uint64_t t0;
 	struct stat st;
 
 	if (!heap || !ret_fd || len == 0 || (flags & ~FL_HEAP_FLAGS_ALL))
 		return -EINVAL;
-	/* The pool's gate (pool-gate.c) times its windows from here. */
 	sample = fl__heap_gate_sampling(&heap->pool.gates);
-	t0 = fl__heap_gate_now();
 	size = page_round(heap, len);
 	b = size ? calloc(1, sizeof(*b)) : NULL;
 	if (!b) {
@@ -282,9 +279,13 @@ FL_EXPORT int fl_heap_alloc(struct fl_heap *heap, size_t len, unsigned int flags
 	if (r == 0) {
 		heap->allocated += size;
 		heap->live++;
-		/* With a pool, its gate says whether this size is pooled, and measures. */
+		/*
+		 * With a pool, its gate says whether this size is pooled, and
+		 * times its windows (pool-gate.c): a vDSO clock read.
+		 */
 		if (heap->pool.max)
-			pick = fl__heap_gate_pick(&heap->pool.gates, size, sample, t0, &turned_off);
+			pick = fl__heap_gate_pick(&heap->pool.gates, size, sample,
+						  fl__heap_gate_now(), &turned_off);
 		if (turned_off)
 			ndropped = fl__heap_pool_drop_size(heap, size, dropped);
 		/* A pooled buffer is ready: no syscall, one trip through the lock. */
