@@ -52,21 +52,24 @@ static struct deferred *asked;
 
 int fld_defer(struct client *c, struct client *maker, dev_t dev, ino_t ino)
 {
-	struct deferred *d;
-
 	unsigned int need = fld_rx_nfds();
+	struct deferred *d;
 
 	if (asked || c->deferred || maker == c || maker->conn.fd < 0)
 		return -EBUSY;
-	/* Its fds are held for it meanwhile: within its quotas, or it is not kept. */
-	if (need && fld_fds_room_for(c, need) < need) {
-		fld_fds_refused(c, "the fds of a request kept aside");
-		return -EMFILE;
-	}
 	/* A maker that waits, through others maybe, for @c's reads would wait for ever. */
 	for (struct client *m = maker; m->deferred; m = m->deferred->maker)
 		if (m->deferred->maker == c)
 			return -EDEADLK;
+	/*
+	 * Its fds are held for it meanwhile: within its quotas, or it is not
+	 * kept. Asked last, so that only a request that would be kept is
+	 * logged as refused.
+	 */
+	if (need && fld_fds_room_for(c, need) < need) {
+		fld_fds_refused(c, "the fds of a request kept aside");
+		return -EMFILE;
+	}
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
