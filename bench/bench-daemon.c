@@ -18,11 +18,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -720,14 +722,79 @@ enum xwake_kind {
 	XWAKE_EVENTFD,
 	XWAKE_FENCE, /* A created the timeline: it owns it */
 	XWAKE_FENCE_NONOWNER, /* A holds the timeline fd like any other process */
+	/*
+	 * Floors, without fenceline: the least any design that keeps the
+	 * hostile-holder guarantees pays (docs/benchmarks.md, "Floors").
+	 * An owner's step: check the timeline fd and the kept write end
+	 * (either may be another file by now), write the records, close.
+	 */
+	XWAKE_PIPE_FLOOR,
+	/* A non-owner's step: it holds no write end, so a second process
+	 * (the one that does) must be woken first: two eventfd hops. */
+	XWAKE_RELAY_FLOOR,
+	/* The same through a socket, as to the daemon: A sends a request and
+	 * waits for the answer; the relay sleeps in epoll_wait(), reads it,
+	 * wakes B, answers. The floor of a design that asks a daemon. */
+	XWAKE_SOCKET_RELAY_FLOOR,
 };
+
+/* The owner's step of XWAKE_PIPE_FLOOR: what fl_timeline_fd_inc() must do at least. */
+static void pipe_floor_step(int tl, int end)
+{
+	uint64_t recs[4] = { 0 }; /* two 16-byte records, as the library writes */
+	struct iovec iov = { .iov_base = recs, .iov_len = sizeof(recs) };
+	struct statx stx;
+	struct stat st;
+
+	if (statx(tl, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE | STATX_MODE | STATX_INO,
+		  &stx) < 0 ||
+	    fstat(end, &st) < 0)
+		fl__bench_die("pipe floor: stat", errno);
+	if (pwritev2(end, &iov, 1, -1, 0) != (ssize_t)sizeof(recs))
+		fl__bench_die("pipe floor: write", errno);
+	close(end);
+}
+
+/*
+ * The relay floors' middle process: @n times, wakes on eventfd @in and
+ * wakes eventfd @out; or with @sock >= 0, wakes in epoll_wait() on @sock,
+ * reads a request, wakes @out and answers.
+ */
+static void relay(int in, int sock, int out, long n)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+
+	if (ep < 0 || (sock >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, sock, &ev) < 0))
+		_exit(1);
+	for (long i = 0; i < n; i++) {
+		struct pollfd pfd = { .fd = in, .events = POLLIN };
+		uint64_t v = 1, req[2];
+
+		if (sock >= 0) {
+			if (epoll_wait(ep, &ev, 1, WAKE_TIMEOUT_MS) != 1 ||
+			    recv(sock, req, sizeof(req), MSG_DONTWAIT) != sizeof(req) ||
+			    write(out, &v, sizeof(v)) != sizeof(v) ||
+			    send(sock, req, sizeof(req), MSG_NOSIGNAL) != sizeof(req))
+				_exit(1);
+		} else if (poll(&pfd, 1, WAKE_TIMEOUT_MS) != 1 ||
+			   read(in, &v, sizeof(v)) != sizeof(v) ||
+			   write(out, &v, sizeof(v)) != sizeof(v))
+			_exit(1);
+	}
+	_exit(0);
+}
 
 /* Returns -ENODEV if the placement needs CPUs the process lacks. */
 static int xwake_case(enum xwake_kind k, int same_cpu, long samples)
 {
-	static const char *const kinds[] = { "eventfd", "fence", "fence_nonowner" };
+	static const char *const kinds[] = { "eventfd",	   "fence",	  "fence_nonowner",
+					     "pipe_floor", "relay_floor", "socket_relay_floor" };
 	const char *kind = kinds[k], *where = same_cpu ? "same" : "cross";
-	int fence = k != XWAKE_EVENTFD;
+	int fence = k == XWAKE_FENCE || k == XWAKE_FENCE_NONOWNER;
+	int piped = fence || k == XWAKE_PIPE_FLOOR; /* a pipe's read end goes to B per sample */
+	int sig_efd = -1, req[2] = { -1, -1 };
+	pid_t relay_pid = -1;
 	long warmup = samples / 20, n = samples + warmup, m = 0, bad = 0, awake = 0;
 	size_t shm_size = sizeof(struct xwake_shm) + (size_t)n * sizeof(uint64_t);
 	uint64_t *lat = calloc((size_t)samples, sizeof(*lat));
@@ -749,8 +816,29 @@ static int xwake_case(enum xwake_kind k, int same_cpu, long samples)
 	if (fence)
 		fl__bench_check(fl_timeline_fd_create("bench-xwake", 0, &tl),
 				"fl_timeline_fd_create");
-	else if ((efd = eventfd(0, EFD_CLOEXEC)) < 0)
+	else if (k == XWAKE_PIPE_FLOOR) {
+		int p[2];
+
+		/* The timeline fd the step checks: any pipe end will do. */
+		if (pipe2(p, O_CLOEXEC) < 0)
+			fl__bench_die("pipe2", errno);
+		tl = p[0];
+		close(p[1]);
+	} else if ((efd = eventfd(0, EFD_CLOEXEC)) < 0)
 		fl__bench_die("eventfd", errno);
+	sig_efd = efd;
+	if (k == XWAKE_RELAY_FLOOR && (sig_efd = eventfd(0, EFD_CLOEXEC)) < 0)
+		fl__bench_die("eventfd", errno);
+	if (k == XWAKE_SOCKET_RELAY_FLOOR &&
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, req) < 0)
+		fl__bench_die("socketpair", errno);
+	if (k == XWAKE_RELAY_FLOOR || k == XWAKE_SOCKET_RELAY_FLOOR) {
+		relay_pid = fork_or_die();
+		if (relay_pid == 0)
+			relay(sig_efd, req[1], efd, n);
+		if (req[1] >= 0)
+			close(req[1]);
+	}
 	/*
 	 * Ownership goes with the connection that created the timeline: on a
 	 * new one, A signals (and makes fences) through the daemon, as a
@@ -777,6 +865,7 @@ static int xwake_case(enum xwake_kind k, int same_cpu, long samples)
 
 	for (long i = 0; i < n; i++) {
 		uint64_t one = 1, t0;
+		int end = -1;
 
 		/* Making and handing over the fence is set-up, outside the
 		 * timed window; the flush leaves the daemon idle at t0. */
@@ -788,6 +877,14 @@ static int xwake_case(enum xwake_kind k, int same_cpu, long samples)
 			fl_daemon_flush();
 			fl__bench_check(send_fd(sv[0], fd), "send fence fd");
 			close(fd);
+		} else if (piped) {
+			int p[2];
+
+			if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
+				fl__bench_die("pipe2", errno);
+			fl__bench_check(send_fd(sv[0], p[0]), "send pipe end");
+			close(p[0]);
+			end = p[1];
 		}
 		spin_until(&s->ready, i + 1);
 		if (fl__bench_wait_asleep(statfd, 1000000000u) < 0)
@@ -796,7 +893,15 @@ static int xwake_case(enum xwake_kind k, int same_cpu, long samples)
 		t0 = fl__bench_now_ns();
 		if (fence)
 			fl__bench_check(fl_timeline_fd_inc(tl, 1), "fl_timeline_fd_inc");
-		else if (write(efd, &one, sizeof(one)) != sizeof(one))
+		else if (piped)
+			pipe_floor_step(tl, end);
+		else if (req[0] >= 0) {
+			uint64_t msg[2] = { 1, (uint64_t)i };
+
+			if (send(req[0], msg, sizeof(msg), MSG_NOSIGNAL) != sizeof(msg) ||
+			    recv(req[0], msg, sizeof(msg), 0) != sizeof(msg))
+				fl__bench_die("socket relay", EIO);
+		} else if (write(sig_efd, &one, sizeof(one)) != sizeof(one))
 			fl__bench_die("eventfd write", errno);
 		spin_until(&s->done, i + 1);
 
@@ -808,6 +913,8 @@ static int xwake_case(enum xwake_kind k, int same_cpu, long samples)
 		}
 	}
 	reap(pid, "wake waiter");
+	if (relay_pid > 0)
+		reap(relay_pid, "wake relay");
 	fl__bench_unpin();
 	close(statfd);
 	close(sv[0]);
@@ -815,6 +922,10 @@ static int xwake_case(enum xwake_kind k, int same_cpu, long samples)
 		close(tl);
 	if (efd >= 0)
 		close(efd);
+	if (sig_efd >= 0 && sig_efd != efd)
+		close(sig_efd);
+	if (req[0] >= 0)
+		close(req[0]);
 	munmap(s, shm_size);
 
 	if (bad || awake)
@@ -857,14 +968,30 @@ static void part_wake(void)
 		}
 		snprintf(name, sizeof(name), "ratio_daemon_wake_fence_over_eventfd_%s_p50", where);
 		target(name, "<=", 2.0);
+		/* The owner's floor, same run: what no exact design here can beat. */
+		if (xwake_case(XWAKE_PIPE_FLOOR, same, samples) == 0) {
+			snprintf(name, sizeof(name), "ratio_floor_wake_owner_over_eventfd_%s_p50",
+				 where);
+			snprintf(num, sizeof(num), "daemon_wake_pipe_floor_%s_p50", where);
+			snprintf(den, sizeof(den), "daemon_wake_eventfd_%s_p50", where);
+			fl__bench_ratio(name, num, den);
+		}
 	}
 	/*
 	 * For comparison, no target: a signal from a process that does not own
-	 * the timeline takes two hops (A -> daemon -> B).
+	 * the timeline takes two hops (A -> daemon -> B), and so does its floor.
 	 */
 	if (xwake_case(XWAKE_FENCE_NONOWNER, 0, samples) == 0)
 		fl__bench_ratio("ratio_daemon_wake_fence_nonowner_over_eventfd_cross_p50",
 				"daemon_wake_fence_nonowner_cross_p50",
+				"daemon_wake_eventfd_cross_p50");
+	if (xwake_case(XWAKE_RELAY_FLOOR, 0, samples) == 0)
+		fl__bench_ratio("ratio_floor_wake_nonowner_over_eventfd_cross_p50",
+				"daemon_wake_relay_floor_cross_p50",
+				"daemon_wake_eventfd_cross_p50");
+	if (xwake_case(XWAKE_SOCKET_RELAY_FLOOR, 0, samples) == 0)
+		fl__bench_ratio("ratio_floor_wake_nonowner_socket_over_eventfd_cross_p50",
+				"daemon_wake_socket_relay_floor_cross_p50",
 				"daemon_wake_eventfd_cross_p50");
 }
 
@@ -1301,11 +1428,10 @@ static void part_memory(int daemon_pid)
 	if (dfds0 >= 0 && dfds1 >= 0)
 		fl__bench_out("daemon_fds_per_fence", (double)(dfds1 - dfds0) / (double)count,
 			      "fds");
-	/* The same number of bare socketpairs costs no user memory at all,
-	 * only kernel memory; the kernel's share is shown for scale. */
+	/* The fences' pipes cost kernel memory, in no RSS: shown for scale. */
 	if (slab0 > 0 && slab1 > 0)
-		fl__bench_comment("kernel Slab grew by %.1f MiB system-wide (the fences' socket "
-				  "pairs, in the kernel, not in any RSS)",
+		fl__bench_comment("kernel Slab grew by %.1f MiB system-wide (the fences' pipes, in "
+				  "the kernel, not in any RSS)",
 				  (double)(slab1 - slab0) / 1024.0);
 	if (dfds2 > dfds0 + 16)
 		fl__bench_comment("warning: 30 s after the holders exited the daemon still has %ld "

@@ -10,9 +10,11 @@
  * fd, which is what reading such a result costs anyway.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -128,6 +130,27 @@ static double merge_by_holder(struct oneway_ctx *c, long ops)
 }
 
 /*
+ * The floor under any exact merge across processes (docs/benchmarks.md,
+ * "Floors"): the kernel's errno for a bad input needs each input fd looked
+ * at, and the fd returned must be checked to be still ours (the program may
+ * have closed it and reused the number: issue 15), one syscall each, as no
+ * Linux call tells several fds' identities at once. Telling the daemon is
+ * not counted.
+ */
+static void merge_floor(int a, int b, int out)
+{
+	struct statx stx;
+	struct stat st;
+
+	if (statx(a, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE | STATX_MODE | STATX_INO,
+		  &stx) < 0 ||
+	    statx(b, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE | STATX_MODE | STATX_INO,
+		  &stx) < 0 ||
+	    fstat(out, &st) < 0)
+		fl__bench_die("merge floor: stat", errno);
+}
+
+/*
  * One call at a time, the daemon kept in step (an info, which waits for
  * everything sent before it, every 32 calls, outside the timed window), so
  * that a sample is what the call costs its caller, not a full socket
@@ -140,14 +163,18 @@ static void call_p50(struct oneway_ctx *c, long n)
 					     "daemon_create_born_signaled_call_p50",
 					     "baseline_inproc_create_signaled_poll0_call_p50",
 					     "daemon_set_deadline_call_p50",
-					     "baseline_poll0_call_p50" };
+					     "baseline_poll0_call_p50",
+					     "floor_merge_fd_checks_call_p50" };
 	struct pollfd p = { .fd = c->p.a, .events = POLLIN };
-	uint64_t *s[6];
+	uint64_t *s[7];
 	struct fl_bench_lat st;
 	struct fl_fence *f;
-	int fd;
+	int fd, out[2];
 
-	for (int k = 0; k < 6; k++)
+	/* The floor's stand-in for the pooled fd a merge returns. */
+	if (pipe2(out, O_CLOEXEC) < 0)
+		fl__bench_die("pipe2", errno);
+	for (int k = 0; k < 7; k++)
 		if (!(s[k] = calloc((size_t)n, sizeof(uint64_t))))
 			fl__bench_die("calloc", ENOMEM);
 	for (long i = 0; i < n; i++) {
@@ -179,15 +206,20 @@ static void call_p50(struct oneway_ctx *c, long n)
 		t0 = fl__bench_now_ns();
 		(void)poll(&p, 1, 0);
 		s[5][i] = fl__bench_now_ns() - t0;
+		t0 = fl__bench_now_ns();
+		merge_floor(c->p.a, c->p.b, out[0]);
+		s[6][i] = fl__bench_now_ns() - t0;
 		if (i % 32 == 31)
 			fl__bench_check(fl_fence_fd_get_info(c->p.a, NULL, NULL, 0),
 					"fl_fence_fd_get_info");
 	}
-	for (int k = 0; k < 6; k++) {
+	for (int k = 0; k < 7; k++) {
 		fl__bench_lat_stats(s[k], (size_t)n, &st);
 		fl__bench_out(names[k], st.p50, "ns");
 		free(s[k]);
 	}
+	close(out[0]);
+	close(out[1]);
 }
 
 void fl__bench_daemon_oneway(void)
@@ -230,6 +262,8 @@ void fl__bench_daemon_oneway(void)
 	/* The issue 20 target: a merge across processes <= 3x the in-process one plus a poll(0). */
 	fl__bench_ratio("ratio_daemon_merge_call_over_inproc_merge_poll0_p50",
 			"daemon_merge_call_p50", "baseline_inproc_merge_poll0_call_p50");
+	fl__bench_ratio("ratio_floor_merge_fd_checks_over_inproc_merge_poll0_p50",
+			"floor_merge_fd_checks_call_p50", "baseline_inproc_merge_poll0_call_p50");
 	fl__bench_ratio("ratio_daemon_create_born_signaled_call_over_inproc_poll0_p50",
 			"daemon_create_born_signaled_call_p50",
 			"baseline_inproc_create_signaled_poll0_call_p50");
