@@ -20,6 +20,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <fenceline/fenceline.h>
@@ -147,6 +148,50 @@ static double b_pipe_registered(void *arg, long ops)
 	t0 = fl__bench_now_ns() - t0;
 	close(ep);
 	return (double)t0 / (double)ops;
+}
+
+/*
+ * A pipe fence's completion by whoever keeps its write end (an owner's
+ * step, or the daemon): the end checked to be still its own (fstat()), the
+ * success's two records written (POLLIN for the pollers), the end closed
+ * (the sticky end-of-file). Pipes made and read ends closed in chunks,
+ * outside the timed window. The floor, per fence, of any step that
+ * completes pipe fences, beside the kernel's cost per fence of one INC
+ * (docs/benchmarks.md, "Floors").
+ */
+#define COMPLETE_CHUNK 256
+static double b_pipe_complete(void *arg, long ops)
+{
+	uint64_t recs[4] = { 0 }, ns = 0;
+	struct iovec iov = { .iov_base = recs, .iov_len = sizeof(recs) };
+	int rd[COMPLETE_CHUNK], wr[COMPLETE_CHUNK];
+
+	(void)arg;
+	for (long done = 0; done < ops; done += COMPLETE_CHUNK) {
+		int n = ops - done < COMPLETE_CHUNK ? (int)(ops - done) : COMPLETE_CHUNK;
+		uint64_t t0;
+
+		for (int i = 0; i < n; i++) {
+			int p[2];
+
+			must(pipe2(p, O_CLOEXEC | O_NONBLOCK), "pipe2");
+			rd[i] = p[0];
+			wr[i] = p[1];
+		}
+		t0 = fl__bench_now_ns();
+		for (int i = 0; i < n; i++) {
+			struct stat st;
+
+			must(fstat(wr[i], &st), "fstat");
+			if (pwritev2(wr[i], &iov, 1, -1, 0) != (ssize_t)sizeof(recs))
+				fl__bench_die("pwritev2", errno);
+			close(wr[i]);
+		}
+		ns += fl__bench_now_ns() - t0;
+		for (int i = 0; i < n; i++)
+			close(rd[i]);
+	}
+	return (double)ns / (double)ops;
 }
 
 static double b_socket_lifecycle(void *arg, long ops)
@@ -433,6 +478,7 @@ void fl__bench_fdtype(void)
 	run("fdtype_pipe_lifecycle", b_pipe_lifecycle, NULL, fds);
 	run("fdtype_pipe_registered_close", b_pipe_registered, NULL, fds);
 	run("fdtype_fence_fd", b_fence_fd, tl, fds);
+	run("fdtype_pipe_complete", b_pipe_complete, NULL, fds);
 
 	/* A signalled in-process fence's fd, of the kind this library makes. */
 	fl__bench_check(fl_sw_sync_fence_create(tl, 1, "signalled", &f), "fl_sw_sync_fence_create");
@@ -474,6 +520,8 @@ void fl__bench_fdtype(void)
 		fl__bench_comment("skip: fdtype wake needs 2 usable CPUs");
 	}
 
+	fl__bench_ratio("ratio_fdtype_pipe_complete_over_getppid", "fdtype_pipe_complete",
+			"baseline_getppid");
 	fl__bench_ratio("ratio_fdtype_pipe2_over_socketpair", "fdtype_pipe2_close",
 			"fdtype_socketpair_close");
 	fl__bench_ratio("ratio_fdtype_pipe2_fstat_fchmod_over_pipe2",
