@@ -63,6 +63,7 @@ struct fl_sync_pt {
 	uint64_t value;
 	uint32_t heap_idx; /* FL__NOT_QUEUED when not pending */
 	struct fl__member *waiters; /* under tl->lock */
+	struct fl__pt_gate *gate; /* fl__pt_gate_close(); under tl->lock */
 	_Alignas(16) unsigned char data[]; /* ops->pt_data_size bytes */
 };
 
@@ -115,6 +116,25 @@ int fl__pt_compare(const struct fl_sync_pt *a, const struct fl_sync_pt *b);
 /* Evaluate a new point under tl->lock: set its status or queue it. */
 void fl__pt_activate_locked(struct fl_sync_pt *pt);
 struct fl_sync_pt *fl__pt_alloc(struct fl_timeline *tl, uint64_t value);
+
+/*
+ * A gated point (fl__pt_gate_close()). Reached while gates are engaged
+ * (fl__pt_gates_engage()), and held by the host's hook: its outcome waits
+ * here, and every fence it is a member of stays pending, until the gate
+ * opens. Under the timeline's lock; the held list under its own.
+ */
+struct fl__pt_gate {
+	bool open;
+	bool held; /* reached, its outcome kept: @status, @ts; on the held list */
+	_Atomic bool told; /* the hook was told of its outcome */
+	int status;
+	uint64_t ts;
+	void *owner; /* the hook's and fl__pt_gates_open()'s */
+	uint64_t cookie;
+	uint64_t token; /* the hook's, for fl__pt_gates_open() */
+	struct fl_sync_pt *pt; /* a reference while held */
+	struct fl__pt_gate *next_held;
+};
 void fl__pt_unref(struct fl_sync_pt *pt);
 void fl__pt_ref(struct fl_sync_pt *pt);
 /* Completes fences collected by a signal pass, dropping the refs taken. */

@@ -504,6 +504,9 @@ static void release_sink(struct fl__sink *s)
 		fl__close(fd);
 	}
 	fork_guard_exit();
+	/* A given pipe's fd is gone everywhere: nothing is left for its gate to keep in order. */
+	if (f && s->given)
+		(void)fl__fence_gate_open(f);
 	if (f)
 		fl_fence_unref(f);
 	if (s->kind == SINK_TIMELINE)
@@ -1436,6 +1439,7 @@ void fl__fence_pipe_ends_check(void)
 void fl__fence_pipe_give(struct fl__sink *s, uint64_t cookie)
 {
 	struct fl_fence *f = s->fence;
+	void *owner = s->owner;
 	bool closed = false;
 	int fd;
 
@@ -1474,6 +1478,15 @@ void fl__fence_pipe_give(struct fl__sink *s, uint64_t cookie)
 	if (closed) {
 		fl__close(fd);
 		FL_LOG("fd", "pipe fence's write end given to its owner (core end %d closed)", fd);
+		/*
+		 * Its fd is ready only once the owner closes its end, which may
+		 * be long after another process's step reached it (an owner
+		 * that is stopped or slow): the host's step holds the point
+		 * back meanwhile, and every fence made of it, merges too,
+		 * which would otherwise be ready before it (architecture.md,
+		 * "Owned timelines"). Without memory for a gate: as before.
+		 */
+		(void)fl__pt_gate_close(f, owner, cookie);
 	}
 }
 
@@ -1535,6 +1548,8 @@ int fl__fence_pipe_return(int end, struct fl_fence **ret_fence)
 		return 0;
 	}
 	FL_LOG("fd", "pipe fence's write end back from its owner (core end %d)", end);
+	/* Reached meanwhile: it completes now, its records through @end. */
+	(void)fl__fence_gate_open(f);
 	*ret_fence = f;
 	return 0;
 }
@@ -1910,7 +1925,8 @@ static void pipe_complete_locked(struct fl__sink *s, int status, uint64_t ts)
 		 */
 		if (s->published)
 			page_publish(s, s->fence, status, ts, s->given);
-		if (s->given && given_done_hook)
+		/* A held point's owner was told when its timeline reached it. */
+		if (s->given && given_done_hook && !fl__fence_gate_told(s->fence))
 			given_done_hook(s->owner, s->cookie, status, ts);
 		return;
 	}

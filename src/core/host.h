@@ -312,6 +312,60 @@ void fl__fence_pipe_set_hooks(void (*end_closed)(struct fl_fence *f),
 						 uint64_t ts));
 
 /*
+ * fl__pt_gate_close() - put a gate on @f's one point: while gates are
+ * engaged (fl__pt_gates_engage()), its timeline reaching it (or failing it)
+ * asks the hook (fl__pt_gate_set_hook()), and if the hook holds it, only
+ * records the outcome: every fence with that point (@f, merges of it) stays
+ * pending, as the point does in every status and info, until the gate
+ * opens (fl__pt_gates_open(), fl__fence_gate_open()). For a given pipe
+ * fence (fl__fence_pipe_give()), whose fd is ready only when its owner
+ * closes its end: what is made of it must not be ready before it.
+ * Reached while gates are not engaged, it completes as any point.
+ * @owner, @cookie: for the hook. Does nothing to a fence of more than one
+ * point, or one complete already.
+ * Return: 0, -EINVAL, -EALREADY (complete), -ENOMEM.
+ */
+int fl__pt_gate_close(struct fl_fence *f, void *owner, uint64_t cookie);
+
+/*
+ * fl__pt_gates_engage() - whether gated points this thread's signal passes
+ * reach are offered to the hook to hold (a host's step on behalf of a
+ * process that is not the points' owner), or complete as any point.
+ */
+void fl__pt_gates_engage(bool on);
+
+/*
+ * fl__pt_gate_set_hook() - @hook is asked, under the timeline's lock, about
+ * a gated point reached (or failed: @status) while gates are engaged: a
+ * non-zero token holds it until fl__pt_gates_open() lets that token go; 0
+ * lets it complete now. It must not block or call into the core.
+ */
+void fl__pt_gate_set_hook(uint64_t (*hook)(void *owner, uint64_t cookie, int status, uint64_t ts));
+
+/*
+ * fl__pt_gates_open() - complete the points held for @owner with a token
+ * of at most @upto, with the outcome their timelines gave them.
+ */
+void fl__pt_gates_open(void *owner, uint64_t upto);
+
+/* fl__pt_gates_held_tl() - how many points of @tl are held (fl__pt_gate_close()). */
+int fl__pt_gates_held_tl(const struct fl_timeline *tl);
+
+/*
+ * fl__fence_gate_open() - open the gate of @f's point for good: held, it
+ * completes now; pending, it completes as any other when its timeline gets
+ * there. Return: the outcome it completed with here (1 or a negative
+ * errno), 0 if none.
+ */
+int fl__fence_gate_open(struct fl_fence *f);
+
+/*
+ * fl__fence_gate_told() - whether @f's point is gated and the hook was told
+ * of its outcome (so that the host need not be told again).
+ */
+bool fl__fence_gate_told(const struct fl_fence *f);
+
+/*
  * fl__fence_pipe_return() - an owner gives back @end, its write end of a
  * given pipe fence (fl__fence_pipe_give()), which the core then keeps as
  * its own: the fence completes as any pooled pipe's again. @end is

@@ -217,11 +217,51 @@ static int signal_locked(struct fl_timeline *tl, struct fl_fence **list)
 	return count;
 }
 
-/* Under tl->lock: @pt, just taken off the heap, completes with @r; its fences that complete go on @list. */
+static uint64_t (*gate_hook)(void *owner, uint64_t cookie, int status, uint64_t ts);
+static _Thread_local bool gates_engaged;
+static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct fl__pt_gate *held_gates;
+
+void fl__pt_gate_set_hook(uint64_t (*hook)(void *owner, uint64_t cookie, int status, uint64_t ts))
+{
+	gate_hook = hook;
+}
+
+void fl__pt_gates_engage(bool on)
+{
+	gates_engaged = on;
+}
+
+/*
+ * Under tl->lock: @pt, just taken off the heap, completes with @r; its
+ * fences that complete go on @list. A gated point reached while gates are
+ * engaged may be held instead (fl__pt_gate_close()).
+ */
 static void pt_done_locked(struct fl_sync_pt *pt, int r, uint64_t ts, struct fl_fence **list)
 {
+	struct fl__pt_gate *g = pt->gate;
 	struct fl__member *m;
 
+	if (g && !g->open) {
+		uint64_t token =
+			gates_engaged && gate_hook ? gate_hook(g->owner, g->cookie, r, ts) : 0;
+
+		atomic_store(&g->told, token != 0);
+		if (token) {
+			g->held = true;
+			g->status = r;
+			g->ts = ts;
+			g->token = token;
+			g->pt = pt;
+			fl__pt_ref(pt);
+			pthread_mutex_lock(&held_lock);
+			g->next_held = held_gates;
+			held_gates = g;
+			pthread_mutex_unlock(&held_lock);
+			return;
+		}
+		g->open = true;
+	}
 	set_status_locked(pt, r, ts);
 	while ((m = pt->waiters)) {
 		pt->waiters = m->next;
@@ -234,6 +274,130 @@ static void pt_done_locked(struct fl_sync_pt *pt, int r, uint64_t ts, struct fl_
 			*list = m->fence;
 		}
 	}
+}
+
+int fl__pt_gate_close(struct fl_fence *f, void *owner, uint64_t cookie)
+{
+	struct fl_sync_pt *pt;
+	struct fl_timeline *tl;
+	int r = 0;
+
+	if (!f || f->n != 1)
+		return -EINVAL;
+	pt = f->m[0].pt;
+	tl = pt->tl;
+	pthread_mutex_lock(&tl->lock);
+	if (atomic_load(&pt->status) != 0) {
+		r = -EALREADY;
+	} else if (!pt->gate) {
+		struct fl__pt_gate *g = calloc(1, sizeof(*g));
+
+		if (g) {
+			g->owner = owner;
+			g->cookie = cookie;
+			__atomic_store_n(&pt->gate, g, __ATOMIC_RELEASE);
+		} else {
+			r = -ENOMEM;
+		}
+	}
+	pthread_mutex_unlock(&tl->lock);
+	return r;
+}
+
+/* Under tl->lock, @g held and off the held list: open it, its point completes. */
+static int gate_release_locked(struct fl__pt_gate *g, struct fl_fence **list)
+{
+	int r = g->status;
+
+	g->held = false;
+	g->open = true;
+	pt_done_locked(g->pt, r, g->ts, list);
+	return r;
+}
+
+void fl__pt_gates_open(void *owner, uint64_t upto)
+{
+	struct fl__pt_gate *mine = NULL, **pp;
+
+	pthread_mutex_lock(&held_lock);
+	for (pp = &held_gates; *pp;) {
+		struct fl__pt_gate *g = *pp;
+
+		if (g->owner == owner && g->token <= upto) {
+			*pp = g->next_held;
+			g->next_held = mine;
+			mine = g;
+		} else {
+			pp = &g->next_held;
+		}
+	}
+	pthread_mutex_unlock(&held_lock);
+	while (mine) {
+		struct fl__pt_gate *g = mine;
+		struct fl_sync_pt *pt = g->pt;
+		struct fl_fence *list = NULL;
+
+		mine = g->next_held;
+		pthread_mutex_lock(&pt->tl->lock);
+		gate_release_locked(g, &list);
+		pthread_mutex_unlock(&pt->tl->lock);
+		fl__complete_list(list);
+		fl__pt_unref(pt);
+	}
+}
+
+int fl__fence_gate_open(struct fl_fence *f)
+{
+	struct fl_fence *list = NULL;
+	struct fl__pt_gate *g;
+	struct fl_sync_pt *pt;
+	bool held = false;
+	int r = 0;
+
+	if (!f || f->n != 1)
+		return 0;
+	pt = f->m[0].pt;
+	pthread_mutex_lock(&pt->tl->lock);
+	g = pt->gate;
+	if (g && g->held) {
+		pthread_mutex_lock(&held_lock);
+		for (struct fl__pt_gate **pp = &held_gates; *pp; pp = &(*pp)->next_held)
+			if (*pp == g) {
+				*pp = g->next_held;
+				break;
+			}
+		pthread_mutex_unlock(&held_lock);
+		r = gate_release_locked(g, &list);
+		held = true;
+	} else if (g) {
+		g->open = true;
+	}
+	pthread_mutex_unlock(&pt->tl->lock);
+	fl__complete_list(list);
+	if (held)
+		fl__pt_unref(pt);
+	return r;
+}
+
+int fl__pt_gates_held_tl(const struct fl_timeline *tl)
+{
+	int n = 0;
+
+	pthread_mutex_lock(&held_lock);
+	for (const struct fl__pt_gate *g = held_gates; g; g = g->next_held)
+		n += g->pt->tl == tl;
+	pthread_mutex_unlock(&held_lock);
+	return n;
+}
+
+bool fl__fence_gate_told(const struct fl_fence *f)
+{
+	const struct fl__pt_gate *g;
+
+	if (!f || f->n != 1)
+		return false;
+	g = __atomic_load_n(&f->m[0].pt->gate, __ATOMIC_ACQUIRE);
+	return g && atomic_load(&((struct fl__pt_gate *)g)->told);
 }
 
 int fl__fence_fail_pending(struct fl_fence *f, int status)
@@ -487,6 +651,7 @@ void fl__pt_unref(struct fl_sync_pt *pt)
 	pthread_mutex_unlock(&tl->lock);
 	if (tl->ops->release_pt)
 		tl->ops->release_pt(pt);
+	free(pt->gate);
 	free(pt);
 	fl__timeline_mem_unref(tl);
 }

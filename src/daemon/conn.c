@@ -741,6 +741,8 @@ int fld_serve(int lfd, const struct server_config *config)
 	if (wfd < 0)
 		return wfd;
 	fl__fence_pipe_set_hooks(fld_owner_end_closed, fld_given_done);
+	/* A kept fence another process's step reaches waits for its owner's close (fl__pt_gate_close()). */
+	fl__pt_gate_set_hook(fld_gate_reached);
 	/* Clients' fds whose close() may wait are closed by a thread, which reports here. */
 	rfd = fld_received_init();
 	if (rfd < 0)

@@ -134,6 +134,13 @@ struct shared_tl {
 	 * not complete (op_fence_new()'s kick).
 	 */
 	bool stepped_by_others;
+	/*
+	 * Such a step reached fences the owner keeps the ends of, and their
+	 * points are held until the owner closes them (fld_gate_reached()):
+	 * meanwhile every step of the owner syncs (sync_at 0), so that its
+	 * TIMELINE_SYNC lets go of those its step closed before it returns.
+	 */
+	bool holds;
 	int mfd; /* the page's memfd, until fld_shared_own() hands it out */
 };
 
@@ -338,6 +345,12 @@ void fld_kickwait_drain(struct client *owner);
 void fld_kickwait_read(struct client *c);
 void fld_kickwait_client_gone(struct client *c);
 void fld_given_done(void *owner, uint64_t slot, int status, uint64_t ts);
+/* fl__pt_gate_set_hook()'s: hold a kept fence another's step reached until its owner's KICK_ACK. */
+uint64_t fld_gate_reached(void *owner, uint64_t slot, int status, uint64_t ts);
+/* TIMELINE_SYNC of @s's owner: the held points whose ends it closed go (fld_gate_reached()). */
+void fld_shared_holds_settle(struct shared_tl *s, struct fl_timeline *tl);
+/* KICK_ACK of @c: what it let go no longer makes its steps sync. */
+void fld_shared_holds_acked(struct client *c);
 void fld_owner_end_closed(struct fl_fence *f);
 pid_t fld_owner_of(const void *timeline, void *arg);
 

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 
 #include "daemon.h"
+#include "host.h"
 
 struct kick_wait {
 	struct client *c; /* the signaller, a reference */
@@ -214,6 +215,13 @@ void fld_kickwait_ack(struct client *c, uint64_t count)
 		count = c->kicks_sent;
 	if (count > c->kicks_acked)
 		c->kicks_acked = count;
+	/*
+	 * It closed the ends it acknowledges: the points held for them open
+	 * now (fl__pt_gate_close()), so that what was made of them, merges,
+	 * completes no sooner than their fds, and before the step is answered.
+	 */
+	fl__pt_gates_open(c, c->kicks_acked);
+	fld_shared_holds_acked(c);
 	waits_release(c, NULL);
 }
 
@@ -225,5 +233,7 @@ void fld_kickwait_read(struct client *c)
 
 void fld_kickwait_client_gone(struct client *c)
 {
+	/* Its ends close with it (or its watcher closes them as it sees the hang-up). */
+	fl__pt_gates_open(c, UINT64_MAX);
 	waits_release(NULL, c);
 }

@@ -66,8 +66,11 @@ static void must_publish(struct shared_tl *s)
 {
 	uint64_t at = s->must_lost ? 0 : s->nmust ? s->must[0] : UINT64_MAX;
 
-	/* While a trace runs, the owner syncs on every step: the trace sees it when it happens. */
-	if (fld_tracing)
+	/*
+	 * While a trace runs, the owner syncs on every step: the trace sees it
+	 * when it happens. So it does while points are held for its close.
+	 */
+	if (fld_tracing || s->holds)
 		at = 0;
 	__atomic_store_n(&s->page->sync_at, at, __ATOMIC_SEQ_CST);
 }
@@ -560,6 +563,86 @@ void fld_given_done(void *owner, uint64_t slot, int status, uint64_t ts)
 		kick_write(owner, slot, status, ts);
 }
 
+/*
+ * The gate hook (fl__pt_gate_close()): another process's step reached (or
+ * failed) a fence whose only write end its owner keeps. Were the point to
+ * complete now, a merge of it would be ready (and read signalled) while the
+ * fence's own fd is not, for as long as the owner takes to close its end
+ * (unbounded, were it stopped). So the point is held: the owner is kicked,
+ * and the step's reply waits for its KICK_ACK (kickwait.c), which opens
+ * the gate first. Without an owner that acknowledges, nothing is held.
+ */
+static bool step_held;
+
+uint64_t fld_gate_reached(void *owner, uint64_t slot, int status, uint64_t ts)
+{
+	struct client *c = owner;
+	uint64_t sent;
+
+	if (!c || c->kick < 0 || !fld_kickwait_wanted(c))
+		return 0;
+	sent = c->kicks_sent;
+	kick_write(c, slot, status, ts);
+	if (c->kicks_sent == sent)
+		return 0;
+	step_held = true;
+	return c->kicks_sent;
+}
+
+/* After a step not the owner's: points it reached are held, so the owner's steps sync. */
+static void holds_begin(void)
+{
+	step_held = false;
+	fl__pt_gates_engage(true);
+}
+
+static void holds_end(struct shared_tl *s)
+{
+	fl__pt_gates_engage(false);
+	if (step_held && s && !s->holds) {
+		s->holds = true;
+		must_publish(s);
+	}
+	step_held = false;
+}
+
+/* @c acknowledged kicks: its timelines without held points no longer make its steps sync. */
+void fld_shared_holds_acked(struct client *c)
+{
+	for (unsigned int b = 0; nshared && b < SHARED_BUCKETS; b++)
+		for (struct shared_tl *s = shared[b]; s; s = s->next) {
+			struct fl_timeline *tl;
+
+			if (s->owner != c || !s->holds || !(tl = shared_timeline(s)))
+				continue;
+			if (!fl__pt_gates_held_tl(tl)) {
+				s->holds = false;
+				must_publish(s);
+			}
+			fl_timeline_unref(tl);
+		}
+}
+
+/*
+ * The owner's step closed the ends of what its counter reached before it
+ * sent this: their every write end is closed (seen by the catch-up's
+ * fl__fence_pipe_ends_check()), or nobody holds their fds (the sweep, as
+ * a fence nobody holds has no readiness to keep in order). What is still
+ * held was reached past that step, and waits for the owner's KICK_ACK.
+ */
+void fld_shared_holds_settle(struct shared_tl *s, struct fl_timeline *tl)
+{
+	if (!s || !s->holds)
+		return;
+	fl__fence_pipe_ends_check();
+	if (fl__pt_gates_held_tl(tl))
+		(void)fl__watcher_sweep();
+	if (!fl__pt_gates_held_tl(tl)) {
+		s->holds = false;
+		must_publish(s);
+	}
+}
+
 /* Tell @c of @f, complete already, made of its pooled @slot, whose end it may have kept. */
 void fld_kick_send(struct client *c, uint32_t slot, struct fl_fence *f)
 {
@@ -638,8 +721,10 @@ int fld_timeline_add(struct client *c, struct fl_timeline *tl, uint64_t count, u
 	if (s)
 		s->stepped_by_others = true;
 	kick_all++;
+	holds_begin();
 	r = fl__timeline_is_shared_counter(tl) ? fl__shared_counter_inc(tl, count)
 					       : fl_sw_sync_timeline_inc(tl, count);
+	holds_end(s);
 	kick_all--;
 	fl__timeline_signal_stamp(0);
 	if (r == 0 && s) {
@@ -671,7 +756,9 @@ int fld_timeline_fail(struct client *c, struct fl_timeline *tl, int status)
 	if (ts < fl__timeline_last_stamp(tl))
 		ts = fl__timeline_last_stamp(tl);
 	fl__timeline_signal_stamp(ts);
+	holds_begin();
 	r = fl_timeline_fail_pending(tl, status);
+	holds_end(s);
 	fl__timeline_signal_stamp(0);
 	if (r >= 0 && fld_tracing && fld_timeline_get_value(tl, &value) == 0)
 		fld_trace_fail(fl_timeline_get_id(tl), value, r, c->conn.pid, ts, status);
@@ -708,7 +795,9 @@ bool fld_shared_sync_end_seen(struct shared_tl *s, struct fl_timeline *tl, struc
  * got there (it died, or the program closed the library's fds), and the
  * fence fails with -ENOENT, as the kernel fails the pending points of a
  * sw_sync timeline that goes away: ready must never read as signalled
- * before it is.
+ * before it is. Its point's gate opens here: what its timeline reached
+ * (or failed) while the owner still held the end completes now, merges
+ * of it with it, no sooner than its fd (fl__pt_gate_close()).
  */
 void fld_owner_end_closed(struct fl_fence *f)
 {
@@ -721,7 +810,7 @@ void fld_owner_end_closed(struct fl_fence *f)
 	kick_none++;
 	fld_shared_sync_fence(f);
 	n = 0;
-	if (fl_fence_get_status(f) == 0) {
+	if (fl__fence_gate_open(f) == 0 && fl_fence_get_status(f) == 0) {
 		struct fl_sync_pt_info pts[4];
 		struct fl_fence_info info;
 		int np = fl_fence_get_info(f, &info, pts, 4);

@@ -472,6 +472,8 @@ static bool op_timeline_sync(struct fl_server_conn *conn, const struct fl_proto_
 	if (r == 0) {
 		s = fld_shared_find(tl);
 		r = s ? fld_shared_sync(s, tl) : -EINVAL;
+		if (r == 0 && s->owner == c)
+			fld_shared_holds_settle(s, tl);
 		fl_timeline_unref(tl);
 	}
 	return fld_reply_status(c, &q->hdr, r);

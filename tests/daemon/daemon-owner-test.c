@@ -468,10 +468,16 @@ static void *nonowner_inc_main(void *data)
  * connection watcher, no call of its program), and returns with the fd
  * ready. Before, it returned as soon as the daemon had written the kick,
  * and the fence was still pending while the owner was stopped.
+ *
+ * And a merge of that fence (made by the daemon: we do not own the
+ * timeline) is never ready, nor reads complete, before the fence's own fd:
+ * while the owner is stopped both are pending, and both are complete when
+ * the inc returns. Before, the daemon completed the merge as soon as the
+ * step reached the point, for as long as the owner stayed stopped.
  */
 static void nonowner_step_with_owner_stopped(bool fail)
 {
-	int sv[2], go[2], hgo[2], tl, fence, status;
+	int sv[2], go[2], hgo[2], tl, fence, merged, status;
 	struct nonowner_inc inc = { .fail = fail };
 	uint64_t deadline;
 	pid_t owner, helper;
@@ -501,6 +507,7 @@ static void nonowner_step_with_owner_stopped(bool fail)
 	fence = dl_recv_fd(sv[0]);
 	close(sv[0]);
 	fl_assert_int_eq(fl_fence_fd_get_status(fence), FL_STATUS_ACTIVE);
+	merged = new_merge(fence, fence, "of-the-kept");
 
 	/*
 	 * Tells us when the daemon has taken the step. Forked before the inc
@@ -542,16 +549,25 @@ static void nonowner_step_with_owner_stopped(bool fail)
 	while (!atomic_load(&inc.done) && fl_test_now_ns() < deadline)
 		fl_test_sleep_ms(1);
 	fl_assert(!atomic_load(&inc.done) || inc.ready);
+	if (!atomic_load(&inc.done)) {
+		/* The owner's end is still open: the fence is pending, so is its merge. */
+		fl_assert(!fence_fd_readable(fence));
+		fl_assert(!fence_fd_readable(merged));
+		fl_assert_int_eq(fl_fence_fd_get_status(merged), FL_STATUS_ACTIVE);
+	}
 
 	fl_assert_int_eq(kill(owner, SIGCONT), 0);
 	fl_assert_int_eq(pthread_join(inc.thread, NULL), 0);
 	fl_assert_int_eq(inc.ret, fail ? 1 : 0);
 	fl_assert(inc.ready);
 	fl_assert_int_eq(fl_fence_fd_get_status(fence), fail ? -EIO : FL_STATUS_SIGNALED);
+	fl_assert(fence_fd_readable(merged));
+	fl_assert_int_eq(fl_fence_fd_get_status(merged), fail ? -EIO : FL_STATUS_SIGNALED);
 	dl_write_all(go[1], "g", 1);
 	dl_wait_child_ok(owner);
 	close(go[1]);
 	close(hgo[1]);
+	close(merged);
 	close(fence);
 	close(tl);
 }
