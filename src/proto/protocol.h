@@ -427,6 +427,8 @@ struct fl_msg_timeline_sync {
  * catches up when a request looks at the timeline or the timeline dies.
  * The daemon lowers @sync_at before it reads the counter, and the owner
  * adds before it reads @sync_at, so one of them always sees the other.
+ * 0 while a trace runs, and while points another client's step reached
+ * are held for the owner's close of their kept ends (fld_gate_reached()).
  */
 struct fl_proto_shared_timeline {
 	uint64_t value; /* accessed with __atomic builtins, seq_cst */
