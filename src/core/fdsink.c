@@ -1484,7 +1484,8 @@ void fl__fence_pipe_give(struct fl__sink *s, uint64_t cookie)
 		 * that is stopped or slow): the host's step holds the point
 		 * back meanwhile, and every fence made of it, merges too,
 		 * which would otherwise be ready before it (architecture.md,
-		 * "Owned timelines"). Without memory for a gate: as before.
+		 * "What is made of such a fence waits for it too"). Without
+		 * memory for a gate: as before.
 		 */
 		(void)fl__pt_gate_close(f, owner, cookie);
 	}

@@ -563,6 +563,9 @@ void fld_given_done(void *owner, uint64_t slot, int status, uint64_t ts)
 		kick_write(owner, slot, status, ts);
 }
 
+/* A point was held during the step being taken (fld_gate_reached()). */
+static bool step_held;
+
 /*
  * The gate hook (fl__pt_gate_close()): another process's step reached (or
  * failed) a fence whose only write end its owner keeps. Were the point to
@@ -572,8 +575,6 @@ void fld_given_done(void *owner, uint64_t slot, int status, uint64_t ts)
  * and the step's reply waits for its KICK_ACK (kickwait.c), which opens
  * the gate first. Without an owner that acknowledges, nothing is held.
  */
-static bool step_held;
-
 uint64_t fld_gate_reached(void *owner, uint64_t slot, int status, uint64_t ts)
 {
 	struct client *c = owner;
@@ -606,6 +607,15 @@ static void holds_end(struct shared_tl *s)
 	step_held = false;
 }
 
+/* With none of its points held any more, @s's owner no longer syncs on every step. */
+static void holds_clear_if_none(struct shared_tl *s, struct fl_timeline *tl)
+{
+	if (!fl__pt_gates_held_tl(tl)) {
+		s->holds = false;
+		must_publish(s);
+	}
+}
+
 /* @c acknowledged kicks: its timelines without held points no longer make its steps sync. */
 void fld_shared_holds_acked(struct client *c)
 {
@@ -615,32 +625,26 @@ void fld_shared_holds_acked(struct client *c)
 
 			if (s->owner != c || !s->holds || !(tl = shared_timeline(s)))
 				continue;
-			if (!fl__pt_gates_held_tl(tl)) {
-				s->holds = false;
-				must_publish(s);
-			}
+			holds_clear_if_none(s, tl);
 			fl_timeline_unref(tl);
 		}
 }
 
 /*
- * The owner's step closed the ends of what its counter reached before it
- * sent this: their every write end is closed (seen by the catch-up's
- * fl__fence_pipe_ends_check()), or nobody holds their fds (the sweep, as
- * a fence nobody holds has no readiness to keep in order). What is still
- * held was reached past that step, and waits for the owner's KICK_ACK.
+ * After fld_shared_sync() for the owner's TIMELINE_SYNC: its step closed
+ * the ends of what its counter reached before it sent it, so each such
+ * held point was let go by that catch-up's fl__fence_pipe_ends_check()
+ * (every write end closed), or nobody holds its fd (the sweep: a fence
+ * nobody holds has no readiness to keep in order). What is still held was
+ * reached past that step, and waits for the owner's KICK_ACK.
  */
 void fld_shared_holds_settle(struct shared_tl *s, struct fl_timeline *tl)
 {
 	if (!s || !s->holds)
 		return;
-	fl__fence_pipe_ends_check();
 	if (fl__pt_gates_held_tl(tl))
 		(void)fl__watcher_sweep();
-	if (!fl__pt_gates_held_tl(tl)) {
-		s->holds = false;
-		must_publish(s);
-	}
+	holds_clear_if_none(s, tl);
 }
 
 /* Tell @c of @f, complete already, made of its pooled @slot, whose end it may have kept. */
