@@ -132,7 +132,7 @@ struct fl__pt_gate {
 	void *owner; /* the hook's and fl__pt_gates_open()'s */
 	uint64_t cookie;
 	uint64_t token; /* the hook's, for fl__pt_gates_open() */
-	struct fl_sync_pt *pt; /* a reference while held */
+	struct fl_sync_pt *pt; /* its point; a reference on it while held */
 	struct fl__pt_gate *next_held;
 };
 void fl__pt_unref(struct fl_sync_pt *pt);

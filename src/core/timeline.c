@@ -252,8 +252,7 @@ static void pt_done_locked(struct fl_sync_pt *pt, int r, uint64_t ts, struct fl_
 			g->status = r;
 			g->ts = ts;
 			g->token = token;
-			g->pt = pt;
-			fl__pt_ref(pt);
+			fl__pt_ref(pt); /* the held list's */
 			pthread_mutex_lock(&held_lock);
 			g->next_held = held_gates;
 			held_gates = g;
@@ -295,6 +294,7 @@ int fl__pt_gate_close(struct fl_fence *f, void *owner, uint64_t cookie)
 		if (g) {
 			g->owner = owner;
 			g->cookie = cookie;
+			g->pt = pt;
 			__atomic_store_n(&pt->gate, g, __ATOMIC_RELEASE);
 		} else {
 			r = -ENOMEM;
@@ -332,6 +332,7 @@ void fl__pt_gates_open(void *owner, uint64_t upto)
 		}
 	}
 	pthread_mutex_unlock(&held_lock);
+	/* Taken off the list here: released here only (fl__fence_gate_open() leaves them). */
 	while (mine) {
 		struct fl__pt_gate *g = mine;
 		struct fl_sync_pt *pt = g->pt;
@@ -339,7 +340,8 @@ void fl__pt_gates_open(void *owner, uint64_t upto)
 
 		mine = g->next_held;
 		pthread_mutex_lock(&pt->tl->lock);
-		gate_release_locked(g, &list);
+		if (g->held)
+			gate_release_locked(g, &list);
 		pthread_mutex_unlock(&pt->tl->lock);
 		fl__complete_list(list);
 		fl__pt_unref(pt);
@@ -360,15 +362,17 @@ int fl__fence_gate_open(struct fl_fence *f)
 	pthread_mutex_lock(&pt->tl->lock);
 	g = pt->gate;
 	if (g && g->held) {
+		/* Released by whoever takes it off the list: here, or fl__pt_gates_open(). */
 		pthread_mutex_lock(&held_lock);
 		for (struct fl__pt_gate **pp = &held_gates; *pp; pp = &(*pp)->next_held)
 			if (*pp == g) {
 				*pp = g->next_held;
+				held = true;
 				break;
 			}
 		pthread_mutex_unlock(&held_lock);
-		r = gate_release_locked(g, &list);
-		held = true;
+		/* Not on it: fl__pt_gates_open() is releasing it, with this outcome. */
+		r = held ? gate_release_locked(g, &list) : g->status;
 	} else if (g) {
 		g->open = true;
 	}
